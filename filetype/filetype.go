@@ -1,0 +1,220 @@
+// Package filetype names the type of a file from its content and its name, and
+// describes files the way a person (or a language model) reads them:
+// "invoice.pdf (PDF, 240 KB)".
+//
+// It is a leaf package shared by the server side (fileserve, agentcore) and the
+// client side (client): both must agree on what a file is called.
+package filetype
+
+import (
+	"fmt"
+	"io"
+	"mime"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/gabriel-vasile/mimetype"
+)
+
+// SniffBytes is how much of a file is read to detect its type. Office formats
+// are zip archives whose telling entries may lie well past the first 3 KiB
+// that mimetype reads by default; 1 MiB tells docx, xlsx and pptx from zip.
+const SniffBytes = 1 << 20
+
+// Generic is the type of content nothing more specific is known about.
+const Generic = "application/octet-stream"
+
+func init() {
+	mimetype.SetLimit(SniffBytes)
+}
+
+// byExtension holds types that the standard library's table lacks on a
+// minimal system (no /etc/mime.types), so results do not depend on the host.
+var byExtension = map[string]string{
+	".pdf":  "application/pdf",
+	".png":  "image/png",
+	".jpg":  "image/jpeg",
+	".jpeg": "image/jpeg",
+	".gif":  "image/gif",
+	".webp": "image/webp",
+	".svg":  "image/svg+xml",
+	".tif":  "image/tiff",
+	".tiff": "image/tiff",
+	".bmp":  "image/bmp",
+	".txt":  "text/plain; charset=utf-8",
+	".md":   "text/markdown; charset=utf-8",
+	".csv":  "text/csv; charset=utf-8",
+	".tsv":  "text/tab-separated-values; charset=utf-8",
+	".html": "text/html; charset=utf-8",
+	".htm":  "text/html; charset=utf-8",
+	".hocr": "text/vnd.hocr+html; charset=utf-8",
+	".json": "application/json",
+	".xml":  "application/xml",
+	".zip":  "application/zip",
+	".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+	".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+	".odt":  "application/vnd.oasis.opendocument.text",
+	".mp3":  "audio/mpeg",
+	".wav":  "audio/wav",
+	".mp4":  "video/mp4",
+}
+
+// ByName returns the type implied by name's extension, or "" if none is known.
+func ByName(name string) string {
+	ext := strings.ToLower(path.Ext(strings.ReplaceAll(name, `\`, "/")))
+	if ext == "" {
+		return ""
+	}
+	if t, ok := byExtension[ext]; ok {
+		return t
+	}
+	return mime.TypeByExtension(ext)
+}
+
+// containers are sniffed types that say little: a zip may be a docx, plain
+// text may be Markdown or CSV. For them the extension decides, when it names
+// a type of the same family.
+var containers = map[string]bool{
+	"application/zip":           true,
+	"application/x-ole-storage": true,
+	"text/plain":                true,
+	"application/octet-stream":  true,
+	"text/xml":                  true,
+	"application/xml":           true,
+	"text/html":                 true,
+}
+
+// Detect returns the MIME type of content head (the first SniffBytes or fewer
+// bytes of a file) called name. Content decides; the extension refines a
+// generic answer (zip → docx, text → markdown). It never returns "".
+func Detect(head []byte, name string) string {
+	sniffed := mimetype.Detect(head)
+	return decide(sniffed, name, len(head) == 0)
+}
+
+// DetectReader reads up to SniffBytes from r and detects the type as Detect does.
+func DetectReader(r io.Reader, name string) (string, error) {
+	head, err := io.ReadAll(io.LimitReader(r, SniffBytes))
+	if err != nil {
+		return "", fmt.Errorf("read file head: %w", err)
+	}
+	return Detect(head, name), nil
+}
+
+// DetectFile detects the type of the file at path, called name.
+func DetectFile(path, name string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return DetectReader(f, name)
+}
+
+func decide(sniffed *mimetype.MIME, name string, empty bool) string {
+	byName := ByName(name)
+	if empty {
+		if byName != "" {
+			return byName
+		}
+		return Generic
+	}
+	base, _, _ := mime.ParseMediaType(sniffed.String())
+	if !containers[base] {
+		return sniffed.String()
+	}
+	if byName != "" && compatible(base, byName) {
+		return byName
+	}
+	return sniffed.String()
+}
+
+// compatible reports whether a file sniffed as the container type sniffed may
+// truthfully carry the type byName claims.
+func compatible(sniffed, byName string) bool {
+	nameBase, _, _ := mime.ParseMediaType(byName)
+	switch sniffed {
+	case "application/octet-stream":
+		return true
+	case "application/zip":
+		return strings.HasPrefix(nameBase, "application/vnd.openxmlformats") ||
+			strings.HasPrefix(nameBase, "application/vnd.oasis") || nameBase == "application/zip" ||
+			nameBase == "application/epub+zip" || nameBase == "application/java-archive"
+	case "application/x-ole-storage":
+		return strings.HasPrefix(nameBase, "application/vnd.ms-") || nameBase == "application/msword"
+	case "text/plain", "text/xml", "application/xml", "text/html":
+		return strings.HasPrefix(nameBase, "text/") || strings.HasSuffix(nameBase, "json") ||
+			strings.HasSuffix(nameBase, "xml") || strings.HasSuffix(nameBase, "+html")
+	}
+	return false
+}
+
+// Label is a short human name of a MIME type: "PDF", "PowerPoint", "PNG image".
+func Label(mimeType string) string {
+	base, _, err := mime.ParseMediaType(mimeType)
+	if err != nil {
+		base = mimeType
+	}
+	if l, ok := labels[base]; ok {
+		return l
+	}
+	major, minor, _ := strings.Cut(base, "/")
+	minor = strings.TrimPrefix(minor, "x-")
+	if minor != "" { // malformed types such as "text" or "text/" have none
+		switch major {
+		case "image", "audio", "video":
+			return strings.ToUpper(minor) + " " + major
+		case "text":
+			return strings.ToUpper(minor[:1]) + minor[1:] + " text"
+		}
+	}
+	if base == "" {
+		return "file"
+	}
+	return base
+}
+
+var labels = map[string]string{
+	"application/pdf": "PDF",
+	"application/vnd.openxmlformats-officedocument.wordprocessingml.document":   "Word",
+	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet":         "Excel",
+	"application/vnd.openxmlformats-officedocument.presentationml.presentation": "PowerPoint",
+	"application/vnd.oasis.opendocument.text":                                   "OpenDocument text",
+	"application/msword":        "Word (legacy)",
+	"application/zip":           "ZIP archive",
+	"application/json":          "JSON",
+	"application/xml":           "XML",
+	"application/octet-stream":  "binary",
+	"text/plain":                "Text",
+	"text/markdown":             "Markdown",
+	"text/html":                 "HTML",
+	"text/csv":                  "CSV",
+	"text/tab-separated-values": "TSV",
+	"text/vnd.hocr+html":        "hOCR",
+	"image/jpeg":                "JPEG image",
+	"image/svg+xml":             "SVG image",
+}
+
+// Size formats n bytes for people, in powers of 1024 with one decimal above
+// the kilobyte: "812 B", "240 KB", "1.0 MB".
+func Size(n int64) string {
+	const unit = 1024
+	switch {
+	case n < unit:
+		return fmt.Sprintf("%d B", n)
+	case n < unit*unit:
+		return fmt.Sprintf("%.0f KB", float64(n)/unit)
+	case n < unit*unit*unit:
+		return fmt.Sprintf("%.1f MB", float64(n)/(unit*unit))
+	default:
+		return fmt.Sprintf("%.1f GB", float64(n)/(unit*unit*unit))
+	}
+}
+
+// Describe is how a file is shown to a model or a person:
+// "report.pptx (PowerPoint, 1.0 MB)".
+func Describe(name, mimeType string, size int64) string {
+	return fmt.Sprintf("%s (%s, %s)", name, Label(mimeType), Size(size))
+}

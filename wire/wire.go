@@ -1,0 +1,41 @@
+// Package wire holds the JSON shapes that agents send and hosts read, so the
+// server side (agentcore, fileserve) and the client side (client) share them
+// without sharing anything else.
+package wire
+
+// File is a file a tool produced, as it appears in structured content: flat
+// for one file, under "files" for several.
+type File struct {
+	// DownloadURL is a signed, expiring URL answering GET and HEAD.
+	DownloadURL string `json:"download_url"`
+	// Filename is the display name; it may hold a relative sub-path
+	// ("images/diagram_002.png") for multi-file results.
+	Filename string `json:"filename"`
+	// MIMEType is the type detected from content and extension.
+	MIMEType string `json:"mime_type"`
+	// SizeBytes is the length of the file.
+	SizeBytes int64 `json:"size_bytes"`
+}
+
+// Files is the structured content of a result with several files.
+type Files struct {
+	Files []File `json:"files"`
+}
+
+// Upload is the answer of POST /uploads: URL is a signed URL that works as
+// the content of a FileAttachment, for the same owner, until it expires.
+type Upload struct {
+	URL       string `json:"url"`
+	Name      string `json:"name"`
+	SizeBytes int64  `json:"size_bytes"`
+	MIMEType  string `json:"mime_type"`
+}
+
+// Error is the body of every error answer of the HTTP endpoints.
+type Error struct {
+	Error string `json:"error"`
+}
+
+// ProducedPrefix starts the text line that names a produced file for models
+// without client middleware: "Tool produced: report.pptx (PowerPoint, 1.0 MB) <url>".
+const ProducedPrefix = "Tool produced: "
