@@ -12,7 +12,9 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -106,6 +108,7 @@ func NewSigner(audience string, keys ...Key) (*Signer, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("signing: at least one key is required")
 	}
+	keys = append([]Key(nil), keys...) // the caller's slice may change later
 	s := &Signer{audience: audience, keys: keys, byID: make(map[string]Key, len(keys)), now: time.Now}
 	for _, k := range keys {
 		if len(k.Secret) < MinKeyBytes {
@@ -124,6 +127,32 @@ func NewSigner(audience string, keys ...Key) (*Signer, error) {
 
 // SetClock replaces the clock used for issuing and checking expiry; tests use it.
 func (s *Signer) SetClock(now func() time.Time) { s.now = now }
+
+// HasKey reports whether a key of this signer has the id kid.
+func (s *Signer) HasKey(kid string) bool {
+	_, ok := s.byID[kid]
+	return ok
+}
+
+// KeyID returns the key id named in token's header, without verifying
+// anything; ok is false when the header cannot be read.
+func KeyID(token string) (kid string, ok bool) {
+	header, _, found := strings.Cut(token, ".")
+	if !found {
+		return "", false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(header)
+	if err != nil {
+		return "", false
+	}
+	var h struct {
+		Kid string `json:"kid"`
+	}
+	if json.Unmarshal(raw, &h) != nil || h.Kid == "" {
+		return "", false
+	}
+	return h.Kid, true
+}
 
 // Audience returns the audience tokens are issued for.
 func (s *Signer) Audience() string { return s.audience }
