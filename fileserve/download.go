@@ -1,0 +1,178 @@
+package fileserve
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentura/agentura/filetype"
+	"github.com/agentura/agentura/signing"
+)
+
+// downloadCSP keeps a downloaded file, should a browser ever render it,
+// from loading or running anything in the agent's origin.
+const downloadCSP = "default-src 'none'; sandbox"
+
+// ServeFile answers GET and HEAD /files/{id}/{name...}?token=JWT with the
+// file the token grants. The token decides everything: the id in the path
+// must be the token's, the token's area and owner select the file, and the
+// name in the path is cosmetic. Range, If-None-Match, If-Modified-Since and
+// HEAD are handled by http.ServeContent.
+//
+// A missing, wrong or expired token answers 403, an unknown or swept file
+// 404, other methods 405, each with a JSON body {"error": "..."}.
+//
+// Mount it at /files/ with the full path in r.URL.Path (net/http ServeMux,
+// or gin's GET /files/*path with gin.WrapF); a prefix stripped by
+// http.StripPrefix works too.
+func (s *Server) ServeFile(w http.ResponseWriter, r *http.Request) {
+	cw := &countingWriter{ResponseWriter: w}
+	s.serveFile(cw, r)
+	s.metrics.download(cw.status(), cw.n)
+}
+
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on /files/; use GET or HEAD")
+		return
+	}
+	id, ok := fileIDFromPath(r.URL.Path)
+	if !ok {
+		writeError(w, http.StatusNotFound, "file not found: a download URL has the form /files/<32 hex digit id>/<name>?token=<token>")
+		return
+	}
+	token := queryToken(r.URL.RawQuery)
+	if token == "" {
+		writeError(w, http.StatusForbidden, "a download token is required: use the whole URL the agent returned, including ?token=")
+		return
+	}
+	c, err := s.verify(token)
+	if err != nil {
+		reason := "token is invalid"
+		if ve, ok := errors.AsType[*signing.VerifyError](err); ok {
+			reason = ve.Reason
+		}
+		writeError(w, http.StatusForbidden, reason)
+		return
+	}
+	if c.FileID != id {
+		writeError(w, http.StatusForbidden, "token is for another file")
+		return
+	}
+	area := Area(c.Area)
+	if !area.Valid() {
+		writeError(w, http.StatusForbidden, "token does not name a storage area")
+		return
+	}
+	obj, m, err := s.store.Open(r.Context(), area, c.Owner, id)
+	if errors.Is(err, ErrNotFound) {
+		writeError(w, http.StatusNotFound, "file not found: it has expired and been deleted, or never existed; ask the agent for it again")
+		return
+	}
+	if err != nil {
+		s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: open file for download", slog.String("id", id), slog.String("error", err.Error()))
+		writeError(w, http.StatusInternalServerError, "the file could not be read; try again later")
+		return
+	}
+	defer obj.Close()
+
+	h := w.Header()
+	ctype := m.MIMEType
+	if ctype == "" {
+		ctype = filetype.Generic
+	}
+	h.Set("Content-Type", ctype) // set, so ServeContent never sniffs
+	h.Set("ETag", m.ETag())
+	h.Set("Content-Disposition", contentDisposition(baseName(m.Name)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", downloadCSP)
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", cacheControl(c.ExpiresAt, s.now()))
+	http.ServeContent(w, r, "", m.Created, obj)
+}
+
+// verify checks a download token, remembering those that pass.
+func (s *Server) verify(token string) (signing.Claims, error) {
+	if c, ok := s.tokens.get(token, s.now()); ok {
+		return c, nil
+	}
+	c, err := s.signer.Verify(token)
+	if err != nil {
+		return signing.Claims{}, err
+	}
+	s.tokens.put(token, c)
+	return c, nil
+}
+
+// queryToken returns the first "token" parameter of a raw query, without
+// parsing the others.
+func queryToken(raw string) string {
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		key, value, _ := strings.Cut(pair, "=")
+		if key != "token" {
+			continue
+		}
+		if strings.ContainsAny(value, "%+") {
+			v, err := url.QueryUnescape(value)
+			if err != nil {
+				return ""
+			}
+			return v
+		}
+		return value
+	}
+	return ""
+}
+
+// cacheControl lets the browser (only) keep the file as long as the token
+// that fetched it is valid.
+func cacheControl(expires, now time.Time) string {
+	secs := int64(expires.Sub(now) / time.Second)
+	if secs <= 0 {
+		return "no-store"
+	}
+	return "private, max-age=" + strconv.FormatInt(secs, 10)
+}
+
+// contentDisposition is `attachment` with both an ASCII filename= fallback
+// and the exact UTF-8 name in filename*= (RFC 6266, RFC 8187).
+func contentDisposition(name string) string {
+	if name == "" {
+		name = DefaultName
+	}
+	var fallback, exact strings.Builder
+	for _, r := range name {
+		if r < 0x20 || r >= 0x7f || r == '"' || r == '\\' {
+			fallback.WriteByte('_')
+		} else {
+			fallback.WriteRune(r)
+		}
+	}
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(name); i++ {
+		if b := name[i]; isAttrChar(b) {
+			exact.WriteByte(b)
+		} else {
+			exact.WriteByte('%')
+			exact.WriteByte(hex[b>>4])
+			exact.WriteByte(hex[b&15])
+		}
+	}
+	return `attachment; filename="` + fallback.String() + `"; filename*=UTF-8''` + exact.String()
+}
+
+// isAttrChar reports whether b may appear unescaped in an RFC 8187 value.
+func isAttrChar(b byte) bool {
+	switch {
+	case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$&+-.^_`|~", b) >= 0
+}

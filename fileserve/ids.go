@@ -1,0 +1,40 @@
+package fileserve
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// idLen is the length of a file id: 16 random bytes in lowercase hex.
+const idLen = 32
+
+// newID returns a fresh file id (128 random bits).
+func newID() string {
+	var b [idLen / 2]byte
+	rand.Read(b[:]) // never fails: crypto/rand panics rather than return an error
+	return hex.EncodeToString(b[:])
+}
+
+// validID reports whether id is exactly 32 lowercase hex digits. Nothing else
+// is ever looked up on disk.
+func validID(id string) bool {
+	if len(id) != idLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ownerKey is the folder name of an owner: the first 32 hex digits of the
+// SHA-256 of the owner string, so that arbitrary owner strings never reach a
+// path.
+func ownerKey(owner string) string {
+	sum := sha256.Sum256([]byte(owner))
+	return hex.EncodeToString(sum[:16])
+}

@@ -1,0 +1,77 @@
+package fileserve
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCleanName(t *testing.T) {
+	long := strings.Repeat("a", 300)
+	for _, tc := range []struct{ in, want string }{
+		{"report.pdf", "report.pdf"},
+		{"images/diagram_002.png", "images/diagram_002.png"},
+		{"Bericht_ü.pdf", "Bericht_ü.pdf"},
+		{"../../etc/passwd", "etc/passwd"},
+		{"/etc/passwd", "etc/passwd"},
+		{"a/./b//c", "a/b/c"},
+		{"a/../b", "a/b"},
+		{`..\..\windows\system32\x.dll`, "windows/system32/x.dll"},
+		{`C:\Users\me\report.pdf`, "C:/Users/me/report.pdf"},
+		{"...", DefaultName},
+		{"..", DefaultName},
+		{".", DefaultName},
+		{"", DefaultName},
+		{"/", DefaultName},
+		{"a\x00b.txt", "ab.txt"},
+		{"line\nbreak\r.txt", "linebreak.txt"},
+		{"evil\u202Efdp.exe", "evilfdp.exe"},
+		{"tab\there.txt", "tabhere.txt"},
+		{"\x7fdel.txt", "del.txt"},
+		{"bad\xffutf8.txt", "bad_utf8.txt"},
+		{"  spaced name.txt  ", "spaced name.txt"},
+		{".hidden", ".hidden"},
+		{"dir/ /x", "dir/x"},
+		{long + ".pdf", long[:251] + ".pdf"},
+		{strings.Repeat("ü", 200) + ".txt", strings.Repeat("ü", 125) + ".txt"}, // 250 + 4 bytes, cut at a rune boundary
+		{long, long[:255]},
+	} {
+		got := CleanName(tc.in)
+		if got != tc.want {
+			t.Errorf("CleanName(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		for _, seg := range strings.Split(got, "/") {
+			if len(seg) > MaxNameSegmentBytes || seg == "" || seg == "." || seg == ".." {
+				t.Errorf("CleanName(%q) has segment %q", tc.in, seg)
+			}
+		}
+	}
+	deep := strings.Repeat(strings.Repeat("d", 200)+"/", 10) + "leaf.txt"
+	if got := CleanName(deep); len(got) > MaxNameBytes || !strings.HasSuffix(got, "/leaf.txt") {
+		t.Errorf("deep name: %d bytes, %q", len(got), got[max(0, len(got)-20):])
+	}
+}
+
+func FuzzCleanName(f *testing.F) {
+	for _, s := range []string{"a/b.txt", "../x", `..\..\x`, "\x00", "ü/../..", strings.Repeat("x/", 600)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got := CleanName(in)
+		if got == "" || strings.HasPrefix(got, "/") || strings.Contains(got, `\`) || len(got) > MaxNameBytes+MaxNameSegmentBytes {
+			t.Fatalf("CleanName(%q) = %q", in, got)
+		}
+		for _, seg := range strings.Split(got, "/") {
+			if seg == "" || strings.Trim(seg, ".") == "" || len(seg) > MaxNameSegmentBytes {
+				t.Fatalf("CleanName(%q) = %q: bad segment %q", in, got, seg)
+			}
+			for _, r := range seg {
+				if r < 0x20 || r == 0x7f {
+					t.Fatalf("CleanName(%q) = %q: control character", in, got)
+				}
+			}
+		}
+		if CleanName(got) != got {
+			t.Fatalf("CleanName is not idempotent on %q: %q", got, CleanName(got))
+		}
+	})
+}

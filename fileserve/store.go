@@ -1,0 +1,96 @@
+// Package fileserve keeps the files an agent hands out and takes in, and serves
+// them over HTTP.
+//
+// Files live in a [Store] under a server-made random id, grouped by area
+// (outputs, staging) and owner; the display name, MIME type, size, digest and
+// times are metadata. [Server] offers the two HTTP endpoints built on a store:
+// GET/HEAD /files/{id}/{name} with a signed token, and POST /uploads, which
+// stages a large input for the same owner's later tool call.
+package fileserve
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// Area separates files by purpose and lifetime.
+type Area string
+
+// The areas of a store.
+const (
+	// Outputs holds files produced by tools, kept for AGENT_OUTPUT_TTL.
+	Outputs Area = "outputs"
+	// Staging holds inputs uploaded ahead of a tool call, kept for AGENT_STAGING_TTL.
+	Staging Area = "staging"
+)
+
+// Valid reports whether a is one of the known areas.
+func (a Area) Valid() bool { return a == Outputs || a == Staging }
+
+// Meta describes a stored file.
+type Meta struct {
+	ID       string    `json:"id"`        // 32 lowercase hex digits (128 random bits)
+	Area     Area      `json:"area"`      // outputs or staging
+	Owner    string    `json:"owner"`     // who may download it
+	Name     string    `json:"name"`      // display name, may hold a sub-path ("images/a.png")
+	MIMEType string    `json:"mime_type"` // from content and extension
+	Size     int64     `json:"size"`      // bytes
+	SHA256   string    `json:"sha256"`    // lowercase hex digest of the content
+	Created  time.Time `json:"created"`   // when it was committed to the store
+}
+
+// ETag is the strong entity tag of the file's content.
+func (m Meta) ETag() string { return `"` + m.SHA256 + `"` }
+
+// NewFile is what a caller tells the store about a file it adds.
+type NewFile struct {
+	Area     Area
+	Owner    string
+	Name     string // display name; sanitised by the store
+	MIMEType string // optional: detected from content and name when empty
+	// MaxBytes caps the size while streaming; 0 means no cap. Over the cap,
+	// Put fails with an error wrapping ErrTooLarge and leaves nothing behind.
+	MaxBytes int64
+}
+
+// Object is an open stored file. It reads and seeks; on local disk it is an
+// *os.File, so serving it can use sendfile.
+type Object interface {
+	io.ReadSeekCloser
+}
+
+// Store keeps files. Implementations must make additions atomic (a file is
+// either absent or complete and described by its metadata; a crash mid-write
+// leaves nothing visible) and must keep an Object readable to its end even if
+// the file is deleted while it is open.
+type Store interface {
+	// Put streams r into a new file and returns its metadata.
+	Put(ctx context.Context, f NewFile, r io.Reader) (Meta, error)
+	// Adopt takes the local file at path into the store, without copying when
+	// it lies on the same file system (the file at path is gone afterwards).
+	Adopt(ctx context.Context, f NewFile, path string) (Meta, error)
+	// Stat returns the metadata of a file, or an error wrapping ErrNotFound.
+	Stat(ctx context.Context, area Area, owner, id string) (Meta, error)
+	// Open opens a file for reading, or fails with an error wrapping ErrNotFound.
+	Open(ctx context.Context, area Area, owner, id string) (Object, Meta, error)
+	// Delete removes a file; deleting a missing file is not an error.
+	Delete(ctx context.Context, area Area, owner, id string) error
+	// Walk calls fn for every file of area, in no particular order. Returning
+	// an error from fn stops the walk with that error.
+	Walk(ctx context.Context, area Area, fn func(Meta) error) error
+	// Prune removes what is left empty or abandoned in area (owner folders
+	// without files, temporary files older than olderThan).
+	Prune(ctx context.Context, area Area, olderThan time.Time) error
+	// Ready reports whether the store can take files now (writable, reachable).
+	Ready(ctx context.Context) error
+}
+
+// Errors of stores.
+var (
+	// ErrNotFound: no such file (never stored, swept, or another owner's).
+	ErrNotFound = errors.New("file not found")
+	// ErrTooLarge: the content exceeded NewFile.MaxBytes while streaming.
+	ErrTooLarge = errors.New("file exceeds the size limit")
+)

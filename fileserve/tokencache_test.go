@@ -1,0 +1,48 @@
+package fileserve
+
+import (
+	"testing"
+	"time"
+
+	"github.com/agentura/agentura/signing"
+)
+
+func TestTokenCache(t *testing.T) {
+	var c tokenCache
+	now := time.Now()
+	c.put("a", signing.Claims{FileID: "x", ExpiresAt: now.Add(time.Minute)})
+	if got, ok := c.get("a", now); !ok || got.FileID != "x" {
+		t.Errorf("get = %+v, %v", got, ok)
+	}
+	if _, ok := c.get("a", now.Add(time.Minute)); ok {
+		t.Error("an expired token was served from the cache")
+	}
+	if _, ok := c.get("a", now); ok {
+		t.Error("an expired token stayed in the cache")
+	}
+	for i := range tokenCacheSize + 10 {
+		c.put(string(rune(i+1000)), signing.Claims{ExpiresAt: now.Add(time.Hour)})
+	}
+	if len(c.m) > tokenCacheSize {
+		t.Errorf("cache holds %d tokens, more than %d", len(c.m), tokenCacheSize)
+	}
+}
+
+func TestQueryToken(t *testing.T) {
+	for raw, want := range map[string]string{
+		"token=abc.def.ghi":            "abc.def.ghi",
+		"x=1&token=abc&token=second":   "abc",
+		"tokens=no&token=yes":          "yes",
+		"token=a%2Eb":                  "a.b",
+		"token=%zz":                    "",
+		"":                             "",
+		"token":                        "",
+		"foo=bar":                      "",
+		"token=&token=late":            "",
+		"download=1&token=eyJ.eyJ.sig": "eyJ.eyJ.sig",
+	} {
+		if got := queryToken(raw); got != want {
+			t.Errorf("queryToken(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
