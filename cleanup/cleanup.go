@@ -1,0 +1,433 @@
+// Package cleanup deletes stored files once they have outlived the time to
+// live of their area: outputs after AGENT_OUTPUT_TTL, staged inputs after
+// AGENT_STAGING_TTL.
+//
+// A [Sweeper] walks each area of a [fileserve.Store], deletes the files whose
+// creation lies further back than the area's TTL, and then lets the store
+// prune what is left empty or abandoned (owner folders without files,
+// temporary files of interrupted writes). [Sweeper.Start] sweeps once right
+// away, so that a restarted agent cleans up before it serves, and then on a
+// robfig/cron schedule (AGENT_CLEANUP_SCHEDULE).
+//
+// Sweeping is idempotent and needs no coordination: several sweepers, in one
+// process or in several replicas sharing a store, may run at once. A file
+// being downloaded while it is swept stays readable to its end (the Store
+// contract guarantees it); new requests for it get 404.
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/robfig/cron/v3"
+
+	"github.com/agentura/agentura/fileserve"
+)
+
+// DefaultSchedule is the schedule used when Config.Schedule is empty; it is
+// the default of AGENT_CLEANUP_SCHEDULE.
+const DefaultSchedule = "@every 10m"
+
+// MinInterval is the shortest "@every" interval a schedule may name; robfig/cron
+// cannot fire more often and would silently round a shorter one up.
+const MinInterval = time.Second
+
+// Rule says how long files of one area are kept.
+type Rule struct {
+	// Area is the store area the rule applies to.
+	Area fileserve.Area
+	// TTL is the age, counted from Meta.Created, after which a file is
+	// deleted. 0 keeps the area's files forever (the area is not swept).
+	TTL time.Duration
+}
+
+// Config configures a [Sweeper]. Store and Rules are required.
+type Config struct {
+	// Store holds the files to sweep.
+	Store fileserve.Store
+	// Rules name the areas to sweep and their TTLs; each area at most once.
+	Rules []Rule
+	// Schedule is a robfig/cron spec: a descriptor ("@every 10m", "@hourly",
+	// "@daily") or a standard 5-field spec ("*/5 * * * *"), optionally
+	// preceded by "CRON_TZ=<zone> ". Empty means DefaultSchedule. New
+	// validates it.
+	Schedule string
+	// Logger receives one line per sweep that deleted something or failed,
+	// and debug lines otherwise. nil means slog.Default().
+	Logger *slog.Logger
+	// Metrics, when not nil, receives the counters agentura_sweeps_total{result},
+	// agentura_swept_files_total{area} and agentura_swept_bytes_total{area}.
+	// Sweepers sharing a registry share the counters.
+	Metrics prometheus.Registerer
+	// Now returns the current time, against which ages are measured.
+	// nil means time.Now; tests pass a fake clock.
+	Now func() time.Time
+}
+
+// Stats summarise one sweep.
+type Stats struct {
+	// Files is the number of files deleted.
+	Files int
+	// Bytes is the total size of the files deleted.
+	Bytes int64
+	// Errors counts failed walks, deletions and prunes; the sweep goes on
+	// past each of them.
+	Errors int
+	// Duration is how long the sweep took (wall clock).
+	Duration time.Duration
+}
+
+// Sweeper deletes expired files of a store, on demand ([Sweeper.Sweep]) or on
+// a schedule ([Sweeper.Start]). It is safe for concurrent use.
+type Sweeper struct {
+	store   fileserve.Store
+	rules   []Rule
+	spec    string
+	log     *slog.Logger
+	now     func() time.Time
+	metrics *metrics // nil: no metrics
+
+	mu      sync.Mutex
+	state   runState
+	cancel  context.CancelFunc // cancels the context of scheduled sweeps
+	running sync.WaitGroup     // the start-up sweep and the scheduler
+}
+
+type runState int
+
+const (
+	idle runState = iota
+	started
+	stopped
+)
+
+// parser accepts what AGENT_CLEANUP_SCHEDULE documents: descriptors and
+// standard 5-field specs (no seconds field).
+var parser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// New checks cfg and returns a Sweeper. It fails on a missing store, an
+// unknown, repeated or negative rule, or a schedule that is not valid, never
+// fires, or fires more often than MinInterval.
+func New(cfg Config) (*Sweeper, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("cleanup: Config.Store is required")
+	}
+	if len(cfg.Rules) == 0 {
+		return nil, errors.New("cleanup: Config.Rules is empty: name each area to sweep and its TTL")
+	}
+	seen := make(map[fileserve.Area]bool, len(cfg.Rules))
+	for _, r := range cfg.Rules {
+		if !r.Area.Valid() {
+			return nil, fmt.Errorf("cleanup: rule for unknown area %q; areas are %q and %q", r.Area, fileserve.Outputs, fileserve.Staging)
+		}
+		if seen[r.Area] {
+			return nil, fmt.Errorf("cleanup: two rules for area %q", r.Area)
+		}
+		seen[r.Area] = true
+		if r.TTL < 0 {
+			return nil, fmt.Errorf("cleanup: TTL of area %q is %v; it must be positive, or 0 to keep files forever", r.Area, r.TTL)
+		}
+	}
+	spec := strings.TrimSpace(cfg.Schedule)
+	if spec == "" {
+		spec = DefaultSchedule
+	}
+	if err := checkSchedule(spec); err != nil {
+		return nil, err
+	}
+	s := &Sweeper{
+		store: cfg.Store,
+		rules: append([]Rule(nil), cfg.Rules...),
+		spec:  spec,
+		log:   cfg.Logger,
+		now:   cfg.Now,
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if cfg.Metrics != nil {
+		m, err := newMetrics(cfg.Metrics, s.rules)
+		if err != nil {
+			return nil, err
+		}
+		s.metrics = m
+	}
+	return s, nil
+}
+
+// Schedule returns the cron spec the sweeper runs on.
+func (s *Sweeper) Schedule() string { return s.spec }
+
+// scheduleHelp says which schedules are accepted; every schedule error ends with it.
+const scheduleHelp = `use a descriptor such as "@every 10m", "@hourly", "@daily", "@weekly" or "@monthly", ` +
+	`or a standard 5-field cron spec "minute hour day-of-month month day-of-week" such as "*/5 * * * *" or "0 3 * * *"`
+
+// checkSchedule reports whether spec is a schedule the sweeper can run on.
+func checkSchedule(spec string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("cleanup: schedule %q is not valid (%s); %s", spec, why, scheduleHelp)
+	}
+	sched, err := parse(spec)
+	if err != nil {
+		return bad(err.Error())
+	}
+	if rest, ok := strings.CutPrefix(spec, "@every "); ok {
+		// cron.Every rounds anything below a second (zero and negative
+		// intervals included) up to one second without a word.
+		if d, err := time.ParseDuration(rest); err == nil && d < MinInterval {
+			return bad(fmt.Sprintf("the interval must be at least %v", MinInterval))
+		}
+	}
+	if sched.Next(time.Now()).IsZero() {
+		return bad("it never fires")
+	}
+	return nil
+}
+
+// parse parses spec with robfig/cron, turning its panics into errors:
+// v3.0.1 indexes out of range on "CRON_TZ=<zone>" with nothing after it.
+func parse(spec string) (sched cron.Schedule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			sched, err = nil, fmt.Errorf("%v", r)
+		}
+	}()
+	return parser.Parse(spec)
+}
+
+// Sweep makes one pass over the store: for each rule with a TTL, it deletes
+// the area's files created before now-TTL, then prunes the area. Failures to
+// walk, delete or prune are logged, counted in Stats.Errors and skipped; the
+// error returned then names how many there were and the first. When ctx ends
+// the sweep stops early with an error wrapping ctx.Err(); what it deleted so
+// far is in Stats.
+//
+// Sweep may run concurrently with itself and with sweepers of other processes
+// on the same store: a file deleted by someone else in the meantime is simply
+// gone (and may be counted by both).
+func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
+	began := time.Now()
+	now := s.now()
+	var (
+		st    Stats
+		first error
+	)
+	fail := func(err error) {
+		st.Errors++
+		if first == nil {
+			first = err
+		}
+	}
+	for _, r := range s.rules {
+		if r.TTL == 0 || ctx.Err() != nil {
+			continue
+		}
+		s.sweepArea(ctx, r.Area, now.Add(-r.TTL), &st, fail)
+	}
+	st.Duration = time.Since(began)
+
+	var err error
+	result := "ok"
+	switch {
+	case ctx.Err() != nil:
+		result = "interrupted"
+		err = fmt.Errorf("cleanup: sweep interrupted after deleting %d files: %w", st.Files, ctx.Err())
+	case st.Errors > 0:
+		result = "error"
+		err = fmt.Errorf("cleanup: sweep met %d errors (the next sweep tries again); first: %w", st.Errors, first)
+	}
+	if s.metrics != nil {
+		s.metrics.sweeps.WithLabelValues(result).Inc()
+	}
+	attrs := []any{"files", st.Files, "bytes", st.Bytes, "errors", st.Errors, "duration", st.Duration}
+	switch {
+	case st.Errors > 0:
+		s.log.WarnContext(ctx, "cleanup: sweep done with errors", append(attrs, "err", first)...)
+	case ctx.Err() != nil:
+		s.log.InfoContext(ctx, "cleanup: sweep interrupted", append(attrs, "err", ctx.Err())...)
+	case st.Files > 0:
+		s.log.InfoContext(ctx, "cleanup: sweep done", attrs...)
+	default:
+		s.log.DebugContext(ctx, "cleanup: sweep done", attrs...)
+	}
+	return st, err
+}
+
+// sweepArea deletes the files of area created before cutoff, then prunes it.
+func (s *Sweeper) sweepArea(ctx context.Context, area fileserve.Area, cutoff time.Time, st *Stats, fail func(error)) {
+	// Collect first, delete after: deleting while a store lists may make
+	// some stores skip or repeat entries.
+	var expired []fileserve.Meta
+	err := s.store.Walk(ctx, area, func(m fileserve.Meta) error {
+		if m.Created.Before(cutoff) {
+			expired = append(expired, m)
+		}
+		return ctx.Err()
+	})
+	if err != nil && ctx.Err() == nil {
+		// Delete what was listed before the walk failed all the same.
+		fail(fmt.Errorf("walk %s: %w", area, err))
+	}
+	for _, m := range expired {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := s.store.Delete(ctx, area, m.Owner, m.ID); err != nil && !errors.Is(err, fileserve.ErrNotFound) {
+			if ctx.Err() != nil {
+				return
+			}
+			fail(fmt.Errorf("delete %s file %s: %w", area, m.ID, err))
+			continue
+		}
+		st.Files++
+		st.Bytes += m.Size
+		if s.metrics != nil {
+			s.metrics.files.WithLabelValues(string(area)).Inc()
+			s.metrics.bytes.WithLabelValues(string(area)).Add(float64(m.Size))
+		}
+		s.log.DebugContext(ctx, "cleanup: deleted expired file", "area", area, "id", m.ID, "size", m.Size, "created", m.Created)
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	if err := s.store.Prune(ctx, area, cutoff); err != nil && ctx.Err() == nil {
+		fail(fmt.Errorf("prune %s: %w", area, err))
+	}
+}
+
+// Start sweeps once, before it returns, so that a starting agent serves from
+// a clean store; then it sweeps on the schedule, in the background, until ctx
+// ends or Stop is called. Scheduled sweeps never overlap: one that is due
+// while the previous still runs is skipped. A failing sweep is logged and does
+// not stop the schedule, so Start fails only if ctx ends before the schedule
+// is set up, or the sweeper was started or stopped before: a Sweeper starts
+// once.
+func (s *Sweeper) Start(ctx context.Context) error {
+	s.mu.Lock()
+	switch s.state {
+	case started:
+		s.mu.Unlock()
+		return errors.New("cleanup: the sweeper was already started; a Sweeper starts once")
+	case stopped:
+		s.mu.Unlock()
+		return errors.New("cleanup: the sweeper was stopped; make a new one with New")
+	}
+	if err := ctx.Err(); err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("cleanup: start: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	s.state, s.cancel = started, cancel
+	s.running.Add(1) // the start-up sweep; Stop waits for it
+	s.mu.Unlock()
+
+	s.Sweep(runCtx) // logs and counts its own outcome; a failure does not stop the schedule
+	s.running.Done()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == stopped { // Stop was called during the start-up sweep
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		s.state = stopped
+		cancel()
+		return fmt.Errorf("cleanup: start: %w", err)
+	}
+	logger := cronLogger{log: s.log, skipped: s.skipped}
+	c := cron.New(
+		cron.WithParser(parser),
+		cron.WithLogger(logger),
+		cron.WithChain(cron.Recover(logger), cron.SkipIfStillRunning(logger)),
+	)
+	if _, err := c.AddFunc(s.spec, func() { s.scheduled(runCtx) }); err != nil {
+		// Unreachable: New validated the spec with the same parser.
+		s.state = stopped
+		cancel()
+		return fmt.Errorf("cleanup: schedule %q: %w", s.spec, err)
+	}
+	c.Start()
+	s.running.Add(1)
+	go func() {
+		defer s.running.Done()
+		<-runCtx.Done()
+		<-c.Stop().Done() // waits for a scheduled sweep in progress
+	}()
+	s.log.InfoContext(ctx, "cleanup: sweeper started", "schedule", s.spec, "rules", s.describeRules())
+	return nil
+}
+
+// scheduled is the job the cron runs.
+func (s *Sweeper) scheduled(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
+	s.Sweep(ctx) // logs and counts its own outcome
+}
+
+// Stop stops the schedule and waits until no sweep started by Start is
+// running; a sweep in progress is asked to end early (a partial sweep does no
+// harm: the next one finishes the job). Stop may be called more than once,
+// and before Start, after which Start fails.
+func (s *Sweeper) Stop() {
+	s.mu.Lock()
+	s.state = stopped
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.mu.Unlock()
+	s.running.Wait()
+}
+
+func (s *Sweeper) skipped() {
+	if s.metrics != nil {
+		s.metrics.sweeps.WithLabelValues("skipped").Inc()
+	}
+}
+
+func (s *Sweeper) describeRules() string {
+	var b strings.Builder
+	for i, r := range s.rules {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		ttl := r.TTL.String()
+		if r.TTL == 0 {
+			ttl = "forever"
+		}
+		fmt.Fprintf(&b, "%s=%s", r.Area, ttl)
+	}
+	return b.String()
+}
+
+// cronLogger adapts slog to robfig/cron's Logger. The scheduler's chatter
+// goes to debug; a skipped run (SkipIfStillRunning logs "skip") is a warning
+// and counted; a recovered panic is an error.
+type cronLogger struct {
+	log     *slog.Logger
+	skipped func()
+}
+
+// Info implements cron.Logger.
+func (l cronLogger) Info(msg string, keysAndValues ...any) {
+	if msg == "skip" {
+		l.log.Warn("cleanup: the previous sweep is still running; skipping this scheduled one")
+		l.skipped()
+		return
+	}
+	l.log.Debug("cleanup: cron "+msg, keysAndValues...)
+}
+
+// Error implements cron.Logger.
+func (l cronLogger) Error(err error, msg string, keysAndValues ...any) {
+	l.log.Error("cleanup: cron "+msg, append([]any{"err", err}, keysAndValues...)...)
+}

@@ -1,0 +1,56 @@
+package cleanup
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the sweeper's Prometheus counters.
+type metrics struct {
+	sweeps *prometheus.CounterVec // result: ok, error, interrupted, skipped
+	files  *prometheus.CounterVec // area
+	bytes  *prometheus.CounterVec // area
+}
+
+// newMetrics registers the counters with reg, or takes over the ones another
+// sweeper registered there before, and creates the series of every known
+// label value so that they read 0 rather than being absent.
+func newMetrics(reg prometheus.Registerer, rules []Rule) (*metrics, error) {
+	m := &metrics{
+		sweeps: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentura_sweeps_total",
+			Help: "Cleanup sweeps by result: ok, error (some files could not be deleted), interrupted (shutdown), skipped (the previous sweep was still running).",
+		}, []string{"result"}),
+		files: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentura_swept_files_total",
+			Help: "Files deleted by the cleanup sweeper because they outlived their area's TTL.",
+		}, []string{"area"}),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentura_swept_bytes_total",
+			Help: "Bytes of the files deleted by the cleanup sweeper.",
+		}, []string{"area"}),
+	}
+	for _, c := range []**prometheus.CounterVec{&m.sweeps, &m.files, &m.bytes} {
+		if err := reg.Register(*c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) {
+				return nil, fmt.Errorf("cleanup: register metrics: %w", err)
+			}
+			existing, ok := are.ExistingCollector.(*prometheus.CounterVec)
+			if !ok {
+				return nil, fmt.Errorf("cleanup: register metrics: another collector uses the name: %w", err)
+			}
+			*c = existing
+		}
+	}
+	for _, result := range []string{"ok", "error", "interrupted", "skipped"} {
+		m.sweeps.WithLabelValues(result)
+	}
+	for _, r := range rules {
+		m.files.WithLabelValues(string(r.Area))
+		m.bytes.WithLabelValues(string(r.Area))
+	}
+	return m, nil
+}
