@@ -204,7 +204,7 @@ func Size(n int64) string {
 	switch {
 	case n < unit:
 		return fmt.Sprintf("%d B", n)
-	case n < unit*unit:
+	case n < unit*unit-unit/2: // what would round to 1024 KB reads 1.0 MB
 		return fmt.Sprintf("%.0f KB", float64(n)/unit)
 	case n < unit*unit*unit:
 		return fmt.Sprintf("%.1f MB", float64(n)/(unit*unit))

@@ -388,3 +388,11 @@ func ExampleDescribe() {
 	// report.pptx (PowerPoint, 1.0 MB)
 	// scan.png (PNG image, 812 B)
 }
+
+func TestSizeRoundsUpToTheNextUnit(t *testing.T) {
+	for n, want := range map[int64]string{1048575: "1.0 MB", 1048064: "1.0 MB", 1047552: "1023 KB"} {
+		if got := filetype.Size(n); got != want {
+			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
