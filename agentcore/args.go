@@ -1,0 +1,177 @@
+package agentcore
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// argDecoder turns the raw arguments of a tool call into the tool's input
+// type: it normalises the forms models and hosts get slightly wrong, validates
+// against the tool's schema, and decodes.
+type argDecoder struct {
+	typ      reflect.Type
+	resolved *jsonschema.Resolved
+}
+
+func newArgDecoder(t reflect.Type, s *jsonschema.Schema) (*argDecoder, error) {
+	r, err := s.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("resolve input schema: %w", err)
+	}
+	return &argDecoder{typ: t, resolved: r}, nil
+}
+
+// decode fills dst (a pointer to the input type) from raw.
+func (d *argDecoder) decode(raw json.RawMessage, dst any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("arguments are not valid JSON: %w", err)
+	}
+	v, changed := normalize(d.typ, v)
+	if err := d.resolved.Validate(v); err != nil {
+		return fmt.Errorf("invalid arguments: %w", err)
+	}
+	if changed {
+		var err error
+		if raw, err = json.Marshal(v); err != nil {
+			return fmt.Errorf("re-encode arguments: %w", err)
+		}
+	}
+	v = nil // let the decoded copy go before decoding into dst
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return fmt.Errorf("invalid arguments: %w", err)
+	}
+	return nil
+}
+
+// normalize adapts v (a decoded JSON value for Go type t) to the forms the
+// schema promises, and reports whether it changed anything:
+//   - a null object field is dropped (an optional parameter given as null is
+//     an absent one);
+//   - a single object or string given for an array of files, or of items that
+//     hold files, becomes a one-item array;
+//   - a string item of a file array becomes {"name": "", "content": s};
+//   - a string given for an item struct with a FileContent field becomes that
+//     struct with the string as its content (and name, if the struct has a
+//     "name" field and the content carries one).
+func normalize(t reflect.Type, v any) (any, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == typeFileAttachment || t == typeFileContent:
+		return v, false
+	case t.Kind() == reflect.Slice:
+		return normalizeSlice(t, v)
+	case t.Kind() == reflect.Struct && t != typeTime:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return v, false
+		}
+		changed := false
+		for _, f := range jsonFields(t) {
+			fv, present := obj[f.name]
+			if !present {
+				continue
+			}
+			if fv == nil {
+				delete(obj, f.name)
+				changed = true
+				continue
+			}
+			nv, c := normalize(f.field.Type, fv)
+			if c {
+				obj[f.name] = nv
+				changed = true
+			}
+		}
+		return obj, changed
+	}
+	return v, false
+}
+
+func normalizeSlice(t reflect.Type, v any) (any, bool) {
+	elem := t.Elem()
+	for elem.Kind() == reflect.Pointer {
+		elem = elem.Elem()
+	}
+	changed := false
+	arr, isArr := v.([]any)
+	if !isArr {
+		if !holdsFiles(elem) {
+			return v, false
+		}
+		switch v.(type) {
+		case string, map[string]any:
+			arr, changed = []any{v}, true
+		default:
+			return v, false
+		}
+	}
+	for i, item := range arr {
+		if s, ok := item.(string); ok {
+			switch {
+			case elem == typeFileAttachment:
+				arr[i], changed = map[string]any{"name": "", "content": s}, true
+				continue
+			case elem.Kind() == reflect.Struct:
+				if obj := itemFromString(elem, s); obj != nil {
+					arr[i], changed = obj, true
+					continue
+				}
+			}
+		}
+		if nv, c := normalize(elem, item); c {
+			arr[i], changed = nv, true
+		}
+	}
+	return arr, changed
+}
+
+// holdsFiles reports whether values of t are files or structs with file fields.
+func holdsFiles(t reflect.Type) bool {
+	if t == typeFileAttachment || t == typeFileContent {
+		return true
+	}
+	return t.Kind() == reflect.Struct && fileContentField(t) != ""
+}
+
+// fileContentField returns the JSON name of t's first FileContent or
+// FileAttachment field, or "".
+func fileContentField(t reflect.Type) string {
+	for _, f := range jsonFields(t) {
+		ft := f.field.Type
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft == typeFileContent || ft == typeFileAttachment {
+			return f.name
+		}
+	}
+	return ""
+}
+
+// itemFromString builds an item of struct type t from a bare string: the
+// string is the item's file content, and its name (when t has a "name" field)
+// is the one the content carries (a data URI's name= or a URL's last segment).
+func itemFromString(t reflect.Type, s string) map[string]any {
+	field := fileContentField(t)
+	if field == "" {
+		return nil
+	}
+	obj := map[string]any{field: s}
+	for _, f := range jsonFields(t) {
+		if f.name == "name" && f.field.Type.Kind() == reflect.String && f.name != field {
+			obj["name"] = nameFromContent(s)
+		}
+	}
+	return obj
+}

@@ -1,0 +1,183 @@
+package agentcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// maxRedirects is how many redirects a fetch follows; each hop is checked
+// against the SSRF guard again.
+const maxRedirects = 5
+
+// blockedPrefixes are address ranges a fetch never reaches unless the host is
+// allowed explicitly: loopback, private, link-local (cloud metadata lives at
+// 169.254.169.254), carrier-grade NAT, multicast, documentation and reserved
+// ranges, for IPv4 and IPv6.
+var blockedPrefixes = func() []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range []string{
+		"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+		"172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15",
+		"198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
+		"::/128", "::1/128", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001:db8::/32",
+		"fc00::/7", "fe80::/10", "ff00::/8",
+	} {
+		out = append(out, netip.MustParsePrefix(s))
+	}
+	return out
+}()
+
+// blockedReason says why ip may not be fetched from, or "" if it may.
+func blockedReason(ip netip.Addr) string {
+	ip = ip.Unmap()
+	switch {
+	case ip.IsLoopback():
+		return "loopback"
+	case ip.IsPrivate():
+		return "private"
+	case ip.IsLinkLocalUnicast():
+		return "link-local (cloud metadata)"
+	case ip.IsUnspecified():
+		return "unspecified"
+	case ip.IsMulticast(), ip.IsLinkLocalMulticast():
+		return "multicast"
+	}
+	for _, p := range blockedPrefixes {
+		if p.Contains(ip) {
+			return "reserved (" + p.String() + ")"
+		}
+	}
+	return ""
+}
+
+// SSRFError is the error of a fetch refused by the guard against server-side
+// request forgery.
+type SSRFError struct {
+	Host   string
+	IP     string
+	Reason string
+}
+
+func (e *SSRFError) Error() string {
+	return fmt.Sprintf("refused to fetch from %s: its address %s is %s; the agent only fetches from public addresses unless the host is listed in AGENT_FETCH_ALLOW_HOSTS", e.Host, e.IP, e.Reason)
+}
+
+// fetcher fetches foreign URLs behind the SSRF guard.
+type fetcher struct {
+	client *http.Client
+	allow  map[string]bool // hosts and host:port pairs allowed although private
+}
+
+func newFetcher(allowHosts []string, timeout time.Duration) *fetcher {
+	f := &fetcher{allow: map[string]bool{}}
+	for _, h := range allowHosts {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+			f.allow[h] = true
+		}
+	}
+	dialer := &net.Dialer{Timeout: 15 * time.Second, KeepAlive: 30 * time.Second}
+	transport := &http.Transport{
+		Proxy:                 nil, // a proxy would reach what the guard refuses
+		DialContext:           f.guardedDial(dialer),
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          16,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   15 * time.Second,
+		ResponseHeaderTimeout: 60 * time.Second,
+	}
+	f.client = &http.Client{
+		Transport: transport,
+		Timeout:   timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= maxRedirects {
+				return fmt.Errorf("stopped after %d redirects", maxRedirects)
+			}
+			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+				return fmt.Errorf("refused redirect to a %s: URL; only http and https are fetched", req.URL.Scheme)
+			}
+			return nil
+		},
+	}
+	return f
+}
+
+func (f *fetcher) allowed(hostport string) bool {
+	hostport = strings.ToLower(hostport)
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	return f.allow[hostport] || f.allow[host]
+}
+
+// guardedDial resolves the host itself and dials only addresses the guard
+// accepts, so a DNS answer cannot change between the check and the dial.
+func (f *fetcher) guardedDial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if f.allowed(addr) {
+			return d.DialContext(ctx, network, addr)
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		if err != nil {
+			return nil, fmt.Errorf("resolve %s: %w", host, err)
+		}
+		var refused error
+		for _, ip := range ips {
+			if reason := blockedReason(ip); reason != "" {
+				if refused == nil {
+					refused = &SSRFError{Host: host, IP: ip.Unmap().String(), Reason: reason}
+				}
+				continue
+			}
+			conn, err := d.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
+			if err == nil {
+				return conn, nil
+			}
+			refused = err
+		}
+		if refused == nil {
+			refused = fmt.Errorf("no address found for %s", host)
+		}
+		return nil, refused
+	}
+}
+
+// get starts a GET of rawURL. The caller closes the body.
+func (f *fetcher) get(ctx context.Context, rawURL string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("bad URL %q: %w", rawURL, err)
+	}
+	req.Header.Set("User-Agent", "agentura-fetch/1")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		var ssrf *SSRFError
+		if errors.As(err, &ssrf) {
+			return nil, ssrf
+		}
+		return nil, fmt.Errorf("fetch %s: %w", redactURL(rawURL), err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		resp.Body.Close()
+		return nil, fmt.Errorf("fetch %s: the server answered %s", redactURL(rawURL), resp.Status)
+	}
+	return resp, nil
+}
+
+// redactURL drops the query (which may carry a token) from a URL for messages.
+func redactURL(raw string) string {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		return raw[:i]
+	}
+	return raw
+}

@@ -1,0 +1,120 @@
+package agentcore
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/agentura/agentura/wire"
+	"github.com/gin-gonic/gin"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// mcpBodyOverhead is what a JSON-RPC request adds around an inline file.
+const mcpBodyOverhead = 1 << 20
+
+// Handler returns the agent's HTTP handler: /mcp, /files/, /uploads,
+// /healthz, /readyz and /metrics.
+func (s *Service) Handler() http.Handler {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(gin.Recovery(), s.requestLog())
+
+	// An inline file arrives as base64 (4/3 of its size) inside JSON-RPC.
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{
+			Stateless:           s.cfg.MCPStateless,
+			Logger:              s.log,
+			MaxRequestBodyBytes: s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead,
+		})
+	var mcpH http.Handler = s.drainable(mcpHandler)
+	uploads := http.HandlerFunc(s.files.ServeUpload)
+	var uploadH http.Handler = uploads
+	if s.verifier != nil {
+		requireAuth := auth.RequireBearerToken(s.verifier.verify, nil)
+		mcpH = requireAuth(mcpH)
+		uploadH = requireAuth(uploads)
+	}
+	r.Any("/mcp", gin.WrapH(mcpH))
+	r.POST("/uploads", gin.WrapH(uploadH))
+	r.GET("/files/*path", gin.WrapF(s.files.ServeFile))
+	r.HEAD("/files/*path", gin.WrapF(s.files.ServeFile))
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	r.GET("/readyz", s.ready)
+	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
+	r.NoRoute(func(c *gin.Context) {
+		c.JSON(http.StatusNotFound, wire.Error{Error: "no such endpoint; this agent serves /mcp, /files/, /uploads, /healthz, /readyz, /metrics"})
+	})
+	return r
+}
+
+// ready answers 200 when the store takes files and the signing key works.
+func (s *Service) ready(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
+	defer cancel()
+	checks := gin.H{}
+	ok := true
+	if err := s.store.Ready(ctx); err != nil {
+		checks["storage"], ok = err.Error(), false
+	} else {
+		checks["storage"] = "ok"
+	}
+	if _, err := s.signer.Sign(probeClaims()); err != nil {
+		checks["signing_key"], ok = err.Error(), false
+	} else {
+		checks["signing_key"] = "ok"
+	}
+	for _, chk := range s.readiness() {
+		if err := chk.fn(ctx); err != nil {
+			checks[chk.name], ok = err.Error(), false
+		} else {
+			checks[chk.name] = "ok"
+		}
+	}
+	if !ok {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "not ready", "checks": checks})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ready", "checks": checks})
+}
+
+// drainable ends a standalone MCP stream (GET /mcp, which lasts as long as
+// the session) when shutdown begins, so shutdown does not wait on it. Tool
+// calls (POST) are not cut: they finish within ShutdownTimeout and their
+// results reach the caller, as do downloads in flight.
+func (s *Service) drainable(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			h.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		stop := context.AfterFunc(s.draining, cancel)
+		defer stop()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// requestLog logs each request with an id, and echoes the id to the caller.
+func (s *Service) requestLog() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id := c.GetHeader("X-Request-Id")
+		if id == "" || len(id) > 64 {
+			id = randomID()[:16]
+		}
+		c.Header("X-Request-Id", id)
+		start := time.Now()
+		c.Next()
+		level := slog.LevelDebug
+		if c.Writer.Status() >= 500 {
+			level = slog.LevelWarn
+		}
+		s.log.Log(c.Request.Context(), level, "http", "request_id", id, "method", c.Request.Method,
+			"path", c.Request.URL.Path, "status", c.Writer.Status(), "bytes", c.Writer.Size(),
+			"duration", time.Since(start))
+	}
+}

@@ -1,0 +1,105 @@
+package agentcore
+
+import (
+	"context"
+	"io"
+	"strings"
+
+	"github.com/agentura/agentura/fileserve"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MetaFileParams is the key under a tool's _meta that lists its file
+// parameters, for hosts that prefer a list to walking the schema.
+const MetaFileParams = "agentura/fileParams"
+
+func (s *Service) addMCPTool(rt *registeredTool) {
+	t := &mcp.Tool{
+		Name:        rt.def.Name,
+		Title:       rt.def.Title,
+		Description: rt.def.Description,
+		InputSchema: rt.def.InputSchema,
+	}
+	if len(rt.def.FileParams) > 0 {
+		t.Meta = mcp.Meta{MetaFileParams: rt.def.FileParams}
+	}
+	if rt.def.ReadOnly {
+		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+	}
+	name := rt.def.Name
+	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := s.Invoke(ctx, name, ownerOf(req), req.Params.Arguments)
+		if err != nil {
+			out := &mcp.CallToolResult{}
+			out.SetError(err)
+			return out, nil
+		}
+		return s.renderMCP(ctx, res), nil
+	})
+}
+
+// ownerOf reads the caller's identity from the request itself (its verified
+// bearer token), never from ctx: in a stateful session, ctx belongs to the
+// request that created the session.
+func ownerOf(req *mcp.CallToolRequest) string {
+	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
+		return req.Extra.TokenInfo.UserID
+	}
+	return AnonymousOwner
+}
+
+// renderMCP turns a result into MCP content: the tool's text, a line naming
+// each produced file (for models without middleware), a resource_link per
+// file, and an embedded resource per file up to EmbedMaxBytes.
+func (s *Service) renderMCP(ctx context.Context, res *Result) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{StructuredContent: res.Structured()}
+	if res.Text != "" {
+		out.Content = append(out.Content, &mcp.TextContent{Text: res.Text})
+	}
+	if len(res.Files) > 0 {
+		out.Content = append(out.Content, &mcp.TextContent{Text: strings.Join(res.ProducedLines(), "\n")})
+	}
+	for _, f := range res.Files {
+		size := f.SizeBytes
+		out.Content = append(out.Content, &mcp.ResourceLink{
+			URI:      f.DownloadURL,
+			Name:     f.Filename,
+			MIMEType: f.MIMEType,
+			Size:     &size,
+		})
+	}
+	for i, f := range res.Files {
+		if i >= len(res.stored) || f.SizeBytes > s.cfg.EmbedMaxBytes {
+			continue
+		}
+		if e := s.embed(ctx, res.stored[i], f.DownloadURL); e != nil {
+			out.Content = append(out.Content, e)
+		}
+	}
+	if out.Content == nil {
+		out.Content = []mcp.Content{}
+	}
+	return out
+}
+
+// embed reads a small stored file into an embedded resource; text stays text.
+func (s *Service) embed(ctx context.Context, m fileserve.Meta, uri string) *mcp.EmbeddedResource {
+	obj, _, err := s.store.Open(ctx, m.Area, m.Owner, m.ID)
+	if err != nil {
+		s.log.Warn("could not embed output", "id", m.ID, "err", err)
+		return nil
+	}
+	defer obj.Close()
+	data, err := io.ReadAll(io.LimitReader(obj, s.cfg.EmbedMaxBytes+1))
+	if err != nil {
+		s.log.Warn("could not embed output", "id", m.ID, "err", err)
+		return nil
+	}
+	rc := &mcp.ResourceContents{URI: uri, MIMEType: m.MIMEType}
+	if strings.HasPrefix(m.MIMEType, "text/") {
+		rc.Text = string(data)
+	} else {
+		rc.Blob = data
+	}
+	return &mcp.EmbeddedResource{Resource: rc}
+}

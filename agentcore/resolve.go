@@ -1,0 +1,380 @@
+package agentcore
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/filetype"
+)
+
+// InputFile is a resolved file input: a local file the tool may read until
+// its call ends, when the per-call folder holding it is removed.
+type InputFile struct {
+	// Path is the local file. Its base name is Name.
+	Path string
+	// Name is the sanitised original name ("invoice.pdf").
+	Name string
+	// MIMEType is detected from the content and the name.
+	MIMEType string
+	// Size is the length in bytes.
+	Size int64
+}
+
+// ResolveError is the error of a file input that could not be resolved. Its
+// message says which input, what was wrong and what to do about it.
+type ResolveError struct {
+	Name string // the file's name as given, or derived
+	Err  error
+}
+
+func (e *ResolveError) Error() string {
+	if e.Name == "" {
+		return "file input: " + e.Err.Error()
+	}
+	return fmt.Sprintf("file %q: %v", e.Name, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *ResolveError) Unwrap() error { return e.Err }
+
+// Errors a resolution may wrap; test with errors.Is.
+var (
+	// ErrUnresolvedReference: the content is a bare file name — the client did
+	// not replace its file reference with the file.
+	ErrUnresolvedReference = errors.New("unresolved file reference")
+	// ErrInputTooLarge: the input exceeds AGENT_MAX_UPLOAD_BYTES.
+	ErrInputTooLarge = errors.New("file exceeds the input size limit")
+	// ErrPathInputsDisabled: a path was given but AGENT_INPUT_ROOTS is empty.
+	ErrPathInputsDisabled = errors.New("path inputs are disabled")
+	// ErrOutsideRoots: a path lies outside every input root.
+	ErrOutsideRoots = errors.New("path is outside the input roots")
+)
+
+// resolver turns file parameters into local files. There is exactly one.
+type resolver struct {
+	maxBytes int64
+	roots    []string // absolute, symlink-free input roots
+	files    *fileserve.Server
+	fetch    *fetcher
+}
+
+// resolve writes the file given by (name, content) into a new folder under
+// dir and describes it. owner is the caller; it may open its own signed URLs.
+func (r *resolver) resolve(ctx context.Context, owner, dir, name, content string) (*InputFile, error) {
+	given := name
+	content = strings.TrimSpace(content)
+	if given == "" {
+		given = nameFromContent(content)
+	}
+	fail := func(err error) (*InputFile, error) { return nil, &ResolveError{Name: given, Err: err} }
+
+	if content == "" {
+		if name != "" {
+			return fail(fmt.Errorf("%w: content is empty; the client must send the file itself (data URI, base64 or URL), not only its name", ErrUnresolvedReference))
+		}
+		return fail(errors.New(`no file given: send {"name": "report.pdf", "content": "<data URI, URL or base64>"}`))
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fail(fmt.Errorf("prepare call folder: %w", err))
+	}
+	slot, err := os.MkdirTemp(dir, "in-")
+	if err != nil {
+		return fail(fmt.Errorf("prepare call folder: %w", err))
+	}
+	in, err := r.resolveInto(ctx, owner, slot, name, content)
+	if err != nil {
+		os.RemoveAll(slot) // a refused input leaves nothing behind
+		return fail(err)
+	}
+	return in, nil
+}
+
+func (r *resolver) resolveInto(ctx context.Context, owner, slot, name, content string) (*InputFile, error) {
+	switch {
+	case hasPrefixFold(content, "data:"):
+		return r.fromDataURI(slot, name, content)
+	case hasPrefixFold(content, "http://"), hasPrefixFold(content, "https://"):
+		return r.fromURL(ctx, owner, slot, name, content)
+	}
+	if i := strings.Index(content, "://"); i > 0 && i < 10 && !strings.ContainsAny(content[:i], "/+=") {
+		return nil, fmt.Errorf("unsupported URL scheme %q: send an http(s) URL, a data URI or base64", content[:i])
+	}
+	if content == name || looksLikeFileName(content) && !strings.ContainsAny(content, `/\`) {
+		return nil, fmt.Errorf("%w: the content %q is a file name, not the file. The client must replace file names with the file's content (a data URI, base64, or a signed URL from /uploads); hosts using the agentura client middleware do this for files in their registry",
+			ErrUnresolvedReference, truncate(content, 80))
+	}
+	if looksLikePath(content) {
+		return r.fromPath(slot, name, content)
+	}
+	return r.fromBase64(slot, name, content)
+}
+
+// looksLikePath reports whether s reads as a file path rather than base64:
+// it has a folder separator and a character base64 never uses ('.', '\',
+// '~'), or it is a short absolute path without '+' or '='. Plain base64 that
+// happens to look like a path can always be sent unambiguously as a data URI.
+func looksLikePath(s string) bool {
+	if len(s) > 4096 || strings.ContainsAny(s, " \t\r\n") {
+		return false
+	}
+	if !strings.ContainsAny(s, `/\`) {
+		return false
+	}
+	if !isBase64Text(s) {
+		return true
+	}
+	return strings.HasPrefix(s, "/") && len(s) <= 1024 && !strings.ContainsAny(s, "+=") && !strings.Contains(s, "//")
+}
+
+// fileIn creates the file for the input in slot, named after name or fallback.
+func fileIn(slot, name, fallback string) (*os.File, string, error) {
+	clean := SanitizeName(name)
+	if clean == "" {
+		clean = SanitizeName(fallback)
+	}
+	if clean == "" {
+		clean = "file"
+	}
+	f, err := os.OpenFile(filepath.Join(slot, clean), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	return f, clean, err
+}
+
+// write streams src into a new file of slot, enforcing the size cap while
+// streaming, and describes the result.
+func (r *resolver) write(slot, name, fallback, mimeHint string, src io.Reader) (*InputFile, error) {
+	f, clean, err := fileIn(slot, name, fallback)
+	if err != nil {
+		return nil, fmt.Errorf("create input file: %w", err)
+	}
+	n, err := io.Copy(f, io.LimitReader(src, r.maxBytes+1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if n > r.maxBytes {
+		return nil, fmt.Errorf("%w of %d bytes (AGENT_MAX_UPLOAD_BYTES); send a smaller file or ask the operator to raise the limit", ErrInputTooLarge, r.maxBytes)
+	}
+	mimeType, err := filetype.DetectFile(f.Name(), clean)
+	if err != nil {
+		return nil, fmt.Errorf("read input file: %w", err)
+	}
+	if mimeType == filetype.Generic && mimeHint != "" {
+		mimeType = mimeHint
+	}
+	return &InputFile{Path: f.Name(), Name: clean, MIMEType: mimeType, Size: n}, nil
+}
+
+func (r *resolver) fromDataURI(slot, name, content string) (*InputFile, error) {
+	header, payload, ok := strings.Cut(content[len("data:"):], ",")
+	if !ok {
+		return nil, errors.New(`malformed data URI: no "," before the data; the form is data:<mime>[;name=<file>];base64,<data>`)
+	}
+	isBase64 := strings.HasSuffix(strings.ToLower(header), ";base64")
+	mimeHint := strings.TrimSpace(strings.Split(header, ";")[0])
+	fallback := dataURIName(header)
+	if isBase64 {
+		// A base64 payload that exceeds the cap is refused before decoding.
+		if int64(len(payload))/4*3 > r.maxBytes+3 {
+			return nil, fmt.Errorf("%w of %d bytes (AGENT_MAX_UPLOAD_BYTES); send a smaller file or ask the operator to raise the limit", ErrInputTooLarge, r.maxBytes)
+		}
+		in, err := r.write(slot, name, fallback, mimeHint, base64Reader(payload))
+		if err != nil && !errors.Is(err, ErrInputTooLarge) && isDecodeError(err) {
+			return nil, fmt.Errorf("data URI payload is not valid base64: %v", err)
+		}
+		return in, err
+	}
+	decoded, err := url.PathUnescape(payload)
+	if err != nil {
+		return nil, fmt.Errorf("data URI payload is not valid percent-encoding: %v", err)
+	}
+	return r.write(slot, name, fallback, mimeHint, strings.NewReader(decoded))
+}
+
+func (r *resolver) fromBase64(slot, name, content string) (*InputFile, error) {
+	if int64(len(content))/4*3 > r.maxBytes+3 {
+		return nil, fmt.Errorf("%w of %d bytes (AGENT_MAX_UPLOAD_BYTES); send a smaller file or ask the operator to raise the limit", ErrInputTooLarge, r.maxBytes)
+	}
+	in, err := r.write(slot, name, "", "", base64Reader(content))
+	if err != nil && isDecodeError(err) {
+		return nil, fmt.Errorf("content is not a data URI, an http(s) URL, a path or valid base64 (%v); send the file as data:<mime>;base64,<data> or plain base64", err)
+	}
+	return in, err
+}
+
+func (r *resolver) fromURL(ctx context.Context, owner, slot, name, rawURL string) (*InputFile, error) {
+	if r.files != nil {
+		obj, meta, own, err := r.files.OpenURL(ctx, rawURL, owner)
+		if own {
+			if err != nil {
+				return nil, err
+			}
+			defer obj.Close()
+			if meta.Size > r.maxBytes {
+				return nil, fmt.Errorf("%w of %d bytes (AGENT_MAX_UPLOAD_BYTES)", ErrInputTooLarge, r.maxBytes)
+			}
+			return r.write(slot, name, meta.Name, meta.MIMEType, obj)
+		}
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("malformed URL %q", redactURL(rawURL))
+	}
+	resp, err := r.fetch.get(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.ContentLength > r.maxBytes {
+		return nil, fmt.Errorf("%w: %s is %d bytes, the limit is %d (AGENT_MAX_UPLOAD_BYTES)", ErrInputTooLarge, redactURL(rawURL), resp.ContentLength, r.maxBytes)
+	}
+	fallback := nameFromContent(resp.Request.URL.String())
+	if _, params, err := mimeParse(resp.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
+		fallback = params["filename"]
+	}
+	in, err := r.write(slot, name, fallback, resp.Header.Get("Content-Type"), resp.Body)
+	if err != nil && !errors.Is(err, ErrInputTooLarge) {
+		return nil, fmt.Errorf("fetch %s: %w", redactURL(rawURL), err)
+	}
+	return in, err
+}
+
+func (r *resolver) splitRoot(p string) (root, rel string, ok bool) {
+	clean := filepath.Clean(p)
+	for _, root := range r.roots {
+		if rel, err := filepath.Rel(root, clean); err == nil && rel != "." && filepath.IsLocal(rel) {
+			return root, rel, true
+		}
+	}
+	return "", "", false
+}
+
+func (r *resolver) fromPath(slot, name, p string) (*InputFile, error) {
+	if len(r.roots) == 0 {
+		return nil, fmt.Errorf("%w on this agent (AGENT_INPUT_ROOTS is empty), so %q cannot be read; send the file as a data URI, base64 or URL instead", ErrPathInputsDisabled, truncate(p, 120))
+	}
+	p = strings.ReplaceAll(p, `\`, "/")
+	var f *os.File
+	var err error
+	if filepath.IsAbs(p) {
+		root, rel, ok := r.splitRoot(p)
+		if !ok {
+			return nil, fmt.Errorf("%w: %q is not inside %s (AGENT_INPUT_ROOTS)", ErrOutsideRoots, p, strings.Join(r.roots, ":"))
+		}
+		f, err = os.OpenInRoot(root, rel)
+	} else {
+		if !filepath.IsLocal(p) {
+			return nil, fmt.Errorf("%w: %q climbs out of the input roots", ErrOutsideRoots, p)
+		}
+		for _, root := range r.roots {
+			if f, err = os.OpenInRoot(root, p); err == nil || !errors.Is(err, os.ErrNotExist) {
+				break
+			}
+		}
+	}
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("no file at %q under the input roots", p)
+		}
+		if strings.Contains(err.Error(), "escapes") {
+			return nil, fmt.Errorf("%w: %q leads outside its input root (through a symbolic link or ..)", ErrOutsideRoots, p)
+		}
+		return nil, fmt.Errorf("open %q: %w", p, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%q is not a regular file", p)
+	}
+	if st.Size() > r.maxBytes {
+		return nil, fmt.Errorf("%w of %d bytes (AGENT_MAX_UPLOAD_BYTES): %q is %d bytes", ErrInputTooLarge, r.maxBytes, p, st.Size())
+	}
+	return r.write(slot, name, filepath.Base(p), "", f)
+}
+
+// base64Reader decodes s, standard or URL alphabet, padded or not, ignoring
+// whitespace, as a stream.
+func base64Reader(s string) io.Reader {
+	enc := base64.StdEncoding
+	if strings.IndexByte(s, '-') >= 0 || strings.IndexByte(s, '_') >= 0 {
+		enc = base64.URLEncoding
+	}
+	if strings.IndexByte(s, '=') < 0 {
+		enc = enc.WithPadding(base64.NoPadding)
+	}
+	var src io.Reader = strings.NewReader(s)
+	if strings.IndexByte(s, ' ') >= 0 || strings.IndexByte(s, '\t') >= 0 {
+		src = &spaceSkipper{s: s}
+	}
+	return base64.NewDecoder(enc, src)
+}
+
+// spaceSkipper reads a string leaving out spaces and tabs (base64's decoder
+// itself skips only line breaks).
+type spaceSkipper struct {
+	s string
+	i int
+}
+
+func (r *spaceSkipper) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && r.i < len(r.s) {
+		chunk := r.s[r.i:min(len(r.s), r.i+len(p)-n)]
+		cut := len(chunk)
+		if k := strings.IndexByte(chunk, ' '); k >= 0 {
+			cut = k
+		}
+		if k := strings.IndexByte(chunk[:cut], '\t'); k >= 0 {
+			cut = k
+		}
+		n += copy(p[n:], chunk[:cut])
+		r.i += cut
+		if cut < len(chunk) {
+			r.i++ // skip the space or tab
+		}
+	}
+	if n == 0 && r.i >= len(r.s) {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func isDecodeError(err error) bool {
+	var ce base64.CorruptInputError
+	return errors.As(err, &ce) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// isBase64Text reports whether s uses only base64 characters (either
+// alphabet), padding and whitespace.
+func isBase64Text(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9',
+			c == '+', c == '/', c == '-', c == '_', c == '=',
+			c == ' ', c == '\t', c == '\n', c == '\r':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,173 @@
+package agentcore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/filetype"
+	"github.com/agentura/agentura/wire"
+)
+
+// Output is a file a tool hands out. Give exactly one of Path and Reader.
+type Output struct {
+	// Name is the display name; it may hold a relative sub-path
+	// ("images/diagram_002.png") for multi-file results.
+	Name string
+	// MIMEType is optional; by default it is detected from content and name.
+	MIMEType string
+	// Path is an existing local file. A file inside the call's WorkDir is
+	// moved into the store (no copy on the same disk); any other is copied.
+	Path string
+	// Reader streams the content.
+	Reader io.Reader
+}
+
+// OutputFile hands out the local file at path under the display name name.
+func OutputFile(name, path string) Output { return Output{Name: name, Path: path} }
+
+// OutputBytes hands out data under the display name name.
+func OutputBytes(name string, data []byte) Output {
+	return Output{Name: name, Reader: bytes.NewReader(data)}
+}
+
+// OutputReader hands out what r yields under the display name name.
+func OutputReader(name string, r io.Reader) Output { return Output{Name: name, Reader: r} }
+
+// Result is what a tool returns, whatever the transport: MCP renders it as
+// content blocks and structured content, A2A as artifacts.
+type Result struct {
+	// Text is shown first, to the model and the user.
+	Text string
+	// Data holds structured fields (never file bytes). With files, the file
+	// fields are added: flat for one file, under "files" for several.
+	Data map[string]any
+	// Files are the produced files, in order. Fill it with Call.FileResponse.
+	Files []wire.File
+
+	stored []fileserve.Meta // parallel to Files
+}
+
+// TextResult is a result with text only.
+func TextResult(text string) *Result { return &Result{Text: text} }
+
+// Structured returns the structured content of r: Data plus the files.
+func (r *Result) Structured() map[string]any {
+	out := make(map[string]any, len(r.Data)+4)
+	for k, v := range r.Data {
+		out[k] = v
+	}
+	switch len(r.Files) {
+	case 0:
+	case 1:
+		f := r.Files[0]
+		out["download_url"] = f.DownloadURL
+		out["filename"] = f.Filename
+		out["mime_type"] = f.MIMEType
+		out["size_bytes"] = f.SizeBytes
+	default:
+		out["files"] = r.Files
+	}
+	return out
+}
+
+// ProducedLines are the lines naming each produced file for a model that has
+// no client middleware: "Tool produced: report.pptx (PowerPoint, 1.0 MB) <url>".
+func (r *Result) ProducedLines() []string {
+	lines := make([]string, len(r.Files))
+	for i, f := range r.Files {
+		lines[i] = wire.ProducedPrefix + filetype.Describe(f.Filename, f.MIMEType, f.SizeBytes) + " " + f.DownloadURL
+	}
+	return lines
+}
+
+// FileResponse stores outputs for the caller and returns the result that
+// hands them out: per file a random id, an atomic write, metadata, and a
+// signed download URL. On error nothing of this response stays stored.
+func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, error) {
+	if len(outputs) == 0 {
+		return nil, errors.New("FileResponse: no outputs given")
+	}
+	res := &Result{}
+	taken := map[string]bool{}
+	for i, o := range outputs {
+		name := uniqueName(cleanOutputName(o.Name, i), taken)
+		meta, err := c.store(ctx, o, name)
+		if err != nil {
+			c.discard(ctx, res.stored)
+			return nil, fmt.Errorf("store output %q: %w", name, err)
+		}
+		url, err := c.svc.files.URL(meta)
+		if err != nil {
+			c.discard(ctx, append(res.stored, meta))
+			return nil, fmt.Errorf("sign URL of %q: %w", name, err)
+		}
+		res.stored = append(res.stored, meta)
+		res.Files = append(res.Files, wire.File{DownloadURL: url, Filename: meta.Name, MIMEType: meta.MIMEType, SizeBytes: meta.Size})
+	}
+	return res, nil
+}
+
+func (c *Call) store(ctx context.Context, o Output, name string) (fileserve.Meta, error) {
+	nf := fileserve.NewFile{Area: fileserve.Outputs, Owner: c.Owner, Name: name, MIMEType: o.MIMEType}
+	switch {
+	case o.Path != "" && o.Reader != nil:
+		return fileserve.Meta{}, errors.New("give Path or Reader, not both")
+	case o.Path != "":
+		if c.inWorkDir(o.Path) {
+			return c.svc.store.Adopt(ctx, nf, o.Path)
+		}
+		f, err := os.Open(o.Path)
+		if err != nil {
+			return fileserve.Meta{}, err
+		}
+		defer f.Close()
+		return c.svc.store.Put(ctx, nf, f)
+	case o.Reader != nil:
+		return c.svc.store.Put(ctx, nf, o.Reader)
+	}
+	return fileserve.Meta{}, errors.New("output has neither Path nor Reader")
+}
+
+func (c *Call) discard(ctx context.Context, metas []fileserve.Meta) {
+	for _, m := range metas {
+		_ = c.svc.store.Delete(context.WithoutCancel(ctx), m.Area, m.Owner, m.ID)
+	}
+}
+
+// inWorkDir reports whether p lies inside this call's folder.
+func (c *Call) inWorkDir(p string) bool {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(c.dir, abs)
+	return err == nil && filepath.IsLocal(rel)
+}
+
+// cleanOutputName keeps a relative sub-path but makes every segment safe.
+func cleanOutputName(name string, i int) string {
+	if fileserve.BaseName(name) == "" {
+		return fmt.Sprintf("output-%d", i+1)
+	}
+	return fileserve.CleanName(name)
+}
+
+// uniqueName returns name, or name with " (2)", " (3)"... before the
+// extension if an earlier file of the same response took it.
+func uniqueName(name string, taken map[string]bool) string {
+	candidate := name
+	ext := path.Ext(name)
+	for n := 2; taken[candidate]; n++ {
+		candidate = fmt.Sprintf("%s (%d)%s", strings.TrimSuffix(name, ext), n, ext)
+	}
+	taken[candidate] = true
+	return candidate
+}

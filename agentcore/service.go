@@ -1,0 +1,320 @@
+// Package agentcore is the framework an agent is built on: typed tools with
+// file parameters, one resolver that turns any file input into a local file,
+// one response builder that hands files out through signed, expiring URLs,
+// and the service that serves it all (MCP over streamable HTTP or stdio, the
+// /files/ and /uploads endpoints, health, metrics, cleanup).
+//
+// An agent author writes a typed handler and registers it:
+//
+//	type Input struct {
+//		Source agentcore.FileAttachment `json:"source" jsonschema:"the scan to read"`
+//	}
+//	agentcore.AddTool(svc, agentcore.Tool{Name: "ocr"}, func(ctx context.Context, call *agentcore.Call, in Input) (*agentcore.Result, error) {
+//		f, err := call.ResolveFileAttachment(ctx, in.Source) // a local file, original name kept
+//		...
+//		return call.FileResponse(ctx, agentcore.OutputFile("text.txt", path))
+//	})
+//
+// The model never handles bytes: it names files, client middleware moves them.
+package agentcore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agentura/agentura/cleanup"
+	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/signing"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Info names an agent.
+type Info struct {
+	// Name is the agent's machine name, e.g. "ocr-agent".
+	Name string
+	// Version is the agent's version.
+	Version string
+	// Title is an optional human name.
+	Title string
+	// Instructions tell a model how to use the agent's tools.
+	Instructions string
+}
+
+// Service is an agent: its tools, its file store and its HTTP endpoints
+// (BaseAgentService). Create it with New, register tools with AddTool, then
+// Run it.
+type Service struct {
+	info     Info
+	cfg      Config
+	log      *slog.Logger
+	store    fileserve.Store
+	signer   *signing.Signer
+	files    *fileserve.Server
+	resolver *resolver
+	sweeper  *cleanup.Sweeper
+	mcp      *mcp.Server
+	registry *prometheus.Registry
+	metrics  *serviceMetrics
+	verifier *callerVerifier
+	callsDir string
+
+	mu        sync.RWMutex
+	tools     map[string]*registeredTool
+	toolOrder []string
+
+	checks []readinessCheck
+
+	draining context.Context // done when shutdown begins
+	drain    context.CancelFunc
+}
+
+// New builds a service from cfg (see LoadConfig). It opens the store, loads
+// or creates the signing key, and prepares the MCP server; nothing listens
+// until Run.
+func New(info Info, cfg Config, logger *slog.Logger) (*Service, error) {
+	if info.Name == "" {
+		return nil, errors.New("agentcore: Info.Name is required")
+	}
+	if err := cfg.normalize(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	s := &Service{
+		info:     info,
+		cfg:      cfg,
+		log:      logger.With("agent", info.Name),
+		registry: prometheus.NewRegistry(),
+		tools:    map[string]*registeredTool{},
+	}
+	s.draining, s.drain = context.WithCancel(context.Background())
+	s.metrics = newServiceMetrics(s.registry)
+
+	dir, _ := cfg.storageDir()
+	disk, err := fileserve.NewDiskStore(dir)
+	if err != nil {
+		return nil, &ConfigError{"AGENT_STORAGE_URL", cfg.StorageURL, err}
+	}
+	s.store = fileserve.Instrument(disk, s.registry)
+	s.callsDir = filepath.Join(disk.Root(), "calls")
+	// Nothing runs yet, so whatever a previous process left in its call
+	// folders (a crash mid-call) is garbage.
+	if err := os.RemoveAll(s.callsDir); err != nil {
+		return nil, fmt.Errorf("clear call folders: %w", err)
+	}
+	if err := os.MkdirAll(s.callsDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create call folders: %w", err)
+	}
+
+	keys, err := s.loadKeys()
+	if err != nil {
+		return nil, err
+	}
+	if s.signer, err = signing.NewSigner(cfg.PublicURL, keys...); err != nil {
+		return nil, err
+	}
+	if cfg.Auth == "jwt" {
+		if s.verifier, err = newCallerVerifier(cfg); err != nil {
+			return nil, err
+		}
+	}
+	s.files, err = fileserve.NewServer(fileserve.Config{
+		Store:          s.store,
+		Signer:         s.signer,
+		PublicURL:      cfg.PublicURL,
+		URLTTL:         cfg.URLTTL,
+		MaxUploadBytes: cfg.MaxUploadBytes,
+		Owner:          s.uploadOwner,
+		Logger:         s.log,
+		Metrics:        s.registry,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.resolver = &resolver{
+		maxBytes: cfg.MaxUploadBytes,
+		roots:    cfg.InputRoots,
+		files:    s.files,
+		fetch:    newFetcher(cfg.FetchAllowHosts, cfg.FetchTimeout),
+	}
+	s.sweeper, err = cleanup.New(cleanup.Config{
+		Store: s.store,
+		Rules: []cleanup.Rule{
+			{Area: fileserve.Outputs, TTL: cfg.OutputTTL},
+			{Area: fileserve.Staging, TTL: cfg.StagingTTL},
+		},
+		Schedule: cfg.CleanupSchedule,
+		Logger:   s.log,
+		Metrics:  s.registry,
+	})
+	if err != nil {
+		return nil, &ConfigError{"AGENT_CLEANUP_SCHEDULE", cfg.CleanupSchedule, err}
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version},
+		&mcp.ServerOptions{Instructions: info.Instructions, Logger: s.log, SupportedProtocolVersions: protocolVersions(cfg.MCPStateless)})
+	return s, nil
+}
+
+// loadKeys returns the URL signing keys: from AGENT_SIGNING_KEY, from
+// AGENT_SIGNING_KEY_FILE, or generated once and kept in the data folder so
+// that URLs outlive a restart.
+func (s *Service) loadKeys() ([]signing.Key, error) {
+	switch {
+	case len(s.cfg.SigningKeys) > 0:
+		var keys []signing.Key
+		for i, secret := range s.cfg.SigningKeys {
+			k, err := signing.NewKey([]byte(secret))
+			if err != nil {
+				return nil, &ConfigError{"AGENT_SIGNING_KEY", fmt.Sprintf("(key %d hidden)", i+1), err}
+			}
+			keys = append(keys, k)
+		}
+		return keys, nil
+	case s.cfg.SigningKeyFile != "":
+		keys, err := signing.LoadKeyFile(s.cfg.SigningKeyFile)
+		if err != nil {
+			return nil, &ConfigError{"AGENT_SIGNING_KEY_FILE", s.cfg.SigningKeyFile, err}
+		}
+		return keys, nil
+	}
+	path := filepath.Join(s.cfg.DataDir, "signing.key")
+	keys, created, err := signing.LoadOrCreateKeyFile(path)
+	if err != nil {
+		return nil, &ConfigError{"AGENT_DATA_DIR", s.cfg.DataDir, err}
+	}
+	if created {
+		s.log.Warn("generated a URL signing key and kept it in the data folder; set AGENT_SIGNING_KEY (or _FILE) to manage it yourself, and share it between replicas", "file", path)
+	}
+	return keys, nil
+}
+
+// Config returns the service's settings, defaults filled in.
+func (s *Service) Config() Config { return s.cfg }
+
+// MCPServer returns the underlying MCP server, for adding prompts or
+// resources beside the tools.
+func (s *Service) MCPServer() *mcp.Server { return s.mcp }
+
+// Registry returns the Prometheus registry served at /metrics, for an
+// agent's own metrics.
+func (s *Service) Registry() *prometheus.Registry { return s.registry }
+
+// Logger returns the service's logger.
+func (s *Service) Logger() *slog.Logger { return s.log }
+
+// Run serves HTTP on cfg.Addr until ctx is done, then shuts down gracefully:
+// it stops accepting, ends MCP streams, and lets downloads in flight finish
+// (up to ShutdownTimeout). The cleanup sweeper runs once before serving and
+// then on its schedule.
+func (s *Service) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return &ConfigError{"AGENT_ADDR", s.cfg.Addr, err}
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve is Run on a listener of the caller's.
+func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
+	if err := s.sweeper.Start(ctx); err != nil {
+		ln.Close()
+		return fmt.Errorf("start cleanup: %w", err)
+	}
+	defer s.sweeper.Stop()
+
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	s.log.Info("agent serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,
+		"tools", len(s.Tools()), "auth", s.cfg.Auth, "mcp_stateless", s.cfg.MCPStateless)
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: letting requests in flight finish", "timeout", s.cfg.ShutdownTimeout)
+	s.drain()
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	s.log.Info("stopped")
+	return nil
+}
+
+// RunStdio serves MCP over stdin/stdout while the HTTP server (for /files/
+// and /uploads) runs on cfg.Addr, until ctx is done or stdin closes. It
+// fails at once when the address cannot be listened on: download URLs would
+// point at nothing, or at someone else.
+func (s *Service) RunStdio(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return &ConfigError{"AGENT_ADDR", s.cfg.Addr, err}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	httpErr := make(chan error, 1)
+	go func() {
+		err := s.Serve(ctx, ln)
+		if err != nil {
+			cancel() // without downloads, the agent is of no use: stop stdio too
+		}
+		httpErr <- err
+	}()
+	err = s.mcp.Run(ctx, &mcp.StdioTransport{})
+	cancel()
+	herr := <-httpErr
+	if herr != nil {
+		return fmt.Errorf("HTTP server: %w", herr)
+	}
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// protocolVersions are the MCP versions served. A stateful server leaves out
+// 2026-07-28 and later: the go-sdk answers a client's server/discover for it
+// but then refuses its session requests, which strands clients such as
+// mcp-go v1.2.1 that negotiate it; without it, they fall back to initialize.
+func protocolVersions(stateless bool) []string {
+	var out []string
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if stateless || v < "2026-07-28" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func randomID() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,147 @@
+package agentcore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Tool describes a tool for registration.
+type Tool struct {
+	// Name is the tool's name, e.g. "ocr_document".
+	Name string
+	// Title is an optional human title.
+	Title string
+	// Description tells the model what the tool does and when to use it.
+	Description string
+	// ReadOnly marks a tool that changes nothing but its own outputs.
+	ReadOnly bool
+}
+
+// ToolDef is a registered tool: its description, its input schema, and the
+// paths of its file parameters, derived from the input type.
+type ToolDef struct {
+	Tool
+	// InputSchema is the JSON schema of the arguments.
+	InputSchema *jsonschema.Schema
+	// FileParams are the JSON paths of the file parameters: "source" for a
+	// top-level parameter, "sources" for an array of files,
+	// "embeds[].content" for a file field of array items.
+	FileParams []string
+}
+
+// ToolFunc is a tool's implementation. It receives the decoded, validated
+// arguments and the Call, through which it resolves file inputs and hands
+// out file outputs. An error becomes a tool error the caller sees: make it
+// say what was wrong and what to do.
+type ToolFunc[In any] func(ctx context.Context, call *Call, in In) (*Result, error)
+
+type registeredTool struct {
+	def    ToolDef
+	decode *argDecoder
+	run    func(ctx context.Context, call *Call, raw json.RawMessage) (*Result, error)
+}
+
+// AddTool registers a tool whose arguments decode into In, a struct. The
+// input schema and the file parameters come from In (see InputSchema). It
+// panics when In cannot describe tool arguments, as that is a programming
+// error found at start-up.
+func AddTool[In any](s *Service, t Tool, fn ToolFunc[In]) {
+	if err := addTool(s, t, fn); err != nil {
+		panic(fmt.Sprintf("agentcore.AddTool %q: %v", t.Name, err))
+	}
+}
+
+func addTool[In any](s *Service, t Tool, fn ToolFunc[In]) error {
+	if t.Name == "" {
+		return errors.New("tool has no name")
+	}
+	if fn == nil {
+		return errors.New("tool has no function")
+	}
+	schema, fileParams, err := InputSchema[In]()
+	if err != nil {
+		return err
+	}
+	dec, err := newArgDecoder(reflect.TypeFor[In](), schema)
+	if err != nil {
+		return err
+	}
+	rt := &registeredTool{
+		def:    ToolDef{Tool: t, InputSchema: schema, FileParams: fileParams},
+		decode: dec,
+	}
+	rt.run = func(ctx context.Context, call *Call, raw json.RawMessage) (*Result, error) {
+		var in In
+		if err := dec.decode(raw, &in); err != nil {
+			return nil, err
+		}
+		return fn(ctx, call, in)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.tools[t.Name]; dup {
+		return errors.New("a tool of this name is registered already")
+	}
+	s.tools[t.Name] = rt
+	s.toolOrder = append(s.toolOrder, t.Name)
+	s.addMCPTool(rt)
+	return nil
+}
+
+// Tools lists the registered tools in registration order.
+func (s *Service) Tools() []ToolDef {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]ToolDef, 0, len(s.toolOrder))
+	for _, name := range s.toolOrder {
+		out = append(out, s.tools[name].def)
+	}
+	return out
+}
+
+// ErrUnknownTool is returned by Invoke for a tool that is not registered.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// Invoke runs the tool name for owner with raw JSON arguments, whatever the
+// transport: it decodes and validates the arguments, gives the tool a Call
+// with its own folder, turns a panic into an error, and removes the folder
+// when the tool returns.
+func (s *Service) Invoke(ctx context.Context, name, owner string, raw json.RawMessage) (res *Result, err error) {
+	s.mu.RLock()
+	rt, ok := s.tools[name]
+	names := slices.Clone(s.toolOrder)
+	s.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %q; this agent has: %v", ErrUnknownTool, name, names)
+	}
+	if owner == "" {
+		owner = AnonymousOwner
+	}
+	call := s.newCall(name, owner)
+	defer call.end()
+	defer func() {
+		if p := recover(); p != nil {
+			call.Logger.Error("tool panicked", "panic", p, "stack", string(debug.Stack()))
+			res, err = nil, fmt.Errorf("tool %s failed with an internal error; the agent's log has the details", name)
+		}
+		if err == nil && res == nil {
+			res = &Result{}
+		}
+		s.metrics.toolCalls.WithLabelValues(name, outcome(err)).Inc()
+	}()
+	return rt.run(ctx, call, raw)
+}
+
+func outcome(err error) string {
+	if err != nil {
+		return "error"
+	}
+	return "ok"
+}
