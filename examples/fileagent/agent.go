@@ -1,0 +1,167 @@
+// Package fileagent is the smallest complete agentura agent, written to be
+// copied: one tool that takes files (inspect_file) and one that produces
+// several (archive_files). Everything about moving bytes — decoding inputs,
+// storing outputs, signed URLs, cleanup — is agentcore's job; the tools only
+// read local files and write local files.
+package fileagent
+
+import (
+	"archive/zip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentura/agentura/agentcore"
+	"github.com/agentura/agentura/filetype"
+)
+
+// Info names the agent.
+var Info = agentcore.Info{
+	Name:         "fileagent",
+	Title:        "File example agent",
+	Version:      "0.1.0",
+	Instructions: "Refer to files by their names; the client sends the files themselves.",
+}
+
+// DefaultAddr is where the agent listens unless AGENT_ADDR says otherwise.
+const DefaultAddr = ":8000"
+
+// InspectInput are the arguments of inspect_file.
+type InspectInput struct {
+	Source agentcore.FileAttachment `json:"source" jsonschema:"the file to inspect"`
+}
+
+// ArchiveInput are the arguments of archive_files.
+type ArchiveInput struct {
+	Sources []agentcore.FileAttachment `json:"sources" jsonschema:"the files to put into the archive"`
+	Name    string                     `json:"name,omitempty" jsonschema:"archive name without extension (default: bundle)"`
+}
+
+// Register adds the agent's tools to svc.
+func Register(svc *agentcore.Service) error {
+	agentcore.AddTool(svc, agentcore.Tool{
+		Name:        "inspect_file",
+		Description: "Tell a file's type, size and SHA-256 digest.",
+		ReadOnly:    true,
+	}, inspectFile)
+	agentcore.AddTool(svc, agentcore.Tool{
+		Name:        "archive_files",
+		Description: "Pack files into a zip archive; also returns a SHA256SUMS listing beside it.",
+	}, archiveFiles)
+	return nil
+}
+
+func inspectFile(ctx context.Context, call *agentcore.Call, in InspectInput) (*agentcore.Result, error) {
+	f, err := call.ResolveFileAttachment(ctx, in.Source)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := digest(f.Path)
+	if err != nil {
+		return nil, err
+	}
+	return &agentcore.Result{
+		Text: fmt.Sprintf("%s: %s, sha256 %s", f.Name, filetype.Describe(f.Name, f.MIMEType, f.Size), sum),
+		Data: map[string]any{"name": f.Name, "mime_type": f.MIMEType, "size_bytes": f.Size, "sha256": sum},
+	}, nil
+}
+
+func archiveFiles(ctx context.Context, call *agentcore.Call, in ArchiveInput) (*agentcore.Result, error) {
+	if len(in.Sources) == 0 {
+		return nil, errors.New("sources is empty: give at least one file")
+	}
+	name := agentcore.SanitizeName(in.Name)
+	if name == "" {
+		name = "bundle"
+	}
+	dir, err := call.WorkDir()
+	if err != nil {
+		return nil, err
+	}
+	zipPath := filepath.Join(dir, name+".zip")
+	out, err := os.Create(zipPath)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	zw := zip.NewWriter(out)
+	var sums strings.Builder
+	taken := map[string]bool{}
+	for _, src := range in.Sources {
+		f, err := call.ResolveFileAttachment(ctx, src)
+		if err != nil {
+			return nil, err
+		}
+		entry := uniqueEntry(f.Name, taken)
+		sum, err := addToZip(zw, entry, f.Path)
+		if err != nil {
+			return nil, fmt.Errorf("archive %s: %w", f.Name, err)
+		}
+		fmt.Fprintf(&sums, "%s  %s\n", sum, entry)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	if err := out.Close(); err != nil {
+		return nil, err
+	}
+	res, err := call.FileResponse(ctx,
+		agentcore.OutputFile(name+".zip", zipPath),
+		agentcore.OutputBytes(name+"/SHA256SUMS", []byte(sums.String())),
+	)
+	if err != nil {
+		return nil, err
+	}
+	res.Text = fmt.Sprintf("Archived %d file(s) into %s.zip.", len(in.Sources), name)
+	return res, nil
+}
+
+// uniqueEntry returns name, or "stem (2).ext" and so on when an earlier
+// file of the archive has that name: two inputs called a.txt both survive.
+func uniqueEntry(name string, taken map[string]bool) string {
+	ext := filepath.Ext(name)
+	candidate := name
+	for n := 2; taken[candidate]; n++ {
+		candidate = fmt.Sprintf("%s (%d)%s", strings.TrimSuffix(name, ext), n, ext)
+	}
+	taken[candidate] = true
+	return candidate
+}
+
+// addToZip writes the file at path into zw as entry and returns its SHA-256,
+// read in the same pass.
+func addToZip(zw *zip.Writer, entry, path string) (string, error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	w, err := zw.Create(entry)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(w, h), src); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func digest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
