@@ -1,0 +1,33 @@
+# agentura — the commands the README promises.
+GO          ?= go
+BENCH_COUNT ?= 5
+BENCH_PKGS  ?= ./fileserve ./agentcore
+
+.PHONY: build run test bench bench-baseline lint
+
+## build: compile every binary into bin/
+build:
+	$(GO) build -o bin/ ./examples/fileagent/cmd/fileagent
+
+## run: start the example agent on :8000 (MCP at /mcp, downloads at /files/)
+run:
+	$(GO) run ./examples/fileagent/cmd/fileagent
+
+## test: every test, with the race detector
+test:
+	$(GO) test -race -count=1 ./...
+
+## bench: run the benchmarks, print the targets table and compare with bench/baseline.txt
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) $(BENCH_PKGS) | tee bench/latest.txt
+	$(GO) run ./internal/benchreport bench/latest.txt
+	$(GO) tool benchstat bench/baseline.txt bench/latest.txt
+
+## bench-baseline: record the current numbers as the baseline
+bench-baseline:
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) $(BENCH_PKGS) | tee bench/baseline.txt
+
+## lint: gofmt and go vet must be silent
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
