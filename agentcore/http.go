@@ -113,6 +113,9 @@ func (s *Service) requestLog() gin.HandlerFunc {
 		if c.Writer.Status() >= 500 {
 			level = slog.LevelWarn
 		}
+		if !s.log.Enabled(c.Request.Context(), level) {
+			return
+		}
 		s.log.Log(c.Request.Context(), level, "http", "request_id", id, "method", c.Request.Method,
 			"path", c.Request.URL.Path, "status", c.Writer.Status(), "bytes", c.Writer.Size(),
 			"duration", time.Since(start))

@@ -32,7 +32,7 @@ func main() {
 	fmt.Println()
 	fmt.Printf("%-34s %12s %12s %8s %8s\n", "download (signed vs http.FileServer)", "signed MB/s", "baseline", "ratio", "target")
 	for _, size := range []string{"4KiB", "256MiB"} {
-		s, b := find(results, "Download/signed/"+size), find(results, "Download/http.FileServer/"+size)
+		s, b := find(results, "Download/"+size+"/signed"), find(results, "Download/"+size+"/http.FileServer")
 		if s == nil || b == nil {
 			fmt.Printf("%-34s %12s\n", size, "missing")
 			ok = false
