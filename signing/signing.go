@@ -181,9 +181,11 @@ func (s *Signer) Sign(c Claims) (string, error) {
 			Subject:   c.Owner,
 			Audience:  jwt.ClaimStrings{s.audience},
 			ExpiresAt: jwt.NewNumericDate(c.ExpiresAt),
-			IssuedAt:  jwt.NewNumericDate(now),
 		},
 	})
+	// URLs carry the token: leave out what verification does not use
+	// ("typ", "iat"), since every byte is sent and parsed on each download.
+	delete(tok.Header, "typ")
 	tok.Header["kid"] = key.ID
 	signed, err := tok.SignedString(key.Secret)
 	if err != nil {
