@@ -6,11 +6,15 @@ import (
 	"crypto/ed25519"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
+
+	"github.com/agentura/agentura/wire"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -63,6 +67,31 @@ func (v *callerVerifier) verify(_ context.Context, token string, _ *http.Request
 		return nil, fmt.Errorf("%w: the token has no sub claim to name the caller", auth.ErrInvalidToken)
 	}
 	return &auth.TokenInfo{UserID: claims.Subject, Expiration: claims.ExpiresAt.Time}, nil
+}
+
+// requireCaller lets through requests with a valid bearer token and answers
+// others with 401 and a JSON reason. Behind it the go-sdk's middleware puts
+// the token's identity where the MCP handler (req.Extra.TokenInfo) and the
+// upload handler (auth.TokenInfoFromContext) read it.
+func (s *Service) requireCaller(next http.Handler) http.Handler {
+	withInfo := auth.RequireBearerToken(s.verifier.verify, nil)(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		var reason string
+		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+			reason = "authentication required: send Authorization: Bearer <JWT> (AGENT_AUTH=jwt)"
+		} else if _, err := s.verifier.verify(r.Context(), strings.TrimSpace(token), r); err != nil {
+			reason = "bearer token refused: " + strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": ")
+		}
+		if reason != "" {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			json.NewEncoder(w).Encode(wire.Error{Error: reason})
+			return
+		}
+		withInfo.ServeHTTP(w, r)
+	})
 }
 
 // uploadOwner is the owner of an /uploads request: the verified caller (the

@@ -71,7 +71,7 @@ func BenchmarkResolveBase64(b *testing.B) {
 			b.ReportAllocs()
 			var worst uint64
 			for b.Loop() {
-				call := svc.newCall("bench", "owner")
+				call := svc.newCall("bench", "owner", "")
 				peak := heapPeak(func() {
 					f, err := call.ResolveFile(ctx, "big.bin", form.content)
 					if err != nil {

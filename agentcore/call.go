@@ -32,13 +32,17 @@ type Call struct {
 	mkdirOK error
 }
 
-func (s *Service) newCall(tool, owner string) *Call {
+func (s *Service) newCall(tool, owner, requestID string) *Call {
+	logger := s.log.With("tool", tool)
+	if requestID != "" {
+		logger = logger.With("request_id", requestID)
+	}
 	return &Call{
 		Tool:   tool,
 		Owner:  owner,
-		Logger: s.log.With("tool", tool),
+		Logger: logger,
 		svc:    s,
-		dir:    filepath.Join(s.callsDir, randomID()),
+		dir:    filepath.Join(s.calls.dir, randomID()),
 	}
 }
 

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
+	"github.com/agentura/agentura/cleanup"
+	"github.com/agentura/agentura/fileserve"
 )
 
 // Config holds every setting of a Service. LoadConfig fills it from the
@@ -41,11 +42,11 @@ type Config struct {
 
 // Defaults of the settings.
 const (
-	DefaultURLTTL          = time.Hour
+	DefaultURLTTL          = fileserve.DefaultURLTTL
 	DefaultOutputTTL       = 24 * time.Hour
 	DefaultStagingTTL      = time.Hour
-	DefaultCleanupSchedule = "@every 10m"
-	DefaultMaxUploadBytes  = 50 << 20
+	DefaultCleanupSchedule = cleanup.DefaultSchedule
+	DefaultMaxUploadBytes  = fileserve.DefaultMaxUploadBytes
 	DefaultEmbedMaxBytes   = 64 << 10
 	DefaultFetchTimeout    = 2 * time.Minute
 	DefaultShutdownTimeout = 30 * time.Second
@@ -58,6 +59,7 @@ type ConfigError struct {
 	Err   error
 }
 
+// Error names the variable, its value and what is wrong with it.
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("%s=%q: %v", e.Var, e.Value, e.Err)
 }
@@ -177,8 +179,8 @@ func (c *Config) normalize() error {
 	if c.EmbedMaxBytes < 0 {
 		bad("AGENT_EMBED_MAX_BYTES", strconv.FormatInt(c.EmbedMaxBytes, 10), errors.New("must be 0 (never embed) or a positive number of bytes"))
 	}
-	if _, err := cron.ParseStandard(c.CleanupSchedule); err != nil {
-		bad("AGENT_CLEANUP_SCHEDULE", c.CleanupSchedule, fmt.Errorf("not a cron spec (use \"@every 10m\", \"@hourly\" or five fields such as \"*/10 * * * *\"): %w", err))
+	if err := cleanup.CheckSchedule(c.CleanupSchedule); err != nil {
+		bad("AGENT_CLEANUP_SCHEDULE", c.CleanupSchedule, err)
 	}
 	port := "8080"
 	if i := strings.LastIndexByte(c.Addr, ':'); i >= 0 {
@@ -195,6 +197,9 @@ func (c *Config) normalize() error {
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("AGENT_PUBLIC_URL", c.PublicURL, errors.New("must be an absolute http(s) URL such as https://agent.example.com"))
+	}
+	if c.StorageURL == "" {
+		c.StorageURL = "file://" + c.DataDir
 	}
 	for i, r := range c.InputRoots {
 		abs, err := filepath.Abs(r)
@@ -213,6 +218,13 @@ func (c *Config) normalize() error {
 		}
 		c.InputRoots[i] = abs
 	}
+	for _, private := range c.privateDirs() {
+		for _, root := range c.InputRoots {
+			if overlaps(root, private) {
+				bad("AGENT_INPUT_ROOTS", root, fmt.Errorf("input root overlaps the agent's own folder %s (keys and every owner's files); name a folder that neither contains it nor lies inside it", private))
+			}
+		}
+	}
 	switch c.Auth {
 	case "none":
 	case "jwt":
@@ -225,13 +237,43 @@ func (c *Config) normalize() error {
 	default:
 		bad("AGENT_AUTH", c.Auth, errors.New(`must be "none" or "jwt"`))
 	}
-	if c.StorageURL == "" {
-		c.StorageURL = "file://" + c.DataDir
-	}
 	if _, err := c.storageDir(); err != nil {
 		bad("AGENT_STORAGE_URL", c.StorageURL, err)
 	}
 	return errors.Join(errs...)
+}
+
+// privateDirs are the folders no caller may read by path: the data folder
+// (key file) and the storage folder, symlinks resolved where they exist.
+func (c *Config) privateDirs() []string {
+	var out []string
+	dirs := []string{c.DataDir}
+	if d, err := c.storageDir(); err == nil {
+		dirs = append(dirs, d)
+	}
+	if c.SigningKeyFile != "" {
+		dirs = append(dirs, filepath.Dir(c.SigningKeyFile))
+	}
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		out = append(out, abs)
+	}
+	return out
+}
+
+// overlaps reports whether one of the folders a and b lies inside the other.
+func overlaps(a, b string) bool {
+	inside := func(x, y string) bool {
+		rel, err := filepath.Rel(y, x)
+		return err == nil && (rel == "." || filepath.IsLocal(rel))
+	}
+	return inside(a, b) || inside(b, a)
 }
 
 // orDefault sets *v to def when it holds the zero value.

@@ -25,7 +25,7 @@ var blockedPrefixes = func() []netip.Prefix {
 		"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
 		"172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15",
 		"198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
-		"::/128", "::1/128", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001:db8::/32",
+		"::/96", "::1/128", "64:ff9b::/96", "2001::/32", "2002::/16", "64:ff9b:1::/48", "100::/64", "2001:db8::/32",
 		"fc00::/7", "fe80::/10", "ff00::/8",
 	} {
 		out = append(out, netip.MustParsePrefix(s))
@@ -64,6 +64,7 @@ type SSRFError struct {
 	Reason string
 }
 
+// Error says which address was refused, why, and how to allow it.
 func (e *SSRFError) Error() string {
 	return fmt.Sprintf("refused to fetch from %s: its address %s is %s; the agent only fetches from public addresses unless the host is listed in AGENT_FETCH_ALLOW_HOSTS", e.Host, e.IP, e.Reason)
 }
@@ -77,7 +78,11 @@ type fetcher struct {
 func newFetcher(allowHosts []string, timeout time.Duration) *fetcher {
 	f := &fetcher{allow: map[string]bool{}}
 	for _, h := range allowHosts {
-		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+			h = h[1 : len(h)-1] // "[::1]" is the host ::1
+		}
+		if h != "" {
 			f.allow[h] = true
 		}
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentura/agentura/wire"
 	"github.com/gin-gonic/gin"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -34,14 +33,13 @@ func (s *Service) Handler() http.Handler {
 	uploads := http.HandlerFunc(s.files.ServeUpload)
 	var uploadH http.Handler = uploads
 	if s.verifier != nil {
-		requireAuth := auth.RequireBearerToken(s.verifier.verify, nil)
-		mcpH = requireAuth(mcpH)
-		uploadH = requireAuth(uploads)
+		mcpH = s.requireCaller(mcpH)
+		uploadH = s.requireCaller(uploads)
 	}
+	// Any method reaches the handlers, which answer a wrong one with a JSON 405.
 	r.Any("/mcp", gin.WrapH(mcpH))
-	r.POST("/uploads", gin.WrapH(uploadH))
-	r.GET("/files/*path", gin.WrapF(s.files.ServeFile))
-	r.HEAD("/files/*path", gin.WrapF(s.files.ServeFile))
+	r.Any("/uploads", gin.WrapH(uploadH))
+	r.Any("/files/*path", gin.WrapF(s.files.ServeFile))
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.ready)
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
@@ -107,6 +105,9 @@ func (s *Service) requestLog() gin.HandlerFunc {
 			id = randomID()[:16]
 		}
 		c.Header("X-Request-Id", id)
+		// The MCP handler sees request headers (req.Extra.Header), not this
+		// request's context: carry the id there for the call's logger.
+		c.Request.Header.Set("X-Request-Id", id)
 		start := time.Now()
 		c.Next()
 		level := slog.LevelDebug

@@ -66,6 +66,7 @@ func Main(info Info, defaultAddr string, args []string, register func(*Service) 
 		fmt.Fprintf(os.Stderr, "%s: %v\n", info.Name, err)
 		return 1
 	}
+	defer svc.Close()
 	if err := register(svc); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", info.Name, err)
 		return 1

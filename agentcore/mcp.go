@@ -28,7 +28,11 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 	}
 	name := rt.def.Name
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		res, err := s.Invoke(ctx, name, ownerOf(req), req.Params.Arguments)
+		var requestID string
+		if req.Extra != nil {
+			requestID = req.Extra.Header.Get("X-Request-Id")
+		}
+		res, err := s.invoke(ctx, name, ownerOf(req), requestID, req.Params.Arguments)
 		if err != nil {
 			out := &mcp.CallToolResult{}
 			out.SetError(err)
@@ -69,7 +73,7 @@ func (s *Service) renderMCP(ctx context.Context, res *Result) *mcp.CallToolResul
 		})
 	}
 	for i, f := range res.Files {
-		if i >= len(res.stored) || f.SizeBytes > s.cfg.EmbedMaxBytes {
+		if i >= len(res.stored) || s.cfg.EmbedMaxBytes == 0 || f.SizeBytes > s.cfg.EmbedMaxBytes {
 			continue
 		}
 		if e := s.embed(ctx, res.stored[i], f.DownloadURL); e != nil {

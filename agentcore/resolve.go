@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
@@ -35,6 +36,7 @@ type ResolveError struct {
 	Err  error
 }
 
+// Error names the file and says what went wrong.
 func (e *ResolveError) Error() string {
 	if e.Name == "" {
 		return "file input: " + e.Err.Error()
@@ -107,14 +109,35 @@ func (r *resolver) resolveInto(ctx context.Context, owner, slot, name, content s
 	if i := strings.Index(content, "://"); i > 0 && i < 10 && !strings.ContainsAny(content[:i], "/+=") {
 		return nil, fmt.Errorf("unsupported URL scheme %q: send an http(s) URL, a data URI or base64", content[:i])
 	}
-	if content == name || looksLikeFileName(content) && !strings.ContainsAny(content, `/\`) {
-		return nil, fmt.Errorf("%w: the content %q is a file name, not the file. The client must replace file names with the file's content (a data URI, base64, or a signed URL from /uploads); hosts using the agentura client middleware do this for files in their registry",
+	if content == name || isBareReference(content) {
+		return nil, fmt.Errorf("%w: the content %q is a file name, not the file. The client must replace file names with the file's content (a data URI, base64, or a signed URL from /uploads); hosts using the agentura client middleware do this for files in their registry. (A tiny file in plain base64 reads like a name: send it as a data URI.)",
 			ErrUnresolvedReference, truncate(content, 80))
 	}
 	if looksLikePath(content) {
 		return r.fromPath(slot, name, content)
 	}
 	return r.fromBase64(slot, name, content)
+}
+
+// isBareReference reports whether content reads as a file's name rather
+// than the file: a name with an extension and no folder ("invoice.pdf"), or a
+// bare word of up to 32 characters ("README", "contract") — which would
+// otherwise decode as a few bytes of base64 garbage. A file of 24 bytes or
+// less therefore goes as a data URI, which is never ambiguous.
+func isBareReference(content string) bool {
+	if looksLikeFileName(content) && !strings.ContainsAny(content, `/\`) {
+		return true
+	}
+	if len(content) > 32 {
+		return false
+	}
+	for i := 0; i < len(content); i++ {
+		c := content[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // looksLikePath reports whether s reads as a file path rather than base64:
@@ -132,6 +155,14 @@ func looksLikePath(s string) bool {
 		return true
 	}
 	return strings.HasPrefix(s, "/") && len(s) <= 1024 && !strings.ContainsAny(s, "+=") && !strings.Contains(s, "//")
+}
+
+// tooLarge is the error of an input over the cap; detail may say by how much.
+func (r *resolver) tooLarge(detail string) error {
+	if detail != "" {
+		detail = " (" + detail + ")"
+	}
+	return fmt.Errorf("%w of %d bytes (AGENT_MAX_UPLOAD_BYTES)%s; send a smaller file, or ask the operator to raise the limit", ErrInputTooLarge, r.maxBytes, detail)
 }
 
 // fileIn creates the file for the input in slot, named after name or fallback.
@@ -162,7 +193,7 @@ func (r *resolver) write(slot, name, fallback, mimeHint string, src io.Reader) (
 		return nil, err
 	}
 	if n > r.maxBytes {
-		return nil, fmt.Errorf("%w of %d bytes (AGENT_MAX_UPLOAD_BYTES); send a smaller file or ask the operator to raise the limit", ErrInputTooLarge, r.maxBytes)
+		return nil, r.tooLarge("")
 	}
 	mimeType, err := filetype.DetectFile(f.Name(), clean)
 	if err != nil {
@@ -183,10 +214,6 @@ func (r *resolver) fromDataURI(slot, name, content string) (*InputFile, error) {
 	mimeHint := strings.TrimSpace(strings.Split(header, ";")[0])
 	fallback := dataURIName(header)
 	if isBase64 {
-		// A base64 payload that exceeds the cap is refused before decoding.
-		if int64(len(payload))/4*3 > r.maxBytes+3 {
-			return nil, fmt.Errorf("%w of %d bytes (AGENT_MAX_UPLOAD_BYTES); send a smaller file or ask the operator to raise the limit", ErrInputTooLarge, r.maxBytes)
-		}
 		in, err := r.write(slot, name, fallback, mimeHint, base64Reader(payload))
 		if err != nil && !errors.Is(err, ErrInputTooLarge) && isDecodeError(err) {
 			return nil, fmt.Errorf("data URI payload is not valid base64: %v", err)
@@ -201,9 +228,6 @@ func (r *resolver) fromDataURI(slot, name, content string) (*InputFile, error) {
 }
 
 func (r *resolver) fromBase64(slot, name, content string) (*InputFile, error) {
-	if int64(len(content))/4*3 > r.maxBytes+3 {
-		return nil, fmt.Errorf("%w of %d bytes (AGENT_MAX_UPLOAD_BYTES); send a smaller file or ask the operator to raise the limit", ErrInputTooLarge, r.maxBytes)
-	}
 	in, err := r.write(slot, name, "", "", base64Reader(content))
 	if err != nil && isDecodeError(err) {
 		return nil, fmt.Errorf("content is not a data URI, an http(s) URL, a path or valid base64 (%v); send the file as data:<mime>;base64,<data> or plain base64", err)
@@ -220,7 +244,7 @@ func (r *resolver) fromURL(ctx context.Context, owner, slot, name, rawURL string
 			}
 			defer obj.Close()
 			if meta.Size > r.maxBytes {
-				return nil, fmt.Errorf("%w of %d bytes (AGENT_MAX_UPLOAD_BYTES)", ErrInputTooLarge, r.maxBytes)
+				return nil, r.tooLarge(fmt.Sprintf("the staged file is %d bytes", meta.Size))
 			}
 			return r.write(slot, name, meta.Name, meta.MIMEType, obj)
 		}
@@ -235,7 +259,7 @@ func (r *resolver) fromURL(ctx context.Context, owner, slot, name, rawURL string
 	}
 	defer resp.Body.Close()
 	if resp.ContentLength > r.maxBytes {
-		return nil, fmt.Errorf("%w: %s is %d bytes, the limit is %d (AGENT_MAX_UPLOAD_BYTES)", ErrInputTooLarge, redactURL(rawURL), resp.ContentLength, r.maxBytes)
+		return nil, r.tooLarge(fmt.Sprintf("%s is %d bytes", redactURL(rawURL), resp.ContentLength))
 	}
 	fallback := nameFromContent(resp.Request.URL.String())
 	if _, params, err := mimeParse(resp.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
@@ -270,13 +294,13 @@ func (r *resolver) fromPath(slot, name, p string) (*InputFile, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: %q is not inside %s (AGENT_INPUT_ROOTS)", ErrOutsideRoots, p, strings.Join(r.roots, ":"))
 		}
-		f, err = os.OpenInRoot(root, rel)
+		f, err = openInRoot(root, rel)
 	} else {
 		if !filepath.IsLocal(p) {
 			return nil, fmt.Errorf("%w: %q climbs out of the input roots", ErrOutsideRoots, p)
 		}
 		for _, root := range r.roots {
-			if f, err = os.OpenInRoot(root, p); err == nil || !errors.Is(err, os.ErrNotExist) {
+			if f, err = openInRoot(root, p); err == nil || !errors.Is(err, os.ErrNotExist) {
 				break
 			}
 		}
@@ -299,9 +323,21 @@ func (r *resolver) fromPath(slot, name, p string) (*InputFile, error) {
 		return nil, fmt.Errorf("%q is not a regular file", p)
 	}
 	if st.Size() > r.maxBytes {
-		return nil, fmt.Errorf("%w of %d bytes (AGENT_MAX_UPLOAD_BYTES): %q is %d bytes", ErrInputTooLarge, r.maxBytes, p, st.Size())
+		return nil, r.tooLarge(fmt.Sprintf("%q is %d bytes", p, st.Size()))
 	}
 	return r.write(slot, name, filepath.Base(p), "", f)
+}
+
+// openInRoot opens name for reading without leaving root (os.Root: no "..",
+// no symbolic link out). O_NONBLOCK keeps a FIFO from blocking the call
+// forever; it changes nothing for the regular files that are accepted.
+func openInRoot(root, name string) (*os.File, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
 
 // base64Reader decodes s, standard or URL alphabet, padded or not, ignoring

@@ -40,7 +40,7 @@ func readFile(t *testing.T, p string) []byte {
 
 func TestResolveForms(t *testing.T) {
 	svc := newTestService(t, nil)
-	call := svc.newCall("t", "alice")
+	call := svc.newCall("t", "alice", "")
 	defer call.end()
 	ctx := context.Background()
 	pngData := pngBytes(t)
@@ -94,7 +94,7 @@ func wrap(s string, n int) string {
 
 func TestResolveErrorsLeaveNothing(t *testing.T) {
 	svc := newTestService(t, func(c *Config) { c.MaxUploadBytes = 1000 })
-	call := svc.newCall("t", "alice")
+	call := svc.newCall("t", "alice", "")
 	defer call.end()
 	ctx := context.Background()
 	big := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 1001))
@@ -151,7 +151,7 @@ func TestResolvePathsStayInsideRoots(t *testing.T) {
 	}
 	os.Mkdir(filepath.Join(root, "folder"), 0o755)
 	svc := newTestService(t, func(c *Config) { c.InputRoots = []string{root} })
-	call := svc.newCall("t", "alice")
+	call := svc.newCall("t", "alice", "")
 	defer call.end()
 	ctx := context.Background()
 	realRoot, _ := filepath.EvalSymlinks(root)
@@ -206,7 +206,7 @@ func TestResolveForeignURLBehindSSRFGuard(t *testing.T) {
 	originHost := strings.TrimPrefix(origin.URL, "http://")
 	ctx := context.Background()
 
-	guarded := newTestService(t, nil).newCall("t", "alice")
+	guarded := newTestService(t, nil).newCall("t", "alice", "")
 	defer guarded.end()
 	_, err := guarded.ResolveFile(ctx, "doc.txt", origin.URL+"/doc.txt")
 	var ssrf *SSRFError
@@ -217,7 +217,7 @@ func TestResolveForeignURLBehindSSRFGuard(t *testing.T) {
 	allowed := newTestService(t, func(c *Config) {
 		c.FetchAllowHosts = []string{originHost}
 		c.MaxUploadBytes = 4000
-	}).newCall("t", "alice")
+	}).newCall("t", "alice", "")
 	defer allowed.end()
 	f, err := allowed.ResolveFile(ctx, "", origin.URL+"/doc.txt")
 	if err != nil {
@@ -259,7 +259,7 @@ func TestResolveOwnSignedURLLocally(t *testing.T) {
 	// The public URL points nowhere: an own URL must be read from the store.
 	svc := newTestService(t, func(c *Config) { c.PublicURL = "http://127.0.0.1:1" })
 	ctx := context.Background()
-	producer := svc.newCall("t", "alice")
+	producer := svc.newCall("t", "alice", "")
 	defer producer.end()
 	res, err := producer.FileResponse(ctx, OutputBytes("report.txt", []byte("the report")))
 	if err != nil {
@@ -267,7 +267,7 @@ func TestResolveOwnSignedURLLocally(t *testing.T) {
 	}
 	u := res.Files[0].DownloadURL
 
-	same := svc.newCall("t", "alice")
+	same := svc.newCall("t", "alice", "")
 	defer same.end()
 	f, err := same.ResolveFile(ctx, "", u)
 	if err != nil {
@@ -282,7 +282,7 @@ func TestResolveOwnSignedURLLocally(t *testing.T) {
 		t.Errorf("alias host: %v", err)
 	}
 
-	other := svc.newCall("t", "mallory")
+	other := svc.newCall("t", "mallory", "")
 	defer other.end()
 	if _, err := other.ResolveFile(ctx, "", u); err == nil {
 		t.Error("another owner resolved alice's URL")

@@ -47,7 +47,9 @@ type Result struct {
 	// Text is shown first, to the model and the user.
 	Text string
 	// Data holds structured fields (never file bytes). With files, the file
-	// fields are added: flat for one file, under "files" for several.
+	// fields are added: flat for one file, under "files" for several; the
+	// keys download_url, filename, mime_type, size_bytes and files are
+	// therefore reserved and overwritten.
 	Data map[string]any
 	// Files are the produced files, in order. Fill it with Call.FileResponse.
 	Files []wire.File
@@ -98,7 +100,7 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 	res := &Result{}
 	taken := map[string]bool{}
 	for i, o := range outputs {
-		name := uniqueName(cleanOutputName(o.Name, i), taken)
+		name := UniqueName(cleanOutputName(o.Name, i), taken)
 		meta, err := c.store(ctx, o, name)
 		if err != nil {
 			c.discard(ctx, res.stored)
@@ -142,13 +144,14 @@ func (c *Call) discard(ctx context.Context, metas []fileserve.Meta) {
 	}
 }
 
-// inWorkDir reports whether p lies inside this call's folder.
+// inWorkDir reports whether p lies inside this call's WorkDir (not among
+// its resolved inputs, which the tool may still be reading).
 func (c *Call) inWorkDir(p string) bool {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return false
 	}
-	rel, err := filepath.Rel(c.dir, abs)
+	rel, err := filepath.Rel(filepath.Join(c.dir, "work"), abs)
 	return err == nil && filepath.IsLocal(rel)
 }
 
@@ -160,9 +163,11 @@ func cleanOutputName(name string, i int) string {
 	return fileserve.CleanName(name)
 }
 
-// uniqueName returns name, or name with " (2)", " (3)"... before the
-// extension if an earlier file of the same response took it.
-func uniqueName(name string, taken map[string]bool) string {
+// UniqueName returns name, or name with " (2)", " (3)"... before the
+// extension if taken has it already, and records the result in taken. Tools
+// that pack several inputs into one output (an archive, say) use it so that
+// two inputs of the same name both survive; FileResponse uses it for outputs.
+func UniqueName(name string, taken map[string]bool) string {
 	candidate := name
 	ext := path.Ext(name)
 	for n := 2; taken[candidate]; n++ {

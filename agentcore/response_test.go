@@ -33,7 +33,7 @@ func download(t *testing.T, url string) (*http.Response, []byte) {
 func TestFileResponseOneFile(t *testing.T) {
 	svc, _ := serveTestService(t, func(c *Config) { c.EmbedMaxBytes = DefaultEmbedMaxBytes })
 	ctx := context.Background()
-	call := svc.newCall("make", "alice")
+	call := svc.newCall("make", "alice", "")
 	defer call.end()
 	pngData := pngBytes(t)
 	res, err := call.FileResponse(ctx, OutputBytes("chart.png", pngData))
@@ -97,7 +97,7 @@ func mustJSON(t *testing.T, v any) []byte {
 func TestFileResponseSeveralFilesWithSubPaths(t *testing.T) {
 	svc, _ := serveTestService(t, func(c *Config) { c.EmbedMaxBytes = 10 })
 	ctx := context.Background()
-	call := svc.newCall("make", "alice")
+	call := svc.newCall("make", "alice", "")
 	defer call.end()
 	dir, err := call.WorkDir()
 	if err != nil {
@@ -164,7 +164,7 @@ func TestFileResponseSeveralFilesWithSubPaths(t *testing.T) {
 func TestFileResponseFailureKeepsNothing(t *testing.T) {
 	svc := newTestService(t, nil)
 	ctx := context.Background()
-	call := svc.newCall("make", "alice")
+	call := svc.newCall("make", "alice", "")
 	defer call.end()
 	_, err := call.FileResponse(ctx,
 		OutputBytes("a.txt", []byte("first")),

@@ -132,7 +132,11 @@ func (g *schemaGen) forType(t reflect.Type, path string) (*jsonschema.Schema, er
 		}
 		return &jsonschema.Schema{Type: "object", AdditionalProperties: items}, nil
 	case reflect.Slice, reflect.Array:
-		if t.Elem() == typeFileAttachment {
+		elem := t.Elem()
+		for elem.Kind() == reflect.Pointer {
+			elem = elem.Elem()
+		}
+		if elem == typeFileAttachment {
 			// x-file on the array; items are FileAttachment objects.
 			g.fileParams = append(g.fileParams, path)
 			g.fileAttachmentSchema()
@@ -170,8 +174,15 @@ func (g *schemaGen) forStruct(t reflect.Type, path string) (*jsonschema.Schema, 
 			fs.Description = d
 		}
 		if e, ok := f.field.Tag.Lookup("enum"); ok {
+			target := fs // a string field, or the items of a list of strings
+			if fs.Type == "array" && fs.Items != nil {
+				target = fs.Items
+			}
+			if target.Type != "string" {
+				return nil, fmt.Errorf("%s: an enum tag needs a string or a list of strings, not %v", fpath, f.field.Type)
+			}
 			for _, v := range strings.Split(e, ",") {
-				fs.Enum = append(fs.Enum, strings.TrimSpace(v))
+				target.Enum = append(target.Enum, strings.TrimSpace(v))
 			}
 		}
 		s.Properties[f.name] = fs

@@ -28,8 +28,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,7 +68,7 @@ type Service struct {
 	registry *prometheus.Registry
 	metrics  *serviceMetrics
 	verifier *callerVerifier
-	callsDir string
+	calls    *callFolders
 
 	mu        sync.RWMutex
 	tools     map[string]*registeredTool
@@ -109,14 +109,8 @@ func New(info Info, cfg Config, logger *slog.Logger) (*Service, error) {
 		return nil, &ConfigError{"AGENT_STORAGE_URL", cfg.StorageURL, err}
 	}
 	s.store = fileserve.Instrument(disk, s.registry)
-	s.callsDir = filepath.Join(disk.Root(), "calls")
-	// Nothing runs yet, so whatever a previous process left in its call
-	// folders (a crash mid-call) is garbage.
-	if err := os.RemoveAll(s.callsDir); err != nil {
-		return nil, fmt.Errorf("clear call folders: %w", err)
-	}
-	if err := os.MkdirAll(s.callsDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create call folders: %w", err)
+	if s.calls, err = openCallFolders(filepath.Join(disk.Root(), "calls")); err != nil {
+		return nil, err
 	}
 
 	keys, err := s.loadKeys()
@@ -174,13 +168,9 @@ func New(info Info, cfg Config, logger *slog.Logger) (*Service, error) {
 func (s *Service) loadKeys() ([]signing.Key, error) {
 	switch {
 	case len(s.cfg.SigningKeys) > 0:
-		var keys []signing.Key
-		for i, secret := range s.cfg.SigningKeys {
-			k, err := signing.NewKey([]byte(secret))
-			if err != nil {
-				return nil, &ConfigError{"AGENT_SIGNING_KEY", fmt.Sprintf("(key %d hidden)", i+1), err}
-			}
-			keys = append(keys, k)
+		keys, err := signing.ParseKeys(strings.Join(s.cfg.SigningKeys, ","))
+		if err != nil {
+			return nil, &ConfigError{"AGENT_SIGNING_KEY", "(hidden)", err}
 		}
 		return keys, nil
 	case s.cfg.SigningKeyFile != "":
@@ -199,6 +189,13 @@ func (s *Service) loadKeys() ([]signing.Key, error) {
 		s.log.Warn("generated a URL signing key and kept it in the data folder; set AGENT_SIGNING_KEY (or _FILE) to manage it yourself, and share it between replicas", "file", path)
 	}
 	return keys, nil
+}
+
+// Close releases what New took: it removes this process's call folders and
+// their lock. Call it once the service has stopped serving.
+func (s *Service) Close() error {
+	s.calls.close()
+	return nil
 }
 
 // Config returns the service's settings, defaults filled in.

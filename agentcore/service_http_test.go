@@ -218,7 +218,7 @@ func TestShutdownLetsDownloadsFinish(t *testing.T) {
 
 	big := make([]byte, 32<<20)
 	rand.Read(big)
-	call := svc.newCall("t", AnonymousOwner)
+	call := svc.newCall("t", AnonymousOwner, "")
 	res, err := call.FileResponse(context.Background(), OutputBytes("big.bin", big))
 	call.end()
 	if err != nil {
@@ -436,7 +436,7 @@ func TestShutdownLetsToolCallsFinish(t *testing.T) {
 
 func TestEmbedZeroMeansNever(t *testing.T) {
 	svc, _ := serveTestService(t, func(c *Config) { c.EmbedMaxBytes = 0 })
-	call := svc.newCall("t", "alice")
+	call := svc.newCall("t", "alice", "")
 	defer call.end()
 	res, err := call.FileResponse(context.Background(), OutputBytes("tiny.txt", []byte("x")))
 	if err != nil {

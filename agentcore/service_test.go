@@ -22,6 +22,7 @@ func newTestService(t testing.TB, edit func(*Config)) *Service {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { svc.Close() })
 	return svc
 }
 

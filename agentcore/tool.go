@@ -113,7 +113,12 @@ var ErrUnknownTool = errors.New("unknown tool")
 // transport: it decodes and validates the arguments, gives the tool a Call
 // with its own folder, turns a panic into an error, and removes the folder
 // when the tool returns.
-func (s *Service) Invoke(ctx context.Context, name, owner string, raw json.RawMessage) (res *Result, err error) {
+func (s *Service) Invoke(ctx context.Context, name, owner string, raw json.RawMessage) (*Result, error) {
+	return s.invoke(ctx, name, owner, "", raw)
+}
+
+// invoke is Invoke with the id of the request that carried the call, for logs.
+func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw json.RawMessage) (res *Result, err error) {
 	s.mu.RLock()
 	rt, ok := s.tools[name]
 	names := slices.Clone(s.toolOrder)
@@ -124,7 +129,7 @@ func (s *Service) Invoke(ctx context.Context, name, owner string, raw json.RawMe
 	if owner == "" {
 		owner = AnonymousOwner
 	}
-	call := s.newCall(name, owner)
+	call := s.newCall(name, owner, requestID)
 	defer call.end()
 	defer func() {
 		if p := recover(); p != nil {

@@ -138,7 +138,7 @@ func New(cfg Config) (*Sweeper, error) {
 	if spec == "" {
 		spec = DefaultSchedule
 	}
-	if err := checkSchedule(spec); err != nil {
+	if err := CheckSchedule(spec); err != nil {
 		return nil, err
 	}
 	s := &Sweeper{
@@ -171,8 +171,9 @@ func (s *Sweeper) Schedule() string { return s.spec }
 const scheduleHelp = `use a descriptor such as "@every 10m", "@hourly", "@daily", "@weekly" or "@monthly", ` +
 	`or a standard 5-field cron spec "minute hour day-of-month month day-of-week" such as "*/5 * * * *" or "0 3 * * *"`
 
-// checkSchedule reports whether spec is a schedule the sweeper can run on.
-func checkSchedule(spec string) error {
+// CheckSchedule reports whether spec is a schedule the sweeper can run on;
+// its error names the spec and the accepted forms.
+func CheckSchedule(spec string) error {
 	bad := func(why string) error {
 		return fmt.Errorf("cleanup: schedule %q is not valid (%s); %s", spec, why, scheduleHelp)
 	}

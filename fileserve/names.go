@@ -57,7 +57,9 @@ func CleanName(name string) string {
 // is left.
 func cleanSegment(seg string) string {
 	seg = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+		// Line and paragraph separators too: names end up in the lines a
+		// model reads.
+		if unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) {
 			return -1
 		}
 		return r

@@ -11,6 +11,7 @@ func TestCleanName(t *testing.T) {
 		{"report.pdf", "report.pdf"},
 		{"images/diagram_002.png", "images/diagram_002.png"},
 		{"Bericht_ü.pdf", "Bericht_ü.pdf"},
+		{"line\u2028break\u2029.txt", "linebreak.txt"},
 		{"../../etc/passwd", "etc/passwd"},
 		{"/etc/passwd", "etc/passwd"},
 		{"a/./b//c", "a/b/c"},

@@ -48,6 +48,9 @@ func (s *Server) OpenURL(ctx context.Context, rawURL, owner string) (obj Object,
 	if c.Owner != owner {
 		return nil, Meta{}, true, fmt.Errorf("fileserve: the download URL of file %s belongs to another caller; only the caller it was issued to may use it", id)
 	}
+	if !Area(c.Area).Valid() {
+		return nil, Meta{}, true, fmt.Errorf("fileserve: the download URL of file %s names no storage area", id)
+	}
 	obj, m, err = s.store.Open(ctx, Area(c.Area), c.Owner, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, Meta{}, true, fmt.Errorf("fileserve: the file of download URL %s is gone (expired and deleted); upload it or produce it again: %w", id, err)

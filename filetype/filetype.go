@@ -206,7 +206,7 @@ func Size(n int64) string {
 		return fmt.Sprintf("%d B", n)
 	case n < unit*unit-unit/2: // what would round to 1024 KB reads 1.0 MB
 		return fmt.Sprintf("%.0f KB", float64(n)/unit)
-	case n < unit*unit*unit:
+	case n < unit*unit*unit-unit*unit/20: // what would round to 1024.0 MB reads 1.0 GB
 		return fmt.Sprintf("%.1f MB", float64(n)/(unit*unit))
 	default:
 		return fmt.Sprintf("%.1f GB", float64(n)/(unit*unit*unit))

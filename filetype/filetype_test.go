@@ -390,7 +390,7 @@ func ExampleDescribe() {
 }
 
 func TestSizeRoundsUpToTheNextUnit(t *testing.T) {
-	for n, want := range map[int64]string{1048575: "1.0 MB", 1048064: "1.0 MB", 1047552: "1023 KB"} {
+	for n, want := range map[int64]string{1048575: "1.0 MB", 1048064: "1.0 MB", 1047552: "1023 KB", 1<<30 - 1: "1.0 GB", 1023 << 20: "1023.0 MB"} {
 		if got := filetype.Size(n); got != want {
 			t.Errorf("Size(%d) = %q, want %q", n, got, want)
 		}

@@ -49,6 +49,7 @@ type VerifyError struct {
 	Reason string
 }
 
+// Error returns the Reason.
 func (e *VerifyError) Error() string { return e.Reason }
 
 // Unwrap returns the sentinel error, for errors.Is.

@@ -98,7 +98,7 @@ func archiveFiles(ctx context.Context, call *agentcore.Call, in ArchiveInput) (*
 		if err != nil {
 			return nil, err
 		}
-		entry := uniqueEntry(f.Name, taken)
+		entry := agentcore.UniqueName(f.Name, taken)
 		sum, err := addToZip(zw, entry, f.Path)
 		if err != nil {
 			return nil, fmt.Errorf("archive %s: %w", f.Name, err)
@@ -120,18 +120,6 @@ func archiveFiles(ctx context.Context, call *agentcore.Call, in ArchiveInput) (*
 	}
 	res.Text = fmt.Sprintf("Archived %d file(s) into %s.zip.", len(in.Sources), name)
 	return res, nil
-}
-
-// uniqueEntry returns name, or "stem (2).ext" and so on when an earlier
-// file of the archive has that name: two inputs called a.txt both survive.
-func uniqueEntry(name string, taken map[string]bool) string {
-	ext := filepath.Ext(name)
-	candidate := name
-	for n := 2; taken[candidate]; n++ {
-		candidate = fmt.Sprintf("%s (%d)%s", strings.TrimSuffix(name, ext), n, ext)
-	}
-	taken[candidate] = true
-	return candidate
 }
 
 // addToZip writes the file at path into zw as entry and returns its SHA-256,

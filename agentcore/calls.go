@@ -1,0 +1,93 @@
+package agentcore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// callFolders is this process's share of <store>/calls: a folder of its own,
+// named by a random instance id, and beside it a lock file held for the
+// life of the process. Several processes may share one store (replicas on
+// one volume, a restart overlapping its predecessor): each removes only the
+// folders whose lock nobody holds, which a crash left behind.
+type callFolders struct {
+	dir  string   // <store>/calls/<instance>
+	lock *os.File // <store>/calls/<instance>.lock, flock'ed exclusively
+}
+
+func openCallFolders(parent string) (*callFolders, error) {
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return nil, fmt.Errorf("create call folders: %w", err)
+	}
+	removeAbandonedCallFolders(parent)
+	instance := randomID()
+	lock, err := os.OpenFile(filepath.Join(parent, instance+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create call folder lock: %w", err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("lock call folder: %w", err)
+	}
+	dir := filepath.Join(parent, instance)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("create call folder: %w", err)
+	}
+	return &callFolders{dir: dir, lock: lock}, nil
+}
+
+// removeAbandonedCallFolders removes the folders of processes that are gone:
+// those whose lock file can be locked, or that have no lock file at all.
+func removeAbandonedCallFolders(parent string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() {
+			continue
+		}
+		lockPath := filepath.Join(parent, name+".lock")
+		lock, err := os.OpenFile(lockPath, os.O_RDWR, 0)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if lock != nil {
+			if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+				lock.Close() // held: a live process's folder
+				continue
+			}
+		}
+		os.RemoveAll(filepath.Join(parent, name))
+		if lock != nil {
+			os.Remove(lockPath)
+			lock.Close()
+		}
+	}
+	// Lock files whose folder is gone.
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".lock"); ok && !e.IsDir() {
+			if _, err := os.Stat(filepath.Join(parent, name)); errors.Is(err, os.ErrNotExist) {
+				if lock, err := os.OpenFile(filepath.Join(parent, e.Name()), os.O_RDWR, 0); err == nil {
+					if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+						os.Remove(lock.Name())
+					}
+					lock.Close()
+				}
+			}
+		}
+	}
+}
+
+// close removes this process's folder and releases its lock.
+func (c *callFolders) close() {
+	os.RemoveAll(c.dir)
+	os.Remove(c.lock.Name())
+	c.lock.Close()
+}
