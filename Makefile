@@ -3,7 +3,7 @@ GO          ?= go
 BENCH_COUNT ?= 5
 BENCH_PKGS  ?= ./fileserve ./agentcore
 
-.PHONY: build run test bench bench-baseline lint
+.PHONY: build run test bench bench-baseline fuzz lint
 
 ## build: compile every binary into bin/
 build:
@@ -26,6 +26,13 @@ bench:
 ## bench-baseline: record the current numbers as the baseline
 bench-baseline:
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) $(BENCH_PKGS) | tee bench/baseline.txt
+
+## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in make test)
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $(FUZZTIME) ./agentcore
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeArgs$$' -fuzztime $(FUZZTIME) ./agentcore
+	$(GO) test -run '^$$' -fuzz '^FuzzCleanName$$' -fuzztime $(FUZZTIME) ./fileserve
 
 ## lint: gofmt and go vet must be silent
 lint:

@@ -5,48 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"os"
-	"runtime"
-	"runtime/metrics"
-	"sync"
 	"testing"
-	"time"
-)
 
-// heapPeak samples the live heap while fn runs and returns the most it grew
-// above where it started. Sampling uses runtime/metrics, which does not stop
-// the world.
-func heapPeak(fn func()) uint64 {
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
-	base := read()
-	var peak uint64
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(2 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if v := read(); v > peak {
-				peak = v
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	fn()
-	close(stop)
-	wg.Wait()
-	if peak < base {
-		return 0
-	}
-	return peak - base
-}
+	"github.com/agentura/agentura/internal/heappeak"
+)
 
 // BenchmarkResolveBase64 measures resolving a 50 MiB input sent inline as
 // base64, as a data URI and as plain base64: throughput of the decoded bytes
@@ -72,7 +34,7 @@ func BenchmarkResolveBase64(b *testing.B) {
 			var worst uint64
 			for b.Loop() {
 				call := svc.newCall("bench", "owner", "")
-				peak := heapPeak(func() {
+				peak := heappeak.Measure(func() {
 					f, err := call.ResolveFile(ctx, "big.bin", form.content)
 					if err != nil {
 						b.Fatal(err)

@@ -105,6 +105,10 @@ func TestFileResponseSeveralFilesWithSubPaths(t *testing.T) {
 	}
 	page := filepath.Join(dir, "report.md")
 	os.WriteFile(page, []byte("# Report\n![d](images/diagram_002.png)\n"), 0o600)
+	before, err := os.Stat(page)
+	if err != nil {
+		t.Fatal(err)
+	}
 	external := filepath.Join(t.TempDir(), "keep.txt")
 	os.WriteFile(external, []byte("not mine to move"), 0o600)
 
@@ -128,6 +132,16 @@ func TestFileResponseSeveralFilesWithSubPaths(t *testing.T) {
 	}
 	if _, err := os.Stat(page); !os.IsNotExist(err) {
 		t.Error("a work-folder output was copied, not moved")
+	}
+	// The very same inode now sits in the store: handed over, not copied.
+	obj, _, err := svc.store.Open(ctx, fileserve.Outputs, "alice", res.stored[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := obj.(*os.File).Stat()
+	obj.Close()
+	if !os.SameFile(before, after) {
+		t.Error("the stored report.md is a copy, not the file the tool wrote")
 	}
 	if _, err := os.Stat(external); err != nil {
 		t.Error("a file outside the work folder was moved away from its owner")
