@@ -2,9 +2,11 @@ package fileserve
 
 import (
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -95,7 +97,51 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	h["X-Content-Type-Options"] = headerNosniff
 	h["Content-Security-Policy"] = headerCSP
 	h["Referrer-Policy"] = headerNoReferrer
-	http.ServeContent(w, r, "", m.Created, obj)
+	http.ServeContent(w, r, "", m.Created, sizedObject(obj, m.Size))
+}
+
+// sizedObject lets ServeContent learn the size of a freshly opened file from
+// its metadata rather than by seeking to the end and back (two system calls
+// per download). An *os.File stays reachable underneath, so sendfile works.
+func sizedObject(obj Object, size int64) io.ReadSeeker {
+	f, ok := obj.(*os.File)
+	if !ok {
+		return obj
+	}
+	return &knownSize{File: f, size: size}
+}
+
+// knownSize answers Seek(0, io.SeekEnd) with the size and a following
+// Seek(0, io.SeekStart) without touching the file, whose real offset is
+// still 0; any other seek goes to the file.
+type knownSize struct {
+	*os.File
+	size    int64
+	atEnd   bool // a faked seek to the end is pending
+	touched bool // the real offset may have moved
+}
+
+// Seek implements io.Seeker.
+func (k *knownSize) Seek(offset int64, whence int) (int64, error) {
+	switch {
+	case !k.touched && offset == 0 && whence == io.SeekEnd:
+		k.atEnd = true
+		return k.size, nil
+	case !k.touched && offset == 0 && whence == io.SeekStart:
+		k.atEnd = false
+		return 0, nil
+	}
+	k.touched, k.atEnd = true, false
+	return k.File.Seek(offset, whence)
+}
+
+// Read implements io.Reader; after a faked seek to the end it reads nothing.
+func (k *knownSize) Read(p []byte) (int, error) {
+	if k.atEnd {
+		return 0, io.EOF
+	}
+	k.touched = true
+	return k.File.Read(p)
 }
 
 // Fixed header values of every download.

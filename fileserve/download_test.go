@@ -447,3 +447,36 @@ func (r *recorder) Write(p []byte) (int, error) {
 	}
 	return r.body.Write(p)
 }
+
+func TestKnownSizeSeeksLikeTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	content := []byte("0123456789abcdef")
+	os.WriteFile(path, content, 0o600)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	k := sizedObject(f, int64(len(content)))
+	if n, _ := k.Seek(0, io.SeekEnd); n != 16 {
+		t.Errorf("end = %d", n)
+	}
+	if b, _ := io.ReadAll(k); len(b) != 0 {
+		t.Errorf("read %q at the end", b)
+	}
+	if n, _ := k.Seek(0, io.SeekStart); n != 0 {
+		t.Errorf("start = %d", n)
+	}
+	if b, _ := io.ReadAll(io.LimitReader(k, 4)); string(b) != "0123" {
+		t.Errorf("first bytes %q", b)
+	}
+	if n, _ := k.Seek(10, io.SeekStart); n != 10 {
+		t.Errorf("seek 10 = %d", n)
+	}
+	if b, _ := io.ReadAll(k); string(b) != "abcdef" {
+		t.Errorf("after seek %q", b)
+	}
+	if n, _ := k.Seek(0, io.SeekEnd); n != 16 { // a real seek now
+		t.Errorf("end again = %d", n)
+	}
+}
