@@ -83,7 +83,7 @@ type Service struct {
 // New builds a service from cfg (see LoadConfig). It opens the store, loads
 // or creates the signing key, and prepares the MCP server; nothing listens
 // until Run.
-func New(info Info, cfg Config, logger *slog.Logger) (*Service, error) {
+func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if info.Name == "" {
 		return nil, errors.New("agentcore: Info.Name is required")
 	}
@@ -112,6 +112,11 @@ func New(info Info, cfg Config, logger *slog.Logger) (*Service, error) {
 	if s.calls, err = openCallFolders(filepath.Join(disk.Root(), "calls")); err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			s.calls.close() // a service that failed to start holds nothing
+		}
+	}()
 
 	keys, err := s.loadKeys()
 	if err != nil {
@@ -224,7 +229,7 @@ func (s *Service) Run(ctx context.Context) error {
 	return s.Serve(ctx, ln)
 }
 
-// Serve is Run on a listener of the caller's.
+// Serve is Run on a listener of the caller's. A service serves once.
 func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	if err := s.sweeper.Start(ctx); err != nil {
 		ln.Close()
