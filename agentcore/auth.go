@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/agentura/agentura/wire"
 
@@ -50,6 +52,9 @@ func newCallerVerifier(cfg Config) (*callerVerifier, error) {
 	case ed25519.PublicKey:
 		return &callerVerifier{key: k, method: jwt.SigningMethodEdDSA.Alg()}, nil
 	case *ecdsa.PublicKey:
+		if k.Curve != elliptic.P256() {
+			return nil, &ConfigError{"AGENT_AUTH_JWT_PUBLIC_KEY_FILE", cfg.AuthJWTKeyFile, fmt.Errorf("ECDSA key on %s; ES256 needs a P-256 key", k.Curve.Params().Name)}
+		}
 		return &callerVerifier{key: k, method: jwt.SigningMethodES256.Alg()}, nil
 	}
 	return nil, &ConfigError{"AGENT_AUTH_JWT_PUBLIC_KEY_FILE", cfg.AuthJWTKeyFile, fmt.Errorf("unsupported key type %T; use RSA, ECDSA P-256 or Ed25519", pub)}
@@ -74,24 +79,44 @@ func (v *callerVerifier) verify(_ context.Context, token string, _ *http.Request
 // the token's identity where the MCP handler (req.Extra.TokenInfo) and the
 // upload handler (auth.TokenInfoFromContext) read it.
 func (s *Service) requireCaller(next http.Handler) http.Handler {
-	withInfo := auth.RequireBearerToken(s.verifier.verify, nil)(next)
+	// The token is verified once, here; the go-sdk's middleware takes the
+	// result from the request's context. Its own expiry check gets a minute
+	// of slack, so a token expiring between the two never meets its
+	// plain-text 401.
+	withInfo := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		if ti, ok := ctx.Value(verifiedCaller{}).(*auth.TokenInfo); ok {
+			return ti, nil
+		}
+		return nil, auth.ErrInvalidToken
+	}, &auth.RequireBearerTokenOptions{ClockSkew: time.Minute})(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		var reason string
-		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-			reason = "authentication required: send Authorization: Bearer <JWT> (AGENT_AUTH=jwt)"
-		} else if _, err := s.verifier.verify(r.Context(), strings.TrimSpace(token), r); err != nil {
-			reason = "bearer token refused: " + strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": ")
-		}
-		if reason != "" {
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			json.NewEncoder(w).Encode(wire.Error{Error: reason})
+		token = strings.TrimSpace(token)
+		if !strings.EqualFold(scheme, "Bearer") || token == "" {
+			w.Header().Set("WWW-Authenticate", "Bearer") // RFC 6750 §3.1: no error code without credentials
+			unauthorized(w, "authentication required: send Authorization: Bearer <JWT> (AGENT_AUTH=jwt)")
 			return
 		}
-		withInfo.ServeHTTP(w, r)
+		ti, err := s.verifier.verify(r.Context(), token, r)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			unauthorized(w, "bearer token refused: "+strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": "))
+			return
+		}
+		withInfo.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedCaller{}, ti)))
 	})
+}
+
+// verifiedCaller is the context key of a token requireCaller verified.
+type verifiedCaller struct{}
+
+// unauthorized answers 401 with a JSON reason.
+func unauthorized(w http.ResponseWriter, reason string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnauthorized)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(wire.Error{Error: reason})
 }
 
 // uploadOwner is the owner of an /uploads request: the verified caller (the

@@ -23,6 +23,19 @@ func openCallFolders(parent string) (*callFolders, error) {
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return nil, fmt.Errorf("create call folders: %w", err)
 	}
+	// Processes starting at once take turns: between creating its lock file
+	// and locking it, a process's folder would look abandoned to another's
+	// sweep. The lock on the parent folder makes the two steps one.
+	guard, err := os.Open(parent)
+	if err != nil {
+		return nil, fmt.Errorf("open call folders: %w", err)
+	}
+	defer guard.Close()
+	if err := syscall.Flock(int(guard.Fd()), syscall.LOCK_EX); err != nil {
+		return nil, fmt.Errorf("lock call folders: %w", err)
+	}
+	defer syscall.Flock(int(guard.Fd()), syscall.LOCK_UN)
+
 	removeAbandonedCallFolders(parent)
 	instance := randomID()
 	lock, err := os.OpenFile(filepath.Join(parent, instance+".lock"), os.O_CREATE|os.O_RDWR, 0o600)

@@ -3,9 +3,11 @@ package agentcore
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -146,6 +148,10 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 		ShutdownTimeout: dur("AGENT_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
 		LogLevel:        str("AGENT_LOG_LEVEL", "info"),
 	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		errs = append(errs, &ConfigError{"AGENT_LOG_LEVEL", c.LogLevel, errors.New("use debug, info, warn or error")})
+	}
 	if v, ok := get("AGENT_MCP_STATELESS"); ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -218,10 +224,16 @@ func (c *Config) normalize() error {
 		}
 		c.InputRoots[i] = abs
 	}
-	for _, private := range c.privateDirs() {
-		for _, root := range c.InputRoots {
+	for _, root := range c.InputRoots {
+		for _, private := range c.privateDirs() {
 			if overlaps(root, private) {
 				bad("AGENT_INPUT_ROOTS", root, fmt.Errorf("input root overlaps the agent's own folder %s (keys and every owner's files); name a folder that neither contains it nor lies inside it", private))
+				break
+			}
+		}
+		if c.SigningKeyFile != "" {
+			if key, err := resolvePath(c.SigningKeyFile); err == nil && inside(key, root) {
+				bad("AGENT_INPUT_ROOTS", root, fmt.Errorf("input root contains the signing key file %s; keep keys outside every input root", key))
 			}
 		}
 	}
@@ -243,37 +255,51 @@ func (c *Config) normalize() error {
 	return errors.Join(errs...)
 }
 
-// privateDirs are the folders no caller may read by path: the data folder
-// (key file) and the storage folder, symlinks resolved where they exist.
+// privateDirs are the folders no input root may overlap: the data folder
+// (key file) and the storage folder, as they will be once created.
 func (c *Config) privateDirs() []string {
-	var out []string
 	dirs := []string{c.DataDir}
 	if d, err := c.storageDir(); err == nil {
 		dirs = append(dirs, d)
 	}
-	if c.SigningKeyFile != "" {
-		dirs = append(dirs, filepath.Dir(c.SigningKeyFile))
-	}
+	var out []string
 	for _, d := range dirs {
-		abs, err := filepath.Abs(d)
-		if err != nil {
-			continue
+		if p, err := resolvePath(d); err == nil && !slices.Contains(out, p) {
+			out = append(out, p)
 		}
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			abs = real
-		}
-		out = append(out, abs)
 	}
 	return out
 }
 
+// resolvePath makes p absolute with every symbolic link of its existing part
+// resolved, so that a folder not created yet compares truly with resolved
+// input roots (a data folder under /var/run is under /run).
+func resolvePath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		if dir == filepath.Dir(dir) {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
 // overlaps reports whether one of the folders a and b lies inside the other.
 func overlaps(a, b string) bool {
-	inside := func(x, y string) bool {
-		rel, err := filepath.Rel(y, x)
-		return err == nil && (rel == "." || filepath.IsLocal(rel))
-	}
 	return inside(a, b) || inside(b, a)
+}
+
+// inside reports whether path x is y or lies below it.
+func inside(x, y string) bool {
+	rel, err := filepath.Rel(y, x)
+	return err == nil && (rel == "." || filepath.IsLocal(rel))
 }
 
 // orDefault sets *v to def when it holds the zero value.

@@ -225,3 +225,80 @@ func TestWrongMethodsAndMissingTokensAnswerJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestCallFoldersOfProcessesStartingTogether(t *testing.T) {
+	parent := filepath.Join(t.TempDir(), "calls")
+	for round := 0; round < 40; round++ {
+		const n = 6
+		opened := make(chan *callFolders, n)
+		for range n {
+			go func() {
+				cf, err := openCallFolders(parent)
+				if err != nil {
+					t.Error(err)
+				}
+				opened <- cf
+			}()
+		}
+		var all []*callFolders
+		for range n {
+			if cf := <-opened; cf != nil {
+				all = append(all, cf)
+			}
+		}
+		for _, cf := range all {
+			if _, err := os.Stat(cf.dir); err != nil {
+				t.Fatalf("round %d: a live process's call folder is gone: %v", round, err)
+			}
+			if _, err := os.Stat(cf.lock.Name()); err != nil {
+				t.Fatalf("round %d: a live process's lock file is gone: %v", round, err)
+			}
+		}
+		for _, cf := range all {
+			cf.close()
+		}
+	}
+}
+
+func TestPrivateFolderCheckSeesThroughSymlinkedParents(t *testing.T) {
+	base := t.TempDir()
+	inputs := filepath.Join(base, "inputs")
+	os.Mkdir(inputs, 0o755)
+	if err := os.Symlink(inputs, filepath.Join(base, "srv")); err != nil {
+		t.Fatal(err)
+	}
+	// The data folder does not exist yet and lies, through srv, inside the root.
+	cfg := Config{DataDir: filepath.Join(base, "srv", "agentdata"), InputRoots: []string{inputs}}
+	if err := cfg.normalize(); err == nil || !strings.Contains(err.Error(), "overlaps the agent's own folder") {
+		t.Errorf("first start with a symlinked parent: err = %v", err)
+	}
+}
+
+func TestSigningKeyFileAndInputRoots(t *testing.T) {
+	base := t.TempDir()
+	data := filepath.Join(base, "data")
+	keyDir := filepath.Join(base, "keys")
+	os.MkdirAll(filepath.Join(keyDir, "inputs"), 0o755)
+	key := filepath.Join(keyDir, "signing.key")
+	os.WriteFile(key, []byte(strings.Repeat("k", 40)), 0o600)
+
+	inside := Config{DataDir: data, SigningKeyFile: key, InputRoots: []string{filepath.Join(keyDir, "inputs")}}
+	if err := inside.normalize(); err != nil {
+		t.Errorf("a root beside the key cannot reach it: %v", err)
+	}
+	holding := Config{DataDir: data, SigningKeyFile: key, InputRoots: []string{keyDir}}
+	if err := holding.normalize(); err == nil || !strings.Contains(err.Error(), "contains the signing key file") {
+		t.Errorf("a root holding the key: err = %v", err)
+	}
+}
+
+func TestWordsWithSpacesAndAccentsAreReferences(t *testing.T) {
+	svc := newTestService(t, nil)
+	call := svc.newCall("t", "alice", "")
+	defer call.end()
+	for _, content := range []string{"quarterly report", "my scan", "Rechnung_März"} {
+		if _, err := call.ResolveFile(context.Background(), "x.pdf", content); !errors.Is(err, ErrUnresolvedReference) {
+			t.Errorf("%q: err = %v", content, err)
+		}
+	}
+}

@@ -46,21 +46,15 @@ func Main(info Info, defaultAddr string, args []string, register func(*Service) 
 		}
 		return os.LookupEnv(name)
 	}
-	level := slog.LevelInfo
-	if v, _ := lookup("AGENT_LOG_LEVEL"); v != "" {
-		if err := level.UnmarshalText([]byte(v)); err != nil {
-			fmt.Fprintf(os.Stderr, "%s: AGENT_LOG_LEVEL=%q: use debug, info, warn or error\n", info.Name, v)
-			return 2
-		}
-	}
-	// Logs go to stderr: with --stdio, stdout carries the protocol.
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-
 	cfg, err := ConfigFromLookup(lookup, info.Name, defaultAddr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: bad configuration:\n  %s\n", info.Name, strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		return 2
 	}
+	var level slog.Level
+	level.UnmarshalText([]byte(cfg.LogLevel)) // checked by ConfigFromLookup
+	// Logs go to stderr: with --stdio, stdout carries the protocol.
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	svc, err := New(info, cfg, logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", info.Name, err)

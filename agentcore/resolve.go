@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
@@ -120,10 +121,10 @@ func (r *resolver) resolveInto(ctx context.Context, owner, slot, name, content s
 }
 
 // isBareReference reports whether content reads as a file's name rather
-// than the file: a name with an extension and no folder ("invoice.pdf"), or a
-// bare word of up to 32 characters ("README", "contract") — which would
-// otherwise decode as a few bytes of base64 garbage. A file of 24 bytes or
-// less therefore goes as a data URI, which is never ambiguous.
+// than the file: a name with an extension and no folder ("invoice.pdf"), or
+// up to 32 bytes of words ("README", "quarterly report", "Rechnung_März"),
+// which would otherwise decode as a few bytes of base64 garbage. A file of
+// 24 bytes or less therefore goes as a data URI, which is never ambiguous.
 func isBareReference(content string) bool {
 	if looksLikeFileName(content) && !strings.ContainsAny(content, `/\`) {
 		return true
@@ -131,9 +132,8 @@ func isBareReference(content string) bool {
 	if len(content) > 32 {
 		return false
 	}
-	for i := 0; i < len(content); i++ {
-		c := content[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+	for _, r := range content {
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-' || r == ' ') {
 			return false
 		}
 	}
