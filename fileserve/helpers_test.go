@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/agentura/agentura/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/signing"
+	"github.com/agentura/agentura/wire"
 	"github.com/gin-gonic/gin"
 )
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentura/agentura/wire"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/signing"
+	"github.com/agentura/agentura/wire"
 	"github.com/prometheus/client_golang/prometheus"
 )
 

@@ -3,13 +3,14 @@ package fileserve
 import (
 	"errors"
 	"fmt"
-	"github.com/agentura/agentura/wire"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/agentura/agentura/wire"
 )
 
 // multipartOverhead is what the body of a multipart upload may hold beyond

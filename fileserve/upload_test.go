@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentura/agentura/wire"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentura/agentura/wire"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
