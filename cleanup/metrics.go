@@ -1,9 +1,9 @@
 package cleanup
 
 import (
-	"errors"
 	"fmt"
 
+	"github.com/agentura/agentura/internal/promreg"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -33,16 +33,9 @@ func newMetrics(reg prometheus.Registerer, rules []Rule) (*metrics, error) {
 		}, []string{"area"}),
 	}
 	for _, c := range []**prometheus.CounterVec{&m.sweeps, &m.files, &m.bytes} {
-		if err := reg.Register(*c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return nil, fmt.Errorf("cleanup: register metrics: %w", err)
-			}
-			existing, ok := are.ExistingCollector.(*prometheus.CounterVec)
-			if !ok {
-				return nil, fmt.Errorf("cleanup: register metrics: another collector uses the name: %w", err)
-			}
-			*c = existing
+		var err error
+		if *c, err = promreg.Register(reg, *c); err != nil {
+			return nil, fmt.Errorf("cleanup: %w", err)
 		}
 	}
 	for _, result := range []string{"ok", "error", "interrupted", "skipped"} {

@@ -2,12 +2,11 @@ package fileserve
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 
+	"github.com/agentura/agentura/internal/promreg"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -25,19 +24,19 @@ func newServerMetrics(reg prometheus.Registerer) (*serverMetrics, error) {
 	}
 	var m serverMetrics
 	var err error
-	if m.downloads, err = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+	if m.downloads, err = promreg.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agentura_downloads_total",
 		Help: "Requests to /files/, by HTTP status.",
 	}, []string{"status"})); err != nil {
 		return nil, err
 	}
-	if m.downloadBytes, err = register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+	if m.downloadBytes, err = promreg.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "agentura_download_bytes_total",
 		Help: "Bytes of file content sent by /files/.",
 	})); err != nil {
 		return nil, err
 	}
-	if m.uploads, err = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+	if m.uploads, err = promreg.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agentura_uploads_total",
 		Help: "Requests to /uploads, by HTTP status.",
 	}, []string{"status"})); err != nil {
@@ -63,23 +62,6 @@ func (m *serverMetrics) upload(status int) {
 	m.uploads.WithLabelValues(strconv.Itoa(status)).Inc()
 }
 
-// register registers c with reg, or returns the collector of the same
-// description registered before (two servers, or a restart of one within a
-// process, share the counters).
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	if err == nil {
-		return c, nil
-	}
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, fmt.Errorf("fileserve: register metrics: %w", err)
-}
-
 // Instrument wraps a Store to count files stored and bytes stored per area:
 // agentura_files_stored_total{area} and agentura_stored_bytes_total{area}.
 // With a nil reg it returns st unchanged. It panics, as
@@ -89,14 +71,14 @@ func Instrument(st Store, reg prometheus.Registerer) Store {
 	if reg == nil {
 		return st
 	}
-	files, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+	files, err := promreg.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agentura_files_stored_total",
 		Help: "Files added to the store, by area.",
 	}, []string{"area"}))
 	if err != nil {
 		panic(err)
 	}
-	bytes, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+	bytes, err := promreg.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agentura_stored_bytes_total",
 		Help: "Bytes added to the store, by area.",
 	}, []string{"area"}))

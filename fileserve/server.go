@@ -95,7 +95,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	m, err := newServerMetrics(cfg.Metrics)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fileserve: %w", err)
 	}
 	s := &Server{
 		store:     cfg.Store,
