@@ -111,9 +111,11 @@ func sizedObject(obj Object, size int64) io.ReadSeeker {
 	return &knownSize{File: f, size: size}
 }
 
-// knownSize answers Seek(0, io.SeekEnd) with the size and a following
-// Seek(0, io.SeekStart) without touching the file, whose real offset is
-// still 0; any other seek goes to the file.
+// knownSize answers Seek(0, io.SeekEnd), Seek(0, io.SeekStart) and
+// Seek(0, io.SeekCurrent) without touching the file while its real offset is
+// still 0. Any other seek first makes the real offset what the caller
+// believes it is, so the wrapper is right for any order of calls, not only
+// the one ServeContent makes today.
 type knownSize struct {
 	*os.File
 	size    int64
@@ -123,13 +125,25 @@ type knownSize struct {
 
 // Seek implements io.Seeker.
 func (k *knownSize) Seek(offset int64, whence int) (int64, error) {
-	switch {
-	case !k.touched && offset == 0 && whence == io.SeekEnd:
-		k.atEnd = true
-		return k.size, nil
-	case !k.touched && offset == 0 && whence == io.SeekStart:
-		k.atEnd = false
-		return 0, nil
+	if !k.touched && offset == 0 {
+		switch whence {
+		case io.SeekEnd:
+			k.atEnd = true
+			return k.size, nil
+		case io.SeekStart:
+			k.atEnd = false
+			return 0, nil
+		case io.SeekCurrent:
+			if k.atEnd {
+				return k.size, nil
+			}
+			return 0, nil
+		}
+	}
+	if k.atEnd {
+		if _, err := k.File.Seek(0, io.SeekEnd); err != nil {
+			return 0, err
+		}
 	}
 	k.touched, k.atEnd = true, false
 	return k.File.Seek(offset, whence)

@@ -479,4 +479,19 @@ func TestKnownSizeSeeksLikeTheFile(t *testing.T) {
 	if n, _ := k.Seek(0, io.SeekEnd); n != 16 { // a real seek now
 		t.Errorf("end again = %d", n)
 	}
+
+	// A relative seek after a faked one starts from where the caller believes it is.
+	g, _ := os.Open(path)
+	defer g.Close()
+	k = sizedObject(g, int64(len(content)))
+	k.Seek(0, io.SeekEnd)
+	if n, _ := k.Seek(0, io.SeekCurrent); n != 16 {
+		t.Errorf("current after faked end = %d", n)
+	}
+	if n, err := k.Seek(-6, io.SeekCurrent); n != 10 || err != nil {
+		t.Errorf("back 6 from the faked end = %d, %v", n, err)
+	}
+	if b, _ := io.ReadAll(k); string(b) != "abcdef" {
+		t.Errorf("after a relative seek %q", b)
+	}
 }
