@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/wire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestInputRootsMayNotReachTheDataFolder(t *testing.T) {
@@ -174,10 +175,8 @@ func TestHandingOutAResolvedInputKeepsIt(t *testing.T) {
 		t.Error("the tool's input was moved away")
 	}
 	for _, c := range svc.renderMCP(context.Background(), res).Content {
-		if _, ok := c.(interface{ MarshalJSON() ([]byte, error) }); ok {
-			if b, _ := json.Marshal(c); bytes.Contains(b, []byte(`"type":"resource"`)) {
-				t.Errorf("embedded although AGENT_EMBED_MAX_BYTES is 0: %s", b)
-			}
+		if e, ok := c.(*mcp.EmbeddedResource); ok {
+			t.Errorf("embedded %s although AGENT_EMBED_MAX_BYTES is 0 (the empty file too)", e.Resource.URI)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/filetype"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -71,8 +72,9 @@ func TestFileResponseOneFile(t *testing.T) {
 	if strings.Join(types, ",") != "text,resource_link,resource" {
 		t.Errorf("content types = %v, want text, resource_link, resource", types)
 	}
-	if text := wireRes.Content[0]["text"].(string); !strings.HasPrefix(text, "Tool produced: chart.png (PNG image, 1 KB) http") && !strings.HasPrefix(text, "Tool produced: chart.png (PNG image, ") {
-		t.Errorf("text line = %q", text)
+	want := "Tool produced: chart.png (PNG image, " + filetype.Size(int64(len(pngData))) + ") " + u
+	if text := wireRes.Content[0]["text"].(string); text != want {
+		t.Errorf("text line = %q, want %q", text, want)
 	}
 	if link := wireRes.Content[1]; link["uri"] != u || link["name"] != "chart.png" || link["mimeType"] != "image/png" {
 		t.Errorf("resource_link = %v", link)

@@ -42,7 +42,7 @@ type DiskStore struct {
 	// adoptRename moves a file into the store in Adopt; it is os.Rename
 	// except in tests, which make it fail with EXDEV.
 	adoptRename func(oldpath, newpath string) error
-	metas       metaCache
+	metas       *boundedMap[string, Meta]
 	// owners is held shared while a file is moved into its owner folder and
 	// exclusively while Prune removes empty owner folders. Across processes,
 	// Prune's age limit and commit's retry cover the same race.
@@ -69,7 +69,7 @@ func NewDiskStore(root string) (*DiskStore, error) {
 			return nil, fmt.Errorf("fileserve: create store folder: %w (check that the data directory is writable)", err)
 		}
 	}
-	return &DiskStore{root: abs, adoptRename: os.Rename}, nil
+	return &DiskStore{root: abs, adoptRename: os.Rename, metas: newMetaCache()}, nil
 }
 
 // Root returns the absolute path of the store's root folder.
@@ -329,7 +329,7 @@ func (d *DiskStore) meta(dir string, area Area, owner, id string, cached bool) (
 		if err != nil {
 			return Meta{}, fmt.Errorf("fileserve: %s file %s: %w", area, id, err)
 		}
-		d.metas.put(m)
+		d.metas.put(m.ID, m)
 	}
 	if m.ID != id || m.Area != area || m.Owner != owner {
 		return Meta{}, notFound(area, id)

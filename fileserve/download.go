@@ -167,7 +167,7 @@ var (
 
 // verify checks a download token, remembering those that pass.
 func (s *Server) verify(token string) (signing.Claims, error) {
-	if c, ok := s.tokens.get(token, s.now()); ok {
+	if c, ok := s.tokens.valid(token, s.now()); ok {
 		return c, nil
 	}
 	c, err := s.signer.Verify(token)

@@ -71,7 +71,7 @@ type Server struct {
 	log       *slog.Logger
 	metrics   *serverMetrics
 	now       func() time.Time
-	tokens    tokenCache
+	tokens    *tokenCache
 }
 
 // NewServer checks cfg and returns a Server.
@@ -107,6 +107,7 @@ func NewServer(cfg Config) (*Server, error) {
 		owner:     cfg.Owner,
 		log:       cfg.Logger,
 		metrics:   m,
+		tokens:    newTokenCache(),
 		now:       time.Now,
 	}
 	if s.ttl == 0 {

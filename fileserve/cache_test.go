@@ -8,23 +8,23 @@ import (
 )
 
 func TestTokenCache(t *testing.T) {
-	var c tokenCache
+	c := newTokenCache()
 	now := time.Now()
 	c.put("a", signing.Claims{FileID: "x", ExpiresAt: now.Add(time.Minute)})
-	if got, ok := c.get("a", now); !ok || got.FileID != "x" {
+	if got, ok := c.valid("a", now); !ok || got.FileID != "x" {
 		t.Errorf("get = %+v, %v", got, ok)
 	}
-	if _, ok := c.get("a", now.Add(time.Minute)); ok {
+	if _, ok := c.valid("a", now.Add(time.Minute)); ok {
 		t.Error("an expired token was served from the cache")
 	}
-	if _, ok := c.get("a", now); ok {
+	if _, ok := c.valid("a", now); ok {
 		t.Error("an expired token stayed in the cache")
 	}
 	for i := range tokenCacheSize + 10 {
 		c.put(string(rune(i+1000)), signing.Claims{ExpiresAt: now.Add(time.Hour)})
 	}
-	if len(c.m) > tokenCacheSize {
-		t.Errorf("cache holds %d tokens, more than %d", len(c.m), tokenCacheSize)
+	if n := c.len(); n > tokenCacheSize {
+		t.Errorf("cache holds %d tokens, more than %d", n, tokenCacheSize)
 	}
 }
 
