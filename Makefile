@@ -3,11 +3,15 @@ GO          ?= go
 BENCH_COUNT ?= 5
 BENCH_PKGS  ?= ./fileserve ./agentcore
 
-.PHONY: build run test bench bench-baseline fuzz lint
+.PHONY: deps build run test bench bench-baseline fuzz lint
+
+## deps: install the Debian packages and tools the tests need (.ci/apt.d, .ci/setup.d; needs root)
+deps:
+	.ci/install-deps
 
 ## build: compile every binary into bin/
 build:
-	$(GO) build -o bin/ ./examples/fileagent/cmd/fileagent
+	$(GO) build -o bin/ ./cmd/... ./examples/fileagent/cmd/fileagent
 
 ## run: start the example agent on :8000 (MCP at /mcp, downloads at /files/)
 run:
