@@ -73,6 +73,7 @@ func (e *SSRFError) Error() string {
 type fetcher struct {
 	client *http.Client
 	allow  map[string]bool // hosts and host:port pairs allowed although private
+	peers  peerMap         // AGENT_PEER_URLS: public bases of peers fetched from internal ones (peers.go)
 }
 
 func newFetcher(allowHosts []string, timeout time.Duration) *fetcher {
@@ -159,6 +160,7 @@ func (f *fetcher) guardedDial(d *net.Dialer) func(ctx context.Context, network, 
 
 // get starts a GET of rawURL. The caller closes the body.
 func (f *fetcher) get(ctx context.Context, rawURL string) (*http.Response, error) {
+	rawURL = f.peers.rewrite(rawURL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, fmt.Errorf("bad URL %q: %w", rawURL, err)
