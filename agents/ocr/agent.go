@@ -200,8 +200,8 @@ func (d *document) text(langs []string) string {
 	return b.String()
 }
 
-// page is one page of structured output.
-type page struct {
+// Page is one page of structured output: its number, from 1, and its text.
+type Page struct {
 	Page int    `json:"page"`
 	Text string `json:"text"`
 }
@@ -210,9 +210,9 @@ type page struct {
 // by form feeds, as tesseract and pdftotext write them) and each numbered
 // page.
 func (d *document) data() map[string]any {
-	pages := make([]page, len(d.Pages))
+	pages := make([]Page, len(d.Pages))
 	for i, p := range d.Pages {
-		pages[i] = page{Page: i + 1, Text: p}
+		pages[i] = Page{Page: i + 1, Text: p}
 	}
 	return map[string]any{
 		"source":     d.Source,

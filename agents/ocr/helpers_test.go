@@ -1,6 +1,8 @@
 package ocr_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -50,4 +52,22 @@ func invoke(t testing.TB, svc *agentcore.Service, tool string, args any) (*agent
 // attachment is a file argument in the object form, content in base64.
 func attachment(name string, data []byte) map[string]any {
 	return map[string]any{"name": name, "content": base64.StdEncoding.EncodeToString(data)}
+}
+
+// zipOf returns a zip archive holding one file.
+func zipOf(t testing.TB, name string, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	w, err := zw.Create(name)
+	if err == nil {
+		_, err = w.Write(data)
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		t.Fatalf("zip: %v", err)
+	}
+	return b.Bytes()
 }

@@ -96,7 +96,7 @@ func (a *Agent) checkPixels(page, width, height int, unit string) error {
 			where, width, height, unit, maxSide)
 	}
 	if px := int64(width) * int64(height); px > a.cfg.MaxPixels {
-		return fmt.Errorf("%s is %d × %d pixels%s (%.1f megapixels), over the limit of %.1f megapixels (AGENT_OCR_MAX_PIXELS): scale it down or split it",
+		return fmt.Errorf("%s is %d × %d pixels%s, %.1f megapixels, over the limit of %.1f megapixels (AGENT_OCR_MAX_PIXELS): scale it down or split it",
 			where, width, height, unit, float64(px)/1e6, float64(a.cfg.MaxPixels)/1e6)
 	}
 	return nil

@@ -2,6 +2,7 @@ package ocr
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -42,12 +43,15 @@ func (l *languages) check(ctx context.Context, asked []string) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
+	if slices.Contains(missing, "osd") {
+		return nil, errors.New(`"osd" is tesseract's data for detecting orientation and script, not a language to read text in: name the language of the text, such as "eng"`)
+	}
 	if len(missing) > 0 {
 		var pkgs []string
 		for _, m := range missing {
 			pkgs = append(pkgs, debianPackage(m))
 		}
-		return nil, fmt.Errorf("language %s not installed; installed: %s. Choose installed ones, or install the pack (Debian/Ubuntu: apt-get install %s)",
+		return nil, fmt.Errorf("%s not installed; installed: %s. Choose installed ones, or install the pack (Debian/Ubuntu: apt-get install %s)",
 			quoteList(missing), strings.Join(installed, ", "), strings.Join(pkgs, " "))
 	}
 	return want, nil
@@ -110,7 +114,7 @@ func quoteList(s []string) string {
 		q[i] = fmt.Sprintf("%q", v)
 	}
 	if len(q) == 1 {
-		return q[0] + " is"
+		return "language " + q[0] + " is"
 	}
-	return strings.Join(q, ", ") + " are"
+	return "languages " + strings.Join(q, ", ") + " are"
 }

@@ -45,7 +45,7 @@ func (a *Agent) inspectPDF(ctx context.Context, path string) (int, error) {
 	}
 	for i, s := range info.sizes {
 		w, h := pixelsAt(s[0]), pixelsAt(s[1])
-		unit := fmt.Sprintf(" at %d dpi (%.0f × %.0f pt)", DPI, s[0], s[1])
+		unit := fmt.Sprintf(" (%.0f × %.0f pt at %d dpi)", s[0], s[1], DPI)
 		if err := a.checkPixels(i+1, w, h, unit); err != nil {
 			return 0, err
 		}

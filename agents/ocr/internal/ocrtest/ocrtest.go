@@ -6,7 +6,9 @@ package ocrtest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/draw"
@@ -136,4 +138,88 @@ func PDFText(t testing.TB, pdf []byte) string {
 		t.Fatalf("pdftotext: %v: %s", err, stderr.String())
 	}
 	return string(out)
+}
+
+// Size is the width and height of a page, in pixels.
+type Size struct{ W, H uint32 }
+
+// RawTIFF writes a little-endian TIFF by hand, one directory per page, each
+// claiming the given size and pointing at one strip of stripBytes bytes, of
+// which only the first `present` are in the file: a way to make TIFFs that
+// lie about their size, or are cut short, without a gigabyte of pixels.
+func RawTIFF(pages []Size, stripBytes, present uint32) []byte {
+	le := binary.LittleEndian
+	var b []byte
+	b = append(b, 'I', 'I', 42, 0)
+	b = le.AppendUint32(b, 8)
+	const entries = 6
+	ifdSize := uint32(2 + entries*12 + 4)
+	dataAt := 8 + ifdSize*uint32(len(pages))
+	for i, p := range pages {
+		b = le.AppendUint16(b, entries)
+		entry := func(tag, typ uint16, val uint32) {
+			b = le.AppendUint16(b, tag)
+			b = le.AppendUint16(b, typ)
+			b = le.AppendUint32(b, 1)
+			b = le.AppendUint32(b, val)
+		}
+		entry(256, 4, p.W)        // ImageWidth
+		entry(257, 4, p.H)        // ImageLength
+		entry(258, 3, 8)          // BitsPerSample
+		entry(262, 3, 1)          // Photometric: black is zero
+		entry(273, 4, dataAt)     // StripOffsets
+		entry(279, 4, stripBytes) // StripByteCounts
+		next := uint32(0)
+		if i < len(pages)-1 {
+			next = 8 + ifdSize*uint32(i+1)
+		}
+		b = le.AppendUint32(b, next)
+	}
+	return append(b, make([]byte, present)...)
+}
+
+// PNGHeader writes a PNG of one all-zero row's worth of data that claims
+// to be w × h pixels: a decompression bomb's header, read without decoding.
+func PNGHeader(w, h uint32) []byte {
+	chunk := func(b []byte, typ string, data []byte) []byte {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
+		start := len(b)
+		b = append(b, typ...)
+		b = append(b, data...)
+		return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b[start:]))
+	}
+	ihdr := binary.BigEndian.AppendUint32(nil, w)
+	ihdr = binary.BigEndian.AppendUint32(ihdr, h)
+	ihdr = append(ihdr, 8, 0, 0, 0, 0) // 8-bit grey, no interlace
+	b := []byte("\x89PNG\r\n\x1a\n")
+	b = chunk(b, "IHDR", ihdr)
+	b = chunk(b, "IDAT", []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01})
+	return chunk(b, "IEND", nil)
+}
+
+// BigPagePDF is a one-page PDF whose page is w × h points, drawn empty.
+func BigPagePDF(t testing.TB, w, h float64) []byte {
+	t.Helper()
+	doc := fpdf.NewCustom(&fpdf.InitType{UnitStr: "pt", Size: fpdf.SizeType{Wd: w, Ht: h}})
+	doc.AddPage()
+	var b bytes.Buffer
+	if err := doc.Output(&b); err != nil {
+		t.Fatalf("write PDF: %v", err)
+	}
+	return b.Bytes()
+}
+
+// LockedPDF is a one-page PDF that opens only with a password.
+func LockedPDF(t testing.TB) []byte {
+	t.Helper()
+	doc := fpdf.New("P", "pt", "A4", "")
+	doc.SetProtection(fpdf.CnProtectPrint, "secret", "owner")
+	doc.AddPage()
+	doc.SetFont("Helvetica", "", 24)
+	doc.Text(72, 72, "locked")
+	var b bytes.Buffer
+	if err := doc.Output(&b); err != nil {
+		t.Fatalf("write PDF: %v", err)
+	}
+	return b.Bytes()
 }
