@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentura/agentura/agentcore"
 )
@@ -131,8 +132,7 @@ func (a *Agent) request(ctx context.Context, languages, outputs []string) (reque
 // read resolves, checks and recognises one file attachment within the
 // per-document timeout, working in a fresh folder under work.
 func (a *Agent) read(ctx context.Context, call *agentcore.Call, att agentcore.FileAttachment, req request) (*document, error) {
-	ctx, cancel := context.WithTimeoutCause(ctx, a.cfg.Timeout,
-		fmt.Errorf("the document took longer than %v (AGENT_OCR_TIMEOUT): split it, or raise the limit", a.cfg.Timeout))
+	ctx, cancel := context.WithTimeoutCause(ctx, a.cfg.Timeout, timeoutError{a.cfg.Timeout})
 	defer cancel()
 	f, err := call.ResolveFileAttachment(ctx, att)
 	if err != nil {
@@ -161,6 +161,17 @@ func (a *Agent) readFile(ctx context.Context, call *agentcore.Call, f *agentcore
 	}
 	return a.recognize(ctx, src, req, dir)
 }
+
+// timeoutError is the cause of a document's context ending at
+// Config.Timeout.
+type timeoutError struct{ limit time.Duration }
+
+func (e timeoutError) Error() string {
+	return fmt.Sprintf("the document took longer than %v (AGENT_OCR_TIMEOUT): split it, or raise the limit", e.limit)
+}
+
+// Is makes a timeout a context.DeadlineExceeded to errors.Is.
+func (e timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
 
 func (a *Agent) ocrDocument(ctx context.Context, call *agentcore.Call, in DocumentInput) (*agentcore.Result, error) {
 	req, err := a.request(ctx, in.Languages, in.Outputs)

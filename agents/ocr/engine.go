@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -61,7 +62,7 @@ func (e *engine) run(ctx context.Context, name string, args ...string) ([]byte, 
 	}
 	if err != nil {
 		var notFound *exec.Error
-		if errors.As(err, &notFound) {
+		if errors.As(err, &notFound) || errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s is not installed or not in PATH (%w); %s", name, err, installHint(name))
 		}
 		return nil, &commandError{Command: name, Err: err, Stderr: strings.TrimSpace(stderr.String())}
