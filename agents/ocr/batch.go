@@ -36,8 +36,13 @@ func (a *Agent) ocrBatch(ctx context.Context, call *agentcore.Call, in BatchInpu
 	limit := make(chan struct{}, a.cfg.Concurrency)
 	for i, src := range in.Sources {
 		wg.Go(func() {
-			limit <- struct{}{}
-			defer func() { <-limit }()
+			select {
+			case limit <- struct{}{}:
+				defer func() { <-limit }()
+			case <-ctx.Done():
+				items[i] = batchItem{err: context.Cause(ctx)}
+				return
+			}
 			doc, err := a.read(ctx, call, src, req)
 			items[i] = batchItem{doc: doc, err: err}
 		})

@@ -81,11 +81,8 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 			return
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err == nil && n <= 0 {
-			err = errors.New("must be a positive whole number")
-		}
-		if err != nil {
-			errs = append(errs, &agentcore.ConfigError{Var: name, Value: v, Err: err})
+		if err != nil || n <= 0 {
+			errs = append(errs, &agentcore.ConfigError{Var: name, Value: v, Err: errors.New("must be a positive whole number")})
 			return
 		}
 		set(n)
@@ -96,12 +93,14 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := lookup("AGENT_OCR_TIMEOUT"); ok && v != "" {
 		d, err := time.ParseDuration(v)
 		if err == nil && d <= 0 {
-			err = fmt.Errorf("must be positive, such as 10m")
+			err = errors.New("must be positive")
 		}
 		if err != nil {
-			errs = append(errs, &agentcore.ConfigError{Var: "AGENT_OCR_TIMEOUT", Value: v, Err: err})
+			errs = append(errs, &agentcore.ConfigError{Var: "AGENT_OCR_TIMEOUT", Value: v,
+				Err: fmt.Errorf("%w: give a duration such as 10m or 90s", err)})
+		} else {
+			c.Timeout = d
 		}
-		c.Timeout = d
 	}
 	return c.withDefaults(), errors.Join(errs...)
 }

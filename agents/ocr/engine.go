@@ -47,9 +47,9 @@ func (e *engine) heavy(ctx context.Context, name string, args ...string) ([]byte
 // carries the end of the command's stderr.
 func (e *engine) run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
-	// Parallelism comes from running several processes; tesseract's own
-	// OpenMP threads would oversubscribe the CPUs and, measured, cost more
-	// CPU time than they save wall time.
+	// Parallelism comes from running several processes. tesseract's own
+	// OpenMP threads oversubscribe the CPUs: measured on a busy 2-core
+	// machine, 10 pages took 41 s of wall time with them and 7.7 s without.
 	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT=1")
 	// The killed process's pipes close with it; don't wait long for strays.
 	cmd.WaitDelay = 5 * time.Second

@@ -28,7 +28,7 @@ func (a *Agent) inspectPDF(ctx context.Context, path string) (int, error) {
 		case errors.As(err, &ce) && strings.Contains(strings.ToLower(ce.Stderr), "password"):
 			return 0, fmt.Errorf("the PDF is locked with a password: send it unlocked")
 		case errors.As(err, &ce):
-			return 0, corrupt("pdfinfo cannot read the PDF (%s)", lastLine(ce.Stderr))
+			return 0, corrupt("pdfinfo cannot read the PDF (%s)", reason(ce))
 		}
 		return 0, err
 	}
@@ -100,7 +100,7 @@ func (a *Agent) rasterise(ctx context.Context, path, dir string, pages int) ([]s
 	if err != nil {
 		var ce *commandError
 		if errors.As(err, &ce) {
-			return nil, corrupt("pdftoppm cannot render the PDF (%s)", lastLine(ce.Stderr))
+			return nil, corrupt("pdftoppm cannot render the PDF (%s)", reason(ce))
 		}
 		return nil, err
 	}
@@ -134,9 +134,12 @@ func (a *Agent) rasterise(ctx context.Context, path, dir string, pages int) ([]s
 	return paths, nil
 }
 
-// lastLine is the last non-empty line of s, the one that usually says what
-// went wrong.
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
+// reason is what a failed command said last (the line that usually names
+// the problem), or how it ended when it said nothing.
+func reason(ce *commandError) string {
+	lines := strings.Split(strings.TrimSpace(ce.Stderr), "\n")
+	if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+		return last
+	}
+	return ce.Err.Error()
 }

@@ -55,8 +55,12 @@ type document struct {
 // multi-page input gives one multi-page searchable PDF. dir is a fresh
 // folder for the work; the outputs stay in it.
 func (a *Agent) recognize(ctx context.Context, src *source, req request, dir string) (*document, error) {
-	input, err := filepath.Abs(src.Path) // never read as an option
+	// Absolute paths: never read as options, whatever the data folder.
+	input, err := filepath.Abs(src.Path)
 	if err != nil {
+		return nil, err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
 		return nil, err
 	}
 	args := []string{}
