@@ -1,0 +1,97 @@
+package ocr
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentura/agentura/agentcore"
+	"github.com/agentura/agentura/agents/ocr/internal/ocrtest"
+)
+
+func TestSplitPages(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"one\n\f", []string{"one"}},
+		{"one\n\ftwo\n\f", []string{"one", "two"}},
+		{"\fpage two\n\f", []string{"", "page two"}}, // an empty page keeps its place
+		{"no separator", []string{"no separator"}},
+	} {
+		if got := splitPages(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("splitPages(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestParseLanguages(t *testing.T) {
+	out := "List of available languages in \"/usr/share/tesseract-ocr/5/tessdata/\" (3):\neng\nosd\ndeu\n"
+	if got := parseLanguages(out); !slices.Equal(got, []string{"deu", "eng"}) {
+		t.Errorf("parseLanguages = %q, want [deu eng] (sorted, no osd)", got)
+	}
+}
+
+func TestParsePDFInfo(t *testing.T) {
+	out := "Producer:        FPDF 1.7\nPages:           2\nEncrypted:       no\n" +
+		"Page    1 size:  612 x 792 pts (letter)\nPage    1 rot:   0\nPage    2 size:  320.64 x 282.24 pts\n"
+	info, err := parsePDFInfo([]byte(out))
+	if err != nil || info.pages != 2 || !slices.Equal(info.sizes, [][2]float64{{612, 792}, {320.64, 282.24}}) {
+		t.Errorf("parsePDFInfo = %+v, %v", info, err)
+	}
+	if _, err := parsePDFInfo([]byte("Pages: many\n")); err == nil {
+		t.Error("a page count that is no number was accepted")
+	}
+}
+
+// TestInspectTIFF walks hand-made TIFFs: the pages of a multi-page file are
+// counted, and a loop of directories is refused.
+func TestInspectTIFF(t *testing.T) {
+	a := New(Config{MaxPages: 5})
+	dir := t.TempDir()
+	write := func(data []byte) string {
+		p := filepath.Join(dir, "x.tif")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pages, err := a.inspectTIFF(write(ocrtest.RawTIFF([]ocrtest.Size{{W: 10, H: 20}, {W: 30, H: 40}, {W: 5, H: 5}}, 4, 4)))
+	if err != nil || pages != 3 {
+		t.Errorf("three-page TIFF: %d pages, %v; want 3", pages, err)
+	}
+
+	loop := ocrtest.RawTIFF([]ocrtest.Size{{W: 1, H: 1}, {W: 1, H: 1}}, 1, 1)
+	copy(loop[len(loop)-1-4:], []byte{8, 0, 0, 0}) // the last page's "next" points at the first
+	if _, err := a.inspectTIFF(write(loop)); !errors.Is(err, errCorrupt) || !strings.Contains(err.Error(), "loop") {
+		t.Errorf("looping TIFF: %v; want a corrupt-file error about a loop", err)
+	}
+
+	big := []byte("II+\x00\x08\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")
+	if _, err := a.inspectTIFF(write(big)); err == nil || !strings.Contains(err.Error(), "BigTIFF") {
+		t.Errorf("BigTIFF: %v; want an error naming BigTIFF", err)
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	env := map[string]string{}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	cfg, err := LoadConfig(lookup)
+	if err != nil || cfg.MaxPages != DefaultMaxPages || cfg.MaxPixels != DefaultMaxPixels || cfg.Timeout != DefaultTimeout || cfg.Concurrency < 1 {
+		t.Errorf("defaults: %+v, %v", cfg, err)
+	}
+	env = map[string]string{"AGENT_OCR_MAX_PAGES": "7", "AGENT_OCR_CONCURRENCY": "3", "AGENT_OCR_TIMEOUT": "90s", "AGENT_OCR_MAX_PIXELS": "1000"}
+	if cfg, err = LoadConfig(lookup); err != nil || cfg.MaxPages != 7 || cfg.Concurrency != 3 || cfg.Timeout != 90*time.Second || cfg.MaxPixels != 1000 {
+		t.Errorf("set: %+v, %v", cfg, err)
+	}
+	env = map[string]string{"AGENT_OCR_MAX_PAGES": "0", "AGENT_OCR_TIMEOUT": "soon"}
+	_, err = LoadConfig(lookup)
+	var ce *agentcore.ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "AGENT_OCR_MAX_PAGES") || !strings.Contains(err.Error(), "AGENT_OCR_TIMEOUT") {
+		t.Errorf("bad values: %v; want ConfigErrors naming both variables", err)
+	}
+}
