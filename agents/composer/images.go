@@ -67,8 +67,8 @@ func loadImage(name, fileName, path, mimeType string, maxPixels int64) (*Image, 
 	mimeType, _, _ = strings.Cut(mimeType, ";")
 	format, ok := imageFormats[strings.TrimSpace(mimeType)]
 	if !ok {
-		return nil, fmt.Errorf("embed %q is %s, not an image: embeds must be pictures (%s); reference documents in the markdown as text or links instead",
-			name, filetype.Label(mimeType), acceptedImages)
+		return nil, fmt.Errorf("embed %q is %s (%s), not an image: embeds must be pictures (%s); mention other files in the markdown as text or links instead",
+			name, filetype.Label(mimeType), mimeType, acceptedImages)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

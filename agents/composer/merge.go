@@ -47,8 +47,8 @@ func (c *composer) merge(ctx context.Context, call *agentcore.Call, in MergeInpu
 			return nil, fmt.Errorf("the sources are larger than the %s allowed together: merge in steps", filetype.Size(c.limits.SourceBytes))
 		}
 		if !strings.HasPrefix(f.MIMEType, "application/pdf") {
-			return nil, fmt.Errorf("sources[%d] %q is %s, not a PDF: merge_pdfs takes PDF files only (compose_document makes PDFs from Markdown)",
-				i, f.Name, filetype.Label(f.MIMEType))
+			return nil, fmt.Errorf("sources[%d] %q is %s (%s), not a PDF: merge_pdfs takes PDF files only (compose_document makes PDFs from Markdown)",
+				i, f.Name, filetype.Label(f.MIMEType), f.MIMEType)
 		}
 		fh, err := os.Open(f.Path)
 		if err != nil {
