@@ -54,7 +54,7 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 		return nil, errors.New("markdown is empty: give the document's content as Markdown")
 	}
 	if len(in.Markdown) > c.limits.MarkdownBytes {
-		return nil, fmt.Errorf("markdown is %s, more than the %s allowed: split the document", filetype.Size(int64(len(in.Markdown))), filetype.Size(int64(c.limits.MarkdownBytes)))
+		return nil, fmt.Errorf("markdown is %d bytes, more than the %d (%s) allowed: split the document", len(in.Markdown), c.limits.MarkdownBytes, filetype.Size(int64(c.limits.MarkdownBytes)))
 	}
 	images, err := c.loadEmbeds(ctx, call, in.Embeds)
 	if err != nil {

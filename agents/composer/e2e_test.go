@@ -375,6 +375,10 @@ func TestE2E(t *testing.T) {
 			{"EmbedNotAnImage", "compose_document", map[string]any{"markdown": "text",
 				"embeds": []any{map[string]any{"name": "notes.txt", "content": notes}}},
 				[]string{`embed "notes.txt" is`, "not an image"}},
+			{"MarkdownTooLarge", "compose_document", map[string]any{"markdown": strings.Repeat("a", DefaultLimits().MarkdownBytes+1)},
+				[]string{"markdown is 2097153 bytes, more than the 2097152 (2.0 MB) allowed"}},
+			{"TooManyEmbeds", "compose_document", map[string]any{"markdown": "x", "embeds": manyEmbeds(DefaultLimits().Embeds + 1)},
+				[]string{"101 embeds, more than the 100 allowed"}},
 			{"NotAPDF", "merge_pdfs", map[string]any{"sources": []any{map[string]any{"name": "notes.txt", "content": notes}}},
 				[]string{`"notes.txt" is`, "not a PDF"}},
 			{"BrokenPDF", "merge_pdfs", map[string]any{"sources": []any{map[string]any{"name": "bad.pdf",
@@ -411,4 +415,13 @@ func TestE2E(t *testing.T) {
 			t.Errorf("merged.pdf has %d pages and reads %q; want First source, then Second source, on 2 pages", pdfPages(text), text)
 		}
 	})
+}
+
+// manyEmbeds returns n embed items.
+func manyEmbeds(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = map[string]any{"name": fmt.Sprintf("p%d.png", i), "content": "data:image/png;base64,AAAA"}
+	}
+	return out
 }

@@ -78,6 +78,9 @@ func loadImage(name, fileName, path, mimeType string, maxPixels int64) (*Image, 
 	if err != nil {
 		return nil, fmt.Errorf("embed %q looks like %s but cannot be read (%v): send the picture file itself, not a damaged or truncated copy", name, strings.ToUpper(format), err)
 	}
+	if !complete(decFormat, data) {
+		return nil, fmt.Errorf("embed %q is a truncated or damaged %s (it does not end as the format requires): send the whole picture file", name, strings.ToUpper(decFormat))
+	}
 	if cfg.Width <= 0 || cfg.Height <= 0 {
 		return nil, fmt.Errorf("embed %q has no pixels (%d×%d)", name, cfg.Width, cfg.Height)
 	}
@@ -116,6 +119,34 @@ func plainPNG(data []byte) bool {
 	}
 	depth, interlace := data[24], data[28]
 	return depth <= 8 && interlace == 0
+}
+
+// complete reports whether a PNG, JPEG or GIF ends as its format requires
+// (the IEND chunk, the EOI marker, the trailer): DecodeConfig reads only the
+// header, and a cut-off picture would fail in a renderer, or show broken.
+// Other formats are decoded in full when converted, which checks them.
+func complete(format string, data []byte) bool {
+	switch format {
+	case "png":
+		for pos := 8; pos+12 <= len(data); {
+			n := int(uint32(data[pos])<<24 | uint32(data[pos+1])<<16 | uint32(data[pos+2])<<8 | uint32(data[pos+3]))
+			if n < 0 || pos+12+n > len(data) {
+				return false
+			}
+			if string(data[pos+4:pos+8]) == "IEND" {
+				return true
+			}
+			pos += 12 + n
+		}
+		return false
+	case "jpeg":
+		d := bytes.TrimRight(data, "\x00\r\n ")
+		return len(d) >= 2 && d[len(d)-2] == 0xFF && d[len(d)-1] == 0xD9
+	case "gif":
+		d := bytes.TrimRight(data, "\x00\r\n ")
+		return len(d) > 0 && d[len(d)-1] == 0x3B
+	}
+	return true
 }
 
 // toPNG decodes any supported picture and encodes it as an 8-bit PNG.
