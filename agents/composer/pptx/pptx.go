@@ -124,8 +124,14 @@ func (p *Presentation) Write(w io.Writer) error {
 		_, err = io.WriteString(f, content)
 		return err
 	}
-	var imgExts = map[string]bool{}
-	var mediaN int
+	// Slides first, in memory, so that the package can open with its
+	// content types: media names and extensions are known only then.
+	imgExts := map[string]bool{}
+	type mediaPart struct {
+		name string
+		data []byte
+	}
+	var media []mediaPart
 	type built struct{ xml, rels string }
 	var out []built
 	for i, s := range slides {
@@ -135,17 +141,10 @@ func (p *Presentation) Write(w io.Writer) error {
 			return fmt.Errorf("slide %d: %w", i+1, err)
 		}
 		for _, m := range sb.media {
-			mediaN++
-			name := fmt.Sprintf("ppt/media/image%d.%s", mediaN, m.ext)
-			m.rel.target = "../media/" + name[len("ppt/media/"):]
+			name := fmt.Sprintf("image%d.%s", len(media)+1, m.ext)
+			m.rel.target = "../media/" + name
 			imgExts[m.ext] = true
-			f, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
-			if err != nil {
-				return err
-			}
-			if _, err := f.Write(m.data); err != nil {
-				return err
-			}
+			media = append(media, mediaPart{"ppt/media/" + name, m.data})
 		}
 		out = append(out, built{xmlText, sb.relsXML()})
 	}
@@ -177,6 +176,16 @@ func (p *Presentation) Write(w io.Writer) error {
 			return err
 		}
 		if err := add(fmt.Sprintf("ppt/slides/_rels/slide%d.xml.rels", i+1), b.rels); err != nil {
+			return err
+		}
+	}
+	for _, m := range media {
+		// Pictures are compressed already.
+		f, err := zw.CreateHeader(&zip.FileHeader{Name: m.name, Method: zip.Store})
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(m.data); err != nil {
 			return err
 		}
 	}
