@@ -86,3 +86,13 @@ down:
 e2e: images
 	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi
 	deploy/e2e.sh
+
+.PHONY: bench-composer run-composer
+
+## bench-composer: the composer's benchmark: a 20-page document with 10 pictures rendered in each format
+bench-composer:
+	$(GO) test -run '^$$' -bench BenchmarkCompose -benchmem -count $(BENCH_COUNT) ./agents/composer
+
+## run-composer: start the composer agent on :8002
+run-composer:
+	$(GO) run ./cmd/composer-agent
