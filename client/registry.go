@@ -43,7 +43,7 @@ func (e *NotFoundError) Error() string {
 	if len(e.Known) == 0 {
 		return fmt.Sprintf("file %q is not in the registry, which holds no files: attach it first", e.Name)
 	}
-	return fmt.Sprintf("file %q is not in the registry; the files known are: %s (names must match exactly)",
+	return fmt.Sprintf("file %q is not in the registry; the files known are: %s. Names must match exactly",
 		e.Name, strings.Join(e.Known, ", "))
 }
 

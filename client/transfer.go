@@ -253,10 +253,9 @@ func (c *capReader) Read(p []byte) (int, error) {
 
 // progressReader reports the bytes read through it.
 type progressReader struct {
-	r    io.Reader
-	p    Progress
-	fn   func(Progress)
-	sent bool
+	r  io.Reader
+	p  Progress
+	fn func(Progress)
 }
 
 func (pr *progressReader) Read(b []byte) (int, error) {
@@ -268,10 +267,10 @@ func (pr *progressReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// finish reports the end of a transfer once, with Total set to Done.
+// finish reports the end of a transfer, with Total set to Done, unless the
+// last report already said so.
 func (pr *progressReader) finish() {
-	if pr.fn != nil && !pr.sent {
-		pr.sent = true
+	if pr.fn != nil && (pr.p.Total != pr.p.Done || pr.p.Done == 0) {
 		pr.p.Total = pr.p.Done
 		pr.fn(pr.p)
 	}
