@@ -118,24 +118,28 @@ func (w *rewriter) pick(v any, bs []map[string]any) map[string]any {
 	return arrayBranch
 }
 
-// file resolves a field marked x-file: one file, or a list of them.
+// file resolves a field marked x-file: one file, or a list of them. A
+// lone value for a field that only takes lists becomes a list of one.
 func (w *rewriter) file(ctx context.Context, v any, n map[string]any, at string) (any, error) {
-	if isArray(n) {
-		items, _ := n["items"].(map[string]any)
-		list, ok := v.([]any)
-		if !ok {
-			list = []any{v}
-		}
-		for i, item := range list {
-			nv, err := w.one(ctx, item, items, fmt.Sprintf("%s[%d]", at, i))
-			if err != nil {
-				return nil, err
-			}
-			list[i] = nv
-		}
-		return list, nil
+	items, isList := w.s.arrayItems(n, 0)
+	if !isList {
+		return w.one(ctx, v, n, at)
 	}
-	return w.one(ctx, v, n, at)
+	list, ok := v.([]any)
+	if !ok {
+		if w.s.acceptsSingle(n, 0) {
+			return w.one(ctx, v, n, at)
+		}
+		list = []any{v}
+	}
+	for i, item := range list {
+		nv, err := w.one(ctx, item, items, fmt.Sprintf("%s[%d]", at, i))
+		if err != nil {
+			return nil, err
+		}
+		list[i] = nv
+	}
+	return list, nil
 }
 
 // one resolves a single file value: a bare name (sent as {name, content}

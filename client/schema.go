@@ -210,7 +210,8 @@ func (s *schema) collect(n map[string]any, at string, depth int, seen map[string
 	if isFile(n) {
 		if !seen[at] {
 			seen[at] = true
-			*out = append(*out, FileField{Path: at, Array: isArray(n)})
+			_, list := s.arrayItems(n, 0)
+			*out = append(*out, FileField{Path: at, Array: list})
 		}
 		return
 	}
@@ -239,4 +240,41 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// arrayItems returns the item schema of node when node, or one of its
+// branches, describes an array.
+func (s *schema) arrayItems(n map[string]any, depth int) (map[string]any, bool) {
+	n = s.deref(n)
+	if n == nil || depth > maxSchemaDepth {
+		return nil, false
+	}
+	if isArray(n) {
+		items, _ := n["items"].(map[string]any)
+		return items, true
+	}
+	for _, b := range branches(n) {
+		if items, ok := s.arrayItems(b, depth+1); ok {
+			return items, true
+		}
+	}
+	return nil, false
+}
+
+// acceptsSingle reports whether node, or one of its branches, takes a single
+// file: an object or a string rather than an array (or null).
+func (s *schema) acceptsSingle(n map[string]any, depth int) bool {
+	n = s.deref(n)
+	if n == nil || depth > maxSchemaDepth {
+		return false
+	}
+	if isObject(n) || hasType(n, "string") {
+		return true
+	}
+	for _, b := range branches(n) {
+		if s.acceptsSingle(b, depth+1) {
+			return true
+		}
+	}
+	return false
 }

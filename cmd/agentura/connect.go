@@ -87,8 +87,9 @@ func prepare(c *common, rawURL string, stderr io.Writer) (*conn, error) {
 	}
 	u, _ := url.Parse(endpoint)
 	cn.tr = &mcp.StreamableClientTransport{
-		Endpoint:   endpoint,
-		HTTPClient: &http.Client{Transport: bearer{token: c.token, host: u.Host, next: http.DefaultTransport}},
+		Endpoint:             endpoint,
+		DisableStandaloneSSE: true, // one command, no server-initiated messages to wait for
+		HTTPClient:           &http.Client{Transport: bearer{token: c.token, host: u.Host, next: http.DefaultTransport}},
 	}
 	return cn, nil
 }
