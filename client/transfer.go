@@ -157,12 +157,12 @@ func (m *Middleware) allowed(u *url.URL) error {
 			return nil
 		}
 	}
-	origin := "unknown (no base URL)"
-	if m.base != nil {
-		origin = m.base.Scheme + "://" + m.base.Host
+	if m.base == nil {
+		return fmt.Errorf("%w: %s is refused; the agent's origin is unknown — set Config.BaseURL (agentura: --base-url) to the agent's HTTP base, or add the host to Config.AllowHosts (agentura: --allow-host) if you trust it",
+			ErrForeignURL, u.Scheme+"://"+u.Host)
 	}
 	return fmt.Errorf("%w: %s is refused; the agent's origin is %s — add the host to Config.AllowHosts (agentura: --allow-host) if you trust it",
-		ErrForeignURL, u.Scheme+"://"+u.Host, origin)
+		ErrForeignURL, u.Scheme+"://"+u.Host, m.base.Scheme+"://"+m.base.Host)
 }
 
 // ownOrigin reports whether u lies on the agent's origin: only there does
