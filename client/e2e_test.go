@@ -15,7 +15,6 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -394,27 +393,15 @@ func TestMissingNameIsNotSent(t *testing.T) {
 		!strings.Contains(err.Error(), "embeds[0].content") {
 		t.Errorf("nested missing name: %v", err)
 	}
-	if calls := metric(t, a, `agentura_tool_calls_total{outcome="ok",tool="inspect_file"}`) +
-		metric(t, a, `agentura_tool_calls_total{outcome="error",tool="inspect_file"}`); calls != "" {
+	if calls := a.Metric(t, `agentura_tool_calls_total{outcome="ok",tool="inspect_file"}`) +
+		a.Metric(t, `agentura_tool_calls_total{outcome="error",tool="inspect_file"}`); calls != "" {
 		t.Errorf("the agent saw a call: %s", calls)
 	}
-}
-
-// metric returns the line of the agent's /metrics that starts with series, or "".
-func metric(t *testing.T, a *testagent.Agent, series string) string {
-	t.Helper()
-	resp, err := http.Get(a.Base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	// The same series counts a call that is sent.
+	s.mustCall(t, "inspect_file", `{"source": "invoice.pdf"}`)
+	if calls := a.Metric(t, `agentura_tool_calls_total{outcome="ok",tool="inspect_file"}`); !strings.HasSuffix(calls, " 1") {
+		t.Errorf("after one call sent: %q", calls)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, series+" ") {
-			return line
-		}
-	}
-	return ""
 }
 
 func TestOverCapDownloadIsRefusedAndLeavesNothing(t *testing.T) {

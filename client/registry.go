@@ -162,7 +162,8 @@ func (r *Registry) Close() error {
 
 // Add streams src into the registry under name (or a distinct name if name is
 // taken) and returns the entry. Nothing is visible until the whole content is
-// on disk.
+// on disk. ctx is checked when the copy ends; a reader bound to ctx (an HTTP
+// body) stops with it.
 func (r *Registry) Add(ctx context.Context, name string, src io.Reader, source string) (Entry, error) {
 	clean, err := CleanName(name)
 	if err != nil {
@@ -225,12 +226,19 @@ func (r *Registry) write(ctx context.Context, name string, src io.Reader, source
 		}
 	}()
 	h := sha256.New()
-	head := &headBuffer{max: filetype.SniffBytes}
-	n, err := io.Copy(io.MultiWriter(tmp, h, head), ctxReader{ctx, src})
+	n, err := io.Copy(io.MultiWriter(tmp, h), src)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return Entry{}, fmt.Errorf("store %s: %w", name, err)
 	}
-	if err := tmp.Close(); err != nil {
+	// The head is read back from the page cache: one sniffer, filetype's.
+	mimeType, err := filetype.DetectFile(tmp.Name(), name)
+	if err != nil {
 		return Entry{}, fmt.Errorf("store %s: %w", name, err)
 	}
 	dst := filepath.Join(r.dir, filepath.FromSlash(name))
@@ -245,7 +253,7 @@ func (r *Registry) write(ctx context.Context, name string, src io.Reader, source
 	return Entry{
 		Name:      name,
 		Path:      dst,
-		MIMEType:  filetype.Detect(head.buf, name),
+		MIMEType:  mimeType,
 		Size:      n,
 		SHA256:    hex.EncodeToString(h.Sum(nil)),
 		Source:    source,
@@ -406,30 +414,4 @@ func (r *Registry) removeLocked(e Entry) {
 			break
 		}
 	}
-}
-
-// headBuffer keeps the first max bytes written to it, for type detection.
-type headBuffer struct {
-	buf []byte
-	max int
-}
-
-func (h *headBuffer) Write(p []byte) (int, error) {
-	if room := h.max - len(h.buf); room > 0 {
-		h.buf = append(h.buf, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
-// ctxReader stops a copy when its context ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

@@ -62,30 +62,14 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&f.inlineMax, "inline-max", "largest file sent inline as a data URI; larger ones go through /uploads")
 	fs.Var(&f.maxDownload, "max-download", "largest produced file fetched (default 1GiB)")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bars for transfers over 1 MiB: auto (when stdout is a terminal), always, never")
-	pos, cmd, err := parseInterspersed(fs, args)
-	if err != nil {
+	rawURL, rest, ok := f.parse(fs, args, []string{"the tool"}, stderr)
+	if !ok {
 		return exitUsage
 	}
-	f.command = cmd
-	want := 2
-	if f.stdio {
-		want = 1
-	}
-	if err := f.check(); err != nil || len(pos) != want {
-		if err == nil {
-			err = fmt.Errorf("want %d argument(s) (%s), got %d", want, map[int]string{1: "the tool", 2: "the agent's URL and the tool"}[want], len(pos))
-		}
-		fmt.Fprintf(stderr, "agentura call: %v\n", err)
-		fs.Usage()
-		return exitUsage
-	}
+	tool := rest[0]
 	if f.progress != "auto" && f.progress != "always" && f.progress != "never" {
 		fmt.Fprintf(stderr, "agentura call: --progress %q: use auto, always or never\n", f.progress)
 		return exitUsage
-	}
-	rawURL, tool := "", pos[len(pos)-1]
-	if !f.stdio {
-		rawURL = pos[0]
 	}
 	arguments, err := readArgs(f.args)
 	if err != nil {

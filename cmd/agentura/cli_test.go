@@ -15,9 +15,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -236,26 +234,9 @@ func TestCallLargeFileRoundTripJSON(t *testing.T) {
 	if !strings.Contains(out.Text, "Tool produced: echo-big.bin (binary, 30.0 MB)") || strings.Join(out.Attached, ",") != "big.bin" {
 		t.Errorf("text %q attached %v", out.Text, out.Attached)
 	}
-	if !strings.Contains(metric(t, a, "agentura_uploads_total"), `status="201"} 1`) {
-		t.Errorf("the 30 MiB file did not go through /uploads: %s", metric(t, a, "agentura_uploads_total"))
+	if !strings.Contains(a.Metric(t, "agentura_uploads_total"), `status="201"} 1`) {
+		t.Errorf("the 30 MiB file did not go through /uploads: %s", a.Metric(t, "agentura_uploads_total"))
 	}
-}
-
-func metric(t *testing.T, a *testagent.Agent, name string) string {
-	t.Helper()
-	resp, err := http.Get(a.Base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, name) {
-			lines = append(lines, l)
-		}
-	}
-	return strings.Join(lines, "\n")
 }
 
 func TestCallFailures(t *testing.T) {
@@ -279,7 +260,7 @@ func TestCallFailures(t *testing.T) {
 		{"no such attachment", []string{"call", a.Endpoint, "inspect_file", "--attach", "nope.pdf"},
 			1, "attach nope.pdf: open nope.pdf: no such file or directory"},
 		{"bad json", []string{"call", a.Endpoint, "inspect_file", "--json", `{"source": `}, 2, "--json is not a JSON object"},
-		{"too few arguments", []string{"call", a.Endpoint}, 2, "want 2 argument(s)"},
+		{"too few arguments", []string{"call", a.Endpoint}, 2, "want 2 argument(s) (the agent's URL, the tool), got 1"},
 		{"stdio without command", []string{"call", "--stdio", "inspect_file"}, 2, "--stdio needs the agent's command after --"},
 		{"unknown command", []string{"fetch"}, 2, `unknown command "fetch"`},
 	}

@@ -50,6 +50,33 @@ func (c *common) check() error {
 	return nil
 }
 
+// parse parses args into fs (which holds c's flags) and checks them. names
+// are the positional arguments after the agent's URL ("tool" for call);
+// with --stdio there is no URL. It returns the URL ("" with --stdio) and the
+// other positional arguments; on a usage error it prints why and the usage.
+func (c *common) parse(fs *flag.FlagSet, args []string, names []string, stderr io.Writer) (rawURL string, rest []string, ok bool) {
+	pos, cmd, err := parseInterspersed(fs, args)
+	if err != nil {
+		return "", nil, false // the flag package has said why
+	}
+	c.command = cmd
+	if !c.stdio {
+		names = append([]string{"the agent's URL"}, names...)
+	}
+	if err := c.check(); err != nil || len(pos) != len(names) {
+		if err == nil {
+			err = fmt.Errorf("want %d argument(s) (%s), got %d", len(names), strings.Join(names, ", "), len(pos))
+		}
+		fmt.Fprintf(stderr, "agentura %s: %v\n", fs.Name(), err)
+		fs.Usage()
+		return "", nil, false
+	}
+	if c.stdio {
+		return "", pos, true
+	}
+	return pos[0], pos[1:], true
+}
+
 // parseInterspersed parses flags that may come before, between or after the
 // positional arguments, up to a "--" that starts the stdio command.
 func parseInterspersed(fs *flag.FlagSet, args []string) (positional, command []string, err error) {

@@ -23,26 +23,9 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var c common
 	fs := newFlagSet("tools", "agentura tools [flags] <url>   (or --stdio -- CMD ARGS)", stderr)
 	c.register(fs)
-	pos, cmd, err := parseInterspersed(fs, args)
-	if err != nil {
+	rawURL, _, ok := c.parse(fs, args, nil, stderr)
+	if !ok {
 		return exitUsage
-	}
-	c.command = cmd
-	want := 1
-	if c.stdio {
-		want = 0
-	}
-	if err := c.check(); err != nil || len(pos) != want {
-		if err == nil {
-			err = fmt.Errorf("want %d argument(s), the agent's URL, got %d", want, len(pos))
-		}
-		fmt.Fprintf(stderr, "agentura tools: %v\n", err)
-		fs.Usage()
-		return exitUsage
-	}
-	rawURL := ""
-	if !c.stdio {
-		rawURL = pos[0]
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,4 +178,27 @@ func makeBlob(ctx context.Context, call *agentcore.Call, in BlobInput) (*agentco
 		return nil, err
 	}
 	return call.FileResponse(ctx, agentcore.OutputFile("blob.bin", p))
+}
+
+// Metric returns the lines of the agent's /metrics that start with series
+// ("agentura_uploads_total", or a whole series with its labels), joined by
+// newlines; "" when there are none.
+func (a *Agent) Metric(t testing.TB, series string) string {
+	t.Helper()
+	resp, err := http.Get(a.Base + "/metrics")
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, series) {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
