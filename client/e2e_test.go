@@ -12,11 +12,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"io/fs"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -495,4 +497,70 @@ func assertEmptyDir(t *testing.T, dir string) {
 		}
 		return nil
 	})
+}
+
+// otherHost is a plain web server on another port: a host that is not the
+// agent's. It serves /file (payload) and /redirect (to redirectTo), and
+// records the Authorization header of each request.
+type otherHost struct {
+	srv        *httptest.Server
+	mu         sync.Mutex
+	auth       []string
+	redirectTo string
+}
+
+func startOtherHost(t *testing.T, payload []byte) *otherHost {
+	t.Helper()
+	o := &otherHost{}
+	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		o.auth = append(o.auth, r.Header.Get("Authorization"))
+		o.mu.Unlock()
+		switch r.URL.Path {
+		case "/file":
+			w.Write(payload)
+		case "/redirect":
+			http.Redirect(w, r, o.redirectTo, http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(o.srv.Close)
+	return o
+}
+
+func TestAllowedHostGetsNoToken(t *testing.T) {
+	a := testagent.Start(t, testagent.Options{})
+	payload := []byte("from the CDN")
+	cdn := startOtherHost(t, payload)
+	host := strings.TrimPrefix(cdn.srv.URL, "http://")
+	s := connect(t, a, sessionOptions{token: "not-needed-here", noToken: true,
+		tune: func(c *client.Config) { c.AllowHosts = []string{host} }})
+
+	res := s.mustCall(t, "link_to", fmt.Sprintf(`{"url": %q, "filename": "cdn/file.txt", "size": %d}`, cdn.srv.URL+"/file", len(payload)))
+	if got := client.ProducedNames(res); len(got) != 1 || got[0] != "cdn/file.txt" {
+		t.Fatalf("produced %v, failed %v", got, client.FailedFiles(res))
+	}
+	cdn.mu.Lock()
+	auth := cdn.auth
+	cdn.mu.Unlock()
+	if len(auth) != 1 || auth[0] != "" {
+		t.Errorf("the allowed host got Authorization %q; the token is for the agent's origin only", auth)
+	}
+
+	// A redirect from an allowed host to one that is not allowed is refused.
+	cdn.redirectTo = testagent.ForeignURL
+	res = s.mustCall(t, "link_to", fmt.Sprintf(`{"url": %q, "filename": "moved.bin", "size": 4}`, cdn.srv.URL+"/redirect"))
+	if f := client.FailedFiles(res); len(f) != 1 || !strings.Contains(f[0], "redirect") || !strings.Contains(f[0], "198.51.100.7:8080 is refused") {
+		t.Errorf("redirect to a foreign host: failed = %q", f)
+	}
+
+	// A size that does not match what the result says is not registered.
+	res = s.mustCall(t, "link_to", fmt.Sprintf(`{"url": %q, "filename": "short.txt", "size": 999}`, cdn.srv.URL+"/file"))
+	if f := client.FailedFiles(res); len(f) != 1 || !strings.Contains(f[0], "got 12 bytes, the result says 999") {
+		t.Errorf("size mismatch: failed = %q", f)
+	}
+	if _, err := s.reg.Lookup("short.txt"); err == nil {
+		t.Error("a file of the wrong size stayed in the registry")
+	}
 }

@@ -59,7 +59,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.args, "json", "{}", "the tool's arguments as JSON, naming attached files as a model would; @FILE reads them from FILE")
 	fs.StringVar(&f.out, "out", ".", "folder where produced files are saved (sub-folders kept, nothing overwritten)")
 	fs.Var(&f.allowHosts, "allow-host", "a host (host or host:port) besides the agent's own that produced files may be fetched from (repeatable)")
-	fs.Var(&f.inlineMax, "inline-max", "largest file sent inline as a data URI; larger ones go through /uploads")
+	fs.Var(&f.inlineMax, "inline-max", "largest file sent inline as a data URI; larger ones go through /uploads (0: all)")
 	fs.Var(&f.maxDownload, "max-download", "largest produced file fetched (default 1GiB)")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bars for transfers over 1 MiB: auto (when stdout is a terminal), always, never")
 	rawURL, rest, ok := f.parse(fs, args, []string{"the tool"}, stderr)
@@ -142,7 +142,7 @@ func doCall(ctx context.Context, f *callFlags, rawURL, tool string, args json.Ra
 		Registry:         reg,
 		BaseURL:          cn.base,
 		Token:            f.token,
-		InlineMaxBytes:   int64(f.inlineMax),
+		InlineMaxBytes:   inlineMax(int64(f.inlineMax)),
 		MaxDownloadBytes: int64(f.maxDownload),
 		AllowHosts:       f.allowHosts,
 		Progress:         bars.update,
@@ -183,6 +183,15 @@ func doCall(ctx context.Context, f *callFlags, rawURL, tool string, args json.Ra
 		return exitFailed, fmt.Errorf("%d produced file(s) could not be fetched: %s", len(out.Failed), strings.Join(out.Failed, "; "))
 	}
 	return exitOK, nil
+}
+
+// inlineMax maps --inline-max to Config.InlineMaxBytes, where 0 means the
+// default: on the command line 0 means "never inline".
+func inlineMax(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // modelText is the text a model would read: every text block of the result.

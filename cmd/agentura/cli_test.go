@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/agentura/agentura/internal/testagent"
 )
 
@@ -79,10 +81,17 @@ type result struct {
 
 func runCLI(t *testing.T, dir string, args ...string) result {
 	t.Helper()
+	return runCLIEnv(t, dir, nil, args...)
+}
+
+// runCLIEnv runs the binary in dir with env added to the environment.
+func runCLIEnv(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cliBin, args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -298,6 +307,39 @@ func TestCallStdioAgent(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(dir, "o/pack/SHA256SUMS"))
 	if string(b) != sha([]byte("alpha\n"))+"  a.txt\n" {
 		t.Errorf("SHA256SUMS = %q", b)
+	}
+
+	r = runCLI(t, dir, "tools", "--stdio", "--", "env", "AGENT_ADDR=127.0.0.1:"+freePort(t),
+		"AGENT_DATA_DIR="+filepath.Join(dir, "data2"), agentBin, "--stdio")
+	if r.code != 0 || !strings.Contains(r.stdout, "params: source [file]") {
+		t.Errorf("tools over stdio:\n%s", r)
+	}
+}
+
+func TestCallWithTokenForJWTAgents(t *testing.T) {
+	secret := strings.Repeat("cli-secret-", 4)
+	a := testagent.Start(t, testagent.Options{JWTSecret: secret})
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
+		"sub": "bob", "exp": time.Now().Add(time.Hour).Unix(),
+	}).SignedString([]byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	data := []byte(strings.Repeat("token-guarded bytes\n", 100))
+	writeFile(t, filepath.Join(dir, "in.txt"), data)
+	args := []string{"call", a.Endpoint, "echo_file", "--attach", "in.txt", "--json", `{"source": "in.txt"}`,
+		"--inline-max", "0", "--out", "o"} // --inline-max 0: every file goes through /uploads
+	r := runCLIEnv(t, dir, []string{"AGENTURA_TOKEN=" + tok}, args...)
+	if r.code != 0 || shaFile(t, filepath.Join(dir, "o/echo-in.txt")) != sha(data) {
+		t.Fatalf("with $AGENTURA_TOKEN:\n%s", r)
+	}
+	if got := a.Metric(t, "agentura_uploads_total"); !strings.Contains(got, `status="201"} 1`) {
+		t.Errorf("the file did not go through /uploads: %s", got)
+	}
+	r = runCLIEnv(t, dir, []string{"AGENTURA_TOKEN="}, args...)
+	if r.code != 1 || !strings.Contains(r.stderr, "Unauthorized: the agent wants a bearer token (AGENT_AUTH=jwt): give it with --token or $AGENTURA_TOKEN") {
+		t.Errorf("without a token: want exit 1 and what to do:\n%s", r)
 	}
 }
 

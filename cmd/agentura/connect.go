@@ -98,6 +98,9 @@ func prepare(c *common, rawURL string, stderr io.Writer) (*conn, error) {
 func (cn *conn) connect(ctx context.Context) error {
 	s, err := cn.mcp.Connect(ctx, cn.tr, nil)
 	if err != nil {
+		if strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)) {
+			return fmt.Errorf("connect: %w: the agent wants a bearer token (AGENT_AUTH=jwt): give it with --token or $AGENTURA_TOKEN", err)
+		}
 		return cn.explain(fmt.Errorf("connect: %w", err))
 	}
 	cn.session = s

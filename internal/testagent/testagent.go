@@ -72,6 +72,13 @@ type BlobInput struct {
 	Bytes int64 `json:"bytes"`
 }
 
+// LinkInput are the arguments of link_to.
+type LinkInput struct {
+	URL      string `json:"url"`
+	Filename string `json:"filename"`
+	Size     int64  `json:"size"`
+}
+
 // Start runs the agent on a free loopback port until the test ends.
 func Start(t testing.TB, opts Options) *Agent {
 	t.Helper()
@@ -120,6 +127,12 @@ func register(svc *agentcore.Service) {
 	}, composePage)
 	agentcore.AddTool(svc, agentcore.Tool{Name: "echo_file", Description: "Return the file it was given."}, echoFile)
 	agentcore.AddTool(svc, agentcore.Tool{Name: "make_blob", Description: "Produce a file of the given size."}, makeBlob)
+	agentcore.AddTool(svc, agentcore.Tool{Name: "link_to", Description: "Return the given URL as a produced file."},
+		func(ctx context.Context, call *agentcore.Call, in LinkInput) (*agentcore.Result, error) {
+			return &agentcore.Result{Files: []wire.File{{
+				DownloadURL: in.URL, Filename: in.Filename, MIMEType: "application/octet-stream", SizeBytes: in.Size,
+			}}}, nil
+		})
 	agentcore.AddTool(svc, agentcore.Tool{Name: "foreign_link", Description: "Return a download URL on another host."},
 		func(ctx context.Context, call *agentcore.Call, _ struct{}) (*agentcore.Result, error) {
 			return &agentcore.Result{Text: "Here is a file.", Files: []wire.File{{
