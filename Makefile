@@ -3,7 +3,7 @@ GO          ?= go
 BENCH_COUNT ?= 5
 BENCH_PKGS  ?= ./fileserve ./agentcore
 
-.PHONY: deps build run test bench bench-baseline fuzz lint run-ocr bench-ocr
+.PHONY: deps build run test bench bench-baseline bench-client fuzz lint run-ocr bench-ocr
 
 ## deps: install the Debian packages and tools the tests need (.ci/apt.d, .ci/setup.d; needs root)
 deps:
@@ -40,6 +40,10 @@ bench-ocr:
 ## bench-baseline: record the current numbers as the baseline
 bench-baseline:
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) $(BENCH_PKGS) | tee bench/baseline.txt
+
+## bench-client: the host side's 30 MiB round trip (through /uploads and inline), MB/s and peak heap
+bench-client:
+	$(GO) test -run '^$$' -bench RoundTrip30MiB -benchtime 5x -count $(BENCH_COUNT) ./client
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in make test)
 FUZZTIME ?= 30s
