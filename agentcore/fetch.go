@@ -66,7 +66,7 @@ type SSRFError struct {
 
 // Error says which address was refused, why, and how to allow it.
 func (e *SSRFError) Error() string {
-	return fmt.Sprintf("refused to fetch from %s: its address %s is %s; the agent only fetches from public addresses unless the host is listed in AGENT_FETCH_ALLOW_HOSTS", e.Host, e.IP, e.Reason)
+	return fmt.Sprintf("refused to fetch from %s: its address %s is %s; the agent only fetches from public addresses unless the host is listed in AGENT_FETCH_ALLOW_HOSTS (a peer agent's public URL: map it with AGENT_PEER_URLS)", e.Host, e.IP, e.Reason)
 }
 
 // fetcher fetches foreign URLs behind the SSRF guard.

@@ -3,8 +3,8 @@
 package e2e
 
 import (
-	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,12 +131,14 @@ func (d *deployment) containerID(t *testing.T, service string) string {
 }
 
 // TestCompose runs the deployment an operator runs: both agents from
-// deploy/docker-compose.yml, driven from the host. It reads a generated scan
-// with the OCR agent, composes a PPTX report of the recognised text plus the
-// scan with the composer agent, downloads it through its signed URL, hands a
-// URL made by one agent to the other inside the compose network, restarts the
-// composer and downloads the same URL again, and checks that no agent runs as
-// root or on a writable root file system.
+// deploy/docker-compose.yml, driven from the host. With the agentura CLI it
+// reads a generated scan with the OCR agent and composes a PPTX report of the
+// recognised text plus the scan with the composer agent, which the CLI
+// downloads through its signed URL. With an independent MCP client (mcp-go)
+// it hands a URL made by the OCR agent to the composer inside the compose
+// network, downloads the report by its URL, restarts the composer and
+// downloads the same URL again. No agent may run as root or on a writable
+// root file system.
 func TestCompose(t *testing.T) {
 	d := startDeployment(t)
 	scan := scanPNG(t)
@@ -153,34 +155,40 @@ func TestCompose(t *testing.T) {
 		}
 	}
 
-	ocr, composer := connectMCP(t, d.ocrURL), connectMCP(t, d.composerURL)
-
-	// 1. OCR of the scan.
-	text := ocrText(t, ocr, dataURI("image/png", "scan.png", scan))
+	// 1. The operator's path: the agentura CLI, files attached by name.
+	cli := agenturaCLI(t, d.root)
+	work := t.TempDir()
+	scanPath := filepath.Join(work, "scan.png")
+	must(t, os.WriteFile(scanPath, scan, 0o644), "write the scan")
+	var ocrOut cliResult
+	cli.call(t, &ocrOut, d.ocrURL+"/mcp", "ocr_document", `{"source": "scan.png"}`, work, scanPath)
+	text, _ := ocrOut.Structured["text"].(string)
 	for _, want := range []string{"4711", "deploy", "1234"} {
 		if !strings.Contains(strings.ToLower(text), want) {
 			t.Errorf("recognised text lacks %q:\n%s", want, text)
 		}
 	}
-
-	// 2. A PPTX report of the text plus the scan image.
-	out := callTool(t, composer, "compose_document", map[string]any{
+	args, _ := json.Marshal(map[string]any{
 		"markdown": "# Scan report\n\n" + text + "\n\n![The scan](scan.png)\n",
 		"format":   "pptx",
 		"title":    "Scan report",
 		"filename": "report.pptx",
-		"embeds":   []any{map[string]any{"name": "scan.png", "content": dataURI("image/png", "scan.png", scan), "description": "the scan"}},
+		"embeds":   []any{map[string]any{"name": "scan.png", "description": "the scan"}},
 	})
-	reportURL := fileOf(t, out, "report.pptx")
-	if !strings.HasPrefix(reportURL, d.composerURL+"/files/") {
-		t.Errorf("report URL %s is not under the composer's AGENT_PUBLIC_URL %s", redact(reportURL), d.composerURL)
+	var reportOut cliResult
+	cli.call(t, &reportOut, d.composerURL+"/mcp", "compose_document", string(args), work, scanPath)
+	saved := reportOut.saved(t, "report.pptx")
+	if !filepath.IsAbs(saved) {
+		saved = filepath.Join(work, saved)
 	}
-	report := download(t, reportURL)
+	report, err := os.ReadFile(saved)
+	must(t, err, "read the report the CLI saved")
 	checkReport(t, report)
 
-	// 3. A URL made by the OCR agent, handed to the composer: inside the
+	// 2. A URL made by the OCR agent, handed to the composer. Inside the
 	// network http://localhost:8001 is the composer itself; AGENT_PEER_URLS
 	// sends the fetch to ocr-agent:8001.
+	ocr, composer := connectMCP(t, d.ocrURL), connectMCP(t, d.composerURL)
 	staged := upload(t, d.ocrURL, "scan.png", scan)
 	if !strings.HasPrefix(staged, d.ocrURL+"/") {
 		t.Fatalf("the OCR agent's upload URL %s is not under its public URL %s", redact(staged), d.ocrURL)
@@ -188,24 +196,30 @@ func TestCompose(t *testing.T) {
 	if got := ocrText(t, ocr, staged); !strings.Contains(got, "4711") {
 		t.Errorf("OCR of its own staged URL lacks 4711:\n%s", got)
 	}
-	out = callTool(t, composer, "compose_document", map[string]any{
-		"markdown": "# Handed over\n\n![The scan](scan.png)\n",
-		"format":   "md",
-		"filename": "handoff.md",
+	out := callTool(t, composer, "compose_document", map[string]any{
+		"markdown": "# Scan report\n\n" + text + "\n\n![The scan](scan.png)\n",
+		"format":   "pptx",
+		"filename": "handoff.pptx",
 		"embeds":   []any{map[string]any{"name": "scan.png", "content": staged}},
 	})
-	if img := download(t, fileOf(t, out, "images/scan.png")); !bytes.Equal(img, scan) {
-		t.Errorf("the image fetched from the peer differs from the scan (%d bytes, want %d)", len(img), len(scan))
+	reportURL := fileOf(t, out, "handoff.pptx")
+	if !strings.HasPrefix(reportURL, d.composerURL+"/files/") {
+		t.Errorf("report URL %s is not under the composer's AGENT_PUBLIC_URL %s", redact(reportURL), d.composerURL)
+	}
+	handoff := download(t, reportURL)
+	checkReport(t, handoff)
+	if !zipHolds(t, handoff, scan) {
+		t.Errorf("the report composed from the peer's URL does not hold the scan's bytes")
 	}
 
-	// 4. Restart: the key and the files are in the volume, the URL still works.
+	// 3. Restart: the key and the files are in the volume, the URL still works.
 	if out, err := d.run("restart", "composer-agent"); err != nil {
 		t.Fatalf("compose restart: %v\n%s", err, out)
 	}
 	d.waitHealthy(t)
 	again := download(t, reportURL)
-	if sha256.Sum256(again) != sha256.Sum256(report) {
-		t.Errorf("after a restart the same URL serves different bytes (%d, before %d)", len(again), len(report))
+	if sha256.Sum256(again) != sha256.Sum256(handoff) {
+		t.Errorf("after a restart the same URL serves different bytes (%d, before %d)", len(again), len(handoff))
 	}
 }
 

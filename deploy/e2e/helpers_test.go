@@ -311,3 +311,14 @@ func must(t *testing.T, err error, what string, args ...any) {
 		t.Fatalf("%s: %v", fmt.Sprintf(what, args...), err)
 	}
 }
+
+// zipHolds reports whether a ZIP container holds a member with exactly b.
+func zipHolds(t *testing.T, container, b []byte) bool {
+	t.Helper()
+	for _, data := range zipEntries(t, container) {
+		if bytes.Equal(data, b) {
+			return true
+		}
+	}
+	return false
+}
