@@ -79,11 +79,12 @@ images: image-context
 	docker build -q -t agentura/composer-agent:$(IMAGE_TAG) -f $(IMAGE_CTX)/Dockerfile.composer $(IMAGE_CTX)
 
 ## up: build the images and run both agents with docker compose (settings: deploy/.env); down: stop them
+COMPOSE_PROJECT ?= agentura
 up: images
-	$(COMPOSE) -f deploy/docker-compose.yml up -d
-	deploy/wait-healthy.sh deploy/docker-compose.yml
+	$(COMPOSE) -p $(COMPOSE_PROJECT) -f deploy/docker-compose.yml up -d
+	COMPOSE_PROJECT_NAME=$(COMPOSE_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.yml
 down:
-	$(COMPOSE) -f deploy/docker-compose.yml down
+	$(COMPOSE) -p $(COMPOSE_PROJECT) -f deploy/docker-compose.yml down
 
 ## e2e: build the images, then test them on the Docker engine: one image with testcontainers-go, the compose
 ## deployment driven from the host with the agentura CLI (deploy/e2e.sh; fails when Docker is missing)
