@@ -56,6 +56,7 @@ fuzz:
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./deploy/...
 
 ## images: build the agents' Docker images (static binaries from this Makefile, no Go image; base made locally)
 IMAGE_TAG    ?= latest

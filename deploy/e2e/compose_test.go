@@ -150,8 +150,10 @@ func TestCompose(t *testing.T) {
 		} else {
 			t.Logf("%s runs as uid %s", svc, uid)
 		}
-		if ro := strings.TrimSpace(run(t, nil, "docker", "inspect", "-f", "{{.HostConfig.ReadonlyRootfs}}", id)); ro != "true" {
-			t.Errorf("%s: root file system is writable (ReadonlyRootfs=%s)", svc, ro)
+		hc := strings.Fields(run(t, nil, "docker", "inspect", "-f",
+			"{{.HostConfig.ReadonlyRootfs}} {{.HostConfig.RestartPolicy.Name}} {{.HostConfig.Memory}} {{.HostConfig.NanoCpus}}", id))
+		if len(hc) != 4 || hc[0] != "true" || hc[1] != "unless-stopped" || hc[2] == "0" || hc[3] == "0" {
+			t.Errorf("%s: want a read-only root, restart unless-stopped, memory and CPU limits; inspect says %v", svc, hc)
 		}
 	}
 
