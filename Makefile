@@ -78,6 +78,7 @@ images: image-context
 	BASE_IMAGE=$(BASE_IMAGE) deploy/make-base-image.sh
 	docker build -q --build-arg BASE_IMAGE=$(BASE_IMAGE) -t agentura/ocr-agent:$(IMAGE_TAG) -f $(IMAGE_CTX)/Dockerfile.ocr $(IMAGE_CTX)
 	docker build -q -t agentura/composer-agent:$(IMAGE_TAG) -f $(IMAGE_CTX)/Dockerfile.composer $(IMAGE_CTX)
+	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
 
 ## up: build the images and run both agents with docker compose (settings: deploy/.env); down: stop them
 COMPOSE_PROJECT ?= agentura

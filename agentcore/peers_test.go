@@ -3,6 +3,7 @@ package agentcore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -119,4 +120,23 @@ func TestPeerURLsReachAPeerByItsInternalName(t *testing.T) {
 	if _, err := with.ResolveFile(ctx, "", public[:len(public)-2]+"xx"); err == nil || !strings.Contains(err.Error(), "403") {
 		t.Errorf("tampered token through the peer mapping: err = %v, want the peer's 403", err)
 	}
+}
+
+// In a compose network each agent hands out URLs under the public base the
+// host uses; AGENT_PEER_URLS tells its peer where that base really is.
+func ExampleParsePeerURLs() {
+	peers, err := ParsePeerURLs("http://localhost:8001=http://ocr-agent:8001,http://localhost:8002=http://composer-agent:8002")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, p := range peers {
+		fmt.Printf("%s/files/... is fetched from %s/files/...\n", p.Public, p.Internal)
+	}
+	_, err = ParsePeerURLs("http://localhost:8001")
+	fmt.Println(err)
+	// Output:
+	// http://localhost:8001/files/... is fetched from http://ocr-agent:8001/files/...
+	// http://localhost:8002/files/... is fetched from http://composer-agent:8002/files/...
+	// "http://localhost:8001" is not PUBLIC=INTERNAL (for example http://localhost:8001=http://ocr-agent:8001)
 }
