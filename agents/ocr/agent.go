@@ -66,9 +66,13 @@ func Register(svc *agentcore.Service) error {
 	return New(cfg).Register(svc)
 }
 
-// Register adds the tools ocr_document and ocr_batch to svc, and readiness
-// checks that fail while tesseract or pdftoppm is missing.
+// Register adds the tools ocr_document and ocr_batch to svc, readiness
+// checks that fail while tesseract or pdftoppm is missing, and the agent's
+// metrics (agentura_ocr_*). An agent is registered on one service.
 func (a *Agent) Register(svc *agentcore.Service) error {
+	if err := a.engine.metrics.register(svc.Registry()); err != nil {
+		return err
+	}
 	agentcore.AddTool(svc, agentcore.Tool{
 		Name:  "ocr_document",
 		Title: "Read the text of a scan or PDF",
