@@ -54,7 +54,11 @@ func TestMain(m *testing.M) {
 	if raceEnabled() {
 		args = append(args, "-race") // a data race in the agent then fails its exit status
 	}
-	build := exec.Command("go", append(args, "../../cmd/ocr-agent")...)
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	}
+	build := exec.Command(goCmd, append(args, "../../cmd/ocr-agent")...)
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: build ocr-agent: %v\n%s", err, out)
 		os.RemoveAll(dir)
