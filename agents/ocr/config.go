@@ -13,10 +13,10 @@ import (
 // Defaults of the settings.
 const (
 	DefaultMaxPages  = 50
-	DefaultMaxPixels = 64_000_000 // per page: an A3 page at 500 dpi
+	DefaultMaxPixels = 64_000_000 // per page: about an A2 page at 400 dpi
 	DefaultTimeout   = 10 * time.Minute
-	// DPI is the resolution PDF pages are rasterised at: what tesseract
-	// is trained for.
+	// DPI is the resolution PDF pages are rasterised at, the one tesseract
+	// reads best.
 	DPI = 300
 	// maxSide is the widest or tallest image tesseract reads.
 	maxSide = 32767

@@ -196,3 +196,25 @@ func TestLanguages(t *testing.T) {
 		t.Errorf("text mentions osd: %q", res.Text)
 	}
 }
+
+// TestMultiPageTIFF reads every page of a TIFF, in order, into one
+// searchable PDF.
+func TestMultiPageTIFF(t *testing.T) {
+	svc, _ := newService(t, ocr.Config{})
+	tif := ocrtest.GrayTIFF(ocrtest.Render(t, "Fax page golf"), ocrtest.Render(t, "Fax page hotel"))
+	res, err := invoke(t, svc, "ocr_document", map[string]any{"source": attachment("fax.tif", tif), "outputs": []string{"searchable_pdf"}})
+	if err != nil {
+		t.Fatalf("ocr_document: %v", err)
+	}
+	pages := pageTexts(t, res)
+	if len(pages) != 2 {
+		t.Fatalf("%d pages, want 2: %q", len(pages), pages)
+	}
+	wantWords(t, "page 1", pages[0], "golf")
+	wantWords(t, "page 2", pages[1], "hotel")
+	layer := strings.Split(strings.TrimRight(ocrtest.PDFText(t, download(t, res.Files[0].DownloadURL)), "\f\n"), "\f")
+	if len(layer) != 2 {
+		t.Fatalf("the searchable PDF's text layer has %d pages, want 2: %q", len(layer), layer)
+	}
+	wantWords(t, "text layer of page 2", layer[1], "hotel")
+}

@@ -54,7 +54,11 @@ func TestMain(m *testing.M) {
 	if raceEnabled() {
 		args = append(args, "-race") // a data race in the agent then fails its exit status
 	}
-	build := exec.Command("go", append(args, "../../cmd/ocr-agent")...)
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	}
+	build := exec.Command(goCmd, append(args, "../../cmd/ocr-agent")...)
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: build ocr-agent: %v\n%s", err, out)
 		os.RemoveAll(dir)
@@ -331,9 +335,12 @@ func TestE2EHTTP(t *testing.T) {
 		if !strings.Contains(text(res), "Tool produced: scan.ocr.pdf (PDF") {
 			t.Errorf("no \"Tool produced\" line for the PDF in %q", text(res))
 		}
-		pdf := downloadSized(t, out.Files[0].DownloadURL, out.Files[0].SizeBytes)
+		pdf := download(t, out.Files[0].DownloadURL)
+		if int64(len(pdf)) != out.Files[0].SizeBytes {
+			t.Errorf("downloaded %d bytes, size_bytes says %d", len(pdf), out.Files[0].SizeBytes)
+		}
 		wantWords(t, "searchable PDF text layer", ocrtest.PDFText(t, pdf), words...)
-		wantWords(t, "hOCR", string(downloadSized(t, out.Files[1].DownloadURL, out.Files[1].SizeBytes)), "ocr_page", "quick", "dog")
+		wantWords(t, "hOCR", string(download(t, out.Files[1].DownloadURL)), "ocr_page", "quick", "dog")
 	})
 
 	t.Run("PlainStringDataURI", func(t *testing.T) {
@@ -366,10 +373,10 @@ func TestE2EHTTP(t *testing.T) {
 			Filename    string `json:"filename"`
 			SizeBytes   int64  `json:"size_bytes"`
 		}](t, res)
-		if flat.Filename != "letter.ocr.pdf" {
-			t.Fatalf("filename %q, want letter.ocr.pdf", flat.Filename)
+		if flat.Filename != "letter.ocr.pdf" || flat.SizeBytes <= 0 || flat.DownloadURL == "" {
+			t.Fatalf("structured file %+v, want letter.ocr.pdf with its size and URL", flat)
 		}
-		layer := strings.Split(strings.TrimRight(ocrtest.PDFText(t, downloadSized(t, flat.DownloadURL, flat.SizeBytes)), "\f\n"), "\f")
+		layer := strings.Split(strings.TrimRight(ocrtest.PDFText(t, download(t, flat.DownloadURL)), "\f\n"), "\f")
 		if len(layer) != 2 {
 			t.Fatalf("searchable PDF has %d pages of text, want 2", len(layer))
 		}
@@ -414,21 +421,6 @@ func TestE2EHTTP(t *testing.T) {
 		t.Errorf("close client: %v", err)
 	}
 	a.stop(t)
-}
-
-// downloadSized GETs url and checks its size.
-func downloadSized(t *testing.T, url string, size int64) []byte {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK || int64(len(body)) != size {
-		t.Fatalf("GET %s: %s, %d bytes, %v; want 200, %d bytes", url, resp.Status, len(body), err, size)
-	}
-	return body
 }
 
 // TestReadyzWithoutEngine starts the agent where neither tesseract nor

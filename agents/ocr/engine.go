@@ -17,13 +17,14 @@ import (
 // however many calls arrive, no more than Config.Concurrency of them compete
 // for the CPUs at once.
 type engine struct {
-	cfg   Config
-	slots chan struct{}
-	langs *languages
+	cfg     Config
+	slots   chan struct{}
+	langs   *languages
+	metrics *metrics
 }
 
 func newEngine(cfg Config) *engine {
-	e := &engine{cfg: cfg, slots: make(chan struct{}, cfg.Concurrency)}
+	e := &engine{cfg: cfg, slots: make(chan struct{}, cfg.Concurrency), metrics: newMetrics()}
 	e.langs = &languages{list: e.listLanguages}
 	return e
 }
@@ -33,12 +34,19 @@ const outputLimit = 1 << 20
 
 // heavy runs a CPU-heavy command once a slot is free, returning its stdout.
 func (e *engine) heavy(ctx context.Context, name string, args ...string) ([]byte, error) {
+	e.metrics.waiting.Inc()
 	select {
 	case e.slots <- struct{}{}:
+		e.metrics.waiting.Dec()
 	case <-ctx.Done():
+		e.metrics.waiting.Dec()
 		return nil, fmt.Errorf("waiting for a free OCR slot: %w", context.Cause(ctx))
 	}
-	defer func() { <-e.slots }()
+	e.metrics.running.Inc()
+	defer func() {
+		e.metrics.running.Dec()
+		<-e.slots
+	}()
 	return e.run(ctx, name, args...)
 }
 
@@ -56,7 +64,9 @@ func (e *engine) run(ctx context.Context, name string, args ...string) ([]byte, 
 	stdout := &tailBuffer{limit: outputLimit}
 	stderr := &tailBuffer{limit: 16 << 10}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	start := time.Now()
 	err := cmd.Run()
+	e.metrics.observe(name, start, err, ctx.Err() != nil)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%s stopped: %w", name, context.Cause(ctx))
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -173,4 +174,28 @@ func get(t *testing.T, url string) (string, int) {
 	var b strings.Builder
 	_, _ = io.Copy(&b, resp.Body)
 	return b.String(), resp.StatusCode
+}
+
+// TestMetrics: a call shows in the agent's metrics at /metrics.
+func TestMetrics(t *testing.T) {
+	svc, srv := newService(t, ocr.Config{})
+	png := ocrtest.PNG(t, ocrtest.Render(t, sampleLines...))
+	if _, err := invoke(t, svc, "ocr_document", map[string]any{"source": attachment("scan.png", png)}); err != nil {
+		t.Fatalf("ocr_document: %v", err)
+	}
+	body, _ := get(t, srv.URL+"/metrics")
+	for _, w := range []string{
+		`(?m)^agentura_ocr_pages_total 1$`,
+		// tesseract ran to list the languages, then to read.
+		`(?m)^agentura_ocr_command_seconds_count\{command="tesseract",outcome="ok"\} [2-9]$`,
+		`(?m)^agentura_ocr_running 0$`,
+		`(?m)^agentura_ocr_waiting 0$`,
+	} {
+		if !regexp.MustCompile(w).MatchString(body) {
+			t.Errorf("/metrics has no line matching %s", w)
+		}
+	}
+	if err := ocr.New(ocr.Config{}).Register(svc); err == nil || !strings.Contains(err.Error(), "registered twice") {
+		t.Errorf("a second agent on the same service: %v; want an error", err)
+	}
 }

@@ -102,22 +102,35 @@ func (a *Agent) checkPixels(page, width, height int, unit string) error {
 	return nil
 }
 
+// openImage opens the image at path, reads its size from its header and
+// checks it; the caller closes the file.
+func (a *Agent) openImage(path, format string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg, _, err := image.DecodeConfig(f)
+	if err == nil {
+		err = a.checkPixels(0, cfg.Width, cfg.Height, "")
+	} else {
+		err = corrupt("its %s header cannot be read (%v)", format, err)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // inspectPNG reads the PNG's header for its size, then walks its chunks,
 // checking each one's CRC, up to IEND: a damaged or truncated PNG is refused
 // without decoding a pixel.
 func (a *Agent) inspectPNG(path string) error {
-	f, err := os.Open(path)
+	f, err := a.openImage(path, "PNG")
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	cfg, _, err := image.DecodeConfig(f)
-	if err != nil {
-		return corrupt("its PNG header cannot be read (%v)", err)
-	}
-	if err := a.checkPixels(0, cfg.Width, cfg.Height, ""); err != nil {
-		return err
-	}
 	if _, err := f.Seek(8, io.SeekStart); err != nil {
 		return err
 	}
@@ -156,18 +169,11 @@ const jpegTail = 16 << 10
 // inspectJPEG reads the JPEG's header for its size and checks that the file
 // reaches its end-of-image marker: a truncated JPEG is refused.
 func (a *Agent) inspectJPEG(path string) error {
-	f, err := os.Open(path)
+	f, err := a.openImage(path, "JPEG")
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	cfg, _, err := image.DecodeConfig(f)
-	if err != nil {
-		return corrupt("its JPEG header cannot be read (%v)", err)
-	}
-	if err := a.checkPixels(0, cfg.Width, cfg.Height, ""); err != nil {
-		return err
-	}
 	st, err := f.Stat()
 	if err != nil {
 		return err

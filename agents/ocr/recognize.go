@@ -96,6 +96,7 @@ func (a *Agent) recognize(ctx context.Context, src *source, req request, dir str
 		return nil, fmt.Errorf("tesseract wrote no text: %w", err)
 	}
 	doc := &document{Source: src.Name, Pages: splitPages(string(txt))}
+	a.engine.metrics.pages.Add(float64(len(doc.Pages)))
 	stem := strings.TrimSuffix(src.Name, filepath.Ext(src.Name))
 	for _, o := range req.Outputs {
 		f, _ := formatOf(o)

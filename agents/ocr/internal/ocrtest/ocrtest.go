@@ -148,34 +148,68 @@ type Size struct{ W, H uint32 }
 // which only the first `present` are in the file: a way to make TIFFs that
 // lie about their size, or are cut short, without a gigabyte of pixels.
 func RawTIFF(pages []Size, stripBytes, present uint32) []byte {
-	le := binary.LittleEndian
+	dataAt := tiffIFDsEnd(len(pages))
 	var b []byte
-	b = append(b, 'I', 'I', 42, 0)
-	b = le.AppendUint32(b, 8)
-	const entries = 6
-	ifdSize := uint32(2 + entries*12 + 4)
-	dataAt := 8 + ifdSize*uint32(len(pages))
 	for i, p := range pages {
-		b = le.AppendUint16(b, entries)
-		entry := func(tag, typ uint16, val uint32) {
-			b = le.AppendUint16(b, tag)
-			b = le.AppendUint16(b, typ)
-			b = le.AppendUint32(b, 1)
-			b = le.AppendUint32(b, val)
-		}
-		entry(256, 4, p.W)        // ImageWidth
-		entry(257, 4, p.H)        // ImageLength
-		entry(258, 3, 8)          // BitsPerSample
-		entry(262, 3, 1)          // Photometric: black is zero
-		entry(273, 4, dataAt)     // StripOffsets
-		entry(279, 4, stripBytes) // StripByteCounts
-		next := uint32(0)
-		if i < len(pages)-1 {
-			next = 8 + ifdSize*uint32(i+1)
-		}
-		b = le.AppendUint32(b, next)
+		b = appendTIFFPage(b, len(pages), i, p, dataAt, stripBytes)
 	}
 	return append(b, make([]byte, present)...)
+}
+
+// GrayTIFF writes a multi-page TIFF of grey images, uncompressed, a page
+// per image: x/image/tiff writes only one page.
+func GrayTIFF(pages ...*image.Gray) []byte {
+	var b []byte
+	at := tiffIFDsEnd(len(pages))
+	for i, img := range pages {
+		size := Size{W: uint32(img.Rect.Dx()), H: uint32(img.Rect.Dy())}
+		b = appendTIFFPage(b, len(pages), i, size, at, size.W*size.H)
+		at += size.W * size.H
+	}
+	for _, img := range pages {
+		for y := img.Rect.Min.Y; y < img.Rect.Max.Y; y++ {
+			b = append(b, img.Pix[img.PixOffset(img.Rect.Min.X, y):img.PixOffset(img.Rect.Max.X, y)]...)
+		}
+	}
+	return b
+}
+
+const (
+	tiffEntries = 6
+	tiffIFDSize = 2 + tiffEntries*12 + 4
+)
+
+// tiffIFDsEnd is where the data of a hand-made TIFF of n pages starts: after
+// the header and the n directories.
+func tiffIFDsEnd(n int) uint32 { return 8 + tiffIFDSize*uint32(n) }
+
+// appendTIFFPage appends page i of n (the header first, for page 0): a
+// directory of an 8-bit grey image of the given size whose one strip of
+// stripBytes bytes starts at dataAt.
+func appendTIFFPage(b []byte, n, i int, size Size, dataAt, stripBytes uint32) []byte {
+	le := binary.LittleEndian
+	if i == 0 {
+		b = append(b, 'I', 'I', 42, 0)
+		b = le.AppendUint32(b, 8)
+	}
+	b = le.AppendUint16(b, tiffEntries)
+	entry := func(tag, typ uint16, val uint32) {
+		b = le.AppendUint16(b, tag)
+		b = le.AppendUint16(b, typ)
+		b = le.AppendUint32(b, 1)
+		b = le.AppendUint32(b, val)
+	}
+	entry(256, 4, size.W)     // ImageWidth
+	entry(257, 4, size.H)     // ImageLength
+	entry(258, 3, 8)          // BitsPerSample
+	entry(262, 3, 1)          // PhotometricInterpretation: black is zero
+	entry(273, 4, dataAt)     // StripOffsets
+	entry(279, 4, stripBytes) // StripByteCounts
+	next := uint32(0)
+	if i < n-1 {
+		next = 8 + tiffIFDSize*uint32(i+1)
+	}
+	return le.AppendUint32(b, next)
 }
 
 // PNGHeader writes a PNG of one all-zero row's worth of data that claims
