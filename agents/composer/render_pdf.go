@@ -321,14 +321,7 @@ func (r *pdfRenderer) figure(f *Figure, left float64) {
 	pageW, pageH := pdf.GetPageSize()
 	availW := pageW - pdfMargin - left
 	availH := pageH - 2*pdfMargin - 12 // room for a caption
-	w := float64(img.Width) / pdfPxPerMM
-	h := float64(img.Height) / pdfPxPerMM
-	if w > availW {
-		h, w = h*availW/w, availW
-	}
-	if h > availH {
-		w, h = w*availH/h, availH
-	}
+	w, h := fitBox(float64(img.Width)/pdfPxPerMM, float64(img.Height)/pdfPxPerMM, availW, availH)
 	if pdf.GetY()+h > pageH-pdfMargin {
 		pdf.AddPage()
 	}
