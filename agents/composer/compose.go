@@ -120,12 +120,13 @@ func (c *composer) loadEmbeds(ctx context.Context, call *agentcore.Call, embeds 
 		if total += f.Size; total > c.limits.EmbedBytes {
 			return nil, fmt.Errorf("the embeds are larger than the %s allowed together: send fewer or smaller pictures", filetype.Size(c.limits.EmbedBytes))
 		}
-		img, err := loadImage(name, agentcore.UniqueName(f.Name, taken), f.Path, f.MIMEType, c.limits.ImagePixels)
+		img, err := loadImage(name, f.Name, f.Path, f.MIMEType, c.limits.ImagePixels)
 		if err != nil {
 			return nil, err
 		}
 		img.Description = strings.TrimSpace(e.Description)
-		taken[img.FileName] = true
+		// Two pictures never share a file name under images/.
+		img.FileName = agentcore.UniqueName(img.FileName, taken)
 		images[name] = img
 	}
 	return images, nil

@@ -89,25 +89,21 @@ func RegisterWithLimits(svc *agentcore.Service, lim Limits) error {
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	if l.MarkdownBytes <= 0 {
-		l.MarkdownBytes = d.MarkdownBytes
-	}
-	if l.Embeds <= 0 {
-		l.Embeds = d.Embeds
-	}
-	if l.EmbedBytes <= 0 {
-		l.EmbedBytes = d.EmbedBytes
-	}
-	if l.ImagePixels <= 0 {
-		l.ImagePixels = d.ImagePixels
-	}
-	if l.Sources <= 0 {
-		l.Sources = d.Sources
-	}
-	if l.SourceBytes <= 0 {
-		l.SourceBytes = d.SourceBytes
-	}
+	l.MarkdownBytes = orDefault(l.MarkdownBytes, d.MarkdownBytes)
+	l.Embeds = orDefault(l.Embeds, d.Embeds)
+	l.EmbedBytes = orDefault(l.EmbedBytes, d.EmbedBytes)
+	l.ImagePixels = orDefault(l.ImagePixels, d.ImagePixels)
+	l.Sources = orDefault(l.Sources, d.Sources)
+	l.SourceBytes = orDefault(l.SourceBytes, d.SourceBytes)
 	return l
+}
+
+// orDefault is v, or d when v is not positive.
+func orDefault[T int | int64](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
 }
 
 // composer holds the tools' settings.

@@ -200,9 +200,9 @@ func (c *converter) block(n gast.Node) []Block {
 	case *east.Table:
 		return c.table(n)
 	case *gast.FencedCodeBlock:
-		return []Block{&CodeBlock{Lang: string(n.Language(c.src)), Text: c.lines(n)}}
+		return []Block{&CodeBlock{Lang: dropControls(string(n.Language(c.src))), Text: dropControls(c.lines(n))}}
 	case *gast.CodeBlock:
-		return []Block{&CodeBlock{Text: c.lines(n)}}
+		return []Block{&CodeBlock{Text: dropControls(c.lines(n))}}
 	case *gast.Blockquote:
 		return []Block{&Quote{Blocks: c.blocks(n)}}
 	case *gast.ThematicBreak:
@@ -387,6 +387,7 @@ func isBreakTag(s string) bool {
 }
 
 func (c *converter) add(spans *[]Span, st spanStyle, s string) {
+	s = dropControls(s)
 	if s == "" {
 		return
 	}
@@ -422,6 +423,25 @@ func mergeSpans(in []Span) []Span {
 
 func sameStyle(a, b Span) bool {
 	return a.Bold == b.Bold && a.Italic == b.Italic && a.Strike == b.Strike && a.Code == b.Code && a.Link == b.Link
+}
+
+// dropControls removes the control characters no document format can hold
+// (XML forbids them, PDF fonts have no glyphs for them); tabs and newlines
+// stay.
+func dropControls(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func isControl(r rune) bool {
+	return r < 0x20 && r != '\t' && r != '\n' || r == 0x7f || r == 0xfffe || r == 0xffff
 }
 
 // unescape resolves backslash escapes and character references, as an HTML

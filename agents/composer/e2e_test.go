@@ -47,12 +47,7 @@ var (
 func composerBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "composer-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		agentBin = filepath.Join(dir, "composer-agent")
+		agentBin = filepath.Join(testTemp, "composer-agent")
 		cmd := exec.Command("go", "build", "-o", agentBin, "github.com/agentura/agentura/cmd/composer-agent")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -235,5 +235,17 @@ func embedList(images map[string]*Image) string {
 	return "the embeds given are " + strings.Join(names, ", ")
 }
 
+// fitBox shrinks a w×h box, aspect kept, until it fits in maxW×maxH; a box
+// that fits already is kept as it is.
+func fitBox(w, h, maxW, maxH float64) (float64, float64) {
+	if w > maxW {
+		w, h = maxW, h*maxW/w
+	}
+	if h > maxH {
+		w, h = w*maxH/h, maxH
+	}
+	return w, h
+}
+
 // imageReader returns a reader of img's data.
 func (img *Image) reader() io.Reader { return bytes.NewReader(img.Data) }

@@ -31,7 +31,7 @@ func needTool(t testing.TB, name, pkg string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		t.Fatalf("%s is not installed: install the Debian package %s (make deps, or .ci/install-deps)", name, pkg)
+		t.Fatalf("%s is not installed: install the Debian package(s) %s (make deps, or .ci/install-deps)", name, pkg)
 	}
 	return p
 }
@@ -71,8 +71,30 @@ func pdfImages(t testing.TB, path string) int {
 	return n
 }
 
-// officeMu serialises LibreOffice: one soffice at a time per test binary.
-var officeMu sync.Mutex
+// officeMu serialises LibreOffice: one soffice at a time per test binary,
+// sharing officeProfile, the private profile of this test run (made by
+// TestMain), so that only the first conversion pays for creating it.
+var (
+	officeMu      sync.Mutex
+	officeProfile string
+)
+
+// testTemp is a folder for the whole test run (LibreOffice profile, built
+// agent), removed at its end.
+var testTemp string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "composer-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testTemp = dir
+	officeProfile = filepath.Join(dir, "libreoffice-profile")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // officeToPDF converts a DOCX or PPTX to PDF with LibreOffice headless, with
 // a private profile, and returns the PDF's path. LibreOffice writes no PDF
@@ -82,11 +104,10 @@ func officeToPDF(t testing.TB, path string) string {
 	bin := needTool(t, "soffice", "libreoffice-writer-nogui and libreoffice-impress-nogui")
 	officeMu.Lock()
 	defer officeMu.Unlock()
-	profile := t.TempDir()
 	outDir := t.TempDir()
-	cmd := exec.Command(bin, "--headless", "--norestore", "-env:UserInstallation=file://"+profile,
+	cmd := exec.Command(bin, "--headless", "--norestore", "-env:UserInstallation=file://"+officeProfile,
 		"--convert-to", "pdf", "--outdir", outDir, path)
-	cmd.Env = append(os.Environ(), "HOME="+profile)
+	cmd.Env = append(os.Environ(), "HOME="+officeProfile)
 	out, err := cmd.CombinedOutput()
 	pdf := filepath.Join(outDir, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))+".pdf")
 	if _, statErr := os.Stat(pdf); err != nil || statErr != nil {

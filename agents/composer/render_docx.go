@@ -215,14 +215,7 @@ func (r *docxRenderer) table(t *Table) {
 // height, centred, with its alt text as a caption.
 func (r *docxRenderer) figure(f *Figure) {
 	img := f.Image
-	w := float64(img.Width) / docxDPI
-	h := float64(img.Height) / docxDPI
-	if w > docxMaxW {
-		h, w = h*docxMaxW/w, docxMaxW
-	}
-	if h > docxMaxH {
-		w, h = w*docxMaxH/h, docxMaxH
-	}
+	w, h := fitBox(float64(img.Width)/docxDPI, float64(img.Height)/docxDPI, docxMaxW, docxMaxH)
 	p := r.doc.AddEmptyParagraph()
 	p.Justification(stypes.JustificationCenter)
 	if _, err := p.AddPicture(img.Path, units.Inch(w), units.Inch(h)); err != nil {

@@ -53,7 +53,7 @@ func (d *Document) writePDF(w io.Writer) error {
 	r := &pdfRenderer{pdf: pdf}
 	if d.ShowTitle {
 		pdf.SetFont(pdfFamily, "B", 24)
-		pdf.MultiCell(0, 10, d.Title, "", "L", false)
+		pdf.MultiCell(0, 10, pdfSafe(d.Title), "", "L", false)
 		pdf.Ln(4)
 	}
 	r.blocks(d.Blocks, 0)
@@ -106,7 +106,7 @@ func (r *pdfRenderer) block(b Block, indent float64) {
 	case *CodeBlock:
 		pdf.SetFont(pdfMonoFamily, "", pdfCodePt)
 		pdf.SetFillColor(242, 242, 242)
-		pdf.MultiCell(0, pdfCodeLineH, strings.ReplaceAll(b.Text, "\t", "    "), "", "L", true)
+		pdf.MultiCell(0, pdfCodeLineH, pdfSafe(strings.ReplaceAll(b.Text, "\t", "    ")), "", "L", true)
 		pdf.Ln(3)
 	case *Quote:
 		pdf.SetTextColor(90, 90, 90)
@@ -204,14 +204,63 @@ func (r *pdfRenderer) spans(spans []Span, size, lineH float64, bold bool) {
 			pdf.SetTextColor(20, 70, 160)
 		}
 		pdf.SetFont(family, style, size)
+		// fpdf's Write costs the square of its text's length: long text goes
+		// in pieces, which flow on from where the last one ended.
+		for _, piece := range pdfPieces(s.Text) {
+			if s.Link != "" {
+				pdf.WriteLinkString(lineH, piece, s.Link)
+			} else {
+				pdf.Write(lineH, piece)
+			}
+		}
 		if s.Link != "" {
-			pdf.WriteLinkString(lineH, s.Text, s.Link)
 			pdf.SetTextColor(0, 0, 0)
-		} else {
-			pdf.Write(lineH, s.Text)
 		}
 	}
 	pdf.SetFont(pdfFamily, "", pdfBodyPt)
+}
+
+// pdfPieceLen is the most runes handed to one fpdf Write.
+const pdfPieceLen = 120
+
+// pdfPieces cuts text, made safe for fpdf (pdfSafe), after spaces into
+// pieces of about pdfPieceLen runes; a piece without a space is cut anyway.
+func pdfPieces(text string) []string {
+	text = pdfSafe(text)
+	var out []string
+	for len(text) > 0 {
+		end, n := len(text), 0
+		for i := range text {
+			if n == pdfPieceLen {
+				end = i
+				if sp := strings.LastIndexByte(text[:i], ' '); sp > 0 {
+					end = sp + 1
+				}
+				break
+			}
+			n++
+		}
+		out = append(out, text[:end])
+		text = text[end:]
+	}
+	return out
+}
+
+// pdfSafe replaces characters beyond the Basic Multilingual Plane (emoji,
+// rare scripts), which fpdf cannot index in a font and DejaVu does not have,
+// with U+FFFD.
+func pdfSafe(s string) string {
+	for _, r := range s {
+		if r > 0xffff {
+			return strings.Map(func(r rune) rune {
+				if r > 0xffff {
+					return '\uFFFD'
+				}
+				return r
+			}, s)
+		}
+	}
+	return s
 }
 
 // table draws a table with columns as wide as their content needs, the
@@ -231,7 +280,7 @@ func (r *pdfRenderer) table(t *Table, left float64) {
 	measure := func(cells [][]Span, style string) {
 		pdf.SetFont(pdfFamily, style, size)
 		for i, c := range cells {
-			widths[i] = max(widths[i], min(pdf.GetStringWidth(plainText(c))+2*pdfCellPad+1, avail))
+			widths[i] = max(widths[i], min(pdf.GetStringWidth(pdfSafe(plainText(c)))+2*pdfCellPad+1, avail))
 		}
 	}
 	measure(t.Header, "B")
@@ -267,7 +316,7 @@ func (r *pdfRenderer) table(t *Table, left float64) {
 		lines := 1
 		texts := make([]string, cols)
 		for i, c := range cells {
-			texts[i] = plainText(c)
+			texts[i] = pdfSafe(plainText(c))
 			lines = max(lines, len(pdf.SplitText(texts[i], widths[i])))
 		}
 		h := float64(lines)*lineH + 2*pdfCellPad
@@ -321,14 +370,7 @@ func (r *pdfRenderer) figure(f *Figure, left float64) {
 	pageW, pageH := pdf.GetPageSize()
 	availW := pageW - pdfMargin - left
 	availH := pageH - 2*pdfMargin - 12 // room for a caption
-	w := float64(img.Width) / pdfPxPerMM
-	h := float64(img.Height) / pdfPxPerMM
-	if w > availW {
-		h, w = h*availW/w, availW
-	}
-	if h > availH {
-		w, h = w*availH/h, availH
-	}
+	w, h := fitBox(float64(img.Width)/pdfPxPerMM, float64(img.Height)/pdfPxPerMM, availW, availH)
 	if pdf.GetY()+h > pageH-pdfMargin {
 		pdf.AddPage()
 	}
@@ -342,7 +384,7 @@ func (r *pdfRenderer) figure(f *Figure, left float64) {
 	if f.Alt != "" {
 		pdf.SetFont(pdfFamily, "I", 9)
 		pdf.SetTextColor(90, 90, 90)
-		pdf.MultiCell(0, 4.5, f.Alt, "", "C", false)
+		pdf.MultiCell(0, 4.5, pdfSafe(f.Alt), "", "C", false)
 		pdf.SetTextColor(0, 0, 0)
 		pdf.SetFont(pdfFamily, "", pdfBodyPt)
 	}

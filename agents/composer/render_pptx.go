@@ -186,7 +186,7 @@ func (b *deckBuilder) blockAt(blk Block, level int) {
 func pptxRuns(spans []Span) []pptx.Run {
 	runs := make([]pptx.Run, 0, len(spans))
 	for _, s := range spans {
-		runs = append(runs, pptx.Run{Text: s.Text, Bold: s.Bold, Italic: s.Italic, Strike: s.Strike, Code: s.Code, Link: s.Link, Break: s.Break})
+		runs = append(runs, pptx.Run(s)) // the same fields: a run is a span
 	}
 	return runs
 }
