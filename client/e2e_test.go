@@ -246,6 +246,12 @@ func TestSmallInputGoesInline(t *testing.T) {
 	if n := s.uploadsOK.Load(); n != 0 {
 		t.Errorf("a 1 KiB file went through /uploads (%d requests); it should go inline", n)
 	}
+	// A name with spaces and non-ASCII letters arrives as it was.
+	s.attach(t, "Bericht März 2026.txt", []byte("Umsatz\n"))
+	res = s.mustCall(t, "inspect_file", `{"source": "Bericht März 2026.txt"}`)
+	if got := res.StructuredContent.(map[string]any)["name"]; got != "Bericht März 2026.txt" {
+		t.Errorf("the agent saw the name %q", got)
+	}
 	// The object form a model writes per the spec: name and content both the registry name.
 	res = s.mustCall(t, "inspect_file", `{"source": {"name": "notes.bin", "content": "notes.bin"}}`)
 	if !strings.Contains(modelText(res), sha(data)) {
