@@ -554,6 +554,13 @@ func TestAllowedHostGetsNoToken(t *testing.T) {
 		t.Errorf("the allowed host got Authorization %q; the token is for the agent's origin only", auth)
 	}
 
+	// Without the allow-list, the same loopback host on another port is refused.
+	strict := connect(t, a, sessionOptions{})
+	res = strict.mustCall(t, "link_to", fmt.Sprintf(`{"url": %q, "filename": "x.txt"}`, cdn.srv.URL+"/file"))
+	if f := client.FailedFiles(res); len(f) != 1 || !strings.Contains(f[0], host+" is refused") {
+		t.Errorf("another port without the allow-list: failed = %q", f)
+	}
+
 	// A redirect from an allowed host to one that is not allowed is refused.
 	cdn.redirectTo = testagent.ForeignURL
 	res = s.mustCall(t, "link_to", fmt.Sprintf(`{"url": %q, "filename": "moved.bin", "size": 4}`, cdn.srv.URL+"/redirect"))
@@ -568,5 +575,15 @@ func TestAllowedHostGetsNoToken(t *testing.T) {
 	}
 	if _, err := s.reg.Lookup("short.txt"); err == nil {
 		t.Error("a file of the wrong size stayed in the registry")
+	}
+}
+
+func TestLoopbackNamesAreOneOrigin(t *testing.T) {
+	a := testagent.Start(t, testagent.Options{}) // public URL http://127.0.0.1:PORT
+	base := strings.Replace(a.Base, "127.0.0.1", "localhost", 1)
+	s := connect(t, a, sessionOptions{tune: func(c *client.Config) { c.BaseURL = base }})
+	res := s.mustCall(t, "make_blob", `{"bytes": 100000}`)
+	if got := client.ProducedNames(res); len(got) != 1 {
+		t.Errorf("agent reached as localhost, URLs on 127.0.0.1: produced %v, failed %v", got, client.FailedFiles(res))
 	}
 }
