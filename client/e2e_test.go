@@ -556,7 +556,7 @@ func TestAllowedHostGetsNoToken(t *testing.T) {
 
 	// Without the allow-list, the same loopback host on another port is refused.
 	strict := connect(t, a, sessionOptions{})
-	res = strict.mustCall(t, "link_to", fmt.Sprintf(`{"url": %q, "filename": "x.txt"}`, cdn.srv.URL+"/file"))
+	res = strict.mustCall(t, "link_to", fmt.Sprintf(`{"url": %q, "filename": "x.txt", "size": 12}`, cdn.srv.URL+"/file"))
 	if f := client.FailedFiles(res); len(f) != 1 || !strings.Contains(f[0], host+" is refused") {
 		t.Errorf("another port without the allow-list: failed = %q", f)
 	}
