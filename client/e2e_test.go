@@ -104,10 +104,7 @@ func connect(t *testing.T, a *testagent.Agent, o sessionOptions) *session {
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "client-test", Version: "0"}, nil)
 	s.mw.Attach(c)
-	// No standalone SSE stream: a test needs no server-initiated messages, and
-	// with one open the agent's shutdown at cleanup sometimes waits out its
-	// timeout (seen with agentcore at this commit; agentcore's own tests disable it too).
-	tr := &mcp.StreamableClientTransport{Endpoint: a.Endpoint, DisableStandaloneSSE: true}
+	tr := &mcp.StreamableClientTransport{Endpoint: a.Endpoint} // as a host would: standalone SSE stream on
 	if o.token != "" && !o.noToken {
 		tr.HTTPClient = &http.Client{Transport: bearer{o.token}}
 	}
