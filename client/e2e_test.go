@@ -104,10 +104,7 @@ func connect(t *testing.T, a *testagent.Agent, o sessionOptions) *session {
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "client-test", Version: "0"}, nil)
 	s.mw.Attach(c)
-	// No standalone SSE stream: a test needs no server-initiated messages, and
-	// with one open the agent's shutdown at cleanup sometimes waits out its
-	// timeout (seen with agentcore at this commit; agentcore's own tests disable it too).
-	tr := &mcp.StreamableClientTransport{Endpoint: a.Endpoint, DisableStandaloneSSE: true}
+	tr := &mcp.StreamableClientTransport{Endpoint: a.Endpoint} // as a host would: standalone SSE stream on
 	if o.token != "" && !o.noToken {
 		tr.HTTPClient = &http.Client{Transport: bearer{o.token}}
 	}
@@ -245,6 +242,12 @@ func TestSmallInputGoesInline(t *testing.T) {
 	}
 	if n := s.uploadsOK.Load(); n != 0 {
 		t.Errorf("a 1 KiB file went through /uploads (%d requests); it should go inline", n)
+	}
+	// A name with spaces and non-ASCII letters arrives as it was.
+	s.attach(t, "Bericht März 2026.txt", []byte("Umsatz\n"))
+	res = s.mustCall(t, "inspect_file", `{"source": "Bericht März 2026.txt"}`)
+	if got := res.StructuredContent.(map[string]any)["name"]; got != "Bericht März 2026.txt" {
+		t.Errorf("the agent saw the name %q", got)
 	}
 	// The object form a model writes per the spec: name and content both the registry name.
 	res = s.mustCall(t, "inspect_file", `{"source": {"name": "notes.bin", "content": "notes.bin"}}`)
@@ -548,6 +551,13 @@ func TestAllowedHostGetsNoToken(t *testing.T) {
 		t.Errorf("the allowed host got Authorization %q; the token is for the agent's origin only", auth)
 	}
 
+	// Without the allow-list, the same loopback host on another port is refused.
+	strict := connect(t, a, sessionOptions{})
+	res = strict.mustCall(t, "link_to", fmt.Sprintf(`{"url": %q, "filename": "x.txt", "size": 12}`, cdn.srv.URL+"/file"))
+	if f := client.FailedFiles(res); len(f) != 1 || !strings.Contains(f[0], host+" is refused") {
+		t.Errorf("another port without the allow-list: failed = %q", f)
+	}
+
 	// A redirect from an allowed host to one that is not allowed is refused.
 	cdn.redirectTo = testagent.ForeignURL
 	res = s.mustCall(t, "link_to", fmt.Sprintf(`{"url": %q, "filename": "moved.bin", "size": 4}`, cdn.srv.URL+"/redirect"))
@@ -562,5 +572,15 @@ func TestAllowedHostGetsNoToken(t *testing.T) {
 	}
 	if _, err := s.reg.Lookup("short.txt"); err == nil {
 		t.Error("a file of the wrong size stayed in the registry")
+	}
+}
+
+func TestLoopbackNamesAreOneOrigin(t *testing.T) {
+	a := testagent.Start(t, testagent.Options{}) // public URL http://127.0.0.1:PORT
+	base := strings.Replace(a.Base, "127.0.0.1", "localhost", 1)
+	s := connect(t, a, sessionOptions{tune: func(c *client.Config) { c.BaseURL = base }})
+	res := s.mustCall(t, "make_blob", `{"bytes": 100000}`)
+	if got := client.ProducedNames(res); len(got) != 1 {
+		t.Errorf("agent reached as localhost, URLs on 127.0.0.1: produced %v, failed %v", got, client.FailedFiles(res))
 	}
 }

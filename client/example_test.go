@@ -6,8 +6,51 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentura/agentura/client"
 )
+
+// A host wires the middleware into its go-sdk client before connecting;
+// from then on the model's file names are resolved on the way out and the
+// produced files registered on the way back.
+func ExampleMiddleware() {
+	ctx := context.Background()
+	reg, err := client.NewRegistry("", nil) // a private folder, removed by Close
+	if err != nil {
+		panic(err)
+	}
+	defer reg.Close()
+	endpoint := "http://localhost:8001/mcp"
+	base, _ := client.BaseURLFromEndpoint(endpoint)
+	mw, err := client.New(client.Config{Registry: reg, BaseURL: base})
+	if err != nil {
+		panic(err)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "my-host", Version: "1.0"}, nil)
+	mw.Attach(c)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
+	if err != nil {
+		fmt.Println("no agent at", endpoint)
+		return
+	}
+	defer cs.Close()
+
+	e, _ := reg.AddFile(ctx, "scan.png", "", client.SourceUpload)
+	fmt.Println("User attached:", e.Describe()) // what the model is told
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
+		Name:      "ocr_document",
+		Arguments: map[string]any{"source": "scan.png", "outputs": []string{"searchable_pdf"}}, // as the model wrote it
+	})
+	if err != nil {
+		fmt.Println(err) // e.g. a name not in the registry: the call was not sent
+		return
+	}
+	for _, name := range client.ProducedNames(res) {
+		f, _ := reg.Lookup(name)
+		fmt.Println("offer the user", f.Path)
+	}
+}
 
 // A registry shows the model names, types and sizes, never bytes.
 func ExampleRegistry_Describe() {

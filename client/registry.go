@@ -39,6 +39,7 @@ type NotFoundError struct {
 	Known []string
 }
 
+// Error names the missing file and the files the registry holds.
 func (e *NotFoundError) Error() string {
 	if len(e.Known) == 0 {
 		return fmt.Sprintf("file %q is not in the registry, which holds no files: attach it first", e.Name)

@@ -182,7 +182,8 @@ func (s *schema) hasFiles(n map[string]any, depth int) bool {
 
 // FileField is a file parameter found in a tool's input schema.
 type FileField struct {
-	// Path names the field: "source", "sources[]", "embeds[].content".
+	// Path names the field: "source", "sources" (a list marked x-file as a
+	// whole), "embeds[].content" (a field of the items of a list).
 	Path string
 	// Array is true when the field takes a list of files.
 	Array bool

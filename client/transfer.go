@@ -169,8 +169,22 @@ func (m *Middleware) allowed(u *url.URL) error {
 // the bearer token go.
 func (m *Middleware) ownOrigin(u *url.URL) bool { return m.base != nil && sameOrigin(m.base, u) }
 
+// sameOrigin compares scheme, host and port; the names of the loopback
+// interface (localhost, 127.0.0.0/8, ::1) count as one host, so an agent
+// reached as 127.0.0.1 whose public URL says localhost is still itself.
 func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+	return strings.EqualFold(a.Scheme, b.Scheme) && hostKey(a.Hostname()) == hostKey(b.Hostname()) && port(a) == port(b)
+}
+
+func hostKey(host string) string {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "localhost" {
+		return "loopback"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return "loopback"
+	}
+	return host
 }
 
 func port(u *url.URL) string {

@@ -111,6 +111,12 @@ func Start(t testing.TB, opts Options) *Agent {
 	done := make(chan error, 1)
 	go func() { done <- svc.Serve(ctx, ln) }()
 	t.Cleanup(func() {
+		// http.Server.Shutdown waits up to 5 s for a connection that was
+		// dialled but never carried a request (Go's transport keeps such
+		// spares idle); close the test clients' idle connections first.
+		if tr, ok := http.DefaultTransport.(*http.Transport); ok {
+			tr.CloseIdleConnections()
+		}
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("agent stopped with: %v", err)
