@@ -136,7 +136,8 @@ func (d *deployment) containerID(t *testing.T, service string) string {
 // recognised text plus the scan with the composer agent, which the CLI
 // downloads through its signed URL. With an independent MCP client (mcp-go)
 // it hands a URL made by the OCR agent to the composer inside the compose
-// network, downloads the report by its URL, restarts the composer and
+// network and one made by the composer to the OCR agent, downloads the
+// report by its URL, restarts the composer and
 // downloads the same URL again. No agent may run as root or on a writable
 // root file system.
 func TestCompose(t *testing.T) {
@@ -212,6 +213,18 @@ func TestCompose(t *testing.T) {
 	checkReport(t, handoff)
 	if !zipHolds(t, handoff, scan) {
 		t.Errorf("the report composed from the peer's URL does not hold the scan's bytes")
+	}
+
+	// The other way: the OCR agent reads a PDF the composer made, fetched
+	// from composer-agent:8002 for http://localhost:8002 (and rasterised by
+	// pdftoppm in the OCR image).
+	out = callTool(t, composer, "compose_document", map[string]any{
+		"markdown": "# Invoice 4711\n\nTotal due 1234 EUR\n",
+		"format":   "pdf",
+		"filename": "invoice.pdf",
+	})
+	if got := ocrText(t, ocr, fileOf(t, out, "invoice.pdf")); !strings.Contains(got, "4711") {
+		t.Errorf("OCR of the composer's PDF lacks 4711:\n%s", got)
 	}
 
 	// 3. Restart: the key and the files are in the volume, the URL still works.
