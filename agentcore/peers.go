@@ -120,7 +120,11 @@ func (m peerMap) rewrite(raw string) string {
 		}
 		out := *u
 		out.Scheme, out.Host = r.internal.Scheme, r.internal.Host
-		out.Path, out.RawPath = r.internal.Path+rest, ""
+		out.Path = r.internal.Path + rest
+		// Keep the path's own escaping (%2F stays %2F) where the base allows.
+		if rawRest, ok := strings.CutPrefix(u.EscapedPath(), r.public.EscapedPath()); ok {
+			out.RawPath = r.internal.EscapedPath() + rawRest
+		}
 		return out.String()
 	}
 	return raw

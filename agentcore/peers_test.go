@@ -53,6 +53,7 @@ func TestPeerMapRewrite(t *testing.T) {
 	for in, want := range map[string]string{
 		"http://localhost:8001/files/ab/scan.pdf?token=x.y.z":               "http://ocr-agent:8001/files/ab/scan.pdf?token=x.y.z",
 		"HTTP://LOCALHOST:8001/files/ab":                                    "http://ocr-agent:8001/files/ab",
+		"http://localhost:8001/files/ab/a%2Fb%20c.pdf?token=t":              "http://ocr-agent:8001/files/ab/a%2Fb%20c.pdf?token=t",
 		"https://agents.example.com:443/composer/files/id/r.pdf?token=t":    "http://composer-agent:8002/files/id/r.pdf?token=t",
 		"https://agents.example.com/composer":                               "http://composer-agent:8002",
 		"https://agents.example.com/composerX/files/id":                     "https://agents.example.com/composerX/files/id", // not a path segment
