@@ -7,7 +7,7 @@ file="${1:?usage: wait-healthy.sh COMPOSE_FILE [TIMEOUT_SECONDS]}"
 timeout="${2:-120}"
 if docker compose version >/dev/null 2>&1; then compose=(docker compose); else compose=(docker-compose); fi
 
-mapfile -t ids < <("${compose[@]}" -f "$file" ps -q)
+mapfile -t ids < <("${compose[@]}" -f "$file" ps -a -q)
 [ ${#ids[@]} -gt 0 ] || { echo "wait-healthy: no containers in $file; did 'up' fail?" >&2; exit 1; }
 deadline=$((SECONDS + timeout))
 while :; do
@@ -17,7 +17,7 @@ while :; do
 		read -r name status health <<<"$state"
 		case "$status/$health" in
 		running/healthy) ;;
-		exited/* | dead/* | */unhealthy)
+		exited/* | dead/* | restarting/* | */unhealthy)
 			echo "wait-healthy: ${name#/} is $status/$health" >&2
 			docker inspect -f '{{if .State.Health}}{{range .State.Health.Log}}{{.Output}}{{end}}{{end}}' "$id" >&2 || true
 			docker logs --tail 30 "$id" >&2 || true
