@@ -95,3 +95,25 @@ func TestLoadConfig(t *testing.T) {
 		t.Errorf("bad values: %v; want ConfigErrors naming both variables", err)
 	}
 }
+
+// TestCommandEnv: the commands get no AGENT_* setting (no signing key, no
+// auth secret) and run tesseract single-threaded.
+func TestCommandEnv(t *testing.T) {
+	t.Setenv("AGENT_SIGNING_KEY", "a-secret-the-parsers-must-not-see")
+	t.Setenv("OMP_THREAD_LIMIT", "8")
+	e := newEngine(Config{}.withDefaults())
+	out, err := e.run(t.Context(), "env")
+	if err != nil {
+		t.Fatalf("run env: %v", err)
+	}
+	env := string(out)
+	if strings.Contains(env, "AGENT_") || strings.Contains(env, "a-secret") {
+		t.Errorf("a command sees the agent's settings:\n%s", env)
+	}
+	if !strings.Contains(env, "\nOMP_THREAD_LIMIT=1\n") || strings.Contains(env, "OMP_THREAD_LIMIT=8") {
+		t.Errorf("OMP_THREAD_LIMIT is not 1 alone:\n%s", env)
+	}
+	if !strings.Contains(env, "PATH=") {
+		t.Errorf("PATH is gone:\n%s", env)
+	}
+}
