@@ -1,6 +1,7 @@
 package ocr
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -115,5 +116,31 @@ func TestCommandEnv(t *testing.T) {
 	}
 	if !strings.Contains(env, "PATH=") {
 		t.Errorf("PATH is gone:\n%s", env)
+	}
+}
+
+// TestLanguagesRefresh: the installed packs are asked for once, and again
+// when a call names one not seen, so a pack installed while the agent runs
+// is found.
+func TestLanguagesRefresh(t *testing.T) {
+	installed := []string{"eng"}
+	asked := 0
+	l := &languages{list: func(context.Context) ([]string, error) {
+		asked++
+		return slices.Clone(installed), nil
+	}}
+	ctx := t.Context()
+	if got, err := l.check(ctx, nil); err != nil || !slices.Equal(got, []string{"eng"}) || asked != 1 {
+		t.Fatalf("default: %v, %v after %d listings; want [eng] after 1", got, err, asked)
+	}
+	if _, err := l.check(ctx, []string{"eng"}); err != nil || asked != 1 {
+		t.Errorf("known language: %v after %d listings; want no new listing", err, asked)
+	}
+	if _, err := l.check(ctx, []string{"deu"}); err == nil || asked != 2 {
+		t.Errorf("missing language: %v after %d listings; want an error after one refresh", err, asked)
+	}
+	installed = append(installed, "deu") // apt-get install tesseract-ocr-deu
+	if got, err := l.check(ctx, []string{" deu ", "eng", "deu"}); err != nil || !slices.Equal(got, []string{"deu", "eng"}) {
+		t.Errorf("after installing deu: %v, %v; want [deu eng]", got, err)
 	}
 }
