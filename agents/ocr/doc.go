@@ -12,9 +12,10 @@
 // its header (corrupt or truncated files), its size in pixels from the
 // header alone (decompression bombs), its page count, and the languages
 // asked for. PDFs are rasterised by pdftoppm at 300 dpi. Each external
-// command runs without a shell, under the call's context (cancelling the call
-// kills it), with a per-document timeout, and within a limit of processes
-// running at once.
+// command runs without a shell and without the agent's AGENT_* settings in
+// its environment, under the call's context (cancelling the call kills it),
+// with a per-document timeout, and within a limit of processes running at
+// once.
 //
 // The engine is the tesseract command (Debian: tesseract-ocr and a
 // tesseract-ocr-<lang> package per language); PDFs need pdftoppm and pdfinfo

@@ -18,15 +18,32 @@ import (
 // for the CPUs at once.
 type engine struct {
 	cfg     Config
+	env     []string
 	slots   chan struct{}
 	langs   *languages
 	metrics *metrics
 }
 
 func newEngine(cfg Config) *engine {
-	e := &engine{cfg: cfg, slots: make(chan struct{}, cfg.Concurrency), metrics: newMetrics()}
+	e := &engine{cfg: cfg, env: commandEnv(os.Environ()), slots: make(chan struct{}, cfg.Concurrency), metrics: newMetrics()}
 	e.langs = &languages{list: e.listLanguages}
 	return e
+}
+
+// commandEnv is the environment the commands run in: the agent's, without
+// its AGENT_* settings — a parser of untrusted files has no business with
+// the signing key or the auth secret — and with OMP_THREAD_LIMIT=1.
+// Parallelism comes from running several processes; tesseract's own OpenMP
+// threads oversubscribe the CPUs: measured on a busy 2-core machine, 10
+// pages took 41 s of wall time with them and 7.7 s without.
+func commandEnv(environ []string) []string {
+	var env []string
+	for _, kv := range environ {
+		if !strings.HasPrefix(kv, "AGENT_") && !strings.HasPrefix(kv, "OMP_THREAD_LIMIT=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "OMP_THREAD_LIMIT=1")
 }
 
 // outputLimit caps what is kept of a command's stdout and stderr.
@@ -55,10 +72,7 @@ func (e *engine) heavy(ctx context.Context, name string, args ...string) ([]byte
 // carries the end of the command's stderr.
 func (e *engine) run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
-	// Parallelism comes from running several processes. tesseract's own
-	// OpenMP threads oversubscribe the CPUs: measured on a busy 2-core
-	// machine, 10 pages took 41 s of wall time with them and 7.7 s without.
-	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT=1")
+	cmd.Env = e.env
 	// The killed process's pipes close with it; don't wait long for strays.
 	cmd.WaitDelay = 5 * time.Second
 	stdout := &tailBuffer{limit: outputLimit}

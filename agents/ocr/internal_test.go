@@ -1,6 +1,7 @@
 package ocr
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -93,5 +94,53 @@ func TestLoadConfig(t *testing.T) {
 	var ce *agentcore.ConfigError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "AGENT_OCR_MAX_PAGES") || !strings.Contains(err.Error(), "AGENT_OCR_TIMEOUT") {
 		t.Errorf("bad values: %v; want ConfigErrors naming both variables", err)
+	}
+}
+
+// TestCommandEnv: the commands get no AGENT_* setting (no signing key, no
+// auth secret) and run tesseract single-threaded.
+func TestCommandEnv(t *testing.T) {
+	t.Setenv("AGENT_SIGNING_KEY", "a-secret-the-parsers-must-not-see")
+	t.Setenv("OMP_THREAD_LIMIT", "8")
+	e := newEngine(Config{}.withDefaults())
+	out, err := e.run(t.Context(), "env")
+	if err != nil {
+		t.Fatalf("run env: %v", err)
+	}
+	env := string(out)
+	if strings.Contains(env, "AGENT_") || strings.Contains(env, "a-secret") {
+		t.Errorf("a command sees the agent's settings:\n%s", env)
+	}
+	if !strings.Contains(env, "\nOMP_THREAD_LIMIT=1\n") || strings.Contains(env, "OMP_THREAD_LIMIT=8") {
+		t.Errorf("OMP_THREAD_LIMIT is not 1 alone:\n%s", env)
+	}
+	if !strings.Contains(env, "PATH=") {
+		t.Errorf("PATH is gone:\n%s", env)
+	}
+}
+
+// TestLanguagesRefresh: the installed packs are asked for once, and again
+// when a call names one not seen, so a pack installed while the agent runs
+// is found.
+func TestLanguagesRefresh(t *testing.T) {
+	installed := []string{"eng"}
+	asked := 0
+	l := &languages{list: func(context.Context) ([]string, error) {
+		asked++
+		return slices.Clone(installed), nil
+	}}
+	ctx := t.Context()
+	if got, err := l.check(ctx, nil); err != nil || !slices.Equal(got, []string{"eng"}) || asked != 1 {
+		t.Fatalf("default: %v, %v after %d listings; want [eng] after 1", got, err, asked)
+	}
+	if _, err := l.check(ctx, []string{"eng"}); err != nil || asked != 1 {
+		t.Errorf("known language: %v after %d listings; want no new listing", err, asked)
+	}
+	if _, err := l.check(ctx, []string{"deu"}); err == nil || asked != 2 {
+		t.Errorf("missing language: %v after %d listings; want an error after one refresh", err, asked)
+	}
+	installed = append(installed, "deu") // apt-get install tesseract-ocr-deu
+	if got, err := l.check(ctx, []string{" deu ", "eng", "deu"}); err != nil || !slices.Equal(got, []string{"deu", "eng"}) {
+		t.Errorf("after installing deu: %v, %v; want [deu eng]", got, err)
 	}
 }
