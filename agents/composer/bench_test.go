@@ -53,7 +53,7 @@ func benchInput(b testing.TB) (string, map[string]*Image) {
 // (parsing included, once per op, as a call does).
 func BenchmarkCompose(b *testing.B) {
 	md, images := benchInput(b)
-	for _, format := range Formats {
+	for _, format := range Formats() {
 		b.Run(format, func(b *testing.B) {
 			b.ReportAllocs()
 			var size int64

@@ -32,12 +32,8 @@ type ComposeInput struct {
 	Embeds   []EmbedItem `json:"embeds,omitempty" jsonschema:"pictures the markdown shows by name"`
 }
 
-// Formats are the output formats of compose_document, by name.
-var Formats = []string{"pdf", "docx", "pptx", "html", "md"}
-
-// docExts are extensions stripped from a requested file name before the
-// format's own is added.
-var docExts = []string{".pdf", ".docx", ".doc", ".pptx", ".ppt", ".html", ".htm", ".md", ".markdown"}
+// Formats returns the output formats of compose_document, by name.
+func Formats() []string { return []string{"pdf", "docx", "pptx", "html", "md"} }
 
 func (c *composer) compose(ctx context.Context, call *agentcore.Call, in ComposeInput) (*agentcore.Result, error) {
 	format := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(in.Format), "."))
@@ -47,8 +43,8 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	if format == "markdown" {
 		format = "md"
 	}
-	if !slices.Contains(Formats, format) {
-		return nil, fmt.Errorf("unknown format %q: use one of %s", in.Format, strings.Join(Formats, ", "))
+	if !slices.Contains(Formats(), format) {
+		return nil, fmt.Errorf("unknown format %q: use one of %s", in.Format, strings.Join(Formats(), ", "))
 	}
 	if strings.TrimSpace(in.Markdown) == "" {
 		return nil, errors.New("markdown is empty: give the document's content as Markdown")
@@ -179,14 +175,15 @@ func (d *Document) Write(w io.Writer, format string) error {
 	case "md":
 		return d.writeMarkdown(w)
 	}
-	return fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(Formats, ", "))
+	return fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(Formats(), ", "))
 }
 
 // outputName is the produced file's name: the requested name (or one made
 // from the title) with the format's extension.
 func outputName(requested, title, format string) string {
 	name := agentcore.SanitizeName(strings.TrimSpace(requested))
-	for _, ext := range docExts {
+	// Extensions of documents are dropped before the format's own is added.
+	for _, ext := range []string{".pdf", ".docx", ".doc", ".pptx", ".ppt", ".html", ".htm", ".md", ".markdown"} {
 		if strings.HasSuffix(strings.ToLower(name), ext) {
 			name = name[:len(name)-len(ext)]
 			break

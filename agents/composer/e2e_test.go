@@ -76,7 +76,9 @@ func startComposer(t *testing.T) string {
 	var logMu sync.Mutex
 	cmd := exec.Command(bin)
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AGENT_") {
+		// No AGENT_* of the developer's shell, and no HOME: on a scratch
+		// image there is none, and nothing may need one.
+		if !strings.HasPrefix(kv, "AGENT_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "XDG_") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}

@@ -46,15 +46,15 @@ type Image struct {
 	Path string
 }
 
-// imageFormats are the formats a picture may come in; those other than PNG,
-// JPEG and GIF are converted to PNG once.
-var imageFormats = map[string]string{
-	"image/png":  "png",
-	"image/jpeg": "jpeg",
-	"image/gif":  "gif",
-	"image/webp": "webp",
-	"image/bmp":  "bmp",
-	"image/tiff": "tiff",
+// imageFormat names the format of a picture of type mimeType, or "" when
+// it is not one; formats other than PNG, JPEG and GIF are converted to PNG.
+func imageFormat(mimeType string) string {
+	mimeType, _, _ = strings.Cut(mimeType, ";")
+	switch f := strings.TrimPrefix(strings.TrimSpace(mimeType), "image/"); f {
+	case "png", "jpeg", "gif", "webp", "bmp", "tiff":
+		return f
+	}
+	return ""
 }
 
 // acceptedImages names the accepted formats for error messages.
@@ -64,9 +64,9 @@ const acceptedImages = "PNG, JPEG, GIF, WebP, BMP or TIFF"
 // name is the embed's name, fileName its sanitised file name. Pictures with
 // more than maxPixels pixels are refused before they are decoded.
 func loadImage(name, fileName, path, mimeType string, maxPixels int64) (*Image, error) {
-	mimeType, _, _ = strings.Cut(mimeType, ";")
-	format, ok := imageFormats[strings.TrimSpace(mimeType)]
-	if !ok {
+	format := imageFormat(mimeType)
+	if format == "" {
+		mimeType, _, _ = strings.Cut(mimeType, ";")
 		return nil, fmt.Errorf("embed %q is %s (%s), not an image: embeds must be pictures (%s); mention other files in the markdown as text or links instead",
 			name, filetype.Label(mimeType), mimeType, acceptedImages)
 	}

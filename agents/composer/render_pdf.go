@@ -25,8 +25,10 @@ const (
 	pdfMonoFamily = "dejavumono"
 )
 
-// pdfHeadingPt are the font sizes of heading levels 1 to 6.
-var pdfHeadingPt = [...]float64{20, 16, 13.5, 12, 11, 11}
+// pdfHeadingPt is the font size of a heading of level 1 to 6.
+func pdfHeadingPt(level int) float64 {
+	return [...]float64{20, 16, 13.5, 12, 11, 11}[min(max(level, 1), 6)-1]
+}
 
 // writePDF renders d as an A4 PDF with the embedded DejaVu fonts.
 func (d *Document) writePDF(w io.Writer) error {
@@ -88,7 +90,7 @@ func (r *pdfRenderer) block(b Block, indent float64) {
 	defer pdf.SetLeftMargin(pdfMargin)
 	switch b := b.(type) {
 	case *Heading:
-		size := pdfHeadingPt[min(max(b.Level, 1), 6)-1]
+		size := pdfHeadingPt(b.Level)
 		r.keepSpace(size * 0.353 * 3) // a heading does not end a page
 		pdf.Ln(size * 0.25)
 		r.spans(b.Spans, size, size*0.5, true)

@@ -33,7 +33,7 @@ func TestStress(t *testing.T) {
 		if err := doc.bind(images); err != nil {
 			t.Fatalf("input %d: %v", i, err)
 		}
-		for _, format := range Formats {
+		for _, format := range Formats() {
 			var buf bytes.Buffer
 			if err := doc.Write(&buf, format); err != nil {
 				t.Errorf("input %d, %s: %v", i, format, err)
