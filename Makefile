@@ -88,7 +88,7 @@ up: images
 down:
 	$(COMPOSE) -p $(COMPOSE_PROJECT) -f deploy/docker-compose.yml down
 
-## e2e: build the images, then test them on the Docker engine: one image with testcontainers-go, the compose
+## e2e: build the images, then test them on the Docker engine: each image with testcontainers-go, the compose
 ## deployment driven from the host with the agentura CLI (deploy/e2e.sh; fails when Docker is missing)
 e2e: images
 	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi
