@@ -73,7 +73,7 @@ func (e *SSRFError) Error() string {
 type fetcher struct {
 	client *http.Client
 	allow  map[string]bool // hosts and host:port pairs allowed although private
-	peers  peerMap         // AGENT_PEER_URLS: public bases of peers fetched from internal ones (peers.go)
+	peers  *peerFetcher    // AGENT_PEER_URLS: peers' public URLs fetched from internal ones (peers.go)
 }
 
 func newFetcher(allowHosts []string, timeout time.Duration) *fetcher {
@@ -160,13 +160,13 @@ func (f *fetcher) guardedDial(d *net.Dialer) func(ctx context.Context, network, 
 
 // get starts a GET of rawURL. The caller closes the body.
 func (f *fetcher) get(ctx context.Context, rawURL string) (*http.Response, error) {
-	rawURL = f.peers.rewrite(rawURL)
+	client, rawURL := f.clientFor(rawURL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, fmt.Errorf("bad URL %q: %w", rawURL, err)
 	}
 	req.Header.Set("User-Agent", "agentura-fetch/1")
-	resp, err := f.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		var ssrf *SSRFError
 		if errors.As(err, &ssrf) {

@@ -1,11 +1,14 @@
 package agentcore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // PeerURL tells an agent where a peer agent is really reached when its public
@@ -15,8 +18,9 @@ import (
 // itself and the peer is http://ocr-agent:8001. With the pair
 // {Public: "http://localhost:8001", Internal: "http://ocr-agent:8001"} a URL
 // input under the public base is fetched from the internal one instead (same
-// path, same token), and the internal host:port is let past the SSRF guard;
-// nothing else is.
+// path, same token), and for such fetches alone the internal host:port is
+// let past the SSRF guard: a URL naming http://ocr-agent:8001 directly is
+// refused as before.
 type PeerURL struct {
 	Public   string // base URL the peer hands out, e.g. http://localhost:8001
 	Internal string // base URL it is reached at from here, e.g. http://ocr-agent:8001
@@ -101,14 +105,14 @@ func hostPort(u *url.URL) string {
 }
 
 // rewrite returns raw with a peer's public base replaced by its internal
-// one, or raw itself when no peer's public base holds it.
-func (m peerMap) rewrite(raw string) string {
+// one, and whether it did.
+func (m peerMap) rewrite(raw string) (string, bool) {
 	if len(m) == 0 {
-		return raw
+		return raw, false
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.User != nil {
-		return raw
+		return raw, false
 	}
 	for _, r := range m {
 		if !strings.EqualFold(u.Scheme, r.public.Scheme) || hostPort(u) != r.public.Host {
@@ -125,19 +129,53 @@ func (m peerMap) rewrite(raw string) string {
 		if rawRest, ok := strings.CutPrefix(u.EscapedPath(), r.public.EscapedPath()); ok {
 			out.RawPath = r.internal.EscapedPath() + rawRest
 		}
-		return out.String()
+		return out.String(), true
 	}
-	return raw
+	return raw, false
 }
 
-// withPeers makes f fetch peers' public URLs from their internal bases and
-// lets exactly those internal host:port pairs past the SSRF guard. The peers
-// were checked by Config.normalize.
+// peerFetcher fetches peers' public URLs from their internal bases.
+type peerFetcher struct {
+	m      peerMap
+	client *http.Client // dials the peers' internal host:port pairs; its own connection pool
+}
+
+// withPeers makes f fetch peers' public URLs from their internal bases,
+// through a client of their own whose dialer also reaches the peers'
+// internal host:port pairs. Its connections are pooled apart from the main
+// client's, so a URL naming http://ocr-agent:8001 directly still meets the
+// SSRF guard and is refused. The peers were checked by Config.normalize.
 func (f *fetcher) withPeers(peers []PeerURL) *fetcher {
 	m, _ := compilePeers(peers)
-	f.peers = m
-	for _, r := range m {
-		f.allow[r.internal.Host] = true
+	if len(m) == 0 {
+		return f
 	}
+	internal := map[string]bool{}
+	for _, r := range m {
+		internal[r.internal.Host] = true
+	}
+	t := f.client.Transport.(*http.Transport).Clone()
+	guarded := t.DialContext
+	direct := &net.Dialer{Timeout: 15 * time.Second, KeepAlive: 30 * time.Second}
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if internal[strings.ToLower(addr)] {
+			return direct.DialContext(ctx, network, addr)
+		}
+		return guarded(ctx, network, addr)
+	}
+	pc := *f.client
+	pc.Transport = t
+	f.peers = &peerFetcher{m: m, client: &pc}
 	return f
+}
+
+// clientFor returns the client that fetches rawURL and the URL to fetch: a
+// peer's public URL goes to its internal base through the peer client.
+func (f *fetcher) clientFor(rawURL string) (*http.Client, string) {
+	if f.peers != nil {
+		if out, ok := f.peers.m.rewrite(rawURL); ok {
+			return f.peers.client, out
+		}
+	}
+	return f.client, rawURL
 }

@@ -61,7 +61,7 @@ func TestPeerMapRewrite(t *testing.T) {
 		"https://localhost:8001/files/ab":                                   "https://localhost:8001/files/ab",               // another scheme
 		"http://evil.example.com/files/ab?u=http://localhost:8001/files/ab": "http://evil.example.com/files/ab?u=http://localhost:8001/files/ab",
 	} {
-		if got := m.rewrite(in); got != want {
+		if got, _ := m.rewrite(in); got != want {
 			t.Errorf("rewrite(%s) = %s, want %s", in, got, want)
 		}
 	}
@@ -70,8 +70,9 @@ func TestPeerMapRewrite(t *testing.T) {
 // TestPeerURLsReachAPeerByItsInternalName plays the compose network: the
 // producer hands out URLs under a public base that does not resolve from the
 // consumer (http://ocr.invalid:8001), and is really reached on a loopback
-// port. The consumer fetches it only with AGENT_PEER_URLS, and that lets no
-// other private address through.
+// port. The consumer fetches it only with AGENT_PEER_URLS, and that lets
+// nothing else through: not another private address, and not the peer's
+// internal address named directly.
 func TestPeerURLsReachAPeerByItsInternalName(t *testing.T) {
 	ctx := context.Background()
 	srv := httptest.NewUnstartedServer(nil)
@@ -110,10 +111,15 @@ func TestPeerURLsReachAPeerByItsInternalName(t *testing.T) {
 		t.Errorf("got %q: %q", f.Name, readFile(t, f.Path))
 	}
 
-	// The internal host:port is allowed, but no other loopback server is.
+	// The internal host:port is reached only through the public URL: named
+	// directly it meets the SSRF guard, even with a peer connection just used.
+	var ssrf *SSRFError
+	if _, err := with.ResolveFile(ctx, "", strings.Replace(public, "http://ocr.invalid:8001", internal, 1)); !errors.As(err, &ssrf) {
+		t.Errorf("the peer's internal URL named directly: err = %v, want an SSRF refusal", err)
+	}
+	// No other loopback server is let through either.
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("internal")) }))
 	defer other.Close()
-	var ssrf *SSRFError
 	if _, err := with.ResolveFile(ctx, "x.txt", other.URL+"/x"); !errors.As(err, &ssrf) {
 		t.Errorf("another loopback server: err = %v, want an SSRF refusal", err)
 	}
