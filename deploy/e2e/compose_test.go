@@ -215,6 +215,17 @@ func TestCompose(t *testing.T) {
 		t.Errorf("the report composed from the peer's URL does not hold the scan's bytes")
 	}
 
+	// The peer is reached only through its public URLs: its internal
+	// address named directly meets the SSRF guard.
+	direct := strings.Replace(staged, d.ocrURL, "http://ocr-agent:8001", 1)
+	if msg := toolError(t, composer, "compose_document", map[string]any{
+		"markdown": "![The scan](scan.png)",
+		"format":   "md",
+		"embeds":   []any{map[string]any{"name": "scan.png", "content": direct}},
+	}); !strings.Contains(msg, "refused to fetch") {
+		t.Errorf("the OCR agent's internal URL given directly: %s; want an SSRF refusal", msg)
+	}
+
 	// The other way: the OCR agent reads a PDF the composer made, fetched
 	// from composer-agent:8002 for http://localhost:8002 (and rasterised by
 	// pdftoppm in the OCR image).

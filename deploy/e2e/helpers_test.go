@@ -148,6 +148,36 @@ func connectMCP(t *testing.T, base string) *client.Client {
 // protocol error or a tool error fails the test.
 func callTool(t *testing.T, c *client.Client, name string, args map[string]any) map[string]any {
 	t.Helper()
+	res, text := rawCall(t, c, name, args)
+	if res.IsError {
+		t.Fatalf("%s returned a tool error: %s", name, text)
+	}
+	var out map[string]any
+	raw, err := json.Marshal(res.StructuredContent)
+	if err == nil {
+		err = json.Unmarshal(raw, &out)
+	}
+	if err != nil || out == nil {
+		t.Fatalf("%s: no structured content (%v); text: %s", name, err, text)
+	}
+	return out
+}
+
+// toolError calls name with args, which must fail as a tool error, and
+// returns the error's text.
+func toolError(t *testing.T, c *client.Client, name string, args map[string]any) string {
+	t.Helper()
+	res, text := rawCall(t, c, name, args)
+	if !res.IsError {
+		t.Fatalf("%s succeeded; want a tool error", name)
+	}
+	return text
+}
+
+// rawCall calls name with args and returns the result and its text blocks
+// joined; a protocol error fails the test.
+func rawCall(t *testing.T, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
 	defer cancel()
 	var req mcp.CallToolRequest
@@ -163,18 +193,7 @@ func callTool(t *testing.T, c *client.Client, name string, args map[string]any) 
 			texts = append(texts, tc.Text)
 		}
 	}
-	if res.IsError {
-		t.Fatalf("%s returned a tool error: %s", name, strings.Join(texts, "\n"))
-	}
-	var out map[string]any
-	raw, err := json.Marshal(res.StructuredContent)
-	if err == nil {
-		err = json.Unmarshal(raw, &out)
-	}
-	if err != nil || out == nil {
-		t.Fatalf("%s: no structured content (%v); text: %s", name, err, strings.Join(texts, "\n"))
-	}
-	return out
+	return res, strings.Join(texts, "\n")
 }
 
 // fileOf returns the download URL of the output named name in a tool's
