@@ -36,7 +36,7 @@ func TestDiskStoreSuite(t *testing.T) {
 			root := st.(*fileserve.DiskStore).Root()
 			for _, dir := range []string{
 				filepath.Join(root, string(area), fileserve.OwnerKey("o"), fileserve.NewID()), // content, no metadata
-				filepath.Join(root, "tmp", "add-"+fileserve.NewID()),                           // a write cut short
+				filepath.Join(root, "tmp", "add-"+fileserve.NewID()),                          // a write cut short
 			} {
 				if err := os.MkdirAll(dir, 0o700); err != nil {
 					t.Fatal(err)
