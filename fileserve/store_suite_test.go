@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/fileserve/storetest"
@@ -145,4 +146,25 @@ func TestS3StoreSuite(t *testing.T) {
 			return n
 		},
 	})
+}
+
+// TestS3StoreNotReady: a missing bucket or an unreachable server makes Ready
+// (and so /readyz) fail, saying what is wrong.
+func TestS3StoreNotReady(t *testing.T) {
+	srv := s3test.Start(t)
+	for url, hint := range map[string]string{
+		srv.StorageURL("no-such-bucket"):                    "does not exist; create it first",
+		"s3://b?endpoint=127.0.0.1:1&secure=false&region=x": "not writable",
+	} {
+		st, err := fileserve.OpenStore(url, fileserve.S3Config{AccessKey: srv.AccessKey, SecretKey: srv.SecretKey})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = st.Ready(ctx)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), hint) {
+			t.Errorf("%s: Ready = %v, want an error saying %q", url, err, hint)
+		}
+	}
 }
