@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/fileserve/storetest"
+	"github.com/agentura/agentura/internal/heappeak"
 	"github.com/agentura/agentura/internal/s3test"
 	"github.com/agentura/agentura/signing"
 )
@@ -78,4 +79,38 @@ func BenchmarkS3Download(b *testing.B) {
 			})
 		}
 	}
+}
+
+// zeros reads as an endless stream of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// BenchmarkS3Upload stores 64 MiB of unknown length into S3 and reports how
+// far the heap grew: a multipart upload holds one part at a time, never the
+// file. It fails if the heap grew by half the file.
+func BenchmarkS3Upload(b *testing.B) {
+	srv := s3test.Start(b)
+	st, err := fileserve.OpenStore(srv.StorageURL(srv.NewBucket(b)), fileserve.S3Config{AccessKey: srv.AccessKey, SecretKey: srv.SecretKey})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const size = 64 << 20
+	b.SetBytes(size)
+	var worst uint64
+	for b.Loop() {
+		worst = max(worst, heappeak.Measure(func() {
+			m, err := st.Put(context.Background(), fileserve.NewFile{Area: fileserve.Staging, Owner: "bench", Name: "big.bin"}, io.LimitReader(zeros{}, size))
+			if err != nil || m.Size != size {
+				b.Fatalf("Put: %+v, %v", m, err)
+			}
+		}))
+	}
+	if worst > size/2 {
+		b.Fatalf("the heap grew by %d MiB storing a %d MiB file: the upload buffers the file", worst>>20, size>>20)
+	}
+	b.ReportMetric(float64(worst)/(1<<20), "peak-heap-MiB")
 }
