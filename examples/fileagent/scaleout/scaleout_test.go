@@ -32,6 +32,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/minio/minio-go/v7"
 
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/examples/fileagent"
@@ -437,4 +438,40 @@ func TestRedirect(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.ContentLength != f.SizeBytes {
 		t.Errorf("HEAD with redirect on: %s, length %d", resp.Status, resp.ContentLength)
 	}
+}
+
+// TestUploadCapOnS3: an upload over AGENT_MAX_UPLOAD_BYTES is refused while
+// it streams into the bucket, and leaves neither object nor unfinished
+// multipart upload behind.
+func TestUploadCapOnS3(t *testing.T) {
+	c := newCluster(t, map[string]string{"AGENT_MAX_UPLOAD_BYTES": "2097152"})
+	for _, size := range []int{3 << 20, 12 << 20} { // within the read-ahead, and across parts
+		req, _ := http.NewRequest(http.MethodPost, c.replicas[0].base+"/uploads", io.LimitReader(zeroReader{}, int64(size)))
+		req.Header.Set("X-Filename", "big.bin")
+		req.Header.Set("Authorization", "Bearer "+callerToken(t, "alice"))
+		req.ContentLength = -1 // streamed, so the cap is met mid-stream rather than by the declared length
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("%d byte upload: %s, want 413", size, resp.Status)
+		}
+	}
+	ctx := context.Background()
+	for obj := range c.s3.Client().ListObjectsIter(ctx, c.bucket, minio.ListObjectsOptions{Recursive: true}) {
+		t.Errorf("the bucket holds %s (%v) after refused uploads", obj.Key, obj.Err)
+	}
+	for up := range c.s3.Client().ListIncompleteUploads(ctx, c.bucket, "", true) {
+		t.Errorf("unfinished upload %s (%v) after refused uploads", up.Key, up.Err)
+	}
+}
+
+// zeroReader reads as endless zeros.
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
