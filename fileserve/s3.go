@@ -93,6 +93,8 @@ type S3Store struct {
 	// inflight holds the ids of uploads in progress in this process, which
 	// Prune leaves alone whatever their age.
 	inflight sync.Map
+	// heads recycles Put's read-ahead buffers (*[]byte of singlePutMax).
+	heads sync.Pool
 }
 
 var _ Store = (*S3Store)(nil)
@@ -168,15 +170,26 @@ func (s *S3Store) Put(ctx context.Context, f NewFile, r io.Reader) (Meta, error)
 	}
 	m, err := s.add(ctx, f, func(key string) (*scanReader, error) {
 		sr := newScanReader(ctx, r, f.MaxBytes)
-		buf := make([]byte, singlePutMax)
+		bp, _ := s.heads.Get().(*[]byte)
+		if bp == nil {
+			b := make([]byte, singlePutMax)
+			bp = &b
+		}
+		buf := *bp
 		n, err := io.ReadFull(sr, buf)
 		switch {
 		case err == io.EOF || err == io.ErrUnexpectedEOF:
-			return sr, s.upload(ctx, key, bytes.NewReader(buf[:n]), int64(n))
-		case err != nil:
+			err = s.upload(ctx, key, bytes.NewReader(buf[:n]), int64(n))
+		case err == nil:
+			err = s.upload(ctx, key, io.MultiReader(bytes.NewReader(buf), sr), -1)
+		}
+		if err != nil {
+			// An HTTP transport may still read a failed request's body after
+			// the call returns: the buffer is not reused.
 			return nil, err
 		}
-		return sr, s.upload(ctx, key, io.MultiReader(bytes.NewReader(buf), sr), -1)
+		s.heads.Put(bp)
+		return sr, nil
 	})
 	if err != nil {
 		return Meta{}, fmt.Errorf("fileserve: store %q: %w", f.Name, err)
