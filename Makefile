@@ -3,7 +3,7 @@ GO          ?= go
 BENCH_COUNT ?= 5
 BENCH_PKGS  ?= ./fileserve ./agentcore
 
-.PHONY: deps build run test bench bench-baseline fuzz lint
+.PHONY: deps build run test bench bench-baseline bench-s3 fuzz lint
 
 ## deps: install the Debian packages and tools the tests need (.ci/apt.d, .ci/setup.d; needs root)
 deps:
@@ -30,6 +30,12 @@ bench:
 ## bench-baseline: record the current numbers as the baseline
 bench-baseline:
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) $(BENCH_PKGS) | tee bench/baseline.txt
+
+## bench-s3: download throughput from S3 (versitygw) through /files/ against a presigned GET straight from S3,
+##   and the heap a 64 MiB upload into S3 takes
+##   (starts versitygw, hence not in BENCH_PKGS; needs `make deps`)
+bench-s3:
+	$(GO) test -run '^$$' -bench BenchmarkS3 -benchmem -benchtime 20x -count $(BENCH_COUNT) ./fileserve/s3bench
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in make test)
 FUZZTIME ?= 30s

@@ -45,6 +45,11 @@ type Config struct {
 	Owner func(*http.Request) (string, error)
 	// Logger receives server-side failures; nil means slog.Default().
 	Logger *slog.Logger
+	// Redirect, when not nil, answers each GET of /files/ whose token is
+	// valid with 302 to a short-lived URL of the file straight from the
+	// store (AGENT_S3_REDIRECT); HEAD is still answered here. nil: every
+	// download streams through the server.
+	Redirect Presigner
 	// Metrics, when not nil, receives agentura_downloads_total{status},
 	// agentura_download_bytes_total and agentura_uploads_total{status}.
 	Metrics prometheus.Registerer
@@ -68,6 +73,7 @@ type Server struct {
 	ttl       time.Duration
 	maxUpload int64
 	owner     func(*http.Request) (string, error)
+	redirect  Presigner
 	log       *slog.Logger
 	metrics   *serverMetrics
 	now       func() time.Time
@@ -105,6 +111,7 @@ func NewServer(cfg Config) (*Server, error) {
 		ttl:       cfg.URLTTL,
 		maxUpload: cfg.MaxUploadBytes,
 		owner:     cfg.Owner,
+		redirect:  cfg.Redirect,
 		log:       cfg.Logger,
 		metrics:   m,
 		tokens:    newTokenCache(),
