@@ -3,7 +3,7 @@ GO          ?= go
 BENCH_COUNT ?= 5
 BENCH_PKGS  ?= ./fileserve ./agentcore
 
-.PHONY: deps build run test bench bench-baseline bench-s3 fuzz lint
+.PHONY: deps build run test bench bench-baseline fuzz lint
 
 ## deps: install the Debian packages and tools the tests need (.ci/apt.d, .ci/setup.d; needs root)
 deps:
@@ -34,8 +34,14 @@ bench-baseline:
 ## bench-s3: download throughput from S3 (versitygw) through /files/ against a presigned GET straight from S3,
 ##   and the heap a 64 MiB upload into S3 takes
 ##   (starts versitygw, hence not in BENCH_PKGS; needs `make deps`)
+.PHONY: bench-s3
 bench-s3:
 	$(GO) test -run '^$$' -bench BenchmarkS3 -benchmem -benchtime 20x -count $(BENCH_COUNT) ./fileserve/s3bench
+
+## bench-client: the host side's 30 MiB round trip (through /uploads and inline), MB/s and peak heap
+.PHONY: bench-client
+bench-client:
+	$(GO) test -run '^$$' -bench RoundTrip30MiB -benchtime 5x -count $(BENCH_COUNT) ./client
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in make test)
 FUZZTIME ?= 30s

@@ -1,0 +1,296 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of Config.
+const (
+	// DefaultInlineMaxBytes is the largest file sent inline as a data URI;
+	// larger files go through the agent's /uploads.
+	DefaultInlineMaxBytes = 10 << 20
+	// DefaultMaxDownloadBytes caps a produced file the middleware fetches.
+	DefaultMaxDownloadBytes = 1 << 30
+)
+
+// Config configures a Middleware. Registry is required; the rest has
+// defaults.
+type Config struct {
+	// Registry holds the session's files.
+	Registry *Registry
+	// BaseURL is the agent's HTTP base, where /uploads lies and whose origin
+	// downloads may come from: "http://localhost:8001" for an agent whose MCP
+	// endpoint is http://localhost:8001/mcp. BaseURLFromEndpoint derives it.
+	BaseURL string
+	// HTTPClient makes uploads and downloads; nil means a client without a
+	// timeout (transfers are bounded by the call's context).
+	HTTPClient *http.Client
+	// Token is a bearer token for agents with AGENT_AUTH=jwt; it is sent to
+	// the agent's origin only.
+	Token string
+	// InlineMaxBytes is the largest file sent as a data URI; 0 means
+	// DefaultInlineMaxBytes, a negative value always uploads.
+	InlineMaxBytes int64
+	// MaxDownloadBytes caps each produced file; 0 means DefaultMaxDownloadBytes.
+	MaxDownloadBytes int64
+	// AllowHosts are hosts ("host" or "host:port") besides the agent's own
+	// origin that produced files may be fetched from.
+	AllowHosts []string
+	// Progress, if set, is called as transfers advance (from the goroutine
+	// of the call).
+	Progress func(Progress)
+	// Logger logs transfers at debug level; nil discards.
+	Logger *slog.Logger
+}
+
+// MetaProduced is the key under a rewritten result's _meta that lists the
+// registry names of the files the call produced, in order.
+const MetaProduced = "agentura/produced"
+
+// MetaFailed is the key under a rewritten result's _meta that lists the
+// produced files that could not be fetched, as "name: reason".
+const MetaFailed = "agentura/failed"
+
+// Middleware rewrites tool calls of a go-sdk MCP client: file names in,
+// files out. Attach it to a client with Attach before connecting.
+type Middleware struct {
+	cfg  Config
+	base *url.URL
+	hc   *http.Client // uploads
+	dl   *http.Client // downloads: redirects re-checked
+
+	mu    sync.Mutex
+	tools map[string]*mcp.Tool
+}
+
+// New checks cfg and returns a Middleware.
+func New(cfg Config) (*Middleware, error) {
+	if cfg.Registry == nil {
+		return nil, errors.New("client: Config.Registry is required")
+	}
+	if cfg.InlineMaxBytes == 0 {
+		cfg.InlineMaxBytes = DefaultInlineMaxBytes
+	}
+	if cfg.MaxDownloadBytes <= 0 {
+		cfg.MaxDownloadBytes = DefaultMaxDownloadBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	m := &Middleware{cfg: cfg, tools: map[string]*mcp.Tool{}}
+	if cfg.BaseURL != "" {
+		u, err := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("client: BaseURL %q is not an http(s) URL such as http://localhost:8001", cfg.BaseURL)
+		}
+		m.base = u
+	}
+	m.hc = cfg.HTTPClient
+	if m.hc == nil {
+		m.hc = &http.Client{}
+	}
+	dl := *m.hc
+	dl.CheckRedirect = m.checkRedirect
+	m.dl = &dl
+	return m, nil
+}
+
+// BaseURLFromEndpoint derives an agent's base URL from its MCP endpoint:
+// "http://host:8001/mcp" → "http://host:8001"; a path prefix before /mcp is
+// kept.
+func BaseURLFromEndpoint(endpoint string) (string, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%q is not an http(s) URL of an MCP endpoint such as http://localhost:8001/mcp", endpoint)
+	}
+	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/mcp")
+	u.RawQuery, u.Fragment, u.RawPath = "", "", ""
+	return u.String(), nil
+}
+
+// Attach adds the middleware to c's sending side.
+func (m *Middleware) Attach(c *mcp.Client) { c.AddSendingMiddleware(m.Sending) }
+
+// Registry is the registry the middleware resolves names in and registers
+// produced files into.
+func (m *Middleware) Registry() *Registry { return m.cfg.Registry }
+
+// Sending is the go-sdk sending middleware: it learns the tools' schemas
+// from tools/list and rewrites tools/call on the way out and back.
+func (m *Middleware) Sending(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				m.remember(lr.Tools)
+			}
+			return res, err
+		case "tools/call":
+			return m.callTool(ctx, req, next)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (m *Middleware) remember(tools []*mcp.Tool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, t := range tools {
+		if t != nil {
+			m.tools[t.Name] = t
+		}
+	}
+}
+
+// tool returns the definition of the tool called name, listing the
+// session's tools once if it has not been seen.
+func (m *Middleware) tool(ctx context.Context, session *mcp.ClientSession, name string) (*mcp.Tool, error) {
+	m.mu.Lock()
+	t := m.tools[name]
+	m.mu.Unlock()
+	if t != nil || session == nil {
+		return t, nil
+	}
+	for t, err := range session.Tools(ctx, nil) { // through this middleware: remembered
+		if err != nil {
+			return nil, fmt.Errorf("list the agent's tools to read %s's schema: %w", name, err)
+		}
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	return nil, nil
+}
+
+func (m *Middleware) callTool(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	// ClientSession.CallTool sends a *ClientRequest[Params]; accept the
+	// precisely typed form too.
+	var session *mcp.ClientSession
+	var params *mcp.CallToolParams
+	var set func(*mcp.CallToolParams)
+	switch r := req.(type) {
+	case *mcp.ClientRequest[mcp.Params]:
+		params, _ = r.Params.(*mcp.CallToolParams)
+		session, set = r.Session, func(p *mcp.CallToolParams) { r.Params = p }
+	case *mcp.ClientRequest[*mcp.CallToolParams]:
+		params = r.Params
+		session, set = r.Session, func(p *mcp.CallToolParams) { r.Params = p }
+	}
+	if params == nil {
+		return next(ctx, "tools/call", req)
+	}
+	name := params.Name
+	tool, err := m.tool(ctx, session, name)
+	if err != nil {
+		return nil, err
+	}
+	if tool != nil {
+		args, err := m.RewriteArguments(ctx, tool, params.Arguments)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w (the call was not sent)", name, err)
+		}
+		p := *params
+		p.Arguments = args
+		set(&p)
+	}
+	res, err := next(ctx, "tools/call", req)
+	if err != nil {
+		return res, err
+	}
+	if tr, ok := res.(*mcp.CallToolResult); ok && tr != nil && !tr.IsError {
+		m.Collect(ctx, name, tr)
+	}
+	return res, err
+}
+
+// RewriteArguments returns args with every registry name in tool's file
+// fields replaced by the file: a data URI up to InlineMaxBytes, the signed
+// URL of an upload above. It is what the middleware does before a call,
+// exported for hosts that call tools another way.
+func (m *Middleware) RewriteArguments(ctx context.Context, tool *mcp.Tool, args any) (any, error) {
+	s, err := parseSchema(tool.InputSchema)
+	if err != nil {
+		return nil, err
+	}
+	if !s.hasFiles(s.root, 0) {
+		return args, nil
+	}
+	decoded, err := decodeArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	w := &rewriter{s: s, send: m.send}
+	return w.rewriteArgs(ctx, decoded)
+}
+
+// decodeArgs turns arguments of any Go type into generic JSON values.
+func decodeArgs(args any) (any, error) {
+	var raw []byte
+	switch v := args.(type) {
+	case nil:
+		return map[string]any{}, nil
+	case json.RawMessage:
+		raw = v
+	case []byte:
+		raw = v
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("arguments are not JSON: %w", err)
+		}
+		raw = b
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil, fmt.Errorf("arguments are not JSON: %w", err)
+	}
+	return out, nil
+}
+
+// send turns the registry name key into what goes over the wire.
+func (m *Middleware) send(ctx context.Context, key string) (string, string, error) {
+	e, err := m.cfg.Registry.Lookup(key)
+	if err != nil {
+		return "", "", err
+	}
+	name := baseName(e.Name)
+	if m.cfg.InlineMaxBytes >= 0 && e.Size <= m.cfg.InlineMaxBytes {
+		f, err := openEntry(e)
+		if err != nil {
+			return "", "", err
+		}
+		defer f.Close()
+		uri, err := dataURI(f, e.MIMEType, name, e.Size)
+		m.cfg.Logger.Debug("file sent inline", "name", e.Name, "size", e.Size)
+		return uri, name, err
+	}
+	u, err := m.upload(ctx, e, name)
+	if err != nil {
+		return "", "", err
+	}
+	m.cfg.Logger.Debug("file sent through /uploads", "name", e.Name, "size", e.Size)
+	return u, name, nil
+}
+
+func openEntry(e Entry) (*os.File, error) {
+	f, err := os.Open(e.Path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s from the registry: %w", e.Name, err)
+	}
+	return f, nil
+}

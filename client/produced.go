@@ -1,0 +1,280 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+
+	"github.com/agentura/agentura/wire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// produced is one file a result names, gathered from its structured
+// content, resource links and embedded resources, keyed by URL.
+type produced struct {
+	url      string
+	name     string
+	size     int64 // -1: unknown
+	embedded []byte
+	hasBytes bool
+}
+
+// Collect registers the files a tool result names and rewrites the result
+// for the model: URLs, resource links and embedded bytes go; a line
+// "Tool produced: report.pptx (PowerPoint, 1.0 MB)" per file comes; the
+// structured content keeps each file's name (its registry name), type and
+// size but no URL. The registry names are listed under _meta[MetaProduced],
+// files that could not be fetched under _meta[MetaFailed] (and in the text).
+// It is what the middleware does after a call, exported for hosts that call
+// tools another way.
+func (m *Middleware) Collect(ctx context.Context, tool string, res *mcp.CallToolResult) {
+	files := gather(res)
+	if len(files) == 0 {
+		return
+	}
+	var lines, names, failed []string
+	renamed := map[string]string{} // url → registry name
+	for _, f := range files {
+		e, err := m.fetch(ctx, f, ToolSource(tool))
+		if err != nil {
+			m.cfg.Logger.Warn("produced file not fetched", "tool", tool, "name", f.name, "err", err)
+			lines = append(lines, fmt.Sprintf("%s%s, but the client could not fetch it (%s)", wire.ProducedPrefix, f.name, shortReason(err)))
+			failed = append(failed, f.name+": "+err.Error())
+			renamed[f.url] = f.name
+			continue
+		}
+		lines = append(lines, wire.ProducedPrefix+e.Describe())
+		names = append(names, e.Name)
+		renamed[f.url] = e.Name
+	}
+	var content []mcp.Content
+	for _, c := range res.Content {
+		switch x := c.(type) {
+		case *mcp.ResourceLink, *mcp.EmbeddedResource:
+			continue // the files are in the registry now
+		case *mcp.TextContent:
+			if t := scrubText(x.Text, renamed); t != "" {
+				content = append(content, &mcp.TextContent{Text: t, Meta: x.Meta, Annotations: x.Annotations})
+			}
+		default:
+			content = append(content, c)
+		}
+	}
+	res.Content = append(content, &mcp.TextContent{Text: strings.Join(lines, "\n")})
+	res.StructuredContent = scrubStructured(res.StructuredContent, renamed)
+	if res.Meta == nil {
+		res.Meta = mcp.Meta{}
+	}
+	res.Meta[MetaProduced] = names
+	if len(failed) > 0 {
+		res.Meta[MetaFailed] = failed
+	}
+}
+
+// ProducedNames returns the registry names Collect listed in a result.
+func ProducedNames(res *mcp.CallToolResult) []string {
+	if res == nil {
+		return nil
+	}
+	names, _ := res.Meta[MetaProduced].([]string)
+	return names
+}
+
+// FailedFiles returns the "name: reason" lines of produced files Collect
+// could not fetch.
+func FailedFiles(res *mcp.CallToolResult) []string {
+	if res == nil {
+		return nil
+	}
+	failed, _ := res.Meta[MetaFailed].([]string)
+	return failed
+}
+
+// fetch registers f: from its embedded bytes when the result carried them
+// (no download), else by downloading its URL.
+func (m *Middleware) fetch(ctx context.Context, f *produced, source string) (Entry, error) {
+	if f.hasBytes {
+		if f.size >= 0 && int64(len(f.embedded)) != f.size {
+			return Entry{}, fmt.Errorf("the embedded copy has %d bytes, the result says %d", len(f.embedded), f.size)
+		}
+		return m.cfg.Registry.Add(ctx, f.name, bytes.NewReader(f.embedded), source)
+	}
+	e, err := m.download(ctx, f.url, f.name, source)
+	if err != nil {
+		return Entry{}, err
+	}
+	if f.size >= 0 && e.Size != f.size {
+		m.cfg.Registry.Remove(e.Name)
+		return Entry{}, fmt.Errorf("download %s: got %d bytes, the result says %d", f.name, e.Size, f.size)
+	}
+	return e, nil
+}
+
+// gather lists the produced files of res in order: structured content
+// first (it has the display names), then resource links, then embedded
+// resources; one entry per URL.
+func gather(res *mcp.CallToolResult) []*produced {
+	var out []*produced
+	byURL := map[string]*produced{}
+	add := func(u, name string, size int64) *produced {
+		if u == "" {
+			return nil
+		}
+		if p := byURL[u]; p != nil {
+			if p.name == "" {
+				p.name = name
+			}
+			if p.size < 0 {
+				p.size = size
+			}
+			return p
+		}
+		p := &produced{url: u, name: name, size: size}
+		byURL[u] = p
+		out = append(out, p)
+		return p
+	}
+	if sc, ok := res.StructuredContent.(map[string]any); ok {
+		for _, f := range structuredFiles(sc) {
+			add(str(f["download_url"]), str(f["filename"]), num(f["size_bytes"]))
+		}
+	}
+	for _, c := range res.Content {
+		switch x := c.(type) {
+		case *mcp.ResourceLink:
+			size := int64(-1)
+			if x.Size != nil {
+				size = *x.Size
+			}
+			add(x.URI, x.Name, size)
+		case *mcp.EmbeddedResource:
+			if x.Resource == nil {
+				continue
+			}
+			p := add(x.Resource.URI, "", -1)
+			if p == nil {
+				continue
+			}
+			p.hasBytes = true
+			if x.Resource.Blob != nil {
+				p.embedded = x.Resource.Blob
+			} else {
+				p.embedded = []byte(x.Resource.Text)
+			}
+		}
+	}
+	for _, p := range out {
+		if p.name == "" {
+			p.name = nameFromURL(p.url)
+		}
+	}
+	return out
+}
+
+// structuredFiles returns the file objects of structured content: the
+// object itself when it has download_url, and each item of "files".
+func structuredFiles(sc map[string]any) []map[string]any {
+	var out []map[string]any
+	if _, ok := sc["download_url"].(string); ok {
+		out = append(out, sc)
+	}
+	list, _ := sc["files"].([]any)
+	for _, f := range list {
+		if m, ok := f.(map[string]any); ok {
+			if _, ok := m["download_url"].(string); ok {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// scrubStructured removes download URLs from structured content and names
+// each file by its registry name.
+func scrubStructured(sc any, renamed map[string]string) any {
+	m, ok := sc.(map[string]any)
+	if !ok {
+		return sc
+	}
+	for _, f := range structuredFiles(m) {
+		u := str(f["download_url"])
+		delete(f, "download_url")
+		if n, ok := renamed[u]; ok {
+			f["filename"] = n
+		}
+	}
+	return m
+}
+
+// scrubText drops the agent's own "Tool produced: ... <url>" lines and puts
+// registry names where a produced file's URL stood.
+func scrubText(text string, renamed map[string]string) string {
+	var keep []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, wire.ProducedPrefix) {
+			continue
+		}
+		for u, n := range renamed {
+			line = strings.ReplaceAll(line, u, n)
+		}
+		keep = append(keep, line)
+	}
+	return strings.TrimSpace(strings.Join(keep, "\n"))
+}
+
+// nameFromURL derives a name from a URL without one: the path after
+// /files/<id>/ on an agentura agent, else the last segment.
+func nameFromURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "file"
+	}
+	p := u.Path
+	if rest, ok := strings.CutPrefix(p, "/files/"); ok {
+		if _, name, ok := strings.Cut(rest, "/"); ok && name != "" {
+			return name
+		}
+	}
+	if b := path.Base(p); b != "." && b != "/" && b != "" {
+		return b
+	}
+	return "file"
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// num reads a JSON number decoded as float64 (or json.Number); -1 if absent.
+func num(v any) int64 {
+	switch x := v.(type) {
+	case float64:
+		return int64(x)
+	case int64:
+		return x
+	case int:
+		return int64(x)
+	case interface{ Int64() (int64, error) }:
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+	}
+	return -1
+}
+
+// shortReason says why a file was not fetched, in words fit for a model (no
+// URLs); the full error is in _meta[MetaFailed] and the log.
+func shortReason(err error) string {
+	switch {
+	case errors.Is(err, ErrForeignURL):
+		return "its URL is on a host the client does not trust"
+	case errors.Is(err, ErrTooLarge):
+		return "it is larger than the client accepts"
+	}
+	return "the download failed"
+}

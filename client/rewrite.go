@@ -1,0 +1,224 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// fileSender turns the registry file a model named into what goes over the
+// wire: a data URI or the signed URL of an upload. name is the name to send
+// along (the registry name when the model gave none).
+type fileSender func(ctx context.Context, key string) (content, name string, err error)
+
+// rewriter replaces the file names in a tool's arguments with the files,
+// guided by the tool's input schema.
+type rewriter struct {
+	s    *schema
+	send fileSender
+}
+
+// rewriteArgs returns args with every file field resolved. args is the
+// decoded JSON of the arguments (maps, slices, strings, json.Number, ...).
+func (w *rewriter) rewriteArgs(ctx context.Context, args any) (any, error) {
+	return w.value(ctx, args, w.s.root, "", 0)
+}
+
+func (w *rewriter) value(ctx context.Context, v any, n map[string]any, at string, depth int) (any, error) {
+	n = w.s.deref(n)
+	if n == nil || v == nil || depth > maxSchemaDepth || !w.s.hasFiles(n, 0) {
+		return v, nil
+	}
+	if isFile(n) {
+		return w.file(ctx, v, n, at)
+	}
+	if bs := branches(n); len(bs) > 0 {
+		if b := w.pick(v, bs); b != nil {
+			var err error
+			if v, err = w.value(ctx, v, b, at, depth+1); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if isArray(n) {
+		items, _ := n["items"].(map[string]any)
+		list, ok := v.([]any)
+		if !ok {
+			list = []any{v} // "chart.png" for a list of items: one item
+		}
+		for i, item := range list {
+			nv, err := w.value(ctx, item, items, fmt.Sprintf("%s[%d]", at, i), depth+1)
+			if err != nil {
+				return nil, err
+			}
+			list[i] = nv
+		}
+		v = list
+	}
+	if name, ok := v.(string); ok && isObject(n) && w.namedItem(n) {
+		v = map[string]any{"name": name} // "chart.png" for an item {name, content}
+	}
+	if obj, ok := v.(map[string]any); ok && isObject(n) {
+		props, _ := n["properties"].(map[string]any)
+		for _, k := range sortedKeys(props) {
+			pn, _ := props[k].(map[string]any)
+			pn = w.s.deref(pn)
+			if pn == nil || !w.s.hasFiles(pn, 0) {
+				continue
+			}
+			p := joinPath(at, k)
+			cur, present := obj[k]
+			if s, _ := cur.(string); isFile(pn) && !isArray(pn) && !w.s.acceptsObject(pn, 0) && s == "" {
+				// An item's file field left empty: the item's name is the reference.
+				if name, _ := obj["name"].(string); name != "" {
+					cur, present = name, true
+				}
+			}
+			if !present {
+				continue
+			}
+			nv, err := w.value(ctx, cur, pn, p, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			obj[k] = nv
+		}
+	}
+	return v, nil
+}
+
+// pick chooses the branch of anyOf/oneOf that carries files and fits v's
+// kind; a lone value where only an array branch carries files picks that
+// branch, so it becomes a list of one.
+func (w *rewriter) pick(v any, bs []map[string]any) map[string]any {
+	var arrayBranch map[string]any
+	for _, b := range bs {
+		d := w.s.deref(b)
+		if d == nil || !w.s.hasFiles(d, 0) {
+			continue
+		}
+		if isFile(d) {
+			return b
+		}
+		switch v.(type) {
+		case []any:
+			if isArray(d) {
+				return b
+			}
+		case map[string]any:
+			if isObject(d) {
+				return b
+			}
+		}
+		if isArray(d) && arrayBranch == nil {
+			arrayBranch = b
+		}
+	}
+	return arrayBranch
+}
+
+// file resolves a field marked x-file: one file, or a list of them. A
+// lone value for a field that only takes lists becomes a list of one.
+func (w *rewriter) file(ctx context.Context, v any, n map[string]any, at string) (any, error) {
+	items, isList := w.s.arrayItems(n, 0)
+	if !isList {
+		return w.one(ctx, v, n, at)
+	}
+	list, ok := v.([]any)
+	if !ok {
+		if w.s.acceptsSingle(n, 0) {
+			return w.one(ctx, v, n, at)
+		}
+		list = []any{v}
+	}
+	for i, item := range list {
+		nv, err := w.one(ctx, item, items, fmt.Sprintf("%s[%d]", at, i))
+		if err != nil {
+			return nil, err
+		}
+		list[i] = nv
+	}
+	return list, nil
+}
+
+// one resolves a single file value: a bare name (sent as {name, content}
+// where the schema takes an object, else as the content string) or an
+// object {name, content} whose content, or name if content is empty, is the
+// registry name. Content that already is a data URI or URL is left alone.
+func (w *rewriter) one(ctx context.Context, v any, n map[string]any, at string) (any, error) {
+	switch x := v.(type) {
+	case string:
+		if resolved(x) {
+			return x, nil
+		}
+		content, name, err := w.send(ctx, x)
+		if err != nil {
+			return nil, fieldError(at, err)
+		}
+		if n != nil && w.s.acceptsObject(n, 0) {
+			return map[string]any{"name": name, "content": content}, nil
+		}
+		return content, nil
+	case map[string]any:
+		name, _ := x["name"].(string)
+		content, _ := x["content"].(string)
+		key := content
+		if key == "" {
+			key = name
+		}
+		if key == "" || resolved(key) {
+			return x, nil
+		}
+		c, sent, err := w.send(ctx, key)
+		if err != nil {
+			return nil, fieldError(at, err)
+		}
+		x["content"] = c
+		if name == "" {
+			x["name"] = sent
+		}
+		return x, nil
+	}
+	return v, nil
+}
+
+// resolved reports whether content is already a file rather than a name.
+func resolved(content string) bool {
+	l := strings.ToLower(content)
+	return strings.HasPrefix(l, "data:") || strings.HasPrefix(l, "https://") || strings.HasPrefix(l, "http://")
+}
+
+func fieldError(at string, err error) error {
+	if at == "" {
+		return err
+	}
+	return fmt.Errorf("argument %s: %w", at, err)
+}
+
+func joinPath(at, k string) string {
+	if at == "" {
+		return k
+	}
+	return at + "." + k
+}
+
+// baseName is the last segment of a registry name: what an agent, which
+// keeps no folders in input names, would make of it anyway.
+func baseName(name string) string { return path.Base(name) }
+
+// namedItem reports whether object schema n has a "name" property and a
+// file field beside it, as an embed item does: a bare string given for such
+// an item is its name.
+func (w *rewriter) namedItem(n map[string]any) bool {
+	props, _ := n["properties"].(map[string]any)
+	if _, ok := props["name"]; !ok {
+		return false
+	}
+	for k, p := range props {
+		if pm, ok := p.(map[string]any); ok && k != "name" && isFile(w.s.deref(pm)) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,124 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentura/agentura/client"
+)
+
+// A schema in the shapes other servers write: x-mcp-file, "definitions",
+// a $ref chain, oneOf, an object nested in an object, and a nullable list.
+const foreignSchema = `{
+  "type": "object",
+  "definitions": {
+    "Doc": {"$ref": "#/definitions/DocInner"},
+    "DocInner": {"type": "object", "properties": {"name": {"type": "string"}, "content": {"type": "string"}}}
+  },
+  "properties": {
+    "main": {"oneOf": [{"$ref": "#/definitions/Doc"}, {"type": "string"}], "x-mcp-file": true},
+    "options": {"type": "object", "properties": {"logo": {"type": "string", "x-file": true}, "title": {"type": "string"}}},
+    "extras": {"anyOf": [{"type": "array", "items": {"$ref": "#/definitions/Doc"}}, {"type": "null"}], "x-file": true},
+    "plain": {"type": "string"},
+    "off": {"type": "string", "x-file": false}
+  }
+}`
+
+func rewrite(t *testing.T, schema, args string) (map[string]any, error) {
+	t.Helper()
+	reg := newRegistry(t, nil)
+	add(t, reg, "a.txt", "alpha")
+	add(t, reg, "logo.png", "\x89PNG\r\n\x1a\n")
+	mw, err := client.New(client.Config{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s any
+	json.Unmarshal([]byte(schema), &s)
+	out, err := mw.RewriteArguments(context.Background(), &mcp.Tool{Name: "t", InputSchema: s}, json.RawMessage(args))
+	if err != nil {
+		return nil, err
+	}
+	return out.(map[string]any), nil
+}
+
+func TestRewriteFollowsForeignSchemas(t *testing.T) {
+	out, err := rewrite(t, foreignSchema,
+		`{"main": "a.txt", "options": {"logo": "logo.png", "title": "a.txt"}, "extras": "a.txt", "plain": "a.txt", "off": "a.txt"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := out["main"].(map[string]any)
+	if main["name"] != "a.txt" || main["content"] != "data:text/plain;name=a.txt;base64,YWxwaGE=" {
+		t.Errorf("main = %v", main)
+	}
+	opts := out["options"].(map[string]any)
+	if !strings.HasPrefix(opts["logo"].(string), "data:image/png;name=logo.png;base64,") || opts["title"] != "a.txt" {
+		t.Errorf("options = %v", opts)
+	}
+	extras := out["extras"].([]any)
+	if len(extras) != 1 || extras[0].(map[string]any)["content"] != "data:text/plain;name=a.txt;base64,YWxwaGE=" {
+		t.Errorf("extras = %v (a lone string for a list is one item)", extras)
+	}
+	if out["plain"] != "a.txt" || out["off"] != "a.txt" {
+		t.Errorf("fields without x-file changed: %v %v", out["plain"], out["off"])
+	}
+}
+
+func TestRewriteLeavesResolvedContentAlone(t *testing.T) {
+	out, err := rewrite(t, foreignSchema,
+		`{"main": {"name": "x.txt", "content": "data:text/plain;base64,eA=="}, "extras": [{"name": "y", "content": "https://example.com/y"}], "options": {"logo": null}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out["main"].(map[string]any)["content"] != "data:text/plain;base64,eA==" ||
+		out["extras"].([]any)[0].(map[string]any)["content"] != "https://example.com/y" || out["options"].(map[string]any)["logo"] != nil {
+		t.Errorf("out = %v", out)
+	}
+}
+
+func TestRewriteUnknownNameSaysWhere(t *testing.T) {
+	_, err := rewrite(t, foreignSchema, `{"extras": ["a.txt", {"name": "b.txt"}]}`)
+	if err == nil || !strings.Contains(err.Error(), `argument extras[1]: file "b.txt" is not in the registry; the files known are: a.txt, logo.png`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestFileFields(t *testing.T) {
+	var s any
+	json.Unmarshal([]byte(foreignSchema), &s)
+	fields, err := client.FileFields(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fields {
+		p := f.Path
+		if f.Array {
+			p += " (list)"
+		}
+		got = append(got, p)
+	}
+	if strings.Join(got, ", ") != "extras (list), main, options.logo" {
+		t.Errorf("FileFields = %v", got)
+	}
+}
+
+func TestBaseURLFromEndpoint(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://localhost:8001/mcp":      "http://localhost:8001",
+		"https://gw.example/ocr/mcp/":    "https://gw.example/ocr",
+		"http://127.0.0.1:9/mcp?x=1#top": "http://127.0.0.1:9",
+	} {
+		if got, err := client.BaseURLFromEndpoint(in); err != nil || got != want {
+			t.Errorf("BaseURLFromEndpoint(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := client.BaseURLFromEndpoint("localhost:8001"); err == nil {
+		t.Error("a URL without scheme was accepted")
+	}
+}

@@ -1,0 +1,281 @@
+package client
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Schema keywords that mark a file field: agentura's own and the one of the
+// draft MCP file proposals (SEP-2356, SEP-2631).
+const (
+	KeywordFile    = "x-file"
+	KeywordMCPFile = "x-mcp-file"
+)
+
+// maxSchemaDepth bounds the walk of a schema (and of $ref chains), so a
+// recursive or hostile schema cannot loop.
+const maxSchemaDepth = 64
+
+// schema is a JSON schema as decoded into generic maps, with the root kept
+// to resolve "$ref"s against.
+type schema struct {
+	root map[string]any
+}
+
+// parseSchema turns a tool's input schema (whatever type the go-sdk holds it
+// in) into generic maps.
+func parseSchema(s any) (*schema, error) {
+	var m map[string]any
+	switch v := s.(type) {
+	case nil:
+		return &schema{root: map[string]any{}}, nil
+	case map[string]any:
+		m = v
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("read the tool's input schema: %w", err)
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("read the tool's input schema: %w", err)
+		}
+	}
+	return &schema{root: m}, nil
+}
+
+// deref follows "$ref"s ("#/$defs/X", "#/definitions/X", any local JSON
+// pointer) to the schema they name; unknown or remote refs yield nil.
+func (s *schema) deref(n map[string]any) map[string]any {
+	for i := 0; n != nil && i < maxSchemaDepth; i++ {
+		ref, ok := n["$ref"].(string)
+		if !ok {
+			return n
+		}
+		n = s.pointer(ref)
+	}
+	return n
+}
+
+// pointer resolves a local JSON pointer such as "#/$defs/FileAttachment".
+func (s *schema) pointer(ref string) map[string]any {
+	if !strings.HasPrefix(ref, "#") {
+		return nil
+	}
+	frag, err := url.PathUnescape(ref[1:])
+	if err != nil {
+		return nil
+	}
+	var cur any = s.root
+	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
+		if tok == "" {
+			continue
+		}
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[tok]
+	}
+	m, _ := cur.(map[string]any)
+	return m
+}
+
+// isFile reports whether node carries x-file or x-mcp-file with a value
+// other than false.
+func isFile(n map[string]any) bool {
+	for _, k := range []string{KeywordFile, KeywordMCPFile} {
+		if v, ok := n[k]; ok && v != nil && v != false {
+			return true
+		}
+	}
+	return false
+}
+
+// branches returns the sub-schemas of anyOf, oneOf and allOf.
+func branches(n map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
+		list, _ := n[k].([]any)
+		for _, b := range list {
+			if m, ok := b.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// hasType reports whether node's "type" names t (a string or a list).
+func hasType(n map[string]any, t string) bool {
+	switch v := n["type"].(type) {
+	case string:
+		return v == t
+	case []any:
+		for _, x := range v {
+			if x == t {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isArray reports whether node describes an array.
+func isArray(n map[string]any) bool {
+	_, items := n["items"]
+	return hasType(n, "array") || items
+}
+
+// isObject reports whether node describes an object.
+func isObject(n map[string]any) bool {
+	_, props := n["properties"]
+	return hasType(n, "object") || props
+}
+
+// acceptsObject reports whether a value of node may be an object, itself or
+// through one of its branches.
+func (s *schema) acceptsObject(n map[string]any, depth int) bool {
+	n = s.deref(n)
+	if n == nil || depth > maxSchemaDepth {
+		return false
+	}
+	if isObject(n) {
+		return true
+	}
+	for _, b := range branches(n) {
+		if s.acceptsObject(b, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasFiles reports whether node or anything below it is a file field.
+func (s *schema) hasFiles(n map[string]any, depth int) bool {
+	n = s.deref(n)
+	if n == nil || depth > maxSchemaDepth {
+		return false
+	}
+	if isFile(n) {
+		return true
+	}
+	if items, ok := n["items"].(map[string]any); ok && s.hasFiles(items, depth+1) {
+		return true
+	}
+	props, _ := n["properties"].(map[string]any)
+	for _, p := range props {
+		if pm, ok := p.(map[string]any); ok && s.hasFiles(pm, depth+1) {
+			return true
+		}
+	}
+	for _, b := range branches(n) {
+		if s.hasFiles(b, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// FileField is a file parameter found in a tool's input schema.
+type FileField struct {
+	// Path names the field: "source", "sources" (a list marked x-file as a
+	// whole), "embeds[].content" (a field of the items of a list).
+	Path string
+	// Array is true when the field takes a list of files.
+	Array bool
+}
+
+// FileFields lists the file fields of a tool's input schema (the go-sdk's
+// Tool.InputSchema), properties in name order, walking $ref/$defs,
+// anyOf/oneOf/allOf, arrays and nested objects.
+func FileFields(inputSchema any) ([]FileField, error) {
+	s, err := parseSchema(inputSchema)
+	if err != nil {
+		return nil, err
+	}
+	var out []FileField
+	seen := map[string]bool{}
+	s.collect(s.root, "", 0, seen, &out)
+	return out, nil
+}
+
+func (s *schema) collect(n map[string]any, at string, depth int, seen map[string]bool, out *[]FileField) {
+	n = s.deref(n)
+	if n == nil || depth > maxSchemaDepth {
+		return
+	}
+	if isFile(n) {
+		if !seen[at] {
+			seen[at] = true
+			_, list := s.arrayItems(n, 0)
+			*out = append(*out, FileField{Path: at, Array: list})
+		}
+		return
+	}
+	if items, ok := n["items"].(map[string]any); ok {
+		s.collect(items, at+"[]", depth+1, seen, out)
+	}
+	props, _ := n["properties"].(map[string]any)
+	for _, k := range sortedKeys(props) {
+		if pm, ok := props[k].(map[string]any); ok {
+			p := k
+			if at != "" {
+				p = at + "." + k
+			}
+			s.collect(pm, p, depth+1, seen, out)
+		}
+	}
+	for _, b := range branches(n) {
+		s.collect(b, at, depth+1, seen, out)
+	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// arrayItems returns the item schema of node when node, or one of its
+// branches, describes an array.
+func (s *schema) arrayItems(n map[string]any, depth int) (map[string]any, bool) {
+	n = s.deref(n)
+	if n == nil || depth > maxSchemaDepth {
+		return nil, false
+	}
+	if isArray(n) {
+		items, _ := n["items"].(map[string]any)
+		return items, true
+	}
+	for _, b := range branches(n) {
+		if items, ok := s.arrayItems(b, depth+1); ok {
+			return items, true
+		}
+	}
+	return nil, false
+}
+
+// acceptsSingle reports whether node, or one of its branches, takes a single
+// file: an object or a string rather than an array (or null).
+func (s *schema) acceptsSingle(n map[string]any, depth int) bool {
+	n = s.deref(n)
+	if n == nil || depth > maxSchemaDepth {
+		return false
+	}
+	if isObject(n) || hasType(n, "string") {
+		return true
+	}
+	for _, b := range branches(n) {
+		if s.acceptsSingle(b, depth+1) {
+			return true
+		}
+	}
+	return false
+}

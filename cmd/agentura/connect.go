@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentura/agentura/client"
+)
+
+// conn is a connected MCP session and what it needs to be closed.
+type conn struct {
+	session *mcp.ClientSession
+	base    string        // the agent's HTTP base, "" if unknown
+	stderr  *tailBuffer   // a stdio agent's stderr
+	close   func() error  // closes the session
+	logger  *slog.Logger  // stderr logger at debug (with -v) or warn
+	mcp     *mcp.Client   // the client, before Connect
+	tr      mcp.Transport // the transport, before Connect
+}
+
+// endpointOf completes a bare base URL with /mcp.
+func endpointOf(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%q is not an agent URL such as http://localhost:8001/mcp", raw)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/mcp"
+	}
+	return u.String(), nil
+}
+
+// bearer adds the token to requests for the MCP endpoint's origin.
+type bearer struct {
+	token string
+	host  string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.token != "" && strings.EqualFold(r.URL.Host, b.host) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return b.next.RoundTrip(r)
+}
+
+// prepare builds the go-sdk client and transport for the flags; attach adds
+// middleware before Connect.
+func prepare(c *common, rawURL string, stderr io.Writer) (*conn, error) {
+	level := slog.LevelWarn
+	if c.verbose {
+		level = slog.LevelDebug
+	}
+	cn := &conn{logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
+	cn.mcp = mcp.NewClient(&mcp.Implementation{Name: "agentura", Version: version}, &mcp.ClientOptions{Logger: cn.logger})
+	cn.base = c.baseURL
+	if c.stdio {
+		cmd := exec.Command(c.command[0], c.command[1:]...)
+		cn.stderr = &tailBuffer{max: 16 << 10}
+		if c.verbose {
+			cmd.Stderr = io.MultiWriter(stderr, cn.stderr)
+		} else {
+			cmd.Stderr = cn.stderr
+		}
+		cn.tr = &mcp.CommandTransport{Command: cmd}
+		return cn, nil
+	}
+	endpoint, err := endpointOf(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if cn.base == "" {
+		if cn.base, err = client.BaseURLFromEndpoint(endpoint); err != nil {
+			return nil, err
+		}
+	}
+	u, _ := url.Parse(endpoint)
+	cn.tr = &mcp.StreamableClientTransport{
+		Endpoint:             endpoint,
+		DisableStandaloneSSE: true, // one command, no server-initiated messages to wait for
+		HTTPClient:           &http.Client{Transport: bearer{token: c.token, host: u.Host, next: http.DefaultTransport}},
+	}
+	return cn, nil
+}
+
+// connect opens the session.
+func (cn *conn) connect(ctx context.Context) error {
+	s, err := cn.mcp.Connect(ctx, cn.tr, nil)
+	if err != nil {
+		if strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)) {
+			return fmt.Errorf("connect: %w: the agent wants a bearer token (AGENT_AUTH=jwt): give it with --token or $AGENTURA_TOKEN", err)
+		}
+		return cn.explain(fmt.Errorf("connect: %w", err))
+	}
+	cn.session = s
+	cn.close = s.Close
+	return nil
+}
+
+// explain adds the tail of a stdio agent's stderr to an error.
+func (cn *conn) explain(err error) error {
+	if cn.stderr != nil {
+		if tail := strings.TrimSpace(cn.stderr.String()); tail != "" {
+			return fmt.Errorf("%w\nthe agent's stderr ends with:\n%s", err, tail)
+		}
+	}
+	return err
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf.Write(p)
+	if over := t.buf.Len() - t.max; over > 0 {
+		t.buf.Next(over)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
+}

@@ -1,0 +1,64 @@
+// Command agentura is a command-line MCP host built on the client package:
+// it lists an agent's tools with their file parameters and calls a tool the
+// way a language model would, naming files, while the files themselves move
+// beside the call (inline, through /uploads, back from /files/).
+//
+//	agentura tools http://localhost:8001/mcp
+//	agentura call http://localhost:8001/mcp ocr_document --attach scan.png --json '{"source": "scan.png"}' --out results
+//	agentura call --stdio inspect_file --attach a.pdf --json '{"source": "a.pdf"}' -- fileagent --stdio
+//
+// Exit status: 0 on success, 1 when the call failed (a tool error, a name not
+// in the registry, a produced file that could not be fetched), 2 on a usage
+// error.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailed  = 1
+	exitUsage   = 2
+	usageHeader = `agentura — call MCP agents that take files in and hand files out
+
+Usage:
+  agentura tools [flags] <url>
+  agentura call  [flags] <url> <tool> [--attach PATH]... [--json ARGS] [--out DIR]
+  agentura call  [flags] --stdio <tool> [--attach PATH]... [--json ARGS] -- CMD [ARG]...
+
+<url> is the agent's MCP endpoint (http://localhost:8001/mcp; a bare base URL gets /mcp).
+Run "agentura <command> -h" for the flags of a command.
+`
+)
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageHeader)
+		return exitUsage
+	}
+	switch args[0] {
+	case "tools":
+		return runTools(ctx, args[1:], stdout, stderr)
+	case "call":
+		return runCall(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usageHeader)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "agentura: unknown command %q: use tools or call\n\n%s", args[0], usageHeader)
+	return exitUsage
+}
