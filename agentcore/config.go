@@ -40,6 +40,8 @@ type Config struct {
 	MCPStateless    bool          // AGENT_MCP_STATELESS: stateless streamable HTTP
 	ShutdownTimeout time.Duration // AGENT_SHUTDOWN_TIMEOUT: how long SIGTERM waits for requests; default 30s
 	LogLevel        string        // AGENT_LOG_LEVEL: debug, info, warn, error; default info
+
+	A2AStatusInterval time.Duration // AGENT_A2A_STATUS_INTERVAL: how often a running A2A task says it is working (message/stream); default 5s
 }
 
 // Defaults of the settings.
@@ -147,6 +149,8 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 		StorageURL:      str("AGENT_STORAGE_URL", ""),
 		ShutdownTimeout: dur("AGENT_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
 		LogLevel:        str("AGENT_LOG_LEVEL", "info"),
+
+		A2AStatusInterval: dur("AGENT_A2A_STATUS_INTERVAL", DefaultA2AStatusInterval),
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
@@ -178,6 +182,7 @@ func (c *Config) normalize() error {
 	orDefault(&c.StagingTTL, DefaultStagingTTL)
 	orDefault(&c.FetchTimeout, DefaultFetchTimeout)
 	orDefault(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	orDefault(&c.A2AStatusInterval, DefaultA2AStatusInterval)
 	orDefault(&c.MaxUploadBytes, DefaultMaxUploadBytes)
 	if c.MaxUploadBytes < 0 {
 		bad("AGENT_MAX_UPLOAD_BYTES", strconv.FormatInt(c.MaxUploadBytes, 10), errors.New("must be positive"))

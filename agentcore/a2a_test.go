@@ -1,0 +1,328 @@
+package agentcore
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2aclient"
+	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+)
+
+// a2aClient connects the a2a-go client to the agent at base through its card.
+func a2aClient(t *testing.T, base, token string) *a2aclient.Client {
+	t.Helper()
+	hc := &http.Client{Timeout: time.Minute}
+	if token != "" {
+		hc.Transport = bearer{token, http.DefaultTransport}
+	}
+	card, err := agentcard.NewResolver(hc).Resolve(context.Background(), base)
+	if err != nil {
+		t.Fatalf("resolve agent card: %v", err)
+	}
+	c, err := a2aclient.NewFromCard(context.Background(), card, a2aclient.WithJSONRPCTransport(hc))
+	if err != nil {
+		t.Fatalf("a2a client: %v", err)
+	}
+	t.Cleanup(func() { c.Destroy() })
+	return c
+}
+
+// skillMessage is a message calling skill with args and parts.
+func skillMessage(skill string, args map[string]any, parts ...a2a.Part) *a2a.MessageSendParams {
+	all := append(a2a.ContentParts{a2a.DataPart{Data: map[string]any{"skill": skill, "arguments": args}}}, parts...)
+	return &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, all...)}
+}
+
+func bytesPart(name, mimeType string, data []byte) a2a.FilePart {
+	return a2a.FilePart{File: a2a.FileBytes{FileMeta: a2a.FileMeta{Name: name, MimeType: mimeType}, Bytes: base64.StdEncoding.EncodeToString(data)}}
+}
+
+// sendTask sends msg and returns the task it ends as.
+func sendTask(t *testing.T, c *a2aclient.Client, msg *a2a.MessageSendParams) *a2a.Task {
+	t.Helper()
+	res, err := c.SendMessage(context.Background(), msg)
+	if err != nil {
+		t.Fatalf("message/send: %v", err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok {
+		t.Fatalf("message/send answered %T, want a task", res)
+	}
+	return task
+}
+
+// failedWith checks that task failed with a reason containing want.
+func failedWith(t *testing.T, task *a2a.Task, want string) {
+	t.Helper()
+	if task.Status.State != a2a.TaskStateFailed {
+		t.Fatalf("state = %s, want failed (%s)", task.Status.State, textOf(task.Status.Message))
+	}
+	if got := textOf(task.Status.Message); !strings.Contains(got, want) {
+		t.Errorf("failure reason %q does not say %q", got, want)
+	}
+}
+
+// fileParts returns the uri and bytes file parts of the artifact named name.
+func fileParts(t *testing.T, task *a2a.Task, name string) (uri *a2a.FileURI, data *a2a.FileBytes) {
+	t.Helper()
+	for _, a := range task.Artifacts {
+		if a.Name != name {
+			continue
+		}
+		for _, p := range a.Parts {
+			fp, ok := p.(a2a.FilePart)
+			if !ok {
+				continue
+			}
+			switch f := fp.File.(type) {
+			case a2a.FileURI:
+				uri = &f
+			case a2a.FileBytes:
+				data = &f
+			}
+		}
+		return uri, data
+	}
+	t.Fatalf("no artifact %q among %d", name, len(task.Artifacts))
+	return nil, nil
+}
+
+func TestA2ABytesInFilesOut(t *testing.T) {
+	svc, srv := serveTestService(t, func(c *Config) { c.EmbedMaxBytes = 1 << 10 })
+	addEchoTool(svc)
+	c := a2aClient(t, srv.URL, "")
+
+	small := []byte("hello, agent\n")
+	task := sendTask(t, c, skillMessage("echo", nil, bytesPart("hello.txt", "text/plain", small)))
+	if task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("state = %s: %s", task.Status.State, textOf(task.Status.Message))
+	}
+	uri, inline := fileParts(t, task, "hello.txt")
+	if uri == nil || !strings.HasPrefix(uri.URI, srv.URL+"/files/") {
+		t.Fatalf("uri part = %+v, want a signed URL of the agent", uri)
+	}
+	if _, got := download(t, uri.URI); !bytes.Equal(got, small) {
+		t.Errorf("downloaded %q, want %q", got, small)
+	}
+	if inline == nil {
+		t.Fatal("a file under AGENT_EMBED_MAX_BYTES has no bytes part")
+	}
+	if got, _ := base64.StdEncoding.DecodeString(inline.Bytes); !bytes.Equal(got, small) || inline.MimeType != "text/plain; charset=utf-8" && inline.MimeType != "text/plain" {
+		t.Errorf("bytes part = %q (%s), want %q", got, inline.MimeType, small)
+	}
+	// The result artifact names the file for readers without middleware.
+	if res := task.Artifacts[0]; res.Name != "result" || !strings.Contains(textOf(&a2a.Message{Parts: res.Parts}), "Tool produced: hello.txt") {
+		t.Errorf("first artifact = %+v", res)
+	}
+
+	big := bytes.Repeat([]byte("0123456789abcdef"), 200) // 3200 bytes, over the 1 KiB threshold
+	task = sendTask(t, c, skillMessage("echo", nil, bytesPart("big.txt", "", big)))
+	uri, inline = fileParts(t, task, "big.txt")
+	if inline != nil {
+		t.Error("a file over AGENT_EMBED_MAX_BYTES came with a bytes part")
+	}
+	if _, got := download(t, uri.URI); !bytes.Equal(got, big) {
+		t.Errorf("downloaded %d bytes, want %d", len(got), len(big))
+	}
+
+	// History keeps a note, not the bytes.
+	got, err := c.GetTask(context.Background(), &a2a.TaskQueryParams{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(got)
+	if bytes.Contains(raw, []byte(base64.StdEncoding.EncodeToString(big)[:64])) {
+		t.Error("tasks/get returns the inline bytes of the input in the history")
+	}
+	if !bytes.Contains(raw, []byte("sent inline")) {
+		t.Errorf("history lacks the note on the inline file: %s", raw)
+	}
+}
+
+func TestA2AFailuresAreFailedTasks(t *testing.T) {
+	svc, srv := serveTestService(t, nil)
+	addEchoTool(svc)
+	AddTool(svc, Tool{Name: "plain"}, func(ctx context.Context, call *Call, in struct {
+		Word string `json:"word"`
+	}) (*Result, error) {
+		if in.Word == "boom" {
+			return nil, errors.New("the word boom is not allowed; pick another")
+		}
+		return TextResult(in.Word), nil
+	})
+	c := a2aClient(t, srv.URL, "")
+	txt := bytesPart("a.txt", "text/plain", []byte("a"))
+
+	failedWith(t, sendTask(t, c, skillMessage("nope", nil, txt)), `unknown skill "nope"; this agent's skills are [echo plain]`)
+	failedWith(t, sendTask(t, c, skillMessage("echo", nil)), `skill echo needs a file for "source": add a file part`)
+	failedWith(t, sendTask(t, c, skillMessage("echo", nil, txt, txt)), `takes one file in "source", but the message has 2 file parts`)
+	failedWith(t, sendTask(t, c, skillMessage("plain", map[string]any{"word": "x"}, txt)), "skill plain takes no files")
+	failedWith(t, sendTask(t, c, skillMessage("plain", map[string]any{"word": "boom"})), "the word boom is not allowed; pick another")
+	failedWith(t, sendTask(t, c, skillMessage("plain", map[string]any{"word": 3})), "invalid arguments")
+	failedWith(t, sendTask(t, c, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "echo this"})}), "the message names no skill")
+	failedWith(t, sendTask(t, c, skillMessage("echo", nil, a2a.FilePart{File: a2a.FileURI{URI: "file:///etc/passwd"}})), `unsupported URL scheme "file"`)
+
+	task := sendTask(t, c, skillMessage("plain", map[string]any{"word": "fine"}))
+	if task.Status.State != a2a.TaskStateCompleted || textOf(task.Status.Message) != "fine" {
+		t.Errorf("plain = %s %q", task.Status.State, textOf(task.Status.Message))
+	}
+}
+
+func TestA2AStreamReportsLongCalls(t *testing.T) {
+	svc, srv := serveTestService(t, func(c *Config) { c.A2AStatusInterval = 40 * time.Millisecond })
+	AddTool(svc, Tool{Name: "slow"}, func(ctx context.Context, call *Call, in struct{}) (*Result, error) {
+		select {
+		case <-time.After(300 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return call.FileResponse(ctx, OutputBytes("late.txt", []byte("finally")))
+	})
+	c := a2aClient(t, srv.URL, "")
+	var kinds []string
+	stillRunning := 0
+	var final *a2a.TaskStatusUpdateEvent
+	for ev, err := range c.SendStreamingMessage(context.Background(), skillMessage("slow", nil)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev := ev.(type) {
+		case *a2a.Task:
+			kinds = append(kinds, "task:"+string(ev.Status.State))
+		case *a2a.TaskStatusUpdateEvent:
+			kinds = append(kinds, "status:"+string(ev.Status.State))
+			if strings.HasPrefix(textOf(ev.Status.Message), "still running slow") {
+				stillRunning++
+			}
+			if ev.Final {
+				final = ev
+			}
+		case *a2a.TaskArtifactUpdateEvent:
+			kinds = append(kinds, "artifact:"+ev.Artifact.Name)
+		}
+	}
+	if len(kinds) < 4 || kinds[0] != "task:submitted" || kinds[1] != "status:working" {
+		t.Errorf("events = %v, want submitted, working, ...", kinds)
+	}
+	if stillRunning < 2 {
+		t.Errorf("%d 'still running' updates in %v; want one per 40ms of a 300ms call", stillRunning, kinds)
+	}
+	if final == nil || final.Status.State != a2a.TaskStateCompleted || kinds[len(kinds)-1] != "status:completed" {
+		t.Errorf("stream did not end with a final completed status: %v", kinds)
+	}
+	if !strings.Contains(strings.Join(kinds, " "), "artifact:late.txt") {
+		t.Errorf("no artifact for late.txt in %v", kinds)
+	}
+}
+
+func TestA2AWithJWTOwnsFilesAndTasks(t *testing.T) {
+	const secret = "0123456789abcdef0123456789abcdef"
+	svc, srv := serveTestService(t, func(c *Config) { c.Auth, c.AuthJWTSecret = "jwt", secret })
+	addEchoTool(svc)
+
+	// The card is public and says how to authenticate.
+	code, card := getJSON(t, srv.URL+AgentCardPath)
+	if code != 200 || card["securitySchemes"] == nil || card["security"] == nil {
+		t.Fatalf("card = %d %v", code, card)
+	}
+	// A2A itself is not.
+	resp, err := http.Post(srv.URL+A2APath, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/a2a without a token = %d, want 401", resp.StatusCode)
+	}
+
+	alice := a2aClient(t, srv.URL, callerToken(t, secret, "alice"))
+	task := sendTask(t, alice, skillMessage("echo", nil, bytesPart("a.txt", "text/plain", []byte("alice's"))))
+	if task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("state = %s: %s", task.Status.State, textOf(task.Status.Message))
+	}
+	var data map[string]any
+	for _, p := range task.Artifacts[0].Parts {
+		if d, ok := p.(a2a.DataPart); ok {
+			data = d.Data
+		}
+	}
+	if data["owner"] != "alice" {
+		t.Errorf("the tool ran for owner %v, want alice (the token's sub)", data["owner"])
+	}
+	uri, _ := fileParts(t, task, "a.txt")
+
+	bob := a2aClient(t, srv.URL, callerToken(t, secret, "bob"))
+	if _, err := bob.GetTask(context.Background(), &a2a.TaskQueryParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("bob reading alice's task: err = %v, want task not found", err)
+	}
+	// Alice's signed URL is hers: given to bob's call, it is not read.
+	task = sendTask(t, bob, skillMessage("echo", nil, a2a.FilePart{File: a2a.FileURI{FileMeta: a2a.FileMeta{Name: "a.txt"}, URI: uri.URI}}))
+	if task.Status.State != a2a.TaskStateFailed {
+		t.Errorf("bob's call with alice's URL = %s, want failed", task.Status.State)
+	}
+	if _, err := alice.GetTask(context.Background(), &a2a.TaskQueryParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("alice reading bob's task: err = %v, want task not found", err)
+	}
+}
+
+func TestA2AClientCallSkill(t *testing.T) {
+	const secret = "0123456789abcdef0123456789abcdef"
+	svc, srv := serveTestService(t, func(c *Config) { c.Auth, c.AuthJWTSecret, c.EmbedMaxBytes = "jwt", secret, 1<<10 })
+	addEchoTool(svc)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	os.Mkdir(in, 0o700)
+	small := filepath.Join(in, "note.txt")
+	os.WriteFile(small, []byte("a small note"), 0o600)
+	large := filepath.Join(in, "big.bin")
+	bigData := bytes.Repeat([]byte{0, 1, 2, 3, 4, 5, 6, 7}, 4096)
+	os.WriteFile(large, bigData, 0o600)
+
+	out := filepath.Join(dir, "out")
+	os.Mkdir(out, 0o700)
+	client := &A2AClient{Token: callerToken(t, secret, "carol"), Dir: out, InlineMaxBytes: 1 << 10}
+	for _, tc := range []struct {
+		path string
+		want []byte
+	}{{small, []byte("a small note")}, {large, bigData}} {
+		res, err := client.CallSkill(context.Background(), srv.URL, "echo", nil, tc.path)
+		if err != nil {
+			t.Fatalf("CallSkill(%s): %v", filepath.Base(tc.path), err)
+		}
+		if len(res.Files) != 1 || res.Data["owner"] != "carol" {
+			t.Fatalf("result = %+v", res)
+		}
+		f := res.Files[0]
+		if got := readFile(t, f.Path); !bytes.Equal(got, tc.want) || f.Name != filepath.Base(tc.path) || filepath.Dir(f.Path) != out {
+			t.Errorf("received %s (%s, %d bytes), want %d bytes of %s in %s", f.Path, f.Name, len(got), len(tc.want), filepath.Base(tc.path), out)
+		}
+	}
+	// The large file went by URI, through the agent's uploads (staged, owned by carol).
+	if n := len(filesIn(t, filepath.Join(svc.cfg.DataDir, "staging"))); n == 0 {
+		t.Error("a file over InlineMaxBytes was not staged through /uploads")
+	}
+
+	_, err := client.CallSkill(context.Background(), srv.URL, "nope", nil, small)
+	if err == nil || !strings.Contains(err.Error(), `has no skill "nope"; its skills are [echo]`) {
+		t.Errorf("unknown skill: err = %v", err)
+	}
+	_, err = client.CallSkill(context.Background(), srv.URL, "echo", nil)
+	var se *SkillError
+	if !errors.As(err, &se) || se.State != "failed" || !strings.Contains(se.Message, "needs a file") {
+		t.Errorf("missing file: err = %v, want a *SkillError saying the skill needs a file", err)
+	}
+	noToken := &A2AClient{Dir: out}
+	if _, err := noToken.CallSkill(context.Background(), srv.URL, "echo", nil, small); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("without a token: err = %v, want a 401", err)
+	}
+}
