@@ -3,6 +3,7 @@ package agentcore
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -29,7 +30,7 @@ func (s *Service) a2aArtifacts(ctx context.Context, res *Result) []*a2a.Artifact
 	if len(lines) > 0 {
 		main.Parts = append(main.Parts, a2a.TextPart{Text: strings.Join(lines, "\n")})
 	}
-	if data := res.Structured(); len(data) > 0 {
+	if data := plainJSON(res.Structured()); len(data) > 0 {
 		main.Parts = append(main.Parts, a2a.DataPart{Data: data})
 	}
 	if len(main.Parts) > 0 {
@@ -72,4 +73,22 @@ func (s *Service) readSmall(ctx context.Context, m fileserve.Meta) ([]byte, erro
 		return nil, fmt.Errorf("file %s grew beyond the embed limit", m.ID)
 	}
 	return data, nil
+}
+
+// plainJSON returns m with every value as encoding/json decodes it (maps,
+// slices, strings, float64, bool): a2a-go copies artifacts with gob, which
+// knows no tool's own types (such as []wire.File).
+func plainJSON(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return map[string]any{"error": "structured content is not JSON: " + err.Error()}
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil
+	}
+	return out
 }
