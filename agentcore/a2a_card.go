@@ -135,14 +135,17 @@ func exampleOf(t ToolDef) string {
 			args[name] = placeholder(name, t.InputSchema.Properties[name])
 		}
 	}
-	data, _ := json.Marshal(map[string]any{A2AKeySkill: t.Name, A2AKeyArguments: args})
-	ex := "data part " + string(data)
+	data, _ := json.Marshal(struct {
+		Skill     string         `json:"skill"`
+		Arguments map[string]any `json:"arguments"`
+	}{t.Name, args})
+	ex := `{"kind":"data","data":` + string(data) + `}`
 	if filled != "" {
 		count := "one file part"
 		if p := propertyOf(t.InputSchema, filled); p != nil && p.Type == "array" {
 			count = "one or more file parts"
 		}
-		ex += fmt.Sprintf(" with %s for %q", count, filled)
+		ex += fmt.Sprintf(` and %s {"kind":"file","file":{"name","mimeType","bytes"|"uri"}} for %q`, count, filled)
 	}
 	return ex
 }

@@ -326,3 +326,76 @@ func TestA2AClientCallSkill(t *testing.T) {
 		t.Errorf("without a token: err = %v, want a 401", err)
 	}
 }
+
+func TestA2ALimitsAndWireForms(t *testing.T) {
+	svc, srv := serveTestService(t, func(c *Config) { c.MaxUploadBytes = 1000 })
+	addEchoTool(svc)
+	c := a2aClient(t, srv.URL, "")
+
+	// The input cap applies to inline bytes as to any input.
+	failedWith(t, sendTask(t, c, skillMessage("echo", nil, bytesPart("big.bin", "", make([]byte, 2000)))),
+		"exceeds the input size limit of 1000 bytes (AGENT_MAX_UPLOAD_BYTES)")
+
+	post := func(body string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(srv.URL+A2APath, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	// The spec's "type": "file" is not A2A v0.3's "kind": the parser refuses it.
+	code, body := post(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[{"type":"file","file":{"name":"a.txt","bytes":"YQ=="}}]}}}`)
+	if code != 200 || !strings.Contains(body, `"error"`) || !strings.Contains(body, "unknown part kind") {
+		t.Errorf(`"type": "file" = %d %s, want a JSON-RPC parse error`, code, body)
+	}
+	// A body over the cap is refused before it is read.
+	code, body = post(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"x":"` + strings.Repeat("a", 2<<20) + `"}}`)
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "AGENT_MAX_UPLOAD_BYTES") {
+		t.Errorf("oversized body = %d %s", code, body)
+	}
+}
+
+func TestA2ACancelStopsTheTool(t *testing.T) {
+	svc, srv := serveTestService(t, nil)
+	stopped := make(chan error, 1)
+	started := make(chan struct{})
+	AddTool(svc, Tool{Name: "wait"}, func(ctx context.Context, call *Call, in struct{}) (*Result, error) {
+		close(started)
+		select {
+		case <-ctx.Done():
+			stopped <- ctx.Err()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Second):
+			stopped <- nil
+			return TextResult("waited"), nil
+		}
+	})
+	c := a2aClient(t, srv.URL, "")
+	msg := skillMessage("wait", nil)
+	msg.Config = &a2a.MessageSendConfig{Blocking: new(bool)} // answer at once, with the task
+	res, err := c.SendMessage(context.Background(), msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	<-started
+	canceled, err := c.CancelTask(context.Background(), &a2a.TaskIDParams{ID: task.ID})
+	if err != nil {
+		t.Fatalf("tasks/cancel: %v", err)
+	}
+	if canceled.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("state after cancel = %s", canceled.Status.State)
+	}
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the tool ended with %v, want its context canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the tool did not see the cancel")
+	}
+}
