@@ -24,7 +24,7 @@ import (
 // DefaultA2AInlineMaxBytes is the largest file A2AClient sends inline, as
 // base64 bytes; a larger one is staged through the agent's uploads endpoint
 // and sent by URI when the agent offers one.
-const DefaultA2AInlineMaxBytes = 4 << 20
+const DefaultA2AInlineMaxBytes = 1 << 20
 
 // LocalFile is a file on local disk: an input to send, or a file another
 // agent produced, downloaded.

@@ -19,7 +19,7 @@ import (
 )
 
 // a2aClient connects the a2a-go client to the agent at base through its card.
-func a2aClient(t *testing.T, base, token string) *a2aclient.Client {
+func a2aClient(t testing.TB, base, token string) *a2aclient.Client {
 	t.Helper()
 	hc := &http.Client{Timeout: time.Minute}
 	if token != "" {
