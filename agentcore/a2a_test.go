@@ -399,3 +399,24 @@ func TestA2ACancelStopsTheTool(t *testing.T) {
 		t.Error("the tool did not see the cancel")
 	}
 }
+
+func TestA2AStatusIntervalSetting(t *testing.T) {
+	lookup := func(v string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			if k == "AGENT_A2A_STATUS_INTERVAL" {
+				return v, true
+			}
+			return "", false
+		}
+	}
+	if _, err := ConfigFromLookup(lookup("often"), "x", ":8001"); err == nil || !strings.Contains(err.Error(), "AGENT_A2A_STATUS_INTERVAL") {
+		t.Errorf("a bad AGENT_A2A_STATUS_INTERVAL: err = %v, want one naming the variable", err)
+	}
+	cfg, err := ConfigFromLookup(lookup("750ms"), "x", ":8001")
+	if err != nil || cfg.A2AStatusInterval != 750*time.Millisecond {
+		t.Errorf("AGENT_A2A_STATUS_INTERVAL=750ms: %v, %v", cfg.A2AStatusInterval, err)
+	}
+	if cfg, _ := ConfigFromLookup(lookup(""), "x", ":8001"); cfg.A2AStatusInterval != DefaultA2AStatusInterval {
+		t.Errorf("default interval = %v", cfg.A2AStatusInterval)
+	}
+}

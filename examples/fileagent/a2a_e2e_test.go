@@ -167,7 +167,8 @@ func TestA2A(t *testing.T) {
 	allowedHost := strings.TrimPrefix(allowed.URL, "http://")
 
 	a := newAgent(t)
-	a.cmd.Env = append(a.cmd.Env, "AGENT_EMBED_MAX_BYTES=2048", "AGENT_FETCH_ALLOW_HOSTS="+allowedHost)
+	// No "still running" updates: the stream test checks the exact sequence.
+	a.cmd.Env = append(a.cmd.Env, "AGENT_EMBED_MAX_BYTES=2048", "AGENT_FETCH_ALLOW_HOSTS="+allowedHost, "AGENT_A2A_STATUS_INTERVAL=1h")
 	a.cmd.Stdout = a.logs
 	a.start(t)
 	a.waitReady(t)
