@@ -13,11 +13,13 @@ import (
 // a2aTaskStore keeps A2A tasks in memory for tasks/get, each with the owner
 // that created it: another caller asking for it is told there is no such
 // task. A finished task is kept as long as its download URLs live (URLTTL),
-// any task at most OutputTTL; the sweep runs as tasks are saved. Tasks are
+// any task at most OutputTTL, and at most a2aMaxTasks at once; the sweep
+// runs as tasks are saved. Tasks are
 // kept as JSON, so what a caller holds is always its own copy.
 type a2aTaskStore struct {
 	keepDone time.Duration
 	keepAny  time.Duration
+	max      int
 
 	mu        sync.Mutex
 	tasks     map[a2a.TaskID]*keptTask
@@ -35,8 +37,13 @@ type keptTask struct {
 // a2aSweepEvery is the least time between two sweeps of the task store.
 const a2aSweepEvery = time.Minute
 
+// a2aMaxTasks bounds the task store: a new task beyond it pushes out the
+// finished task saved longest ago (its files stay downloadable; only
+// tasks/get forgets it).
+const a2aMaxTasks = 4096
+
 func newA2ATaskStore(keepDone, keepAny time.Duration) *a2aTaskStore {
-	return &a2aTaskStore{keepDone: keepDone, keepAny: keepAny, tasks: map[a2a.TaskID]*keptTask{}}
+	return &a2aTaskStore{keepDone: keepDone, keepAny: keepAny, max: a2aMaxTasks, tasks: map[a2a.TaskID]*keptTask{}}
 }
 
 // Save implements a2asrv.TaskStore.
@@ -52,6 +59,10 @@ func (s *a2aTaskStore) Save(ctx context.Context, task *a2a.Task) error {
 	k, ok := s.tasks[task.ID]
 	switch {
 	case !ok:
+		if len(s.tasks) >= s.max {
+			s.sweepLocked(now)
+			s.evictOldestDoneLocked()
+		}
 		k = &keptTask{owner: owner, created: now}
 		s.tasks[task.ID] = k
 	case k.owner != owner:
@@ -90,6 +101,20 @@ func (s *a2aTaskStore) sweepLocked(now time.Time) {
 		if (k.done && now.Sub(k.updated) > s.keepDone) || now.Sub(k.created) > s.keepAny {
 			delete(s.tasks, id)
 		}
+	}
+}
+
+// evictOldestDoneLocked drops the finished task updated longest ago.
+func (s *a2aTaskStore) evictOldestDoneLocked() {
+	var oldest a2a.TaskID
+	var at time.Time
+	for id, k := range s.tasks {
+		if k.done && (oldest == "" || k.updated.Before(at)) {
+			oldest, at = id, k.updated
+		}
+	}
+	if oldest != "" {
+		delete(s.tasks, oldest)
 	}
 }
 
