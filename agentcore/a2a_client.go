@@ -92,8 +92,9 @@ type A2AClient struct {
 // CallSkill calls skill of the agent at agentURL (its base URL, where
 // /.well-known/agent-card.json is served) with args and the local files at
 // paths, as one message: a data part {"skill", "arguments"} and one file
-// part per file. It follows the task over message/stream until it ends and
-// returns its text, data and files. A task that fails is a *SkillError
+// part per file. It follows the task over message/stream (message/send for
+// an agent that does not stream) until it ends and returns its text, data
+// and files. A task that fails is a *SkillError
 // carrying the agent's reason.
 func (c *A2AClient) CallSkill(ctx context.Context, agentURL, skill string, args map[string]any, paths ...string) (*SkillResult, error) {
 	base, err := agentBase(agentURL)
@@ -123,9 +124,13 @@ func (c *A2AClient) CallSkill(ctx context.Context, agentURL, skill string, args 
 		}
 		parts = append(parts, part)
 	}
+	// The card's own endpoint, at the address the caller reached the agent
+	// at; from the card the client also knows whether the agent streams (if
+	// not, it sends message/send and gets the finished task).
 	endpoint := sameHost(base, card.URL, A2APath)
-	client, err := a2aclient.NewFromEndpoints(ctx, []a2a.AgentInterface{{URL: endpoint, Transport: a2a.TransportProtocolJSONRPC}},
-		a2aclient.WithJSONRPCTransport(hc))
+	reached := *card
+	reached.URL, reached.PreferredTransport, reached.AdditionalInterfaces = endpoint, a2a.TransportProtocolJSONRPC, nil
+	client, err := a2aclient.NewFromCard(ctx, &reached, a2aclient.WithJSONRPCTransport(hc))
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", endpoint, err)
 	}

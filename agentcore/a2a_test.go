@@ -454,3 +454,44 @@ func TestA2ATaskStoreForgetsByAgeAndCount(t *testing.T) {
 		t.Errorf("%d tasks after the sweep, want the 2 unfinished", n)
 	}
 }
+
+func TestA2AOtherOwnersCannotFollowOrCancelARunningTask(t *testing.T) {
+	const secret = "0123456789abcdef0123456789abcdef"
+	svc, srv := serveTestService(t, func(c *Config) { c.Auth, c.AuthJWTSecret = "jwt", secret })
+	release := make(chan struct{})
+	AddTool(svc, Tool{Name: "wait"}, func(ctx context.Context, call *Call, in struct{}) (*Result, error) {
+		select {
+		case <-release:
+			return TextResult("released"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	defer close(release)
+	alice := a2aClient(t, srv.URL, callerToken(t, secret, "alice"))
+	bob := a2aClient(t, srv.URL, callerToken(t, secret, "bob"))
+	msg := skillMessage("wait", nil)
+	msg.Config = &a2a.MessageSendConfig{Blocking: new(bool)}
+	res, err := alice.SendMessage(context.Background(), msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.(*a2a.Task).ID
+	for ev, err := range bob.ResubscribeToTask(context.Background(), &a2a.TaskIDParams{ID: id}) {
+		if err == nil {
+			t.Errorf("bob follows alice's task: got %T", ev)
+		} else if !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Errorf("bob resubscribing: err = %v, want task not found", err)
+		}
+		break
+	}
+	if _, err := bob.CancelTask(context.Background(), &a2a.TaskIDParams{ID: id}); err == nil {
+		t.Error("bob canceled alice's task")
+	}
+	if task, err := alice.GetTask(context.Background(), &a2a.TaskQueryParams{ID: id}); err != nil || task.Status.State.Terminal() {
+		t.Errorf("alice's task after bob's attempts: %v %v", task, err)
+	}
+	if task, err := alice.CancelTask(context.Background(), &a2a.TaskIDParams{ID: id}); err != nil || task.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("alice cancels her task: %v %v", task, err)
+	}
+}
