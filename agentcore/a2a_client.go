@@ -394,6 +394,7 @@ type bearerTransport struct {
 	base  http.RoundTripper
 }
 
+// RoundTrip sends r with the token.
 func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
