@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/agentura/agentura/internal/a2atest"
 	"github.com/agentura/agentura/internal/heappeak"
 )
 
@@ -42,7 +43,7 @@ func BenchmarkA2ACall(b *testing.B) {
 			var worst uint64
 			for b.Loop() {
 				peak := heappeak.Measure(func() {
-					res, err := c.SendMessage(context.Background(), skillMessage("sink", nil, parts[form]))
+					res, err := c.SendMessage(context.Background(), a2atest.Message("sink", nil, parts[form]))
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -15,61 +15,13 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
-	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+	"github.com/agentura/agentura/internal/a2atest"
 )
 
 // a2aClient connects the a2a-go client to the agent at base through its card.
 func a2aClient(t testing.TB, base, token string) *a2aclient.Client {
-	t.Helper()
-	hc := &http.Client{Timeout: time.Minute}
-	if token != "" {
-		hc.Transport = bearer{token, http.DefaultTransport}
-	}
-	card, err := agentcard.NewResolver(hc).Resolve(context.Background(), base)
-	if err != nil {
-		t.Fatalf("resolve agent card: %v", err)
-	}
-	c, err := a2aclient.NewFromCard(context.Background(), card, a2aclient.WithJSONRPCTransport(hc))
-	if err != nil {
-		t.Fatalf("a2a client: %v", err)
-	}
-	t.Cleanup(func() { c.Destroy() })
+	c, _ := a2atest.Connect(t, base, token)
 	return c
-}
-
-// skillMessage is a message calling skill with args and parts.
-func skillMessage(skill string, args map[string]any, parts ...a2a.Part) *a2a.MessageSendParams {
-	all := append(a2a.ContentParts{a2a.DataPart{Data: map[string]any{"skill": skill, "arguments": args}}}, parts...)
-	return &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, all...)}
-}
-
-func bytesPart(name, mimeType string, data []byte) a2a.FilePart {
-	return a2a.FilePart{File: a2a.FileBytes{FileMeta: a2a.FileMeta{Name: name, MimeType: mimeType}, Bytes: base64.StdEncoding.EncodeToString(data)}}
-}
-
-// sendTask sends msg and returns the task it ends as.
-func sendTask(t *testing.T, c *a2aclient.Client, msg *a2a.MessageSendParams) *a2a.Task {
-	t.Helper()
-	res, err := c.SendMessage(context.Background(), msg)
-	if err != nil {
-		t.Fatalf("message/send: %v", err)
-	}
-	task, ok := res.(*a2a.Task)
-	if !ok {
-		t.Fatalf("message/send answered %T, want a task", res)
-	}
-	return task
-}
-
-// failedWith checks that task failed with a reason containing want.
-func failedWith(t *testing.T, task *a2a.Task, want string) {
-	t.Helper()
-	if task.Status.State != a2a.TaskStateFailed {
-		t.Fatalf("state = %s, want failed (%s)", task.Status.State, textOf(task.Status.Message))
-	}
-	if got := textOf(task.Status.Message); !strings.Contains(got, want) {
-		t.Errorf("failure reason %q does not say %q", got, want)
-	}
 }
 
 // fileParts returns the uri and bytes file parts of the artifact named name.
@@ -103,7 +55,7 @@ func TestA2ABytesInFilesOut(t *testing.T) {
 	c := a2aClient(t, srv.URL, "")
 
 	small := []byte("hello, agent\n")
-	task := sendTask(t, c, skillMessage("echo", nil, bytesPart("hello.txt", "text/plain", small)))
+	task := a2atest.Send(t, c, a2atest.Message("echo", nil, a2atest.BytesPart("hello.txt", "text/plain", small)))
 	if task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("state = %s: %s", task.Status.State, textOf(task.Status.Message))
 	}
@@ -126,7 +78,7 @@ func TestA2ABytesInFilesOut(t *testing.T) {
 	}
 
 	big := bytes.Repeat([]byte("0123456789abcdef"), 200) // 3200 bytes, over the 1 KiB threshold
-	task = sendTask(t, c, skillMessage("echo", nil, bytesPart("big.txt", "", big)))
+	task = a2atest.Send(t, c, a2atest.Message("echo", nil, a2atest.BytesPart("big.txt", "", big)))
 	uri, inline = fileParts(t, task, "big.txt")
 	if inline != nil {
 		t.Error("a file over AGENT_EMBED_MAX_BYTES came with a bytes part")
@@ -161,18 +113,18 @@ func TestA2AFailuresAreFailedTasks(t *testing.T) {
 		return TextResult(in.Word), nil
 	})
 	c := a2aClient(t, srv.URL, "")
-	txt := bytesPart("a.txt", "text/plain", []byte("a"))
+	txt := a2atest.BytesPart("a.txt", "text/plain", []byte("a"))
 
-	failedWith(t, sendTask(t, c, skillMessage("nope", nil, txt)), `unknown skill "nope"; this agent's skills are [echo plain]`)
-	failedWith(t, sendTask(t, c, skillMessage("echo", nil)), `skill echo needs a file for "source": add a file part`)
-	failedWith(t, sendTask(t, c, skillMessage("echo", nil, txt, txt)), `takes one file in "source", but the message has 2 file parts`)
-	failedWith(t, sendTask(t, c, skillMessage("plain", map[string]any{"word": "x"}, txt)), "skill plain takes no files")
-	failedWith(t, sendTask(t, c, skillMessage("plain", map[string]any{"word": "boom"})), "the word boom is not allowed; pick another")
-	failedWith(t, sendTask(t, c, skillMessage("plain", map[string]any{"word": 3})), "invalid arguments")
-	failedWith(t, sendTask(t, c, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "echo this"})}), "the message names no skill")
-	failedWith(t, sendTask(t, c, skillMessage("echo", nil, a2a.FilePart{File: a2a.FileURI{URI: "file:///etc/passwd"}})), `unsupported URL scheme "file"`)
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("nope", nil, txt)), `unknown skill "nope"; this agent's skills are [echo plain]`)
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("echo", nil)), `skill echo needs a file for "source": add a file part`)
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("echo", nil, txt, txt)), `takes one file in "source", but the message has 2 file parts`)
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("plain", map[string]any{"word": "x"}, txt)), "skill plain takes no files")
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("plain", map[string]any{"word": "boom"})), "the word boom is not allowed; pick another")
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("plain", map[string]any{"word": 3})), "invalid arguments")
+	a2atest.Failed(t, a2atest.Send(t, c, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "echo this"})}), "the message names no skill")
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("echo", nil, a2a.FilePart{File: a2a.FileURI{URI: "file:///etc/passwd"}})), `unsupported URL scheme "file"`)
 
-	task := sendTask(t, c, skillMessage("plain", map[string]any{"word": "fine"}))
+	task := a2atest.Send(t, c, a2atest.Message("plain", map[string]any{"word": "fine"}))
 	if task.Status.State != a2a.TaskStateCompleted || textOf(task.Status.Message) != "fine" {
 		t.Errorf("plain = %s %q", task.Status.State, textOf(task.Status.Message))
 	}
@@ -192,7 +144,7 @@ func TestA2AStreamReportsLongCalls(t *testing.T) {
 	var kinds []string
 	stillRunning := 0
 	var final *a2a.TaskStatusUpdateEvent
-	for ev, err := range c.SendStreamingMessage(context.Background(), skillMessage("slow", nil)) {
+	for ev, err := range c.SendStreamingMessage(context.Background(), a2atest.Message("slow", nil)) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +198,7 @@ func TestA2AWithJWTOwnsFilesAndTasks(t *testing.T) {
 	}
 
 	alice := a2aClient(t, srv.URL, callerToken(t, secret, "alice"))
-	task := sendTask(t, alice, skillMessage("echo", nil, bytesPart("a.txt", "text/plain", []byte("alice's"))))
+	task := a2atest.Send(t, alice, a2atest.Message("echo", nil, a2atest.BytesPart("a.txt", "text/plain", []byte("alice's"))))
 	if task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("state = %s: %s", task.Status.State, textOf(task.Status.Message))
 	}
@@ -266,7 +218,7 @@ func TestA2AWithJWTOwnsFilesAndTasks(t *testing.T) {
 		t.Errorf("bob reading alice's task: err = %v, want task not found", err)
 	}
 	// Alice's signed URL is hers: given to bob's call, it is not read.
-	task = sendTask(t, bob, skillMessage("echo", nil, a2a.FilePart{File: a2a.FileURI{FileMeta: a2a.FileMeta{Name: "a.txt"}, URI: uri.URI}}))
+	task = a2atest.Send(t, bob, a2atest.Message("echo", nil, a2a.FilePart{File: a2a.FileURI{FileMeta: a2a.FileMeta{Name: "a.txt"}, URI: uri.URI}}))
 	if task.Status.State != a2a.TaskStateFailed {
 		t.Errorf("bob's call with alice's URL = %s, want failed", task.Status.State)
 	}
@@ -333,7 +285,7 @@ func TestA2ALimitsAndWireForms(t *testing.T) {
 	c := a2aClient(t, srv.URL, "")
 
 	// The input cap applies to inline bytes as to any input.
-	failedWith(t, sendTask(t, c, skillMessage("echo", nil, bytesPart("big.bin", "", make([]byte, 2000)))),
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("echo", nil, a2atest.BytesPart("big.bin", "", make([]byte, 2000)))),
 		"exceeds the input size limit of 1000 bytes (AGENT_MAX_UPLOAD_BYTES)")
 
 	post := func(body string) (int, string) {
@@ -375,7 +327,7 @@ func TestA2ACancelStopsTheTool(t *testing.T) {
 		}
 	})
 	c := a2aClient(t, srv.URL, "")
-	msg := skillMessage("wait", nil)
+	msg := a2atest.Message("wait", nil)
 	msg.Config = &a2a.MessageSendConfig{Blocking: new(bool)} // answer at once, with the task
 	res, err := c.SendMessage(context.Background(), msg)
 	if err != nil {
@@ -470,7 +422,7 @@ func TestA2AOtherOwnersCannotFollowOrCancelARunningTask(t *testing.T) {
 	defer close(release)
 	alice := a2aClient(t, srv.URL, callerToken(t, secret, "alice"))
 	bob := a2aClient(t, srv.URL, callerToken(t, secret, "bob"))
-	msg := skillMessage("wait", nil)
+	msg := a2atest.Message("wait", nil)
 	msg.Config = &a2a.MessageSendConfig{Blocking: new(bool)}
 	res, err := alice.SendMessage(context.Background(), msg)
 	if err != nil {

@@ -9,9 +9,6 @@ package a2apipeline_test
 import (
 	"archive/zip"
 	"bytes"
-	"context"
-	"encoding/base64"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -23,8 +20,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/a2aproject/a2a-go/a2aclient"
-	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+	"github.com/agentura/agentura/internal/a2atest"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -98,14 +94,6 @@ func token(t *testing.T, sub string) string {
 	return s
 }
 
-type bearer string
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(b))
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 func TestForwardFilesOverA2A(t *testing.T) {
 	dir := t.TempDir()
 	fileagent := run(t, build(t, dir, "../fileagent/cmd/fileagent"))
@@ -122,34 +110,18 @@ func TestForwardFilesOverA2A(t *testing.T) {
 		t.Errorf("POST /a2a without a token = %d, want 401", resp.StatusCode)
 	}
 
-	hc := &http.Client{Timeout: time.Minute, Transport: bearer(token(t, "alice"))}
-	card, err := agentcard.NewResolver(hc).Resolve(context.Background(), pipeline)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, card := a2atest.Connect(t, pipeline, token(t, "alice"))
 	if len(card.Skills) != 1 || card.Skills[0].ID != "forward_files" || len(card.Security) == 0 {
 		t.Fatalf("pipeline card: skills %+v, security %v", card.Skills, card.Security)
 	}
-	client, err := a2aclient.NewFromCard(context.Background(), card, a2aclient.WithJSONRPCTransport(hc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Destroy()
 
 	inputs := map[string][]byte{
 		"one.txt": []byte("first file\n"),
 		"two.bin": bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef}, 50000), // 200 KB: over the embed threshold
 	}
-	msg := a2a.NewMessage(a2a.MessageRoleUser,
-		a2a.DataPart{Data: map[string]any{"skill": "forward_files", "arguments": map[string]any{"arguments": map[string]any{"name": "forwarded"}}}},
-		a2a.FilePart{File: a2a.FileBytes{FileMeta: a2a.FileMeta{Name: "one.txt", MimeType: "text/plain"}, Bytes: base64.StdEncoding.EncodeToString(inputs["one.txt"])}},
-		a2a.FilePart{File: a2a.FileBytes{FileMeta: a2a.FileMeta{Name: "two.bin"}, Bytes: base64.StdEncoding.EncodeToString(inputs["two.bin"])}},
-	)
-	res, err := client.SendMessage(context.Background(), &a2a.MessageSendParams{Message: msg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	task := res.(*a2a.Task)
+	task := a2atest.Send(t, client, a2atest.Message("forward_files", map[string]any{"arguments": map[string]any{"name": "forwarded"}},
+		a2atest.BytesPart("one.txt", "text/plain", inputs["one.txt"]),
+		a2atest.BytesPart("two.bin", "", inputs["two.bin"])))
 	if task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("forward_files: %s: %v", task.Status.State, task.Status.Message)
 	}
@@ -196,17 +168,8 @@ func TestForwardFilesOverA2A(t *testing.T) {
 	}
 
 	// A failure of the other agent's skill comes back as this call's failure.
-	msg = a2a.NewMessage(a2a.MessageRoleUser,
-		a2a.DataPart{Data: map[string]any{"skill": "forward_files", "arguments": map[string]any{"arguments": map[string]any{"bogus": true}}}},
-		a2a.FilePart{File: a2a.FileBytes{FileMeta: a2a.FileMeta{Name: "one.txt"}, Bytes: base64.StdEncoding.EncodeToString([]byte("x"))}},
-	)
-	res, err = client.SendMessage(context.Background(), &a2a.MessageSendParams{Message: msg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	task = res.(*a2a.Task)
-	reason := fmt.Sprint(task.Status.Message.Parts)
-	if task.Status.State != a2a.TaskStateFailed || !strings.Contains(reason, "skill archive_files of "+fileagent+" ended failed") || !strings.Contains(reason, "bogus") {
-		t.Errorf("bad arguments for the other skill: %s %s", task.Status.State, reason)
-	}
+	task = a2atest.Send(t, client, a2atest.Message("forward_files", map[string]any{"arguments": map[string]any{"bogus": true}},
+		a2atest.BytesPart("one.txt", "", []byte("x"))))
+	a2atest.Failed(t, task, "skill archive_files of "+fileagent+" ended failed: invalid arguments")
+	a2atest.Failed(t, task, "bogus")
 }

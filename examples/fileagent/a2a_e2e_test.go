@@ -17,78 +17,13 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/a2aproject/a2a-go/a2aclient"
-	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+	"github.com/agentura/agentura/internal/a2atest"
 )
-
-// a2aAgentClient reads the agent's card and connects the a2a-go client to
-// the endpoint it names.
-func a2aAgentClient(t *testing.T, a *agent) (*a2aclient.Client, *a2a.AgentCard) {
-	t.Helper()
-	hc := &http.Client{Timeout: callTimeout}
-	card, err := agentcard.NewResolver(hc).Resolve(context.Background(), a.base)
-	if err != nil {
-		t.Fatalf("resolve agent card: %v", err)
-	}
-	c, err := a2aclient.NewFromCard(context.Background(), card, a2aclient.WithJSONRPCTransport(hc))
-	if err != nil {
-		t.Fatalf("a2a client: %v", err)
-	}
-	t.Cleanup(func() { c.Destroy() })
-	return c, card
-}
-
-// call sends a message naming skill with args and the file parts, and
-// returns the task it ended as.
-func a2aCall(t *testing.T, c *a2aclient.Client, skill string, args map[string]any, files ...a2a.Part) *a2a.Task {
-	t.Helper()
-	parts := append(a2a.ContentParts{a2a.DataPart{Data: map[string]any{"skill": skill, "arguments": args}}}, files...)
-	res, err := c.SendMessage(context.Background(), &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, parts...)})
-	if err != nil {
-		t.Fatalf("message/send %s: %v", skill, err)
-	}
-	task, ok := res.(*a2a.Task)
-	if !ok {
-		t.Fatalf("message/send %s answered %T, want a task", skill, res)
-	}
-	return task
-}
-
-func inlinePart(name, mimeType string, data []byte) a2a.Part {
-	return a2a.FilePart{File: a2a.FileBytes{FileMeta: a2a.FileMeta{Name: name, MimeType: mimeType}, Bytes: b64(data)}}
-}
-
-func uriPart(name, uri string) a2a.Part {
-	return a2a.FilePart{File: a2a.FileURI{FileMeta: a2a.FileMeta{Name: name}, URI: uri}}
-}
-
-func statusText(task *a2a.Task) string {
-	if task.Status.Message == nil {
-		return ""
-	}
-	var out []string
-	for _, p := range task.Status.Message.Parts {
-		if tp, ok := p.(a2a.TextPart); ok {
-			out = append(out, tp.Text)
-		}
-	}
-	return strings.Join(out, "\n")
-}
 
 func mustComplete(t *testing.T, what string, task *a2a.Task) {
 	t.Helper()
 	if task.Status.State != a2a.TaskStateCompleted {
-		t.Fatalf("%s: task %s: %s", what, task.Status.State, statusText(task))
-	}
-}
-
-func mustFail(t *testing.T, what string, task *a2a.Task, want string) {
-	t.Helper()
-	if task.Status.State != a2a.TaskStateFailed {
-		t.Fatalf("%s: task %s, want failed", what, task.Status.State)
-	}
-	if got := statusText(task); !strings.Contains(got, want) {
-		t.Errorf("%s: reason %q does not say %q", what, got, want)
+		t.Fatalf("%s: task %s: %s", what, task.Status.State, a2atest.Text(task.Status.Message))
 	}
 }
 
@@ -172,7 +107,7 @@ func TestA2A(t *testing.T) {
 	a.cmd.Stdout = a.logs
 	a.start(t)
 	a.waitReady(t)
-	c, card := a2aAgentClient(t, a)
+	c, card := a2atest.Connect(t, a.base, "")
 
 	t.Run("card", func(t *testing.T) {
 		if card.URL != a.base+"/a2a" || card.PreferredTransport != a2a.TransportProtocolJSONRPC || !card.Capabilities.Streaming {
@@ -191,7 +126,7 @@ func TestA2A(t *testing.T) {
 	})
 
 	t.Run("bytes in", func(t *testing.T) {
-		task := a2aCall(t, c, "inspect_file", nil, inlinePart("scan.png", "image/png", scan))
+		task := a2atest.Send(t, c, a2atest.Message("inspect_file", nil, a2atest.BytesPart("scan.png", "image/png", scan)))
 		mustComplete(t, "inspect_file", task)
 		data := resultData(t, task)
 		if data["sha256"] != sha256Hex(scan) || data["name"] != "scan.png" || data["mime_type"] != "image/png" {
@@ -210,13 +145,13 @@ func TestA2A(t *testing.T) {
 		var up struct{ URL string }
 		json.NewDecoder(resp.Body).Decode(&up)
 		resp.Body.Close()
-		task := a2aCall(t, c, "inspect_file", nil, uriPart("", up.URL))
+		task := a2atest.Send(t, c, a2atest.Message("inspect_file", nil, a2atest.URIPart("", up.URL)))
 		mustComplete(t, "inspect_file of an uploaded URL", task)
 		if data := resultData(t, task); data["sha256"] != sha256Hex(scan) || data["name"] != "staged.png" {
 			t.Errorf("inspect_file of an uploaded URL = %v", data)
 		}
 		// A foreign URL on an allowed host is fetched.
-		task = a2aCall(t, c, "inspect_file", nil, uriPart("fetched.png", allowed.URL+"/x.png"))
+		task = a2atest.Send(t, c, a2atest.Message("inspect_file", nil, a2atest.URIPart("fetched.png", allowed.URL+"/x.png")))
 		mustComplete(t, "inspect_file of an allowed URL", task)
 		if data := resultData(t, task); data["sha256"] != sha256Hex(scan) || data["name"] != "fetched.png" {
 			t.Errorf("inspect_file of an allowed URL = %v", data)
@@ -224,16 +159,16 @@ func TestA2A(t *testing.T) {
 	})
 
 	t.Run("foreign loopback uri refused", func(t *testing.T) {
-		task := a2aCall(t, c, "inspect_file", nil, uriPart("x.png", refused.URL+"/x.png"))
-		mustFail(t, "loopback URL", task, "is loopback; the agent only fetches from public addresses unless the host is listed in AGENT_FETCH_ALLOW_HOSTS")
+		task := a2atest.Send(t, c, a2atest.Message("inspect_file", nil, a2atest.URIPart("x.png", refused.URL+"/x.png")))
+		a2atest.Failed(t, task, "is loopback; the agent only fetches from public addresses unless the host is listed in AGENT_FETCH_ALLOW_HOSTS")
 	})
 
 	t.Run("files out", func(t *testing.T) {
 		notes := []byte("first notes\n")
-		task := a2aCall(t, c, "archive_files", map[string]any{"name": "kit"},
-			inlinePart("scan.png", "image/png", scan),
-			inlinePart("notes.txt", "text/plain", notes),
-			uriPart("again.png", allowed.URL+"/again.png"))
+		task := a2atest.Send(t, c, a2atest.Message("archive_files", map[string]any{"name": "kit"},
+			a2atest.BytesPart("scan.png", "image/png", scan),
+			a2atest.BytesPart("notes.txt", "text/plain", notes),
+			a2atest.URIPart("again.png", allowed.URL+"/again.png")))
 		mustComplete(t, "archive_files", task)
 		files := producedFiles(t, task)
 		zipFile, sums := files["kit.zip"], files["kit/SHA256SUMS"]
@@ -259,28 +194,28 @@ func TestA2A(t *testing.T) {
 	})
 
 	t.Run("unknown skill", func(t *testing.T) {
-		task := a2aCall(t, c, "shred_file", nil, inlinePart("a.txt", "text/plain", []byte("a")))
-		mustFail(t, "unknown skill", task, `unknown skill "shred_file"; this agent's skills are [inspect_file archive_files]`)
+		task := a2atest.Send(t, c, a2atest.Message("shred_file", nil, a2atest.BytesPart("a.txt", "text/plain", []byte("a"))))
+		a2atest.Failed(t, task, `unknown skill "shred_file"; this agent's skills are [inspect_file archive_files]`)
 	})
 
 	t.Run("missing file part", func(t *testing.T) {
-		task := a2aCall(t, c, "inspect_file", nil)
-		mustFail(t, "no file part", task, `skill inspect_file needs a file for "source": add a file part`)
+		task := a2atest.Send(t, c, a2atest.Message("inspect_file", nil))
+		a2atest.Failed(t, task, `skill inspect_file needs a file for "source": add a file part`)
 	})
 
 	t.Run("tool error", func(t *testing.T) {
-		task := a2aCall(t, c, "inspect_file", nil, inlinePart("a.bin", "", []byte{1, 2, 3}), uriPart("x", "http://example.invalid/x"))
-		mustFail(t, "two files for one parameter", task, `takes one file in "source", but the message has 2 file parts`)
-		task = a2aCall(t, c, "inspect_file", nil, uriPart("big.png", "http://example.invalid/big.png"))
-		if task.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(task), "big.png") {
-			t.Errorf("unresolvable host: %s %q", task.Status.State, statusText(task))
+		task := a2atest.Send(t, c, a2atest.Message("inspect_file", nil, a2atest.BytesPart("a.bin", "", []byte{1, 2, 3}), a2atest.URIPart("x", "http://example.invalid/x")))
+		a2atest.Failed(t, task, `takes one file in "source", but the message has 2 file parts`)
+		task = a2atest.Send(t, c, a2atest.Message("inspect_file", nil, a2atest.URIPart("big.png", "http://example.invalid/big.png")))
+		if task.Status.State != a2a.TaskStateFailed || !strings.Contains(a2atest.Text(task.Status.Message), "big.png") {
+			t.Errorf("unresolvable host: %s %q", task.Status.State, a2atest.Text(task.Status.Message))
 		}
 	})
 
 	t.Run("stream", func(t *testing.T) {
 		msg := a2a.NewMessage(a2a.MessageRoleUser,
 			a2a.DataPart{Data: map[string]any{"skill": "archive_files"}},
-			inlinePart("notes.txt", "text/plain", []byte("streamed\n")))
+			a2atest.BytesPart("notes.txt", "text/plain", []byte("streamed\n")))
 		var seen []string
 		var zipURI string
 		for ev, err := range c.SendStreamingMessage(context.Background(), &a2a.MessageSendParams{Message: msg}) {
