@@ -10,8 +10,10 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+	"github.com/agentura/agentura/internal/promreg"
 	"github.com/agentura/agentura/wire"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // A2A endpoints of every agent.
@@ -31,7 +33,14 @@ const DefaultA2AStatusInterval = 5 * time.Second
 // a request handler whose executor runs tools through Invoke.
 func (s *Service) a2aHandler() http.Handler {
 	tasks := newA2ATaskStore(s.cfg.URLTTL, s.cfg.OutputTTL)
-	h := a2asrv.NewHandler(&a2aExecutor{svc: s},
+	ended, err := promreg.Register(s.registry, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "agentura_a2a_tasks_total",
+		Help: "A2A tasks by the state they ended in (completed, failed, canceled).",
+	}, []string{"state"}))
+	if err != nil {
+		panic(fmt.Sprintf("agentcore: register A2A metrics: %v", err)) // a name clash is a programming error
+	}
+	h := a2asrv.NewHandler(&a2aExecutor{svc: s, ended: ended},
 		a2asrv.WithLogger(s.log.With("transport", "a2a")),
 		a2asrv.WithTaskStore(tasks),
 		a2asrv.WithCallInterceptor(&a2aInterceptor{tasks: tasks}),
@@ -71,7 +80,8 @@ func ownerFromContext(ctx context.Context) string {
 
 // a2aExecutor runs a message's skill as a tool call and reports the task.
 type a2aExecutor struct {
-	svc *Service
+	svc   *Service
+	ended *prometheus.CounterVec // tasks by final state
 }
 
 // Execute reports the task submitted and working, runs the tool through
@@ -86,6 +96,7 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 		}
 	}
 	fail := func(err error) error {
+		x.ended.WithLabelValues(string(a2a.TaskStateFailed)).Inc()
 		ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateFailed, agentText(rc, err.Error()))
 		ev.Final = true
 		return q.Write(ctx, ev)
@@ -150,6 +161,7 @@ wait:
 			return err
 		}
 	}
+	x.ended.WithLabelValues(string(a2a.TaskStateCompleted)).Inc()
 	end := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCompleted, agentText(rc, completedText(def.Name, out.res)))
 	end.Final = true
 	return q.Write(ctx, end)
@@ -158,6 +170,7 @@ wait:
 // Cancel ends the task canceled; a2a-go then cancels the execution's
 // context, which the running tool sees.
 func (x *a2aExecutor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	x.ended.WithLabelValues(string(a2a.TaskStateCanceled)).Inc()
 	ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCanceled, agentText(rc, "canceled by the caller"))
 	ev.Final = true
 	return q.Write(ctx, ev)

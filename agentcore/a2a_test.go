@@ -128,6 +128,18 @@ func TestA2AFailuresAreFailedTasks(t *testing.T) {
 	if task.Status.State != a2a.TaskStateCompleted || textOf(task.Status.Message) != "fine" {
 		t.Errorf("plain = %s %q", task.Status.State, textOf(task.Status.Message))
 	}
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var metrics bytes.Buffer
+	metrics.ReadFrom(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`agentura_a2a_tasks_total{state="failed"} 8`, `agentura_a2a_tasks_total{state="completed"} 1`} {
+		if !strings.Contains(metrics.String(), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }
 
 func TestA2AStreamReportsLongCalls(t *testing.T) {
