@@ -121,6 +121,9 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 		return err
 	}
 	requestID, _ := ctx.Value(a2aRequestID{}).(string)
+	// Should reporting fail half-way, the tool stops too.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	type outcome struct {
 		res *Result
 		err error
