@@ -459,3 +459,46 @@ func TestA2AOtherOwnersCannotFollowOrCancelARunningTask(t *testing.T) {
 		t.Errorf("alice cancels her task: %v %v", task, err)
 	}
 }
+
+func TestA2AFilePartsFillItemsAndPlainContent(t *testing.T) {
+	svc, srv := serveTestService(t, nil)
+	type embed struct {
+		Name        string      `json:"name"`
+		Content     FileContent `json:"content,omitempty"`
+		Description string      `json:"description,omitempty"`
+	}
+	AddTool(svc, Tool{Name: "compose"}, func(ctx context.Context, call *Call, in struct {
+		Markdown string  `json:"markdown"`
+		Embeds   []embed `json:"embeds,omitempty"`
+	}) (*Result, error) {
+		var got []string
+		for _, e := range in.Embeds {
+			f, err := call.ResolveFile(ctx, e.Name, string(e.Content))
+			if err != nil {
+				return nil, err
+			}
+			got = append(got, f.Name+"="+string(readFile(t, f.Path)))
+		}
+		return TextResult(in.Markdown + " " + strings.Join(got, ",")), nil
+	})
+	AddTool(svc, Tool{Name: "raw"}, func(ctx context.Context, call *Call, in struct {
+		Source FileContent `json:"source"`
+	}) (*Result, error) {
+		f, err := call.ResolveFile(ctx, "", string(in.Source))
+		if err != nil {
+			return nil, err
+		}
+		return TextResult(f.Name + "=" + string(readFile(t, f.Path))), nil
+	})
+	c := a2aClient(t, srv.URL, "")
+
+	task := a2atest.Send(t, c, a2atest.Message("compose", map[string]any{"markdown": "# Hi"},
+		a2atest.BytesPart("a.txt", "text/plain", []byte("one")), a2atest.BytesPart("b.txt", "text/plain", []byte("two"))))
+	if got := textOf(task.Status.Message); got != "# Hi a.txt=one,b.txt=two" {
+		t.Errorf("compose with two file parts: %s %q, want one embed per file part, in order, named", task.Status.State, got)
+	}
+	task = a2atest.Send(t, c, a2atest.Message("raw", nil, a2atest.BytesPart("über notes.txt", "text/plain", []byte("plain"))))
+	if got := textOf(task.Status.Message); got != "über notes.txt=plain" {
+		t.Errorf("a FileContent parameter: %s %q, want the name carried in the data URI", task.Status.State, got)
+	}
+}
