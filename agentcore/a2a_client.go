@@ -180,7 +180,9 @@ func (c *A2AClient) CallSkill(ctx context.Context, agentURL, skill string, args 
 		}
 		return nil, &SkillError{Agent: base.String(), Skill: skill, State: state, Message: textOf(status.Message)}
 	}
-	return c.collect(ctx, hc, base, taskID, artifacts, status)
+	// Signed download URLs carry their own token: the bearer token stays
+	// with the agent's endpoints and never goes to another host.
+	return c.collect(ctx, c.plainClient(), base, taskID, artifacts, status)
 }
 
 // filePart is the file part of the local file at path: inline bytes up to
@@ -371,11 +373,17 @@ func (c *A2AClient) save(dir, name, mimeType string, r io.Reader, taken map[stri
 	return LocalFile{Path: path, Name: clean, MIMEType: mimeType, Size: n}, nil
 }
 
-func (c *A2AClient) httpClient() *http.Client {
-	hc := c.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
+// plainClient makes requests without the bearer token.
+func (c *A2AClient) plainClient() *http.Client {
+	if c.HTTPClient != nil {
+		return c.HTTPClient
 	}
+	return &http.Client{}
+}
+
+// httpClient makes requests to the agent's endpoints, with the token.
+func (c *A2AClient) httpClient() *http.Client {
+	hc := c.plainClient()
 	if c.Token == "" {
 		return hc
 	}
