@@ -11,7 +11,7 @@ deps:
 
 ## build: compile every binary into bin/
 build:
-	$(GO) build -o bin/ $(addprefix ./,$(wildcard cmd/*)) ./examples/fileagent/cmd/fileagent
+	$(GO) build -o bin/ $(addprefix ./,$(wildcard cmd/*)) ./examples/fileagent/cmd/fileagent ./examples/a2apipeline/cmd/a2apipeline
 
 ## run: start the example agent on :8000 (MCP at /mcp, downloads at /files/)
 run:

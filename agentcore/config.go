@@ -38,13 +38,16 @@ type Config struct {
 	AuthJWTKeyFile  string        // AGENT_AUTH_JWT_PUBLIC_KEY_FILE: PEM public key (RSA or Ed25519) for caller tokens
 	StorageURL      string        // AGENT_STORAGE_URL: file://<dir> or s3://<bucket>?endpoint=host:port; default file://<DataDir>
 	S3Redirect      bool          // AGENT_S3_REDIRECT: GET /files/ answers 302 to a short-lived presigned S3 URL; needs s3:// storage
+	MCPStateless    bool          // AGENT_MCP_STATELESS: stateless streamable HTTP
+	ShutdownTimeout time.Duration // AGENT_SHUTDOWN_TIMEOUT: how long SIGTERM waits for requests; default 30s
+	LogLevel        string        // AGENT_LOG_LEVEL: debug, info, warn, error; default info
+
 	// Credentials and default region of s3:// storage, from the usual AWS
 	// variables AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
 	// and AWS_REGION.
 	AWSAccessKeyID, AWSSecretAccessKey, AWSSessionToken, AWSRegion string
-	MCPStateless                                                   bool          // AGENT_MCP_STATELESS: stateless streamable HTTP
-	ShutdownTimeout                                                time.Duration // AGENT_SHUTDOWN_TIMEOUT: how long SIGTERM waits for requests; default 30s
-	LogLevel                                                       string        // AGENT_LOG_LEVEL: debug, info, warn, error; default info
+
+	A2AStatusInterval time.Duration // AGENT_A2A_STATUS_INTERVAL: how often a running A2A task says it is working (message/stream); default 5s
 }
 
 // Defaults of the settings.
@@ -156,6 +159,8 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 		AWSRegion:          str("AWS_REGION", ""),
 		ShutdownTimeout:    dur("AGENT_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
 		LogLevel:           str("AGENT_LOG_LEVEL", "info"),
+
+		A2AStatusInterval: dur("AGENT_A2A_STATUS_INTERVAL", DefaultA2AStatusInterval),
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
@@ -194,6 +199,7 @@ func (c *Config) normalize() error {
 	orDefault(&c.StagingTTL, DefaultStagingTTL)
 	orDefault(&c.FetchTimeout, DefaultFetchTimeout)
 	orDefault(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	orDefault(&c.A2AStatusInterval, DefaultA2AStatusInterval)
 	orDefault(&c.MaxUploadBytes, DefaultMaxUploadBytes)
 	if c.MaxUploadBytes < 0 {
 		bad("AGENT_MAX_UPLOAD_BYTES", strconv.FormatInt(c.MaxUploadBytes, 10), errors.New("must be positive"))
