@@ -54,3 +54,13 @@ fuzz:
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+.PHONY: bench-composer run-composer
+
+## bench-composer: the composer's benchmark: a 20-page document with 10 pictures rendered in each format
+bench-composer:
+	$(GO) test -run '^$$' -bench BenchmarkCompose -benchmem -count $(BENCH_COUNT) ./agents/composer
+
+## run-composer: start the composer agent on :8002
+run-composer:
+	$(GO) run ./cmd/composer-agent

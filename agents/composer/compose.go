@@ -1,0 +1,239 @@
+package composer
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/agentura/agentura/agentcore"
+	"github.com/agentura/agentura/filetype"
+)
+
+// EmbedItem is a picture the Markdown may show by its name.
+type EmbedItem struct {
+	Name        string                `json:"name" jsonschema:"the picture's file name, as the markdown refers to it: ![alt](name)"`
+	Content     agentcore.FileContent `json:"content,omitempty" jsonschema:"the picture (PNG, JPEG, GIF, WebP, BMP or TIFF)"`
+	Description string                `json:"description,omitempty" jsonschema:"what the picture shows; used as its alt text when the markdown gives none"`
+}
+
+// ComposeInput are the arguments of compose_document.
+type ComposeInput struct {
+	Markdown string      `json:"markdown" jsonschema:"the document's content as Markdown (GitHub flavour)"`
+	Format   string      `json:"format,omitempty" jsonschema:"pdf (default), docx, pptx, html or md"`
+	Title    string      `json:"title,omitempty" jsonschema:"the document's title (default: its first # heading)"`
+	Filename string      `json:"filename,omitempty" jsonschema:"output file name without extension (default: from the title, else document)"`
+	Embeds   []EmbedItem `json:"embeds,omitempty" jsonschema:"pictures the markdown shows by name"`
+}
+
+// Formats returns the output formats of compose_document, by name.
+func Formats() []string { return []string{"pdf", "docx", "pptx", "html", "md"} }
+
+func (c *composer) compose(ctx context.Context, call *agentcore.Call, in ComposeInput) (*agentcore.Result, error) {
+	format := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(in.Format), "."))
+	if format == "" {
+		format = "pdf"
+	}
+	if format == "markdown" {
+		format = "md"
+	}
+	if !slices.Contains(Formats(), format) {
+		return nil, fmt.Errorf("unknown format %q: use one of %s", in.Format, strings.Join(Formats(), ", "))
+	}
+	if strings.TrimSpace(in.Markdown) == "" {
+		return nil, errors.New("markdown is empty: give the document's content as Markdown")
+	}
+	if len(in.Markdown) > c.limits.MarkdownBytes {
+		return nil, fmt.Errorf("markdown is %d bytes, more than the %d (%s) allowed: split the document", len(in.Markdown), c.limits.MarkdownBytes, filetype.Size(int64(c.limits.MarkdownBytes)))
+	}
+	images, err := c.loadEmbeds(ctx, call, in.Embeds)
+	if err != nil {
+		return nil, err
+	}
+	doc := Parse([]byte(in.Markdown), in.Title)
+	if err := doc.bind(images); err != nil {
+		return nil, err
+	}
+	addDescriptions(doc)
+
+	dir, err := call.WorkDir()
+	if err != nil {
+		return nil, err
+	}
+	name := outputName(in.Filename, doc.Title, format)
+	path := filepath.Join(dir, "out-"+name)
+	if err := writeFile(path, func(w io.Writer) error { return doc.Write(w, format) }); err != nil {
+		return nil, err
+	}
+	outputs := []agentcore.Output{agentcore.OutputFile(name, path)}
+	used := doc.Images()
+	if format == "md" {
+		for _, img := range used {
+			outputs = append(outputs, agentcore.OutputBytes("images/"+img.FileName, img.Data))
+		}
+	}
+	res, err := call.FileResponse(ctx, outputs...)
+	if err != nil {
+		return nil, err
+	}
+	res.Text = fmt.Sprintf("Composed %s with %d picture(s).", name, len(used))
+	if unused := unusedEmbeds(images, used); len(unused) > 0 {
+		res.Text += fmt.Sprintf(" Embeds the markdown does not show (left out): %s.", strings.Join(unused, ", "))
+	}
+	res.Data = map[string]any{"format": format, "images": len(used)}
+	return res, nil
+}
+
+// loadEmbeds resolves the embeds into pictures, keyed by their names.
+func (c *composer) loadEmbeds(ctx context.Context, call *agentcore.Call, embeds []EmbedItem) (map[string]*Image, error) {
+	if len(embeds) > c.limits.Embeds {
+		return nil, fmt.Errorf("%d embeds, more than the %d allowed in one document", len(embeds), c.limits.Embeds)
+	}
+	images := map[string]*Image{}
+	var total int64
+	taken := map[string]bool{}
+	for i, e := range embeds {
+		f, err := call.ResolveFile(ctx, e.Name, string(e.Content))
+		if err != nil {
+			if errors.Is(err, agentcore.ErrUnresolvedReference) {
+				return nil, fmt.Errorf("embeds[%d] %q was not resolved to a file: %w", i, e.Name, err)
+			}
+			return nil, fmt.Errorf("embeds[%d]: %w", i, err)
+		}
+		name := strings.TrimSpace(e.Name)
+		if name == "" {
+			name = f.Name
+		}
+		if _, dup := images[name]; dup {
+			return nil, fmt.Errorf("two embeds are named %q: give each picture its own name", name)
+		}
+		if total += f.Size; total > c.limits.EmbedBytes {
+			return nil, fmt.Errorf("the embeds are larger than the %s allowed together: send fewer or smaller pictures", filetype.Size(c.limits.EmbedBytes))
+		}
+		img, err := loadImage(name, f.Name, f.Path, f.MIMEType, c.limits.ImagePixels)
+		if err != nil {
+			return nil, err
+		}
+		img.Description = strings.TrimSpace(e.Description)
+		// Two pictures never share a file name under images/.
+		img.FileName = agentcore.UniqueName(img.FileName, taken)
+		images[name] = img
+	}
+	return images, nil
+}
+
+// addDescriptions uses an embed's description as the alt text of figures
+// that have none.
+func addDescriptions(doc *Document) {
+	for _, f := range figures(doc.Blocks) {
+		if f.Alt == "" {
+			f.Alt = f.Image.Description
+		}
+	}
+}
+
+// Images returns the pictures the document shows, each once, in order.
+func (d *Document) Images() []*Image {
+	var out []*Image
+	for _, f := range figures(d.Blocks) {
+		if f.Image != nil && !slices.Contains(out, f.Image) {
+			out = append(out, f.Image)
+		}
+	}
+	return out
+}
+
+func unusedEmbeds(images map[string]*Image, used []*Image) []string {
+	var out []string
+	for name, img := range images {
+		if !slices.Contains(used, img) {
+			out = append(out, fmt.Sprintf("%q", name))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Write renders d in format (one of Formats) to w. Markdown output refers
+// to its pictures as images/<FileName>; the caller ships them beside it.
+func (d *Document) Write(w io.Writer, format string) error {
+	switch format {
+	case "pdf":
+		return d.writePDF(w)
+	case "docx":
+		return d.writeDOCX(w)
+	case "pptx":
+		return d.writePPTX(w)
+	case "html":
+		return d.writeHTML(w)
+	case "md":
+		return d.writeMarkdown(w)
+	}
+	return fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(Formats(), ", "))
+}
+
+// outputName is the produced file's name: the requested name (or one made
+// from the title) with the format's extension.
+func outputName(requested, title, format string) string {
+	name := agentcore.SanitizeName(strings.TrimSpace(requested))
+	// Extensions of documents are dropped before the format's own is added.
+	for _, ext := range []string{".pdf", ".docx", ".doc", ".pptx", ".ppt", ".html", ".htm", ".md", ".markdown"} {
+		if strings.HasSuffix(strings.ToLower(name), ext) {
+			name = name[:len(name)-len(ext)]
+			break
+		}
+	}
+	if name == "" {
+		name = slug(title)
+	}
+	if name == "" {
+		name = "document"
+	}
+	return name + "." + format
+}
+
+// slug makes a file name of a title: letters and digits kept, runs of
+// anything else one dash, at most 60 bytes.
+func slug(title string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(title) {
+		if r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r > 127 && unicode.IsLetter(r) {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+		} else {
+			dash = true
+		}
+		if b.Len() >= 60 {
+			break
+		}
+	}
+	return agentcore.SanitizeName(b.String())
+}
+
+// writeFile creates path and fills it with write, through a buffer.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := write(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,112 @@
+// Package composer is the composer agent: it turns Markdown and a few
+// embedded pictures into a PDF, DOCX, PPTX, HTML or Markdown document
+// (compose_document), and merges PDFs into one (merge_pdfs).
+//
+// The Markdown is parsed once, with goldmark and its GitHub extensions, into
+// a small tree (Document); each output format has one renderer that walks that
+// tree: go-pdf/fpdf with embedded DejaVu fonts for PDF, gomutex/godocx for
+// DOCX, the package's own OOXML writer (composer/pptx) for PPTX, and plain
+// writers for HTML and Markdown. Everything is pure Go: the agent runs no
+// program and its binary builds with CGO_ENABLED=0.
+package composer
+
+import (
+	"github.com/pdfcpu/pdfcpu/pkg/api"
+
+	"github.com/agentura/agentura/agentcore"
+)
+
+// Info names the agent.
+var Info = agentcore.Info{
+	Name:    "composer-agent",
+	Title:   "Document composer",
+	Version: "0.1.0",
+	Instructions: "Write the document as Markdown and call compose_document with the format wanted. " +
+		"Show pictures with ![alt text](name.png), where name.png is the name of one of the embeds; " +
+		"give each picture in embeds by its file name — the client sends the file itself.",
+}
+
+// DefaultAddr is where the agent listens unless AGENT_ADDR says otherwise.
+const DefaultAddr = ":8002"
+
+// Limits bound what one call may ask for. Each input file is also capped by
+// AGENT_MAX_UPLOAD_BYTES while it is received.
+type Limits struct {
+	// MarkdownBytes is the largest Markdown text.
+	MarkdownBytes int
+	// Embeds is the most embeds one document may have.
+	Embeds int
+	// EmbedBytes is the most bytes all embeds of one call may have together.
+	EmbedBytes int64
+	// ImagePixels is the most pixels (width × height) of one picture.
+	ImagePixels int64
+	// Sources is the most PDFs merge_pdfs merges at once.
+	Sources int
+	// SourceBytes is the most bytes all sources of one merge may have together.
+	SourceBytes int64
+}
+
+// DefaultLimits are the limits Register uses.
+func DefaultLimits() Limits {
+	return Limits{
+		MarkdownBytes: 2 << 20,
+		Embeds:        100,
+		EmbedBytes:    200 << 20,
+		ImagePixels:   50_000_000,
+		Sources:       100,
+		SourceBytes:   500 << 20,
+	}
+}
+
+// Register adds the agent's tools to svc with the default limits.
+func Register(svc *agentcore.Service) error {
+	return RegisterWithLimits(svc, DefaultLimits())
+}
+
+// RegisterWithLimits adds the agent's tools to svc, enforcing lim; a zero
+// field takes its default.
+func RegisterWithLimits(svc *agentcore.Service, lim Limits) error {
+	lim = lim.withDefaults()
+	// pdfcpu would otherwise create a configuration folder in the user's
+	// home, which a scratch container does not have.
+	api.DisableConfigDir()
+	c := &composer{limits: lim}
+	agentcore.AddTool(svc, agentcore.Tool{
+		Name:  "compose_document",
+		Title: "Compose a document",
+		Description: "Render Markdown (GitHub flavour: headings, emphasis, lists, task lists, tables, code, links, images) " +
+			"as a pdf, docx, pptx, html or md document. Pictures are shown with ![alt](name) where name is one of " +
+			"the embeds. A line '---' starts a new page (pdf, docx) or slide (pptx); in pptx each # or ## heading " +
+			"starts a slide too. html is one self-contained page; md is the Markdown plus images/<name> files.",
+	}, c.compose)
+	agentcore.AddTool(svc, agentcore.Tool{
+		Name:        "merge_pdfs",
+		Title:       "Merge PDFs",
+		Description: "Merge PDF files into one PDF, in the order given.",
+	}, c.merge)
+	return nil
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	l.MarkdownBytes = orDefault(l.MarkdownBytes, d.MarkdownBytes)
+	l.Embeds = orDefault(l.Embeds, d.Embeds)
+	l.EmbedBytes = orDefault(l.EmbedBytes, d.EmbedBytes)
+	l.ImagePixels = orDefault(l.ImagePixels, d.ImagePixels)
+	l.Sources = orDefault(l.Sources, d.Sources)
+	l.SourceBytes = orDefault(l.SourceBytes, d.SourceBytes)
+	return l
+}
+
+// orDefault is v, or d when v is not positive.
+func orDefault[T int | int64](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+// composer holds the tools' settings.
+type composer struct {
+	limits Limits
+}

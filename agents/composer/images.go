@@ -1,0 +1,251 @@
+package composer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/draw"
+	_ "image/gif" // decoders for image.DecodeConfig and re-encoding
+	_ "image/jpeg"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	_ "golang.org/x/image/bmp"
+	_ "golang.org/x/image/tiff"
+	_ "golang.org/x/image/webp"
+
+	"github.com/agentura/agentura/filetype"
+)
+
+// Image is an embedded picture ready for every renderer: PNG, JPEG or GIF
+// data that fpdf, Word, PowerPoint and browsers all read.
+type Image struct {
+	// Name is the embed's name as the Markdown refers to it.
+	Name string
+	// FileName is the name the picture gets as a file of its own
+	// (images/<FileName> in Markdown output): the embed's sanitised name,
+	// with the extension of its format.
+	FileName string
+	// Description is what the embed says the picture shows.
+	Description string
+	// Format is "png", "jpeg" or "gif".
+	Format string
+	// MIMEType is the format's media type.
+	MIMEType string
+	// Width and Height are the size in pixels.
+	Width, Height int
+	// Data is the encoded picture.
+	Data []byte
+	// Path is a file holding Data, named FileName (godocx reads pictures
+	// from files and takes their type from the extension).
+	Path string
+}
+
+// imageFormat names the format of a picture of type mimeType, or "" when
+// it is not one; formats other than PNG, JPEG and GIF are converted to PNG.
+func imageFormat(mimeType string) string {
+	mimeType, _, _ = strings.Cut(mimeType, ";")
+	switch f := strings.TrimPrefix(strings.TrimSpace(mimeType), "image/"); f {
+	case "png", "jpeg", "gif", "webp", "bmp", "tiff":
+		return f
+	}
+	return ""
+}
+
+// acceptedImages names the accepted formats for error messages.
+const acceptedImages = "PNG, JPEG, GIF, WebP, BMP or TIFF"
+
+// loadImage reads the embed at path (its detected type mimeType) as an Image.
+// name is the embed's name, fileName its sanitised file name. Pictures with
+// more than maxPixels pixels are refused before they are decoded.
+func loadImage(name, fileName, path, mimeType string, maxPixels int64) (*Image, error) {
+	format := imageFormat(mimeType)
+	if format == "" {
+		mimeType, _, _ = strings.Cut(mimeType, ";")
+		return nil, fmt.Errorf("embed %q is %s (%s), not an image: embeds must be pictures (%s); mention other files in the markdown as text or links instead",
+			name, filetype.Label(mimeType), mimeType, acceptedImages)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read embed %q: %w", name, err)
+	}
+	cfg, decFormat, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("embed %q looks like %s but cannot be read (%v): send the picture file itself, not a damaged or truncated copy", name, strings.ToUpper(format), err)
+	}
+	if !complete(decFormat, data) {
+		return nil, fmt.Errorf("embed %q is a truncated or damaged %s (it does not end as the format requires): send the whole picture file", name, strings.ToUpper(decFormat))
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return nil, fmt.Errorf("embed %q has no pixels (%d×%d)", name, cfg.Width, cfg.Height)
+	}
+	if int64(cfg.Width)*int64(cfg.Height) > maxPixels {
+		return nil, fmt.Errorf("embed %q is %d×%d pixels, more than the %d million allowed: scale it down first", name, cfg.Width, cfg.Height, maxPixels/1_000_000)
+	}
+	img := &Image{Name: name, Width: cfg.Width, Height: cfg.Height, Format: decFormat, Data: data}
+	converted := false
+	if decFormat == "png" && !plainPNG(data) || decFormat != "png" && decFormat != "jpeg" && decFormat != "gif" {
+		// 16-bit or interlaced PNGs (which fpdf cannot place) and formats
+		// Office may not show are converted to 8-bit PNG.
+		if img.Data, err = toPNG(data); err != nil {
+			return nil, fmt.Errorf("embed %q: convert %s to PNG: %w", name, strings.ToUpper(decFormat), err)
+		}
+		img.Format, converted = "png", true
+	}
+	img.MIMEType = "image/" + img.Format
+	img.FileName = withExt(fileName, img.Format)
+	img.Path = path
+	if converted || filepath.Base(path) != img.FileName {
+		img.Path = filepath.Join(filepath.Dir(path), "img-"+img.FileName)
+		if err := os.WriteFile(img.Path, img.Data, 0o600); err != nil {
+			return nil, fmt.Errorf("embed %q: %w", name, err)
+		}
+	}
+	return img, nil
+}
+
+// plainPNG reports whether a PNG is 8-bit (or less) and not interlaced, the
+// kind fpdf embeds as it is.
+func plainPNG(data []byte) bool {
+	// Signature (8), IHDR length and type (8), width, height (8), then bit
+	// depth, colour type, compression, filter, interlace.
+	if len(data) < 29 || string(data[12:16]) != "IHDR" {
+		return false
+	}
+	depth, interlace := data[24], data[28]
+	return depth <= 8 && interlace == 0
+}
+
+// complete reports whether a PNG, JPEG or GIF ends as its format requires
+// (the IEND chunk, the EOI marker, the trailer): DecodeConfig reads only the
+// header, and a cut-off picture would fail in a renderer, or show broken.
+// Other formats are decoded in full when converted, which checks them.
+func complete(format string, data []byte) bool {
+	switch format {
+	case "png":
+		for pos := 8; pos+12 <= len(data); {
+			n := int(uint32(data[pos])<<24 | uint32(data[pos+1])<<16 | uint32(data[pos+2])<<8 | uint32(data[pos+3]))
+			if n < 0 || pos+12+n > len(data) {
+				return false
+			}
+			if string(data[pos+4:pos+8]) == "IEND" {
+				return true
+			}
+			pos += 12 + n
+		}
+		return false
+	case "jpeg":
+		d := bytes.TrimRight(data, "\x00\r\n ")
+		return len(d) >= 2 && d[len(d)-2] == 0xFF && d[len(d)-1] == 0xD9
+	case "gif":
+		d := bytes.TrimRight(data, "\x00\r\n ")
+		return len(d) > 0 && d[len(d)-1] == 0x3B
+	}
+	return true
+}
+
+// toPNG decodes any supported picture and encodes it as an 8-bit PNG.
+func toPNG(data []byte) ([]byte, error) {
+	src, _, err := image.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	var img image.Image = src
+	switch src.(type) {
+	case *image.RGBA, *image.NRGBA, *image.Gray, *image.Paletted:
+	default:
+		dst := image.NewNRGBA(src.Bounds())
+		draw.Draw(dst, dst.Bounds(), src, src.Bounds().Min, draw.Src)
+		img = dst
+	}
+	var buf bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if err := enc.Encode(&buf, img); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// withExt gives name the extension of format, keeping one that already fits.
+func withExt(name, format string) string {
+	ext := strings.ToLower(filepath.Ext(name))
+	want := map[string][]string{"png": {".png"}, "jpeg": {".jpg", ".jpeg"}, "gif": {".gif"}}[format]
+	if slices.Contains(want, ext) {
+		return name
+	}
+	return strings.TrimSuffix(name, filepath.Ext(name)) + want[0]
+}
+
+// errNoImages marks a figure whose reference names no embed.
+var errNoImages = errors.New("image not embedded")
+
+// bind sets the Image of every figure from images (keyed by embed name) and
+// reports the first reference that names no embed, listing those given.
+func (d *Document) bind(images map[string]*Image) error {
+	for _, f := range figures(d.Blocks) {
+		img := lookupImage(images, f.Ref)
+		if img == nil {
+			return fmt.Errorf("%w: the markdown shows image %q, but no embed has that name; %s. Add an embed {\"name\": %q, \"content\": <the picture>} or refer to one of the embeds by its name",
+				errNoImages, f.Ref, embedList(images), baseName(f.Ref))
+		}
+		f.Image = img
+	}
+	return nil
+}
+
+// lookupImage finds the embed ref names: by the name itself, then by its last
+// path segment (so images/chart.png finds chart.png).
+func lookupImage(images map[string]*Image, ref string) *Image {
+	if img, ok := images[ref]; ok {
+		return img
+	}
+	if img, ok := images[baseName(ref)]; ok {
+		return img
+	}
+	for _, img := range images {
+		if img.FileName == baseName(ref) {
+			return img
+		}
+	}
+	return nil
+}
+
+func baseName(ref string) string {
+	if i := strings.LastIndexAny(ref, `/\`); i >= 0 {
+		return ref[i+1:]
+	}
+	return ref
+}
+
+// embedList says which embeds a call has, for error messages.
+func embedList(images map[string]*Image) string {
+	if len(images) == 0 {
+		return "the call has no embeds"
+	}
+	names := make([]string, 0, len(images))
+	for n := range images {
+		names = append(names, fmt.Sprintf("%q", n))
+	}
+	slices.Sort(names)
+	return "the embeds given are " + strings.Join(names, ", ")
+}
+
+// fitBox shrinks a w×h box, aspect kept, until it fits in maxW×maxH; a box
+// that fits already is kept as it is.
+func fitBox(w, h, maxW, maxH float64) (float64, float64) {
+	if w > maxW {
+		w, h = maxW, h*maxW/w
+	}
+	if h > maxH {
+		w, h = w*maxH/h, maxH
+	}
+	return w, h
+}
+
+// imageReader returns a reader of img's data.
+func (img *Image) reader() io.Reader { return bytes.NewReader(img.Data) }

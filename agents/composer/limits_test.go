@@ -1,0 +1,79 @@
+package composer
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"image/color"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/agentura/agentura/agentcore"
+)
+
+// newService is the agent in process, with lim, for tests that call its
+// tools through agentcore (Service.Invoke) rather than over HTTP.
+func newService(t *testing.T, lim Limits) *agentcore.Service {
+	t.Helper()
+	svc, err := agentcore.New(Info, agentcore.Config{DataDir: t.TempDir(), PublicURL: "http://localhost:8002"},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	if err := RegisterWithLimits(svc, lim); err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func invoke(t *testing.T, svc *agentcore.Service, tool string, args map[string]any) (*agentcore.Result, error) {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc.Invoke(t.Context(), tool, agentcore.AnonymousOwner, raw)
+}
+
+func TestLimits(t *testing.T) {
+	pic := base64.StdEncoding.EncodeToString(textPNG(t, "P", 60, 40, color.White))
+	pdf := base64.StdEncoding.EncodeToString(testPDF(t, "page"))
+	svc := newService(t, Limits{EmbedBytes: int64(len(pic)), ImagePixels: 60 * 40, Sources: 2, SourceBytes: int64(len(pdf))})
+	embed := func(name string) map[string]any { return map[string]any{"name": name, "content": pic} }
+	source := map[string]any{"name": "a.pdf", "content": pdf}
+	for _, tc := range []struct {
+		name, tool string
+		args       map[string]any
+		want       string
+	}{
+		{"EmbedBytes", "compose_document", map[string]any{"markdown": "x", "embeds": []any{embed("a.png"), embed("b.png")}},
+			"the embeds are larger than the"},
+		{"DuplicateEmbed", "compose_document", map[string]any{"markdown": "x", "embeds": []any{embed("a.png"), embed("a.png")}},
+			`two embeds are named "a.png"`},
+		{"Sources", "merge_pdfs", map[string]any{"sources": []any{source, source, source}},
+			"3 sources, more than the 2 allowed"},
+		{"SourceBytes", "merge_pdfs", map[string]any{"sources": []any{source, source}},
+			"the sources are larger than the"},
+		{"NoSources", "merge_pdfs", map[string]any{"sources": []any{}}, "sources is empty"},
+		{"EmptyMarkdown", "compose_document", map[string]any{"markdown": "  \n"}, "markdown is empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := invoke(t, svc, tc.tool, tc.args)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	t.Run("WithinLimits", func(t *testing.T) {
+		res, err := invoke(t, svc, "compose_document", map[string]any{"markdown": "![](a.png)", "format": "html", "embeds": []any{embed("a.png")}})
+		if err != nil || len(res.Files) != 1 || res.Files[0].Filename != "document.html" {
+			t.Fatalf("compose within the limits: %v, %+v", err, res)
+		}
+		res, err = invoke(t, svc, "merge_pdfs", map[string]any{"sources": []any{source}, "filename": "one"})
+		if err != nil || len(res.Files) != 1 || res.Files[0].Filename != "one.pdf" || res.Data["pages"] != 1 {
+			t.Fatalf("merge within the limits: %v, %+v", err, res)
+		}
+	})
+}

@@ -1,0 +1,124 @@
+package pptx
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/xml"
+	"image"
+	"image/png"
+	"io"
+	"path"
+	"strings"
+	"testing"
+	"time"
+)
+
+func tinyPNG(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, 4, 3))); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestPackageIsConsistent checks what PowerPoint checks before it shows a
+// file: every part is well-formed XML, every relationship points at a part
+// that exists, and every part has a content type. (The composer's tests open
+// the files in LibreOffice as well.)
+func TestPackageIsConsistent(t *testing.T) {
+	p := &Presentation{Title: `Deck <"&">`, Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	p.AddSlide(&Slide{TitleSlide: true, Title: "Deck", Subtitle: "sub"})
+	p.AddSlide(&Slide{Title: "Text & pictures", Paragraphs: []Paragraph{
+		{Runs: []Run{{Text: "bold", Bold: true}, {Text: " link", Link: "https://example.com/?a=1&b=2"}}, Bullet: Dot},
+		{Runs: []Run{{Text: "one"}, {Break: true}, {Text: "two\x01"}}, Bullet: Number, Number: 3, Level: 1},
+		{Runs: []Run{{Text: "code"}}, Mono: true},
+	}, Pictures: []Picture{{Data: tinyPNG(t), Format: "png", Width: 4, Height: 3, Descr: "a <pic>"}}})
+	p.AddSlide(&Slide{Title: "Table", Table: &Table{Header: [][]Run{{{Text: "h1"}}, {{Text: "h2"}}}, Rows: [][][]Run{{{{Text: "c"}}}}}})
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := map[string][]byte{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts[f.Name], _ = io.ReadAll(rc)
+		rc.Close()
+	}
+	if zr.File[0].Name != "[Content_Types].xml" {
+		t.Errorf("first member is %s, want [Content_Types].xml", zr.File[0].Name)
+	}
+	var types struct {
+		Defaults []struct {
+			Extension string `xml:"Extension,attr"`
+		} `xml:"Default"`
+		Overrides []struct {
+			PartName string `xml:"PartName,attr"`
+		} `xml:"Override"`
+	}
+	if err := xml.Unmarshal(parts["[Content_Types].xml"], &types); err != nil {
+		t.Fatal(err)
+	}
+	typed := map[string]bool{}
+	for _, d := range types.Defaults {
+		typed["."+d.Extension] = true
+	}
+	for _, o := range types.Overrides {
+		if _, ok := parts[strings.TrimPrefix(o.PartName, "/")]; !ok {
+			t.Errorf("content type for missing part %s", o.PartName)
+		}
+		typed[o.PartName] = true
+	}
+	for name, data := range parts {
+		if !typed["/"+name] && !typed[path.Ext(name)] {
+			t.Errorf("part %s has no content type", name)
+		}
+		if !strings.HasSuffix(name, ".xml") && !strings.HasSuffix(name, ".rels") {
+			continue
+		}
+		d := xml.NewDecoder(bytes.NewReader(data))
+		for {
+			_, err := d.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Errorf("%s is not well-formed XML: %v", name, err)
+				break
+			}
+		}
+		if !strings.HasSuffix(name, ".rels") {
+			continue
+		}
+		var rels struct {
+			Rels []struct {
+				Target string `xml:"Target,attr"`
+				Mode   string `xml:"TargetMode,attr"`
+			} `xml:"Relationship"`
+		}
+		if err := xml.Unmarshal(data, &rels); err != nil {
+			t.Fatal(err)
+		}
+		// _rels/x.xml.rels belongs to x.xml; targets are relative to x's folder.
+		base := path.Dir(path.Dir(name))
+		for _, r := range rels.Rels {
+			if r.Mode == "External" {
+				continue
+			}
+			target := path.Join(base, r.Target)
+			if _, ok := parts[target]; !ok {
+				t.Errorf("%s points at missing part %s", name, target)
+			}
+		}
+	}
+	if !bytes.Contains(parts["ppt/slides/slide2.xml"], []byte(`startAt="3"`)) {
+		t.Errorf("numbered paragraph does not start at 3")
+	}
+}

@@ -1,0 +1,15 @@
+// Command composer-agent runs the composer agent: Markdown in; PDF, DOCX,
+// PPTX, HTML or Markdown out; PDFs merged. MCP on :8002/mcp, downloads on
+// :8002/files/. Settings come from AGENT_* variables or their flags.
+package main
+
+import (
+	"os"
+
+	"github.com/agentura/agentura/agentcore"
+	"github.com/agentura/agentura/agents/composer"
+)
+
+func main() {
+	os.Exit(agentcore.Main(composer.Info, composer.DefaultAddr, os.Args[1:], composer.Register))
+}
