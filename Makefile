@@ -3,7 +3,7 @@ GO          ?= go
 BENCH_COUNT ?= 5
 BENCH_PKGS  ?= ./fileserve ./agentcore
 
-.PHONY: deps build run test bench bench-baseline fuzz lint
+.PHONY: deps build run test bench bench-baseline fuzz lint run-ocr bench-ocr
 
 ## deps: install the Debian packages and tools the tests need (.ci/apt.d, .ci/setup.d; needs root)
 deps:
@@ -17,6 +17,10 @@ build:
 run:
 	$(GO) run ./examples/fileagent/cmd/fileagent
 
+## run-ocr: start the OCR agent on :8001 (needs tesseract and pdftoppm: make deps)
+run-ocr:
+	$(GO) run ./cmd/ocr-agent
+
 ## test: every test, with the race detector
 test:
 	$(GO) test -race -count=1 ./...
@@ -26,6 +30,12 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) $(BENCH_PKGS) | tee bench/latest.txt
 	$(GO) run ./internal/benchreport bench/latest.txt
 	$(GO) tool benchstat bench/baseline.txt bench/latest.txt
+
+## bench-ocr: the OCR agent against plain tesseract/pdftoppm on a 10-page PDF, and ocr_batch on 1 vs 2
+## processes, best of 3 runs each (slow: about 5 minutes; kept out of BENCH_PKGS)
+OCR_BENCH_COUNT ?= 1
+bench-ocr:
+	$(GO) test -run '^$$' -bench . -benchtime 3x -count $(OCR_BENCH_COUNT) ./agents/ocr | tee bench/ocr-latest.txt
 
 ## bench-baseline: record the current numbers as the baseline
 bench-baseline:

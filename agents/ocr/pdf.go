@@ -1,0 +1,145 @@
+package ocr
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// inspectPDF asks pdfinfo for the PDF's page count and page sizes: more than
+// MaxPages pages is refused, and so is a page that would be larger than
+// MaxPixels once rasterised at DPI. A PDF pdfinfo cannot open is corrupt, or
+// locked with a password.
+func (a *Agent) inspectPDF(ctx context.Context, path string) (int, error) {
+	// Sizes of at most MaxPages+1 pages are listed: enough to refuse a
+	// document of a million pages without listing them.
+	out, err := a.engine.run(ctx, a.cfg.PDFInfo, "-f", "1", "-l", strconv.Itoa(a.cfg.MaxPages+1), path)
+	if err != nil {
+		var ce *commandError
+		switch {
+		case errors.As(err, &ce) && strings.Contains(strings.ToLower(ce.Stderr), "password"):
+			return 0, fmt.Errorf("the PDF is locked with a password: send it unlocked")
+		case errors.As(err, &ce):
+			return 0, corrupt("pdfinfo cannot read the PDF (%s)", reason(ce))
+		}
+		return 0, err
+	}
+	info, err := parsePDFInfo(out)
+	if err != nil {
+		return 0, err
+	}
+	if info.pages == 0 {
+		return 0, fmt.Errorf("the PDF has no pages")
+	}
+	if info.pages > a.cfg.MaxPages {
+		return 0, fmt.Errorf("the PDF has %d pages, more than the limit of %d (AGENT_OCR_MAX_PAGES): split it, or send the pages you need",
+			info.pages, a.cfg.MaxPages)
+	}
+	for i, s := range info.sizes {
+		w, h := pixelsAt(s[0]), pixelsAt(s[1])
+		unit := fmt.Sprintf(" (%.0f × %.0f pt at %d dpi)", s[0], s[1], DPI)
+		if err := a.checkPixels(i+1, w, h, unit); err != nil {
+			return 0, err
+		}
+	}
+	return info.pages, nil
+}
+
+// pixelsAt is the pixels of pts points (1/72 inch) rasterised at DPI.
+func pixelsAt(pts float64) int {
+	return int(min(math.Ceil(pts*DPI/72), math.MaxInt32))
+}
+
+type pdfInfo struct {
+	pages int
+	sizes [][2]float64 // width and height in points, page by page
+}
+
+// parsePDFInfo reads pdfinfo's "Pages:" line and its "Page N size: W x H pts"
+// lines.
+func parsePDFInfo(out []byte) (pdfInfo, error) {
+	var info pdfInfo
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, "Pages:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return info, fmt.Errorf("read pdfinfo's page count %q: %w", line, err)
+			}
+			info.pages = n
+			continue
+		}
+		f := strings.Fields(line)
+		// Page    1 size: 612 x 792 pts (letter)
+		if len(f) >= 7 && f[0] == "Page" && f[2] == "size:" && f[4] == "x" && f[6] == "pts" {
+			w, err1 := strconv.ParseFloat(f[3], 64)
+			h, err2 := strconv.ParseFloat(f[5], 64)
+			if err := errors.Join(err1, err2); err != nil {
+				return info, fmt.Errorf("read pdfinfo's page size %q: %w", line, err)
+			}
+			info.sizes = append(info.sizes, [2]float64{w, h})
+		}
+	}
+	return info, sc.Err()
+}
+
+// rasterise renders every page of the PDF at path into dir as PNG files at
+// DPI and returns their paths in page order.
+func (a *Agent) rasterise(ctx context.Context, path, dir string, pages int) ([]string, error) {
+	_, err := a.engine.heavy(ctx, a.cfg.PDFToPPM, "-r", strconv.Itoa(DPI), "-png",
+		"-f", "1", "-l", strconv.Itoa(pages), path, filepath.Join(dir, "page"))
+	if err != nil {
+		var ce *commandError
+		if errors.As(err, &ce) {
+			return nil, corrupt("pdftoppm cannot render the PDF (%s)", reason(ce))
+		}
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	// pdftoppm names pages page-1.png or page-01.png..., padded to the
+	// width of the page count: order by the number, not the name.
+	type page struct {
+		n    int
+		path string
+	}
+	var list []page
+	for _, e := range entries {
+		num, ok := strings.CutPrefix(strings.TrimSuffix(e.Name(), ".png"), "page-")
+		n, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			continue
+		}
+		list = append(list, page{n, filepath.Join(dir, e.Name())})
+	}
+	slices.SortFunc(list, func(x, y page) int { return x.n - y.n })
+	if len(list) != pages {
+		return nil, fmt.Errorf("pdftoppm rendered %d of the PDF's %d pages", len(list), pages)
+	}
+	paths := make([]string, len(list))
+	for i, p := range list {
+		paths[i] = p.path
+	}
+	return paths, nil
+}
+
+// reason is what a failed command said last (the line that usually names
+// the problem), or how it ended when it said nothing.
+func reason(ce *commandError) string {
+	lines := strings.Split(strings.TrimSpace(ce.Stderr), "\n")
+	if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+		return last
+	}
+	return ce.Err.Error()
+}
