@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -154,14 +155,25 @@ func (c *A2AClient) download(ctx context.Context, hc *http.Client, base *url.URL
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return LocalFile{}, fmt.Errorf("file %q: the agent gave an unusable URI %q; expected http(s)", name, redactURL(rawURI))
 	}
-	if !strings.EqualFold(u.Hostname(), base.Hostname()) && !slices.ContainsFunc(c.DownloadHosts, func(h string) bool { return strings.EqualFold(h, u.Hostname()) || strings.EqualFold(h, u.Host) }) {
-		return LocalFile{}, fmt.Errorf("file %q is at host %s, not at the agent's host %s; add it to A2AClient.DownloadHosts if it is trusted", name, u.Host, base.Host)
+	if err := c.mayDownload(base, u); err != nil {
+		return LocalFile{}, fmt.Errorf("file %q: %w", name, err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURI, nil)
 	if err != nil {
 		return LocalFile{}, err
 	}
-	resp, err := hc.Do(req)
+	// A redirect must meet the same rule as the URI itself.
+	guarded := *hc
+	guarded.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if len(via) >= 5 {
+			return errors.New("stopped after 5 redirects")
+		}
+		if err := c.mayDownload(base, r.URL); err != nil {
+			return fmt.Errorf("redirect: %w", err)
+		}
+		return nil
+	}
+	resp, err := guarded.Do(req)
 	if err != nil {
 		return LocalFile{}, fmt.Errorf("download %q from %s: %w", name, redactURL(rawURI), err)
 	}
@@ -170,6 +182,20 @@ func (c *A2AClient) download(ctx context.Context, hc *http.Client, base *url.URL
 		return LocalFile{}, fmt.Errorf("download %q from %s: the server answered %s", name, redactURL(rawURI), resp.Status)
 	}
 	return c.save(dir, name, mimeType, resp.Body, taken)
+}
+
+// mayDownload reports whether u may be fetched: it lies on the agent's
+// origin (scheme, host and port of base) or on a host of DownloadHosts
+// ("host" for any port of it, or "host:port").
+func (c *A2AClient) mayDownload(base, u *url.URL) error {
+	if strings.EqualFold(u.Scheme, base.Scheme) && strings.EqualFold(u.Host, base.Host) {
+		return nil
+	}
+	if slices.ContainsFunc(c.DownloadHosts, func(h string) bool { return strings.EqualFold(h, u.Hostname()) || strings.EqualFold(h, u.Host) }) {
+		return nil
+	}
+	return fmt.Errorf("%s://%s is not the agent's origin %s://%s; add the host (or host:port) to A2AClient.DownloadHosts if it is trusted",
+		u.Scheme, u.Host, base.Scheme, base.Host)
 }
 
 // save writes r into dir under the cleaned name (a sub-path is kept),

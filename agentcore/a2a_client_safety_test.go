@@ -1,0 +1,70 @@
+package agentcore
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// loopbackAs returns srv's URL with its host written as host ("localhost"
+// or "127.0.0.1"): two names of one machine that an origin check must tell
+// apart, as it would two hosts.
+func loopbackAs(t *testing.T, srv *httptest.Server, host string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = host + ":" + u.Port()
+	return u
+}
+
+// A file URI on the agent's host may redirect; the redirect must meet the
+// same rule as the URI, or the other agent reaches any host through this
+// client.
+func TestA2AClientDownloadRefusesRedirectsElsewhere(t *testing.T) {
+	secret := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("internal secret"))
+	}))
+	defer secret.Close()
+	elsewhere := loopbackAs(t, secret, "localhost").JoinPath("metadata").String()
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere, http.StatusFound)
+	}))
+	defer agent.Close()
+	base := loopbackAs(t, agent, "127.0.0.1")
+
+	c := &A2AClient{}
+	dir := t.TempDir()
+	_, err := c.download(context.Background(), c.plainClient(), base, dir, "out.txt", "", base.JoinPath("files", "x").String(), map[string]bool{})
+	if err == nil || !strings.Contains(err.Error(), "DownloadHosts") {
+		t.Fatalf("a redirect from the agent to %s: err = %v, want a refusal naming DownloadHosts", elsewhere, err)
+	}
+	if got := filesIn(t, dir); len(got) != 0 {
+		t.Errorf("files saved from the refused redirect: %v", got)
+	}
+}
+
+// The agent's host is not the agent's origin: another port on it is another
+// service.
+func TestA2AClientDownloadRefusesOtherPortsOfTheAgentsHost(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("another service"))
+	}))
+	defer other.Close()
+	base := loopbackAs(t, httptest.NewServer(http.NotFoundHandler()), "127.0.0.1")
+	c := &A2AClient{}
+	uri := loopbackAs(t, other, "127.0.0.1").JoinPath("x").String()
+	_, err := c.download(context.Background(), c.plainClient(), base, t.TempDir(), "out.txt", "", uri, map[string]bool{})
+	if err == nil || !strings.Contains(err.Error(), "DownloadHosts") {
+		t.Fatalf("a URI on another port of the agent's host: err = %v, want a refusal", err)
+	}
+	// A host:port in DownloadHosts lets it through.
+	c.DownloadHosts = []string{loopbackAs(t, other, "127.0.0.1").Host}
+	if _, err := c.download(context.Background(), c.plainClient(), base, t.TempDir(), "out.txt", "", uri, map[string]bool{}); err != nil {
+		t.Errorf("with %v in DownloadHosts: %v", c.DownloadHosts, err)
+	}
+}
