@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -66,5 +67,37 @@ func TestA2AClientDownloadRefusesOtherPortsOfTheAgentsHost(t *testing.T) {
 	c.DownloadHosts = []string{loopbackAs(t, other, "127.0.0.1").Host}
 	if _, err := c.download(context.Background(), c.plainClient(), base, t.TempDir(), "out.txt", "", uri, map[string]bool{}); err != nil {
 		t.Errorf("with %v in DownloadHosts: %v", c.DownloadHosts, err)
+	}
+}
+
+// The bearer token belongs to the agent: a redirect of its card (or of its
+// endpoint) to another host must not carry it there.
+func TestA2AClientTokenStaysWithTheAgent(t *testing.T) {
+	var mu sync.Mutex
+	var leaked []string
+	foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if a := r.Header.Get("Authorization"); a != "" {
+			leaked = append(leaked, r.URL.Path+": "+a)
+		}
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	defer foreign.Close()
+	to := loopbackAs(t, foreign, "localhost")
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, to.JoinPath(r.URL.Path).String(), http.StatusTemporaryRedirect)
+	}))
+	defer agent.Close()
+
+	c := &A2AClient{Token: "s3cret-token", Dir: t.TempDir()}
+	_, err := c.CallSkill(context.Background(), loopbackAs(t, agent, "127.0.0.1").String(), "echo", nil)
+	if err == nil {
+		t.Fatal("CallSkill against an agent whose card is not found succeeded")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(leaked) > 0 {
+		t.Errorf("the bearer token went to another host: %v", leaked)
 	}
 }
