@@ -40,8 +40,12 @@ type SkillResult struct {
 	Text string
 	// Data is the structured content of the result, if any.
 	Data map[string]any
-	// Files are the produced files, in order, stored in the client's Dir.
+	// Files are the produced files, in order, stored in Dir.
 	Files []LocalFile
+	// Dir is the folder the files are in: the client's Dir, or, when that
+	// is empty, a temporary folder made for this call, which the caller
+	// removes ("" when no file came back and none was made).
+	Dir string
 }
 
 // SkillError is a call that ended in a failed, canceled or rejected task.
@@ -69,7 +73,8 @@ type A2AClient struct {
 	// with AGENT_AUTH=jwt); its sub owns the files of the call there.
 	Token string
 	// Dir receives the produced files. Empty: a new temporary folder per
-	// call, which the caller removes.
+	// call that brings files back (SkillResult.Dir), which the caller
+	// removes; a call that fails leaves none.
 	Dir string
 	// MaxBytes caps each received file. Default: DefaultMaxUploadBytes.
 	MaxBytes int64

@@ -94,15 +94,26 @@ func (c *A2AClient) upload(ctx context.Context, hc *http.Client, endpoint, path,
 // collect turns the final artifacts into a result with local files: the
 // text and data of the "result" artifact, and per file artifact its bytes
 // part when present, else its URI downloaded.
-func (c *A2AClient) collect(ctx context.Context, hc *http.Client, base *url.URL, taskID string, artifacts []*a2a.Artifact, status a2a.TaskStatus) (*SkillResult, error) {
-	res := &SkillResult{TaskID: taskID}
-	dir := c.Dir
-	if dir == "" {
-		var err error
-		if dir, err = os.MkdirTemp("", "a2a-files-"); err != nil {
-			return nil, err
+func (c *A2AClient) collect(ctx context.Context, hc *http.Client, base *url.URL, taskID string, artifacts []*a2a.Artifact, status a2a.TaskStatus) (_ *SkillResult, err error) {
+	res := &SkillResult{TaskID: taskID, Dir: c.Dir}
+	// Without a Dir, a temporary folder is made for the first file, and
+	// removed again if the call fails: only a result hands it over.
+	folder := func() (string, error) {
+		if res.Dir != "" {
+			return res.Dir, nil
 		}
+		d, err := os.MkdirTemp("", "a2a-files-")
+		if err != nil {
+			return "", fmt.Errorf("make a folder for the received files: %w", err)
+		}
+		res.Dir = d
+		return d, nil
 	}
+	defer func() {
+		if err != nil && c.Dir == "" && res.Dir != "" {
+			os.RemoveAll(res.Dir)
+		}
+	}()
 	var texts []string
 	taken := map[string]bool{}
 	for _, a := range artifacts {
@@ -128,8 +139,11 @@ func (c *A2AClient) collect(ctx context.Context, hc *http.Client, base *url.URL,
 		if bytesPart == nil && uriPart == nil {
 			continue
 		}
+		dir, err := folder()
+		if err != nil {
+			return nil, err
+		}
 		var lf LocalFile
-		var err error
 		if bytesPart != nil {
 			lf, err = c.save(dir, nameOr(bytesPart.Name, a.Name), bytesPart.MimeType, base64Reader(bytesPart.Bytes), taken)
 		} else {

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -100,4 +102,54 @@ func TestA2AClientTokenStaysWithTheAgent(t *testing.T) {
 	if len(leaked) > 0 {
 		t.Errorf("the bearer token went to another host: %v", leaked)
 	}
+}
+
+// With Dir empty each call gets its own temporary folder; the caller can
+// only remove one it is told of, and a call that fails or brings back no
+// file must leave none behind.
+func TestA2AClientLeavesNoTemporaryFolders(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	svc, srv := serveTestService(t, nil)
+	addEchoTool(svc)
+	AddTool(svc, Tool{Name: "nothing", Description: "produces no file"}, func(ctx context.Context, call *Call, in struct{}) (*Result, error) {
+		return &Result{Text: "done"}, nil
+	})
+	in := filepath.Join(t.TempDir(), "note.txt")
+	os.WriteFile(in, []byte("a note"), 0o600)
+	c := &A2AClient{}
+
+	res, err := c.CallSkill(context.Background(), srv.URL, "nothing", nil)
+	if err != nil || res.Text != "done" {
+		t.Fatalf("nothing: %+v, %v", res, err)
+	}
+	if left := tempFolders(t, tmp); len(left) != 0 {
+		t.Errorf("a call without files left %v", left)
+	}
+
+	res, err = c.CallSkill(context.Background(), srv.URL, "echo", nil, in)
+	if err != nil || len(res.Files) != 1 {
+		t.Fatalf("echo: %+v, %v", res, err)
+	}
+	if res.Dir == "" || filepath.Dir(res.Files[0].Path) != res.Dir {
+		t.Fatalf("SkillResult.Dir = %q, want the folder of %s", res.Dir, res.Files[0].Path)
+	}
+	os.RemoveAll(res.Dir)
+
+	c.MaxBytes = 2 // the echoed file is over it: the call fails while saving
+	if _, err := c.CallSkill(context.Background(), srv.URL, "echo", nil, in); err == nil {
+		t.Fatal("a file over MaxBytes was accepted")
+	}
+	if left := tempFolders(t, tmp); len(left) != 0 {
+		t.Errorf("a failed call left %v", left)
+	}
+}
+
+func tempFolders(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "a2a-files-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
