@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -213,7 +214,8 @@ func (c *A2AClient) mayDownload(base, u *url.URL) error {
 }
 
 // save writes r into dir under the cleaned name (a sub-path is kept),
-// capped at MaxBytes. The file appears whole or not at all.
+// capped at MaxBytes. The file appears whole or not at all, and never in
+// place of one that is there.
 func (c *A2AClient) save(dir, name, mimeType string, r io.Reader, taken map[string]bool) (LocalFile, error) {
 	maxBytes := c.MaxBytes
 	if maxBytes <= 0 {
@@ -228,7 +230,7 @@ func (c *A2AClient) save(dir, name, mimeType string, r io.Reader, taken map[stri
 	if err != nil {
 		return LocalFile{}, err
 	}
-	defer os.Remove(tmp.Name()) // after the rename, there is nothing left to remove
+	defer os.Remove(tmp.Name()) // the linked name stays
 	n, err := io.Copy(tmp, io.LimitReader(r, maxBytes+1))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
@@ -239,8 +241,20 @@ func (c *A2AClient) save(dir, name, mimeType string, r io.Reader, taken map[stri
 	if n > maxBytes {
 		return LocalFile{}, fmt.Errorf("receive %q: larger than the limit of %d bytes (A2AClient.MaxBytes)", name, maxBytes)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return LocalFile{}, err
+	// A hard link never replaces a file: one that is there already (an
+	// earlier call's, in a shared Dir) keeps its name and this one takes a
+	// distinct name, "report (2).pdf".
+	wanted := fileserve.CleanName(name)
+	for tries := 0; ; tries++ {
+		err := os.Link(tmp.Name(), path)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || tries >= 10000 {
+			return LocalFile{}, fmt.Errorf("receive %q as %s: %w", name, path, err)
+		}
+		clean = UniqueName(wanted, taken)
+		path = filepath.Join(dir, filepath.FromSlash(clean))
 	}
 	if mimeType == "" {
 		if mimeType, err = filetype.DetectFile(path, clean); err != nil {

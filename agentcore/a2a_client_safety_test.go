@@ -153,3 +153,27 @@ func tempFolders(t *testing.T, dir string) []string {
 	}
 	return m
 }
+
+// Calls that share a Dir (a tool's WorkDir, several calls in a row) never
+// overwrite each other's files: a taken name gets a distinct one.
+func TestA2AClientNeverOverwritesAFileInDir(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "report.pdf"), []byte("first call's"), 0o600)
+	os.MkdirAll(filepath.Join(dir, "images"), 0o700)
+	c := &A2AClient{Dir: dir}
+	lf, err := c.save(dir, "report.pdf", "application/pdf", strings.NewReader("second call's"), map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(readFile(t, filepath.Join(dir, "report.pdf"))); got != "first call's" {
+		t.Errorf("report.pdf now holds %q: the earlier file was overwritten", got)
+	}
+	if lf.Name != "report (2).pdf" || string(readFile(t, lf.Path)) != "second call's" {
+		t.Errorf("saved as %s (%s), want report (2).pdf", lf.Name, lf.Path)
+	}
+	// A name that is a folder there gets a distinct name too.
+	lf, err = c.save(dir, "images", "", strings.NewReader("x"), map[string]bool{})
+	if err != nil || lf.Name != "images (2)" {
+		t.Errorf("a file named like a folder: %+v, %v", lf, err)
+	}
+}
