@@ -27,7 +27,7 @@ func (w *rewriter) rewriteArgs(ctx context.Context, args any) (any, error) {
 
 func (w *rewriter) value(ctx context.Context, v any, n map[string]any, at string, depth int) (any, error) {
 	n = w.s.deref(n)
-	if n == nil || v == nil || depth > maxSchemaDepth || !w.s.hasFiles(n, 0) {
+	if n == nil || v == nil || depth > maxSchemaDepth || !w.s.hasFiles(n) {
 		return v, nil
 	}
 	if isFile(n) {
@@ -64,7 +64,7 @@ func (w *rewriter) value(ctx context.Context, v any, n map[string]any, at string
 		for _, k := range sortedKeys(props) {
 			pn, _ := props[k].(map[string]any)
 			pn = w.s.deref(pn)
-			if pn == nil || !w.s.hasFiles(pn, 0) {
+			if pn == nil || !w.s.hasFiles(pn) {
 				continue
 			}
 			p := joinPath(at, k)
@@ -95,7 +95,7 @@ func (w *rewriter) pick(v any, bs []map[string]any) map[string]any {
 	var arrayBranch map[string]any
 	for _, b := range bs {
 		d := w.s.deref(b)
-		if d == nil || !w.s.hasFiles(d, 0) {
+		if d == nil || !w.s.hasFiles(d) {
 			continue
 		}
 		if isFile(d) {
