@@ -169,3 +169,26 @@ func TestRecursiveSchemasAreWalkedOnce(t *testing.T) {
 		}
 	}
 }
+
+// A schema whose branches name themselves (anyOf [A, A] in A) is nonsense,
+// but one a server may send: it must not hang the host either.
+func TestSelfReferringBranchesEnd(t *testing.T) {
+	const loop = `{
+  "type": "object",
+  "$defs": {"a": {"x-file": true, "anyOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/a"}, {"type": "string"}]}},
+  "properties": {"f": {"$ref": "#/$defs/a"}}
+}`
+	done := make(chan error, 1)
+	go func() {
+		_, err := rewrite(t, loop, `{"f": "a.txt"}`)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("rewrite: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("self-referring branches were still being walked after 30 s")
+	}
+}

@@ -142,20 +142,33 @@ func isObject(n map[string]any) bool {
 
 // acceptsObject reports whether a value of node may be an object, itself or
 // through one of its branches.
-func (s *schema) acceptsObject(n map[string]any, depth int) bool {
-	n = s.deref(n)
-	if n == nil || depth > maxSchemaDepth {
-		return false
-	}
-	if isObject(n) {
-		return true
-	}
-	for _, b := range branches(n) {
-		if s.acceptsObject(b, depth+1) {
-			return true
+func (s *schema) acceptsObject(n map[string]any) bool {
+	return s.branchWhere(n, isObject) != nil
+}
+
+// branchWhere returns the first of node and its branches, depth first,
+// that ok accepts; each node is looked at once, so branches that name
+// themselves end.
+func (s *schema) branchWhere(n map[string]any, ok func(map[string]any) bool) map[string]any {
+	seen := map[uintptr]bool{}
+	var walk func(m map[string]any) map[string]any
+	walk = func(m map[string]any) map[string]any {
+		m = s.deref(m)
+		if m == nil || seen[nodeKey(m)] {
+			return nil
 		}
+		seen[nodeKey(m)] = true
+		if ok(m) {
+			return m
+		}
+		for _, b := range branches(m) {
+			if found := walk(b); found != nil {
+				return found
+			}
+		}
+		return nil
 	}
-	return false
+	return walk(n)
 }
 
 // hasFiles reports whether node or anything below it is a file field. It
@@ -254,7 +267,7 @@ func (s *schema) collect(n map[string]any, at string, depth int, seen map[string
 	if isFile(n) {
 		if !seen[at] {
 			seen[at] = true
-			_, list := s.arrayItems(n, 0)
+			_, list := s.arrayItems(n)
 			*out = append(*out, FileField{Path: at, Array: list})
 		}
 		return
@@ -288,37 +301,17 @@ func sortedKeys(m map[string]any) []string {
 
 // arrayItems returns the item schema of node when node, or one of its
 // branches, describes an array.
-func (s *schema) arrayItems(n map[string]any, depth int) (map[string]any, bool) {
-	n = s.deref(n)
-	if n == nil || depth > maxSchemaDepth {
+func (s *schema) arrayItems(n map[string]any) (map[string]any, bool) {
+	a := s.branchWhere(n, isArray)
+	if a == nil {
 		return nil, false
 	}
-	if isArray(n) {
-		items, _ := n["items"].(map[string]any)
-		return items, true
-	}
-	for _, b := range branches(n) {
-		if items, ok := s.arrayItems(b, depth+1); ok {
-			return items, true
-		}
-	}
-	return nil, false
+	items, _ := a["items"].(map[string]any)
+	return items, true
 }
 
 // acceptsSingle reports whether node, or one of its branches, takes a single
 // file: an object or a string rather than an array (or null).
-func (s *schema) acceptsSingle(n map[string]any, depth int) bool {
-	n = s.deref(n)
-	if n == nil || depth > maxSchemaDepth {
-		return false
-	}
-	if isObject(n) || hasType(n, "string") {
-		return true
-	}
-	for _, b := range branches(n) {
-		if s.acceptsSingle(b, depth+1) {
-			return true
-		}
-	}
-	return false
+func (s *schema) acceptsSingle(n map[string]any) bool {
+	return s.branchWhere(n, func(m map[string]any) bool { return isObject(m) || hasType(m, "string") }) != nil
 }
