@@ -40,8 +40,12 @@ type SkillResult struct {
 	Text string
 	// Data is the structured content of the result, if any.
 	Data map[string]any
-	// Files are the produced files, in order, stored in the client's Dir.
+	// Files are the produced files, in order, stored in Dir.
 	Files []LocalFile
+	// Dir is the folder the files are in: the client's Dir, or, when that
+	// is empty, a temporary folder made for this call, which the caller
+	// removes ("" when no file came back and none was made).
+	Dir string
 }
 
 // SkillError is a call that ended in a failed, canceled or rejected task.
@@ -69,7 +73,8 @@ type A2AClient struct {
 	// with AGENT_AUTH=jwt); its sub owns the files of the call there.
 	Token string
 	// Dir receives the produced files. Empty: a new temporary folder per
-	// call, which the caller removes.
+	// call that brings files back (SkillResult.Dir), which the caller
+	// removes; a call that fails leaves none.
 	Dir string
 	// MaxBytes caps each received file. Default: DefaultMaxUploadBytes.
 	MaxBytes int64
@@ -93,7 +98,7 @@ func (c *A2AClient) CallSkill(ctx context.Context, agentURL, skill string, args 
 	if err != nil {
 		return nil, err
 	}
-	hc := c.httpClient()
+	hc := c.httpClient(base)
 	card, err := agentcard.NewResolver(hc).Resolve(ctx, base.String())
 	if err != nil {
 		return nil, fmt.Errorf("read the agent card of %s: %w", base, err)
@@ -185,32 +190,37 @@ func (c *A2AClient) plainClient() *http.Client {
 	return &http.Client{}
 }
 
-// httpClient makes requests to the agent's endpoints, with the token.
-func (c *A2AClient) httpClient() *http.Client {
+// httpClient makes requests to the agent's endpoints, with the token on
+// those bound for the agent's origin (base) only: a redirect elsewhere goes
+// without it.
+func (c *A2AClient) httpClient(base *url.URL) *http.Client {
 	hc := c.plainClient()
 	if c.Token == "" {
 		return hc
 	}
 	with := *hc
-	base := hc.Transport
-	if base == nil {
-		base = http.DefaultTransport
+	next := hc.Transport
+	if next == nil {
+		next = http.DefaultTransport
 	}
-	with.Transport = bearerTransport{token: c.Token, base: base}
+	with.Transport = bearerTransport{token: c.Token, scheme: base.Scheme, host: base.Host, next: next}
 	return &with
 }
 
-// bearerTransport sends a bearer token with every request.
+// bearerTransport sends a bearer token with the requests for one origin.
 type bearerTransport struct {
-	token string
-	base  http.RoundTripper
+	token        string
+	scheme, host string
+	next         http.RoundTripper
 }
 
-// RoundTrip sends r with the token.
+// RoundTrip sends r, with the token if r goes to the origin.
 func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
+	if strings.EqualFold(r.URL.Scheme, b.scheme) && strings.EqualFold(r.URL.Host, b.host) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return b.next.RoundTrip(r)
 }
 
 // agentBase is the base URL of an agent given by its base URL, its A2A

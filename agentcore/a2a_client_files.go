@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -93,15 +95,26 @@ func (c *A2AClient) upload(ctx context.Context, hc *http.Client, endpoint, path,
 // collect turns the final artifacts into a result with local files: the
 // text and data of the "result" artifact, and per file artifact its bytes
 // part when present, else its URI downloaded.
-func (c *A2AClient) collect(ctx context.Context, hc *http.Client, base *url.URL, taskID string, artifacts []*a2a.Artifact, status a2a.TaskStatus) (*SkillResult, error) {
-	res := &SkillResult{TaskID: taskID}
-	dir := c.Dir
-	if dir == "" {
-		var err error
-		if dir, err = os.MkdirTemp("", "a2a-files-"); err != nil {
-			return nil, err
+func (c *A2AClient) collect(ctx context.Context, hc *http.Client, base *url.URL, taskID string, artifacts []*a2a.Artifact, status a2a.TaskStatus) (_ *SkillResult, err error) {
+	res := &SkillResult{TaskID: taskID, Dir: c.Dir}
+	// Without a Dir, a temporary folder is made for the first file, and
+	// removed again if the call fails: only a result hands it over.
+	folder := func() (string, error) {
+		if res.Dir != "" {
+			return res.Dir, nil
 		}
+		d, err := os.MkdirTemp("", "a2a-files-")
+		if err != nil {
+			return "", fmt.Errorf("make a folder for the received files: %w", err)
+		}
+		res.Dir = d
+		return d, nil
 	}
+	defer func() {
+		if err != nil && c.Dir == "" && res.Dir != "" {
+			os.RemoveAll(res.Dir)
+		}
+	}()
 	var texts []string
 	taken := map[string]bool{}
 	for _, a := range artifacts {
@@ -127,8 +140,11 @@ func (c *A2AClient) collect(ctx context.Context, hc *http.Client, base *url.URL,
 		if bytesPart == nil && uriPart == nil {
 			continue
 		}
+		dir, err := folder()
+		if err != nil {
+			return nil, err
+		}
 		var lf LocalFile
-		var err error
 		if bytesPart != nil {
 			lf, err = c.save(dir, nameOr(bytesPart.Name, a.Name), bytesPart.MimeType, base64Reader(bytesPart.Bytes), taken)
 		} else {
@@ -154,14 +170,25 @@ func (c *A2AClient) download(ctx context.Context, hc *http.Client, base *url.URL
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return LocalFile{}, fmt.Errorf("file %q: the agent gave an unusable URI %q; expected http(s)", name, redactURL(rawURI))
 	}
-	if !strings.EqualFold(u.Hostname(), base.Hostname()) && !slices.ContainsFunc(c.DownloadHosts, func(h string) bool { return strings.EqualFold(h, u.Hostname()) || strings.EqualFold(h, u.Host) }) {
-		return LocalFile{}, fmt.Errorf("file %q is at host %s, not at the agent's host %s; add it to A2AClient.DownloadHosts if it is trusted", name, u.Host, base.Host)
+	if err := c.mayDownload(base, u); err != nil {
+		return LocalFile{}, fmt.Errorf("file %q: %w", name, err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURI, nil)
 	if err != nil {
 		return LocalFile{}, err
 	}
-	resp, err := hc.Do(req)
+	// A redirect must meet the same rule as the URI itself.
+	guarded := *hc
+	guarded.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if len(via) >= 5 {
+			return errors.New("stopped after 5 redirects")
+		}
+		if err := c.mayDownload(base, r.URL); err != nil {
+			return fmt.Errorf("redirect: %w", err)
+		}
+		return nil
+	}
+	resp, err := guarded.Do(req)
 	if err != nil {
 		return LocalFile{}, fmt.Errorf("download %q from %s: %w", name, redactURL(rawURI), err)
 	}
@@ -172,8 +199,23 @@ func (c *A2AClient) download(ctx context.Context, hc *http.Client, base *url.URL
 	return c.save(dir, name, mimeType, resp.Body, taken)
 }
 
+// mayDownload reports whether u may be fetched: it lies on the agent's
+// origin (scheme, host and port of base) or on a host of DownloadHosts
+// ("host" for any port of it, or "host:port").
+func (c *A2AClient) mayDownload(base, u *url.URL) error {
+	if strings.EqualFold(u.Scheme, base.Scheme) && strings.EqualFold(u.Host, base.Host) {
+		return nil
+	}
+	if slices.ContainsFunc(c.DownloadHosts, func(h string) bool { return strings.EqualFold(h, u.Hostname()) || strings.EqualFold(h, u.Host) }) {
+		return nil
+	}
+	return fmt.Errorf("%s://%s is not the agent's origin %s://%s; add the host (or host:port) to A2AClient.DownloadHosts if it is trusted",
+		u.Scheme, u.Host, base.Scheme, base.Host)
+}
+
 // save writes r into dir under the cleaned name (a sub-path is kept),
-// capped at MaxBytes. The file appears whole or not at all.
+// capped at MaxBytes. The file appears whole or not at all, and never in
+// place of one that is there.
 func (c *A2AClient) save(dir, name, mimeType string, r io.Reader, taken map[string]bool) (LocalFile, error) {
 	maxBytes := c.MaxBytes
 	if maxBytes <= 0 {
@@ -188,7 +230,7 @@ func (c *A2AClient) save(dir, name, mimeType string, r io.Reader, taken map[stri
 	if err != nil {
 		return LocalFile{}, err
 	}
-	defer os.Remove(tmp.Name()) // after the rename, there is nothing left to remove
+	defer os.Remove(tmp.Name()) // the linked name stays
 	n, err := io.Copy(tmp, io.LimitReader(r, maxBytes+1))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
@@ -199,8 +241,20 @@ func (c *A2AClient) save(dir, name, mimeType string, r io.Reader, taken map[stri
 	if n > maxBytes {
 		return LocalFile{}, fmt.Errorf("receive %q: larger than the limit of %d bytes (A2AClient.MaxBytes)", name, maxBytes)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return LocalFile{}, err
+	// A hard link never replaces a file: one that is there already (an
+	// earlier call's, in a shared Dir) keeps its name and this one takes a
+	// distinct name, "report (2).pdf".
+	wanted := fileserve.CleanName(name)
+	for tries := 0; ; tries++ {
+		err := os.Link(tmp.Name(), path)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || tries >= 10000 {
+			return LocalFile{}, fmt.Errorf("receive %q as %s: %w", name, path, err)
+		}
+		clean = UniqueName(wanted, taken)
+		path = filepath.Join(dir, filepath.FromSlash(clean))
 	}
 	if mimeType == "" {
 		if mimeType, err = filetype.DetectFile(path, clean); err != nil {

@@ -257,7 +257,16 @@ func TestShutdownLetsDownloadsFinish(t *testing.T) {
 }
 
 // bearer adds an Authorization header to every request.
-type bearer = bearerTransport
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
 
 func callerToken(t *testing.T, secret, sub string) string {
 	t.Helper()

@@ -281,7 +281,7 @@ func (r *Registry) reserve(name string) (string, error) {
 	for i := 1; i < 10000; i++ {
 		cand := name
 		if i > 1 {
-			cand = fmt.Sprintf("%s%s (%d)%s", dir, stem, i, ext)
+			cand = dir + fitSegment(stem, fmt.Sprintf(" (%d)", i), ext)
 		}
 		if !r.takenLocked(cand) {
 			r.reserved[cand] = true
