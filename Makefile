@@ -58,7 +58,7 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $(FUZZTIME) ./agentcore
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeArgs$$' -fuzztime $(FUZZTIME) ./agentcore
-	$(GO) test -run '^$$' -fuzz '^FuzzCleanName$$' -fuzztime $(FUZZTIME) ./fileserve
+	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./filename
 
 ## lint: gofmt and go vet must be silent
 lint:

@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/wire"
 )
@@ -221,7 +221,7 @@ func (c *A2AClient) save(dir, name, mimeType string, r io.Reader, taken map[stri
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxUploadBytes
 	}
-	clean := UniqueName(fileserve.CleanName(name), taken)
+	clean := UniqueName(filename.Clean(name), taken)
 	path := filepath.Join(dir, filepath.FromSlash(clean))
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return LocalFile{}, err
@@ -244,7 +244,7 @@ func (c *A2AClient) save(dir, name, mimeType string, r io.Reader, taken map[stri
 	// A hard link never replaces a file: one that is there already (an
 	// earlier call's, in a shared Dir) keeps its name and this one takes a
 	// distinct name, "report (2).pdf".
-	wanted := fileserve.CleanName(name)
+	wanted := filename.Clean(name)
 	for tries := 0; ; tries++ {
 		err := os.Link(tmp.Name(), path)
 		if err == nil {

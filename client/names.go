@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
-	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/filename"
 )
 
 // CleanName makes name safe as a registry name. It cleans as the agents
-// clean display names (fileserve.CleanName: backslashes become slashes;
+// clean display names (filename.Clean: backslashes become slashes;
 // empty, "." and ".." segments go; control and invisible formatting
 // characters such as bidi overrides go; a segment over 255 bytes is
 // shortened, keeping its extension) and takes leading dots off each
@@ -19,8 +18,8 @@ import (
 // error.
 func CleanName(name string) (string, error) {
 	var segs []string
-	if fileserve.BaseName(name) != "" {
-		for _, seg := range strings.Split(fileserve.CleanName(name), "/") {
+	if filename.Base(name) != "" {
+		for _, seg := range strings.Split(filename.Clean(name), "/") {
 			seg = strings.TrimLeftFunc(seg, func(r rune) bool { return r == '.' || unicode.IsSpace(r) })
 			if seg != "" {
 				segs = append(segs, seg)
@@ -31,20 +30,4 @@ func CleanName(name string) (string, error) {
 		return "", fmt.Errorf("file name %q has no usable characters: give the file a name such as report.pdf", name)
 	}
 	return strings.Join(segs, "/"), nil
-}
-
-// fitSegment cuts stem so that stem+suffix+ext fits in a segment
-// (fileserve.MaxNameSegmentBytes), at a rune boundary.
-func fitSegment(stem, suffix, ext string) string {
-	room := fileserve.MaxNameSegmentBytes - len(suffix) - len(ext)
-	if room < 1 {
-		room = 1
-	}
-	if len(stem) > room {
-		for room > 0 && !utf8.RuneStart(stem[room]) {
-			room--
-		}
-		stem = stem[:room]
-	}
-	return stem + suffix + ext
 }

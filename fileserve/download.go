@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/signing"
 )
@@ -225,11 +226,20 @@ func cacheControl(expires, now time.Time) string {
 	return "private, max-age=" + strconv.FormatInt(secs, 10)
 }
 
+// baseName is the last segment of a cleaned name: what a downloaded file is
+// called on the user's disk.
+func baseName(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		return name[i+1:]
+	}
+	return name
+}
+
 // contentDisposition is `attachment` with both an ASCII filename= fallback
 // and the exact UTF-8 name in filename*= (RFC 6266, RFC 8187).
 func contentDisposition(name string) string {
 	if name == "" {
-		name = DefaultName
+		name = filename.Default
 	}
 	var fallback, exact strings.Builder
 	for _, r := range name {

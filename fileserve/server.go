@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/signing"
 	"github.com/agentura/agentura/wire"
 	"github.com/prometheus/client_golang/prometheus"
@@ -155,7 +156,7 @@ func (s *Server) URL(m Meta) (string, error) {
 // escapeName escapes each segment of a display name for a URL path, keeping
 // the slashes between them.
 func escapeName(name string) string {
-	segs := strings.Split(CleanName(name), "/")
+	segs := strings.Split(filename.Clean(name), "/")
 	for i, seg := range segs {
 		segs[i] = url.PathEscape(seg)
 	}
