@@ -11,7 +11,7 @@ deps:
 
 ## build: compile every binary into bin/
 build:
-	$(GO) build -o bin/ $(addprefix ./,$(wildcard cmd/*)) ./examples/fileagent/cmd/fileagent
+	$(GO) build -o bin/ $(addprefix ./,$(wildcard cmd/*)) ./examples/fileagent/cmd/fileagent ./examples/a2apipeline/cmd/a2apipeline
 
 ## run: start the example agent on :8000 (MCP at /mcp, downloads at /files/)
 run:
@@ -41,7 +41,15 @@ bench-ocr:
 bench-baseline:
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) $(BENCH_PKGS) | tee bench/baseline.txt
 
+## bench-s3: download throughput from S3 (versitygw) through /files/ against a presigned GET straight from S3,
+##   and the heap a 64 MiB upload into S3 takes
+##   (starts versitygw, hence not in BENCH_PKGS; needs `make deps`)
+.PHONY: bench-s3
+bench-s3:
+	$(GO) test -run '^$$' -bench BenchmarkS3 -benchmem -benchtime 20x -count $(BENCH_COUNT) ./fileserve/s3bench
+
 ## bench-client: the host side's 30 MiB round trip (through /uploads and inline), MB/s and peak heap
+.PHONY: bench-client
 bench-client:
 	$(GO) test -run '^$$' -bench RoundTrip30MiB -benchtime 5x -count $(BENCH_COUNT) ./client
 
@@ -50,7 +58,7 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $(FUZZTIME) ./agentcore
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeArgs$$' -fuzztime $(FUZZTIME) ./agentcore
-	$(GO) test -run '^$$' -fuzz '^FuzzCleanName$$' -fuzztime $(FUZZTIME) ./fileserve
+	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./filename
 
 ## lint: gofmt and go vet must be silent
 lint:

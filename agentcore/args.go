@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -36,7 +38,7 @@ func (d *argDecoder) decode(raw json.RawMessage, dst any) error {
 		return fmt.Errorf("arguments are not valid JSON: %w", err)
 	}
 	v, changed := normalize(d.typ, v)
-	if err := d.resolved.Validate(v); err != nil {
+	if err := d.resolved.Validate(withShortStrings(v)); err != nil {
 		return fmt.Errorf("invalid arguments: %w", err)
 	}
 	if changed {
@@ -50,6 +52,62 @@ func (d *argDecoder) decode(raw json.RawMessage, dst any) error {
 		return fmt.Errorf("invalid arguments: %w", err)
 	}
 	return nil
+}
+
+// longString is the length above which validation sees a stand-in for a
+// string instead of the string itself.
+const longString = 1 << 10
+
+// withShortStrings returns v, or a copy of it in which every string longer
+// than longString is replaced by a short stand-in naming its length.
+//
+// Inline file content is a string of up to AGENT_MAX_UPLOAD_BYTES as base64.
+// The validator tries every branch of an anyOf (a FileAttachment is an object
+// or a string) and formats the value into the error of each branch that fails,
+// so a 40 MB data URI used to cost several copies of itself in error messages
+// alone. The schemas we generate put no length, pattern or format constraint
+// on strings, and an enum value is never that long, so the verdict is the same.
+func withShortStrings(v any) any {
+	short, _ := shortenStrings(v)
+	return short
+}
+
+// shortenStrings does the work of withShortStrings and reports whether it
+// replaced anything; containers are copied only when something in them was.
+func shortenStrings(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		if len(x) > longString {
+			return fmt.Sprintf("<string of %d bytes>", len(x)), true
+		}
+	case map[string]any:
+		var cp map[string]any
+		for k, e := range x {
+			if se, changed := shortenStrings(e); changed {
+				if cp == nil {
+					cp = maps.Clone(x)
+				}
+				cp[k] = se
+			}
+		}
+		if cp != nil {
+			return cp, true
+		}
+	case []any:
+		var cp []any
+		for i, e := range x {
+			if se, changed := shortenStrings(e); changed {
+				if cp == nil {
+					cp = slices.Clone(x)
+				}
+				cp[i] = se
+			}
+		}
+		if cp != nil {
+			return cp, true
+		}
+	}
+	return v, false
 }
 
 // normalize adapts v (a decoded JSON value for Go type t) to the forms the

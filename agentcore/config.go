@@ -37,10 +37,18 @@ type Config struct {
 	Auth            string        // AGENT_AUTH: "none" or "jwt"
 	AuthJWTSecret   string        // AGENT_AUTH_JWT_SECRET: HS256 secret for caller tokens
 	AuthJWTKeyFile  string        // AGENT_AUTH_JWT_PUBLIC_KEY_FILE: PEM public key (RSA or Ed25519) for caller tokens
-	StorageURL      string        // AGENT_STORAGE_URL: file://<dir>; default file://<DataDir>
+	StorageURL      string        // AGENT_STORAGE_URL: file://<dir> or s3://<bucket>?endpoint=host:port; default file://<DataDir>
+	S3Redirect      bool          // AGENT_S3_REDIRECT: GET /files/ answers 302 to a short-lived presigned S3 URL; needs s3:// storage
 	MCPStateless    bool          // AGENT_MCP_STATELESS: stateless streamable HTTP
 	ShutdownTimeout time.Duration // AGENT_SHUTDOWN_TIMEOUT: how long SIGTERM waits for requests; default 30s
 	LogLevel        string        // AGENT_LOG_LEVEL: debug, info, warn, error; default info
+
+	// Credentials and default region of s3:// storage, from the usual AWS
+	// variables AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
+	// and AWS_REGION.
+	AWSAccessKeyID, AWSSecretAccessKey, AWSSessionToken, AWSRegion string
+
+	A2AStatusInterval time.Duration // AGENT_A2A_STATUS_INTERVAL: how often a running A2A task says it is working (message/stream); default 5s
 }
 
 // Defaults of the settings.
@@ -128,26 +136,32 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 	}
 
 	c := Config{
-		Addr:            str("AGENT_ADDR", defaultAddr),
-		PublicURL:       str("AGENT_PUBLIC_URL", ""),
-		DataDir:         str("AGENT_DATA_DIR", filepath.Join("data", agent)),
-		SigningKeys:     list("AGENT_SIGNING_KEY", ","),
-		SigningKeyFile:  str("AGENT_SIGNING_KEY_FILE", ""),
-		URLTTL:          dur("AGENT_URL_TTL", DefaultURLTTL),
-		OutputTTL:       dur("AGENT_OUTPUT_TTL", DefaultOutputTTL),
-		StagingTTL:      dur("AGENT_STAGING_TTL", DefaultStagingTTL),
-		CleanupSchedule: str("AGENT_CLEANUP_SCHEDULE", DefaultCleanupSchedule),
-		MaxUploadBytes:  size("AGENT_MAX_UPLOAD_BYTES", DefaultMaxUploadBytes),
-		EmbedMaxBytes:   size("AGENT_EMBED_MAX_BYTES", DefaultEmbedMaxBytes),
-		InputRoots:      list("AGENT_INPUT_ROOTS", ":"),
-		FetchAllowHosts: list("AGENT_FETCH_ALLOW_HOSTS", ","),
-		FetchTimeout:    dur("AGENT_FETCH_TIMEOUT", DefaultFetchTimeout),
-		Auth:            str("AGENT_AUTH", "none"),
-		AuthJWTSecret:   str("AGENT_AUTH_JWT_SECRET", ""),
-		AuthJWTKeyFile:  str("AGENT_AUTH_JWT_PUBLIC_KEY_FILE", ""),
-		StorageURL:      str("AGENT_STORAGE_URL", ""),
-		ShutdownTimeout: dur("AGENT_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
-		LogLevel:        str("AGENT_LOG_LEVEL", "info"),
+		Addr:               str("AGENT_ADDR", defaultAddr),
+		PublicURL:          str("AGENT_PUBLIC_URL", ""),
+		DataDir:            str("AGENT_DATA_DIR", filepath.Join("data", agent)),
+		SigningKeys:        list("AGENT_SIGNING_KEY", ","),
+		SigningKeyFile:     str("AGENT_SIGNING_KEY_FILE", ""),
+		URLTTL:             dur("AGENT_URL_TTL", DefaultURLTTL),
+		OutputTTL:          dur("AGENT_OUTPUT_TTL", DefaultOutputTTL),
+		StagingTTL:         dur("AGENT_STAGING_TTL", DefaultStagingTTL),
+		CleanupSchedule:    str("AGENT_CLEANUP_SCHEDULE", DefaultCleanupSchedule),
+		MaxUploadBytes:     size("AGENT_MAX_UPLOAD_BYTES", DefaultMaxUploadBytes),
+		EmbedMaxBytes:      size("AGENT_EMBED_MAX_BYTES", DefaultEmbedMaxBytes),
+		InputRoots:         list("AGENT_INPUT_ROOTS", ":"),
+		FetchAllowHosts:    list("AGENT_FETCH_ALLOW_HOSTS", ","),
+		FetchTimeout:       dur("AGENT_FETCH_TIMEOUT", DefaultFetchTimeout),
+		Auth:               str("AGENT_AUTH", "none"),
+		AuthJWTSecret:      str("AGENT_AUTH_JWT_SECRET", ""),
+		AuthJWTKeyFile:     str("AGENT_AUTH_JWT_PUBLIC_KEY_FILE", ""),
+		StorageURL:         str("AGENT_STORAGE_URL", ""),
+		AWSAccessKeyID:     str("AWS_ACCESS_KEY_ID", ""),
+		AWSSecretAccessKey: str("AWS_SECRET_ACCESS_KEY", ""),
+		AWSSessionToken:    str("AWS_SESSION_TOKEN", ""),
+		AWSRegion:          str("AWS_REGION", ""),
+		ShutdownTimeout:    dur("AGENT_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
+		LogLevel:           str("AGENT_LOG_LEVEL", "info"),
+
+		A2AStatusInterval: dur("AGENT_A2A_STATUS_INTERVAL", DefaultA2AStatusInterval),
 	}
 	if v, ok := get("AGENT_PEER_URLS"); ok {
 		var err error
@@ -165,6 +179,13 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 			errs = append(errs, &ConfigError{"AGENT_MCP_STATELESS", v, errors.New("not a boolean (true or false)")})
 		}
 		c.MCPStateless = b
+	}
+	if v, ok := get("AGENT_S3_REDIRECT"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, &ConfigError{"AGENT_S3_REDIRECT", v, errors.New("not a boolean (true or false)")})
+		}
+		c.S3Redirect = b
 	}
 	if len(errs) > 0 {
 		return c, errors.Join(errs...)
@@ -185,6 +206,7 @@ func (c *Config) normalize() error {
 	orDefault(&c.StagingTTL, DefaultStagingTTL)
 	orDefault(&c.FetchTimeout, DefaultFetchTimeout)
 	orDefault(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	orDefault(&c.A2AStatusInterval, DefaultA2AStatusInterval)
 	orDefault(&c.MaxUploadBytes, DefaultMaxUploadBytes)
 	if c.MaxUploadBytes < 0 {
 		bad("AGENT_MAX_UPLOAD_BYTES", strconv.FormatInt(c.MaxUploadBytes, 10), errors.New("must be positive"))
@@ -259,8 +281,20 @@ func (c *Config) normalize() error {
 	default:
 		bad("AGENT_AUTH", c.Auth, errors.New(`must be "none" or "jwt"`))
 	}
-	if _, err := c.storageDir(); err != nil {
-		bad("AGENT_STORAGE_URL", c.StorageURL, err)
+	if strings.HasPrefix(c.StorageURL, "s3://") {
+		if _, err := fileserve.ParseS3URL(c.StorageURL); err != nil {
+			bad("AGENT_STORAGE_URL", c.StorageURL, err)
+		}
+		if c.AWSAccessKeyID == "" || c.AWSSecretAccessKey == "" {
+			bad("AGENT_STORAGE_URL", c.StorageURL, errors.New("s3:// storage needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"))
+		}
+	} else {
+		if _, err := c.storageDir(); err != nil {
+			bad("AGENT_STORAGE_URL", c.StorageURL, err)
+		}
+		if c.S3Redirect {
+			bad("AGENT_S3_REDIRECT", "true", errors.New("redirects go to presigned S3 URLs: set AGENT_STORAGE_URL to s3://<bucket>?endpoint=<host:port>, or leave AGENT_S3_REDIRECT unset"))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -324,7 +358,7 @@ func orDefault[T comparable](v *T, def T) {
 func (c *Config) storageDir() (string, error) {
 	rest, ok := strings.CutPrefix(c.StorageURL, "file://")
 	if !ok {
-		return "", errors.New("only file://<folder> storage is supported by this build")
+		return "", errors.New("use file://<folder> (local disk) or s3://<bucket>?endpoint=<host:port> (S3-compatible storage)")
 	}
 	if rest == "" {
 		return "", errors.New("file:// needs a folder, e.g. file:///data")

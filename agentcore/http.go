@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/agentura/agentura/wire"
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,8 +16,8 @@ import (
 // mcpBodyOverhead is what a JSON-RPC request adds around an inline file.
 const mcpBodyOverhead = 1 << 20
 
-// Handler returns the agent's HTTP handler: /mcp, /files/, /uploads,
-// /healthz, /readyz and /metrics.
+// Handler returns the agent's HTTP handler: /mcp, /a2a, the agent card,
+// /files/, /uploads, /healthz, /readyz and /metrics.
 func (s *Service) Handler() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
@@ -32,19 +33,23 @@ func (s *Service) Handler() http.Handler {
 	var mcpH http.Handler = s.drainable(mcpHandler)
 	uploads := http.HandlerFunc(s.files.ServeUpload)
 	var uploadH http.Handler = uploads
+	a2aH := s.a2aHandler()
 	if s.verifier != nil {
 		mcpH = s.requireCaller(mcpH)
 		uploadH = s.requireCaller(uploads)
+		a2aH = s.requireCaller(a2aH)
 	}
 	// Any method reaches the handlers, which answer a wrong one with a JSON 405.
 	r.Any("/mcp", gin.WrapH(mcpH))
 	r.Any("/uploads", gin.WrapH(uploadH))
 	r.Any("/files/*path", gin.WrapF(s.files.ServeFile))
+	r.Any(A2APath, gin.WrapH(a2aH))
+	r.Any(AgentCardPath, gin.WrapH(a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(s.cardProducer))))
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.ready)
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
 	r.NoRoute(func(c *gin.Context) {
-		c.JSON(http.StatusNotFound, wire.Error{Error: "no such endpoint; this agent serves /mcp, /files/, /uploads, /healthz, /readyz, /metrics"})
+		c.JSON(http.StatusNotFound, wire.Error{Error: "no such endpoint; this agent serves /mcp, /a2a, " + AgentCardPath + ", /files/, /uploads, /healthz, /readyz, /metrics"})
 	})
 	return r
 }

@@ -2,7 +2,6 @@ package agentcore
 
 import (
 	"context"
-	"io"
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
@@ -88,13 +87,7 @@ func (s *Service) renderMCP(ctx context.Context, res *Result) *mcp.CallToolResul
 
 // embed reads a small stored file into an embedded resource; text stays text.
 func (s *Service) embed(ctx context.Context, m fileserve.Meta, uri string) *mcp.EmbeddedResource {
-	obj, _, err := s.store.Open(ctx, m.Area, m.Owner, m.ID)
-	if err != nil {
-		s.log.Warn("could not embed output", "id", m.ID, "err", err)
-		return nil
-	}
-	defer obj.Close()
-	data, err := io.ReadAll(io.LimitReader(obj, s.cfg.EmbedMaxBytes+1))
+	data, err := s.readSmall(ctx, m)
 	if err != nil {
 		s.log.Warn("could not embed output", "id", m.ID, "err", err)
 		return nil

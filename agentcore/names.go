@@ -7,15 +7,15 @@ import (
 	"path"
 	"strings"
 
-	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/filename"
 )
 
 // SanitizeName returns a safe base name for a file a caller named: folders
 // are dropped (both / and \ separate them), control and invisible formatting
 // characters removed, "." and ".." refused, the length capped at 255 bytes
 // with the extension kept. It returns "" when nothing usable remains. It is
-// fileserve.BaseName: inputs and outputs are named by the same rules.
-func SanitizeName(name string) string { return fileserve.BaseName(name) }
+// filename.Base: inputs and outputs are named by the same rules.
+func SanitizeName(name string) string { return filename.Base(name) }
 
 // nameFromContent derives a file name from a content string when the caller
 // gave none: a data URI's name= parameter, a URL's last path segment, or the

@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
 
+	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/wire"
@@ -157,21 +156,21 @@ func (c *Call) inWorkDir(p string) bool {
 
 // cleanOutputName keeps a relative sub-path but makes every segment safe.
 func cleanOutputName(name string, i int) string {
-	if fileserve.BaseName(name) == "" {
+	if filename.Base(name) == "" {
 		return fmt.Sprintf("output-%d", i+1)
 	}
-	return fileserve.CleanName(name)
+	return filename.Clean(name)
 }
 
 // UniqueName returns name, or name with " (2)", " (3)"... before the
-// extension if taken has it already, and records the result in taken. Tools
+// extension if taken has it already (filename.Numbered), and records the
+// result in taken. Tools
 // that pack several inputs into one output (an archive, say) use it so that
 // two inputs of the same name both survive; FileResponse uses it for outputs.
 func UniqueName(name string, taken map[string]bool) string {
 	candidate := name
-	ext := path.Ext(name)
 	for n := 2; taken[candidate]; n++ {
-		candidate = fmt.Sprintf("%s (%d)%s", strings.TrimSuffix(name, ext), n, ext)
+		candidate = filename.Numbered(name, n)
 	}
 	taken[candidate] = true
 	return candidate

@@ -199,3 +199,23 @@ func TestFileResponseFailureKeepsNothing(t *testing.T) {
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
+
+func TestUniqueName(t *testing.T) {
+	long := strings.Repeat("x", 251) + ".pdf" // 255 bytes, the most a segment may hold
+	taken := map[string]bool{}
+	for _, tc := range []struct{ in, want string }{
+		{"report.pdf", "report.pdf"},
+		{"report.pdf", "report (2).pdf"},
+		{"report.pdf", "report (3).pdf"},
+		{"images/a.png", "images/a.png"},
+		{"images/a.png", "images/a (2).png"},
+		{".env", ".env"},
+		{".env", ".env (2)"},
+		{long, long},
+		{long, strings.Repeat("x", 247) + " (2).pdf"},
+	} {
+		if got := UniqueName(tc.in, taken); got != tc.want {
+			t.Errorf("UniqueName(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -103,14 +103,25 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	s.draining, s.drain = context.WithCancel(context.Background())
 	s.metrics = newServiceMetrics(s.registry)
 
-	dir, _ := cfg.storageDir()
-	disk, err := fileserve.NewDiskStore(dir)
+	store, err := fileserve.OpenStore(cfg.StorageURL, fileserve.S3Config{
+		AccessKey: cfg.AWSAccessKeyID, SecretKey: cfg.AWSSecretAccessKey, SessionToken: cfg.AWSSessionToken, Region: cfg.AWSRegion,
+	})
 	if err != nil {
 		return nil, &ConfigError{"AGENT_STORAGE_URL", cfg.StorageURL, err}
 	}
-	s.store = fileserve.Instrument(disk, s.registry)
-	if s.calls, err = openCallFolders(filepath.Join(disk.Root(), "calls")); err != nil {
+	s.store = fileserve.Instrument(store, s.registry)
+	// Call folders are per-process scratch and stay on local disk: beside
+	// the files of a disk store, in the data folder otherwise.
+	scratch := cfg.DataDir
+	if disk, ok := store.(*fileserve.DiskStore); ok {
+		scratch = disk.Root()
+	}
+	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls")); err != nil {
 		return nil, err
+	}
+	var redirect fileserve.Presigner
+	if s3, ok := store.(*fileserve.S3Store); ok && cfg.S3Redirect {
+		redirect = s3
 	}
 	defer func() {
 		if err != nil {
@@ -137,6 +148,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		URLTTL:         cfg.URLTTL,
 		MaxUploadBytes: cfg.MaxUploadBytes,
 		Owner:          s.uploadOwner,
+		Redirect:       redirect,
 		Logger:         s.log,
 		Metrics:        s.registry,
 	})

@@ -259,13 +259,13 @@ func TestShutdownLetsDownloadsFinish(t *testing.T) {
 // bearer adds an Authorization header to every request.
 type bearer struct {
 	token string
-	base  http.RoundTripper
+	next  http.RoundTripper
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
+	return b.next.RoundTrip(r)
 }
 
 func callerToken(t *testing.T, secret, sub string) string {
@@ -291,7 +291,7 @@ func connect(t *testing.T, url, token string) *mcp.ClientSession {
 	return cs
 }
 
-func upload(t *testing.T, url, token, name string, body []byte) (int, wire.Upload, string) {
+func upload(t testing.TB, url, token, name string, body []byte) (int, wire.Upload, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url+"/uploads", bytes.NewReader(body))
 	req.Header.Set("X-Filename", name)

@@ -28,7 +28,7 @@ func newTestService(t testing.TB, edit func(*Config)) *Service {
 
 // serveTestService serves svc on a loopback httptest server and sets its
 // public URL to that server's address.
-func serveTestService(t *testing.T, edit func(*Config)) (*Service, *httptest.Server) {
+func serveTestService(t testing.TB, edit func(*Config)) (*Service, *httptest.Server) {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	url := "http://" + srv.Listener.Addr().String()

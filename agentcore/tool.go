@@ -22,6 +22,16 @@ type Tool struct {
 	Description string
 	// ReadOnly marks a tool that changes nothing but its own outputs.
 	ReadOnly bool
+	// InputTypes optionally lists the MIME types of the files the tool takes
+	// ("image/png", "application/pdf"); the A2A agent card shows them as the
+	// skill's input modes. Default: any ("*/*") for a tool with files.
+	InputTypes []string
+	// OutputTypes optionally lists the MIME types of the files the tool
+	// produces, for the skill's output modes. Default: any ("*/*").
+	OutputTypes []string
+	// Examples optionally lists example requests for the agent card. Default:
+	// one derived from the input schema.
+	Examples []string
 }
 
 // ToolDef is a registered tool: its description, its input schema, and the

@@ -584,3 +584,21 @@ func TestLoopbackNamesAreOneOrigin(t *testing.T) {
 		t.Errorf("agent reached as localhost, URLs on 127.0.0.1: produced %v, failed %v", got, client.FailedFiles(res))
 	}
 }
+
+// The cap holds for a file the result carries embedded as for one that is
+// downloaded: MaxDownloadBytes bounds what the registry takes, not only
+// what the network brings.
+func TestOverCapEmbeddedFileIsRefused(t *testing.T) {
+	a := testagent.Start(t, testagent.Options{EmbedMaxBytes: 64 << 10})
+	s := connect(t, a, sessionOptions{tune: func(c *client.Config) { c.MaxDownloadBytes = 100 }})
+	s.attach(t, "a.txt", bytes.Repeat([]byte("alpha\n"), 200))
+	res := s.mustCall(t, "archive_files", `{"sources": "a.txt", "name": "small"}`)
+	failed := client.FailedFiles(res)
+	if len(failed) == 0 || !strings.Contains(failed[0], "small.zip") || !strings.Contains(failed[0], "over the cap") {
+		t.Fatalf("failed = %q, want small.zip over the cap of 100 bytes", failed)
+	}
+	if _, err := s.reg.Lookup("small.zip"); err == nil {
+		t.Error("small.zip, over the cap, is in the registry")
+	}
+	assertModelView(t, res)
+}

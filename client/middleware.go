@@ -225,7 +225,7 @@ func (m *Middleware) RewriteArguments(ctx context.Context, tool *mcp.Tool, args 
 	if err != nil {
 		return nil, err
 	}
-	if !s.hasFiles(s.root, 0) {
+	if !s.hasFiles(s.root) {
 		return args, nil
 	}
 	decoded, err := decodeArgs(args)

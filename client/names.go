@@ -4,38 +4,30 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/agentura/agentura/filename"
 )
 
-// maxNameBytes caps a registry name, folders included.
-const maxNameBytes = 1024
-
-// CleanName makes name safe as a registry name: backslashes become slashes,
-// each folder segment loses control and bidi characters, surrounding blanks
-// and leading dots (so no "..", no hidden files, no escape from the
-// registry folder), empty segments vanish. Folders are kept:
+// CleanName makes name safe as a registry name. It cleans as the agents
+// clean display names (filename.Clean: backslashes become slashes;
+// empty, "." and ".." segments go; control and invisible formatting
+// characters such as bidi overrides go; a segment over 255 bytes is
+// shortened, keeping its extension) and takes leading dots off each
+// segment, so there are no hidden files either. Folders are kept:
 // "images/diagram_002.png" stays as it is. A name with nothing left is an
 // error.
 func CleanName(name string) (string, error) {
 	var segs []string
-	for _, seg := range strings.Split(strings.ReplaceAll(name, `\`, "/"), "/") {
-		seg = strings.Map(func(r rune) rune {
-			if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == unicode.ReplacementChar {
-				return -1
+	if filename.Base(name) != "" {
+		for _, seg := range strings.Split(filename.Clean(name), "/") {
+			seg = strings.TrimLeftFunc(seg, func(r rune) bool { return r == '.' || unicode.IsSpace(r) })
+			if seg != "" {
+				segs = append(segs, seg)
 			}
-			return r
-		}, seg)
-		seg = strings.TrimLeft(strings.TrimSpace(seg), ".")
-		seg = strings.TrimSpace(seg)
-		if seg != "" {
-			segs = append(segs, seg)
 		}
 	}
-	clean := strings.Join(segs, "/")
-	if clean == "" {
+	if len(segs) == 0 {
 		return "", fmt.Errorf("file name %q has no usable characters: give the file a name such as report.pdf", name)
 	}
-	if len(clean) > maxNameBytes {
-		return "", fmt.Errorf("file name of %d bytes is too long: at most %d", len(clean), maxNameBytes)
-	}
-	return clean, nil
+	return strings.Join(segs, "/"), nil
 }

@@ -98,6 +98,10 @@ func FailedFiles(res *mcp.CallToolResult) []string {
 // (no download), else by downloading its URL.
 func (m *Middleware) fetch(ctx context.Context, f *produced, source string) (Entry, error) {
 	if f.hasBytes {
+		if max := m.cfg.MaxDownloadBytes; int64(len(f.embedded)) > max {
+			return Entry{}, fmt.Errorf("%s: %w: the embedded copy has %d bytes, over the cap of %d (Config.MaxDownloadBytes; agentura: --max-download)",
+				f.name, ErrTooLarge, len(f.embedded), max)
+		}
 		if f.size >= 0 && int64(len(f.embedded)) != f.size {
 			return Entry{}, fmt.Errorf("the embedded copy has %d bytes, the result says %d", len(f.embedded), f.size)
 		}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/filetype"
 )
 
@@ -272,17 +273,8 @@ func (r *Registry) reserve(name string) (string, error) {
 		return "", errors.New("registry is closed")
 	}
 	r.sweepLocked()
-	dir, base := path.Split(name)
-	ext := path.Ext(base)
-	stem := strings.TrimSuffix(base, ext)
-	if stem == "" { // ".env": the dot starts the name, not an extension
-		stem, ext = base, ""
-	}
 	for i := 1; i < 10000; i++ {
-		cand := name
-		if i > 1 {
-			cand = fmt.Sprintf("%s%s (%d)%s", dir, stem, i, ext)
-		}
+		cand := filename.Numbered(name, i)
 		if !r.takenLocked(cand) {
 			r.reserved[cand] = true
 			return cand, nil

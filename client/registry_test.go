@@ -196,3 +196,29 @@ func TestCleanName(t *testing.T) {
 		}
 	}
 }
+
+// A name any file system can hold: a produced file of another server may
+// carry a name of any length, and a segment over 255 bytes cannot be
+// created. It is shortened, keeping its extension, as the agent does.
+func TestRegistryTakesOverlongNames(t *testing.T) {
+	r := newRegistry(t, nil)
+	long := strings.Repeat("é", 200) + ".pdf" // 404 bytes
+	e := add(t, r, "reports/"+long, "x")
+	dir, base := filepath.Split(e.Name)
+	if dir != "reports/" || len(base) > 255 || !strings.HasSuffix(base, ".pdf") {
+		t.Errorf("stored as %q (%d bytes)", e.Name, len(base))
+	}
+	// A second one of the same name still gets a distinct name that fits.
+	e2 := add(t, r, "reports/"+long, "y")
+	if e2.Name == e.Name || len(filepath.Base(e2.Name)) > 255 {
+		t.Errorf("second stored as %q (%d bytes)", e2.Name, len(filepath.Base(e2.Name)))
+	}
+	for _, name := range []string{".  .", ". x/. .", " ..a/b"} {
+		got, err := client.CleanName(name)
+		for _, seg := range strings.Split(got, "/") {
+			if err == nil && (seg == "" || strings.HasPrefix(seg, ".") || strings.TrimSpace(seg) != seg) {
+				t.Errorf("CleanName(%q) = %q: segment %q", name, got, seg)
+			}
+		}
+	}
+}

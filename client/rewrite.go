@@ -27,7 +27,7 @@ func (w *rewriter) rewriteArgs(ctx context.Context, args any) (any, error) {
 
 func (w *rewriter) value(ctx context.Context, v any, n map[string]any, at string, depth int) (any, error) {
 	n = w.s.deref(n)
-	if n == nil || v == nil || depth > maxSchemaDepth || !w.s.hasFiles(n, 0) {
+	if n == nil || v == nil || depth > maxSchemaDepth || !w.s.hasFiles(n) {
 		return v, nil
 	}
 	if isFile(n) {
@@ -64,12 +64,12 @@ func (w *rewriter) value(ctx context.Context, v any, n map[string]any, at string
 		for _, k := range sortedKeys(props) {
 			pn, _ := props[k].(map[string]any)
 			pn = w.s.deref(pn)
-			if pn == nil || !w.s.hasFiles(pn, 0) {
+			if pn == nil || !w.s.hasFiles(pn) {
 				continue
 			}
 			p := joinPath(at, k)
 			cur, present := obj[k]
-			if s, _ := cur.(string); isFile(pn) && !isArray(pn) && !w.s.acceptsObject(pn, 0) && s == "" {
+			if s, _ := cur.(string); isFile(pn) && !isArray(pn) && !w.s.acceptsObject(pn) && s == "" {
 				// An item's file field left empty: the item's name is the reference.
 				if name, _ := obj["name"].(string); name != "" {
 					cur, present = name, true
@@ -95,7 +95,7 @@ func (w *rewriter) pick(v any, bs []map[string]any) map[string]any {
 	var arrayBranch map[string]any
 	for _, b := range bs {
 		d := w.s.deref(b)
-		if d == nil || !w.s.hasFiles(d, 0) {
+		if d == nil || !w.s.hasFiles(d) {
 			continue
 		}
 		if isFile(d) {
@@ -121,13 +121,13 @@ func (w *rewriter) pick(v any, bs []map[string]any) map[string]any {
 // file resolves a field marked x-file: one file, or a list of them. A
 // lone value for a field that only takes lists becomes a list of one.
 func (w *rewriter) file(ctx context.Context, v any, n map[string]any, at string) (any, error) {
-	items, isList := w.s.arrayItems(n, 0)
+	items, isList := w.s.arrayItems(n)
 	if !isList {
 		return w.one(ctx, v, n, at)
 	}
 	list, ok := v.([]any)
 	if !ok {
-		if w.s.acceptsSingle(n, 0) {
+		if w.s.acceptsSingle(n) {
 			return w.one(ctx, v, n, at)
 		}
 		list = []any{v}
@@ -156,7 +156,7 @@ func (w *rewriter) one(ctx context.Context, v any, n map[string]any, at string) 
 		if err != nil {
 			return nil, fieldError(at, err)
 		}
-		if n != nil && w.s.acceptsObject(n, 0) {
+		if n != nil && w.s.acceptsObject(n) {
 			return map[string]any{"name": name, "content": content}, nil
 		}
 		return content, nil

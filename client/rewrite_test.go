@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -120,5 +121,74 @@ func TestBaseURLFromEndpoint(t *testing.T) {
 	}
 	if _, err := client.BaseURLFromEndpoint("localhost:8001"); err == nil {
 		t.Error("a URL without scheme was accepted")
+	}
+}
+
+// A recursive schema, as a tree type has (each node with two children of
+// its own type), is walked once per node, not once per path: 2^64 paths
+// would never end.
+func TestRecursiveSchemasAreWalkedOnce(t *testing.T) {
+	const tree = `{
+  "type": "object",
+  "$defs": {
+    "node": {"type": "object", "properties": {
+      "left": {"$ref": "#/$defs/node"}, "right": {"$ref": "#/$defs/node"},
+      "label": {"type": "string"}, "attachment": {"type": "string", "x-file": true}}},
+    "plain": {"type": "object", "properties": {
+      "left": {"$ref": "#/$defs/plain"}, "right": {"$ref": "#/$defs/plain"}, "label": {"type": "string"}}}
+  },
+  "properties": {"root": {"$ref": "#/$defs/node"}, "other": {"$ref": "#/$defs/plain"}}
+}`
+	done := make(chan struct{})
+	var fields []client.FileField
+	var out map[string]any
+	var ferr, rerr error
+	go func() {
+		defer close(done)
+		var s any
+		json.Unmarshal([]byte(tree), &s)
+		fields, ferr = client.FileFields(s)
+		out, rerr = rewrite(t, tree, `{"root": {"attachment": "a.txt", "left": {"attachment": "a.txt"}}, "other": {"left": {"label": "x"}}}`)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a recursive schema was still being walked after 30 s")
+	}
+	if ferr != nil || rerr != nil {
+		t.Fatalf("FileFields: %v; rewrite: %v", ferr, rerr)
+	}
+	if len(fields) == 0 || fields[0].Path != "root.attachment" {
+		t.Errorf("file fields = %+v, want root.attachment first", fields)
+	}
+	root := out["root"].(map[string]any)
+	left := root["left"].(map[string]any)
+	for _, c := range []any{root["attachment"], left["attachment"]} {
+		if s, _ := c.(string); !strings.HasPrefix(s, "data:") {
+			t.Errorf("attachment not sent as a data URI: %v", c)
+		}
+	}
+}
+
+// A schema whose branches name themselves (anyOf [A, A] in A) is nonsense,
+// but one a server may send: it must not hang the host either.
+func TestSelfReferringBranchesEnd(t *testing.T) {
+	const loop = `{
+  "type": "object",
+  "$defs": {"a": {"x-file": true, "anyOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/a"}, {"type": "string"}]}},
+  "properties": {"f": {"$ref": "#/$defs/a"}}
+}`
+	done := make(chan error, 1)
+	go func() {
+		_, err := rewrite(t, loop, `{"f": "a.txt"}`)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("rewrite: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("self-referring branches were still being walked after 30 s")
 	}
 }

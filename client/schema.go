@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -23,6 +24,9 @@ const maxSchemaDepth = 64
 // to resolve "$ref"s against.
 type schema struct {
 	root map[string]any
+	// files caches hasFiles by node: a schema is walked per value, and
+	// recursive schemas are common (tree types).
+	files map[uintptr]bool
 }
 
 // parseSchema turns a tool's input schema (whatever type the go-sdk holds it
@@ -31,7 +35,7 @@ func parseSchema(s any) (*schema, error) {
 	var m map[string]any
 	switch v := s.(type) {
 	case nil:
-		return &schema{root: map[string]any{}}, nil
+		return &schema{root: map[string]any{}, files: map[uintptr]bool{}}, nil
 	case map[string]any:
 		m = v
 	default:
@@ -43,7 +47,7 @@ func parseSchema(s any) (*schema, error) {
 			return nil, fmt.Errorf("read the tool's input schema: %w", err)
 		}
 	}
-	return &schema{root: m}, nil
+	return &schema{root: m, files: map[uintptr]bool{}}, nil
 }
 
 // deref follows "$ref"s ("#/$defs/X", "#/definitions/X", any local JSON
@@ -138,47 +142,95 @@ func isObject(n map[string]any) bool {
 
 // acceptsObject reports whether a value of node may be an object, itself or
 // through one of its branches.
-func (s *schema) acceptsObject(n map[string]any, depth int) bool {
-	n = s.deref(n)
-	if n == nil || depth > maxSchemaDepth {
-		return false
-	}
-	if isObject(n) {
-		return true
-	}
-	for _, b := range branches(n) {
-		if s.acceptsObject(b, depth+1) {
-			return true
-		}
-	}
-	return false
+func (s *schema) acceptsObject(n map[string]any) bool {
+	return s.branchWhere(n, isObject) != nil
 }
 
-// hasFiles reports whether node or anything below it is a file field.
-func (s *schema) hasFiles(n map[string]any, depth int) bool {
+// branchWhere returns the first of node and its branches, depth first,
+// that ok accepts; each node is looked at once, so branches that name
+// themselves end.
+func (s *schema) branchWhere(n map[string]any, ok func(map[string]any) bool) map[string]any {
+	seen := map[uintptr]bool{}
+	var walk func(m map[string]any) map[string]any
+	walk = func(m map[string]any) map[string]any {
+		m = s.deref(m)
+		if m == nil || seen[nodeKey(m)] {
+			return nil
+		}
+		seen[nodeKey(m)] = true
+		if ok(m) {
+			return m
+		}
+		for _, b := range branches(m) {
+			if found := walk(b); found != nil {
+				return found
+			}
+		}
+		return nil
+	}
+	return walk(n)
+}
+
+// hasFiles reports whether node or anything below it is a file field. It
+// searches the schema as the graph it is, each node once: a recursive
+// schema has cycles, and the paths of a tree type (a node with two
+// children of its own type) double with every level.
+func (s *schema) hasFiles(n map[string]any) bool {
 	n = s.deref(n)
-	if n == nil || depth > maxSchemaDepth {
+	if n == nil {
 		return false
 	}
-	if isFile(n) {
-		return true
+	start := nodeKey(n)
+	if v, ok := s.files[start]; ok {
+		return v
 	}
-	if items, ok := n["items"].(map[string]any); ok && s.hasFiles(items, depth+1) {
-		return true
+	seen := map[uintptr]bool{}
+	var reach func(m map[string]any) bool
+	reach = func(m map[string]any) bool {
+		m = s.deref(m)
+		if m == nil {
+			return false
+		}
+		k := nodeKey(m)
+		if seen[k] {
+			return false
+		}
+		seen[k] = true
+		if v, ok := s.files[k]; ok { // a complete answer of an earlier search
+			return v
+		}
+		if isFile(m) {
+			return true
+		}
+		for _, c := range children(m) {
+			if reach(c) {
+				return true
+			}
+		}
+		return false
+	}
+	found := reach(n)
+	s.files[start] = found
+	return found
+}
+
+// children are the sub-schemas of node: items, properties and branches.
+func children(n map[string]any) []map[string]any {
+	var out []map[string]any
+	if items, ok := n["items"].(map[string]any); ok {
+		out = append(out, items)
 	}
 	props, _ := n["properties"].(map[string]any)
-	for _, p := range props {
-		if pm, ok := p.(map[string]any); ok && s.hasFiles(pm, depth+1) {
-			return true
+	for _, k := range sortedKeys(props) {
+		if pm, ok := props[k].(map[string]any); ok {
+			out = append(out, pm)
 		}
 	}
-	for _, b := range branches(n) {
-		if s.hasFiles(b, depth+1) {
-			return true
-		}
-	}
-	return false
+	return append(out, branches(n)...)
 }
+
+// nodeKey identifies a decoded schema node (a map) by its identity.
+func nodeKey(n map[string]any) uintptr { return reflect.ValueOf(n).Pointer() }
 
 // FileField is a file parameter found in a tool's input schema.
 type FileField struct {
@@ -199,25 +251,29 @@ func FileFields(inputSchema any) ([]FileField, error) {
 	}
 	var out []FileField
 	seen := map[string]bool{}
-	s.collect(s.root, "", 0, seen, &out)
+	s.collect(s.root, "", 0, seen, map[uintptr]bool{}, &out)
 	return out, nil
 }
 
-func (s *schema) collect(n map[string]any, at string, depth int, seen map[string]bool, out *[]FileField) {
+// collect lists the file fields below n. A node already on the path is not
+// entered again: a recursive type's fields are listed at its first level.
+func (s *schema) collect(n map[string]any, at string, depth int, seen map[string]bool, onPath map[uintptr]bool, out *[]FileField) {
 	n = s.deref(n)
-	if n == nil || depth > maxSchemaDepth {
+	if n == nil || depth > maxSchemaDepth || !s.hasFiles(n) || onPath[nodeKey(n)] {
 		return
 	}
+	onPath[nodeKey(n)] = true
+	defer delete(onPath, nodeKey(n))
 	if isFile(n) {
 		if !seen[at] {
 			seen[at] = true
-			_, list := s.arrayItems(n, 0)
+			_, list := s.arrayItems(n)
 			*out = append(*out, FileField{Path: at, Array: list})
 		}
 		return
 	}
 	if items, ok := n["items"].(map[string]any); ok {
-		s.collect(items, at+"[]", depth+1, seen, out)
+		s.collect(items, at+"[]", depth+1, seen, onPath, out)
 	}
 	props, _ := n["properties"].(map[string]any)
 	for _, k := range sortedKeys(props) {
@@ -226,11 +282,11 @@ func (s *schema) collect(n map[string]any, at string, depth int, seen map[string
 			if at != "" {
 				p = at + "." + k
 			}
-			s.collect(pm, p, depth+1, seen, out)
+			s.collect(pm, p, depth+1, seen, onPath, out)
 		}
 	}
 	for _, b := range branches(n) {
-		s.collect(b, at, depth+1, seen, out)
+		s.collect(b, at, depth+1, seen, onPath, out)
 	}
 }
 
@@ -245,37 +301,17 @@ func sortedKeys(m map[string]any) []string {
 
 // arrayItems returns the item schema of node when node, or one of its
 // branches, describes an array.
-func (s *schema) arrayItems(n map[string]any, depth int) (map[string]any, bool) {
-	n = s.deref(n)
-	if n == nil || depth > maxSchemaDepth {
+func (s *schema) arrayItems(n map[string]any) (map[string]any, bool) {
+	a := s.branchWhere(n, isArray)
+	if a == nil {
 		return nil, false
 	}
-	if isArray(n) {
-		items, _ := n["items"].(map[string]any)
-		return items, true
-	}
-	for _, b := range branches(n) {
-		if items, ok := s.arrayItems(b, depth+1); ok {
-			return items, true
-		}
-	}
-	return nil, false
+	items, _ := a["items"].(map[string]any)
+	return items, true
 }
 
 // acceptsSingle reports whether node, or one of its branches, takes a single
 // file: an object or a string rather than an array (or null).
-func (s *schema) acceptsSingle(n map[string]any, depth int) bool {
-	n = s.deref(n)
-	if n == nil || depth > maxSchemaDepth {
-		return false
-	}
-	if isObject(n) || hasType(n, "string") {
-		return true
-	}
-	for _, b := range branches(n) {
-		if s.acceptsSingle(b, depth+1) {
-			return true
-		}
-	}
-	return false
+func (s *schema) acceptsSingle(n map[string]any) bool {
+	return s.branchWhere(n, func(m map[string]any) bool { return isObject(m) || hasType(m, "string") }) != nil
 }

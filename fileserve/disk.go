@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/filetype"
 )
 
@@ -475,7 +476,7 @@ func scanData(ctx context.Context, path string, f NewFile) (Meta, error) {
 
 // describe builds the metadata of a written file.
 func describe(f NewFile, size int64, sum, head []byte) Meta {
-	name := CleanName(f.Name)
+	name := filename.Clean(f.Name)
 	mimeType := f.MIMEType
 	if mimeType == "" {
 		mimeType = filetype.Detect(head, name)

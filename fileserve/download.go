@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/signing"
 )
@@ -71,22 +72,18 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "token does not name a storage area")
 		return
 	}
-	obj, m, err := s.store.Open(r.Context(), area, c.Owner, id)
-	if errors.Is(err, ErrNotFound) {
-		writeError(w, http.StatusNotFound, "file not found: it has expired and been deleted, or never existed; ask the agent for it again")
+	if s.redirect != nil && r.Method == http.MethodGet {
+		s.redirectFile(w, r, c, area)
 		return
 	}
+	obj, m, err := s.store.Open(r.Context(), area, c.Owner, id)
 	if err != nil {
-		s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: open file for download", slog.String("id", id), slog.String("error", err.Error()))
-		writeError(w, http.StatusInternalServerError, "the file could not be read; try again later")
+		s.storeFailed(w, r, id, err)
 		return
 	}
 	defer obj.Close()
 
-	ctype := m.MIMEType
-	if ctype == "" {
-		ctype = filetype.Generic
-	}
+	ctype := contentType(m)
 	// Keys are canonical already; the fixed values are shared slices, which
 	// net/http only reads. This is the hot path of small downloads.
 	h := w.Header()
@@ -98,6 +95,25 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	h["Content-Security-Policy"] = headerCSP
 	h["Referrer-Policy"] = headerNoReferrer
 	http.ServeContent(w, r, "", m.Created, sizedObject(obj, m.Size))
+}
+
+// storeFailed answers a failure to find or read a file: 404 when it is not
+// there, 500 (logged) otherwise.
+func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, id string, err error) {
+	if errors.Is(err, ErrNotFound) {
+		writeError(w, http.StatusNotFound, "file not found: it has expired and been deleted, or never existed; ask the agent for it again")
+		return
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: open file for download", slog.String("id", id), slog.String("error", err.Error()))
+	writeError(w, http.StatusInternalServerError, "the file could not be read; try again later")
+}
+
+// contentType is the type a file is served with.
+func contentType(m Meta) string {
+	if m.MIMEType == "" {
+		return filetype.Generic
+	}
+	return m.MIMEType
 }
 
 // sizedObject lets ServeContent learn the size of a freshly opened file from
@@ -210,11 +226,20 @@ func cacheControl(expires, now time.Time) string {
 	return "private, max-age=" + strconv.FormatInt(secs, 10)
 }
 
+// baseName is the last segment of a cleaned name: what a downloaded file is
+// called on the user's disk.
+func baseName(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		return name[i+1:]
+	}
+	return name
+}
+
 // contentDisposition is `attachment` with both an ASCII filename= fallback
 // and the exact UTF-8 name in filename*= (RFC 6266, RFC 8187).
 func contentDisposition(name string) string {
 	if name == "" {
-		name = DefaultName
+		name = filename.Default
 	}
 	var fallback, exact strings.Builder
 	for _, r := range name {

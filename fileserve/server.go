@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/signing"
 	"github.com/agentura/agentura/wire"
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,6 +46,11 @@ type Config struct {
 	Owner func(*http.Request) (string, error)
 	// Logger receives server-side failures; nil means slog.Default().
 	Logger *slog.Logger
+	// Redirect, when not nil, answers each GET of /files/ whose token is
+	// valid with 302 to a short-lived URL of the file straight from the
+	// store (AGENT_S3_REDIRECT); HEAD is still answered here. nil: every
+	// download streams through the server.
+	Redirect Presigner
 	// Metrics, when not nil, receives agentura_downloads_total{status},
 	// agentura_download_bytes_total and agentura_uploads_total{status}.
 	Metrics prometheus.Registerer
@@ -68,6 +74,7 @@ type Server struct {
 	ttl       time.Duration
 	maxUpload int64
 	owner     func(*http.Request) (string, error)
+	redirect  Presigner
 	log       *slog.Logger
 	metrics   *serverMetrics
 	now       func() time.Time
@@ -105,6 +112,7 @@ func NewServer(cfg Config) (*Server, error) {
 		ttl:       cfg.URLTTL,
 		maxUpload: cfg.MaxUploadBytes,
 		owner:     cfg.Owner,
+		redirect:  cfg.Redirect,
 		log:       cfg.Logger,
 		metrics:   m,
 		tokens:    newTokenCache(),
@@ -148,7 +156,7 @@ func (s *Server) URL(m Meta) (string, error) {
 // escapeName escapes each segment of a display name for a URL path, keeping
 // the slashes between them.
 func escapeName(name string) string {
-	segs := strings.Split(CleanName(name), "/")
+	segs := strings.Split(filename.Clean(name), "/")
 	for i, seg := range segs {
 		segs[i] = url.PathEscape(seg)
 	}

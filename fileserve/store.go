@@ -64,7 +64,10 @@ type Object interface {
 // Store keeps files. Implementations must make additions atomic (a file is
 // either absent or complete and described by its metadata; a crash mid-write
 // leaves nothing visible) and must keep an Object readable to its end even if
-// the file is deleted while it is open.
+// the file is deleted while it is read. DiskStore and S3Store implement it,
+// and fileserve/storetest is the suite every implementation passes. (An
+// S3Store Object fetches lazily: a file deleted between Open and the first
+// Read fails that Read; once reading has begun it goes on to the end.)
 type Store interface {
 	// Put streams r into a new file and returns its metadata.
 	Put(ctx context.Context, f NewFile, r io.Reader) (Meta, error)

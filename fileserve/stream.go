@@ -2,7 +2,9 @@ package fileserve
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"hash"
 	"io"
 
 	"github.com/agentura/agentura/filetype"
@@ -68,4 +70,40 @@ func (s sourceReader) Read(p []byte) (int, error) {
 		err = &readError{err}
 	}
 	return n, err
+}
+
+// scanReader passes the content of a new file through to a consumer that
+// pulls (an S3 upload) while hashing it, keeping its head for type
+// detection, capping its size and stopping when ctx ends: what writeData
+// does for a file written to disk.
+type scanReader struct {
+	src  io.Reader // errors wrapped into *readError, reads fail once ctx ends
+	hash hash.Hash
+	head headWriter
+	cap  capWriter
+}
+
+// newScanReader scans r, failing with ErrTooLarge past max bytes (max <= 0:
+// no cap).
+func newScanReader(ctx context.Context, r io.Reader, max int64) *scanReader {
+	s := &scanReader{src: sourceReader{ctxReader{ctx, r}}, hash: sha256.New()}
+	s.cap = capWriter{w: io.MultiWriter(s.hash, &s.head), max: max}
+	return s
+}
+
+// Read implements io.Reader.
+func (s *scanReader) Read(p []byte) (int, error) {
+	n, err := s.src.Read(p)
+	if n > 0 {
+		if _, werr := s.cap.Write(p[:n]); werr != nil {
+			return 0, werr
+		}
+	}
+	return n, err
+}
+
+// describe returns the metadata of what was read so far, without id and
+// creation time.
+func (s *scanReader) describe(f NewFile) Meta {
+	return describe(f, s.cap.n, s.hash.Sum(nil), s.head.head)
 }

@@ -140,7 +140,7 @@ func uploadSource(r *http.Request) (name string, body io.Reader, err error) {
 
 // partFileName returns the filename parameter of a part's
 // Content-Disposition, with its folders (multipart.Part.FileName drops
-// them; CleanName makes them safe).
+// them; filename.Clean makes them safe).
 func partFileName(disposition string) string {
 	_, params, err := mime.ParseMediaType(disposition)
 	if err != nil {

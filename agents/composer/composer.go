@@ -78,11 +78,20 @@ func RegisterWithLimits(svc *agentcore.Service, lim Limits) error {
 			"as a pdf, docx, pptx, html or md document. Pictures are shown with ![alt](name) where name is one of " +
 			"the embeds. A line '---' starts a new page (pdf, docx) or slide (pptx); in pptx each # or ## heading " +
 			"starts a slide too. html is one self-contained page; md is the Markdown plus images/<name> files.",
+		InputTypes: []string{"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "image/tiff"},
+		OutputTypes: []string{
+			"application/pdf",
+			"application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+			"application/vnd.openxmlformats-officedocument.presentationml.presentation",
+			"text/html", "text/markdown",
+		},
 	}, c.compose)
 	agentcore.AddTool(svc, agentcore.Tool{
 		Name:        "merge_pdfs",
 		Title:       "Merge PDFs",
 		Description: "Merge PDF files into one PDF, in the order given.",
+		InputTypes:  []string{"application/pdf"},
+		OutputTypes: []string{"application/pdf"},
 	}, c.merge)
 	return nil
 }

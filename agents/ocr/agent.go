@@ -71,19 +71,25 @@ func (a *Agent) Register(svc *agentcore.Service) error {
 	if err := a.engine.metrics.register(svc.Registry()); err != nil {
 		return err
 	}
+	inputs := []string{"image/png", "image/jpeg", "image/tiff", "application/pdf"}
+	outputs := []string{"application/pdf", "text/vnd.hocr+html", "text/tab-separated-values"}
 	agentcore.AddTool(svc, agentcore.Tool{
 		Name:  "ocr_document",
 		Title: "Read the text of a scan or PDF",
 		Description: "Recognise the text in one scan, photo or PDF (PNG, JPEG, TIFF or PDF; PDF pages are rendered at 300 dpi). " +
 			"Returns the text page by page, and on request a searchable PDF, hOCR or TSV file.",
-		ReadOnly: true,
+		ReadOnly:    true,
+		InputTypes:  inputs,
+		OutputTypes: outputs,
 	}, a.ocrDocument)
 	agentcore.AddTool(svc, agentcore.Tool{
 		Name:  "ocr_batch",
 		Title: "Read the text of several scans or PDFs",
 		Description: fmt.Sprintf("Recognise the text in several files at once (up to %d), in parallel. "+
 			"Each file gets its own result, or its own error: one bad file does not fail the others.", MaxBatch),
-		ReadOnly: true,
+		ReadOnly:    true,
+		InputTypes:  inputs,
+		OutputTypes: outputs,
 	}, a.ocrBatch)
 	svc.AddReadinessCheck("tesseract", a.checkTesseract)
 	svc.AddReadinessCheck("pdftoppm", a.checkPoppler)

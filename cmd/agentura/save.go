@@ -6,11 +6,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
 
 	"github.com/agentura/agentura/client"
+	"github.com/agentura/agentura/filename"
 )
 
 // saveFile puts the registry file e under dir, keeping its sub-folders
@@ -44,13 +43,8 @@ func saveFile(e client.Entry, dir string) (string, error) {
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		return "", fmt.Errorf("save %s: %w", e.Name, err)
 	}
-	ext := path.Ext(dst)
-	stem := strings.TrimSuffix(dst, ext)
 	for i := 1; i < 10000; i++ {
-		cand := dst
-		if i > 1 {
-			cand = fmt.Sprintf("%s (%d)%s", stem, i, ext)
-		}
+		cand := filepath.Join(dir, filepath.FromSlash(filename.Numbered(e.Name, i)))
 		// A hard link fails if cand exists: no race with another writer, no overwrite.
 		err := os.Link(tmp.Name(), cand)
 		if err == nil {

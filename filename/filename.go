@@ -1,4 +1,9 @@
-package fileserve
+// Package filename holds the rules for display names of files: how a name
+// given by a client, a tool or a model is cleaned (Clean, Base), how long it
+// may be, and how a taken name is numbered ("report (2).pdf", Numbered).
+// Agents, the file service and clients all name files by these rules, so it
+// imports only the standard library and any of them may import it.
+package filename
 
 import (
 	"path"
@@ -7,35 +12,35 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of a display name after CleanName.
+// Limits of a display name after Clean.
 const (
-	// MaxNameSegmentBytes is the longest segment (file or folder name) kept,
+	// MaxSegmentBytes is the longest segment (file or folder name) kept,
 	// the limit of common file systems.
-	MaxNameSegmentBytes = 255
-	// MaxNameBytes is the longest whole name kept; leading folders are
+	MaxSegmentBytes = 255
+	// MaxBytes is the longest whole name kept; leading folders are
 	// dropped to fit.
-	MaxNameBytes = 1024
+	MaxBytes = 1024
 	// maxExtBytes is the longest extension kept when a segment is shortened.
 	maxExtBytes = 32
 )
 
-// DefaultName is the name of a file whose given name is empty after cleaning.
-const DefaultName = "file"
+// Default is the name of a file whose given name is empty after cleaning.
+const Default = "file"
 
-// CleanName turns a name given by a client or a tool into a safe display
+// Clean turns a name given by a client or a tool into a safe display
 // name. A relative sub-path such as "images/a.png" is kept, but each segment
 // is cleaned: backslashes count as separators, empty, "." and ".." segments
 // (and any made only of dots) are dropped, control and invisible formatting
 // characters (NUL, newlines, bidirectional overrides) are removed, invalid
 // UTF-8 becomes "_", surrounding spaces are trimmed, and a segment longer than
-// MaxNameSegmentBytes is shortened keeping its extension. The result never
+// MaxSegmentBytes is shortened keeping its extension. The result never
 // starts with "/", never climbs out of its folder and is never empty
-// (DefaultName stands in).
+// (Default stands in).
 //
 // Display names never name anything on disk: the store keeps files under
 // random ids. Cleaning makes them safe to show, to put in headers and URLs,
 // and to use as the base name of a local copy.
-func CleanName(name string) string {
+func Clean(name string) string {
 	name = strings.ToValidUTF8(name, "_")
 	name = strings.ReplaceAll(name, `\`, "/")
 	var segs []string
@@ -44,11 +49,11 @@ func CleanName(name string) string {
 			segs = append(segs, seg)
 		}
 	}
-	for len(segs) > 1 && len(strings.Join(segs, "/")) > MaxNameBytes {
+	for len(segs) > 1 && len(strings.Join(segs, "/")) > MaxBytes {
 		segs = segs[1:]
 	}
 	if len(segs) == 0 {
-		return DefaultName
+		return Default
 	}
 	return strings.Join(segs, "/")
 }
@@ -68,7 +73,7 @@ func cleanSegment(seg string) string {
 	if strings.Trim(seg, ".") == "" {
 		return ""
 	}
-	return shorten(seg, MaxNameSegmentBytes)
+	return shorten(seg, MaxSegmentBytes)
 }
 
 // shorten cuts seg to at most limit bytes at a rune boundary, keeping a
@@ -77,32 +82,41 @@ func shorten(seg string, limit int) string {
 	if len(seg) <= limit {
 		return seg
 	}
-	ext := path.Ext(seg)
-	if len(ext) > maxExtBytes || len(ext) == len(seg) {
+	stem, ext := splitExt(seg)
+	if len(ext) > maxExtBytes {
+		stem, ext = seg, ""
+	}
+	return cut(stem, limit-len(ext)) + ext
+}
+
+// splitExt splits a segment into stem and extension. The dot that starts a
+// dotfile (".env") starts its name, not an extension.
+func splitExt(seg string) (stem, ext string) {
+	ext = path.Ext(seg)
+	if len(ext) == len(seg) {
 		ext = ""
 	}
-	stem := seg[:len(seg)-len(ext)]
-	cut := limit - len(ext)
-	for cut > 0 && !utf8.RuneStart(stem[cut]) {
-		cut--
-	}
-	return strings.TrimSpace(stem[:cut]) + ext
+	return seg[:len(seg)-len(ext)], ext
 }
 
-// baseName is the last segment of a cleaned name: what a downloaded file is
-// called on the user's disk.
-func baseName(name string) string {
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		return name[i+1:]
+// cut returns s cut to at most limit bytes at a rune boundary, without
+// trailing spaces.
+func cut(s string, limit int) string {
+	if len(s) <= limit {
+		return s
 	}
-	return name
+	limit = max(limit, 0)
+	for limit > 0 && !utf8.RuneStart(s[limit]) {
+		limit--
+	}
+	return strings.TrimRightFunc(s[:limit], unicode.IsSpace)
 }
 
-// BaseName returns the last segment of CleanName(name): the name without any
+// Base returns the last segment of Clean(name): the name without any
 // folders, as a local copy of the file is called. It returns "" when name has
 // no usable segment at all (empty, only dots, only control characters), so
 // the caller can fall back to a name of its own.
-func BaseName(name string) string {
+func Base(name string) string {
 	name = strings.ReplaceAll(strings.ToValidUTF8(name, "_"), `\`, "/")
 	segs := strings.Split(name, "/")
 	for i := len(segs) - 1; i >= 0; i-- {

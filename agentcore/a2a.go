@@ -1,0 +1,282 @@
+package agentcore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2asrv"
+	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+	"github.com/agentura/agentura/internal/promreg"
+	"github.com/agentura/agentura/wire"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// A2A endpoints of every agent.
+const (
+	// A2APath serves A2A JSON-RPC (message/send, message/stream, tasks/get,
+	// tasks/cancel, tasks/resubscribe).
+	A2APath = "/a2a"
+	// AgentCardPath serves the agent card, built from the registered tools.
+	AgentCardPath = a2asrv.WellKnownAgentCardPath
+)
+
+// DefaultA2AStatusInterval is how often a running A2A task reports that it
+// is still working, on message/stream.
+const DefaultA2AStatusInterval = 5 * time.Second
+
+// a2aHandler returns the handler of /a2a: a2a-go's JSON-RPC transport over
+// a request handler whose executor runs tools through Invoke.
+func (s *Service) a2aHandler() http.Handler {
+	tasks := newA2ATaskStore(s.cfg.URLTTL, s.cfg.OutputTTL)
+	ended, err := promreg.Register(s.registry, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "agentura_a2a_tasks_total",
+		Help: "A2A tasks by the state they ended in (completed, failed, canceled).",
+	}, []string{"state"}))
+	if err != nil {
+		panic(fmt.Sprintf("agentcore: register A2A metrics: %v", err)) // a name clash is a programming error
+	}
+	h := a2asrv.NewHandler(&a2aExecutor{svc: s, ended: ended},
+		a2asrv.WithLogger(s.log.With("transport", "a2a")),
+		a2asrv.WithTaskStore(tasks),
+		a2asrv.WithCallInterceptor(&a2aInterceptor{tasks: tasks}),
+	)
+	rpc := a2asrv.NewJSONRPCHandler(h)
+	// Inline files arrive as base64 inside JSON-RPC, like MCP's.
+	limit := s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			writeJSONError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+A2APath+"; send A2A JSON-RPC requests with POST")
+			return
+		}
+		if r.ContentLength > limit {
+			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request of %d bytes exceeds the limit of %d (AGENT_MAX_UPLOAD_BYTES as base64 plus 1 MiB); send large files as a file part with a \"uri\" (for instance a signed URL from POST /uploads)", r.ContentLength, limit))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		ctx := context.WithValue(r.Context(), a2aRequestID{}, r.Header.Get("X-Request-Id"))
+		rpc.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// a2aRequestID is the context key of the HTTP request id, for the call's logs.
+type a2aRequestID struct{}
+
+// ownerFromContext is the owner of an A2A request: the subject of its
+// verified bearer token (requireCaller ran before), or AnonymousOwner
+// without authentication. An execution runs in a context detached from the
+// request's cancellation but keeping its values, so this holds there too.
+func ownerFromContext(ctx context.Context) string {
+	if ti := auth.TokenInfoFromContext(ctx); ti != nil && ti.UserID != "" {
+		return ti.UserID
+	}
+	return AnonymousOwner
+}
+
+// a2aExecutor runs a message's skill as a tool call and reports the task.
+type a2aExecutor struct {
+	svc   *Service
+	ended *prometheus.CounterVec // tasks by final state
+}
+
+// Execute reports the task submitted and working, runs the tool through
+// Invoke (with a status update every A2AStatusInterval while it runs), and
+// ends the task completed, with the result as artifacts, or failed, with the
+// error's text as the status message.
+func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	s := x.svc
+	if rc.StoredTask == nil {
+		if err := q.Write(ctx, a2a.NewSubmittedTask(rc, rc.Message)); err != nil {
+			return err
+		}
+	}
+	fail := func(err error) error {
+		x.ended.WithLabelValues(string(a2a.TaskStateFailed)).Inc()
+		ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateFailed, agentText(rc, err.Error()))
+		ev.Final = true
+		return q.Write(ctx, ev)
+	}
+	inline, _ := ctx.Value(a2aInlineKey{}).(map[int]a2a.FileBytes)
+	req, err := parseA2AMessage(rc.Message, inline)
+	if err != nil {
+		return fail(err)
+	}
+	def, ok := s.tool(req.skill)
+	if !ok {
+		return fail(fmt.Errorf("unknown skill %q; this agent's skills are %v (see %s)", req.skill, s.toolNames(), AgentCardPath))
+	}
+	raw, err := req.arguments(def)
+	req = nil // the arguments hold the inline files now
+	if err != nil {
+		return fail(err)
+	}
+
+	working := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, agentText(rc, "running "+def.Name))
+	if err := q.Write(ctx, working); err != nil {
+		return err
+	}
+	requestID, _ := ctx.Value(a2aRequestID{}).(string)
+	// Should reporting fail half-way, the tool stops too.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	type outcome struct {
+		res *Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	start := time.Now()
+	go func(raw []byte) {
+		res, err := s.invoke(ctx, def.Name, ownerFromContext(ctx), requestID, raw)
+		done <- outcome{res, err}
+	}(raw)
+	raw = nil // the call holds the arguments (and inline files) now
+	tick := time.NewTicker(s.a2aStatusInterval())
+	defer tick.Stop()
+	var out outcome
+wait:
+	for {
+		select {
+		case out = <-done:
+			break wait
+		case <-tick.C:
+			elapsed := time.Since(start).Round(time.Second)
+			ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, agentText(rc, fmt.Sprintf("still running %s (%s)", def.Name, elapsed)))
+			ev.Metadata = map[string]any{"elapsed_seconds": int(elapsed.Seconds())}
+			if err := q.Write(ctx, ev); err != nil {
+				return err
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return nil // canceled: Cancel reported the task's end
+	}
+	if out.err != nil {
+		return fail(out.err)
+	}
+	for _, art := range s.a2aArtifacts(ctx, out.res) {
+		ev := &a2a.TaskArtifactUpdateEvent{TaskID: rc.TaskID, ContextID: rc.ContextID, Artifact: art, LastChunk: true}
+		if err := q.Write(ctx, ev); err != nil {
+			return err
+		}
+	}
+	x.ended.WithLabelValues(string(a2a.TaskStateCompleted)).Inc()
+	end := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCompleted, agentText(rc, completedText(def.Name, out.res)))
+	end.Final = true
+	return q.Write(ctx, end)
+}
+
+// Cancel ends the task canceled; a2a-go then cancels the execution's
+// context, which the running tool sees.
+func (x *a2aExecutor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	x.ended.WithLabelValues(string(a2a.TaskStateCanceled)).Inc()
+	ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCanceled, agentText(rc, "canceled by the caller"))
+	ev.Final = true
+	return q.Write(ctx, ev)
+}
+
+func agentText(rc *a2asrv.RequestContext, text string) *a2a.Message {
+	return a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, a2a.TextPart{Text: text})
+}
+
+func completedText(tool string, res *Result) string {
+	switch n := len(res.Files); {
+	case res.Text != "":
+		return res.Text
+	case n == 1:
+		return tool + " produced 1 file"
+	case n > 1:
+		return fmt.Sprintf("%s produced %d files", tool, n)
+	}
+	return tool + " completed"
+}
+
+func (s *Service) a2aStatusInterval() time.Duration {
+	if s.cfg.A2AStatusInterval > 0 {
+		return s.cfg.A2AStatusInterval
+	}
+	return DefaultA2AStatusInterval
+}
+
+// tool returns the registered tool called name.
+func (s *Service) tool(name string) (ToolDef, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rt, ok := s.tools[name]
+	if !ok {
+		return ToolDef{}, false
+	}
+	return rt.def, true
+}
+
+func (s *Service) toolNames() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]string(nil), s.toolOrder...)
+}
+
+// a2aInlineKey is the context key of the inline bytes taken out of an
+// incoming message, by part index.
+type a2aInlineKey struct{}
+
+// a2aInterceptor guards tasks by owner and keeps inline file bytes out of
+// task history.
+type a2aInterceptor struct {
+	a2asrv.PassthroughCallInterceptor
+	tasks *a2aTaskStore
+}
+
+// Before takes inline file bytes out of an incoming message into the
+// context, where the executor finds them, and leaves a text note in their
+// place: the message becomes the task's history, which a2a-go copies on
+// every update and keeps, and 50 MiB of base64 has no business there. It also
+// refuses to resubscribe a caller to a task of another owner.
+func (i *a2aInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, error) {
+	switch p := req.Payload.(type) {
+	case *a2a.MessageSendParams:
+		if p == nil || p.Message == nil {
+			return ctx, nil
+		}
+		inline := map[int]a2a.FileBytes{}
+		for n, part := range p.Message.Parts {
+			var fb a2a.FileBytes
+			switch fp := part.(type) {
+			case a2a.FilePart:
+				fb, _ = fp.File.(a2a.FileBytes)
+			case *a2a.FilePart:
+				fb, _ = fp.File.(a2a.FileBytes)
+			}
+			if fb.Bytes == "" {
+				continue
+			}
+			inline[n] = fb
+			p.Message.Parts[n] = a2a.TextPart{
+				Text:     fmt.Sprintf("[file %q (%s) sent inline; its bytes are not kept in the task history]", fb.Name, fb.MimeType),
+				Metadata: map[string]any{"agentura/inlineFile": fb.Name},
+			}
+		}
+		if len(inline) > 0 {
+			ctx = context.WithValue(ctx, a2aInlineKey{}, inline)
+		}
+	case *a2a.TaskIDParams:
+		if p != nil && cc.Method() == "OnResubscribeToTask" {
+			if _, err := i.tasks.Get(ctx, p.ID); err != nil {
+				return ctx, err
+			}
+		}
+	}
+	return ctx, nil
+}
+
+// writeJSONError answers an HTTP error with a JSON reason.
+func writeJSONError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(wire.Error{Error: msg})
+}

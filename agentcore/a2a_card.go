@@ -1,0 +1,177 @@
+package agentcore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// A2AProtocolVersion is the A2A protocol version agents speak (a2a-go v0.3).
+const A2AProtocolVersion = "0.3.0"
+
+// A2AUploadsExtension is the URI of the agent card extension that tells
+// callers where to stage large inputs: its params hold "url", the agent's
+// POST /uploads endpoint, whose signed URL is then sent as a file part's
+// "uri". A2AClient uses it for files too large to send inline.
+const A2AUploadsExtension = "https://github.com/agentura/agentura/a2a/uploads"
+
+// a2aBearerScheme names the security scheme of an agent with AGENT_AUTH=jwt.
+const a2aBearerScheme a2a.SecuritySchemeName = "bearer"
+
+// AgentCard returns the agent's A2A card: one skill per registered tool, in
+// registration order, with its description, input and output MIME types
+// and an example; the JSON-RPC endpoint at <AGENT_PUBLIC_URL>/a2a; streaming;
+// and, with AGENT_AUTH=jwt, a bearer security requirement.
+func (s *Service) AgentCard() *a2a.AgentCard {
+	base := s.cfg.PublicURL
+	card := &a2a.AgentCard{
+		Name:               s.info.Name,
+		Description:        s.describe(),
+		URL:                base + A2APath,
+		PreferredTransport: a2a.TransportProtocolJSONRPC,
+		ProtocolVersion:    A2AProtocolVersion,
+		Version:            s.info.Version,
+		Capabilities: a2a.AgentCapabilities{
+			Streaming: true,
+			Extensions: []a2a.AgentExtension{{
+				URI:         A2AUploadsExtension,
+				Description: "Stage a large input with POST (multipart field \"file\", or a raw body with X-Filename) and send the signed URL it answers as a file part's uri.",
+				Params:      map[string]any{"url": base + "/uploads"},
+			}},
+		},
+		DefaultInputModes:  []string{"application/json"},
+		DefaultOutputModes: []string{"text/plain", "application/json"},
+		Skills:             []a2a.AgentSkill{},
+	}
+	if card.Version == "" {
+		card.Version = "0"
+	}
+	anyFiles := false
+	for _, t := range s.Tools() {
+		skill := skillOf(t)
+		card.Skills = append(card.Skills, skill)
+		anyFiles = anyFiles || len(t.FileParams) > 0
+	}
+	if anyFiles {
+		card.DefaultInputModes = append(card.DefaultInputModes, "*/*")
+		card.DefaultOutputModes = append(card.DefaultOutputModes, "*/*")
+	}
+	if s.verifier != nil {
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{
+			a2aBearerScheme: a2a.HTTPAuthSecurityScheme{
+				Scheme:       "bearer",
+				BearerFormat: "JWT",
+				Description:  "Authorization: Bearer <JWT>; its sub claim names the caller, who owns the files of the call.",
+			},
+		}
+		card.Security = []a2a.SecurityRequirements{{a2aBearerScheme: a2a.SecuritySchemeScopes{}}}
+	}
+	return card
+}
+
+func (s *Service) describe() string {
+	for _, d := range []string{s.info.Instructions, s.info.Title} {
+		if d != "" {
+			return d
+		}
+	}
+	return s.info.Name
+}
+
+// skillOf is the A2A skill of a tool.
+func skillOf(t ToolDef) a2a.AgentSkill {
+	name := t.Title
+	if name == "" {
+		name = t.Name
+	}
+	skill := a2a.AgentSkill{
+		ID:          t.Name,
+		Name:        name,
+		Description: t.Description,
+		Tags:        []string{},
+		InputModes:  []string{"application/json"},
+		OutputModes: []string{"text/plain", "application/json"},
+		Examples:    t.Examples,
+	}
+	if len(t.FileParams) > 0 {
+		skill.Tags = append(skill.Tags, "files")
+		in := t.InputTypes
+		if len(in) == 0 {
+			in = []string{"*/*"}
+		}
+		skill.InputModes = append(skill.InputModes, in...)
+	}
+	if t.ReadOnly {
+		skill.Tags = append(skill.Tags, "read-only")
+	}
+	out := t.OutputTypes
+	if len(out) == 0 && !t.ReadOnly {
+		out = []string{"*/*"}
+	}
+	skill.OutputModes = append(skill.OutputModes, out...)
+	if len(skill.Examples) == 0 {
+		skill.Examples = []string{exampleOf(t)}
+	}
+	return skill
+}
+
+// exampleOf writes an example request for a tool: the data part naming it,
+// with placeholders for its required arguments, and the file parts it takes.
+func exampleOf(t ToolDef) string {
+	args := map[string]any{}
+	filled := ""
+	if len(t.FileParams) > 0 {
+		filled, _, _ = strings.Cut(t.FileParams[0], "[]")
+	}
+	if t.InputSchema != nil {
+		for _, name := range t.InputSchema.Required {
+			if name == filled {
+				continue
+			}
+			args[name] = placeholder(name, t.InputSchema.Properties[name])
+		}
+	}
+	data, _ := json.Marshal(struct {
+		Skill     string         `json:"skill"`
+		Arguments map[string]any `json:"arguments"`
+	}{t.Name, args})
+	ex := `{"kind":"data","data":` + string(data) + `}`
+	if filled != "" {
+		count := "one file part"
+		if p := propertyOf(t.InputSchema, filled); p != nil && p.Type == "array" {
+			count = "one or more file parts"
+		}
+		ex += fmt.Sprintf(` and %s {"kind":"file","file":{"name","mimeType","bytes"|"uri"}} for %q`, count, filled)
+	}
+	return ex
+}
+
+func placeholder(name string, p *jsonschema.Schema) any {
+	if p == nil {
+		return "<" + name + ">"
+	}
+	if len(p.Enum) > 0 {
+		return p.Enum[0]
+	}
+	switch p.Type {
+	case "integer", "number":
+		return 1
+	case "boolean":
+		return true
+	case "array":
+		return []any{}
+	case "object":
+		return map[string]any{}
+	}
+	return "<" + name + ">"
+}
+
+// cardProducer serves the card built at the time of the request, so tools
+// registered after Handler was called appear too.
+func (s *Service) cardProducer(context.Context) (*a2a.AgentCard, error) {
+	return s.AgentCard(), nil
+}

@@ -1,0 +1,213 @@
+package agentcore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"mime"
+	"net/url"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// A2A message keys: a message names the skill (the tool) and its arguments
+// in a data part, {"skill": "<tool>", "arguments": {...}}.
+const (
+	A2AKeySkill     = "skill"
+	A2AKeyArguments = "arguments"
+)
+
+// a2aFile is a file part of an incoming message, as a FileAttachment's name
+// and content: a data URI for inline bytes, the URI itself otherwise. The
+// content then goes through the one resolver like any MCP file input.
+type a2aFile struct {
+	name    string
+	content string
+}
+
+// a2aRequest is what an incoming message asks for.
+type a2aRequest struct {
+	skill string
+	args  map[string]any
+	files []a2aFile
+}
+
+// parseA2AMessage reads the skill, its arguments and the file parts of msg.
+// inline holds the bytes of file parts taken out of the message on arrival
+// (see a2aInlineStash), by part index.
+func parseA2AMessage(msg *a2a.Message, inline map[int]a2a.FileBytes) (*a2aRequest, error) {
+	if msg == nil {
+		return nil, errors.New("the request has no message")
+	}
+	req := &a2aRequest{}
+	named := false
+	for i, p := range msg.Parts {
+		if fb, ok := inline[i]; ok {
+			req.files = append(req.files, a2aFile{name: fb.Name, content: dataURI(fb)})
+			delete(inline, i) // the argument holds it now; let the stash go
+			continue
+		}
+		switch p := p.(type) {
+		case a2a.DataPart:
+			if err := req.takeData(p.Data, &named); err != nil {
+				return nil, err
+			}
+		case *a2a.DataPart:
+			if err := req.takeData(p.Data, &named); err != nil {
+				return nil, err
+			}
+		case a2a.FilePart:
+			req.files = append(req.files, fileOfPart(p))
+		case *a2a.FilePart:
+			req.files = append(req.files, fileOfPart(*p))
+		}
+	}
+	if !named {
+		return nil, errors.New(`the message names no skill: add a data part {"kind": "data", "data": {"skill": "<skill id from the agent card>", "arguments": {...}}}`)
+	}
+	return req, nil
+}
+
+func (r *a2aRequest) takeData(data map[string]any, named *bool) error {
+	raw, ok := data[A2AKeySkill]
+	if !ok {
+		return nil // a data part for someone else; not ours to judge
+	}
+	skill, ok := raw.(string)
+	if !ok || strings.TrimSpace(skill) == "" {
+		return errors.New(`"skill" in the data part must be the id of a skill (a string)`)
+	}
+	if *named {
+		return errors.New("the message names a skill in more than one data part; send one call per message")
+	}
+	*named = true
+	r.skill = strings.TrimSpace(skill)
+	switch a := data[A2AKeyArguments].(type) {
+	case nil:
+		r.args = map[string]any{}
+	case map[string]any:
+		r.args = a
+	default:
+		return fmt.Errorf(`"arguments" in the data part must be an object, not %T`, a)
+	}
+	return nil
+}
+
+func fileOfPart(p a2a.FilePart) a2aFile {
+	switch f := p.File.(type) {
+	case a2a.FileURI:
+		return a2aFile{name: f.Name, content: f.URI}
+	case *a2a.FileURI:
+		return a2aFile{name: f.Name, content: f.URI}
+	case a2a.FileBytes:
+		return a2aFile{name: f.Name, content: dataURI(f)}
+	case *a2a.FileBytes:
+		return a2aFile{name: f.Name, content: dataURI(*f)}
+	}
+	return a2aFile{}
+}
+
+// dataURI turns inline bytes (base64 by the A2A spec) into a data URI that
+// keeps the MIME type and the name, for the resolver. Only the media type of
+// mimeType is kept: parameters of a caller's could break the URI's header.
+func dataURI(f a2a.FileBytes) string {
+	mt := "application/octet-stream"
+	if parsed, _, err := mime.ParseMediaType(f.MimeType); err == nil && strings.Count(parsed, "/") == 1 {
+		mt = parsed
+	}
+	var b strings.Builder
+	b.Grow(len(f.Bytes) + len(mt) + len(f.Name) + 32)
+	b.WriteString("data:")
+	b.WriteString(mt)
+	if f.Name != "" {
+		b.WriteString(";name=")
+		b.WriteString(url.PathEscape(f.Name))
+	}
+	b.WriteString(";base64,")
+	b.WriteString(f.Bytes)
+	return b.String()
+}
+
+// arguments fills the tool's file parameter with the message's files and
+// returns the JSON arguments: the first file parameter (ToolDef.FileParams)
+// takes them; a single one takes exactly one file, an array all of them, in
+// order, and an array of items with a file field gets one item per file.
+func (r *a2aRequest) arguments(def ToolDef) (json.RawMessage, error) {
+	// A copy: the message's own map belongs to the task's history, which
+	// a2a-go reads as the call runs.
+	args := make(map[string]any, len(r.args)+1)
+	maps.Copy(args, r.args)
+	if len(def.FileParams) == 0 {
+		if len(r.files) > 0 {
+			return nil, fmt.Errorf("skill %s takes no files, but the message has %d file part(s); remove them", def.Name, len(r.files))
+		}
+		return json.Marshal(args)
+	}
+	param, field, inItems := strings.Cut(def.FileParams[0], "[].")
+	prop := propertyOf(def.InputSchema, param)
+	if len(r.files) == 0 {
+		if _, given := args[param]; !given && required(def.InputSchema, param) {
+			return nil, fmt.Errorf("skill %s needs a file for %q: add a file part {\"kind\": \"file\", \"file\": {\"name\": \"report.pdf\", \"mimeType\": \"application/pdf\", \"bytes\": \"<base64>\"}} (or \"uri\" instead of \"bytes\")", def.Name, param)
+		}
+		return json.Marshal(args)
+	}
+	if _, given := args[param]; given {
+		return nil, fmt.Errorf("skill %s: the file for %q is given twice, in the arguments and as file part(s); send it one way", def.Name, param)
+	}
+	if prop == nil || strings.ContainsAny(param, ".{") || (inItems && strings.ContainsAny(field, ".[{")) {
+		return nil, fmt.Errorf("skill %s: its file parameter %q cannot be filled from file parts; give it in the arguments as {\"name\", \"content\"} with a data URI or URL", def.Name, def.FileParams[0])
+	}
+	isArray := prop.Type == "array"
+	switch {
+	case inItems:
+		items := make([]any, len(r.files))
+		named := prop.Items != nil && propertyOf(prop.Items, "name") != nil && field != "name"
+		for i, f := range r.files {
+			item := map[string]any{field: f.content}
+			if named {
+				item["name"] = f.name
+			}
+			items[i] = item
+		}
+		args[param] = items
+	case isArray:
+		items := make([]any, len(r.files))
+		for i, f := range r.files {
+			items[i] = map[string]any{"name": f.name, "content": f.content}
+		}
+		args[param] = items
+	default:
+		if len(r.files) > 1 {
+			return nil, fmt.Errorf("skill %s takes one file in %q, but the message has %d file parts; send one", def.Name, param, len(r.files))
+		}
+		f := r.files[0]
+		if prop.Type == "string" { // a FileContent parameter: the content alone
+			args[param] = f.content
+		} else {
+			args[param] = map[string]any{"name": f.name, "content": f.content}
+		}
+	}
+	return json.Marshal(args)
+}
+
+func propertyOf(s *jsonschema.Schema, name string) *jsonschema.Schema {
+	if s == nil || s.Properties == nil {
+		return nil
+	}
+	return s.Properties[name]
+}
+
+func required(s *jsonschema.Schema, name string) bool {
+	if s == nil {
+		return false
+	}
+	for _, r := range s.Required {
+		if r == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,94 @@
+package agentcore
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/filetype"
+)
+
+// a2aArtifacts renders a result as A2A artifacts: first "result", with the
+// tool's text (and the lines naming each produced file) as a text part and
+// the structured content as a data part; then one artifact per produced
+// file, named by the file, holding a file part with the signed download URL
+// ("uri") and, for a file no larger than EmbedMaxBytes, a second file part
+// with the same file's bytes. A2A v0.3 lets a file part carry "bytes" or
+// "uri", never both (a2a-go refuses such a part), hence two parts.
+func (s *Service) a2aArtifacts(ctx context.Context, res *Result) []*a2a.Artifact {
+	var out []*a2a.Artifact
+	lines := res.ProducedLines()
+	if res.Text != "" {
+		lines = append([]string{res.Text}, lines...)
+	}
+	main := &a2a.Artifact{ID: a2a.NewArtifactID(), Name: "result"}
+	if len(lines) > 0 {
+		main.Parts = append(main.Parts, a2a.TextPart{Text: strings.Join(lines, "\n")})
+	}
+	if data := plainJSON(res.Structured()); len(data) > 0 {
+		main.Parts = append(main.Parts, a2a.DataPart{Data: data})
+	}
+	if len(main.Parts) > 0 {
+		out = append(out, main)
+	}
+	for i, f := range res.Files {
+		meta := a2a.FileMeta{Name: f.Filename, MimeType: f.MIMEType}
+		art := &a2a.Artifact{
+			ID:          a2a.NewArtifactID(),
+			Name:        f.Filename,
+			Description: filetype.Describe(f.Filename, f.MIMEType, f.SizeBytes),
+			Metadata:    map[string]any{"size_bytes": f.SizeBytes, "mime_type": f.MIMEType},
+			Parts:       a2a.ContentParts{a2a.FilePart{File: a2a.FileURI{FileMeta: meta, URI: f.DownloadURL}}},
+		}
+		if i < len(res.stored) && s.cfg.EmbedMaxBytes > 0 && f.SizeBytes <= s.cfg.EmbedMaxBytes {
+			if data, err := s.readSmall(ctx, res.stored[i]); err == nil {
+				art.Parts = append(art.Parts, a2a.FilePart{File: a2a.FileBytes{FileMeta: meta, Bytes: base64.StdEncoding.EncodeToString(data)}})
+			} else {
+				s.log.Warn("could not embed output", "id", res.stored[i].ID, "err", err)
+			}
+		}
+		out = append(out, art)
+	}
+	return out
+}
+
+// readSmall reads a stored file of at most EmbedMaxBytes, to embed it in a
+// result (MCP embedded resource, A2A bytes part).
+func (s *Service) readSmall(ctx context.Context, m fileserve.Meta) ([]byte, error) {
+	obj, _, err := s.store.Open(ctx, m.Area, m.Owner, m.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer obj.Close()
+	data, err := io.ReadAll(io.LimitReader(obj, s.cfg.EmbedMaxBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > s.cfg.EmbedMaxBytes {
+		return nil, fmt.Errorf("file %s grew beyond the embed limit", m.ID)
+	}
+	return data, nil
+}
+
+// plainJSON returns m with every value as encoding/json decodes it (maps,
+// slices, strings, float64, bool): a2a-go copies artifacts with gob, which
+// knows no tool's own types (such as []wire.File).
+func plainJSON(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return map[string]any{"error": "structured content is not JSON: " + err.Error()}
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil
+	}
+	return out
+}

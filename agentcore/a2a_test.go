@@ -1,0 +1,504 @@
+package agentcore
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2aclient"
+	"github.com/agentura/agentura/internal/a2atest"
+)
+
+// a2aClient connects the a2a-go client to the agent at base through its card.
+func a2aClient(t testing.TB, base, token string) *a2aclient.Client {
+	c, _ := a2atest.Connect(t, base, token)
+	return c
+}
+
+// fileParts returns the uri and bytes file parts of the artifact named name.
+func fileParts(t *testing.T, task *a2a.Task, name string) (uri *a2a.FileURI, data *a2a.FileBytes) {
+	t.Helper()
+	for _, a := range task.Artifacts {
+		if a.Name != name {
+			continue
+		}
+		for _, p := range a.Parts {
+			fp, ok := p.(a2a.FilePart)
+			if !ok {
+				continue
+			}
+			switch f := fp.File.(type) {
+			case a2a.FileURI:
+				uri = &f
+			case a2a.FileBytes:
+				data = &f
+			}
+		}
+		return uri, data
+	}
+	t.Fatalf("no artifact %q among %d", name, len(task.Artifacts))
+	return nil, nil
+}
+
+func TestA2ABytesInFilesOut(t *testing.T) {
+	svc, srv := serveTestService(t, func(c *Config) { c.EmbedMaxBytes = 1 << 10 })
+	addEchoTool(svc)
+	c := a2aClient(t, srv.URL, "")
+
+	small := []byte("hello, agent\n")
+	task := a2atest.Send(t, c, a2atest.Message("echo", nil, a2atest.BytesPart("hello.txt", "text/plain", small)))
+	if task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("state = %s: %s", task.Status.State, textOf(task.Status.Message))
+	}
+	uri, inline := fileParts(t, task, "hello.txt")
+	if uri == nil || !strings.HasPrefix(uri.URI, srv.URL+"/files/") {
+		t.Fatalf("uri part = %+v, want a signed URL of the agent", uri)
+	}
+	if _, got := download(t, uri.URI); !bytes.Equal(got, small) {
+		t.Errorf("downloaded %q, want %q", got, small)
+	}
+	if inline == nil {
+		t.Fatal("a file under AGENT_EMBED_MAX_BYTES has no bytes part")
+	}
+	if got, _ := base64.StdEncoding.DecodeString(inline.Bytes); !bytes.Equal(got, small) || inline.MimeType != "text/plain; charset=utf-8" && inline.MimeType != "text/plain" {
+		t.Errorf("bytes part = %q (%s), want %q", got, inline.MimeType, small)
+	}
+	// The result artifact names the file for readers without middleware.
+	if res := task.Artifacts[0]; res.Name != "result" || !strings.Contains(textOf(&a2a.Message{Parts: res.Parts}), "Tool produced: hello.txt") {
+		t.Errorf("first artifact = %+v", res)
+	}
+
+	big := bytes.Repeat([]byte("0123456789abcdef"), 200) // 3200 bytes, over the 1 KiB threshold
+	task = a2atest.Send(t, c, a2atest.Message("echo", nil, a2atest.BytesPart("big.txt", "", big)))
+	uri, inline = fileParts(t, task, "big.txt")
+	if inline != nil {
+		t.Error("a file over AGENT_EMBED_MAX_BYTES came with a bytes part")
+	}
+	if _, got := download(t, uri.URI); !bytes.Equal(got, big) {
+		t.Errorf("downloaded %d bytes, want %d", len(got), len(big))
+	}
+
+	// History keeps a note, not the bytes.
+	got, err := c.GetTask(context.Background(), &a2a.TaskQueryParams{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(got)
+	if bytes.Contains(raw, []byte(base64.StdEncoding.EncodeToString(big)[:64])) {
+		t.Error("tasks/get returns the inline bytes of the input in the history")
+	}
+	if !bytes.Contains(raw, []byte("sent inline")) {
+		t.Errorf("history lacks the note on the inline file: %s", raw)
+	}
+}
+
+func TestA2AFailuresAreFailedTasks(t *testing.T) {
+	svc, srv := serveTestService(t, nil)
+	addEchoTool(svc)
+	AddTool(svc, Tool{Name: "plain"}, func(ctx context.Context, call *Call, in struct {
+		Word string `json:"word"`
+	}) (*Result, error) {
+		if in.Word == "boom" {
+			return nil, errors.New("the word boom is not allowed; pick another")
+		}
+		return TextResult(in.Word), nil
+	})
+	c := a2aClient(t, srv.URL, "")
+	txt := a2atest.BytesPart("a.txt", "text/plain", []byte("a"))
+
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("nope", nil, txt)), `unknown skill "nope"; this agent's skills are [echo plain]`)
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("echo", nil)), `skill echo needs a file for "source": add a file part`)
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("echo", nil, txt, txt)), `takes one file in "source", but the message has 2 file parts`)
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("plain", map[string]any{"word": "x"}, txt)), "skill plain takes no files")
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("plain", map[string]any{"word": "boom"})), "the word boom is not allowed; pick another")
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("plain", map[string]any{"word": 3})), "invalid arguments")
+	a2atest.Failed(t, a2atest.Send(t, c, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "echo this"})}), "the message names no skill")
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("echo", nil, a2a.FilePart{File: a2a.FileURI{URI: "file:///etc/passwd"}})), `unsupported URL scheme "file"`)
+
+	task := a2atest.Send(t, c, a2atest.Message("plain", map[string]any{"word": "fine"}))
+	if task.Status.State != a2a.TaskStateCompleted || textOf(task.Status.Message) != "fine" {
+		t.Errorf("plain = %s %q", task.Status.State, textOf(task.Status.Message))
+	}
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var metrics bytes.Buffer
+	metrics.ReadFrom(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`agentura_a2a_tasks_total{state="failed"} 8`, `agentura_a2a_tasks_total{state="completed"} 1`} {
+		if !strings.Contains(metrics.String(), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func TestA2AStreamReportsLongCalls(t *testing.T) {
+	svc, srv := serveTestService(t, func(c *Config) { c.A2AStatusInterval = 40 * time.Millisecond })
+	AddTool(svc, Tool{Name: "slow"}, func(ctx context.Context, call *Call, in struct{}) (*Result, error) {
+		select {
+		case <-time.After(300 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return call.FileResponse(ctx, OutputBytes("late.txt", []byte("finally")))
+	})
+	c := a2aClient(t, srv.URL, "")
+	var kinds []string
+	stillRunning := 0
+	var final *a2a.TaskStatusUpdateEvent
+	for ev, err := range c.SendStreamingMessage(context.Background(), a2atest.Message("slow", nil)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev := ev.(type) {
+		case *a2a.Task:
+			kinds = append(kinds, "task:"+string(ev.Status.State))
+		case *a2a.TaskStatusUpdateEvent:
+			kinds = append(kinds, "status:"+string(ev.Status.State))
+			if strings.HasPrefix(textOf(ev.Status.Message), "still running slow") {
+				stillRunning++
+			}
+			if ev.Final {
+				final = ev
+			}
+		case *a2a.TaskArtifactUpdateEvent:
+			kinds = append(kinds, "artifact:"+ev.Artifact.Name)
+		}
+	}
+	if len(kinds) < 4 || kinds[0] != "task:submitted" || kinds[1] != "status:working" {
+		t.Errorf("events = %v, want submitted, working, ...", kinds)
+	}
+	if stillRunning < 2 {
+		t.Errorf("%d 'still running' updates in %v; want one per 40ms of a 300ms call", stillRunning, kinds)
+	}
+	if final == nil || final.Status.State != a2a.TaskStateCompleted || kinds[len(kinds)-1] != "status:completed" {
+		t.Errorf("stream did not end with a final completed status: %v", kinds)
+	}
+	if !strings.Contains(strings.Join(kinds, " "), "artifact:late.txt") {
+		t.Errorf("no artifact for late.txt in %v", kinds)
+	}
+}
+
+func TestA2AWithJWTOwnsFilesAndTasks(t *testing.T) {
+	const secret = "0123456789abcdef0123456789abcdef"
+	svc, srv := serveTestService(t, func(c *Config) { c.Auth, c.AuthJWTSecret = "jwt", secret })
+	addEchoTool(svc)
+
+	// The card is public and says how to authenticate.
+	code, card := getJSON(t, srv.URL+AgentCardPath)
+	if code != 200 || card["securitySchemes"] == nil || card["security"] == nil {
+		t.Fatalf("card = %d %v", code, card)
+	}
+	// A2A itself is not.
+	resp, err := http.Post(srv.URL+A2APath, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/a2a without a token = %d, want 401", resp.StatusCode)
+	}
+
+	alice := a2aClient(t, srv.URL, callerToken(t, secret, "alice"))
+	task := a2atest.Send(t, alice, a2atest.Message("echo", nil, a2atest.BytesPart("a.txt", "text/plain", []byte("alice's"))))
+	if task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("state = %s: %s", task.Status.State, textOf(task.Status.Message))
+	}
+	var data map[string]any
+	for _, p := range task.Artifacts[0].Parts {
+		if d, ok := p.(a2a.DataPart); ok {
+			data = d.Data
+		}
+	}
+	if data["owner"] != "alice" {
+		t.Errorf("the tool ran for owner %v, want alice (the token's sub)", data["owner"])
+	}
+	uri, _ := fileParts(t, task, "a.txt")
+
+	bob := a2aClient(t, srv.URL, callerToken(t, secret, "bob"))
+	if _, err := bob.GetTask(context.Background(), &a2a.TaskQueryParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("bob reading alice's task: err = %v, want task not found", err)
+	}
+	// Alice's signed URL is hers: given to bob's call, it is not read.
+	task = a2atest.Send(t, bob, a2atest.Message("echo", nil, a2a.FilePart{File: a2a.FileURI{FileMeta: a2a.FileMeta{Name: "a.txt"}, URI: uri.URI}}))
+	if task.Status.State != a2a.TaskStateFailed {
+		t.Errorf("bob's call with alice's URL = %s, want failed", task.Status.State)
+	}
+	if _, err := alice.GetTask(context.Background(), &a2a.TaskQueryParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("alice reading bob's task: err = %v, want task not found", err)
+	}
+}
+
+func TestA2AClientCallSkill(t *testing.T) {
+	const secret = "0123456789abcdef0123456789abcdef"
+	svc, srv := serveTestService(t, func(c *Config) { c.Auth, c.AuthJWTSecret, c.EmbedMaxBytes = "jwt", secret, 1<<10 })
+	addEchoTool(svc)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	os.Mkdir(in, 0o700)
+	small := filepath.Join(in, "note.txt")
+	os.WriteFile(small, []byte("a small note"), 0o600)
+	large := filepath.Join(in, "big.bin")
+	bigData := bytes.Repeat([]byte{0, 1, 2, 3, 4, 5, 6, 7}, 4096)
+	os.WriteFile(large, bigData, 0o600)
+
+	out := filepath.Join(dir, "out")
+	os.Mkdir(out, 0o700)
+	client := &A2AClient{Token: callerToken(t, secret, "carol"), Dir: out, InlineMaxBytes: 1 << 10}
+	for _, tc := range []struct {
+		path string
+		want []byte
+	}{{small, []byte("a small note")}, {large, bigData}} {
+		res, err := client.CallSkill(context.Background(), srv.URL, "echo", nil, tc.path)
+		if err != nil {
+			t.Fatalf("CallSkill(%s): %v", filepath.Base(tc.path), err)
+		}
+		if len(res.Files) != 1 || res.Data["owner"] != "carol" {
+			t.Fatalf("result = %+v", res)
+		}
+		f := res.Files[0]
+		if got := readFile(t, f.Path); !bytes.Equal(got, tc.want) || f.Name != filepath.Base(tc.path) || filepath.Dir(f.Path) != out {
+			t.Errorf("received %s (%s, %d bytes), want %d bytes of %s in %s", f.Path, f.Name, len(got), len(tc.want), filepath.Base(tc.path), out)
+		}
+	}
+	// The large file went by URI, through the agent's uploads (staged, owned by carol).
+	if n := len(filesIn(t, filepath.Join(svc.cfg.DataDir, "staging"))); n == 0 {
+		t.Error("a file over InlineMaxBytes was not staged through /uploads")
+	}
+
+	_, err := client.CallSkill(context.Background(), srv.URL, "nope", nil, small)
+	if err == nil || !strings.Contains(err.Error(), `has no skill "nope"; its skills are [echo]`) {
+		t.Errorf("unknown skill: err = %v", err)
+	}
+	_, err = client.CallSkill(context.Background(), srv.URL, "echo", nil)
+	var se *SkillError
+	if !errors.As(err, &se) || se.State != "failed" || !strings.Contains(se.Message, "needs a file") {
+		t.Errorf("missing file: err = %v, want a *SkillError saying the skill needs a file", err)
+	}
+	noToken := &A2AClient{Dir: out}
+	if _, err := noToken.CallSkill(context.Background(), srv.URL, "echo", nil, small); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("without a token: err = %v, want a 401", err)
+	}
+}
+
+func TestA2ALimitsAndWireForms(t *testing.T) {
+	svc, srv := serveTestService(t, func(c *Config) { c.MaxUploadBytes = 1000 })
+	addEchoTool(svc)
+	c := a2aClient(t, srv.URL, "")
+
+	// The input cap applies to inline bytes as to any input.
+	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("echo", nil, a2atest.BytesPart("big.bin", "", make([]byte, 2000)))),
+		"exceeds the input size limit of 1000 bytes (AGENT_MAX_UPLOAD_BYTES)")
+
+	post := func(body string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(srv.URL+A2APath, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	// The spec's "type": "file" is not A2A v0.3's "kind": the parser refuses it.
+	code, body := post(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[{"type":"file","file":{"name":"a.txt","bytes":"YQ=="}}]}}}`)
+	if code != 200 || !strings.Contains(body, `"error"`) || !strings.Contains(body, "unknown part kind") {
+		t.Errorf(`"type": "file" = %d %s, want a JSON-RPC parse error`, code, body)
+	}
+	// A body over the cap is refused before it is read.
+	code, body = post(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"x":"` + strings.Repeat("a", 2<<20) + `"}}`)
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "AGENT_MAX_UPLOAD_BYTES") {
+		t.Errorf("oversized body = %d %s", code, body)
+	}
+}
+
+func TestA2ACancelStopsTheTool(t *testing.T) {
+	svc, srv := serveTestService(t, nil)
+	stopped := make(chan error, 1)
+	started := make(chan struct{})
+	AddTool(svc, Tool{Name: "wait"}, func(ctx context.Context, call *Call, in struct{}) (*Result, error) {
+		close(started)
+		select {
+		case <-ctx.Done():
+			stopped <- ctx.Err()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Second):
+			stopped <- nil
+			return TextResult("waited"), nil
+		}
+	})
+	c := a2aClient(t, srv.URL, "")
+	msg := a2atest.Message("wait", nil)
+	msg.Config = &a2a.MessageSendConfig{Blocking: new(bool)} // answer at once, with the task
+	res, err := c.SendMessage(context.Background(), msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	<-started
+	canceled, err := c.CancelTask(context.Background(), &a2a.TaskIDParams{ID: task.ID})
+	if err != nil {
+		t.Fatalf("tasks/cancel: %v", err)
+	}
+	if canceled.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("state after cancel = %s", canceled.Status.State)
+	}
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the tool ended with %v, want its context canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the tool did not see the cancel")
+	}
+}
+
+func TestA2AStatusIntervalSetting(t *testing.T) {
+	lookup := func(v string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			if k == "AGENT_A2A_STATUS_INTERVAL" {
+				return v, true
+			}
+			return "", false
+		}
+	}
+	if _, err := ConfigFromLookup(lookup("often"), "x", ":8001"); err == nil || !strings.Contains(err.Error(), "AGENT_A2A_STATUS_INTERVAL") {
+		t.Errorf("a bad AGENT_A2A_STATUS_INTERVAL: err = %v, want one naming the variable", err)
+	}
+	cfg, err := ConfigFromLookup(lookup("750ms"), "x", ":8001")
+	if err != nil || cfg.A2AStatusInterval != 750*time.Millisecond {
+		t.Errorf("AGENT_A2A_STATUS_INTERVAL=750ms: %v, %v", cfg.A2AStatusInterval, err)
+	}
+	if cfg, _ := ConfigFromLookup(lookup(""), "x", ":8001"); cfg.A2AStatusInterval != DefaultA2AStatusInterval {
+		t.Errorf("default interval = %v", cfg.A2AStatusInterval)
+	}
+}
+
+func TestA2ATaskStoreForgetsByAgeAndCount(t *testing.T) {
+	s := newA2ATaskStore(time.Hour, 24*time.Hour)
+	s.max = 3
+	ctx := context.Background()
+	save := func(id string, state a2a.TaskState) {
+		t.Helper()
+		if err := s.Save(ctx, &a2a.Task{ID: a2a.TaskID(id), ContextID: "c", Status: a2a.TaskStatus{State: state}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save("running", a2a.TaskStateWorking)
+	save("done-1", a2a.TaskStateCompleted)
+	save("done-2", a2a.TaskStateFailed)
+	save("new", a2a.TaskStateSubmitted) // over the bound: the oldest finished task goes
+	if _, err := s.Get(ctx, "done-1"); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("done-1 kept beyond the bound: %v", err)
+	}
+	for _, id := range []a2a.TaskID{"running", "done-2", "new"} {
+		if _, err := s.Get(ctx, id); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	// Finished tasks age out after keepDone; running ones stay.
+	s.mu.Lock()
+	for _, k := range s.tasks {
+		k.updated = k.updated.Add(-2 * time.Hour)
+	}
+	s.sweepLocked(time.Now())
+	s.mu.Unlock()
+	if n := s.len(); n != 2 {
+		t.Errorf("%d tasks after the sweep, want the 2 unfinished", n)
+	}
+}
+
+func TestA2AOtherOwnersCannotFollowOrCancelARunningTask(t *testing.T) {
+	const secret = "0123456789abcdef0123456789abcdef"
+	svc, srv := serveTestService(t, func(c *Config) { c.Auth, c.AuthJWTSecret = "jwt", secret })
+	release := make(chan struct{})
+	AddTool(svc, Tool{Name: "wait"}, func(ctx context.Context, call *Call, in struct{}) (*Result, error) {
+		select {
+		case <-release:
+			return TextResult("released"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	defer close(release)
+	alice := a2aClient(t, srv.URL, callerToken(t, secret, "alice"))
+	bob := a2aClient(t, srv.URL, callerToken(t, secret, "bob"))
+	msg := a2atest.Message("wait", nil)
+	msg.Config = &a2a.MessageSendConfig{Blocking: new(bool)}
+	res, err := alice.SendMessage(context.Background(), msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.(*a2a.Task).ID
+	for ev, err := range bob.ResubscribeToTask(context.Background(), &a2a.TaskIDParams{ID: id}) {
+		if err == nil {
+			t.Errorf("bob follows alice's task: got %T", ev)
+		} else if !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Errorf("bob resubscribing: err = %v, want task not found", err)
+		}
+		break
+	}
+	if _, err := bob.CancelTask(context.Background(), &a2a.TaskIDParams{ID: id}); err == nil {
+		t.Error("bob canceled alice's task")
+	}
+	if task, err := alice.GetTask(context.Background(), &a2a.TaskQueryParams{ID: id}); err != nil || task.Status.State.Terminal() {
+		t.Errorf("alice's task after bob's attempts: %v %v", task, err)
+	}
+	if task, err := alice.CancelTask(context.Background(), &a2a.TaskIDParams{ID: id}); err != nil || task.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("alice cancels her task: %v %v", task, err)
+	}
+}
+
+func TestA2AFilePartsFillItemsAndPlainContent(t *testing.T) {
+	svc, srv := serveTestService(t, nil)
+	type embed struct {
+		Name        string      `json:"name"`
+		Content     FileContent `json:"content,omitempty"`
+		Description string      `json:"description,omitempty"`
+	}
+	AddTool(svc, Tool{Name: "compose"}, func(ctx context.Context, call *Call, in struct {
+		Markdown string  `json:"markdown"`
+		Embeds   []embed `json:"embeds,omitempty"`
+	}) (*Result, error) {
+		var got []string
+		for _, e := range in.Embeds {
+			f, err := call.ResolveFile(ctx, e.Name, string(e.Content))
+			if err != nil {
+				return nil, err
+			}
+			got = append(got, f.Name+"="+string(readFile(t, f.Path)))
+		}
+		return TextResult(in.Markdown + " " + strings.Join(got, ",")), nil
+	})
+	AddTool(svc, Tool{Name: "raw"}, func(ctx context.Context, call *Call, in struct {
+		Source FileContent `json:"source"`
+	}) (*Result, error) {
+		f, err := call.ResolveFile(ctx, "", string(in.Source))
+		if err != nil {
+			return nil, err
+		}
+		return TextResult(f.Name + "=" + string(readFile(t, f.Path))), nil
+	})
+	c := a2aClient(t, srv.URL, "")
+
+	task := a2atest.Send(t, c, a2atest.Message("compose", map[string]any{"markdown": "# Hi"},
+		a2atest.BytesPart("a.txt", "text/plain", []byte("one")), a2atest.BytesPart("b.txt", "text/plain", []byte("two"))))
+	if got := textOf(task.Status.Message); got != "# Hi a.txt=one,b.txt=two" {
+		t.Errorf("compose with two file parts: %s %q, want one embed per file part, in order, named", task.Status.State, got)
+	}
+	task = a2atest.Send(t, c, a2atest.Message("raw", nil, a2atest.BytesPart("über notes.txt", "text/plain", []byte("plain"))))
+	if got := textOf(task.Status.Message); got != "über notes.txt=plain" {
+		t.Errorf("a FileContent parameter: %s %q, want the name carried in the data URI", task.Status.State, got)
+	}
+}

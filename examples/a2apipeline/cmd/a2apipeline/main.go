@@ -1,0 +1,23 @@
+// Command a2apipeline runs the pipeline example agent: MCP at :8003/mcp,
+// A2A at :8003/a2a. PIPELINE_AGENT_URL and PIPELINE_SKILL name the skill of
+// another agent that its tool forward_files calls over A2A
+// (PIPELINE_AGENT_TOKEN: a bearer token for it); AGENT_* settings as for
+// every agent.
+package main
+
+import (
+	"os"
+
+	"github.com/agentura/agentura/agentcore"
+	"github.com/agentura/agentura/examples/a2apipeline"
+)
+
+func main() {
+	os.Exit(agentcore.Main(a2apipeline.Info, a2apipeline.DefaultAddr, os.Args[1:], func(svc *agentcore.Service) error {
+		target, err := a2apipeline.TargetFromEnv()
+		if err != nil {
+			return err
+		}
+		return a2apipeline.Register(svc, target)
+	}))
+}

@@ -1,0 +1,477 @@
+// Package scaleout_test runs the example agent as two replicas sharing one
+// S3 bucket (a real versitygw) and one signing key, behind a round-robin
+// load balancer, with stateless MCP: the set-up AGENT_STORAGE_URL=s3://...
+// and AGENT_MCP_STATELESS=true exist for.
+package scaleout_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/minio/minio-go/v7"
+
+	"github.com/agentura/agentura/agentcore"
+	"github.com/agentura/agentura/examples/fileagent"
+	"github.com/agentura/agentura/internal/s3test"
+)
+
+const (
+	pinnedProtocol = mcp.ProtocolVersion20251125
+	callTimeout    = 60 * time.Second
+	signingKey     = "scale-out-test-signing-key-0123456789abcdef"
+	callerSecret   = "scale-out-test-caller-secret-0123456789abcdef"
+)
+
+// replica is one running agent.
+type replica struct {
+	name string
+	base string // http://127.0.0.1:port
+	// calls counts the requests the load balancer sent it.
+	calls atomic.Int64
+}
+
+// cluster is two replicas behind a round-robin load balancer whose URL is
+// every replica's AGENT_PUBLIC_URL.
+type cluster struct {
+	lb       *httptest.Server
+	replicas []*replica
+	next     atomic.Int64
+	s3       *s3test.Server
+	bucket   string
+}
+
+// newCluster starts versitygw, a bucket and two replicas of the example
+// agent sharing both. extra adds settings to every replica.
+func newCluster(t *testing.T, extra map[string]string) *cluster {
+	t.Helper()
+	c := &cluster{s3: s3test.Start(t)}
+	c.bucket = c.s3.NewBucket(t)
+	c.lb = httptest.NewServer(http.HandlerFunc(c.balance))
+	t.Cleanup(c.lb.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	for _, name := range []string{"A", "B"} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := map[string]string{
+			"AGENT_ADDR":            ln.Addr().String(),
+			"AGENT_PUBLIC_URL":      c.lb.URL,
+			"AGENT_DATA_DIR":        t.TempDir(),
+			"AGENT_SIGNING_KEY":     signingKey,
+			"AGENT_STORAGE_URL":     c.s3.StorageURL(c.bucket),
+			"AGENT_MCP_STATELESS":   "true",
+			"AGENT_AUTH":            "jwt",
+			"AGENT_AUTH_JWT_SECRET": callerSecret,
+			"AGENT_EMBED_MAX_BYTES": "0",
+		}
+		for k, v := range c.s3.Env() {
+			env[k] = v
+		}
+		for k, v := range extra {
+			env[k] = v
+		}
+		cfg, err := agentcore.ConfigFromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, fileagent.Info.Name, fileagent.DefaultAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+		svc, err := agentcore.New(fileagent.Info, cfg, logger)
+		if err != nil {
+			t.Fatalf("replica %s: %v", name, err)
+		}
+		t.Cleanup(func() { svc.Close() })
+		if err := fileagent.Register(svc); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			if err := svc.Serve(ctx, ln); err != nil {
+				t.Errorf("replica %s: %v", name, err)
+			}
+		})
+		r := &replica{name: name, base: "http://" + ln.Addr().String()}
+		waitReady(t, r)
+		c.replicas = append(c.replicas, r)
+	}
+	return c
+}
+
+// balance sends each request to the next replica in turn, as a load
+// balancer without sticky sessions does.
+func (c *cluster) balance(w http.ResponseWriter, r *http.Request) {
+	rep := c.replicas[int(c.next.Add(1)-1)%len(c.replicas)]
+	rep.calls.Add(1)
+	target, _ := url.Parse(rep.base)
+	httputil.NewSingleHostReverseProxy(target).ServeHTTP(w, r)
+}
+
+func waitReady(t *testing.T, r *replica) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(r.base + "/readyz")
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+			err = fmt.Errorf("%s: %s", resp.Status, body)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica %s not ready: %v", r.name, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// callerToken is a bearer token for caller sub.
+func callerToken(t *testing.T, sub string) string {
+	t.Helper()
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{
+		Subject: sub, ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Hour)),
+	}).SignedString([]byte(callerSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// connect opens an MCP session as caller sub at base (the load balancer or
+// one replica).
+func connect(t *testing.T, base, sub string) *client.Client {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithHTTPTimeout(callTimeout),
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + callerToken(t, sub)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, client.WithProtocolVersion(pinnedProtocol))
+	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var req mcp.InitializeRequest
+	req.Params.ProtocolVersion = pinnedProtocol
+	req.Params.ClientInfo = mcp.Implementation{Name: "scaleout-test", Version: "1.0.0"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c
+}
+
+func callTool(t *testing.T, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+	defer cancel()
+	var req mcp.CallToolRequest
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	return res
+}
+
+func texts(res *mcp.CallToolResult) string {
+	var out []string
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			out = append(out, tc.Text)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func mustSucceed(t *testing.T, name string, res *mcp.CallToolResult) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("%s returned a tool error: %s", name, texts(res))
+	}
+}
+
+// producedFile is one entry of a FileResponse.
+type producedFile struct {
+	DownloadURL string `json:"download_url"`
+	Filename    string `json:"filename"`
+	MIMEType    string `json:"mime_type"`
+	SizeBytes   int64  `json:"size_bytes"`
+}
+
+func structured[T any](t *testing.T, res *mcp.CallToolResult) T {
+	t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("structured content %s: %v", b, err)
+	}
+	return v
+}
+
+// testPNG draws a small picture.
+func testPNG(t *testing.T) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
+	for y := range 48 {
+		for x := range 64 {
+			img.Set(x, y, color.RGBA{uint8(x * 4), uint8(y * 5), 128, 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// via rewrites a URL handed out under the load balancer's name to reach one
+// replica directly.
+func via(t *testing.T, rawURL string, r *replica) string {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse(r.base)
+	u.Host = base.Host
+	return u.String()
+}
+
+func get(t *testing.T, rawURL string, header http.Header) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, rawURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// TestTwoReplicas: a file produced through one replica downloads through
+// either, a URL handed out by one is an input to the other, an upload
+// staged on one is an input to the other, and the owner comes from each
+// request's token, not from an MCP session that only one replica knows.
+func TestTwoReplicas(t *testing.T) {
+	c := newCluster(t, nil)
+	A, B := c.replicas[0], c.replicas[1]
+	alice := connect(t, c.lb.URL, "alice")
+	pic := testPNG(t)
+
+	// A sequence of calls through the load balancer, which alternates
+	// replicas on every request.
+	res := callTool(t, alice, "archive_files", map[string]any{
+		"sources": []any{map[string]any{"name": "scan.png", "content": "data:image/png;base64," + base64.StdEncoding.EncodeToString(pic)}},
+		"name":    "bundle",
+	})
+	mustSucceed(t, "archive_files", res)
+	files := structured[struct{ Files []producedFile }](t, res).Files
+	if len(files) != 2 {
+		t.Fatalf("archive_files produced %d files, want 2: %s", len(files), texts(res))
+	}
+	zipFile := files[0]
+	if !strings.HasPrefix(zipFile.DownloadURL, c.lb.URL+"/files/") {
+		t.Fatalf("download URL %s is not under the public URL %s", zipFile.DownloadURL, c.lb.URL)
+	}
+
+	// The file downloads through both replicas, alike.
+	var zipBytes []byte
+	for _, r := range []*replica{A, B} {
+		resp, body := get(t, via(t, zipFile.DownloadURL, r), nil)
+		if resp.StatusCode != http.StatusOK || int64(len(body)) != zipFile.SizeBytes {
+			t.Fatalf("download through %s: %s, %d bytes (want %d): %.200s", r.name, resp.Status, len(body), zipFile.SizeBytes, body)
+		}
+		if zipBytes != nil && !bytes.Equal(body, zipBytes) {
+			t.Fatalf("replica %s serves other bytes than replica A", r.name)
+		}
+		zipBytes = body
+		if et := resp.Header.Get("ETag"); et != `"`+sha256Hex(body)+`"` {
+			t.Errorf("ETag through %s = %s", r.name, et)
+		}
+	}
+	// Range and conditional requests are answered from S3 too.
+	resp, part := get(t, via(t, zipFile.DownloadURL, B), http.Header{"Range": {"bytes=10-29"}})
+	if resp.StatusCode != http.StatusPartialContent || !bytes.Equal(part, zipBytes[10:30]) {
+		t.Errorf("Range through B: %s, %q", resp.Status, part)
+	}
+	resp, _ = get(t, via(t, zipFile.DownloadURL, A), http.Header{"If-None-Match": {`"` + sha256Hex(zipBytes) + `"`}})
+	if resp.StatusCode != http.StatusNotModified {
+		t.Errorf("If-None-Match through A: %s, want 304", resp.Status)
+	}
+
+	// The URL one replica handed out is an input of the next call, which
+	// the other replica serves (read from the bucket, not fetched).
+	for i := range 4 {
+		res = callTool(t, alice, "inspect_file", map[string]any{"source": map[string]any{"name": "bundle.zip", "content": zipFile.DownloadURL}})
+		mustSucceed(t, fmt.Sprintf("inspect_file #%d", i), res)
+		got := structured[map[string]any](t, res)
+		if got["sha256"] != sha256Hex(zipBytes) {
+			t.Fatalf("inspect_file #%d saw sha256 %v, want %s", i, got["sha256"], sha256Hex(zipBytes))
+		}
+	}
+	for _, r := range []*replica{A, B} {
+		if r.calls.Load() < 3 {
+			t.Errorf("replica %s served %d requests; the sequence did not alternate", r.name, r.calls.Load())
+		}
+	}
+
+	// A staged upload on A is an input of a call on B.
+	req, _ := http.NewRequest(http.MethodPost, A.base+"/uploads", bytes.NewReader(pic))
+	req.Header.Set("X-Filename", "staged.png")
+	req.Header.Set("Authorization", "Bearer "+callerToken(t, "alice"))
+	up, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var staged struct{ URL string }
+	json.NewDecoder(up.Body).Decode(&staged)
+	up.Body.Close()
+	if up.StatusCode != http.StatusCreated {
+		t.Fatalf("upload to A: %s", up.Status)
+	}
+	aliceOnB := connect(t, B.base, "alice")
+	res = callTool(t, aliceOnB, "inspect_file", map[string]any{"source": map[string]any{"name": "staged.png", "content": staged.URL}})
+	mustSucceed(t, "inspect_file of a staged upload on the other replica", res)
+	if got := structured[map[string]any](t, res); got["sha256"] != sha256Hex(pic) || got["mime_type"] != "image/png" {
+		t.Errorf("staged upload seen by B: %v", got)
+	}
+
+	// Owner scoping comes from each request's token: bob, also through the
+	// load balancer, cannot use alice's URL.
+	bob := connect(t, c.lb.URL, "bob")
+	for range 2 { // once per replica
+		res = callTool(t, bob, "inspect_file", map[string]any{"source": map[string]any{"name": "bundle.zip", "content": zipFile.DownloadURL}})
+		if !res.IsError || !strings.Contains(texts(res), "another caller") {
+			t.Errorf("bob used alice's file: isError=%v %s", res.IsError, texts(res))
+		}
+	}
+}
+
+// TestRedirect: with AGENT_S3_REDIRECT a download is a 302 to a presigned
+// URL of the S3 server, which serves the file with the agent's headers.
+func TestRedirect(t *testing.T) {
+	c := newCluster(t, map[string]string{"AGENT_S3_REDIRECT": "true"})
+	alice := connect(t, c.lb.URL, "alice")
+	res := callTool(t, alice, "archive_files", map[string]any{
+		"sources": []any{map[string]any{"name": "notes.txt", "content": "data:text/plain;base64," + base64.StdEncoding.EncodeToString([]byte("hello from S3\n"))}},
+	})
+	mustSucceed(t, "archive_files", res)
+	f := structured[struct{ Files []producedFile }](t, res).Files[0]
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(via(t, f.DownloadURL, c.replicas[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc, "http://"+c.s3.Endpoint+"/"+c.bucket+"/") {
+		t.Fatalf("GET with redirect: %s to %q, want 302 to the S3 server", resp.Status, loc)
+	}
+	resp, body := get(t, loc, nil)
+	if resp.StatusCode != http.StatusOK || int64(len(body)) != f.SizeBytes {
+		t.Fatalf("presigned GET: %s, %d bytes", resp.Status, len(body))
+	}
+	if cd := resp.Header.Get("Content-Disposition"); !strings.Contains(cd, `filename="bundle.zip"`) {
+		t.Errorf("presigned GET Content-Disposition = %q", cd)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != f.MIMEType {
+		t.Errorf("presigned GET Content-Type = %q, want %q", ct, f.MIMEType)
+	}
+	// A tampered token still gets 403 from the agent, never a redirect.
+	resp, _ = get(t, strings.Replace(via(t, f.DownloadURL, c.replicas[0]), "token=", "token=x", 1), nil)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("tampered token: %s, want 403", resp.Status)
+	}
+	// HEAD is answered by the agent itself.
+	resp, err = noFollow.Head(via(t, f.DownloadURL, c.replicas[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.ContentLength != f.SizeBytes {
+		t.Errorf("HEAD with redirect on: %s, length %d", resp.Status, resp.ContentLength)
+	}
+}
+
+// TestUploadCapOnS3: an upload over AGENT_MAX_UPLOAD_BYTES is refused while
+// it streams into the bucket, and leaves neither object nor unfinished
+// multipart upload behind.
+func TestUploadCapOnS3(t *testing.T) {
+	c := newCluster(t, map[string]string{"AGENT_MAX_UPLOAD_BYTES": "2097152"})
+	for _, size := range []int{3 << 20, 12 << 20} { // within the read-ahead, and across parts
+		req, _ := http.NewRequest(http.MethodPost, c.replicas[0].base+"/uploads", io.LimitReader(zeroReader{}, int64(size)))
+		req.Header.Set("X-Filename", "big.bin")
+		req.Header.Set("Authorization", "Bearer "+callerToken(t, "alice"))
+		req.ContentLength = -1 // streamed, so the cap is met mid-stream rather than by the declared length
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("%d byte upload: %s, want 413", size, resp.Status)
+		}
+	}
+	ctx := context.Background()
+	for obj := range c.s3.Client().ListObjectsIter(ctx, c.bucket, minio.ListObjectsOptions{Recursive: true}) {
+		t.Errorf("the bucket holds %s (%v) after refused uploads", obj.Key, obj.Err)
+	}
+	for up := range c.s3.Client().ListIncompleteUploads(ctx, c.bucket, "", true) {
+		t.Errorf("unfinished upload %s (%v) after refused uploads", up.Key, up.Err)
+	}
+}
+
+// zeroReader reads as endless zeros.
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
