@@ -98,7 +98,7 @@ down:
 
 ## e2e: build the images, then test them on the Docker engine: each image with testcontainers-go, the compose
 ## deployment driven from the host with the agentura CLI (deploy/e2e.sh; fails when Docker is missing)
-e2e: images
+e2e: images image-s3
 	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi
 	deploy/e2e.sh
 
@@ -111,3 +111,37 @@ bench-composer:
 ## run-composer: start the composer agent on :8002
 run-composer:
 	$(GO) run ./cmd/composer-agent
+
+## image-s3: the versitygw image of the scale-out compose (agentura/s3): a static versitygw, built once into
+##   build/versitygw/ (about a minute on two cores; delete the folder to rebuild), on scratch
+VERSITYGW_VERSION ?= v1.8.0
+S3_IMAGE_CTX      ?= build/images-s3
+.PHONY: image-s3 up-scale down-scale e2e-scale
+build/versitygw/$(VERSITYGW_VERSION)/versitygw:
+	mkdir -p $(@D)
+	CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOBIN=$(abspath $(@D)) $(GO) install -trimpath -ldflags='-s -w' \
+		github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+image-s3: build/versitygw/$(VERSITYGW_VERSION)/versitygw
+	rm -rf $(S3_IMAGE_CTX) && mkdir -p $(S3_IMAGE_CTX)/rootfs/data/agentura $(S3_IMAGE_CTX)/rootfs/tmp
+	chmod 0700 $(S3_IMAGE_CTX)/rootfs/data && chmod 1777 $(S3_IMAGE_CTX)/rootfs/tmp
+	cp $< $(S3_IMAGE_CTX)/versitygw
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(S3_IMAGE_CTX)/httpprobe ./internal/cmd/httpprobe
+	docker build -q -t agentura/s3:$(IMAGE_TAG) -f deploy/Dockerfile.s3 $(S3_IMAGE_CTX)
+	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
+
+## up-scale: the scale-out variant (deploy/docker-compose.scale.yml): versitygw and two composer replicas sharing
+##   one bucket and one signing key; settings in deploy/.env.scale (copy deploy/.env.scale.example, fill in the
+##   secrets); down-scale: stop it
+SCALE_PROJECT ?= agenturascale
+SCALE_ENV     ?= deploy/.env.scale
+up-scale: images image-s3
+	@test -f $(SCALE_ENV) || { echo "$(SCALE_ENV) is missing: cp deploy/.env.scale.example $(SCALE_ENV) and fill in its secrets"; exit 1; }
+	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) up -d
+	set -a && . ./$(SCALE_ENV) && set +a && COMPOSE_PROJECT_NAME=$(SCALE_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.scale.yml
+down-scale:
+	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) down
+
+## e2e-scale: only the scale-out test (deploy/e2e TestComposeScale; make e2e runs it too)
+e2e-scale: images image-s3
+	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi
+	IMAGE_TAG=$(IMAGE_TAG) E2E_RUN=TestComposeScale deploy/e2e.sh

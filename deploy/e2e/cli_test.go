@@ -11,8 +11,12 @@ import (
 	"testing"
 )
 
-// cli runs the agentura CLI that `make e2e` builds into bin/.
-type cli struct{ path string }
+// cli runs the agentura CLI that `make e2e` builds into bin/, with flags
+// added to every call.
+type cli struct {
+	path  string
+	flags []string
+}
 
 // agenturaCLI finds bin/agentura; a missing binary fails the test.
 func agenturaCLI(t *testing.T, root string) cli {
@@ -21,7 +25,7 @@ func agenturaCLI(t *testing.T, root string) cli {
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("the agentura CLI is not built at %s (%v): run `make e2e` (or `go build -o bin/ ./cmd/agentura`)", p, err)
 	}
-	return cli{p}
+	return cli{path: p}
 }
 
 // cliResult is the part of `agentura call --output json` the test reads.
@@ -55,6 +59,7 @@ func (r cliResult) saved(t *testing.T, name string) string {
 func (c cli) call(t *testing.T, out *cliResult, url, tool, args, outDir string, attach ...string) {
 	t.Helper()
 	argv := []string{"call", "--output", "json", "--progress", "never", "--timeout", callTimeout.String(), "--out", outDir, "--json", args}
+	argv = append(argv, c.flags...)
 	for _, a := range attach {
 		argv = append(argv, "--attach", a)
 	}
