@@ -127,7 +127,7 @@ func (s *scaleDeployment) via(t *testing.T, url, base string) string {
 // through replica A with the agentura CLI downloads through replica B with
 // the same signed URL; a sequence of stateless MCP calls (mcp-go) alternates
 // between A and B, each replica taking the other's URLs as inputs; with A
-// stopped, B still serves what A made. The bucket's volume keeps the S3
+// stopped, B still serves what A made and the network alias still answers. The bucket's volume keeps the S3
 // metadata in extended attributes, and no container runs as root.
 func TestComposeScale(t *testing.T) {
 	s := startScale(t)
@@ -194,13 +194,18 @@ func TestComposeScale(t *testing.T) {
 		t.Errorf("the final PDF holds A's page %d times; want 2 (merged-on-a, then part-a again)", n)
 	}
 
-	// 3. With A gone, B serves what A made: the files are in the bucket, not on A.
+	// 3. With A gone, B serves what A made: the files are in the bucket, not
+	// on A. Inside the network the alias "composer" still answers (asked with
+	// the s3 image's probe, the one HTTP client in these images).
+	s3 := s.containerID(t, "s3")
+	run(t, nil, "docker", "exec", s3, "/httpprobe", "http://composer:8002/readyz")
 	if out, err := s.run("stop", "--timeout", "10", "composer-a"); err != nil {
 		t.Fatalf("compose stop composer-a: %v\n%s", err, out)
 	}
 	if got := download(t, s.via(t, urlA, s.bURL)); !bytes.Equal(got, partA) {
 		t.Errorf("with A stopped, B serves %d bytes for A's URL; want %d", len(got), len(partA))
 	}
+	run(t, nil, "docker", "exec", s3, "/httpprobe", "http://composer:8002/readyz")
 
 	// 4. The named volume holds versitygw's metadata in user extended attributes.
 	checkXattrs(t, strings.TrimSpace(run(t, nil, "docker", "volume", "inspect", "-f", "{{.Mountpoint}}", s.project+"_s3-data")))
