@@ -61,6 +61,9 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 		return nil, err
 	}
 	addDescriptions(doc)
+	if err := c.checkShown(doc); err != nil {
+		return nil, err
+	}
 
 	dir, err := call.WorkDir()
 	if err != nil {
@@ -126,6 +129,22 @@ func (c *composer) loadEmbeds(ctx context.Context, call *agentcore.Call, embeds 
 		images[name] = img
 	}
 	return images, nil
+}
+
+// checkShown refuses a document whose pictures, counted once per place they
+// are shown, exceed the limit: docx, pptx and html hold a copy at each place,
+// so a short Markdown showing one picture many times would make a huge file.
+func (c *composer) checkShown(doc *Document) error {
+	var total int64
+	figs := figures(doc.Blocks)
+	for _, f := range figs {
+		total += int64(len(f.Image.Data))
+	}
+	if total > c.limits.ShownImageBytes {
+		return fmt.Errorf("the markdown has %d pictures shown, %s together (each showing counts, as the document holds a copy at each place), more than the %s allowed: show pictures fewer times, or smaller ones",
+			len(figs), filetype.Size(total), filetype.Size(c.limits.ShownImageBytes))
+	}
+	return nil
 }
 
 // addDescriptions uses an embed's description as the alt text of figures

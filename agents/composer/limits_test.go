@@ -77,3 +77,24 @@ func TestLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestShownPicturesLimit: a picture shown many times is written as many
+// times in docx, pptx and html (11 KB of Markdown showing one 270 KB picture
+// a thousand times made a 360 MB page), so what the document shows is
+// limited, each showing counted, before anything is rendered.
+func TestShownPicturesLimit(t *testing.T) {
+	raw := textPNG(t, "P", 60, 40, color.White)
+	pic := base64.StdEncoding.EncodeToString(raw)
+	svc := newService(t, Limits{ShownImageBytes: 3 * int64(len(raw))})
+	embeds := []any{map[string]any{"name": "a.png", "content": pic}}
+	for _, format := range Formats() {
+		_, err := invoke(t, svc, "compose_document", map[string]any{"markdown": strings.Repeat("![](a.png)\n\n", 3), "format": format, "embeds": embeds})
+		if err != nil {
+			t.Errorf("%s, picture shown 3 times: %v", format, err)
+		}
+		_, err = invoke(t, svc, "compose_document", map[string]any{"markdown": strings.Repeat("![](a.png)\n\n", 4), "format": format, "embeds": embeds})
+		if err == nil || !strings.Contains(err.Error(), "4 pictures shown") || !strings.Contains(err.Error(), "fewer times") {
+			t.Errorf("%s, picture shown 4 times: %v, want the shown-pictures limit", format, err)
+		}
+	}
+}
