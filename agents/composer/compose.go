@@ -101,6 +101,7 @@ func (c *composer) loadEmbeds(ctx context.Context, call *agentcore.Call, embeds 
 	images := map[string]*Image{}
 	var total int64
 	taken := map[string]bool{}
+	convert := &pixelBudget{left: c.limits.ConvertPixels, limit: c.limits.ConvertPixels}
 	for i, e := range embeds {
 		f, err := call.ResolveFile(ctx, e.Name, string(e.Content))
 		if err != nil {
@@ -119,7 +120,7 @@ func (c *composer) loadEmbeds(ctx context.Context, call *agentcore.Call, embeds 
 		if total += f.Size; total > c.limits.EmbedBytes {
 			return nil, fmt.Errorf("the embeds are larger than the %s allowed together: send fewer or smaller pictures", filetype.Size(c.limits.EmbedBytes))
 		}
-		img, err := loadImage(name, f.Name, f.Path, f.MIMEType, c.limits.ImagePixels)
+		img, err := loadImage(name, f.Name, f.Path, f.MIMEType, c.limits.ImagePixels, convert)
 		if err != nil {
 			return nil, err
 		}

@@ -1,13 +1,17 @@
 package composer
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"image"
 	"image/color"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
+
+	"golang.org/x/image/bmp"
 
 	"github.com/agentura/agentura/agentcore"
 )
@@ -96,5 +100,31 @@ func TestShownPicturesLimit(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "4 pictures shown") || !strings.Contains(err.Error(), "fewer times") {
 			t.Errorf("%s, picture shown 4 times: %v, want the shown-pictures limit", format, err)
 		}
+	}
+}
+
+// TestConvertPixelsLimit: pictures that must be decoded and re-encoded
+// (here BMP) share a pixel budget per document, checked before decoding: a
+// 190 KB TIFF of 49 megapixels took 1.5 s and 700 MB of allocations to
+// convert, and a call may carry a hundred of them. PNG and JPEG, which go
+// into the documents as they are, do not count.
+func TestConvertPixelsLimit(t *testing.T) {
+	var b bytes.Buffer
+	if err := bmp.Encode(&b, image.NewRGBA(image.Rect(0, 0, 60, 40))); err != nil {
+		t.Fatal(err)
+	}
+	scan := base64.StdEncoding.EncodeToString(b.Bytes())
+	photo := base64.StdEncoding.EncodeToString(textPNG(t, "P", 60, 40, color.White))
+	svc := newService(t, Limits{ConvertPixels: 60 * 40 * 3 / 2})
+	embed := func(name, content string) map[string]any { return map[string]any{"name": name, "content": content} }
+	md := "![](a.bmp) ![](p1.png) ![](p2.png)"
+	if _, err := invoke(t, svc, "compose_document", map[string]any{"markdown": md,
+		"embeds": []any{embed("a.bmp", scan), embed("p1.png", photo), embed("p2.png", photo)}}); err != nil {
+		t.Errorf("one BMP and two PNGs: %v", err)
+	}
+	_, err := invoke(t, svc, "compose_document", map[string]any{"markdown": md + " ![](b.bmp)",
+		"embeds": []any{embed("a.bmp", scan), embed("p1.png", photo), embed("p2.png", photo), embed("b.bmp", scan)}})
+	if err == nil || !strings.Contains(err.Error(), `embed "b.bmp"`) || !strings.Contains(err.Error(), "as 8-bit PNG or JPEG") {
+		t.Errorf("two BMPs: %v, want the conversion limit naming b.bmp", err)
 	}
 }
