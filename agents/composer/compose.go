@@ -52,6 +52,9 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	if len(in.Markdown) > c.limits.MarkdownBytes {
 		return nil, fmt.Errorf("markdown is %d bytes, more than the %d (%s) allowed: split the document", len(in.Markdown), c.limits.MarkdownBytes, filetype.Size(int64(c.limits.MarkdownBytes)))
 	}
+	if err := checkNesting(in.Markdown); err != nil {
+		return nil, err
+	}
 	images, err := c.loadEmbeds(ctx, call, in.Embeds)
 	if err != nil {
 		return nil, err

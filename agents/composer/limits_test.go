@@ -128,3 +128,21 @@ func TestConvertPixelsLimit(t *testing.T) {
 		t.Errorf("two BMPs: %v, want the conversion limit naming b.bmp", err)
 	}
 }
+
+// TestNestingLimit: goldmark takes time quadratic in how deeply quotes and
+// lists nest (16,000 levels of "> " took 0.55 s, so the 2 MiB allowed would
+// take over half an hour), so deep nesting is refused before parsing.
+func TestNestingLimit(t *testing.T) {
+	svc := newService(t, Limits{})
+	for _, md := range []string{strings.Repeat("> ", 40) + "x", strings.Repeat("- ", 40) + "x", "text\n\n" + strings.Repeat("> 1. ", 20) + "x"} {
+		_, err := invoke(t, svc, "compose_document", map[string]any{"markdown": md, "format": "html"})
+		if err == nil || !strings.Contains(err.Error(), "levels deep on line") {
+			t.Errorf("%.20q…: %v, want the nesting limit", md, err)
+		}
+	}
+	for _, md := range []string{strings.Repeat("> ", 8) + "x", "- a\n  - b\n    > c", "-- not a list\n\n>>> three quotes", "* * *\n\n1. x", "text\n\n" + strings.Repeat("- ", 40)} {
+		if _, err := invoke(t, svc, "compose_document", map[string]any{"markdown": md, "format": "html"}); err != nil {
+			t.Errorf("%q: %v", md, err)
+		}
+	}
+}
