@@ -282,11 +282,13 @@ func (c *Config) normalize() error {
 		bad("AGENT_AUTH", c.Auth, errors.New(`must be "none" or "jwt"`))
 	}
 	if strings.HasPrefix(c.StorageURL, "s3://") {
+		// Credentials wrongly put into the URL stay out of the error.
+		shown := fileserve.RedactURL(c.StorageURL)
 		if _, err := fileserve.ParseS3URL(c.StorageURL); err != nil {
-			bad("AGENT_STORAGE_URL", c.StorageURL, err)
+			bad("AGENT_STORAGE_URL", shown, err)
 		}
 		if c.AWSAccessKeyID == "" || c.AWSSecretAccessKey == "" {
-			bad("AGENT_STORAGE_URL", c.StorageURL, errors.New("s3:// storage needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"))
+			bad("AGENT_STORAGE_URL", shown, errors.New("s3:// storage needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"))
 		}
 	} else {
 		if _, err := c.storageDir(); err != nil {

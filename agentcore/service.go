@@ -107,7 +107,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		AccessKey: cfg.AWSAccessKeyID, SecretKey: cfg.AWSSecretAccessKey, SessionToken: cfg.AWSSessionToken, Region: cfg.AWSRegion,
 	})
 	if err != nil {
-		return nil, &ConfigError{"AGENT_STORAGE_URL", cfg.StorageURL, err}
+		return nil, &ConfigError{"AGENT_STORAGE_URL", fileserve.RedactURL(cfg.StorageURL), err}
 	}
 	s.store = fileserve.Instrument(store, s.registry)
 	// Call folders are per-process scratch and stay on local disk: beside

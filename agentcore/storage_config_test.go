@@ -48,3 +48,26 @@ func TestS3StorageConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestStorageURLSecretNotEchoed: credentials wrongly put into
+// AGENT_STORAGE_URL are refused without being repeated in the error, which
+// ends up in logs.
+func TestStorageURLSecretNotEchoed(t *testing.T) {
+	for _, u := range []string{
+		"s3://AKIAEXAMPLE:topsecret@files?endpoint=minio:9000",
+		"s3://AKIAEXAMPLE:top%zzsecret@files",
+		"s3://AKIAEXAMPLE:topsecret@files?endpoint=minio:9000&nope=1",
+	} {
+		env := map[string]string{"AGENT_STORAGE_URL": u, "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}
+		_, err := ConfigFromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, "x", ":8001")
+		if err == nil {
+			t.Fatalf("%s: accepted", u)
+		}
+		if strings.Contains(err.Error(), "topsecret") || strings.Contains(err.Error(), "top%zzsecret") {
+			t.Errorf("the error shows the secret: %v", err)
+		}
+		if !strings.Contains(err.Error(), "AGENT_STORAGE_URL") {
+			t.Errorf("the error does not name the variable: %v", err)
+		}
+	}
+}

@@ -72,7 +72,7 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "token does not name a storage area")
 		return
 	}
-	if s.redirect != nil && r.Method == http.MethodGet {
+	if s.redirect != nil && r.Method == http.MethodGet && c.ExpiresAt.Sub(s.now()) >= minRedirectTTL {
 		s.redirectFile(w, r, c, area)
 		return
 	}

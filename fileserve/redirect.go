@@ -14,6 +14,11 @@ import (
 // sooner.
 const MaxRedirectTTL = 5 * time.Minute
 
+// minRedirectTTL is the shortest lifetime of a presigned URL: S3 counts it
+// in whole seconds, at least one. A token with less left is served by the
+// server itself, as it still grants the file.
+const minRedirectTTL = time.Second
+
 // Presigner hands out short-lived URLs from which a client fetches a
 // file's content straight from where it is stored. S3Store is one.
 type Presigner interface {

@@ -50,10 +50,14 @@ func OpenStore(rawURL string, creds S3Config) (Store, error) {
 // credentials are not part of the URL.
 func ParseS3URL(rawURL string) (S3Config, error) {
 	bad := func(format string, args ...any) (S3Config, error) {
-		return S3Config{}, fmt.Errorf("fileserve: storage URL %q: %s", rawURL, fmt.Sprintf(format, args...))
+		return S3Config{}, fmt.Errorf("fileserve: storage URL %q: %s", RedactURL(rawURL), fmt.Sprintf(format, args...))
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
+		// url.Error repeats the whole URL, credentials included.
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err
+		}
 		return bad("%v", err)
 	}
 	if u.Scheme != "s3" || u.Host == "" {
@@ -111,6 +115,26 @@ func ParseS3URL(rawURL string) (S3Config, error) {
 		cfg.PartSize = n
 	}
 	return cfg, nil
+}
+
+// RedactURL returns rawURL with the user information of its authority
+// (user:password@) replaced by REDACTED, for error messages and logs; a URL
+// without any is returned as it is. It works on text that does not parse.
+func RedactURL(rawURL string) string {
+	_, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return rawURL
+	}
+	start := len(rawURL) - len(rest)
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	at := strings.LastIndex(authority, "@")
+	if at < 0 {
+		return rawURL
+	}
+	return rawURL[:start] + "REDACTED" + rawURL[start+at:]
 }
 
 // splitEndpoint takes host:port or http(s)://host:port and returns the

@@ -57,3 +57,20 @@ func TestOpenStore(t *testing.T) {
 		}
 	}
 }
+
+// TestParseS3URLHidesSecret: a URL carrying credentials is refused without
+// its secret in the error.
+func TestParseS3URLHidesSecret(t *testing.T) {
+	for _, u := range []string{"s3://key:topsecret@b?endpoint=minio:9000", "s3://key:top%zzsecret@b"} {
+		_, err := ParseS3URL(u)
+		if err == nil || strings.Contains(err.Error(), "topsecret") || strings.Contains(err.Error(), "top%zzsecret") {
+			t.Errorf("ParseS3URL(%q): %v; want an error without the secret", u, err)
+		}
+	}
+	if got := RedactURL("s3://key:secret@b/p?endpoint=x:1"); got != "s3://REDACTED@b/p?endpoint=x:1" {
+		t.Errorf("RedactURL = %q", got)
+	}
+	if got := RedactURL("file:///data"); got != "file:///data" {
+		t.Errorf("RedactURL = %q", got)
+	}
+}

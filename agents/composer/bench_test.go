@@ -27,7 +27,7 @@ func benchInput(b testing.TB) (string, map[string]*Image) {
 		if err := os.WriteFile(path, textPNG(b, fmt.Sprintf("Figure %d", i), 800, 450, bg), 0o600); err != nil {
 			b.Fatal(err)
 		}
-		img, err := loadImage(name, name, path, "image/png", DefaultLimits().ImagePixels)
+		img, err := loadImage(name, name, path, "image/png", DefaultLimits().ImagePixels, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -52,6 +52,9 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	if len(in.Markdown) > c.limits.MarkdownBytes {
 		return nil, fmt.Errorf("markdown is %d bytes, more than the %d (%s) allowed: split the document", len(in.Markdown), c.limits.MarkdownBytes, filetype.Size(int64(c.limits.MarkdownBytes)))
 	}
+	if err := checkNesting(in.Markdown); err != nil {
+		return nil, err
+	}
 	images, err := c.loadEmbeds(ctx, call, in.Embeds)
 	if err != nil {
 		return nil, err
@@ -61,6 +64,9 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 		return nil, err
 	}
 	addDescriptions(doc)
+	if err := c.checkShown(doc); err != nil {
+		return nil, err
+	}
 
 	dir, err := call.WorkDir()
 	if err != nil {
@@ -98,6 +104,7 @@ func (c *composer) loadEmbeds(ctx context.Context, call *agentcore.Call, embeds 
 	images := map[string]*Image{}
 	var total int64
 	taken := map[string]bool{}
+	convert := &pixelBudget{left: c.limits.ConvertPixels, limit: c.limits.ConvertPixels}
 	for i, e := range embeds {
 		f, err := call.ResolveFile(ctx, e.Name, string(e.Content))
 		if err != nil {
@@ -116,7 +123,7 @@ func (c *composer) loadEmbeds(ctx context.Context, call *agentcore.Call, embeds 
 		if total += f.Size; total > c.limits.EmbedBytes {
 			return nil, fmt.Errorf("the embeds are larger than the %s allowed together: send fewer or smaller pictures", filetype.Size(c.limits.EmbedBytes))
 		}
-		img, err := loadImage(name, f.Name, f.Path, f.MIMEType, c.limits.ImagePixels)
+		img, err := loadImage(name, f.Name, f.Path, f.MIMEType, c.limits.ImagePixels, convert)
 		if err != nil {
 			return nil, err
 		}
@@ -126,6 +133,22 @@ func (c *composer) loadEmbeds(ctx context.Context, call *agentcore.Call, embeds 
 		images[name] = img
 	}
 	return images, nil
+}
+
+// checkShown refuses a document whose pictures, counted once per place they
+// are shown, exceed the limit: docx, pptx and html hold a copy at each place,
+// so a short Markdown showing one picture many times would make a huge file.
+func (c *composer) checkShown(doc *Document) error {
+	var total int64
+	figs := figures(doc.Blocks)
+	for _, f := range figs {
+		total += int64(len(f.Image.Data))
+	}
+	if total > c.limits.ShownImageBytes {
+		return fmt.Errorf("the markdown has %d pictures shown, %s together (each showing counts, as the document holds a copy at each place), more than the %s allowed: show pictures fewer times, or smaller ones",
+			len(figs), filetype.Size(total), filetype.Size(c.limits.ShownImageBytes))
+	}
+	return nil
 }
 
 // addDescriptions uses an embed's description as the alt text of figures

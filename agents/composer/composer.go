@@ -40,6 +40,14 @@ type Limits struct {
 	EmbedBytes int64
 	// ImagePixels is the most pixels (width × height) of one picture.
 	ImagePixels int64
+	// ConvertPixels is the most pixels of all pictures of one document that
+	// must be converted to PNG (WebP, BMP, TIFF, 16-bit or interlaced PNG):
+	// decoding costs time and memory however small the file.
+	ConvertPixels int64
+	// ShownImageBytes is the most bytes of pictures one document may show,
+	// each showing counted: docx, pptx and html hold a picture once per
+	// place it is shown.
+	ShownImageBytes int64
 	// Sources is the most PDFs merge_pdfs merges at once.
 	Sources int
 	// SourceBytes is the most bytes all sources of one merge may have together.
@@ -49,12 +57,14 @@ type Limits struct {
 // DefaultLimits are the limits Register uses.
 func DefaultLimits() Limits {
 	return Limits{
-		MarkdownBytes: 2 << 20,
-		Embeds:        100,
-		EmbedBytes:    200 << 20,
-		ImagePixels:   50_000_000,
-		Sources:       100,
-		SourceBytes:   500 << 20,
+		MarkdownBytes:   2 << 20,
+		Embeds:          100,
+		EmbedBytes:      200 << 20,
+		ImagePixels:     50_000_000,
+		ConvertPixels:   100_000_000,
+		ShownImageBytes: 200 << 20,
+		Sources:         100,
+		SourceBytes:     500 << 20,
 	}
 }
 
@@ -102,6 +112,8 @@ func (l Limits) withDefaults() Limits {
 	l.Embeds = orDefault(l.Embeds, d.Embeds)
 	l.EmbedBytes = orDefault(l.EmbedBytes, d.EmbedBytes)
 	l.ImagePixels = orDefault(l.ImagePixels, d.ImagePixels)
+	l.ConvertPixels = orDefault(l.ConvertPixels, d.ConvertPixels)
+	l.ShownImageBytes = orDefault(l.ShownImageBytes, d.ShownImageBytes)
 	l.Sources = orDefault(l.Sources, d.Sources)
 	l.SourceBytes = orDefault(l.SourceBytes, d.SourceBytes)
 	return l

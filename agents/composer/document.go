@@ -351,11 +351,11 @@ func (c *converter) walkInline(n gast.Node, st spanStyle, spans *[]Span, figs *[
 			c.walkInline(ch, inner, spans, figs)
 		case *gast.Link:
 			inner := st
-			inner.link = string(ch.Destination)
+			inner.link = linkTarget(string(ch.Destination))
 			c.walkInline(ch, inner, spans, figs)
 		case *gast.AutoLink:
 			inner := st
-			inner.link = string(ch.URL(c.src))
+			inner.link = linkTarget(string(ch.URL(c.src)))
 			c.add(spans, inner, string(ch.Label(c.src)))
 		case *gast.Image:
 			var alt []Span
@@ -454,6 +454,26 @@ func unescape(s string) string {
 	b = util.ResolveNumericReferences(b)
 	b = util.ResolveEntityNames(b)
 	return string(b)
+}
+
+// linkTarget is a link's destination as every format holds it: character
+// references and backslash escapes resolved, as a Markdown renderer does,
+// then percent-encoded, so that Word and PowerPoint get a valid URI. A
+// target that would run code or open a local file is dropped (""), judged as
+// a browser reads it: tabs and newlines anywhere, and control characters and
+// spaces around it, do not count, so "java<TAB>script:" is javascript:.
+func linkTarget(dest string) string {
+	s := strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return -1
+		}
+		return r
+	}, unescape(dest))
+	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	if s == "" || !safeLink(s) {
+		return ""
+	}
+	return string(util.URLEscape([]byte(s), false))
 }
 
 // imageRef turns an image destination into the embed name it refers to:

@@ -62,8 +62,11 @@ const acceptedImages = "PNG, JPEG, GIF, WebP, BMP or TIFF"
 
 // loadImage reads the embed at path (its detected type mimeType) as an Image.
 // name is the embed's name, fileName its sanitised file name. Pictures with
-// more than maxPixels pixels are refused before they are decoded.
-func loadImage(name, fileName, path, mimeType string, maxPixels int64) (*Image, error) {
+// more than maxPixels pixels are refused before they are decoded. A picture
+// that must be converted to PNG spends its pixels from convert (nil: no
+// budget) and is refused, before it is decoded, when that runs out:
+// decoding is what costs, and a small compressed file may hold a huge image.
+func loadImage(name, fileName, path, mimeType string, maxPixels int64, convert *pixelBudget) (*Image, error) {
 	format := imageFormat(mimeType)
 	if format == "" {
 		mimeType, _, _ = strings.Cut(mimeType, ";")
@@ -92,6 +95,12 @@ func loadImage(name, fileName, path, mimeType string, maxPixels int64) (*Image, 
 	if decFormat == "png" && !plainPNG(data) || decFormat != "png" && decFormat != "jpeg" && decFormat != "gif" {
 		// 16-bit or interlaced PNGs (which fpdf cannot place) and formats
 		// Office may not show are converted to 8-bit PNG.
+		if convert != nil {
+			if convert.left -= int64(cfg.Width) * int64(cfg.Height); convert.left < 0 {
+				return nil, fmt.Errorf("embed %q (%s, %d×%d) would take the pictures to convert to PNG past the %d million pixels allowed in one document: send WebP, BMP, TIFF and 16-bit or interlaced PNG pictures as 8-bit PNG or JPEG, or smaller",
+					name, strings.ToUpper(decFormat), cfg.Width, cfg.Height, convert.limit/1_000_000)
+			}
+		}
 		if img.Data, err = toPNG(data); err != nil {
 			return nil, fmt.Errorf("embed %q: convert %s to PNG: %w", name, strings.ToUpper(decFormat), err)
 		}
@@ -108,6 +117,10 @@ func loadImage(name, fileName, path, mimeType string, maxPixels int64) (*Image, 
 	}
 	return img, nil
 }
+
+// pixelBudget is how many pixels the pictures of one document may still
+// have converted, of limit.
+type pixelBudget struct{ left, limit int64 }
 
 // plainPNG reports whether a PNG is 8-bit (or less) and not interlaced, the
 // kind fpdf embeds as it is.

@@ -42,7 +42,7 @@ func TestLoadImageConverts(t *testing.T) {
 		{"scan.bmp", "image/bmp", bmpData.Bytes(), "scan.png"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			img, err := loadImage(tc.name, tc.name, writeTemp(t, tc.name, tc.data), tc.mime, 1000)
+			img, err := loadImage(tc.name, tc.name, writeTemp(t, tc.name, tc.data), tc.mime, 1000, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +70,7 @@ func TestLoadImageRefuses(t *testing.T) {
 		{"cut.png", "image/png", small[:len(small)-20], 1e6, `embed "cut.png" is a truncated or damaged PNG`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := loadImage(tc.name, tc.name, writeTemp(t, tc.name, tc.data), tc.mime, tc.maxPixels)
+			_, err := loadImage(tc.name, tc.name, writeTemp(t, tc.name, tc.data), tc.mime, tc.maxPixels, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}

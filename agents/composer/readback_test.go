@@ -177,7 +177,7 @@ func testImage(t testing.TB, dir, name, label string, w, h int) *Image {
 	if err := os.WriteFile(path, textPNG(t, label, w, h, color.RGBA{R: 200, G: 220, B: 250, A: 255}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	img, err := loadImage(name, name, path, "image/png", DefaultLimits().ImagePixels)
+	img, err := loadImage(name, name, path, "image/png", DefaultLimits().ImagePixels, nil)
 	if err != nil {
 		t.Fatalf("load test image %s: %v", name, err)
 	}

@@ -184,10 +184,10 @@ func (h *htmlWriter) spans(spans []Span) {
 }
 
 // safeLink refuses link targets that would run code (javascript:, vbscript:,
-// data:) in the page.
+// data:) in the page or open a local file (file:).
 func safeLink(link string) bool {
 	l := strings.ToLower(strings.TrimSpace(link))
-	for _, bad := range []string{"javascript:", "vbscript:", "data:"} {
+	for _, bad := range []string{"javascript:", "vbscript:", "data:", "file:"} {
 		if strings.HasPrefix(l, bad) {
 			return false
 		}

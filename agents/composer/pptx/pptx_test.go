@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"io"
 	"path"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,53 @@ func TestPackageIsConsistent(t *testing.T) {
 	}
 	if !bytes.Contains(parts["ppt/slides/slide2.xml"], []byte(`startAt="3"`)) {
 		t.Errorf("numbered paragraph does not start at 3")
+	}
+}
+
+// TestNumberBeyondStartAt: ECMA-376 bounds a:buAutoNum's startAt to
+// 1..32767 (ST_TextBulletStartAtNum), and PowerPoint refuses a file beyond
+// it; a list numbered past that shows its numbers as text instead.
+func TestNumberBeyondStartAt(t *testing.T) {
+	p := &Presentation{}
+	p.AddSlide(&Slide{Title: "Long list", Paragraphs: []Paragraph{
+		{Runs: []Run{{Text: "last allowed"}}, Bullet: Number, Number: 32767},
+		{Runs: []Run{{Text: "beyond"}}, Bullet: Number, Number: 40000},
+		{Runs: []Run{{Text: "huge"}}, Bullet: Number, Number: 999999999},
+	}})
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := zr.Open("ppt/slides/slide1.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slide, _ := io.ReadAll(rc)
+	rc.Close()
+	d := xml.NewDecoder(bytes.NewReader(slide))
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "buAutoNum" {
+			for _, a := range se.Attr {
+				if n, err := strconv.Atoi(a.Value); a.Name.Local == "startAt" && (err != nil || n < 1 || n > 32767) {
+					t.Errorf("buAutoNum startAt=%q, outside 1..32767", a.Value)
+				}
+			}
+		}
+	}
+	for _, want := range []string{`startAt="32767"`, "40000. ", "999999999. "} {
+		if !bytes.Contains(slide, []byte(want)) {
+			t.Errorf("slide lacks %q", want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package pptx
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -21,6 +22,10 @@ const (
 	tablePt   = 14
 	rowH      = 370840
 )
+
+// maxStartAt is the largest first number of a:buAutoNum
+// (ST_TextBulletStartAtNum, 1..32767); PowerPoint refuses a file beyond it.
+const maxStartAt = 32767
 
 // rel is one relationship of a slide part.
 type rel struct {
@@ -161,6 +166,12 @@ func (sb *slideBuilder) paragraph(p Paragraph) {
 		fmt.Fprintf(b, `<a:pPr marL="%d" lvl="%d" indent="%d"><a:spcBef><a:spcPts val="600"/></a:spcBef><a:buFont typeface="Arial"/><a:buChar char="%s"/></a:pPr>`,
 			marL, lvl, -indent, []string{"•", "–", "◦"}[lvl%3])
 	case Number:
+		if p.Number > maxStartAt {
+			// Beyond what a:buAutoNum may start at: the number as text.
+			fmt.Fprintf(b, `<a:pPr marL="%d" lvl="%d" indent="%d"><a:spcBef><a:spcPts val="600"/></a:spcBef><a:buNone/></a:pPr>`, marL, lvl, -indent)
+			p.Runs = append([]Run{{Text: strconv.Itoa(p.Number) + ". "}}, p.Runs...)
+			break
+		}
 		fmt.Fprintf(b, `<a:pPr marL="%d" lvl="%d" indent="%d"><a:spcBef><a:spcPts val="600"/></a:spcBef><a:buFont typeface="+mj-lt"/><a:buAutoNum type="arabicPeriod" startAt="%d"/></a:pPr>`,
 			marL, lvl, -indent, max(p.Number, 1))
 	default:

@@ -1,7 +1,7 @@
-// Package scaleout_test runs the example agent as two replicas sharing one
-// S3 bucket (a real versitygw) and one signing key, behind a round-robin
-// load balancer, with stateless MCP: the set-up AGENT_STORAGE_URL=s3://...
-// and AGENT_MCP_STATELESS=true exist for.
+// Package scaleout_test runs the example agent, and the composer, as two
+// replicas sharing one S3 bucket (a real versitygw) and one signing key,
+// behind a round-robin load balancer, with stateless MCP: the set-up
+// AGENT_STORAGE_URL=s3://... and AGENT_MCP_STATELESS=true exist for.
 package scaleout_test
 
 import (
@@ -68,6 +68,12 @@ type cluster struct {
 // agent sharing both. extra adds settings to every replica.
 func newCluster(t *testing.T, extra map[string]string) *cluster {
 	t.Helper()
+	return newClusterOf(t, fileagent.Info, fileagent.DefaultAddr, fileagent.Register, extra)
+}
+
+// newClusterOf is newCluster with the agent info names and register sets up.
+func newClusterOf(t *testing.T, info agentcore.Info, defaultAddr string, register func(*agentcore.Service) error, extra map[string]string) *cluster {
+	t.Helper()
 	c := &cluster{s3: s3test.Start(t)}
 	c.bucket = c.s3.NewBucket(t)
 	c.lb = httptest.NewServer(http.HandlerFunc(c.balance))
@@ -97,17 +103,17 @@ func newCluster(t *testing.T, extra map[string]string) *cluster {
 		for k, v := range extra {
 			env[k] = v
 		}
-		cfg, err := agentcore.ConfigFromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, fileagent.Info.Name, fileagent.DefaultAddr)
+		cfg, err := agentcore.ConfigFromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, info.Name, defaultAddr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-		svc, err := agentcore.New(fileagent.Info, cfg, logger)
+		svc, err := agentcore.New(info, cfg, logger)
 		if err != nil {
 			t.Fatalf("replica %s: %v", name, err)
 		}
 		t.Cleanup(func() { svc.Close() })
-		if err := fileagent.Register(svc); err != nil {
+		if err := register(svc); err != nil {
 			t.Fatal(err)
 		}
 		wg.Go(func() {
