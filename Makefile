@@ -112,15 +112,23 @@ bench-composer:
 run-composer:
 	$(GO) run ./cmd/composer-agent
 
-## image-s3: the versitygw image of the scale-out compose (agentura/s3): a static versitygw, built once into
-##   build/versitygw/ (about a minute on two cores; delete the folder to rebuild), on scratch
+## image-s3: the versitygw image of the scale-out compose (agentura/s3): a static versitygw on scratch, copied
+##   from $(go env GOPATH)/bin when `make deps` put a static one there, else built once into build/versitygw/
+##   (about a minute on two cores; delete the folder to rebuild)
 VERSITYGW_VERSION ?= v1.8.0
 S3_IMAGE_CTX      ?= build/images-s3
 .PHONY: image-s3 up-scale down-scale e2e-scale
+# The static versitygw that .ci/setup.d/20-versitygw.sh installs for the tests is taken when it is there.
+VERSITYGW_HOST := $(shell $(GO) env GOPATH)/bin/versitygw
 build/versitygw/$(VERSITYGW_VERSION)/versitygw:
 	mkdir -p $(@D)
-	CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOBIN=$(abspath $(@D)) $(GO) install -trimpath -ldflags='-s -w' \
-		github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+	if $(GO) version -m $(VERSITYGW_HOST) 2>/dev/null | grep -q 'CGO_ENABLED=0' && \
+	   $(GO) version -m $(VERSITYGW_HOST) | grep -q 'github.com/versity/versitygw[[:space:]]*$(VERSITYGW_VERSION)'; then \
+		cp $(VERSITYGW_HOST) $@; \
+	else \
+		CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOBIN=$(abspath $(@D)) $(GO) install -trimpath -ldflags='-s -w' \
+			github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION); \
+	fi
 image-s3: build/versitygw/$(VERSITYGW_VERSION)/versitygw
 	rm -rf $(S3_IMAGE_CTX) && mkdir -p $(S3_IMAGE_CTX)/rootfs/data/agentura $(S3_IMAGE_CTX)/rootfs/tmp
 	chmod 0700 $(S3_IMAGE_CTX)/rootfs/data && chmod 1777 $(S3_IMAGE_CTX)/rootfs/tmp
