@@ -28,6 +28,7 @@ type scaleDeployment struct {
 	env        []string // the env file's lines: Compose v1 interpolates ${...} on every command
 	publicURL  string   // AGENT_PUBLIC_URL of both replicas (replica A's port: no balancer in the file)
 	aURL, bURL string   // each replica's own base
+	s3URL      string   // S3_PUBLIC_ENDPOINT: where a redirect sends clients
 }
 
 // startScale writes an env file from deploy/.env.scale.example with fresh
@@ -55,6 +56,7 @@ func startScale(t *testing.T) *scaleDeployment {
 		bURL: "http://localhost:" + strconv.Itoa(bPort),
 	}
 	s.publicURL = s.aURL
+	s.s3URL = "http://localhost:" + strconv.Itoa(s3Port)
 	example, err := os.ReadFile(filepath.Join(root, "deploy", ".env.scale.example"))
 	must(t, err, "read deploy/.env.scale.example")
 	set := map[string]string{
@@ -68,7 +70,7 @@ func startScale(t *testing.T) *scaleDeployment {
 		"COMPOSER_B_PORT":      strconv.Itoa(bPort),
 		"S3_PORT":              strconv.Itoa(s3Port),
 		"SCALE_PUBLIC_URL":     s.publicURL,
-		"S3_PUBLIC_ENDPOINT":   "http://localhost:" + strconv.Itoa(s3Port),
+		"S3_PUBLIC_ENDPOINT":   s.s3URL,
 		// Nothing embedded: every file the CLI saves came over HTTP from a replica.
 		"AGENT_EMBED_MAX_BYTES": "0",
 	}
@@ -111,6 +113,17 @@ func (s *scaleDeployment) waitHealthy(t *testing.T) {
 	run(t, env, filepath.Join(s.root, "deploy", "wait-healthy.sh"), s.file, "120")
 }
 
+// setEnv changes one variable of the env file, for the next Compose command.
+func (s *scaleDeployment) setEnv(t *testing.T, name, value string) {
+	t.Helper()
+	i := slices.IndexFunc(s.env, func(line string) bool { return strings.HasPrefix(line, name+"=") })
+	if i < 0 {
+		t.Fatalf("the env file has no %s", name)
+	}
+	s.env[i] = name + "=" + value
+	must(t, os.WriteFile(s.envFile, []byte(strings.Join(s.env, "\n")+"\n"), 0o600), "rewrite the env file")
+}
+
 // via is url (a download URL under the shared public URL) sent to base instead:
 // what a load balancer does when it picks that replica.
 func (s *scaleDeployment) via(t *testing.T, url, base string) string {
@@ -127,7 +140,8 @@ func (s *scaleDeployment) via(t *testing.T, url, base string) string {
 // through replica A with the agentura CLI downloads through replica B with
 // the same signed URL; a sequence of stateless MCP calls (mcp-go) alternates
 // between A and B, each replica taking the other's URLs as inputs; with A
-// stopped, B still serves what A made and the network alias still answers. The bucket's volume keeps the S3
+// stopped, B still serves what A made and the network alias still answers.
+// B recreated with AGENT_S3_REDIRECT=true redirects to S3's public endpoint. The bucket's volume keeps the S3
 // metadata in extended attributes, and no container runs as root.
 func TestComposeScale(t *testing.T) {
 	s := startScale(t)
@@ -194,7 +208,27 @@ func TestComposeScale(t *testing.T) {
 		t.Errorf("the final PDF holds A's page %d times; want 2 (merged-on-a, then part-a again)", n)
 	}
 
-	// 3. With A gone, B serves what A made: the files are in the bucket, not
+	// 3. B alone recreated with AGENT_S3_REDIRECT=true: it answers a valid
+	// URL with a redirect to a presigned URL on S3_PUBLIC_ENDPOINT, which
+	// the host follows to the same bytes.
+	s.setEnv(t, "AGENT_S3_REDIRECT", "true")
+	if out, err := s.run("up", "-d", "--no-deps", "composer-b"); err != nil {
+		t.Fatalf("compose up composer-b with AGENT_S3_REDIRECT=true: %v\n%s", err, out)
+	}
+	s.waitHealthy(t)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, s.via(t, urlA, s.bURL), nil)
+	resp, err := noFollow.Do(req)
+	must(t, err, "GET A's URL through B")
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc, s.s3URL+"/agentura/") {
+		t.Errorf("B with AGENT_S3_REDIRECT=true answered %s, Location %q; want 302 to %s/agentura/...", resp.Status, redact(loc), s.s3URL)
+	}
+	if got := download(t, s.via(t, urlA, s.bURL)); !bytes.Equal(got, partA) {
+		t.Errorf("following B's redirect gives %d bytes; A's file has %d", len(got), len(partA))
+	}
+
+	// 4. With A gone, B serves what A made: the files are in the bucket, not
 	// on A. Inside the network the alias "composer" still answers (asked with
 	// the s3 image's probe, the one HTTP client in these images).
 	s3 := s.containerID(t, "s3")
@@ -207,7 +241,7 @@ func TestComposeScale(t *testing.T) {
 	}
 	run(t, nil, "docker", "exec", s3, "/httpprobe", "http://composer:8002/readyz")
 
-	// 4. The named volume holds versitygw's metadata in user extended attributes.
+	// 5. The named volume holds versitygw's metadata in user extended attributes.
 	checkXattrs(t, strings.TrimSpace(run(t, nil, "docker", "volume", "inspect", "-f", "{{.Mountpoint}}", s.project+"_s3-data")))
 }
 
