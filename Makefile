@@ -145,7 +145,11 @@ SCALE_ENV     ?= deploy/.env.scale
 up-scale: images image-s3
 	@test -f $(SCALE_ENV) || { echo "$(SCALE_ENV) is missing: cp deploy/.env.scale.example $(SCALE_ENV) and fill in its secrets"; exit 1; }
 	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) up -d
-	set -a && . "$(abspath $(SCALE_ENV))" && set +a && COMPOSE_PROJECT_NAME=$(SCALE_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.scale.yml
+	@# wait-healthy.sh's Compose calls interpolate the file too: export the env file's lines as they are (no shell
+	@# evaluation, so secrets may hold any character).
+	bash -c 'while IFS= read -r l; do export "$$l"; done < <(grep -E "^[A-Z0-9_]+=" "$(SCALE_ENV)"); \
+		COMPOSE_PROJECT_NAME=$(SCALE_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.scale.yml'
+
 down-scale:
 	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) down
 
