@@ -3,7 +3,7 @@ GO          ?= go
 BENCH_COUNT ?= 5
 BENCH_PKGS  ?= ./fileserve ./agentcore
 
-.PHONY: deps build run test bench bench-baseline fuzz lint run-ocr bench-ocr
+.PHONY: deps build run test bench bench-baseline bench-client fuzz lint run-ocr bench-ocr
 
 ## deps: install the Debian packages and tools the tests need (.ci/apt.d, .ci/setup.d; needs root)
 deps:
@@ -64,6 +64,43 @@ fuzz:
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./deploy/...
+
+## images: build the agents' Docker images (static binaries from this Makefile, no Go image; base made locally)
+IMAGE_TAG    ?= latest
+IMAGE_CTX    ?= build/images
+BASE_IMAGE   ?= debian:bookworm-slim
+OCR_CMD      ?= ./cmd/ocr-agent
+COMPOSER_CMD ?= ./cmd/composer-agent
+CA_BUNDLE    ?= /etc/ssl/certs/ca-certificates.crt
+COMPOSE      ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
+.PHONY: images image-context up down e2e
+image-context:
+	rm -rf $(IMAGE_CTX) && mkdir -p $(IMAGE_CTX)/rootfs/data $(IMAGE_CTX)/rootfs/tmp
+	chmod 0700 $(IMAGE_CTX)/rootfs/data && chmod 1777 $(IMAGE_CTX)/rootfs/tmp
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(IMAGE_CTX)/ocr-agent $(OCR_CMD)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(IMAGE_CTX)/composer-agent $(COMPOSER_CMD)
+	cp $(CA_BUNDLE) $(IMAGE_CTX)/ca-certificates.crt
+	cp deploy/Dockerfile.ocr deploy/Dockerfile.composer $(IMAGE_CTX)/
+images: image-context
+	BASE_IMAGE=$(BASE_IMAGE) deploy/make-base-image.sh
+	docker build -q --build-arg BASE_IMAGE=$(BASE_IMAGE) -t agentura/ocr-agent:$(IMAGE_TAG) -f $(IMAGE_CTX)/Dockerfile.ocr $(IMAGE_CTX)
+	docker build -q -t agentura/composer-agent:$(IMAGE_TAG) -f $(IMAGE_CTX)/Dockerfile.composer $(IMAGE_CTX)
+	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
+
+## up: build the images and run both agents with docker compose (settings: deploy/.env); down: stop them
+COMPOSE_PROJECT ?= agentura
+up: images
+	$(COMPOSE) -p $(COMPOSE_PROJECT) -f deploy/docker-compose.yml up -d
+	COMPOSE_PROJECT_NAME=$(COMPOSE_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.yml
+down:
+	$(COMPOSE) -p $(COMPOSE_PROJECT) -f deploy/docker-compose.yml down
+
+## e2e: build the images, then test them on the Docker engine: each image with testcontainers-go, the compose
+## deployment driven from the host with the agentura CLI (deploy/e2e.sh; fails when Docker is missing)
+e2e: images image-s3
+	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi
+	deploy/e2e.sh
 
 .PHONY: bench-composer run-composer
 
@@ -74,3 +111,49 @@ bench-composer:
 ## run-composer: start the composer agent on :8002
 run-composer:
 	$(GO) run ./cmd/composer-agent
+
+## image-s3: the versitygw image of the scale-out compose (agentura/s3): a static versitygw on scratch, copied
+##   from $(go env GOPATH)/bin when `make deps` put a static one there, else built once into build/versitygw/
+##   (about a minute on two cores; delete the folder to rebuild)
+VERSITYGW_VERSION ?= v1.8.0
+S3_IMAGE_CTX      ?= build/images-s3
+.PHONY: image-s3 up-scale down-scale e2e-scale
+# The static versitygw that .ci/setup.d/20-versitygw.sh installs for the tests is taken when it is there.
+VERSITYGW_HOST := $(shell $(GO) env GOPATH)/bin/versitygw
+build/versitygw/$(VERSITYGW_VERSION)/versitygw:
+	mkdir -p $(@D)
+	if $(GO) version -m $(VERSITYGW_HOST) 2>/dev/null | grep -q 'CGO_ENABLED=0' && \
+	   $(GO) version -m $(VERSITYGW_HOST) | grep -q 'github.com/versity/versitygw[[:space:]]*$(VERSITYGW_VERSION)'; then \
+		cp $(VERSITYGW_HOST) $@; \
+	else \
+		CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOBIN=$(abspath $(@D)) $(GO) install -trimpath -ldflags='-s -w' \
+			github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION); \
+	fi
+image-s3: build/versitygw/$(VERSITYGW_VERSION)/versitygw
+	rm -rf $(S3_IMAGE_CTX) && mkdir -p $(S3_IMAGE_CTX)/rootfs/data/agentura $(S3_IMAGE_CTX)/rootfs/tmp
+	chmod 0700 $(S3_IMAGE_CTX)/rootfs/data && chmod 1777 $(S3_IMAGE_CTX)/rootfs/tmp
+	cp $< $(S3_IMAGE_CTX)/versitygw
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(S3_IMAGE_CTX)/httpprobe ./internal/cmd/httpprobe
+	docker build -q -t agentura/s3:$(IMAGE_TAG) -f deploy/Dockerfile.s3 $(S3_IMAGE_CTX)
+	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
+
+## up-scale: the scale-out variant (deploy/docker-compose.scale.yml): versitygw and two composer replicas sharing
+##   one bucket and one signing key; settings in deploy/.env.scale (copy deploy/.env.scale.example, fill in the
+##   secrets); down-scale: stop it
+SCALE_PROJECT ?= agenturascale
+SCALE_ENV     ?= deploy/.env.scale
+up-scale: images image-s3
+	@test -f $(SCALE_ENV) || { echo "$(SCALE_ENV) is missing: cp deploy/.env.scale.example $(SCALE_ENV) and fill in its secrets"; exit 1; }
+	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) up -d
+	@# wait-healthy.sh's Compose calls interpolate the file too: export the env file's lines as they are (no shell
+	@# evaluation, so secrets may hold any character).
+	bash -c 'while IFS= read -r l; do export "$$l"; done < <(grep -E "^[A-Z0-9_]+=" "$(SCALE_ENV)"); \
+		COMPOSE_PROJECT_NAME=$(SCALE_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.scale.yml'
+
+down-scale:
+	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) down
+
+## e2e-scale: only the scale-out test (deploy/e2e TestComposeScale; make e2e runs it too)
+e2e-scale: images image-s3
+	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi
+	IMAGE_TAG=$(IMAGE_TAG) E2E_RUN=TestComposeScale deploy/e2e.sh

@@ -32,6 +32,7 @@ type Config struct {
 	EmbedMaxBytes   int64         // AGENT_EMBED_MAX_BYTES: outputs up to this size are also embedded; 0: never (LoadConfig's default is 64 KiB)
 	InputRoots      []string      // AGENT_INPUT_ROOTS: folders whose files may be named by path; empty: none
 	FetchAllowHosts []string      // AGENT_FETCH_ALLOW_HOSTS: hosts fetched although private/loopback
+	PeerURLs        []PeerURL     // AGENT_PEER_URLS: PUBLIC=INTERNAL base URLs of peer agents (peers.go)
 	FetchTimeout    time.Duration // AGENT_FETCH_TIMEOUT: whole-fetch timeout of a URL input; default 2m
 	Auth            string        // AGENT_AUTH: "none" or "jwt"
 	AuthJWTSecret   string        // AGENT_AUTH_JWT_SECRET: HS256 secret for caller tokens
@@ -162,6 +163,12 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 
 		A2AStatusInterval: dur("AGENT_A2A_STATUS_INTERVAL", DefaultA2AStatusInterval),
 	}
+	if v, ok := get("AGENT_PEER_URLS"); ok {
+		var err error
+		if c.PeerURLs, err = ParsePeerURLs(v); err != nil {
+			errs = append(errs, &ConfigError{"AGENT_PEER_URLS", v, err})
+		}
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		errs = append(errs, &ConfigError{"AGENT_LOG_LEVEL", c.LogLevel, errors.New("use debug, info, warn or error")})
@@ -206,6 +213,9 @@ func (c *Config) normalize() error {
 	}
 	if c.EmbedMaxBytes < 0 {
 		bad("AGENT_EMBED_MAX_BYTES", strconv.FormatInt(c.EmbedMaxBytes, 10), errors.New("must be 0 (never embed) or a positive number of bytes"))
+	}
+	if _, err := compilePeers(c.PeerURLs); err != nil {
+		bad("AGENT_PEER_URLS", fmt.Sprint(c.PeerURLs), err)
 	}
 	if err := cleanup.CheckSchedule(c.CleanupSchedule); err != nil {
 		bad("AGENT_CLEANUP_SCHEDULE", c.CleanupSchedule, err)

@@ -66,13 +66,14 @@ type SSRFError struct {
 
 // Error says which address was refused, why, and how to allow it.
 func (e *SSRFError) Error() string {
-	return fmt.Sprintf("refused to fetch from %s: its address %s is %s; the agent only fetches from public addresses unless the host is listed in AGENT_FETCH_ALLOW_HOSTS", e.Host, e.IP, e.Reason)
+	return fmt.Sprintf("refused to fetch from %s: its address %s is %s; the agent only fetches from public addresses unless the host is listed in AGENT_FETCH_ALLOW_HOSTS (a peer agent's public URL: map it with AGENT_PEER_URLS)", e.Host, e.IP, e.Reason)
 }
 
 // fetcher fetches foreign URLs behind the SSRF guard.
 type fetcher struct {
 	client *http.Client
 	allow  map[string]bool // hosts and host:port pairs allowed although private
+	peers  *peerFetcher    // AGENT_PEER_URLS: peers' public URLs fetched from internal ones (peers.go)
 }
 
 func newFetcher(allowHosts []string, timeout time.Duration) *fetcher {
@@ -159,12 +160,13 @@ func (f *fetcher) guardedDial(d *net.Dialer) func(ctx context.Context, network, 
 
 // get starts a GET of rawURL. The caller closes the body.
 func (f *fetcher) get(ctx context.Context, rawURL string) (*http.Response, error) {
+	client, rawURL := f.clientFor(rawURL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, fmt.Errorf("bad URL %q: %w", rawURL, err)
 	}
 	req.Header.Set("User-Agent", "agentura-fetch/1")
-	resp, err := f.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		var ssrf *SSRFError
 		if errors.As(err, &ssrf) {

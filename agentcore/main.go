@@ -17,7 +17,7 @@ var envVars = []string{
 	"AGENT_ADDR", "AGENT_PUBLIC_URL", "AGENT_DATA_DIR", "AGENT_SIGNING_KEY", "AGENT_SIGNING_KEY_FILE",
 	"AGENT_URL_TTL", "AGENT_OUTPUT_TTL", "AGENT_STAGING_TTL", "AGENT_CLEANUP_SCHEDULE",
 	"AGENT_MAX_UPLOAD_BYTES", "AGENT_EMBED_MAX_BYTES", "AGENT_INPUT_ROOTS", "AGENT_FETCH_ALLOW_HOSTS",
-	"AGENT_FETCH_TIMEOUT", "AGENT_AUTH", "AGENT_AUTH_JWT_SECRET", "AGENT_AUTH_JWT_PUBLIC_KEY_FILE",
+	"AGENT_FETCH_TIMEOUT", "AGENT_PEER_URLS", "AGENT_AUTH", "AGENT_AUTH_JWT_SECRET", "AGENT_AUTH_JWT_PUBLIC_KEY_FILE",
 	"AGENT_STORAGE_URL", "AGENT_S3_REDIRECT", "AGENT_MCP_STATELESS", "AGENT_SHUTDOWN_TIMEOUT", "AGENT_LOG_LEVEL",
 	"AGENT_A2A_STATUS_INTERVAL",
 }
@@ -34,6 +34,7 @@ func FlagName(env string) string {
 func Main(info Info, defaultAddr string, args []string, register func(*Service) error) int {
 	fs := flag.NewFlagSet(info.Name, flag.ContinueOnError)
 	stdio := fs.Bool("stdio", false, "serve MCP over stdin/stdout (the HTTP server for /files/ keeps running)")
+	health := fs.Bool("healthcheck", false, "ask the agent running on AGENT_ADDR for /readyz; exit 0 when ready (for Docker HEALTHCHECK)")
 	values := map[string]*string{}
 	for _, env := range envVars {
 		values[env] = fs.String(FlagName(env), "", "overrides "+env)
@@ -51,6 +52,9 @@ func Main(info Info, defaultAddr string, args []string, register func(*Service) 
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: bad configuration:\n  %s\n", info.Name, strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		return 2
+	}
+	if *health {
+		return runHealthcheck(cfg.Addr)
 	}
 	var level slog.Level
 	level.UnmarshalText([]byte(cfg.LogLevel)) // checked by ConfigFromLookup

@@ -159,7 +159,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		maxBytes: cfg.MaxUploadBytes,
 		roots:    cfg.InputRoots,
 		files:    s.files,
-		fetch:    newFetcher(cfg.FetchAllowHosts, cfg.FetchTimeout),
+		fetch:    newFetcher(cfg.FetchAllowHosts, cfg.FetchTimeout).withPeers(cfg.PeerURLs),
 	}
 	s.sweeper, err = cleanup.New(cleanup.Config{
 		Store: s.store,

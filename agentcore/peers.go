@@ -1,0 +1,181 @@
+package agentcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// PeerURL tells an agent where a peer agent is really reached when its public
+// URLs are not reachable from here. Agents in one docker compose network hand
+// out download URLs under their AGENT_PUBLIC_URL (http://localhost:8001, so the
+// host can download), but inside the network localhost is the container
+// itself and the peer is http://ocr-agent:8001. With the pair
+// {Public: "http://localhost:8001", Internal: "http://ocr-agent:8001"} a URL
+// input under the public base is fetched from the internal one instead (same
+// path, same token), and for such fetches alone the internal host:port is
+// let past the SSRF guard: a URL naming http://ocr-agent:8001 directly is
+// refused as before.
+type PeerURL struct {
+	Public   string // base URL the peer hands out, e.g. http://localhost:8001
+	Internal string // base URL it is reached at from here, e.g. http://ocr-agent:8001
+}
+
+// ParsePeerURLs reads the AGENT_PEER_URLS form: comma-separated
+// PUBLIC=INTERNAL pairs such as
+// "http://localhost:8001=http://ocr-agent:8001,http://localhost:8002=http://composer-agent:8002".
+func ParsePeerURLs(s string) ([]PeerURL, error) {
+	var out []PeerURL
+	for _, pair := range strings.Split(s, ",") {
+		pair = strings.TrimSpace(pair)
+		if pair == "" {
+			continue
+		}
+		public, internal, ok := strings.Cut(pair, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q is not PUBLIC=INTERNAL (for example http://localhost:8001=http://ocr-agent:8001)", pair)
+		}
+		out = append(out, PeerURL{Public: strings.TrimSpace(public), Internal: strings.TrimSpace(internal)})
+	}
+	if _, err := compilePeers(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// peerRoute is one PeerURL, parsed.
+type peerRoute struct {
+	public, internal *url.URL
+}
+
+// peerMap rewrites URLs under a peer's public base to its internal one.
+type peerMap []peerRoute
+
+// compilePeers parses and checks peers: both sides absolute http(s) base URLs
+// without query or fragment.
+func compilePeers(peers []PeerURL) (peerMap, error) {
+	var m peerMap
+	for _, p := range peers {
+		pub, err := peerBase(p.Public)
+		if err != nil {
+			return nil, fmt.Errorf("public URL %q: %w", p.Public, err)
+		}
+		in, err := peerBase(p.Internal)
+		if err != nil {
+			return nil, fmt.Errorf("internal URL %q of %s: %w", p.Internal, p.Public, err)
+		}
+		m = append(m, peerRoute{public: pub, internal: in})
+	}
+	return m, nil
+}
+
+func peerBase(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("must be an absolute http(s) URL such as http://ocr-agent:8001")
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, errors.New("must be a base URL without user, query or fragment")
+	}
+	u.Host = hostPort(u)
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
+// hostPort is u's host:port in lower case, with the scheme's default port
+// filled in, so that http://Host and http://host:80 compare equal.
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// rewrite returns raw with a peer's public base replaced by its internal
+// one, and whether it did.
+func (m peerMap) rewrite(raw string) (string, bool) {
+	if len(m) == 0 {
+		return raw, false
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.User != nil {
+		return raw, false
+	}
+	for _, r := range m {
+		if !strings.EqualFold(u.Scheme, r.public.Scheme) || hostPort(u) != r.public.Host {
+			continue
+		}
+		rest, ok := strings.CutPrefix(u.Path, r.public.Path)
+		if !ok || (rest != "" && !strings.HasPrefix(rest, "/")) {
+			continue
+		}
+		out := *u
+		out.Scheme, out.Host = r.internal.Scheme, r.internal.Host
+		out.Path = r.internal.Path + rest
+		// Keep the path's own escaping (%2F stays %2F) where the base allows.
+		if rawRest, ok := strings.CutPrefix(u.EscapedPath(), r.public.EscapedPath()); ok {
+			out.RawPath = r.internal.EscapedPath() + rawRest
+		}
+		return out.String(), true
+	}
+	return raw, false
+}
+
+// peerFetcher fetches peers' public URLs from their internal bases.
+type peerFetcher struct {
+	m      peerMap
+	client *http.Client // dials the peers' internal host:port pairs; its own connection pool
+}
+
+// withPeers makes f fetch peers' public URLs from their internal bases,
+// through a client of their own whose dialer also reaches the peers'
+// internal host:port pairs. Its connections are pooled apart from the main
+// client's, so a URL naming http://ocr-agent:8001 directly still meets the
+// SSRF guard and is refused. The peers were checked by Config.normalize.
+func (f *fetcher) withPeers(peers []PeerURL) *fetcher {
+	m, _ := compilePeers(peers)
+	if len(m) == 0 {
+		return f
+	}
+	internal := map[string]bool{}
+	for _, r := range m {
+		internal[r.internal.Host] = true
+	}
+	t := f.client.Transport.(*http.Transport).Clone()
+	guarded := t.DialContext
+	direct := &net.Dialer{Timeout: 15 * time.Second, KeepAlive: 30 * time.Second}
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if internal[strings.ToLower(addr)] {
+			return direct.DialContext(ctx, network, addr)
+		}
+		return guarded(ctx, network, addr)
+	}
+	pc := *f.client
+	pc.Transport = t
+	f.peers = &peerFetcher{m: m, client: &pc}
+	return f
+}
+
+// clientFor returns the client that fetches rawURL and the URL to fetch: a
+// peer's public URL goes to its internal base through the peer client.
+func (f *fetcher) clientFor(rawURL string) (*http.Client, string) {
+	if f.peers != nil {
+		if out, ok := f.peers.m.rewrite(rawURL); ok {
+			return f.peers.client, out
+		}
+	}
+	return f.client, rawURL
+}

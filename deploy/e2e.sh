@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# e2e.sh — the deployment tests (make e2e runs it after `make images`): the Go tests tagged e2e in deploy/e2e,
+# which start the composer image with testcontainers-go and the whole docker compose project, driven from the
+# host. Whatever happens, the compose project of the test is taken down again (volumes included).
+# E2E_OCR_PORT / E2E_COMPOSER_PORT move the published ports (default 8001 / 8002); E2E_RUN picks tests (go test -run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+project=agenturae2e
+if docker compose version >/dev/null 2>&1; then compose=(docker compose); else compose=(docker-compose); fi
+teardown() {
+	"${compose[@]}" -p "$project" -f deploy/docker-compose.yml down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
+	# The scale-out test's project (TestComposeScale); its file needs its secrets set, any value does for down.
+	SCALE_SIGNING_KEY=x S3_ACCESS_KEY=x S3_SECRET_KEY=x "${compose[@]}" -p "${project}scale" -f deploy/docker-compose.scale.yml \
+		down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
+}
+trap teardown EXIT INT TERM
+docker info >/dev/null 2>&1 || { echo "e2e: the Docker engine does not answer; run 'make deps' and start it" >&2; exit 1; }
+export TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE="${TESTCONTAINERS_HOST_OVERRIDE:-127.0.0.1}"
+go test -tags e2e -count=1 -timeout 20m -v -run "${E2E_RUN:-.}" ./deploy/e2e

@@ -1,0 +1,288 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+)
+
+// deployment is the docker compose project of one test run, isolated from an
+// operator's by its project name, its env file and (optionally) its ports.
+type deployment struct {
+	root, file, envFile, project string
+	ocrURL, composerURL          string // public base URLs, as the host reaches the agents
+	compose                      []string
+}
+
+// envPort reads a port override such as E2E_OCR_PORT, or def.
+func envPort(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	p, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatalf("%s=%q is not a port number", name, v)
+	}
+	return p
+}
+
+// composeCommand is Compose v2 (docker compose) when present, else v1 (docker-compose).
+func composeCommand(t *testing.T) []string {
+	t.Helper()
+	if exec.Command("docker", "compose", "version").Run() == nil {
+		return []string{"docker", "compose"}
+	}
+	if _, err := exec.LookPath("docker-compose"); err == nil {
+		return []string{"docker-compose"}
+	}
+	t.Fatal("neither `docker compose` nor `docker-compose` is installed; run `make deps`")
+	return nil
+}
+
+// startDeployment writes an env file from deploy/.env.example (so the example
+// is proven complete and valid) with this run's project and ports, brings the
+// project up and waits for every health check. The project is always taken
+// down again, volumes included, when the test ends.
+func startDeployment(t *testing.T) *deployment {
+	t.Helper()
+	requireDocker(t)
+	root := repoRoot(t)
+	ocrPort, composerPort := envPort(t, "E2E_OCR_PORT", 8001), envPort(t, "E2E_COMPOSER_PORT", 8002)
+	d := &deployment{
+		root:        root,
+		file:        filepath.Join(root, "deploy", "docker-compose.yml"),
+		envFile:     filepath.Join(t.TempDir(), "e2e.env"),
+		project:     "agenturae2e",
+		ocrURL:      "http://localhost:" + strconv.Itoa(ocrPort),
+		composerURL: "http://localhost:" + strconv.Itoa(composerPort),
+		compose:     composeCommand(t),
+	}
+	example, err := os.ReadFile(filepath.Join(root, "deploy", ".env.example"))
+	must(t, err, "read deploy/.env.example")
+	set := map[string]string{
+		"COMPOSE_PROJECT_NAME": d.project,
+		"OCR_PORT":             strconv.Itoa(ocrPort),
+		"COMPOSER_PORT":        strconv.Itoa(composerPort),
+		"OCR_PUBLIC_URL":       d.ocrURL,
+		"COMPOSER_PUBLIC_URL":  d.composerURL,
+	}
+	env := string(example)
+	for k, v := range set {
+		re := regexp.MustCompile(`(?m)^` + k + `=.*$`)
+		if !re.MatchString(env) {
+			t.Fatalf("deploy/.env.example does not document %s", k)
+		}
+		env = re.ReplaceAllString(env, k+"="+v)
+	}
+	must(t, os.WriteFile(d.envFile, []byte(env), 0o600), "write the env file")
+
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := d.run("logs", "--no-color", "--tail", "40")
+			t.Logf("compose logs:\n%s", out)
+		}
+		if out, err := d.run("down", "--volumes", "--remove-orphans", "--timeout", "10"); err != nil {
+			t.Errorf("compose down: %v\n%s", err, out)
+		}
+	})
+	if out, err := d.run("up", "-d"); err != nil {
+		t.Fatalf("compose up: %v\n%s", err, out)
+	}
+	d.waitHealthy(t)
+	return d
+}
+
+// run runs one Compose command on the project.
+func (d *deployment) run(args ...string) (string, error) {
+	full := append(append(d.compose[1:], "-p", d.project, "-f", d.file, "--env-file", d.envFile), args...)
+	cmd := exec.Command(d.compose[0], full...)
+	cmd.Dir = filepath.Dir(d.file)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// waitHealthy waits for the health checks with deploy/wait-healthy.sh, as `make up` does.
+func (d *deployment) waitHealthy(t *testing.T) {
+	t.Helper()
+	run(t, []string{"COMPOSE_PROJECT_NAME=" + d.project}, filepath.Join(d.root, "deploy", "wait-healthy.sh"), d.file, "120")
+}
+
+// containerID is the container of a compose service.
+func (d *deployment) containerID(t *testing.T, service string) string {
+	t.Helper()
+	out, err := d.run("ps", "-q", service)
+	id := strings.TrimSpace(out)
+	if err != nil || id == "" {
+		t.Fatalf("no container for %s: %v %s", service, err, out)
+	}
+	return id
+}
+
+// TestCompose runs the deployment an operator runs: both agents from
+// deploy/docker-compose.yml, driven from the host. With the agentura CLI it
+// reads a generated scan with the OCR agent and composes a PPTX report of the
+// recognised text plus the scan with the composer agent, which the CLI
+// downloads through its signed URL. With an independent MCP client (mcp-go)
+// it hands a URL made by the OCR agent to the composer inside the compose
+// network and one made by the composer to the OCR agent, downloads the
+// report by its URL, restarts the composer and
+// downloads the same URL again. No agent may run as root or on a writable
+// root file system.
+func TestCompose(t *testing.T) {
+	d := startDeployment(t)
+	scan := scanPNG(t)
+
+	for _, svc := range []string{"ocr-agent", "composer-agent"} {
+		id := d.containerID(t, svc)
+		if uid := processUID(t, id); uid == "0" {
+			t.Errorf("%s runs as root", svc)
+		} else {
+			t.Logf("%s runs as uid %s", svc, uid)
+		}
+		hc := strings.Fields(run(t, nil, "docker", "inspect", "-f",
+			"{{.HostConfig.ReadonlyRootfs}} {{.HostConfig.RestartPolicy.Name}} {{.HostConfig.Memory}} {{.HostConfig.NanoCpus}}", id))
+		if len(hc) != 4 || hc[0] != "true" || hc[1] != "unless-stopped" || hc[2] == "0" || hc[3] == "0" {
+			t.Errorf("%s: want a read-only root, restart unless-stopped, memory and CPU limits; inspect says %v", svc, hc)
+		}
+	}
+
+	// 1. The operator's path: the agentura CLI, files attached by name.
+	cli := agenturaCLI(t, d.root)
+	work := t.TempDir()
+	scanPath := filepath.Join(work, "scan.png")
+	must(t, os.WriteFile(scanPath, scan, 0o644), "write the scan")
+	var ocrOut cliResult
+	cli.call(t, &ocrOut, d.ocrURL+"/mcp", "ocr_document", `{"source": "scan.png"}`, work, scanPath)
+	text, _ := ocrOut.Structured["text"].(string)
+	for _, want := range []string{"4711", "deploy", "1234"} {
+		if !strings.Contains(strings.ToLower(text), want) {
+			t.Errorf("recognised text lacks %q:\n%s", want, text)
+		}
+	}
+	args, _ := json.Marshal(map[string]any{
+		"markdown": "# Scan report\n\n" + text + "\n\n![The scan](scan.png)\n",
+		"format":   "pptx",
+		"title":    "Scan report",
+		"filename": "report.pptx",
+		"embeds":   []any{map[string]any{"name": "scan.png", "description": "the scan"}},
+	})
+	var reportOut cliResult
+	cli.call(t, &reportOut, d.composerURL+"/mcp", "compose_document", string(args), work, scanPath)
+	saved := reportOut.saved(t, "report.pptx")
+	if !filepath.IsAbs(saved) {
+		saved = filepath.Join(work, saved)
+	}
+	report, err := os.ReadFile(saved)
+	must(t, err, "read the report the CLI saved")
+	checkReport(t, report)
+
+	// 2. A URL made by the OCR agent, handed to the composer. Inside the
+	// network http://localhost:8001 is the composer itself; AGENT_PEER_URLS
+	// sends the fetch to ocr-agent:8001.
+	ocr, composer := connectMCP(t, d.ocrURL), connectMCP(t, d.composerURL)
+	staged := upload(t, d.ocrURL, "scan.png", scan)
+	if !strings.HasPrefix(staged, d.ocrURL+"/") {
+		t.Fatalf("the OCR agent's upload URL %s is not under its public URL %s", redact(staged), d.ocrURL)
+	}
+	if got := ocrText(t, ocr, staged); !strings.Contains(got, "4711") {
+		t.Errorf("OCR of its own staged URL lacks 4711:\n%s", got)
+	}
+	out := callTool(t, composer, "compose_document", map[string]any{
+		"markdown": "# Scan report\n\n" + text + "\n\n![The scan](scan.png)\n",
+		"format":   "pptx",
+		"filename": "handoff.pptx",
+		"embeds":   []any{map[string]any{"name": "scan.png", "content": staged}},
+	})
+	reportURL := fileOf(t, out, "handoff.pptx")
+	if !strings.HasPrefix(reportURL, d.composerURL+"/files/") {
+		t.Errorf("report URL %s is not under the composer's AGENT_PUBLIC_URL %s", redact(reportURL), d.composerURL)
+	}
+	handoff := download(t, reportURL)
+	checkReport(t, handoff)
+	if !zipHolds(t, handoff, scan) {
+		t.Errorf("the report composed from the peer's URL does not hold the scan's bytes")
+	}
+
+	// The peer is reached only through its public URLs: its internal
+	// address named directly meets the SSRF guard.
+	direct := strings.Replace(staged, d.ocrURL, "http://ocr-agent:8001", 1)
+	if msg := toolError(t, composer, "compose_document", map[string]any{
+		"markdown": "![The scan](scan.png)",
+		"format":   "md",
+		"embeds":   []any{map[string]any{"name": "scan.png", "content": direct}},
+	}); !strings.Contains(msg, "refused to fetch") {
+		t.Errorf("the OCR agent's internal URL given directly: %s; want an SSRF refusal", msg)
+	}
+
+	// The other way: the OCR agent reads a PDF the composer made, fetched
+	// from composer-agent:8002 for http://localhost:8002 (and rasterised by
+	// pdftoppm in the OCR image).
+	out = callTool(t, composer, "compose_document", map[string]any{
+		"markdown": "# Invoice 4711\n\nTotal due 1234 EUR\n",
+		"format":   "pdf",
+		"filename": "invoice.pdf",
+	})
+	if got := ocrText(t, ocr, fileOf(t, out, "invoice.pdf")); !strings.Contains(got, "4711") {
+		t.Errorf("OCR of the composer's PDF lacks 4711:\n%s", got)
+	}
+
+	// 3. Restart: the key and the files are in the volume, the URL still works.
+	if out, err := d.run("restart", "composer-agent"); err != nil {
+		t.Fatalf("compose restart: %v\n%s", err, out)
+	}
+	d.waitHealthy(t)
+	again := download(t, reportURL)
+	if sha256.Sum256(again) != sha256.Sum256(handoff) {
+		t.Errorf("after a restart the same URL serves different bytes (%d, before %d)", len(again), len(handoff))
+	}
+}
+
+// ocrText runs ocr_document on source and returns the recognised text.
+func ocrText(t *testing.T, c *client.Client, source string) string {
+	t.Helper()
+	out := callTool(t, c, "ocr_document", map[string]any{"source": source})
+	text, _ := out["text"].(string)
+	if strings.TrimSpace(text) == "" {
+		t.Fatalf("ocr_document returned no text: %v", out)
+	}
+	return text
+}
+
+// checkReport checks that a PPTX holds the recognised text on a slide and the
+// scan as a picture.
+func checkReport(t *testing.T, pptx []byte) {
+	t.Helper()
+	entries := zipEntries(t, pptx)
+	var slides, media []string
+	var slideText strings.Builder
+	for name, data := range entries {
+		switch {
+		case strings.HasPrefix(name, "ppt/slides/slide") && strings.HasSuffix(name, ".xml"):
+			slides = append(slides, name)
+			slideText.Write(data)
+		case strings.HasPrefix(name, "ppt/media/"):
+			media = append(media, name)
+		}
+	}
+	if len(slides) == 0 || entries["[Content_Types].xml"] == nil {
+		t.Fatalf("not a PPTX: no slides or content types among %d entries", len(entries))
+	}
+	if !strings.Contains(slideText.String(), "4711") {
+		t.Errorf("no slide holds the recognised invoice number 4711")
+	}
+	if len(media) == 0 {
+		t.Errorf("the report holds no picture (ppt/media is empty)")
+	}
+}

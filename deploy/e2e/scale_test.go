@@ -1,0 +1,363 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// scaleDeployment is one run of deploy/docker-compose.scale.yml: the S3
+// server and two composer replicas, each reached on its own host port.
+type scaleDeployment struct {
+	*deployment
+	env        []string // the env file's lines: Compose v1 interpolates ${...} on every command
+	publicURL  string   // AGENT_PUBLIC_URL of both replicas (replica A's port: no balancer in the file)
+	aURL, bURL string   // each replica's own base
+	s3URL      string   // S3_PUBLIC_ENDPOINT: where a redirect sends clients
+}
+
+// startScale writes an env file from deploy/.env.scale.example with fresh
+// secrets, free ports and this run's project, brings the project up and
+// waits for every health check. It is always taken down again, volumes
+// included. IMAGE_TAG picks the images' tag (default latest, as `make images`).
+func startScale(t *testing.T) *scaleDeployment {
+	t.Helper()
+	requireDocker(t)
+	root := repoRoot(t)
+	tag := os.Getenv("IMAGE_TAG")
+	if tag == "" {
+		tag = "latest"
+	}
+	aPort, bPort, s3Port := freePort(t), freePort(t), freePort(t)
+	s := &scaleDeployment{
+		deployment: &deployment{
+			root:    root,
+			file:    filepath.Join(root, "deploy", "docker-compose.scale.yml"),
+			envFile: filepath.Join(t.TempDir(), "scale.env"),
+			project: "agenturae2escale", // deploy/e2e.sh tears this project down too
+			compose: composeCommand(t),
+		},
+		aURL: "http://localhost:" + strconv.Itoa(aPort),
+		bURL: "http://localhost:" + strconv.Itoa(bPort),
+	}
+	s.publicURL = s.aURL
+	s.s3URL = "http://localhost:" + strconv.Itoa(s3Port)
+	example, err := os.ReadFile(filepath.Join(root, "deploy", ".env.scale.example"))
+	must(t, err, "read deploy/.env.scale.example")
+	set := map[string]string{
+		"COMPOSE_PROJECT_NAME": s.project,
+		"COMPOSER_IMAGE":       "agentura/composer-agent:" + tag,
+		"S3_IMAGE":             "agentura/s3:" + tag,
+		"SCALE_SIGNING_KEY":    randomHex(t, 32),
+		"S3_ACCESS_KEY":        randomHex(t, 10),
+		"S3_SECRET_KEY":        randomHex(t, 20),
+		"COMPOSER_A_PORT":      strconv.Itoa(aPort),
+		"COMPOSER_B_PORT":      strconv.Itoa(bPort),
+		"S3_PORT":              strconv.Itoa(s3Port),
+		"SCALE_PUBLIC_URL":     s.publicURL,
+		"S3_PUBLIC_ENDPOINT":   s.s3URL,
+		// Nothing embedded: every file the CLI saves came over HTTP from a replica.
+		"AGENT_EMBED_MAX_BYTES": "0",
+	}
+	env := string(example)
+	for k, v := range set {
+		re := regexp.MustCompile(`(?m)^` + k + `=.*$`)
+		if !re.MatchString(env) {
+			t.Fatalf("deploy/.env.scale.example does not document %s", k)
+		}
+		env = re.ReplaceAllString(env, k+"="+v)
+	}
+	must(t, os.WriteFile(s.envFile, []byte(env), 0o600), "write the env file")
+	for _, line := range strings.Split(env, "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			s.env = append(s.env, line)
+		}
+	}
+
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := s.run("logs", "--no-color", "--tail", "40")
+			t.Logf("compose logs:\n%s", out)
+		}
+		if out, err := s.run("down", "--volumes", "--remove-orphans", "--timeout", "10"); err != nil {
+			t.Errorf("compose down: %v\n%s", err, out)
+		}
+	})
+	if out, err := s.run("up", "-d"); err != nil {
+		t.Fatalf("compose up: %v\n%s", err, out)
+	}
+	s.waitHealthy(t)
+	return s
+}
+
+// waitHealthy waits for the health checks with deploy/wait-healthy.sh, as
+// `make up-scale` does; the script's Compose calls need the secrets set.
+func (s *scaleDeployment) waitHealthy(t *testing.T) {
+	t.Helper()
+	env := append([]string{"COMPOSE_PROJECT_NAME=" + s.project}, s.env...)
+	run(t, env, filepath.Join(s.root, "deploy", "wait-healthy.sh"), s.file, "120")
+}
+
+// setEnv changes one variable of the env file, for the next Compose command.
+func (s *scaleDeployment) setEnv(t *testing.T, name, value string) {
+	t.Helper()
+	i := slices.IndexFunc(s.env, func(line string) bool { return strings.HasPrefix(line, name+"=") })
+	if i < 0 {
+		t.Fatalf("the env file has no %s", name)
+	}
+	s.env[i] = name + "=" + value
+	must(t, os.WriteFile(s.envFile, []byte(strings.Join(s.env, "\n")+"\n"), 0o600), "rewrite the env file")
+}
+
+// via is url (a download URL under the shared public URL) sent to base instead:
+// what a load balancer does when it picks that replica.
+func (s *scaleDeployment) via(t *testing.T, url, base string) string {
+	t.Helper()
+	rest, ok := strings.CutPrefix(url, s.publicURL+"/")
+	if !ok {
+		t.Fatalf("URL %s is not under the shared AGENT_PUBLIC_URL %s", redact(url), s.publicURL)
+	}
+	return base + "/" + rest
+}
+
+// TestComposeScale runs deploy/docker-compose.scale.yml: versitygw and two
+// composer replicas sharing its bucket and one signing key. A PDF produced
+// through replica A with the agentura CLI downloads through replica B with
+// the same signed URL; a sequence of stateless MCP calls (mcp-go) alternates
+// between A and B, each replica taking the other's URLs as inputs; with A
+// stopped, B still serves what A made and the network alias still answers.
+// B recreated with AGENT_S3_REDIRECT=true redirects to S3's public endpoint. The bucket's volume keeps the S3
+// metadata in extended attributes, and no container runs as root.
+func TestComposeScale(t *testing.T) {
+	s := startScale(t)
+	for _, svc := range []string{"s3", "composer-a", "composer-b"} {
+		id := s.containerID(t, svc)
+		if uid := processUID(t, id); uid == "0" {
+			t.Errorf("%s runs as root", svc)
+		}
+		if ro := strings.TrimSpace(run(t, nil, "docker", "inspect", "-f", "{{.HostConfig.ReadonlyRootfs}}", id)); ro != "true" {
+			t.Errorf("%s: the root file system is writable", svc)
+		}
+	}
+
+	// 1. The CLI calls B; the file it saves came through the shared public
+	// URL, which is A (nothing is embedded in this run). A bare stateless JSON-RPC POST (no initialize, no
+	// session) to A makes a PDF whose URL downloads through B.
+	cli := agenturaCLI(t, s.root)
+	// Called on B directly, the CLI is told that A's origin (the public URL) is
+	// trusted too; behind a balancer the two are one origin.
+	cli.flags = []string{"--allow-host", strings.TrimPrefix(s.publicURL, "http://")}
+	work := t.TempDir()
+	var made cliResult
+	cli.call(t, &made, s.bURL+"/mcp", "compose_document",
+		`{"markdown": "# From B\n\nFetched through A", "format": "md", "filename": "from-b.md"}`, work)
+	saved := made.saved(t, "from-b.md")
+	if !filepath.IsAbs(saved) {
+		saved = filepath.Join(work, saved)
+	}
+	fromB, err := os.ReadFile(saved)
+	must(t, err, "read the file the CLI saved")
+	if !strings.Contains(string(fromB), "Fetched through A") {
+		t.Errorf("the CLI saved %q; want the Markdown B composed", fromB)
+	}
+	urlA := fileOf(t, statelessCall(t, s.aURL, "compose_document", map[string]any{
+		"markdown": "# Scale report\n\nMade by replica A", "format": "pdf", "filename": "part-a.pdf",
+	}), "part-a.pdf")
+	partA := download(t, urlA) // through the public URL: A
+	if got := download(t, s.via(t, urlA, s.bURL)); !bytes.Equal(got, partA) {
+		t.Errorf("replica B serves %d bytes for A's URL; A serves %d", len(got), len(partA))
+	}
+	// B verifies the token with the shared key; it does not serve anything it is asked for.
+	if code := status(t, s.via(t, urlA, s.bURL)+"x"); code != http.StatusForbidden && code != http.StatusUnauthorized {
+		t.Errorf("replica B answered %d to a tampered token; want 401 or 403", code)
+	}
+
+	// 2. Stateless MCP calls alternating A, B, A, B: each takes the other's URLs.
+	a, b := connectMCP(t, s.aURL), connectMCP(t, s.bURL)
+	urlB := fileOf(t, callTool(t, b, "compose_document", map[string]any{
+		"markdown": "# Part two\n\nMade by replica B", "format": "pdf", "filename": "part-b.pdf",
+	}), "part-b.pdf")
+	merged := fileOf(t, callTool(t, a, "merge_pdfs", map[string]any{
+		"sources": []any{urlA, urlB}, "filename": "merged-on-a.pdf",
+	}), "merged-on-a.pdf")
+	final := fileOf(t, callTool(t, b, "merge_pdfs", map[string]any{
+		"sources": []any{merged, urlA}, "filename": "final-on-b.pdf",
+	}), "final-on-b.pdf")
+	text := pdfText(t, download(t, s.via(t, final, s.bURL)))
+	for _, want := range []string{"Made by replica A", "Made by replica B"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the PDF merged on B from A's and B's outputs lacks %q:\n%s", want, text)
+		}
+	}
+	if n := strings.Count(text, "Made by replica A"); n != 2 {
+		t.Errorf("the final PDF holds A's page %d times; want 2 (merged-on-a, then part-a again)", n)
+	}
+
+	// 3. B alone recreated with AGENT_S3_REDIRECT=true: it answers a valid
+	// URL with a redirect to a presigned URL on S3_PUBLIC_ENDPOINT, which
+	// the host follows to the same bytes.
+	s.setEnv(t, "AGENT_S3_REDIRECT", "true")
+	if out, err := s.run("up", "-d", "--no-deps", "composer-b"); err != nil {
+		t.Fatalf("compose up composer-b with AGENT_S3_REDIRECT=true: %v\n%s", err, out)
+	}
+	s.waitHealthy(t)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, s.via(t, urlA, s.bURL), nil)
+	resp, err := noFollow.Do(req)
+	must(t, err, "GET A's URL through B")
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc, s.s3URL+"/agentura/") {
+		t.Errorf("B with AGENT_S3_REDIRECT=true answered %s, Location %q; want 302 to %s/agentura/...", resp.Status, redact(loc), s.s3URL)
+	}
+	if got := download(t, s.via(t, urlA, s.bURL)); !bytes.Equal(got, partA) {
+		t.Errorf("following B's redirect gives %d bytes; A's file has %d", len(got), len(partA))
+	}
+
+	// 4. With A gone, B serves what A made: the files are in the bucket, not
+	// on A. Inside the network the alias "composer" still answers (asked with
+	// the s3 image's probe, the one HTTP client in these images).
+	s3 := s.containerID(t, "s3")
+	run(t, nil, "docker", "exec", s3, "/httpprobe", "http://composer:8002/readyz")
+	if out, err := s.run("stop", "--timeout", "10", "composer-a"); err != nil {
+		t.Fatalf("compose stop composer-a: %v\n%s", err, out)
+	}
+	if got := download(t, s.via(t, urlA, s.bURL)); !bytes.Equal(got, partA) {
+		t.Errorf("with A stopped, B serves %d bytes for A's URL; want %d", len(got), len(partA))
+	}
+	run(t, nil, "docker", "exec", s3, "/httpprobe", "http://composer:8002/readyz")
+
+	// 5. The named volume holds versitygw's metadata in user extended attributes.
+	checkXattrs(t, strings.TrimSpace(run(t, nil, "docker", "volume", "inspect", "-f", "{{.Mountpoint}}", s.project+"_s3-data")))
+}
+
+// producedURL is the signed URL of name in a result's "Tool produced:" line.
+func producedURL(t *testing.T, text, name string) string {
+	t.Helper()
+	m := regexp.MustCompile(`Tool produced: ` + regexp.QuoteMeta(name) + ` \([^)]*\) (\S+)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the result's text has no \"Tool produced: %s (...) URL\" line:\n%s", name, text)
+	}
+	return m[1]
+}
+
+// statelessCall POSTs one tools/call to base/mcp with no initialize and no
+// session, as a stateless agent allows (curl would do the same), and returns
+// the structured content; an error fails the test.
+func statelessCall(t *testing.T, base, tool string, args map[string]any) map[string]any {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": tool, "arguments": args}})
+	must(t, err, "marshal the request")
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/mcp", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", string(pinnedProtocol))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s/mcp: %v", base, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s/mcp %s: %s: %s", base, tool, resp.Status, raw)
+	}
+	// The answer is one JSON-RPC message, as JSON or as one SSE event.
+	msg := raw
+	for _, line := range strings.Split(string(raw), "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			msg = []byte(data)
+		}
+	}
+	var out struct {
+		Result *struct {
+			IsError    bool           `json:"isError"`
+			Structured map[string]any `json:"structuredContent"`
+		} `json:"result"`
+		Error *struct{ Message string } `json:"error"`
+	}
+	if err := json.Unmarshal(msg, &out); err != nil || out.Error != nil || out.Result == nil || out.Result.IsError {
+		t.Fatalf("%s on %s without a session: %v; answer: %s", tool, base, err, raw)
+	}
+	return out.Result.Structured
+}
+
+// status is the status code of a GET of url.
+func status(t *testing.T, url string) int {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", redact(url), err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// pdfText is the text of a PDF by poppler's pdftotext.
+func pdfText(t *testing.T, pdf []byte) string {
+	t.Helper()
+	if _, err := exec.LookPath("pdftotext"); err != nil {
+		t.Fatal("pdftotext is needed to read the merged PDF: run `make deps` (poppler-utils)")
+	}
+	cmd := exec.CommandContext(t.Context(), "pdftotext", "-", "-")
+	cmd.Stdin = bytes.NewReader(pdf)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pdftotext of a %d-byte download: %v (not a PDF?)", len(pdf), err)
+	}
+	return string(out)
+}
+
+// checkXattrs finds the objects in the bucket folder of the volume at dir and
+// checks that each carries versitygw's user.content-type attribute.
+func checkXattrs(t *testing.T, dir string) {
+	t.Helper()
+	objects := 0
+	err := filepath.WalkDir(filepath.Join(dir, "agentura", "outputs"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		objects++
+		buf := make([]byte, 4096)
+		n, err := syscall.Listxattr(p, buf)
+		if err != nil {
+			t.Errorf("list the extended attributes of %s: %v", p, err)
+			return nil
+		}
+		if names := strings.Split(strings.TrimRight(string(buf[:n]), "\x00"), "\x00"); !slices.Contains(names, "user.content-type") {
+			t.Errorf("%s carries %q; want user.content-type (does the volume's file system keep user xattrs?)", p, names)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walk the bucket in the volume at %s: %v", dir, err)
+	}
+	if objects == 0 {
+		t.Fatalf("the volume at %s holds no objects under agentura/outputs", dir)
+	}
+}
+
+// randomHex is n random bytes, hex-encoded: a secret fit for an env file.
+func randomHex(t *testing.T, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}

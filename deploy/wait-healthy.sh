@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# wait-healthy.sh COMPOSE_FILE [TIMEOUT_SECONDS] — wait until every container of the Compose project is healthy
+# (what `docker compose up --wait` does in Compose v2; Compose v1 lacks it). On a timeout or an unhealthy
+# container it prints the container's health log and last log lines and fails.
+set -euo pipefail
+file="${1:?usage: wait-healthy.sh COMPOSE_FILE [TIMEOUT_SECONDS]}"
+timeout="${2:-120}"
+if docker compose version >/dev/null 2>&1; then compose=(docker compose); else compose=(docker-compose); fi
+
+mapfile -t ids < <("${compose[@]}" -f "$file" ps -a -q)
+[ ${#ids[@]} -gt 0 ] || { echo "wait-healthy: no containers in $file; did 'up' fail?" >&2; exit 1; }
+deadline=$((SECONDS + timeout))
+while :; do
+	pending=()
+	for id in "${ids[@]}"; do
+		state=$(docker inspect -f '{{.Name}} {{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{else}}no-healthcheck{{end}}' "$id")
+		read -r name status health <<<"$state"
+		case "$status/$health" in
+		running/healthy) ;;
+		exited/* | dead/* | restarting/* | */unhealthy)
+			echo "wait-healthy: ${name#/} is $status/$health" >&2
+			docker inspect -f '{{if .State.Health}}{{range .State.Health.Log}}{{.Output}}{{end}}{{end}}' "$id" >&2 || true
+			docker logs --tail 30 "$id" >&2 || true
+			exit 1
+			;;
+		*) pending+=("${name#/}:$status/$health") ;;
+		esac
+	done
+	[ ${#pending[@]} -eq 0 ] && { echo "wait-healthy: all ${#ids[@]} containers healthy"; exit 0; }
+	if [ $SECONDS -ge $deadline ]; then
+		echo "wait-healthy: still not healthy after ${timeout}s: ${pending[*]}" >&2
+		for id in "${ids[@]}"; do docker logs --tail 30 "$id" >&2 || true; done
+		exit 1
+	fi
+	sleep 1
+done
