@@ -9,6 +9,13 @@ BENCH_PKGS  ?= ./fileserve ./agentcore
 deps:
 	.ci/install-deps
 
+## check: everything CI checks, on a fresh machine too: install what the tests need, lint, every test with -race,
+##   then the Docker deployment tests (make e2e). .ci/run is this target.
+check: deps
+	$(MAKE) lint
+	$(MAKE) test
+	$(MAKE) e2e
+
 ## build: compile every binary into bin/
 build:
 	$(GO) build -o bin/ $(addprefix ./,$(wildcard cmd/*)) ./examples/fileagent/cmd/fileagent ./examples/a2apipeline/cmd/a2apipeline

@@ -28,6 +28,12 @@ if [ "${FORCE:-0}" != 1 ] && docker image inspect "$image" >/dev/null 2>&1; then
 	exit 0
 fi
 
+if ! command -v debootstrap >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+	# `make up` on a fresh machine: debootstrap is the one package the base needs (the list is .ci/apt.d/deploy.txt).
+	echo "make-base-image: apt-get install debootstrap"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null 2>&1 ||
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap; }
+fi
 if ! command -v debootstrap >/dev/null || [ "$(id -u)" != 0 ]; then
 	# Where a registry is reachable, docker build pulls the public image itself.
 	echo "make-base-image: $image is missing and cannot be made here (debootstrap needs root and 'make deps');" >&2
