@@ -1,0 +1,62 @@
+package mcptest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+// Build compiles the command at pkg (an import path, or a path relative to
+// the test's package folder) into dir and returns the binary's path. With
+// race the binary is built with -race, so that a data race makes it exit
+// non-zero and fails the graceful-shutdown check of [Agent.Stop]. env is
+// added to the go command's environment (e.g. "CGO_ENABLED=0"). Build takes
+// no *testing.T so that TestMain can call it once for a whole package.
+func Build(dir, pkg string, race bool, env ...string) (string, error) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	}
+	out := filepath.Join(dir, filepath.Base(pkg))
+	args := []string{"build", "-o", out}
+	if race {
+		args = append(args, "-race")
+	}
+	args = append(args, pkg)
+	cmd := exec.Command(goCmd, args...)
+	cmd.Env = append(os.Environ(), env...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s %s (env %v): %w\n%s", goCmd, strings.Join(args, " "), env, err, b)
+	}
+	return out, nil
+}
+
+// BuildBinary is [Build] into a temporary folder of t; a failed build fails
+// the test.
+func BuildBinary(t testing.TB, pkg string, race bool, env ...string) string {
+	t.Helper()
+	bin, err := Build(t.TempDir(), pkg, race, env...)
+	if err != nil {
+		t.Fatalf("build %s: %v", pkg, err)
+	}
+	return bin
+}
+
+// RaceEnabled reports whether the running test binary was built with -race;
+// pass it to [Build] to build the agent the same way.
+func RaceEnabled() bool {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
