@@ -19,14 +19,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/agentura/agentura/internal/mcptest"
 	"github.com/agentura/agentura/internal/testagent"
 )
 
@@ -41,10 +40,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	cliBin, agentBin = filepath.Join(dir, "agentura"), filepath.Join(dir, "fileagent")
-	err = build(cliBin, ".")
+	// With -race when the tests run with it.
+	cliBin, err = mcptest.Build(dir, ".", mcptest.RaceEnabled())
 	if err == nil {
-		err = build(agentBin, "../../examples/fileagent/cmd/fileagent")
+		agentBin, err = mcptest.Build(dir, "../../examples/fileagent/cmd/fileagent", mcptest.RaceEnabled())
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "build:", err)
@@ -54,23 +53,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// build compiles pkg into out, with -race when the tests run with it.
-func build(out, pkg string) error {
-	args := []string{"build", "-o", out}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			if s.Key == "-race" && s.Value == "true" {
-				args = append(args, "-race")
-			}
-		}
-	}
-	cmd := exec.Command("go", append(args, pkg)...)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, b)
-	}
-	return nil
 }
 
 // result is one run of the binary.
@@ -345,10 +327,6 @@ func TestCallWithTokenForJWTAgents(t *testing.T) {
 
 func freePort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	_, port, _ := net.SplitHostPort(mcptest.FreeAddr(t))
+	return port
 }

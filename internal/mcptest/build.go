@@ -11,7 +11,8 @@ import (
 )
 
 // Build compiles the command at pkg (an import path, or a path relative to
-// the test's package folder) into dir and returns the binary's path. With
+// the test's package folder) into dir and returns the binary's path, named
+// after the command's folder. With
 // race the binary is built with -race, so that a data race makes it exit
 // non-zero and fails the graceful-shutdown check of [Agent.Stop]. env is
 // added to the go command's environment (e.g. "CGO_ENABLED=0"). Build takes
@@ -21,7 +22,13 @@ func Build(dir, pkg string, race bool, env ...string) (string, error) {
 	if err != nil {
 		goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	}
-	out := filepath.Join(dir, filepath.Base(pkg))
+	name := filepath.Base(pkg)
+	if strings.HasPrefix(pkg, ".") { // a folder: "." or "../cmd/x" is named by where it leads
+		if abs, err := filepath.Abs(pkg); err == nil {
+			name = filepath.Base(abs)
+		}
+	}
+	out := filepath.Join(dir, name)
 	args := []string{"build", "-o", out}
 	if race {
 		args = append(args, "-race")
