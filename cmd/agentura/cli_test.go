@@ -23,8 +23,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
-
 	"github.com/agentura/agentura/internal/mcptest"
 	"github.com/agentura/agentura/internal/testagent"
 )
@@ -301,12 +299,7 @@ func TestCallStdioAgent(t *testing.T) {
 func TestCallWithTokenForJWTAgents(t *testing.T) {
 	secret := strings.Repeat("cli-secret-", 4)
 	a := testagent.Start(t, testagent.Options{JWTSecret: secret})
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
-		"sub": "bob", "exp": time.Now().Add(time.Hour).Unix(),
-	}).SignedString([]byte(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mcptest.BearerToken(t, secret, "bob")
 	dir := t.TempDir()
 	data := []byte(strings.Repeat("token-guarded bytes\n", 100))
 	writeFile(t, filepath.Join(dir, "in.txt"), data)

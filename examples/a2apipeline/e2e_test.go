@@ -13,12 +13,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/agentura/agentura/internal/a2atest"
 	"github.com/agentura/agentura/internal/mcptest"
-	"github.com/golang-jwt/jwt/v5"
 )
 
 const secret = "pipeline-test-secret-0123456789abcdef"
@@ -30,21 +28,10 @@ func run(t *testing.T, bin string, env ...string) string {
 	return mcptest.StartAgent(t, bin, append([]string{"AGENT_AUTH=jwt", "AGENT_AUTH_JWT_SECRET=" + secret}, env...)...).URL
 }
 
-func token(t *testing.T, sub string) string {
-	t.Helper()
-	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{
-		Subject: sub, ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Hour)),
-	}).SignedString([]byte(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 func TestForwardFilesOverA2A(t *testing.T) {
 	fileagent := run(t, mcptest.BuildBinary(t, "../fileagent/cmd/fileagent", false))
 	pipeline := run(t, mcptest.BuildBinary(t, "./cmd/a2apipeline", false),
-		"PIPELINE_AGENT_URL="+fileagent, "PIPELINE_SKILL=archive_files", "PIPELINE_AGENT_TOKEN="+token(t, "pipeline"))
+		"PIPELINE_AGENT_URL="+fileagent, "PIPELINE_SKILL=archive_files", "PIPELINE_AGENT_TOKEN="+mcptest.BearerToken(t, secret, "pipeline"))
 
 	// Without a token, the pipeline refuses A2A calls.
 	resp, err := http.Post(pipeline+"/a2a", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send"}`))
@@ -56,7 +43,7 @@ func TestForwardFilesOverA2A(t *testing.T) {
 		t.Errorf("POST /a2a without a token = %d, want 401", resp.StatusCode)
 	}
 
-	client, card := a2atest.Connect(t, pipeline, token(t, "alice"))
+	client, card := a2atest.Connect(t, pipeline, mcptest.BearerToken(t, secret, "alice"))
 	if len(card.Skills) != 1 || card.Skills[0].ID != "forward_files" || len(card.Security) == 0 {
 		t.Fatalf("pipeline card: skills %+v, security %v", card.Skills, card.Security)
 	}

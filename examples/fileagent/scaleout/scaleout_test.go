@@ -26,9 +26,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/minio/minio-go/v7"
@@ -138,13 +136,7 @@ func (c *cluster) balance(w http.ResponseWriter, r *http.Request) {
 // callerToken is a bearer token for caller sub.
 func callerToken(t *testing.T, sub string) string {
 	t.Helper()
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{
-		Subject: sub, ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Hour)),
-	}).SignedString([]byte(callerSecret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+	return mcptest.BearerToken(t, callerSecret, sub)
 }
 
 // testPNG draws a small picture.
