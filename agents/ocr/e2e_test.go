@@ -7,7 +7,6 @@ package ocr_test
 import (
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -21,20 +20,11 @@ import (
 var agentBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ocr-agent-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		os.Exit(1)
-	}
-	// With -race when the tests are: a data race in the agent then fails its exit status.
-	if agentBin, err = mcptest.Build(dir, "../../cmd/ocr-agent", mcptest.RaceEnabled()); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: build ocr-agent:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(mcptest.Main(m, "ocr-agent-e2e", func(dir string) (err error) {
+		// With -race when the tests are: a data race in the agent then fails its exit status.
+		agentBin, err = mcptest.Build(dir, "../../cmd/ocr-agent", mcptest.RaceEnabled())
+		return err
+	}))
 }
 
 // documentOutput is ocr_document's structured content, as the contract

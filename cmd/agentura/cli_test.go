@@ -33,24 +33,14 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "agentura-cli-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	// With -race when the tests run with it.
-	cliBin, err = mcptest.Build(dir, ".", mcptest.RaceEnabled())
-	if err == nil {
+	os.Exit(mcptest.Main(m, "agentura-cli", func(dir string) (err error) {
+		// With -race when the tests run with it.
+		if cliBin, err = mcptest.Build(dir, ".", mcptest.RaceEnabled()); err != nil {
+			return err
+		}
 		agentBin, err = mcptest.Build(dir, "../../examples/fileagent/cmd/fileagent", mcptest.RaceEnabled())
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "build:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+		return err
+	}))
 }
 
 // result is one run of the binary.

@@ -13,7 +13,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -37,23 +36,13 @@ import (
 var agentBin string
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "fileagent-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	// Built with -race when the tests are, so that a data race in the server
-	// makes it exit non-zero (66) and fails the graceful-shutdown checks.
-	if agentBin, err = mcptest.Build(dir, "./cmd/fileagent", mcptest.RaceEnabled()); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: build fileagent:", err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(mcptest.Main(m, "fileagent-e2e", func(dir string) (err error) {
+		// Built with -race when the tests are, so that a data race in the
+		// server makes it exit non-zero (66) and fails the graceful-shutdown
+		// checks.
+		agentBin, err = mcptest.Build(dir, "./cmd/fileagent", mcptest.RaceEnabled())
+		return err
+	}))
 }
 
 // newAgent prepares the agent on a free loopback port with a fresh data

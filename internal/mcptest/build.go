@@ -67,3 +67,21 @@ func RaceEnabled() bool {
 	}
 	return false
 }
+
+// Main is the body of a TestMain whose tests need binaries built once:
+// setup builds them (with [Build]) into a temporary folder, then m's tests
+// run, then the folder is removed. It returns the exit code for os.Exit; a
+// setup error is printed with name and ends the run with status 1.
+func Main(m *testing.M, name string, setup func(dir string) error) int {
+	dir, err := os.MkdirTemp("", name+"-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := setup(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	return m.Run()
+}
