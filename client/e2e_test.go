@@ -27,10 +27,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/client"
+	"github.com/agentura/agentura/internal/mcptest"
 	"github.com/agentura/agentura/internal/testagent"
 	"github.com/agentura/agentura/wire"
 )
@@ -454,12 +454,7 @@ func TestForeignDownloadURLIsRefused(t *testing.T) {
 func TestBearerTokenForJWTAgents(t *testing.T) {
 	secret := strings.Repeat("s3cret-", 6)
 	a := testagent.Start(t, testagent.Options{JWTSecret: secret})
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
-		"sub": "alice", "exp": time.Now().Add(time.Hour).Unix(),
-	}).SignedString([]byte(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mcptest.BearerToken(t, secret, "alice")
 	s := connect(t, a, sessionOptions{token: tok, tune: func(c *client.Config) { c.InlineMaxBytes = -1 }})
 	data := randomBytes(t, 4096)
 	s.attach(t, "in.bin", data)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentura/agentura/agents/ocr"
 	"github.com/agentura/agentura/agents/ocr/internal/ocrtest"
+	"github.com/agentura/agentura/internal/mcptest"
 )
 
 // batchResult is one entry of ocr_batch's structured results.
@@ -79,7 +80,7 @@ func TestBatch(t *testing.T) {
 	var names []string
 	for _, f := range res.Files {
 		names = append(names, f.Filename)
-		if !strings.Contains(string(download(t, f.DownloadURL)), "\t") {
+		if !strings.Contains(string(mcptest.Download(t, f.DownloadURL)), "\t") {
 			t.Errorf("%s is not TSV", f.Filename)
 		}
 	}

@@ -2,8 +2,6 @@ package ocr_test
 
 import (
 	"bytes"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +9,7 @@ import (
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/agents/ocr"
 	"github.com/agentura/agentura/agents/ocr/internal/ocrtest"
+	"github.com/agentura/agentura/internal/mcptest"
 )
 
 // The text the tests render, and words tesseract must read back from it.
@@ -122,7 +121,7 @@ func TestPDFPagesAndOutputs(t *testing.T) {
 
 	files := map[string][]byte{}
 	for _, f := range res.Files {
-		files[f.Filename] = download(t, f.DownloadURL)
+		files[f.Filename] = mcptest.Download(t, f.DownloadURL)
 	}
 	names := slices.Sorted(func(yield func(string) bool) {
 		for n := range files {
@@ -165,21 +164,6 @@ func TestPDFPagesAndOutputs(t *testing.T) {
 	}
 }
 
-// download GETs a produced file.
-func download(t *testing.T, url string) []byte {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s, %v", url, resp.Status, err)
-	}
-	return body
-}
-
 // TestLanguages reads with the default and an explicit language.
 func TestLanguages(t *testing.T) {
 	svc, _ := newService(t, ocr.Config{})
@@ -212,7 +196,7 @@ func TestMultiPageTIFF(t *testing.T) {
 	}
 	wantWords(t, "page 1", pages[0], "golf")
 	wantWords(t, "page 2", pages[1], "hotel")
-	layer := strings.Split(strings.TrimRight(ocrtest.PDFText(t, download(t, res.Files[0].DownloadURL)), "\f\n"), "\f")
+	layer := strings.Split(strings.TrimRight(ocrtest.PDFText(t, mcptest.Download(t, res.Files[0].DownloadURL)), "\f\n"), "\f")
 	if len(layer) != 2 {
 		t.Fatalf("the searchable PDF's text layer has %d pages, want 2: %q", len(layer), layer)
 	}

@@ -19,14 +19,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
-
+	"github.com/agentura/agentura/internal/mcptest"
 	"github.com/agentura/agentura/internal/testagent"
 )
 
@@ -36,41 +33,14 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "agentura-cli-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	cliBin, agentBin = filepath.Join(dir, "agentura"), filepath.Join(dir, "fileagent")
-	err = build(cliBin, ".")
-	if err == nil {
-		err = build(agentBin, "../../examples/fileagent/cmd/fileagent")
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "build:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// build compiles pkg into out, with -race when the tests run with it.
-func build(out, pkg string) error {
-	args := []string{"build", "-o", out}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			if s.Key == "-race" && s.Value == "true" {
-				args = append(args, "-race")
-			}
+	os.Exit(mcptest.Main(m, "agentura-cli", func(dir string) (err error) {
+		// With -race when the tests run with it.
+		if cliBin, err = mcptest.Build(dir, ".", mcptest.RaceEnabled()); err != nil {
+			return err
 		}
-	}
-	cmd := exec.Command("go", append(args, pkg)...)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, b)
-	}
-	return nil
+		agentBin, err = mcptest.Build(dir, "../../examples/fileagent/cmd/fileagent", mcptest.RaceEnabled())
+		return err
+	}))
 }
 
 // result is one run of the binary.
@@ -319,12 +289,7 @@ func TestCallStdioAgent(t *testing.T) {
 func TestCallWithTokenForJWTAgents(t *testing.T) {
 	secret := strings.Repeat("cli-secret-", 4)
 	a := testagent.Start(t, testagent.Options{JWTSecret: secret})
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
-		"sub": "bob", "exp": time.Now().Add(time.Hour).Unix(),
-	}).SignedString([]byte(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := mcptest.BearerToken(t, secret, "bob")
 	dir := t.TempDir()
 	data := []byte(strings.Repeat("token-guarded bytes\n", 100))
 	writeFile(t, filepath.Join(dir, "in.txt"), data)
@@ -345,10 +310,6 @@ func TestCallWithTokenForJWTAgents(t *testing.T) {
 
 func freePort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	_, port, _ := net.SplitHostPort(mcptest.FreeAddr(t))
+	return port
 }

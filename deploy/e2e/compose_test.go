@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/agentura/agentura/internal/mcptest"
 )
 
 // deployment is the docker compose project of one test run, isolated from an
@@ -209,7 +211,7 @@ func TestCompose(t *testing.T) {
 	if !strings.HasPrefix(reportURL, d.composerURL+"/files/") {
 		t.Errorf("report URL %s is not under the composer's AGENT_PUBLIC_URL %s", redact(reportURL), d.composerURL)
 	}
-	handoff := download(t, reportURL)
+	handoff := mcptest.Download(t, reportURL)
 	checkReport(t, handoff)
 	if !zipHolds(t, handoff, scan) {
 		t.Errorf("the report composed from the peer's URL does not hold the scan's bytes")
@@ -243,7 +245,7 @@ func TestCompose(t *testing.T) {
 		t.Fatalf("compose restart: %v\n%s", err, out)
 	}
 	d.waitHealthy(t)
-	again := download(t, reportURL)
+	again := mcptest.Download(t, reportURL)
 	if sha256.Sum256(again) != sha256.Sum256(handoff) {
 		t.Errorf("after a restart the same URL serves different bytes (%d, before %d)", len(again), len(handoff))
 	}

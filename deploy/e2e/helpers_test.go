@@ -5,7 +5,6 @@ package e2e
 import (
 	"archive/zip"
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -25,17 +24,14 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/gofont/goregular"
 	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/fixed"
-)
 
-// pinnedProtocol: mcp-go v1.2.1 prefers a protocol the go-sdk server does not
-// speak statefully; pin the one both do (DESIGN.md §4).
-const pinnedProtocol = mcp.ProtocolVersion20251125
+	"github.com/agentura/agentura/internal/mcptest"
+)
 
 // callTimeout bounds one tool call; OCR of one page takes a few seconds.
 const callTimeout = 2 * time.Minute
@@ -121,26 +117,11 @@ func dataURI(mime, name string, b []byte) string {
 }
 
 // connectMCP connects an mcp-go streamable HTTP client (an independent
-// implementation) to the agent at base; it is closed when the test ends.
+// implementation), pinned to mcptest.Protocol, to the agent at base; it is
+// closed when the test ends.
 func connectMCP(t *testing.T, base string) *client.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithHTTPTimeout(callTimeout))
-	if err != nil {
-		t.Fatalf("streamable HTTP transport: %v", err)
-	}
-	c := client.NewClient(tr, client.WithProtocolVersion(pinnedProtocol))
-	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatalf("start MCP client for %s: %v", base, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	var req mcp.InitializeRequest
-	req.Params.ProtocolVersion = pinnedProtocol
-	req.Params.ClientInfo = mcp.Implementation{Name: "agentura-deploy-e2e", Version: "1.0.0"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		t.Fatalf("initialize %s: %v", base, err)
-	}
+	c, _ := mcptest.Connect(t, base+"/mcp")
 	return c
 }
 
@@ -152,13 +133,9 @@ func callTool(t *testing.T, c *client.Client, name string, args map[string]any) 
 	if res.IsError {
 		t.Fatalf("%s returned a tool error: %s", name, text)
 	}
-	var out map[string]any
-	raw, err := json.Marshal(res.StructuredContent)
-	if err == nil {
-		err = json.Unmarshal(raw, &out)
-	}
-	if err != nil || out == nil {
-		t.Fatalf("%s: no structured content (%v); text: %s", name, err, text)
+	out := mcptest.Structured[map[string]any](t, res)
+	if out == nil {
+		t.Fatalf("%s: no structured content; text: %s", name, text)
 	}
 	return out
 }
@@ -178,22 +155,8 @@ func toolError(t *testing.T, c *client.Client, name string, args map[string]any)
 // joined; a protocol error fails the test.
 func rawCall(t *testing.T, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
-	defer cancel()
-	var req mcp.CallToolRequest
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, err := c.CallTool(ctx, req)
-	if err != nil {
-		t.Fatalf("call %s: %v", name, err)
-	}
-	var texts []string
-	for _, block := range res.Content {
-		if tc, ok := block.(mcp.TextContent); ok {
-			texts = append(texts, tc.Text)
-		}
-	}
-	return res, strings.Join(texts, "\n")
+	res := mcptest.CallTool(t, c, name, args)
+	return res, mcptest.Text(res)
 }
 
 // fileOf returns the download URL of the output named name in a tool's
@@ -215,28 +178,6 @@ func fileOf(t *testing.T, out map[string]any, name string) string {
 	}
 	t.Fatalf("no output %q; the result names %v (%v)", name, seen, out)
 	return ""
-}
-
-// download GETs a signed URL from the host and returns the body; any answer
-// but 200 fails the test.
-func download(t *testing.T, url string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("download %s: %v", redact(url), err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("download %s: %v", redact(url), err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("download %s: %s: %s", redact(url), resp.Status, body)
-	}
-	return body
 }
 
 // upload stages b at the agent's POST /uploads and returns the signed URL.

@@ -18,6 +18,8 @@ import (
 	"github.com/moby/moby/api/types/network"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/agentura/agentura/internal/mcptest"
 )
 
 // imageCase is one agent image: its Dockerfile in the build context, its
@@ -46,7 +48,7 @@ func TestImages(t *testing.T) {
 			if !strings.HasPrefix(url, public+"/files/") {
 				t.Errorf("download URL %s is not under AGENT_PUBLIC_URL %s", redact(url), public)
 			}
-			if pdf := download(t, url); !bytes.HasPrefix(pdf, []byte("%PDF-")) {
+			if pdf := mcptest.Download(t, url); !bytes.HasPrefix(pdf, []byte("%PDF-")) {
 				t.Errorf("downloaded %d bytes that are not a PDF: %q", len(pdf), fmt.Sprintf("%.20s", pdf))
 			}
 		}},

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/agentura/agentura/internal/mcptest"
 )
 
 // scaleDeployment is one run of deploy/docker-compose.scale.yml: the S3
@@ -178,8 +180,8 @@ func TestComposeScale(t *testing.T) {
 	urlA := fileOf(t, statelessCall(t, s.aURL, "compose_document", map[string]any{
 		"markdown": "# Scale report\n\nMade by replica A", "format": "pdf", "filename": "part-a.pdf",
 	}), "part-a.pdf")
-	partA := download(t, urlA) // through the public URL: A
-	if got := download(t, s.via(t, urlA, s.bURL)); !bytes.Equal(got, partA) {
+	partA := mcptest.Download(t, urlA) // through the public URL: A
+	if got := mcptest.Download(t, s.via(t, urlA, s.bURL)); !bytes.Equal(got, partA) {
 		t.Errorf("replica B serves %d bytes for A's URL; A serves %d", len(got), len(partA))
 	}
 	// B verifies the token with the shared key; it does not serve anything it is asked for.
@@ -198,7 +200,7 @@ func TestComposeScale(t *testing.T) {
 	final := fileOf(t, callTool(t, b, "merge_pdfs", map[string]any{
 		"sources": []any{merged, urlA}, "filename": "final-on-b.pdf",
 	}), "final-on-b.pdf")
-	text := pdfText(t, download(t, s.via(t, final, s.bURL)))
+	text := pdfText(t, mcptest.Download(t, s.via(t, final, s.bURL)))
 	for _, want := range []string{"Made by replica A", "Made by replica B"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the PDF merged on B from A's and B's outputs lacks %q:\n%s", want, text)
@@ -224,7 +226,7 @@ func TestComposeScale(t *testing.T) {
 	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc, s.s3URL+"/agentura/") {
 		t.Errorf("B with AGENT_S3_REDIRECT=true answered %s, Location %q; want 302 to %s/agentura/...", resp.Status, redact(loc), s.s3URL)
 	}
-	if got := download(t, s.via(t, urlA, s.bURL)); !bytes.Equal(got, partA) {
+	if got := mcptest.Download(t, s.via(t, urlA, s.bURL)); !bytes.Equal(got, partA) {
 		t.Errorf("following B's redirect gives %d bytes; A's file has %d", len(got), len(partA))
 	}
 
@@ -236,7 +238,7 @@ func TestComposeScale(t *testing.T) {
 	if out, err := s.run("stop", "--timeout", "10", "composer-a"); err != nil {
 		t.Fatalf("compose stop composer-a: %v\n%s", err, out)
 	}
-	if got := download(t, s.via(t, urlA, s.bURL)); !bytes.Equal(got, partA) {
+	if got := mcptest.Download(t, s.via(t, urlA, s.bURL)); !bytes.Equal(got, partA) {
 		t.Errorf("with A stopped, B serves %d bytes for A's URL; want %d", len(got), len(partA))
 	}
 	run(t, nil, "docker", "exec", s3, "/httpprobe", "http://composer:8002/readyz")
@@ -266,7 +268,7 @@ func statelessCall(t *testing.T, base, tool string, args map[string]any) map[str
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/mcp", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", string(pinnedProtocol))
+	req.Header.Set("MCP-Protocol-Version", string(mcptest.Protocol))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("POST %s/mcp: %v", base, err)

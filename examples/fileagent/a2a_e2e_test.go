@@ -18,6 +18,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/agentura/agentura/internal/a2atest"
+	"github.com/agentura/agentura/internal/mcptest"
 )
 
 func mustComplete(t *testing.T, what string, task *a2a.Task) {
@@ -101,16 +102,13 @@ func TestA2A(t *testing.T) {
 	defer refused.Close()
 	allowedHost := strings.TrimPrefix(allowed.URL, "http://")
 
-	a := newAgent(t)
 	// No "still running" updates: the stream test checks the exact sequence.
-	a.cmd.Env = append(a.cmd.Env, "AGENT_EMBED_MAX_BYTES=2048", "AGENT_FETCH_ALLOW_HOSTS="+allowedHost, "AGENT_A2A_STATUS_INTERVAL=1h")
-	a.cmd.Stdout = a.logs
-	a.start(t)
-	a.waitReady(t)
-	c, card := a2atest.Connect(t, a.base, "")
+	a := mcptest.StartAgent(t, agentBin, "AGENT_LOG_LEVEL=debug",
+		"AGENT_EMBED_MAX_BYTES=2048", "AGENT_FETCH_ALLOW_HOSTS="+allowedHost, "AGENT_A2A_STATUS_INTERVAL=1h")
+	c, card := a2atest.Connect(t, a.URL, "")
 
 	t.Run("card", func(t *testing.T) {
-		if card.URL != a.base+"/a2a" || card.PreferredTransport != a2a.TransportProtocolJSONRPC || !card.Capabilities.Streaming {
+		if card.URL != a.URL+"/a2a" || card.PreferredTransport != a2a.TransportProtocolJSONRPC || !card.Capabilities.Streaming {
 			t.Errorf("card: url %q, transport %q, streaming %v", card.URL, card.PreferredTransport, card.Capabilities.Streaming)
 		}
 		var ids []string
@@ -136,7 +134,7 @@ func TestA2A(t *testing.T) {
 
 	t.Run("uri in", func(t *testing.T) {
 		// A signed URL of the agent's own (from /uploads) is read locally.
-		req, _ := http.NewRequest(http.MethodPost, a.base+"/uploads", bytes.NewReader(scan))
+		req, _ := http.NewRequest(http.MethodPost, a.URL+"/uploads", bytes.NewReader(scan))
 		req.Header.Set("X-Filename", "staged.png")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -175,7 +173,7 @@ func TestA2A(t *testing.T) {
 		if zipFile.uri == "" || sums.uri == "" || len(files) != 2 {
 			t.Fatalf("produced files = %v, want kit.zip and kit/SHA256SUMS", files)
 		}
-		resp, zipData := download(t, zipFile.uri)
+		resp, zipData := mcptest.Get(t, zipFile.uri, nil)
 		checkDownloadHeaders(t, resp.Header, "kit.zip", "application/zip")
 		entries := unzip(t, zipData)
 		if !bytes.Equal(entries["scan.png"], scan) || !bytes.Equal(entries["notes.txt"], notes) || !bytes.Equal(entries["again.png"], scan) || len(entries) != 3 {
@@ -184,7 +182,7 @@ func TestA2A(t *testing.T) {
 		if zipFile.inline != nil && len(zipData) > 2048 {
 			t.Errorf("kit.zip (%d bytes) came inline although over AGENT_EMBED_MAX_BYTES", len(zipData))
 		}
-		_, sumData := download(t, sums.uri)
+		_, sumData := mcptest.Get(t, sums.uri, nil)
 		if sums.inline == nil || !bytes.Equal(sums.inline, sumData) {
 			t.Errorf("SHA256SUMS: bytes part %q, download %q; a small file comes as both", sums.inline, sumData)
 		}
@@ -245,14 +243,14 @@ func TestA2A(t *testing.T) {
 		if zipURI == "" {
 			t.Fatal("no uri for bundle.zip in the stream")
 		}
-		_, data := download(t, zipURI)
+		_, data := mcptest.Get(t, zipURI, nil)
 		if got := unzip(t, data)["notes.txt"]; string(got) != "streamed\n" {
 			t.Errorf("streamed archive holds %q", got)
 		}
 	})
 
 	t.Run("wrong method and oversized body answer JSON", func(t *testing.T) {
-		resp, err := http.Get(a.base + "/a2a")
+		resp, err := http.Get(a.URL + "/a2a")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,367 +7,67 @@ package fileagent_test
 import (
 	"archive/zip"
 	"bytes"
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"io"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-)
 
-// pinnedProtocol is the protocol version the mcp-go client is pinned to.
-// mcp-go v1.2.1 prefers 2026-07-28 (no initialize handshake), which a
-// stateful go-sdk server does not speak (DESIGN.md §4).
-const pinnedProtocol = mcp.ProtocolVersion20251125
-
-const (
-	readyTimeout = 20 * time.Second // start-up until /readyz answers 200
-	exitTimeout  = 20 * time.Second // SIGTERM (or closed stdin) until exit
-	callTimeout  = 60 * time.Second // one MCP call or download
+	"github.com/agentura/agentura/internal/mcptest"
 )
 
 // agentBin is the fileagent binary built once by TestMain.
 var agentBin string
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
+	os.Exit(mcptest.Main(m, "fileagent-e2e", func(dir string) (err error) {
+		// Built with -race when the tests are, so that a data race in the
+		// server makes it exit non-zero (66) and fails the graceful-shutdown
+		// checks.
+		agentBin, err = mcptest.Build(dir, "./cmd/fileagent", mcptest.RaceEnabled())
+		return err
+	}))
 }
 
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "fileagent-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	agentBin = filepath.Join(dir, "fileagent")
-	if err := buildAgent(agentBin); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: build fileagent:", err)
-		return 1
-	}
-	return m.Run()
-}
-
-// buildAgent builds cmd/fileagent into out. When the tests run with -race the
-// agent is built with -race too, so that a data race in the server makes it
-// exit non-zero (66) and fails the graceful-shutdown checks.
-func buildAgent(out string) error {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-	}
-	args := []string{"build", "-o", out}
-	if raceEnabled() {
-		args = append(args, "-race")
-	}
-	args = append(args, "./cmd/fileagent")
-	cmd := exec.Command(goCmd, args...)
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s %s: %v\n%s", goCmd, strings.Join(args, " "), err, stderr.String())
-	}
-	return nil
-}
-
-// raceEnabled reports whether this test binary was built with -race.
-func raceEnabled() bool {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range info.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
-}
-
-// ---------------------------------------------------------------------------
-// The agent process
-
-// agent is a running fileagent process.
-type agent struct {
-	base   string // http://127.0.0.1:PORT, also AGENT_PUBLIC_URL
-	cmd    *exec.Cmd
-	logs   *syncBuffer   // stderr (and, over HTTP, stdout)
-	exited chan struct{} // closed once the process has exited
-	err    error         // cmd.Wait's result, set before exited is closed
-}
-
-// newAgent prepares the agent command on a free loopback port with a fresh
-// data folder; args are extra command-line arguments.
-func newAgent(t *testing.T, args ...string) *agent {
+// newAgent prepares the agent on a free loopback port with a fresh data
+// folder and debug logs; args are extra command-line arguments.
+func newAgent(t *testing.T, args ...string) *mcptest.Agent {
 	t.Helper()
-	addr := freeAddr(t)
-	a := &agent{base: "http://" + addr, logs: &syncBuffer{}, exited: make(chan struct{})}
-	a.cmd = exec.Command(agentBin, args...)
-	a.cmd.Env = append(envWithoutAgentVars(),
-		"AGENT_ADDR="+addr,
-		"AGENT_PUBLIC_URL="+a.base,
-		"AGENT_DATA_DIR="+t.TempDir(),
-		"AGENT_SHUTDOWN_TIMEOUT=10s",
-		"AGENT_LOG_LEVEL=debug",
-	)
-	a.cmd.Stderr = a.logs
+	a := mcptest.NewAgent(t, agentBin, "AGENT_LOG_LEVEL=debug")
+	a.Cmd.Args = append(a.Cmd.Args, args...)
 	return a
 }
 
-// start starts the process and makes sure it is gone when the test ends.
-func (a *agent) start(t *testing.T) {
+// checkServer checks the server's name in the initialize result.
+func checkServer(t *testing.T, res *mcp.InitializeResult) {
 	t.Helper()
-	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", agentBin, err)
-	}
-	go func() {
-		a.err = a.cmd.Wait()
-		close(a.exited)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-a.exited:
-		default:
-			_ = a.cmd.Process.Kill()
-			<-a.exited
-		}
-		if t.Failed() {
-			t.Logf("agent log (last 16 KiB):\n%s", a.logs.Tail(16<<10))
-		}
-	})
-}
-
-// startHTTPAgent runs the agent serving MCP over streamable HTTP and waits
-// until it is ready.
-func startHTTPAgent(t *testing.T) *agent {
-	t.Helper()
-	a := newAgent(t)
-	a.cmd.Stdout = a.logs
-	a.start(t)
-	a.waitReady(t)
-	return a
-}
-
-// waitReady polls GET /readyz until it answers 200, for at most readyTimeout.
-func (a *agent) waitReady(t *testing.T) {
-	t.Helper()
-	hc := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(readyTimeout)
-	last := "no answer"
-	for time.Now().Before(deadline) {
-		select {
-		case <-a.exited:
-			t.Fatalf("agent exited before it was ready (%v); its log:\n%s", a.err, a.logs.Tail(16<<10))
-		default:
-		}
-		resp, err := hc.Get(a.base + "/readyz")
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-			last = fmt.Sprintf("%s: %s", resp.Status, body)
-		} else {
-			last = err.Error()
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("agent not ready after %v (last: %s); its log:\n%s", readyTimeout, last, a.logs.Tail(16<<10))
-}
-
-// stop sends SIGTERM and checks that the agent shuts down gracefully: it
-// exits with status 0 within exitTimeout.
-func (a *agent) stop(t *testing.T) {
-	t.Helper()
-	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatalf("send SIGTERM: %v", err)
-	}
-	a.checkExit(t, "SIGTERM")
-}
-
-// checkExit waits for the process to exit after cause and checks status 0.
-func (a *agent) checkExit(t *testing.T, cause string) {
-	t.Helper()
-	select {
-	case <-a.exited:
-	case <-time.After(exitTimeout):
-		_ = a.cmd.Process.Kill()
-		<-a.exited
-		t.Fatalf("agent did not exit within %v of %s; its log:\n%s", exitTimeout, cause, a.logs.Tail(16<<10))
-	}
-	if a.err != nil {
-		t.Fatalf("agent exited after %s with %v, want status 0; its log:\n%s", cause, a.err, a.logs.Tail(16<<10))
-	}
-}
-
-// freeAddr returns a loopback address with a port that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// envWithoutAgentVars is this process's environment without AGENT_*
-// settings, so that the developer's shell does not change the test.
-func envWithoutAgentVars() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AGENT_") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
-// syncBuffer is a bytes.Buffer safe for the writer goroutine of exec.Cmd and
-// the test reading it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// Tail returns the last n bytes written.
-func (b *syncBuffer) Tail(n int) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.buf.String()
-	if len(s) > n {
-		s = "…" + s[len(s)-n:]
-	}
-	return s
-}
-
-// ---------------------------------------------------------------------------
-// The MCP client
-
-// connect starts c, initializes it with the protocol version pinned and
-// checks what was negotiated; c is closed when the test ends.
-func connect(t *testing.T, c *client.Client) *mcp.InitializeResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatalf("start MCP client: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	var req mcp.InitializeRequest
-	req.Params.ProtocolVersion = pinnedProtocol
-	req.Params.ClientInfo = mcp.Implementation{Name: "fileagent-e2e", Version: "1.0.0"}
-	res, err := c.Initialize(ctx, req)
-	if err != nil {
-		t.Fatalf("initialize with protocol %s: %v", pinnedProtocol, err)
-	}
-	if res.ProtocolVersion != pinnedProtocol || c.ProtocolVersion() != pinnedProtocol {
-		t.Fatalf("negotiated protocol: result %q, client %q; want %q", res.ProtocolVersion, c.ProtocolVersion(), pinnedProtocol)
-	}
 	if res.ServerInfo.Name != "fileagent" {
 		t.Errorf("server name = %q, want fileagent", res.ServerInfo.Name)
 	}
-	return res
 }
 
 // connectHTTP connects an mcp-go streamable HTTP client to a's /mcp.
-func connectHTTP(t *testing.T, a *agent) *client.Client {
+func connectHTTP(t *testing.T, a *mcptest.Agent) *client.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(a.base+"/mcp", transport.WithHTTPTimeout(callTimeout))
-	if err != nil {
-		t.Fatalf("streamable HTTP transport: %v", err)
-	}
-	c := client.NewClient(tr, client.WithProtocolVersion(pinnedProtocol))
-	connect(t, c)
+	c, res := mcptest.Connect(t, a.URL+"/mcp")
+	checkServer(t, res)
 	return c
-}
-
-// callTool calls the tool name with args; a protocol error fails the test, a
-// tool error (isError) is returned for the caller to check.
-func callTool(t *testing.T, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {
-	t.Helper()
-	res, err := tryCallTool(t, c, name, args)
-	if err != nil {
-		t.Fatalf("call %s: %v", name, err)
-	}
-	return res
-}
-
-func tryCallTool(t *testing.T, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
-	defer cancel()
-	var req mcp.CallToolRequest
-	req.Params.Name = name
-	req.Params.Arguments = args
-	return c.CallTool(ctx, req)
-}
-
-// mustSucceed fails the test when res is a tool error.
-func mustSucceed(t *testing.T, name string, res *mcp.CallToolResult) {
-	t.Helper()
-	if res.IsError {
-		t.Fatalf("%s returned a tool error: %s", name, strings.Join(texts(res), "\n"))
-	}
-}
-
-// texts returns the text content blocks of res.
-func texts(res *mcp.CallToolResult) []string {
-	var out []string
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			out = append(out, tc.Text)
-		}
-	}
-	return out
-}
-
-// decodeStructured decodes the structured content of res into a T.
-func decodeStructured[T any](t *testing.T, res *mcp.CallToolResult) T {
-	t.Helper()
-	raw := res.RawStructuredContent
-	if raw == nil {
-		var err error
-		if raw, err = json.Marshal(res.StructuredContent); err != nil {
-			t.Fatalf("re-encode structured content: %v", err)
-		}
-	}
-	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatalf("decode structured content %s: %v", raw, err)
-	}
-	return v
 }
 
 // inspectOutput is the structured content of inspect_file.
@@ -424,23 +124,6 @@ func dataURI(mimeType, name string, b []byte) string {
 
 // ---------------------------------------------------------------------------
 // HTTP downloads
-
-var downloadClient = &http.Client{Timeout: callTimeout}
-
-// download GETs url and returns the response with its body read.
-func download(t *testing.T, url string) (*http.Response, []byte) {
-	t.Helper()
-	resp, err := downloadClient.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("read %s: %v", url, err)
-	}
-	return resp, body
-}
 
 // checkDownloadHeaders checks the headers every download must carry.
 func checkDownloadHeaders(t *testing.T, h http.Header, wantName, wantType string) {
@@ -511,7 +194,7 @@ func tamperToken(t *testing.T, rawURL string) string {
 
 // TestHTTP drives the agent over MCP streamable HTTP, the way a host does.
 func TestHTTP(t *testing.T) {
-	a := startHTTPAgent(t)
+	a := mcptest.StartAgent(t, agentBin, "AGENT_LOG_LEVEL=debug")
 	c := connectHTTP(t, a)
 	scan := testPNG(t)
 
@@ -526,24 +209,19 @@ func TestHTTP(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Errorf("close MCP client: %v", err)
 	}
-	a.stop(t)
+	a.Stop(t)
 }
 
 func testListTools(t *testing.T, c *client.Client) {
-	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
-	defer cancel()
-	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatalf("list tools: %v", err)
-	}
+	listed := mcptest.ListTools(t, c)
 	tools := map[string]mcp.Tool{}
-	for _, tool := range res.Tools {
+	for _, tool := range listed {
 		tools[tool.Name] = tool
 	}
 
 	inspect, ok := tools["inspect_file"]
 	if !ok {
-		t.Fatalf("inspect_file is not listed; tools: %v", toolNames(res.Tools))
+		t.Fatalf("inspect_file is not listed; tools: %v", toolNames(listed))
 	}
 	schema := schemaMap(t, inspect)
 	source := prop(t, schema, "source")
@@ -559,7 +237,7 @@ func testListTools(t *testing.T, c *client.Client) {
 
 	archive, ok := tools["archive_files"]
 	if !ok {
-		t.Fatalf("archive_files is not listed; tools: %v", toolNames(res.Tools))
+		t.Fatalf("archive_files is not listed; tools: %v", toolNames(listed))
 	}
 	schema = schemaMap(t, archive)
 	sources := prop(t, schema, "sources")
@@ -644,12 +322,12 @@ func testInspectFile(t *testing.T, c *client.Client, scan []byte) {
 		{"ObjectWithDataURI", map[string]any{"name": "scan.png", "content": dataURI("image/png", "", scan)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := callTool(t, c, "inspect_file", map[string]any{"source": tc.source})
-			mustSucceed(t, "inspect_file", res)
-			if got := decodeStructured[inspectOutput](t, res); got != want {
+			res := mcptest.CallTool(t, c, "inspect_file", map[string]any{"source": tc.source})
+			mcptest.MustSucceed(t, "inspect_file", res)
+			if got := mcptest.Structured[inspectOutput](t, res); got != want {
 				t.Errorf("structured content = %+v, want %+v", got, want)
 			}
-			if txt := strings.Join(texts(res), "\n"); !strings.Contains(txt, want.SHA256) {
+			if txt := mcptest.Text(res); !strings.Contains(txt, want.SHA256) {
 				t.Errorf("text %q does not mention the sha256 %s", txt, want.SHA256)
 			}
 		})
@@ -658,15 +336,15 @@ func testInspectFile(t *testing.T, c *client.Client, scan []byte) {
 
 func testArchiveFiles(t *testing.T, c *client.Client, scan []byte) {
 	notes := []byte("first line\nsecond line, ünïcödé\n")
-	res := callTool(t, c, "archive_files", map[string]any{"sources": []any{
+	res := mcptest.CallTool(t, c, "archive_files", map[string]any{"sources": []any{
 		map[string]any{"name": "notes.txt", "content": b64(notes)},
 		dataURI("image/png", "scan.png", scan),
 	}})
-	mustSucceed(t, "archive_files", res)
+	mcptest.MustSucceed(t, "archive_files", res)
 
 	// Structured content: both files, the sub-path of the second kept.
-	out := decodeStructured[struct {
-		Files []producedFile `json:"files"`
+	out := mcptest.Structured[struct {
+		Files []mcptest.File `json:"files"`
 	}](t, res)
 	if len(out.Files) != 2 {
 		t.Fatalf("structured content has %d files, want 2: %s", len(out.Files), res.RawStructuredContent)
@@ -685,7 +363,7 @@ func testArchiveFiles(t *testing.T, c *client.Client, scan []byte) {
 	checkFileContent(t, res, out.Files)
 
 	// The downloads: bytes, headers, the archive's members, the sums.
-	resp, zipBytes := download(t, zipFile.DownloadURL)
+	resp, zipBytes := mcptest.Get(t, zipFile.DownloadURL, nil)
 	if resp.StatusCode != http.StatusOK || int64(len(zipBytes)) != zipFile.SizeBytes {
 		t.Fatalf("GET bundle.zip: %s, %d bytes; want 200, %d bytes", resp.Status, len(zipBytes), zipFile.SizeBytes)
 	}
@@ -699,7 +377,7 @@ func testArchiveFiles(t *testing.T, c *client.Client, scan []byte) {
 		t.Errorf("bundle.zip holds %v; want notes.txt and scan.png with the bytes sent", names)
 	}
 
-	resp, sums := download(t, sumsFile.DownloadURL)
+	resp, sums := mcptest.Get(t, sumsFile.DownloadURL, nil)
 	if resp.StatusCode != http.StatusOK || int64(len(sums)) != sumsFile.SizeBytes {
 		t.Fatalf("GET SHA256SUMS: %s, %d bytes; want 200, %d bytes", resp.Status, len(sums), sumsFile.SizeBytes)
 	}
@@ -714,14 +392,12 @@ func testArchiveFiles(t *testing.T, c *client.Client, scan []byte) {
 
 // checkFileContent checks the content blocks naming files: a "Tool
 // produced: ..." line and a resource_link per file, in the files' order.
-func checkFileContent(t *testing.T, res *mcp.CallToolResult, files []producedFile) {
+func checkFileContent(t *testing.T, res *mcp.CallToolResult, files []mcptest.File) {
 	t.Helper()
 	var produced []string
-	for _, txt := range texts(res) {
-		for _, line := range strings.Split(txt, "\n") {
-			if strings.HasPrefix(line, "Tool produced: ") {
-				produced = append(produced, line)
-			}
+	for _, line := range strings.Split(mcptest.Text(res), "\n") {
+		if strings.HasPrefix(line, "Tool produced: ") {
+			produced = append(produced, line)
 		}
 	}
 	var links []mcp.ResourceLink
@@ -787,10 +463,10 @@ func checkEmbedded(t *testing.T, res *mcp.CallToolResult, downloaded map[string]
 
 func testErrors(t *testing.T, c *client.Client, scan []byte) {
 	t.Run("BareFileName", func(t *testing.T) {
-		res := callTool(t, c, "inspect_file", map[string]any{
+		res := mcptest.CallTool(t, c, "inspect_file", map[string]any{
 			"source": map[string]any{"name": "invoice.pdf", "content": "invoice.pdf"},
 		})
-		txt := strings.Join(texts(res), "\n")
+		txt := mcptest.Text(res)
 		if !res.IsError || !strings.Contains(txt, "is a file name, not the file") {
 			t.Errorf("isError = %v, text %q; want a tool error saying the content is a file name, not the file", res.IsError, txt)
 		}
@@ -798,7 +474,7 @@ func testErrors(t *testing.T, c *client.Client, scan []byte) {
 
 	t.Run("UnknownTool", func(t *testing.T) {
 		// MCP answers an unknown tool with a JSON-RPC error, not a tool result.
-		res, err := tryCallTool(t, c, "no_such_tool", map[string]any{})
+		res, err := mcptest.TryCallTool(c, "no_such_tool", map[string]any{})
 		if err == nil {
 			t.Fatalf("calling an unknown tool gave no error but %+v", res)
 		}
@@ -808,18 +484,18 @@ func testErrors(t *testing.T, c *client.Client, scan []byte) {
 	})
 
 	t.Run("TamperedToken", func(t *testing.T) {
-		res := callTool(t, c, "archive_files", map[string]any{"sources": dataURI("image/png", "scan.png", scan)})
-		mustSucceed(t, "archive_files", res)
-		out := decodeStructured[struct {
-			Files []producedFile `json:"files"`
+		res := mcptest.CallTool(t, c, "archive_files", map[string]any{"sources": dataURI("image/png", "scan.png", scan)})
+		mcptest.MustSucceed(t, "archive_files", res)
+		out := mcptest.Structured[struct {
+			Files []mcptest.File `json:"files"`
 		}](t, res)
 		if len(out.Files) == 0 {
 			t.Fatalf("archive_files produced no files: %s", res.RawStructuredContent)
 		}
-		if resp, _ := download(t, out.Files[0].DownloadURL); resp.StatusCode != http.StatusOK {
+		if resp, _ := mcptest.Get(t, out.Files[0].DownloadURL, nil); resp.StatusCode != http.StatusOK {
 			t.Fatalf("untampered URL: %s, want 200", resp.Status)
 		}
-		resp, body := download(t, tamperToken(t, out.Files[0].DownloadURL))
+		resp, body := mcptest.Get(t, tamperToken(t, out.Files[0].DownloadURL), nil)
 		var e struct {
 			Error string `json:"error"`
 		}
@@ -842,11 +518,11 @@ func testLargeInlineInput(t *testing.T, c *client.Client) {
 	if _, err := rand.Read(data); err != nil {
 		t.Fatal(err)
 	}
-	res := callTool(t, c, "inspect_file", map[string]any{
+	res := mcptest.CallTool(t, c, "inspect_file", map[string]any{
 		"source": map[string]any{"name": "random.bin", "content": b64(data)},
 	})
-	mustSucceed(t, "inspect_file", res)
-	got := decodeStructured[inspectOutput](t, res)
+	mcptest.MustSucceed(t, "inspect_file", res)
+	got := mcptest.Structured[inspectOutput](t, res)
 	if got.Name != "random.bin" || got.SizeBytes != int64(len(data)) || got.SHA256 != sha256Hex(data) {
 		t.Errorf("structured content = %+v, want random.bin, %d bytes, sha256 %s", got, len(data), sha256Hex(data))
 	}
@@ -867,39 +543,33 @@ func TestStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.cmd.Stdin, a.cmd.Stdout = stdinR, stdoutW
-	a.start(t)
+	a.Cmd.Stdin, a.Cmd.Stdout = stdinR, stdoutW
+	a.Start(t)
 	stdinR.Close()
 	stdoutW.Close()
 	t.Cleanup(func() { stdinW.Close(); stdoutR.Close() })
 
-	c := client.NewClient(transport.NewIO(stdoutR, stdinW, nil), client.WithProtocolVersion(pinnedProtocol))
-	connect(t, c)
+	c := client.NewClient(transport.NewIO(stdoutR, stdinW, nil), client.WithProtocolVersion(mcptest.Protocol))
+	checkServer(t, mcptest.Initialize(t, c))
 
 	// The HTTP server for /files/ runs beside stdio.
-	a.waitReady(t)
+	a.WaitReady(t)
 
-	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
-	defer cancel()
-	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatalf("list tools over stdio: %v", err)
-	}
 	// The order of tools/list is the server's (go-sdk sorts by name).
-	if names := toolNames(tools.Tools); !slices.Equal(slices.Sorted(slices.Values(names)), []string{"archive_files", "inspect_file"}) {
+	if names := toolNames(mcptest.ListTools(t, c)); !slices.Equal(slices.Sorted(slices.Values(names)), []string{"archive_files", "inspect_file"}) {
 		t.Errorf("tools over stdio = %v, want archive_files and inspect_file", names)
 	}
 
 	scan := testPNG(t)
-	res := callTool(t, c, "inspect_file", map[string]any{"source": dataURI("image/png", "scan.png", scan)})
-	mustSucceed(t, "inspect_file", res)
+	res := mcptest.CallTool(t, c, "inspect_file", map[string]any{"source": dataURI("image/png", "scan.png", scan)})
+	mcptest.MustSucceed(t, "inspect_file", res)
 	want := inspectOutput{Name: "scan.png", MIMEType: "image/png", SizeBytes: int64(len(scan)), SHA256: sha256Hex(scan)}
-	if got := decodeStructured[inspectOutput](t, res); got != want {
+	if got := mcptest.Structured[inspectOutput](t, res); got != want {
 		t.Errorf("structured content over stdio = %+v, want %+v", got, want)
 	}
 
 	if err := c.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 		t.Errorf("close stdio client: %v", err)
 	}
-	a.checkExit(t, "stdin closing")
+	a.WaitExit(t, "stdin closing")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agentura/agentura/agents/composer"
+	"github.com/agentura/agentura/internal/mcptest"
 )
 
 // TestComposerReplicas is the check issue 8 names: two replicas of the
@@ -24,26 +25,19 @@ func TestComposerReplicas(t *testing.T) {
 	a, b := connect(t, c.replicas[0].base, "alice"), connect(t, c.replicas[1].base, "alice")
 	pic := "data:image/png;base64," + base64.StdEncoding.EncodeToString(testPNG(t))
 	embeds := []any{map[string]any{"name": "chart.png", "content": pic}}
-	files := func(res *mcp.CallToolResult) []producedFile {
+	files := func(res *mcp.CallToolResult) []mcptest.File {
 		t.Helper()
-		mustSucceed(t, "call", res)
+		mcptest.MustSucceed(t, "call", res)
 		// One file is described at the top level, several under "files".
-		if fs := structured[struct{ Files []producedFile }](t, res).Files; len(fs) > 0 {
-			return fs
-		}
-		f := structured[producedFile](t, res)
-		if f.DownloadURL == "" {
-			t.Fatalf("no file in %+v", res.StructuredContent)
-		}
-		return []producedFile{f}
+		return mcptest.StructuredFiles(t, res)
 	}
-	compose := func(cl *client.Client, format string) producedFile {
+	compose := func(cl *client.Client, format string) mcptest.File {
 		t.Helper()
-		return files(callTool(t, cl, "compose_document", map[string]any{"markdown": "# Report\n\nПривет, мир.\n\n![chart](chart.png)\n", "format": format, "embeds": embeds}))[0]
+		return files(mcptest.CallTool(t, cl, "compose_document", map[string]any{"markdown": "# Report\n\nПривет, мир.\n\n![chart](chart.png)\n", "format": format, "embeds": embeds}))[0]
 	}
-	download := func(f producedFile, r *replica) []byte {
+	download := func(f mcptest.File, r *replica) []byte {
 		t.Helper()
-		resp, body := get(t, via(t, f.DownloadURL, r), nil)
+		resp, body := mcptest.Get(t, via(t, f.DownloadURL, r), nil)
 		if resp.StatusCode != http.StatusOK || int64(len(body)) != f.SizeBytes {
 			t.Fatalf("%s through replica %s: %s, %d of %d bytes", f.Filename, r.name, resp.Status, len(body), f.SizeBytes)
 		}
@@ -56,7 +50,7 @@ func TestComposerReplicas(t *testing.T) {
 			t.Fatalf("%s through replica %s is not a PDF", pdf.Filename, r.name)
 		}
 	}
-	res := callTool(t, b, "merge_pdfs", map[string]any{"sources": []any{
+	res := mcptest.CallTool(t, b, "merge_pdfs", map[string]any{"sources": []any{
 		map[string]any{"name": "one.pdf", "content": pdf.DownloadURL},
 		map[string]any{"name": "two.pdf", "content": pdf.DownloadURL},
 	}})
@@ -65,7 +59,7 @@ func TestComposerReplicas(t *testing.T) {
 		t.Fatal("the merged file is not a PDF")
 	}
 
-	md := files(callTool(t, b, "compose_document", map[string]any{"markdown": "![chart](chart.png)", "format": "md", "embeds": embeds}))
+	md := files(mcptest.CallTool(t, b, "compose_document", map[string]any{"markdown": "![chart](chart.png)", "format": "md", "embeds": embeds}))
 	if len(md) != 2 || md[1].Filename != "images/chart.png" {
 		t.Fatalf("md result: %+v, want the page and images/chart.png", md)
 	}
@@ -77,7 +71,7 @@ func TestComposerReplicas(t *testing.T) {
 	lb := connect(t, c.lb.URL, "alice")
 	before := []int64{c.replicas[0].calls.Load(), c.replicas[1].calls.Load()}
 	for i, format := range []string{"docx", "pptx", "html", "pdf"} {
-		res := callTool(t, lb, "compose_document", map[string]any{"markdown": "# Slide " + strings.Repeat("x", i) + "\n\n![chart](chart.png)", "format": format, "embeds": embeds})
+		res := mcptest.CallTool(t, lb, "compose_document", map[string]any{"markdown": "# Slide " + strings.Repeat("x", i) + "\n\n![chart](chart.png)", "format": format, "embeds": embeds})
 		f := files(res)[0]
 		download(f, c.replicas[i%2])
 	}

@@ -26,24 +26,20 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/minio/minio-go/v7"
 
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/examples/fileagent"
+	"github.com/agentura/agentura/internal/mcptest"
 	"github.com/agentura/agentura/internal/s3test"
 )
 
 const (
-	pinnedProtocol = mcp.ProtocolVersion20251125
-	callTimeout    = 60 * time.Second
-	signingKey     = "scale-out-test-signing-key-0123456789abcdef"
-	callerSecret   = "scale-out-test-caller-secret-0123456789abcdef"
+	signingKey   = "scale-out-test-signing-key-0123456789abcdef"
+	callerSecret = "scale-out-test-caller-secret-0123456789abcdef"
 )
 
 // replica is one running agent.
@@ -122,7 +118,7 @@ func newClusterOf(t *testing.T, info agentcore.Info, defaultAddr string, registe
 			}
 		})
 		r := &replica{name: name, base: "http://" + ln.Addr().String()}
-		waitReady(t, r)
+		mcptest.WaitReady(t, r.base)
 		c.replicas = append(c.replicas, r)
 	}
 	return c
@@ -137,113 +133,10 @@ func (c *cluster) balance(w http.ResponseWriter, r *http.Request) {
 	httputil.NewSingleHostReverseProxy(target).ServeHTTP(w, r)
 }
 
-func waitReady(t *testing.T, r *replica) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(r.base + "/readyz")
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-			err = fmt.Errorf("%s: %s", resp.Status, body)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica %s not ready: %v", r.name, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // callerToken is a bearer token for caller sub.
 func callerToken(t *testing.T, sub string) string {
 	t.Helper()
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{
-		Subject: sub, ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Hour)),
-	}).SignedString([]byte(callerSecret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
-}
-
-// connect opens an MCP session as caller sub at base (the load balancer or
-// one replica).
-func connect(t *testing.T, base, sub string) *client.Client {
-	t.Helper()
-	tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithHTTPTimeout(callTimeout),
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + callerToken(t, sub)}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr, client.WithProtocolVersion(pinnedProtocol))
-	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	var req mcp.InitializeRequest
-	req.Params.ProtocolVersion = pinnedProtocol
-	req.Params.ClientInfo = mcp.Implementation{Name: "scaleout-test", Version: "1.0.0"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	return c
-}
-
-func callTool(t *testing.T, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
-	defer cancel()
-	var req mcp.CallToolRequest
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, err := c.CallTool(ctx, req)
-	if err != nil {
-		t.Fatalf("call %s: %v", name, err)
-	}
-	return res
-}
-
-func texts(res *mcp.CallToolResult) string {
-	var out []string
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			out = append(out, tc.Text)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
-func mustSucceed(t *testing.T, name string, res *mcp.CallToolResult) {
-	t.Helper()
-	if res.IsError {
-		t.Fatalf("%s returned a tool error: %s", name, texts(res))
-	}
-}
-
-// producedFile is one entry of a FileResponse.
-type producedFile struct {
-	DownloadURL string `json:"download_url"`
-	Filename    string `json:"filename"`
-	MIMEType    string `json:"mime_type"`
-	SizeBytes   int64  `json:"size_bytes"`
-}
-
-func structured[T any](t *testing.T, res *mcp.CallToolResult) T {
-	t.Helper()
-	b, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v T
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("structured content %s: %v", b, err)
-	}
-	return v
+	return mcptest.BearerToken(t, callerSecret, sub)
 }
 
 // testPNG draws a small picture.
@@ -267,6 +160,15 @@ func sha256Hex(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
+// connect opens an MCP session as caller sub at base (the load balancer or
+// one replica).
+func connect(t *testing.T, base, sub string) *client.Client {
+	t.Helper()
+	c, _ := mcptest.Connect(t, base+"/mcp",
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + callerToken(t, sub)}))
+	return c
+}
+
 // via rewrites a URL handed out under the load balancer's name to reach one
 // replica directly.
 func via(t *testing.T, rawURL string, r *replica) string {
@@ -278,27 +180,6 @@ func via(t *testing.T, rawURL string, r *replica) string {
 	base, _ := url.Parse(r.base)
 	u.Host = base.Host
 	return u.String()
-}
-
-func get(t *testing.T, rawURL string, header http.Header) (*http.Response, []byte) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, rawURL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
 }
 
 // TestTwoReplicas: a file produced through one replica downloads through
@@ -313,14 +194,14 @@ func TestTwoReplicas(t *testing.T) {
 
 	// A sequence of calls through the load balancer, which alternates
 	// replicas on every request.
-	res := callTool(t, alice, "archive_files", map[string]any{
+	res := mcptest.CallTool(t, alice, "archive_files", map[string]any{
 		"sources": []any{map[string]any{"name": "scan.png", "content": "data:image/png;base64," + base64.StdEncoding.EncodeToString(pic)}},
 		"name":    "bundle",
 	})
-	mustSucceed(t, "archive_files", res)
-	files := structured[struct{ Files []producedFile }](t, res).Files
+	mcptest.MustSucceed(t, "archive_files", res)
+	files := mcptest.Structured[struct{ Files []mcptest.File }](t, res).Files
 	if len(files) != 2 {
-		t.Fatalf("archive_files produced %d files, want 2: %s", len(files), texts(res))
+		t.Fatalf("archive_files produced %d files, want 2: %s", len(files), mcptest.Text(res))
 	}
 	zipFile := files[0]
 	if !strings.HasPrefix(zipFile.DownloadURL, c.lb.URL+"/files/") {
@@ -330,7 +211,7 @@ func TestTwoReplicas(t *testing.T) {
 	// The file downloads through both replicas, alike.
 	var zipBytes []byte
 	for _, r := range []*replica{A, B} {
-		resp, body := get(t, via(t, zipFile.DownloadURL, r), nil)
+		resp, body := mcptest.Get(t, via(t, zipFile.DownloadURL, r), nil)
 		if resp.StatusCode != http.StatusOK || int64(len(body)) != zipFile.SizeBytes {
 			t.Fatalf("download through %s: %s, %d bytes (want %d): %.200s", r.name, resp.Status, len(body), zipFile.SizeBytes, body)
 		}
@@ -343,11 +224,11 @@ func TestTwoReplicas(t *testing.T) {
 		}
 	}
 	// Range and conditional requests are answered from S3 too.
-	resp, part := get(t, via(t, zipFile.DownloadURL, B), http.Header{"Range": {"bytes=10-29"}})
+	resp, part := mcptest.Get(t, via(t, zipFile.DownloadURL, B), http.Header{"Range": {"bytes=10-29"}})
 	if resp.StatusCode != http.StatusPartialContent || !bytes.Equal(part, zipBytes[10:30]) {
 		t.Errorf("Range through B: %s, %q", resp.Status, part)
 	}
-	resp, _ = get(t, via(t, zipFile.DownloadURL, A), http.Header{"If-None-Match": {`"` + sha256Hex(zipBytes) + `"`}})
+	resp, _ = mcptest.Get(t, via(t, zipFile.DownloadURL, A), http.Header{"If-None-Match": {`"` + sha256Hex(zipBytes) + `"`}})
 	if resp.StatusCode != http.StatusNotModified {
 		t.Errorf("If-None-Match through A: %s, want 304", resp.Status)
 	}
@@ -355,9 +236,9 @@ func TestTwoReplicas(t *testing.T) {
 	// The URL one replica handed out is an input of the next call, which
 	// the other replica serves (read from the bucket, not fetched).
 	for i := range 4 {
-		res = callTool(t, alice, "inspect_file", map[string]any{"source": map[string]any{"name": "bundle.zip", "content": zipFile.DownloadURL}})
-		mustSucceed(t, fmt.Sprintf("inspect_file #%d", i), res)
-		got := structured[map[string]any](t, res)
+		res = mcptest.CallTool(t, alice, "inspect_file", map[string]any{"source": map[string]any{"name": "bundle.zip", "content": zipFile.DownloadURL}})
+		mcptest.MustSucceed(t, fmt.Sprintf("inspect_file #%d", i), res)
+		got := mcptest.Structured[map[string]any](t, res)
 		if got["sha256"] != sha256Hex(zipBytes) {
 			t.Fatalf("inspect_file #%d saw sha256 %v, want %s", i, got["sha256"], sha256Hex(zipBytes))
 		}
@@ -383,9 +264,9 @@ func TestTwoReplicas(t *testing.T) {
 		t.Fatalf("upload to A: %s", up.Status)
 	}
 	aliceOnB := connect(t, B.base, "alice")
-	res = callTool(t, aliceOnB, "inspect_file", map[string]any{"source": map[string]any{"name": "staged.png", "content": staged.URL}})
-	mustSucceed(t, "inspect_file of a staged upload on the other replica", res)
-	if got := structured[map[string]any](t, res); got["sha256"] != sha256Hex(pic) || got["mime_type"] != "image/png" {
+	res = mcptest.CallTool(t, aliceOnB, "inspect_file", map[string]any{"source": map[string]any{"name": "staged.png", "content": staged.URL}})
+	mcptest.MustSucceed(t, "inspect_file of a staged upload on the other replica", res)
+	if got := mcptest.Structured[map[string]any](t, res); got["sha256"] != sha256Hex(pic) || got["mime_type"] != "image/png" {
 		t.Errorf("staged upload seen by B: %v", got)
 	}
 
@@ -393,9 +274,9 @@ func TestTwoReplicas(t *testing.T) {
 	// load balancer, cannot use alice's URL.
 	bob := connect(t, c.lb.URL, "bob")
 	for range 2 { // once per replica
-		res = callTool(t, bob, "inspect_file", map[string]any{"source": map[string]any{"name": "bundle.zip", "content": zipFile.DownloadURL}})
-		if !res.IsError || !strings.Contains(texts(res), "another caller") {
-			t.Errorf("bob used alice's file: isError=%v %s", res.IsError, texts(res))
+		res = mcptest.CallTool(t, bob, "inspect_file", map[string]any{"source": map[string]any{"name": "bundle.zip", "content": zipFile.DownloadURL}})
+		if !res.IsError || !strings.Contains(mcptest.Text(res), "another caller") {
+			t.Errorf("bob used alice's file: isError=%v %s", res.IsError, mcptest.Text(res))
 		}
 	}
 }
@@ -405,11 +286,11 @@ func TestTwoReplicas(t *testing.T) {
 func TestRedirect(t *testing.T) {
 	c := newCluster(t, map[string]string{"AGENT_S3_REDIRECT": "true"})
 	alice := connect(t, c.lb.URL, "alice")
-	res := callTool(t, alice, "archive_files", map[string]any{
+	res := mcptest.CallTool(t, alice, "archive_files", map[string]any{
 		"sources": []any{map[string]any{"name": "notes.txt", "content": "data:text/plain;base64," + base64.StdEncoding.EncodeToString([]byte("hello from S3\n"))}},
 	})
-	mustSucceed(t, "archive_files", res)
-	f := structured[struct{ Files []producedFile }](t, res).Files[0]
+	mcptest.MustSucceed(t, "archive_files", res)
+	f := mcptest.Structured[struct{ Files []mcptest.File }](t, res).Files[0]
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noFollow.Get(via(t, f.DownloadURL, c.replicas[1]))
 	if err != nil {
@@ -420,7 +301,7 @@ func TestRedirect(t *testing.T) {
 	if resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc, "http://"+c.s3.Endpoint+"/"+c.bucket+"/") {
 		t.Fatalf("GET with redirect: %s to %q, want 302 to the S3 server", resp.Status, loc)
 	}
-	resp, body := get(t, loc, nil)
+	resp, body := mcptest.Get(t, loc, nil)
 	if resp.StatusCode != http.StatusOK || int64(len(body)) != f.SizeBytes {
 		t.Fatalf("presigned GET: %s, %d bytes", resp.Status, len(body))
 	}
@@ -431,7 +312,7 @@ func TestRedirect(t *testing.T) {
 		t.Errorf("presigned GET Content-Type = %q, want %q", ct, f.MIMEType)
 	}
 	// A tampered token still gets 403 from the agent, never a redirect.
-	resp, _ = get(t, strings.Replace(via(t, f.DownloadURL, c.replicas[0]), "token=", "token=x", 1), nil)
+	resp, _ = mcptest.Get(t, strings.Replace(via(t, f.DownloadURL, c.replicas[0]), "token=", "token=x", 1), nil)
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("tampered token: %s, want 403", resp.Status)
 	}
