@@ -55,6 +55,9 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	if err := checkNesting(in.Markdown); err != nil {
 		return nil, err
 	}
+	if err := checkMarkers(in.Markdown, c.limits.InlineMarkers); err != nil {
+		return nil, err
+	}
 	images, err := c.loadEmbeds(ctx, call, in.Embeds)
 	if err != nil {
 		return nil, err

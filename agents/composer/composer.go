@@ -52,6 +52,11 @@ type Limits struct {
 	Sources int
 	// SourceBytes is the most bytes all sources of one merge may have together.
 	SourceBytes int64
+	// InlineMarkers is the most link brackets and emphasis markers ([, *, _,
+	// ~) one paragraph of the Markdown (the text between blank lines) may
+	// hold: parsing time grows with the square of their count. All
+	// paragraphs together may hold 64 × InlineMarkers² of their squares.
+	InlineMarkers int
 }
 
 // DefaultLimits are the limits Register uses.
@@ -65,6 +70,7 @@ func DefaultLimits() Limits {
 		ShownImageBytes: 200 << 20,
 		Sources:         100,
 		SourceBytes:     500 << 20,
+		InlineMarkers:   1000,
 	}
 }
 
@@ -116,6 +122,7 @@ func (l Limits) withDefaults() Limits {
 	l.ShownImageBytes = orDefault(l.ShownImageBytes, d.ShownImageBytes)
 	l.Sources = orDefault(l.Sources, d.Sources)
 	l.SourceBytes = orDefault(l.SourceBytes, d.SourceBytes)
+	l.InlineMarkers = orDefault(l.InlineMarkers, d.InlineMarkers)
 	return l
 }
 
