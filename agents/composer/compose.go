@@ -55,7 +55,7 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	if err := checkNesting(in.Markdown); err != nil {
 		return nil, err
 	}
-	if err := checkMarkers(in.Markdown, c.limits.InlineMarkers); err != nil {
+	if err := checkLinkScan(in.Markdown, c.limits.LinkScanBytes); err != nil {
 		return nil, err
 	}
 	images, err := c.loadEmbeds(ctx, call, in.Embeds)

@@ -52,11 +52,10 @@ type Limits struct {
 	Sources int
 	// SourceBytes is the most bytes all sources of one merge may have together.
 	SourceBytes int64
-	// InlineMarkers is the most link brackets and emphasis markers ([, *, _,
-	// ~) one paragraph of the Markdown (the text between blank lines) may
-	// hold: parsing time grows with the square of their count. All
-	// paragraphs together may hold 64 × InlineMarkers² of their squares.
-	InlineMarkers int
+	// LinkScanBytes is the most bytes the Markdown parser may read in all
+	// looking for where link targets end: each unclosed "[text](" on a line
+	// makes it read the rest of the line, time quadratic in the line.
+	LinkScanBytes int64
 }
 
 // DefaultLimits are the limits Register uses.
@@ -70,7 +69,7 @@ func DefaultLimits() Limits {
 		ShownImageBytes: 200 << 20,
 		Sources:         100,
 		SourceBytes:     500 << 20,
-		InlineMarkers:   1000,
+		LinkScanBytes:   32 << 20,
 	}
 }
 
@@ -122,7 +121,7 @@ func (l Limits) withDefaults() Limits {
 	l.ShownImageBytes = orDefault(l.ShownImageBytes, d.ShownImageBytes)
 	l.Sources = orDefault(l.Sources, d.Sources)
 	l.SourceBytes = orDefault(l.SourceBytes, d.SourceBytes)
-	l.InlineMarkers = orDefault(l.InlineMarkers, d.InlineMarkers)
+	l.LinkScanBytes = orDefault(l.LinkScanBytes, d.LinkScanBytes)
 	return l
 }
 
