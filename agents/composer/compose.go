@@ -58,6 +58,9 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	if err := checkLinkScan(in.Markdown, c.limits.LinkScanBytes); err != nil {
 		return nil, err
 	}
+	if err := checkParagraphLinks(in.Markdown, c.limits.LinksPerParagraph); err != nil {
+		return nil, err
+	}
 	images, err := c.loadEmbeds(ctx, call, in.Embeds)
 	if err != nil {
 		return nil, err

@@ -56,20 +56,26 @@ type Limits struct {
 	// looking for where link targets end: each unclosed "[text](" on a line
 	// makes it read the rest of the line, time quadratic in the line.
 	LinkScanBytes int64
+	// LinksPerParagraph is the most links ("](") one paragraph (the text
+	// between blank lines) may have: parsing time grows with the square of
+	// their count. The squares of all paragraphs' counts may add up to 16 ×
+	// LinksPerParagraph².
+	LinksPerParagraph int
 }
 
 // DefaultLimits are the limits Register uses.
 func DefaultLimits() Limits {
 	return Limits{
-		MarkdownBytes:   2 << 20,
-		Embeds:          100,
-		EmbedBytes:      200 << 20,
-		ImagePixels:     50_000_000,
-		ConvertPixels:   100_000_000,
-		ShownImageBytes: 200 << 20,
-		Sources:         100,
-		SourceBytes:     500 << 20,
-		LinkScanBytes:   32 << 20,
+		MarkdownBytes:     2 << 20,
+		Embeds:            100,
+		EmbedBytes:        200 << 20,
+		ImagePixels:       50_000_000,
+		ConvertPixels:     100_000_000,
+		ShownImageBytes:   200 << 20,
+		Sources:           100,
+		SourceBytes:       500 << 20,
+		LinkScanBytes:     32 << 20,
+		LinksPerParagraph: 500,
 	}
 }
 
@@ -122,6 +128,7 @@ func (l Limits) withDefaults() Limits {
 	l.Sources = orDefault(l.Sources, d.Sources)
 	l.SourceBytes = orDefault(l.SourceBytes, d.SourceBytes)
 	l.LinkScanBytes = orDefault(l.LinkScanBytes, d.LinkScanBytes)
+	l.LinksPerParagraph = orDefault(l.LinksPerParagraph, d.LinksPerParagraph)
 	return l
 }
 

@@ -1,6 +1,9 @@
 package composer
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // checkLinkScan refuses Markdown before it is parsed when goldmark would
 // read more than limit bytes in all looking for link targets. After each
@@ -27,6 +30,45 @@ func checkLinkScan(md string, limit int64) error {
 		}
 	}
 	return nil
+}
+
+// paragraphBudget is how many paragraphs of a full LinksPerParagraph one
+// document may hold: the squares of every paragraph's count of "](" add up
+// to at most paragraphBudget × LinksPerParagraph².
+const paragraphBudget = 16
+
+// checkParagraphLinks refuses Markdown before it is parsed when a paragraph
+// (the text between blank lines, whatever it holds) has more than limit
+// "](", or the paragraphs' counts squared add up to more than
+// paragraphBudget × limit²: goldmark's time grows with the square of their
+// count in a paragraph even when each line is short.
+func checkParagraphLinks(md string, limit int) error {
+	budget := int64(paragraphBudget) * int64(limit) * int64(limit)
+	var spent int64
+	count, start := 0, 1
+	end := func() error {
+		if count > limit {
+			return fmt.Errorf("the paragraph starting on line %d has %d links (\"](\"), more than the %d allowed in one paragraph: split it with blank lines", start, count, limit)
+		}
+		if spent += int64(count) * int64(count); spent > budget {
+			return fmt.Errorf("the markdown has too many paragraphs with hundreds of links (\"](\"), the limit was reached at the paragraph starting on line %d: split them with blank lines, or the document into several", start)
+		}
+		count = 0
+		return nil
+	}
+	for n := 1; md != ""; n++ {
+		var line string
+		line, md, _ = strings.Cut(md, "\n")
+		if strings.TrimSpace(line) == "" {
+			if err := end(); err != nil {
+				return err
+			}
+			start = n + 1
+			continue
+		}
+		count += strings.Count(line, "](")
+	}
+	return end()
 }
 
 // linkTargetScan is how many bytes of s (the text after a "](") goldmark's

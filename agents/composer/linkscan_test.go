@@ -28,7 +28,7 @@ func TestLinkScanLimit(t *testing.T) {
 			t.Errorf("%s: %v, want the link scan limit naming line 3", name, err)
 		}
 	}
-	for _, s := range []string{"[a][", "[", "*a ", "_a ", "~a ", "`a ", "<a ", `[a](b "`, "[a](b) "} {
+	for _, s := range []string{"[a][", "[", "*a ", "_a ", "~a ", "`a ", "<a "} {
 		md := strings.Repeat(s, 16000)
 		if _, err := invoke(t, svc, "compose_document", map[string]any{"markdown": md, "format": "html"}); err != nil {
 			t.Errorf("16000 × %q: %v", s, err)
@@ -96,6 +96,34 @@ func TestLinkScanRealistic(t *testing.T) {
 		`<a href="https://example.com/index_(199)">`, `<a href="https://example.com/fig%20199.png"`} {
 		if !strings.Contains(html.String(), want) {
 			t.Errorf("the html lacks %s", want)
+		}
+	}
+}
+
+// TestParagraphLinks: a paragraph of many short lines of unclosed links is
+// refused, naming its first line; so are many paragraphs each near the
+// limit; blank lines, of spaces too, end a paragraph.
+func TestParagraphLinks(t *testing.T) {
+	svc := newService(t, Limits{})
+	md := "# Title\n\n" + strings.Repeat(strings.Repeat("[a](", 30)+"\n", 20)
+	_, err := invoke(t, svc, "compose_document", map[string]any{"markdown": md, "format": "html"})
+	if err == nil || !strings.Contains(err.Error(), "the paragraph starting on line 3 has 600 links") ||
+		!strings.Contains(err.Error(), "more than the 500 allowed") || !strings.Contains(err.Error(), "split it with blank lines") {
+		t.Errorf("600 links in a paragraph: %v, want the paragraph limit naming line 3", err)
+	}
+	for _, tc := range []struct {
+		md   string
+		want string
+	}{
+		{"a\n\n" + strings.Repeat("](", 10), ""},
+		{"a\n\n" + strings.Repeat("](", 11), "starting on line 3 has 11"},
+		{strings.Repeat("](", 5) + "\n  \t\n" + strings.Repeat("](", 6) + "\n" + strings.Repeat("](", 5), "starting on line 3 has 11"},
+		{strings.Repeat(strings.Repeat("](", 10)+"\n\n", 16), ""},
+		{strings.Repeat(strings.Repeat("](", 10)+"\n\n", 17), "the limit was reached at the paragraph starting on line 33"},
+	} {
+		err := checkParagraphLinks(tc.md, 10)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%q: %v, want %q", tc.md, err, tc.want)
 		}
 	}
 }
