@@ -55,6 +55,12 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	if err := checkNesting(in.Markdown); err != nil {
 		return nil, err
 	}
+	if err := checkLinkScan(in.Markdown, c.limits.LinkScanBytes); err != nil {
+		return nil, err
+	}
+	if err := checkParagraphLinks(in.Markdown, c.limits.LinksPerParagraph); err != nil {
+		return nil, err
+	}
 	images, err := c.loadEmbeds(ctx, call, in.Embeds)
 	if err != nil {
 		return nil, err

@@ -52,19 +52,30 @@ type Limits struct {
 	Sources int
 	// SourceBytes is the most bytes all sources of one merge may have together.
 	SourceBytes int64
+	// LinkScanBytes is the most bytes the Markdown parser may read in all
+	// looking for where link targets end: each unclosed "[text](" on a line
+	// makes it read the rest of the line, time quadratic in the line.
+	LinkScanBytes int64
+	// LinksPerParagraph is the most links ("](") one paragraph (the text
+	// between blank lines) may have: parsing time grows with the square of
+	// their count. The squares of all paragraphs' counts may add up to 16 ×
+	// LinksPerParagraph².
+	LinksPerParagraph int
 }
 
 // DefaultLimits are the limits Register uses.
 func DefaultLimits() Limits {
 	return Limits{
-		MarkdownBytes:   2 << 20,
-		Embeds:          100,
-		EmbedBytes:      200 << 20,
-		ImagePixels:     50_000_000,
-		ConvertPixels:   100_000_000,
-		ShownImageBytes: 200 << 20,
-		Sources:         100,
-		SourceBytes:     500 << 20,
+		MarkdownBytes:     2 << 20,
+		Embeds:            100,
+		EmbedBytes:        200 << 20,
+		ImagePixels:       50_000_000,
+		ConvertPixels:     100_000_000,
+		ShownImageBytes:   200 << 20,
+		Sources:           100,
+		SourceBytes:       500 << 20,
+		LinkScanBytes:     32 << 20,
+		LinksPerParagraph: 500,
 	}
 }
 
@@ -116,6 +127,8 @@ func (l Limits) withDefaults() Limits {
 	l.ShownImageBytes = orDefault(l.ShownImageBytes, d.ShownImageBytes)
 	l.Sources = orDefault(l.Sources, d.Sources)
 	l.SourceBytes = orDefault(l.SourceBytes, d.SourceBytes)
+	l.LinkScanBytes = orDefault(l.LinkScanBytes, d.LinkScanBytes)
+	l.LinksPerParagraph = orDefault(l.LinksPerParagraph, d.LinksPerParagraph)
 	return l
 }
 
