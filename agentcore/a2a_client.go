@@ -203,24 +203,32 @@ func (c *A2AClient) httpClient(base *url.URL) *http.Client {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	with.Transport = bearerTransport{token: c.Token, scheme: base.Scheme, host: base.Host, next: next}
+	with.Transport = bearerTransport{token: c.Token, origin: base, next: next}
 	return &with
 }
 
 // bearerTransport sends a bearer token with the requests for one origin.
 type bearerTransport struct {
-	token        string
-	scheme, host string
-	next         http.RoundTripper
+	token  string
+	origin *url.URL
+	next   http.RoundTripper
 }
 
 // RoundTrip sends r, with the token if r goes to the origin.
 func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if strings.EqualFold(r.URL.Scheme, b.scheme) && strings.EqualFold(r.URL.Host, b.host) {
+	if onAgentOrigin(b.origin, r.URL) {
 		r = r.Clone(r.Context())
 		r.Header.Set("Authorization", "Bearer "+b.token)
 	}
 	return b.next.RoundTrip(r)
+}
+
+// onAgentOrigin reports whether u lies on the origin of the agent at base:
+// the same scheme and host:port, as written (another name of the same
+// machine is another origin). The one rule for where the token goes and
+// which file URIs need no DownloadHosts entry.
+func onAgentOrigin(base, u *url.URL) bool {
+	return strings.EqualFold(u.Scheme, base.Scheme) && strings.EqualFold(u.Host, base.Host)
 }
 
 // agentBase is the base URL of an agent given by its base URL, its A2A

@@ -203,7 +203,7 @@ func (c *A2AClient) download(ctx context.Context, hc *http.Client, base *url.URL
 // origin (scheme, host and port of base) or on a host of DownloadHosts
 // ("host" for any port of it, or "host:port").
 func (c *A2AClient) mayDownload(base, u *url.URL) error {
-	if strings.EqualFold(u.Scheme, base.Scheme) && strings.EqualFold(u.Host, base.Host) {
+	if onAgentOrigin(base, u) {
 		return nil
 	}
 	if slices.ContainsFunc(c.DownloadHosts, func(h string) bool { return strings.EqualFold(h, u.Hostname()) || strings.EqualFold(h, u.Host) }) {

@@ -37,7 +37,7 @@ type a2aRequest struct {
 
 // parseA2AMessage reads the skill, its arguments and the file parts of msg.
 // inline holds the bytes of file parts taken out of the message on arrival
-// (see a2aInlineStash), by part index.
+// (see a2aInterceptor.Before), by part index.
 func parseA2AMessage(msg *a2a.Message, inline map[int]a2a.FileBytes) (*a2aRequest, error) {
 	if msg == nil {
 		return nil, errors.New("the request has no message")
