@@ -111,14 +111,8 @@ func (d *DiskStore) Adopt(ctx context.Context, f NewFile, path string) (Meta, er
 	if err != nil {
 		return Meta{}, fmt.Errorf("fileserve: adopt: %w", err)
 	}
-	if !fi.Mode().IsRegular() {
-		return Meta{}, fmt.Errorf("fileserve: adopt %s: not a regular file (symbolic links, folders and devices cannot be stored)", path)
-	}
-	if f.MaxBytes > 0 && fi.Size() > f.MaxBytes {
-		return Meta{}, fmt.Errorf("fileserve: adopt %s: %d bytes, more than %d: %w", path, fi.Size(), f.MaxBytes, ErrTooLarge)
-	}
-	if f.Name == "" {
-		f.Name = filepath.Base(path)
+	if f, err = adoptable(f, path, fi); err != nil {
+		return Meta{}, err
 	}
 	dir, err := d.mkTemp("adopt-")
 	if err != nil {
@@ -152,6 +146,21 @@ func (d *DiskStore) Adopt(ctx context.Context, f NewFile, path string) (Meta, er
 		return Meta{}, fmt.Errorf("fileserve: adopt %s: %w", path, err)
 	}
 	return m, nil
+}
+
+// adoptable checks the file at path, described by fi, before Adopt takes it
+// in, and returns f with the file's own name when f has none.
+func adoptable(f NewFile, path string, fi fs.FileInfo) (NewFile, error) {
+	if !fi.Mode().IsRegular() {
+		return f, fmt.Errorf("fileserve: adopt %s: not a regular file (symbolic links, folders and devices cannot be stored)", path)
+	}
+	if f.MaxBytes > 0 && fi.Size() > f.MaxBytes {
+		return f, fmt.Errorf("fileserve: adopt %s: %d bytes, more than %d: %w", path, fi.Size(), f.MaxBytes, ErrTooLarge)
+	}
+	if f.Name == "" {
+		f.Name = fi.Name()
+	}
+	return f, nil
 }
 
 // copyIn copies the file at path into dir, as Put does.
