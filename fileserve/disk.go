@@ -2,7 +2,6 @@ package fileserve
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -444,12 +443,9 @@ func writeData(ctx context.Context, dir string, f NewFile, r io.Reader) (Meta, e
 		return Meta{}, err
 	}
 	defer out.Close()
-	hash := sha256.New()
-	head := &headWriter{}
-	capped := &capWriter{w: io.MultiWriter(out, hash, head), max: f.MaxBytes}
-	buf := make([]byte, copyBufSize)
-	n, err := io.CopyBuffer(capped, sourceReader{ctxReader{ctx, r}}, buf)
-	if err != nil {
+	sr := newScanReader(ctx, r, f.MaxBytes)
+	// writerOnly: *os.File's ReadFrom would copy with its own small buffer.
+	if _, err := io.CopyBuffer(writerOnly{out}, sr, make([]byte, copyBufSize)); err != nil {
 		return Meta{}, err
 	}
 	if err := out.Sync(); err != nil {
@@ -458,7 +454,7 @@ func writeData(ctx context.Context, dir string, f NewFile, r io.Reader) (Meta, e
 	if err := out.Close(); err != nil {
 		return Meta{}, fmt.Errorf("close content: %w", err)
 	}
-	return describe(f, n, hash.Sum(nil), head.head), nil
+	return sr.describe(f), nil
 }
 
 // scanData reads the file at path once for its size, digest and type, and
@@ -469,18 +465,14 @@ func scanData(ctx context.Context, path string, f NewFile) (Meta, error) {
 		return Meta{}, err
 	}
 	defer in.Close()
-	hash := sha256.New()
-	head := &headWriter{}
-	capped := &capWriter{w: io.MultiWriter(hash, head), max: f.MaxBytes}
-	buf := make([]byte, copyBufSize)
-	n, err := io.CopyBuffer(capped, ctxReader{ctx, in}, buf)
-	if err != nil {
+	sr := newScanReader(ctx, in, f.MaxBytes)
+	if _, err := io.CopyBuffer(writerOnly{io.Discard}, sr, make([]byte, copyBufSize)); err != nil {
 		return Meta{}, err
 	}
 	if err := in.Sync(); err != nil {
 		return Meta{}, fmt.Errorf("sync content: %w", err)
 	}
-	return describe(f, n, hash.Sum(nil), head.head), nil
+	return sr.describe(f), nil
 }
 
 // describe builds the metadata of a written file.
