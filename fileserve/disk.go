@@ -2,7 +2,6 @@ package fileserve
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -111,14 +110,8 @@ func (d *DiskStore) Adopt(ctx context.Context, f NewFile, path string) (Meta, er
 	if err != nil {
 		return Meta{}, fmt.Errorf("fileserve: adopt: %w", err)
 	}
-	if !fi.Mode().IsRegular() {
-		return Meta{}, fmt.Errorf("fileserve: adopt %s: not a regular file (symbolic links, folders and devices cannot be stored)", path)
-	}
-	if f.MaxBytes > 0 && fi.Size() > f.MaxBytes {
-		return Meta{}, fmt.Errorf("fileserve: adopt %s: %d bytes, more than %d: %w", path, fi.Size(), f.MaxBytes, ErrTooLarge)
-	}
-	if f.Name == "" {
-		f.Name = filepath.Base(path)
+	if f, err = adoptable(f, path, fi); err != nil {
+		return Meta{}, err
 	}
 	dir, err := d.mkTemp("adopt-")
 	if err != nil {
@@ -152,6 +145,21 @@ func (d *DiskStore) Adopt(ctx context.Context, f NewFile, path string) (Meta, er
 		return Meta{}, fmt.Errorf("fileserve: adopt %s: %w", path, err)
 	}
 	return m, nil
+}
+
+// adoptable checks the file at path, described by fi, before Adopt takes it
+// in, and returns f with the file's own name when f has none.
+func adoptable(f NewFile, path string, fi fs.FileInfo) (NewFile, error) {
+	if !fi.Mode().IsRegular() {
+		return f, fmt.Errorf("fileserve: adopt %s: not a regular file (symbolic links, folders and devices cannot be stored)", path)
+	}
+	if f.MaxBytes > 0 && fi.Size() > f.MaxBytes {
+		return f, fmt.Errorf("fileserve: adopt %s: %d bytes, more than %d: %w", path, fi.Size(), f.MaxBytes, ErrTooLarge)
+	}
+	if f.Name == "" {
+		f.Name = fi.Name()
+	}
+	return f, nil
 }
 
 // copyIn copies the file at path into dir, as Put does.
@@ -435,12 +443,9 @@ func writeData(ctx context.Context, dir string, f NewFile, r io.Reader) (Meta, e
 		return Meta{}, err
 	}
 	defer out.Close()
-	hash := sha256.New()
-	head := &headWriter{}
-	capped := &capWriter{w: io.MultiWriter(out, hash, head), max: f.MaxBytes}
-	buf := make([]byte, copyBufSize)
-	n, err := io.CopyBuffer(capped, sourceReader{ctxReader{ctx, r}}, buf)
-	if err != nil {
+	sr := newScanReader(ctx, r, f.MaxBytes)
+	// writerOnly: *os.File's ReadFrom would copy with its own small buffer.
+	if _, err := io.CopyBuffer(writerOnly{out}, sr, make([]byte, copyBufSize)); err != nil {
 		return Meta{}, err
 	}
 	if err := out.Sync(); err != nil {
@@ -449,7 +454,7 @@ func writeData(ctx context.Context, dir string, f NewFile, r io.Reader) (Meta, e
 	if err := out.Close(); err != nil {
 		return Meta{}, fmt.Errorf("close content: %w", err)
 	}
-	return describe(f, n, hash.Sum(nil), head.head), nil
+	return sr.describe(f), nil
 }
 
 // scanData reads the file at path once for its size, digest and type, and
@@ -460,18 +465,14 @@ func scanData(ctx context.Context, path string, f NewFile) (Meta, error) {
 		return Meta{}, err
 	}
 	defer in.Close()
-	hash := sha256.New()
-	head := &headWriter{}
-	capped := &capWriter{w: io.MultiWriter(hash, head), max: f.MaxBytes}
-	buf := make([]byte, copyBufSize)
-	n, err := io.CopyBuffer(capped, ctxReader{ctx, in}, buf)
-	if err != nil {
+	sr := newScanReader(ctx, in, f.MaxBytes)
+	if _, err := io.CopyBuffer(writerOnly{io.Discard}, sr, make([]byte, copyBufSize)); err != nil {
 		return Meta{}, err
 	}
 	if err := in.Sync(); err != nil {
 		return Meta{}, fmt.Errorf("sync content: %w", err)
 	}
-	return describe(f, n, hash.Sum(nil), head.head), nil
+	return sr.describe(f), nil
 }
 
 // describe builds the metadata of a written file.

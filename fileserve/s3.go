@@ -212,14 +212,8 @@ func (s *S3Store) Adopt(ctx context.Context, f NewFile, path string) (Meta, erro
 	if err != nil {
 		return Meta{}, fmt.Errorf("fileserve: adopt: %w", err)
 	}
-	if !fi.Mode().IsRegular() {
-		return Meta{}, fmt.Errorf("fileserve: adopt %s: not a regular file (symbolic links, folders and devices cannot be stored)", path)
-	}
-	if f.MaxBytes > 0 && fi.Size() > f.MaxBytes {
-		return Meta{}, fmt.Errorf("fileserve: adopt %s: %d bytes, more than %d: %w", path, fi.Size(), f.MaxBytes, ErrTooLarge)
-	}
-	if f.Name == "" {
-		f.Name = fi.Name()
+	if f, err = adoptable(f, path, fi); err != nil {
+		return Meta{}, err
 	}
 	m, err := s.add(ctx, f, func(key string) (*scanReader, error) {
 		sr := newScanReader(ctx, in, f.MaxBytes)

@@ -72,10 +72,9 @@ func (s sourceReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// scanReader passes the content of a new file through to a consumer that
-// pulls (an S3 upload) while hashing it, keeping its head for type
-// detection, capping its size and stopping when ctx ends: what writeData
-// does for a file written to disk.
+// scanReader passes the content of a new file through to its consumer (an
+// S3 upload, a file on disk) while hashing it, keeping its head for type
+// detection, capping its size and stopping when ctx ends.
 type scanReader struct {
 	src  io.Reader // errors wrapped into *readError, reads fail once ctx ends
 	hash hash.Hash
