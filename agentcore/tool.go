@@ -53,9 +53,8 @@ type ToolDef struct {
 type ToolFunc[In any] func(ctx context.Context, call *Call, in In) (*Result, error)
 
 type registeredTool struct {
-	def    ToolDef
-	decode *argDecoder
-	run    func(ctx context.Context, call *Call, raw json.RawMessage) (*Result, error)
+	def ToolDef
+	run func(ctx context.Context, call *Call, raw json.RawMessage) (*Result, error)
 }
 
 // AddTool registers a tool whose arguments decode into In, a struct. The
@@ -84,15 +83,14 @@ func addTool[In any](s *Service, t Tool, fn ToolFunc[In]) error {
 		return err
 	}
 	rt := &registeredTool{
-		def:    ToolDef{Tool: t, InputSchema: schema, FileParams: fileParams},
-		decode: dec,
-	}
-	rt.run = func(ctx context.Context, call *Call, raw json.RawMessage) (*Result, error) {
-		var in In
-		if err := dec.decode(raw, &in); err != nil {
-			return nil, err
-		}
-		return fn(ctx, call, in)
+		def: ToolDef{Tool: t, InputSchema: schema, FileParams: fileParams},
+		run: func(ctx context.Context, call *Call, raw json.RawMessage) (*Result, error) {
+			var in In
+			if err := dec.decode(raw, &in); err != nil {
+				return nil, err
+			}
+			return fn(ctx, call, in)
+		},
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
