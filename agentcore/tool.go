@@ -129,7 +129,10 @@ func (s *Service) Invoke(ctx context.Context, name, owner string, raw json.RawMe
 func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw json.RawMessage) (res *Result, err error) {
 	s.mu.RLock()
 	rt, ok := s.tools[name]
-	names := slices.Clone(s.toolOrder)
+	var names []string // for the error only: not copied on every call
+	if !ok {
+		names = slices.Clone(s.toolOrder)
+	}
 	s.mu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("%w %q; this agent has: %v", ErrUnknownTool, name, names)
