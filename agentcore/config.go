@@ -124,6 +124,17 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 		}
 		return n
 	}
+	boolean := func(name string) bool {
+		v, ok := get(name)
+		if !ok {
+			return false
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, &ConfigError{name, v, errors.New("not a boolean (true or false)")})
+		}
+		return b
+	}
 	list := func(name, sep string) []string {
 		v, _ := get(name)
 		var out []string
@@ -154,6 +165,8 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 		AuthJWTSecret:      str("AGENT_AUTH_JWT_SECRET", ""),
 		AuthJWTKeyFile:     str("AGENT_AUTH_JWT_PUBLIC_KEY_FILE", ""),
 		StorageURL:         str("AGENT_STORAGE_URL", ""),
+		S3Redirect:         boolean("AGENT_S3_REDIRECT"),
+		MCPStateless:       boolean("AGENT_MCP_STATELESS"),
 		AWSAccessKeyID:     str("AWS_ACCESS_KEY_ID", ""),
 		AWSSecretAccessKey: str("AWS_SECRET_ACCESS_KEY", ""),
 		AWSSessionToken:    str("AWS_SESSION_TOKEN", ""),
@@ -172,20 +185,6 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		errs = append(errs, &ConfigError{"AGENT_LOG_LEVEL", c.LogLevel, errors.New("use debug, info, warn or error")})
-	}
-	if v, ok := get("AGENT_MCP_STATELESS"); ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			errs = append(errs, &ConfigError{"AGENT_MCP_STATELESS", v, errors.New("not a boolean (true or false)")})
-		}
-		c.MCPStateless = b
-	}
-	if v, ok := get("AGENT_S3_REDIRECT"); ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			errs = append(errs, &ConfigError{"AGENT_S3_REDIRECT", v, errors.New("not a boolean (true or false)")})
-		}
-		c.S3Redirect = b
 	}
 	if len(errs) > 0 {
 		return c, errors.Join(errs...)

@@ -72,12 +72,16 @@ func (e *SSRFError) Error() string {
 // fetcher fetches foreign URLs behind the SSRF guard.
 type fetcher struct {
 	client *http.Client
+	dialer *net.Dialer     // dials what the guard accepts; the peer client dials with it too
 	allow  map[string]bool // hosts and host:port pairs allowed although private
 	peers  *peerFetcher    // AGENT_PEER_URLS: peers' public URLs fetched from internal ones (peers.go)
 }
 
 func newFetcher(allowHosts []string, timeout time.Duration) *fetcher {
-	f := &fetcher{allow: map[string]bool{}}
+	f := &fetcher{
+		dialer: &net.Dialer{Timeout: 15 * time.Second, KeepAlive: 30 * time.Second},
+		allow:  map[string]bool{},
+	}
 	for _, h := range allowHosts {
 		h = strings.ToLower(strings.TrimSpace(h))
 		if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
@@ -87,10 +91,9 @@ func newFetcher(allowHosts []string, timeout time.Duration) *fetcher {
 			f.allow[h] = true
 		}
 	}
-	dialer := &net.Dialer{Timeout: 15 * time.Second, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
 		Proxy:                 nil, // a proxy would reach what the guard refuses
-		DialContext:           f.guardedDial(dialer),
+		DialContext:           f.guardedDial(f.dialer),
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          16,
 		IdleConnTimeout:       90 * time.Second,

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 )
 
 // PeerURL tells an agent where a peer agent is really reached when its public
@@ -156,10 +155,9 @@ func (f *fetcher) withPeers(peers []PeerURL) *fetcher {
 	}
 	t := f.client.Transport.(*http.Transport).Clone()
 	guarded := t.DialContext
-	direct := &net.Dialer{Timeout: 15 * time.Second, KeepAlive: 30 * time.Second}
 	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if internal[strings.ToLower(addr)] {
-			return direct.DialContext(ctx, network, addr)
+			return f.dialer.DialContext(ctx, network, addr)
 		}
 		return guarded(ctx, network, addr)
 	}

@@ -53,9 +53,8 @@ type ToolDef struct {
 type ToolFunc[In any] func(ctx context.Context, call *Call, in In) (*Result, error)
 
 type registeredTool struct {
-	def    ToolDef
-	decode *argDecoder
-	run    func(ctx context.Context, call *Call, raw json.RawMessage) (*Result, error)
+	def ToolDef
+	run func(ctx context.Context, call *Call, raw json.RawMessage) (*Result, error)
 }
 
 // AddTool registers a tool whose arguments decode into In, a struct. The
@@ -84,15 +83,14 @@ func addTool[In any](s *Service, t Tool, fn ToolFunc[In]) error {
 		return err
 	}
 	rt := &registeredTool{
-		def:    ToolDef{Tool: t, InputSchema: schema, FileParams: fileParams},
-		decode: dec,
-	}
-	rt.run = func(ctx context.Context, call *Call, raw json.RawMessage) (*Result, error) {
-		var in In
-		if err := dec.decode(raw, &in); err != nil {
-			return nil, err
-		}
-		return fn(ctx, call, in)
+		def: ToolDef{Tool: t, InputSchema: schema, FileParams: fileParams},
+		run: func(ctx context.Context, call *Call, raw json.RawMessage) (*Result, error) {
+			var in In
+			if err := dec.decode(raw, &in); err != nil {
+				return nil, err
+			}
+			return fn(ctx, call, in)
+		},
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -131,7 +129,10 @@ func (s *Service) Invoke(ctx context.Context, name, owner string, raw json.RawMe
 func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw json.RawMessage) (res *Result, err error) {
 	s.mu.RLock()
 	rt, ok := s.tools[name]
-	names := slices.Clone(s.toolOrder)
+	var names []string // for the error only: not copied on every call
+	if !ok {
+		names = slices.Clone(s.toolOrder)
+	}
 	s.mu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("%w %q; this agent has: %v", ErrUnknownTool, name, names)
