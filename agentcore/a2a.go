@@ -2,7 +2,6 @@ package agentcore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -10,8 +9,8 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/promreg"
-	"github.com/agentura/agentura/wire"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -51,11 +50,11 @@ func (s *Service) a2aHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
-			writeJSONError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+A2APath+"; send A2A JSON-RPC requests with POST")
+			fileserve.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+A2APath+"; send A2A JSON-RPC requests with POST")
 			return
 		}
 		if r.ContentLength > limit {
-			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request of %d bytes exceeds the limit of %d (AGENT_MAX_UPLOAD_BYTES as base64 plus 1 MiB); send large files as a file part with a \"uri\" (for instance a signed URL from POST /uploads)", r.ContentLength, limit))
+			fileserve.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request of %d bytes exceeds the limit of %d (AGENT_MAX_UPLOAD_BYTES as base64 plus 1 MiB); send large files as a file part with a \"uri\" (for instance a signed URL from POST /uploads)", r.ContentLength, limit))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
@@ -270,13 +269,4 @@ func (i *a2aInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req
 		}
 	}
 	return ctx, nil
-}
-
-// writeJSONError answers an HTTP error with a JSON reason.
-func writeJSONError(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(wire.Error{Error: msg})
 }

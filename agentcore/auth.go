@@ -7,7 +7,6 @@ import (
 	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -16,8 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentura/agentura/wire"
-
+	"github.com/agentura/agentura/fileserve"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
@@ -94,13 +92,13 @@ func (s *Service) requireCaller(next http.Handler) http.Handler {
 		token = strings.TrimSpace(token)
 		if !strings.EqualFold(scheme, "Bearer") || token == "" {
 			w.Header().Set("WWW-Authenticate", "Bearer") // RFC 6750 §3.1: no error code without credentials
-			unauthorized(w, "authentication required: send Authorization: Bearer <JWT> (AGENT_AUTH=jwt)")
+			fileserve.WriteError(w, http.StatusUnauthorized, "authentication required: send Authorization: Bearer <JWT> (AGENT_AUTH=jwt)")
 			return
 		}
 		ti, err := s.verifier.verify(r.Context(), token, r)
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			unauthorized(w, "bearer token refused: "+strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": "))
+			fileserve.WriteError(w, http.StatusUnauthorized, "bearer token refused: "+strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": "))
 			return
 		}
 		withInfo.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedCaller{}, ti)))
@@ -109,15 +107,6 @@ func (s *Service) requireCaller(next http.Handler) http.Handler {
 
 // verifiedCaller is the context key of a token requireCaller verified.
 type verifiedCaller struct{}
-
-// unauthorized answers 401 with a JSON reason.
-func unauthorized(w http.ResponseWriter, reason string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusUnauthorized)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.Encode(wire.Error{Error: reason})
-}
 
 // uploadOwner is the owner of an /uploads request: the verified caller (the
 // bearer middleware ran before), or AnonymousOwner without authentication.

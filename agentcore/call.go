@@ -42,7 +42,7 @@ func (s *Service) newCall(tool, owner, requestID string) *Call {
 		Owner:  owner,
 		Logger: logger,
 		svc:    s,
-		dir:    filepath.Join(s.calls.dir, randomID()),
+		dir:    filepath.Join(s.calls.dir, fileserve.NewID()),
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/agentura/agentura/fileserve"
 )
 
 // callFolders is this process's share of <store>/calls: a folder of its own,
@@ -37,7 +39,7 @@ func openCallFolders(parent string) (*callFolders, error) {
 	defer syscall.Flock(int(guard.Fd()), syscall.LOCK_UN)
 
 	removeAbandonedCallFolders(parent)
-	instance := randomID()
+	instance := fileserve.NewID()
 	lock, err := os.OpenFile(filepath.Join(parent, instance+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create call folder lock: %w", err)

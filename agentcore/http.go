@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2asrv"
+	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/wire"
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -107,7 +108,7 @@ func (s *Service) requestLog() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id := c.GetHeader("X-Request-Id")
 		if id == "" || len(id) > 64 {
-			id = randomID()[:16]
+			id = fileserve.NewID()[:16]
 		}
 		c.Header("X-Request-Id", id)
 		// The MCP handler sees request headers (req.Extra.Header), not this

@@ -20,8 +20,6 @@ package agentcore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -323,12 +321,4 @@ func protocolVersions(stateless bool) []string {
 		}
 	}
 	return out
-}
-
-func randomID() string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand never fails on supported platforms
-	}
-	return hex.EncodeToString(b)
 }

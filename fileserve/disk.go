@@ -211,7 +211,7 @@ func (d *DiskStore) Delete(ctx context.Context, area Area, owner, id string) err
 	if err != nil {
 		return nil
 	}
-	tomb := filepath.Join(d.root, tmpDir, "del-"+newID())
+	tomb := filepath.Join(d.root, tmpDir, "del-"+NewID())
 	if err := os.Rename(dir, tomb); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -349,7 +349,7 @@ func (d *DiskStore) meta(dir string, area Area, owner, id string, cached bool) (
 // mkTemp makes a fresh folder under tmp/ and marks it in flight; the caller
 // removes the mark when done.
 func (d *DiskStore) mkTemp(prefix string) (string, error) {
-	dir := filepath.Join(d.root, tmpDir, prefix+newID())
+	dir := filepath.Join(d.root, tmpDir, prefix+NewID())
 	d.inflight.Store(dir, true)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		d.inflight.Delete(dir)
@@ -361,7 +361,7 @@ func (d *DiskStore) mkTemp(prefix string) (string, error) {
 // commit gives the file in the temporary folder dir an id, writes its
 // metadata and renames the folder into place.
 func (d *DiskStore) commit(dir string, m Meta) (Meta, error) {
-	m.ID = newID()
+	m.ID = NewID()
 	m.Created = time.Now().UTC()
 	if err := writeMeta(dir, m); err != nil {
 		return Meta{}, err

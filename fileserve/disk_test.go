@@ -408,7 +408,7 @@ func TestPrune(t *testing.T) {
 	young := filepath.Join(tmp, "add-young")
 	os.Mkdir(young, 0o700)
 	// A file folder whose metadata was lost.
-	broken := filepath.Join(st.Root(), "outputs", ownerKey("broken"), newID())
+	broken := filepath.Join(st.Root(), "outputs", ownerKey("broken"), NewID())
 	os.MkdirAll(broken, 0o700)
 	os.Chtimes(broken, old, old)
 

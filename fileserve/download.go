@@ -41,17 +41,17 @@ func (s *Server) ServeFile(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on /files/; use GET or HEAD")
+		WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on /files/; use GET or HEAD")
 		return
 	}
 	id, ok := fileIDFromPath(r.URL.Path)
 	if !ok {
-		writeError(w, http.StatusNotFound, "file not found: a download URL has the form /files/<32 hex digit id>/<name>?token=<token>")
+		WriteError(w, http.StatusNotFound, "file not found: a download URL has the form /files/<32 hex digit id>/<name>?token=<token>")
 		return
 	}
 	token := queryToken(r.URL.RawQuery)
 	if token == "" {
-		writeError(w, http.StatusForbidden, "a download token is required: use the whole URL the agent returned, including ?token=")
+		WriteError(w, http.StatusForbidden, "a download token is required: use the whole URL the agent returned, including ?token=")
 		return
 	}
 	c, err := s.verify(token)
@@ -60,16 +60,16 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 		if ve, ok := errors.AsType[*signing.VerifyError](err); ok {
 			reason = ve.Reason
 		}
-		writeError(w, http.StatusForbidden, reason)
+		WriteError(w, http.StatusForbidden, reason)
 		return
 	}
 	if c.FileID != id {
-		writeError(w, http.StatusForbidden, "token is for another file")
+		WriteError(w, http.StatusForbidden, "token is for another file")
 		return
 	}
 	area := Area(c.Area)
 	if !area.Valid() {
-		writeError(w, http.StatusForbidden, "token does not name a storage area")
+		WriteError(w, http.StatusForbidden, "token does not name a storage area")
 		return
 	}
 	if s.redirect != nil && r.Method == http.MethodGet && c.ExpiresAt.Sub(s.now()) >= minRedirectTTL {
@@ -101,11 +101,11 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 // there, 500 (logged) otherwise.
 func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, id string, err error) {
 	if errors.Is(err, ErrNotFound) {
-		writeError(w, http.StatusNotFound, "file not found: it has expired and been deleted, or never existed; ask the agent for it again")
+		WriteError(w, http.StatusNotFound, "file not found: it has expired and been deleted, or never existed; ask the agent for it again")
 		return
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: open file for download", slog.String("id", id), slog.String("error", err.Error()))
-	writeError(w, http.StatusInternalServerError, "the file could not be read; try again later")
+	WriteError(w, http.StatusInternalServerError, "the file could not be read; try again later")
 }
 
 // contentType is the type a file is served with.

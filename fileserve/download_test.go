@@ -229,7 +229,7 @@ func TestServeFileTokens(t *testing.T) {
 				{"token without area", base + "?token=" + sign(env.signer, signing.Claims{Owner: "alice", FileID: mine.ID, ExpiresAt: inHour}), 403, "area"},
 				{"token with a bad area", base + "?token=" + sign(env.signer, signing.Claims{Owner: "alice", FileID: mine.ID, Area: "../tmp", ExpiresAt: inHour}), 403, "area"},
 				{"swept file", sweptURL, 404, "not found"},
-				{"unknown id", env.ts.URL + "/files/" + newID() + "/x?token=" + token, 403, "another file"},
+				{"unknown id", env.ts.URL + "/files/" + NewID() + "/x?token=" + token, 403, "another file"},
 			} {
 				resp, body := do(t, "GET", tc.url, nil, nil)
 				if resp.StatusCode != tc.status {
@@ -272,7 +272,7 @@ func TestServeFilePathAttacks(t *testing.T) {
 		t.Run(mount, func(t *testing.T) {
 			env := newTestEnv(t, mount, nil)
 			// A secret beside the store, and one inside it (another owner's).
-			secret := "TOP-SECRET-" + newID()
+			secret := "TOP-SECRET-" + NewID()
 			os.WriteFile(filepath.Join(filepath.Dir(env.st.Root()), "secret.txt"), []byte(secret), 0o600)
 			m := env.put(t, Outputs, "alice", "a.txt", []byte("alice"))
 			bobs := env.put(t, Outputs, "bob", "b.txt", []byte(secret))

@@ -5,6 +5,3 @@ package fileserve
 
 // OwnerKey is ownerKey.
 func OwnerKey(owner string) string { return ownerKey(owner) }
-
-// NewID is newID.
-func NewID() string { return newID() }

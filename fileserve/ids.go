@@ -9,8 +9,10 @@ import (
 // idLen is the length of a file id: 16 random bytes in lowercase hex.
 const idLen = 32
 
-// newID returns a fresh file id (128 random bits).
-func newID() string {
+// NewID returns a fresh random id: 128 bits from crypto/rand in lowercase hex.
+// Files are stored under such ids; agentcore names call folders and request
+// ids with them too.
+func NewID() string {
 	var b [idLen / 2]byte
 	rand.Read(b[:]) // never fails: crypto/rand panics rather than return an error
 	return hex.EncodeToString(b[:])

@@ -40,7 +40,7 @@ func (s *Server) redirectFile(w http.ResponseWriter, r *http.Request, c signing.
 	u, err := s.redirect.Presign(r.Context(), m, ttl, contentType(m), contentDisposition(baseName(m.Name)))
 	if err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: presign download", slog.String("id", m.ID), slog.String("error", err.Error()))
-		writeError(w, http.StatusInternalServerError, "the file could not be served; try again later")
+		WriteError(w, http.StatusInternalServerError, "the file could not be served; try again later")
 		return
 	}
 	h := w.Header()

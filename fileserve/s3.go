@@ -232,7 +232,7 @@ func (s *S3Store) Adopt(ctx context.Context, f NewFile, path string) (Meta, erro
 // add stores a new file: write uploads its content to the data key, then
 // the metadata makes it visible. On failure what was uploaded is removed.
 func (s *S3Store) add(ctx context.Context, f NewFile, write func(key string) (*scanReader, error)) (Meta, error) {
-	id := newID()
+	id := NewID()
 	s.inflight.Store(id, true)
 	defer s.inflight.Delete(id)
 	dir := s.fileKey(f.Area, f.Owner, id)
@@ -328,7 +328,7 @@ func (s *S3Store) Delete(ctx context.Context, area Area, owner, id string) error
 // Ready reports whether the bucket takes files: a small object can be
 // written and removed.
 func (s *S3Store) Ready(ctx context.Context) error {
-	key := s.prefix + tmpDir + "/ready-" + newID()
+	key := s.prefix + tmpDir + "/ready-" + NewID()
 	if _, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(nil), 0, minio.PutObjectOptions{}); err != nil {
 		return fmt.Errorf("fileserve: S3 bucket %q is not writable: %w", s.bucket, s.s3Error("write", key, err))
 	}

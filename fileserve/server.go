@@ -193,9 +193,10 @@ func fileIDFromPath(p string) (id string, ok bool) {
 	return segs[at], true
 }
 
-// writeError answers code with {"error": msg}, dropping headers set for a
+// WriteError answers code with the JSON error body of the contract
+// ({"error": msg}, wire.Error), dropping headers set for a
 // file that is not being sent after all.
-func writeError(w http.ResponseWriter, code int, msg string) {
+func WriteError(w http.ResponseWriter, code int, msg string) {
 	h := w.Header()
 	for _, k := range []string{"Content-Disposition", "ETag", "Last-Modified", "Content-Encoding", "Content-Length"} {
 		h.Del(k)

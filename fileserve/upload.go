@@ -46,7 +46,7 @@ func (s *Server) ServeUpload(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on /uploads; use POST")
+		WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on /uploads; use POST")
 		return
 	}
 	owner, err := s.owner(r)
@@ -55,12 +55,12 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			msg += ": " + err.Error()
 		}
-		writeError(w, http.StatusUnauthorized, msg)
+		WriteError(w, http.StatusUnauthorized, msg)
 		return
 	}
 	tooLarge := fmt.Sprintf("upload exceeds the limit of %d bytes (AGENT_MAX_UPLOAD_BYTES)", s.maxUpload)
 	if r.ContentLength > s.maxUpload+multipartOverhead {
-		writeError(w, http.StatusRequestEntityTooLarge, tooLarge)
+		WriteError(w, http.StatusRequestEntityTooLarge, tooLarge)
 		return
 	}
 	r.Body = http.MaxBytesReader(innermost(w), r.Body, s.maxUpload+multipartOverhead)
@@ -68,12 +68,12 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	name, body, err := uploadSource(r)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			writeError(w, http.StatusRequestEntityTooLarge, tooLarge)
+			WriteError(w, http.StatusRequestEntityTooLarge, tooLarge)
 			return
 		}
 		he := &httpError{code: http.StatusBadRequest, msg: err.Error()}
 		errors.As(err, &he)
-		writeError(w, he.code, he.msg)
+		WriteError(w, he.code, he.msg)
 		return
 	}
 	m, err := s.store.Put(r.Context(), NewFile{Area: Staging, Owner: owner, Name: name, MaxBytes: s.maxUpload}, body)
@@ -82,12 +82,12 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 		re, readFailed := errors.AsType[*readError](err)
 		switch {
 		case errors.Is(err, ErrTooLarge) || overBody:
-			writeError(w, http.StatusRequestEntityTooLarge, tooLarge)
+			WriteError(w, http.StatusRequestEntityTooLarge, tooLarge)
 		case readFailed:
-			writeError(w, http.StatusBadRequest, "the upload was cut short: "+re.Error())
+			WriteError(w, http.StatusBadRequest, "the upload was cut short: "+re.Error())
 		default:
 			s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: store upload", slog.String("error", err.Error()))
-			writeError(w, http.StatusInternalServerError, "the upload could not be stored; try again later")
+			WriteError(w, http.StatusInternalServerError, "the upload could not be stored; try again later")
 		}
 		return
 	}
@@ -95,7 +95,7 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: sign upload URL", slog.String("error", err.Error()))
 		s.store.Delete(r.Context(), m.Area, m.Owner, m.ID)
-		writeError(w, http.StatusInternalServerError, "the upload could not be signed; try again later")
+		WriteError(w, http.StatusInternalServerError, "the upload could not be signed; try again later")
 		return
 	}
 	writeJSON(w, http.StatusCreated, wire.Upload{URL: u, Name: m.Name, SizeBytes: m.Size, MIMEType: m.MIMEType})
