@@ -81,7 +81,7 @@ func (c *composer) merge(ctx context.Context, call *agentcore.Call, in MergeInpu
 	}
 	name := outputName(in.Filename, "merged", "pdf")
 	path := filepath.Join(dir, "out-"+name)
-	if err := writeFile(path, func(w io.Writer) error { return writePDF(dest, w) }); err != nil {
+	if err := writeFile(path, func(w io.Writer) error { return writeMerged(dest, w) }); err != nil {
 		return nil, err
 	}
 	res, err := call.FileResponse(ctx, agentcore.OutputFile(name, path))
@@ -106,8 +106,8 @@ func appendPDF(dest, src *model.Context, name string) (err error) {
 	return nil
 }
 
-// writePDF writes the merged PDF to w.
-func writePDF(pdf *model.Context, w io.Writer) error {
+// writeMerged writes the merged PDF to w.
+func writeMerged(pdf *model.Context, w io.Writer) error {
 	if pdf.Configuration.OptimizeBeforeWriting {
 		if err := api.OptimizeContext(pdf); err != nil {
 			return fmt.Errorf("merge PDFs: %w", err)
