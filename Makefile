@@ -81,12 +81,19 @@ OCR_CMD      ?= ./cmd/ocr-agent
 COMPOSER_CMD ?= ./cmd/composer-agent
 CA_BUNDLE    ?= /etc/ssl/certs/ca-certificates.crt
 COMPOSE      ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
+# STATIC_GO builds a static binary for the images: $(STATIC_GO) -o OUT PACKAGE
+STATIC_GO    = CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w'
+# image-rootfs makes the image context $(1) afresh, with the rootfs/ its Dockerfile copies: data/ (0700; $(2) is a
+# folder to make in it) and tmp/ (1777), as scratch images cannot make them
+define image-rootfs
+rm -rf $(1) && mkdir -p $(1)/rootfs/data/$(2) $(1)/rootfs/tmp
+chmod 0700 $(1)/rootfs/data && chmod 1777 $(1)/rootfs/tmp
+endef
 .PHONY: images image-context up down e2e
 image-context:
-	rm -rf $(IMAGE_CTX) && mkdir -p $(IMAGE_CTX)/rootfs/data $(IMAGE_CTX)/rootfs/tmp
-	chmod 0700 $(IMAGE_CTX)/rootfs/data && chmod 1777 $(IMAGE_CTX)/rootfs/tmp
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(IMAGE_CTX)/ocr-agent $(OCR_CMD)
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(IMAGE_CTX)/composer-agent $(COMPOSER_CMD)
+	$(call image-rootfs,$(IMAGE_CTX))
+	$(STATIC_GO) -o $(IMAGE_CTX)/ocr-agent $(OCR_CMD)
+	$(STATIC_GO) -o $(IMAGE_CTX)/composer-agent $(COMPOSER_CMD)
 	cp $(CA_BUNDLE) $(IMAGE_CTX)/ca-certificates.crt
 	cp deploy/Dockerfile.ocr deploy/Dockerfile.composer $(IMAGE_CTX)/
 images: image-context
@@ -137,10 +144,9 @@ build/versitygw/$(VERSITYGW_VERSION)/versitygw:
 			github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION); \
 	fi
 image-s3: build/versitygw/$(VERSITYGW_VERSION)/versitygw
-	rm -rf $(S3_IMAGE_CTX) && mkdir -p $(S3_IMAGE_CTX)/rootfs/data/agentura $(S3_IMAGE_CTX)/rootfs/tmp
-	chmod 0700 $(S3_IMAGE_CTX)/rootfs/data && chmod 1777 $(S3_IMAGE_CTX)/rootfs/tmp
+	$(call image-rootfs,$(S3_IMAGE_CTX),agentura)
 	cp $< $(S3_IMAGE_CTX)/versitygw
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(S3_IMAGE_CTX)/httpprobe ./internal/cmd/httpprobe
+	$(STATIC_GO) -o $(S3_IMAGE_CTX)/httpprobe ./internal/cmd/httpprobe
 	docker build -q -t agentura/s3:$(IMAGE_TAG) -f deploy/Dockerfile.s3 $(S3_IMAGE_CTX)
 	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
 
@@ -161,6 +167,5 @@ down-scale:
 	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) down
 
 ## e2e-scale: only the scale-out test (deploy/e2e TestComposeScale; make e2e runs it too)
-e2e-scale: images image-s3
-	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi
-	IMAGE_TAG=$(IMAGE_TAG) E2E_RUN=TestComposeScale deploy/e2e.sh
+e2e-scale:
+	$(MAKE) e2e E2E_RUN=TestComposeScale

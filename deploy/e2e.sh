@@ -6,14 +6,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 project=agenturae2e
+log=$(mktemp)
 if docker compose version >/dev/null 2>&1; then compose=(docker compose); else compose=(docker-compose); fi
 teardown() {
 	"${compose[@]}" -p "$project" -f deploy/docker-compose.yml down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
 	# The scale-out test's project (TestComposeScale); its file needs its secrets set, any value does for down.
 	SCALE_SIGNING_KEY=x S3_ACCESS_KEY=x S3_SECRET_KEY=x "${compose[@]}" -p "${project}scale" -f deploy/docker-compose.scale.yml \
 		down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
+	rm -f "$log"
 }
 trap teardown EXIT INT TERM
 docker info >/dev/null 2>&1 || { echo "e2e: the Docker engine does not answer; run 'make deps' and start it" >&2; exit 1; }
 export TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE="${TESTCONTAINERS_HOST_OVERRIDE:-127.0.0.1}"
-go test -tags e2e -count=1 -timeout 20m -v -run "${E2E_RUN:-.}" ./deploy/e2e
+go test -tags e2e -count=1 -timeout 20m -v -run "${E2E_RUN:-.}" ./deploy/e2e 2>&1 | tee "$log"
+# A -run that matches no test passes in go test: here it is a failure, nothing was tested.
+if grep -q '^testing: warning: no tests to run' "$log"; then
+	echo "e2e: no test matches E2E_RUN=${E2E_RUN:-.}: nothing was tested" >&2
+	exit 1
+fi

@@ -260,5 +260,5 @@ func fitBox(w, h, maxW, maxH float64) (float64, float64) {
 	return w, h
 }
 
-// imageReader returns a reader of img's data.
+// reader returns a reader of img's data.
 func (img *Image) reader() io.Reader { return bytes.NewReader(img.Data) }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/pdfcpu/pdfcpu/pkg/api"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/fault"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
 
 	"github.com/agentura/agentura/agentcore"
@@ -29,13 +31,17 @@ func (c *composer) merge(ctx context.Context, call *agentcore.Call, in MergeInpu
 	if len(in.Sources) > c.limits.Sources {
 		return nil, fmt.Errorf("%d sources, more than the %d allowed in one merge: merge in steps", len(in.Sources), c.limits.Sources)
 	}
+	// Each source is parsed once: the parse that checks it is the one merged.
+	conf := pdfcpuConfig()
+	conf.Cmd = model.MERGECREATE
+	conf.CreateBookmarks = false
 	var files []*os.File
 	defer func() {
 		for _, f := range files {
 			f.Close()
 		}
 	}()
-	var readers []io.ReadSeeker
+	var dest *model.Context
 	var total int64
 	pages := 0
 	for i, src := range in.Sources {
@@ -55,15 +61,19 @@ func (c *composer) merge(ctx context.Context, call *agentcore.Call, in MergeInpu
 			return nil, fmt.Errorf("sources[%d] %q: %w", i, f.Name, err)
 		}
 		files = append(files, fh)
-		n, err := api.PageCount(fh, pdfcpuConfig())
+		pdf, err := api.ReadAndValidate(fh, conf)
 		if err != nil {
 			return nil, fmt.Errorf("sources[%d] %q is not a readable PDF (%v): send an intact, unencrypted PDF", i, f.Name, err)
 		}
-		if _, err := fh.Seek(0, io.SeekStart); err != nil {
-			return nil, err
+		pages += pdf.PageCount
+		if dest == nil {
+			dest = pdf
+			dest.EnsureVersionForWriting()
+			continue
 		}
-		pages += n
-		readers = append(readers, fh)
+		if err := appendPDF(dest, pdf, f.Name); err != nil {
+			return nil, fmt.Errorf("sources[%d] %q: %w", i, f.Name, err)
+		}
 	}
 	dir, err := call.WorkDir()
 	if err != nil {
@@ -71,21 +81,39 @@ func (c *composer) merge(ctx context.Context, call *agentcore.Call, in MergeInpu
 	}
 	name := outputName(in.Filename, "merged", "pdf")
 	path := filepath.Join(dir, "out-"+name)
-	if err := writeFile(path, func(w io.Writer) error { return mergePDFs(readers, w) }); err != nil {
+	if err := writeFile(path, func(w io.Writer) error { return writeMerged(dest, w) }); err != nil {
 		return nil, err
 	}
 	res, err := call.FileResponse(ctx, agentcore.OutputFile(name, path))
 	if err != nil {
 		return nil, err
 	}
-	res.Text = fmt.Sprintf("Merged %d PDF(s), %d page(s), into %s.", len(readers), pages, name)
-	res.Data = map[string]any{"pages": pages, "sources": len(readers)}
+	res.Text = fmt.Sprintf("Merged %d PDF(s), %d page(s), into %s.", len(in.Sources), pages, name)
+	res.Data = map[string]any{"pages": pages, "sources": len(in.Sources)}
 	return res, nil
 }
 
-// mergePDFs writes the PDFs of rs, in order, as one PDF to w.
-func mergePDFs(rs []io.ReadSeeker, w io.Writer) error {
-	if err := api.MergeRaw(rs, w, false, pdfcpuConfig()); err != nil {
+// appendPDF appends the pages of src to dest, as pdfcpu's api.MergeRaw
+// does (which would parse every source a second time).
+func appendPDF(dest, src *model.Context, name string) (err error) {
+	defer fault.Catch(&err)
+	if dest.XRefTable.Version() < model.V20 && src.XRefTable.Version() == model.V20 {
+		return fmt.Errorf("a PDF 2.0 cannot be merged after an older PDF: put it first, or save it as an older PDF: %w", pdfcpu.ErrUnsupportedVersion)
+	}
+	if err := pdfcpu.MergeXRefTables(name, src, dest, false, false); err != nil {
+		return fmt.Errorf("merge PDFs: %w", err)
+	}
+	return nil
+}
+
+// writeMerged writes the merged PDF to w.
+func writeMerged(pdf *model.Context, w io.Writer) error {
+	if pdf.Configuration.OptimizeBeforeWriting {
+		if err := api.OptimizeContext(pdf); err != nil {
+			return fmt.Errorf("merge PDFs: %w", err)
+		}
+	}
+	if err := api.WriteContext(pdf, w); err != nil {
 		return fmt.Errorf("merge PDFs: %w", err)
 	}
 	return nil

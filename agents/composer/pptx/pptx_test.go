@@ -36,14 +36,7 @@ func TestPackageIsConsistent(t *testing.T) {
 		{Runs: []Run{{Text: "code"}}, Mono: true},
 	}, Pictures: []Picture{{Data: tinyPNG(t), Format: "png", Width: 4, Height: 3, Descr: "a <pic>"}}})
 	p.AddSlide(&Slide{Title: "Table", Table: &Table{Header: [][]Run{{{Text: "h1"}}, {{Text: "h2"}}}, Rows: [][][]Run{{{{Text: "c"}}}}}})
-	var buf bytes.Buffer
-	if err := p.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	zr := write(t, p)
 	parts := map[string][]byte{}
 	for _, f := range zr.File {
 		rc, err := f.Open()
@@ -134,14 +127,7 @@ func TestNumberBeyondStartAt(t *testing.T) {
 		{Runs: []Run{{Text: "beyond"}}, Bullet: Number, Number: 40000},
 		{Runs: []Run{{Text: "huge"}}, Bullet: Number, Number: 999999999},
 	}})
-	var buf bytes.Buffer
-	if err := p.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	zr := write(t, p)
 	rc, err := zr.Open("ppt/slides/slide1.xml")
 	if err != nil {
 		t.Fatal(err)
@@ -170,4 +156,18 @@ func TestNumberBeyondStartAt(t *testing.T) {
 			t.Errorf("slide lacks %q", want)
 		}
 	}
+}
+
+// write writes p and opens the result as a zip archive.
+func write(t *testing.T, p *Presentation) *zip.Reader {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return zr
 }
