@@ -131,7 +131,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.signer, err = signing.NewSigner(cfg.PublicURL, keys...); err != nil {
+	if s.signer, err = signing.NewSigner(cfg.PublicURL, keys); err != nil {
 		return nil, err
 	}
 	if cfg.Auth == "jwt" {

@@ -200,8 +200,7 @@ func TestServeFileTokens(t *testing.T) {
 				return tok
 			}
 			inHour := time.Now().Add(time.Hour)
-			past := newTestSigner(t, env.ts.URL, testSecret)
-			past.SetClock(func() time.Time { return time.Now().Add(-2 * time.Hour) })
+			past := newTestSigner(t, env.ts.URL, testSecret, signing.WithClock(func() time.Time { return time.Now().Add(-2 * time.Hour) }))
 			otherKey := newTestSigner(t, env.ts.URL, []byte("another secret of thirty-two bytes!"))
 			otherAudience := newTestSigner(t, "https://other.example", testSecret)
 

@@ -28,7 +28,7 @@ func ExampleServer_URL() {
 	defer ts.Close()
 
 	key, _ := signing.NewKey([]byte("an example secret of 32 bytes ok"))
-	signer, _ := signing.NewSigner(ts.URL, key)
+	signer, _ := signing.NewSigner(ts.URL, []signing.Key{key})
 	srv, err := fileserve.NewServer(fileserve.Config{Store: store, Signer: signer, PublicURL: ts.URL})
 	if err != nil {
 		log.Fatal(err)

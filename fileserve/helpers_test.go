@@ -32,13 +32,13 @@ func newTestStore(t testing.TB) *DiskStore {
 	return st
 }
 
-func newTestSigner(t testing.TB, audience string, secret []byte) *signing.Signer {
+func newTestSigner(t testing.TB, audience string, secret []byte, opts ...signing.Option) *signing.Signer {
 	t.Helper()
 	k, err := signing.NewKey(secret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := signing.NewSigner(audience, k)
+	s, err := signing.NewSigner(audience, []signing.Key{k}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,8 +43,7 @@ func TestOpenURL(t *testing.T) {
 		}
 	}
 
-	past := newTestSigner(t, env.ts.URL, testSecret)
-	past.SetClock(func() time.Time { return time.Now().Add(-2 * time.Hour) })
+	past := newTestSigner(t, env.ts.URL, testSecret, signing.WithClock(func() time.Time { return time.Now().Add(-2 * time.Hour) }))
 	expiredClaims := claims
 	expiredClaims.ExpiresAt = time.Now().Add(-time.Hour)
 	swept := env.put(t, Outputs, "alice", "swept.txt", []byte("x"))

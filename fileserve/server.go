@@ -63,7 +63,7 @@ type Config struct {
 // ServeFile remembers tokens that verified (a bounded set, each until it
 // expires by the wall clock), so the several requests of one download pay
 // for signature checking once. A test that simulates expiry should sign a
-// token with a Signer whose clock was set in the past, rather than move the
+// token with a Signer made with a clock in the past (signing.WithClock), rather than move the
 // serving Signer's clock forward after a download (which is also a data race
 // with a running server).
 type Server struct {

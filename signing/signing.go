@@ -101,8 +101,22 @@ type Signer struct {
 	now      func() time.Time
 }
 
+// Option changes how NewSigner builds a Signer.
+type Option func(*Signer)
+
+// WithClock makes the Signer read the time from now, for issuing tokens and
+// checking their expiry, instead of time.Now. Tests use it to issue tokens
+// that have expired or will expire; nil keeps time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(s *Signer) {
+		if now != nil {
+			s.now = now
+		}
+	}
+}
+
 // NewSigner returns a Signer whose first key signs and whose every key verifies.
-func NewSigner(audience string, keys ...Key) (*Signer, error) {
+func NewSigner(audience string, keys []Key, opts ...Option) (*Signer, error) {
 	if audience == "" {
 		return nil, errors.New("signing: audience must not be empty")
 	}
@@ -111,6 +125,9 @@ func NewSigner(audience string, keys ...Key) (*Signer, error) {
 	}
 	keys = append([]Key(nil), keys...) // the caller's slice may change later
 	s := &Signer{audience: audience, keys: keys, byID: make(map[string]Key, len(keys)), now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
 	for _, k := range keys {
 		if len(k.Secret) < MinKeyBytes {
 			return nil, fmt.Errorf("signing: key %q is %d bytes; at least %d are required", k.ID, len(k.Secret), MinKeyBytes)
@@ -125,9 +142,6 @@ func NewSigner(audience string, keys ...Key) (*Signer, error) {
 	}
 	return s, nil
 }
-
-// SetClock replaces the clock used for issuing and checking expiry; tests use it.
-func (s *Signer) SetClock(now func() time.Time) { s.now = now }
 
 // HasKey reports whether a key of this signer has the id kid.
 func (s *Signer) HasKey(kid string) bool {

@@ -40,11 +40,16 @@ func newKey(t *testing.T) signing.Key {
 
 func newSigner(t *testing.T, aud string, keys ...signing.Key) *signing.Signer {
 	t.Helper()
-	s, err := signing.NewSigner(aud, keys...)
+	return newSignerAt(t, func() time.Time { return t0 }, aud, keys...)
+}
+
+// newSignerAt is newSigner on the clock now.
+func newSignerAt(t *testing.T, now func() time.Time, aud string, keys ...signing.Key) *signing.Signer {
+	t.Helper()
+	s, err := signing.NewSigner(aud, keys, signing.WithClock(now))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.SetClock(func() time.Time { return t0 })
 	return s
 }
 
@@ -289,16 +294,17 @@ func TestSameKidWrongSecret(t *testing.T) {
 }
 
 func TestExpired(t *testing.T) {
-	s := newSigner(t, audience, newKey(t))
+	now := t0
+	s := newSignerAt(t, func() time.Time { return now }, audience, newKey(t))
 	c := claims()
 	c.ExpiresAt = t0.Add(time.Minute)
 	tok := sign(t, s, c)
 
-	s.SetClock(func() time.Time { return t0.Add(59 * time.Second) })
+	now = t0.Add(59 * time.Second)
 	if _, err := s.Verify(tok); err != nil {
 		t.Fatalf("Verify before expiry: %v", err)
 	}
-	s.SetClock(func() time.Time { return t0.Add(2 * time.Minute) })
+	now = t0.Add(2 * time.Minute)
 	_, err := s.Verify(tok)
 	wantVerifyError(t, err, signing.ErrExpired)
 }
@@ -391,23 +397,23 @@ func kidOf(t *testing.T, tok string) string {
 
 func TestNewSignerRefuses(t *testing.T) {
 	k := newKey(t)
-	if _, err := signing.NewSigner("", k); err == nil {
+	if _, err := signing.NewSigner("", []signing.Key{k}); err == nil {
 		t.Error("empty audience accepted")
 	}
-	if _, err := signing.NewSigner(audience); err == nil {
+	if _, err := signing.NewSigner(audience, nil); err == nil {
 		t.Error("no keys accepted")
 	}
-	if _, err := signing.NewSigner(audience, signing.Key{ID: "short", Secret: []byte("short")}); err == nil {
+	if _, err := signing.NewSigner(audience, []signing.Key{{ID: "short", Secret: []byte("short")}}); err == nil {
 		t.Error("short key accepted")
 	}
-	if _, err := signing.NewSigner(audience, signing.Key{Secret: k.Secret}); err == nil {
+	if _, err := signing.NewSigner(audience, []signing.Key{{Secret: k.Secret}}); err == nil {
 		t.Error("key without id accepted")
 	}
 	clash := signing.Key{ID: k.ID, Secret: bytes.Repeat([]byte("y"), 40)}
-	if _, err := signing.NewSigner(audience, k, clash); err == nil {
+	if _, err := signing.NewSigner(audience, []signing.Key{k, clash}); err == nil {
 		t.Error("two different secrets under one id accepted")
 	}
-	if _, err := signing.NewSigner(audience, k, k); err != nil {
+	if _, err := signing.NewSigner(audience, []signing.Key{k, k}); err != nil {
 		t.Errorf("the same key twice refused: %v", err)
 	}
 }
@@ -575,8 +581,7 @@ func TestVerifyErrorReasons(t *testing.T) {
 	parts := strings.Split(good, ".")
 	noExp := validPayload()
 	delete(noExp, "exp")
-	expired := newSigner(t, audience, k)
-	expired.SetClock(func() time.Time { return t0.Add(2 * time.Hour) })
+	expired := newSignerAt(t, func() time.Time { return t0.Add(2 * time.Hour) }, audience, k)
 
 	cases := map[error]func() error{
 		signing.ErrMalformed: func() error { _, err := s.Verify("not-a-token"); return err },
@@ -612,12 +617,12 @@ func ExampleSigner() {
 	if err != nil {
 		panic(err)
 	}
-	signer, err := signing.NewSigner("http://localhost:8001", key)
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	// WithClock fixes the time for the example; a deployment leaves it out.
+	signer, err := signing.NewSigner("http://localhost:8001", []signing.Key{key}, signing.WithClock(func() time.Time { return now }))
 	if err != nil {
 		panic(err)
 	}
-	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	signer.SetClock(func() time.Time { return now })
 
 	token, err := signer.Sign(signing.Claims{
 		Owner:     "alice",

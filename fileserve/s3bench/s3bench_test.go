@@ -36,7 +36,7 @@ func BenchmarkS3Download(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	signer, err := signing.NewSigner(ts.URL, key)
+	signer, err := signing.NewSigner(ts.URL, []signing.Key{key})
 	if err != nil {
 		b.Fatal(err)
 	}
