@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/filehttp"
 )
 
 // Config holds every setting of a Service. LoadConfig fills it from the
@@ -53,11 +54,11 @@ type Config struct {
 
 // Defaults of the settings.
 const (
-	DefaultURLTTL          = fileserve.DefaultURLTTL
+	DefaultURLTTL          = filehttp.DefaultURLTTL
 	DefaultOutputTTL       = 24 * time.Hour
 	DefaultStagingTTL      = time.Hour
 	DefaultCleanupSchedule = cleanup.DefaultSchedule
-	DefaultMaxUploadBytes  = fileserve.DefaultMaxUploadBytes
+	DefaultMaxUploadBytes  = filehttp.DefaultMaxUploadBytes
 	DefaultEmbedMaxBytes   = 64 << 10
 	DefaultFetchTimeout    = 2 * time.Minute
 	DefaultShutdownTimeout = 30 * time.Second

@@ -33,6 +33,7 @@ import (
 
 	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/signing"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -59,7 +60,7 @@ type Service struct {
 	log      *slog.Logger
 	store    fileserve.Store
 	signer   *signing.Signer
-	files    *fileserve.Server
+	files    *filehttp.Server
 	resolver *resolver
 	sweeper  *cleanup.Sweeper
 	mcp      *mcp.Server
@@ -107,7 +108,9 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if err != nil {
 		return nil, &ConfigError{"AGENT_STORAGE_URL", fileserve.RedactURL(cfg.StorageURL), err}
 	}
-	s.store = fileserve.Instrument(store, s.registry)
+	if s.store, err = instrumentStore(store, s.registry); err != nil {
+		return nil, err
+	}
 	// Call folders are per-process scratch and stay on local disk: beside
 	// the files of a disk store, in the data folder otherwise.
 	scratch := cfg.DataDir
@@ -139,7 +142,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			return nil, err
 		}
 	}
-	s.files, err = fileserve.NewServer(fileserve.Config{
+	s.files, err = filehttp.NewServer(filehttp.Config{
 		Store:          s.store,
 		Signer:         s.signer,
 		PublicURL:      cfg.PublicURL,

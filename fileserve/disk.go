@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/filetype"
+	"github.com/agentura/agentura/internal/boundedmap"
 )
 
 // Names inside a file's folder and the store root.
@@ -42,7 +43,7 @@ type DiskStore struct {
 	// adoptRename moves a file into the store in Adopt; it is os.Rename
 	// except in tests, which make it fail with EXDEV.
 	adoptRename func(oldpath, newpath string) error
-	metas       *boundedMap[string, Meta]
+	metas       *boundedmap.Map[string, Meta]
 	// owners is held shared while a file is moved into its owner folder and
 	// exclusively while Prune removes empty owner folders. Across processes,
 	// Prune's age limit and commit's retry cover the same race.
@@ -218,7 +219,7 @@ func (d *DiskStore) Delete(ctx context.Context, area Area, owner, id string) err
 		}
 		return fmt.Errorf("fileserve: delete %s file %s: %w", area, id, err)
 	}
-	d.metas.forget(id)
+	d.metas.Forget(id)
 	if err := os.RemoveAll(tomb); err != nil {
 		return fmt.Errorf("fileserve: %s file %s is deleted, but removing its remains failed (Prune retries): %w", area, id, err)
 	}
@@ -315,10 +316,10 @@ func (d *DiskStore) Ready(ctx context.Context) error {
 // fileDir returns the folder of a file after checking every part of the
 // name; anything invalid is not found.
 func (d *DiskStore) fileDir(area Area, owner, id string) (string, error) {
-	if !area.Valid() || owner == "" || !validID(id) {
+	if !area.Valid() || owner == "" || !ValidID(id) {
 		return "", fmt.Errorf("fileserve: %w (invalid area, owner or id)", ErrNotFound)
 	}
-	return filepath.Join(d.root, string(area), ownerKey(owner), id), nil
+	return filepath.Join(d.root, string(area), OwnerKey(owner), id), nil
 }
 
 // meta returns the checked metadata of the file in dir. cached allows an
@@ -327,7 +328,7 @@ func (d *DiskStore) fileDir(area Area, owner, id string) (string, error) {
 func (d *DiskStore) meta(dir string, area Area, owner, id string, cached bool) (Meta, error) {
 	m, ok := Meta{}, false
 	if cached {
-		m, ok = d.metas.get(id)
+		m, ok = d.metas.Get(id)
 	}
 	if !ok {
 		var err error
@@ -338,7 +339,7 @@ func (d *DiskStore) meta(dir string, area Area, owner, id string, cached bool) (
 		if err != nil {
 			return Meta{}, fmt.Errorf("fileserve: %s file %s: %w", area, id, err)
 		}
-		d.metas.put(m.ID, m)
+		d.metas.Put(m.ID, m)
 	}
 	if m.ID != id || m.Area != area || m.Owner != owner {
 		return Meta{}, notFound(area, id)
@@ -369,7 +370,7 @@ func (d *DiskStore) commit(dir string, m Meta) (Meta, error) {
 	if err := syncDir(dir); err != nil {
 		return Meta{}, err
 	}
-	parent := filepath.Join(d.root, string(m.Area), ownerKey(m.Owner))
+	parent := filepath.Join(d.root, string(m.Area), OwnerKey(m.Owner))
 	final := filepath.Join(parent, m.ID)
 	d.owners.RLock()
 	defer d.owners.RUnlock()
@@ -411,7 +412,7 @@ func (d *DiskStore) eachFileDir(area Area, fn func(dir string) error) error {
 			return fmt.Errorf("fileserve: list %s: %w", ownerDir, err)
 		}
 		for _, e := range ids {
-			if e.IsDir() && validID(e.Name()) {
+			if e.IsDir() && ValidID(e.Name()) {
 				if err := fn(filepath.Join(ownerDir, e.Name())); err != nil {
 					return err
 				}
@@ -561,3 +562,7 @@ func lastChange(p string) time.Time {
 func notFound(area Area, id string) error {
 	return fmt.Errorf("fileserve: %s file %s: %w", area, id, ErrNotFound)
 }
+
+// writerOnly hides the ReadFrom of a writer so that io.CopyBuffer uses the
+// buffer it is given.
+type writerOnly struct{ io.Writer }

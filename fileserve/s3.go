@@ -282,7 +282,7 @@ func (s *S3Store) putMeta(ctx context.Context, dir string, m Meta) error {
 
 // Stat returns the metadata of a file, or an error wrapping ErrNotFound.
 func (s *S3Store) Stat(ctx context.Context, area Area, owner, id string) (Meta, error) {
-	if !area.Valid() || owner == "" || !validID(id) {
+	if !area.Valid() || owner == "" || !ValidID(id) {
 		return Meta{}, fmt.Errorf("fileserve: %w (invalid area, owner or id)", ErrNotFound)
 	}
 	m, err := s.getMeta(ctx, s.fileKey(area, owner, id)+metaFile)
@@ -313,7 +313,7 @@ func (s *S3Store) Open(ctx context.Context, area Area, owner, id string) (Object
 // reader at once, then its content. Deleting a missing file, or with an
 // invalid id, is not an error.
 func (s *S3Store) Delete(ctx context.Context, area Area, owner, id string) error {
-	if !area.Valid() || owner == "" || !validID(id) {
+	if !area.Valid() || owner == "" || !ValidID(id) {
 		return nil
 	}
 	dir := s.fileKey(area, owner, id)
@@ -355,7 +355,7 @@ func (s *S3Store) Presign(ctx context.Context, m Meta, ttl time.Duration, conten
 
 // fileKey is the key prefix of a file: <prefix><area>/<ownerkey>/<id>/.
 func (s *S3Store) fileKey(area Area, owner, id string) string {
-	return s.prefix + string(area) + "/" + ownerKey(owner) + "/" + id + "/"
+	return s.prefix + string(area) + "/" + OwnerKey(owner) + "/" + id + "/"
 }
 
 // getMeta reads and decodes a metadata object.

@@ -135,7 +135,7 @@ func (s *S3Store) parseKey(area Area, key string) (id, name string, ok bool) {
 		return "", "", false
 	}
 	parts := strings.Split(rest, "/")
-	if len(parts) != 3 || len(parts[0]) != idLen || !validID(parts[1]) || (parts[2] != dataFile && parts[2] != metaFile) {
+	if len(parts) != 3 || len(parts[0]) != idLen || !ValidID(parts[1]) || (parts[2] != dataFile && parts[2] != metaFile) {
 		return "", "", false
 	}
 	return parts[1], parts[2], true

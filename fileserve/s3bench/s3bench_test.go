@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/fileserve/storetest"
+	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/internal/heappeak"
 	"github.com/agentura/agentura/internal/s3test"
 	"github.com/agentura/agentura/signing"
@@ -40,7 +41,7 @@ func BenchmarkS3Download(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	files, err := fileserve.NewServer(fileserve.Config{Store: st, Signer: signer, PublicURL: ts.URL})
+	files, err := filehttp.NewServer(filehttp.Config{Store: st, Signer: signer, PublicURL: ts.URL})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package fileserve
+package filehttp
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/signing"
 )
 
@@ -21,42 +22,42 @@ import (
 // like any URL. For our URL, own is true and err says what is wrong when
 // the token is invalid or expired, when it was issued to a caller other
 // than owner, or when the file is gone.
-func (s *Server) OpenURL(ctx context.Context, rawURL, owner string) (obj Object, m Meta, own bool, err error) {
+func (s *Server) OpenURL(ctx context.Context, rawURL, owner string) (obj fileserve.Object, m fileserve.Meta, own bool, err error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, Meta{}, false, nil
+		return nil, fileserve.Meta{}, false, nil
 	}
 	rest, ok := strings.CutPrefix(u.Path, s.basePath+"/files/")
 	if !ok {
-		return nil, Meta{}, false, nil
+		return nil, fileserve.Meta{}, false, nil
 	}
 	id, _, _ := strings.Cut(rest, "/")
 	token := u.Query().Get("token")
-	if !validID(id) || token == "" {
-		return nil, Meta{}, false, nil
+	if !fileserve.ValidID(id) || token == "" {
+		return nil, fileserve.Meta{}, false, nil
 	}
 	c, err := s.signer.Verify(token)
 	if err != nil {
 		if !s.signedByUs(token, err) {
-			return nil, Meta{}, false, nil
+			return nil, fileserve.Meta{}, false, nil
 		}
-		return nil, Meta{}, true, fmt.Errorf("fileserve: the download URL of file %s is not valid: %w", id, err)
+		return nil, fileserve.Meta{}, true, fmt.Errorf("fileserve: the download URL of file %s is not valid: %w", id, err)
 	}
 	if c.FileID != id {
-		return nil, Meta{}, true, fmt.Errorf("fileserve: the download URL of file %s carries the token of another file", id)
+		return nil, fileserve.Meta{}, true, fmt.Errorf("fileserve: the download URL of file %s carries the token of another file", id)
 	}
 	if c.Owner != owner {
-		return nil, Meta{}, true, fmt.Errorf("fileserve: the download URL of file %s belongs to another caller; only the caller it was issued to may use it", id)
+		return nil, fileserve.Meta{}, true, fmt.Errorf("fileserve: the download URL of file %s belongs to another caller; only the caller it was issued to may use it", id)
 	}
-	if !Area(c.Area).Valid() {
-		return nil, Meta{}, true, fmt.Errorf("fileserve: the download URL of file %s names no storage area", id)
+	if !fileserve.Area(c.Area).Valid() {
+		return nil, fileserve.Meta{}, true, fmt.Errorf("fileserve: the download URL of file %s names no storage area", id)
 	}
-	obj, m, err = s.store.Open(ctx, Area(c.Area), c.Owner, id)
-	if errors.Is(err, ErrNotFound) {
-		return nil, Meta{}, true, fmt.Errorf("fileserve: the file of download URL %s is gone (expired and deleted); upload it or produce it again: %w", id, err)
+	obj, m, err = s.store.Open(ctx, fileserve.Area(c.Area), c.Owner, id)
+	if errors.Is(err, fileserve.ErrNotFound) {
+		return nil, fileserve.Meta{}, true, fmt.Errorf("fileserve: the file of download URL %s is gone (expired and deleted); upload it or produce it again: %w", id, err)
 	}
 	if err != nil {
-		return nil, Meta{}, true, err
+		return nil, fileserve.Meta{}, true, err
 	}
 	return obj, m, true, nil
 }

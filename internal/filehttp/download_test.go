@@ -1,4 +1,4 @@
-package fileserve
+package filehttp
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/fileserve/storetest"
 	"github.com/agentura/agentura/signing"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -23,8 +25,8 @@ func TestServeFile(t *testing.T) {
 	for _, mount := range mounts {
 		t.Run(mount, func(t *testing.T) {
 			env := newTestEnv(t, mount, nil)
-			content := append([]byte("%PDF-1.7\n"), pattern(100_000)...)
-			m := env.put(t, Outputs, "alice", "reports/Bericht_ü.pdf", content)
+			content := append([]byte("%PDF-1.7\n"), storetest.Pattern(100_000)...)
+			m := env.put(t, fileserve.Outputs, "alice", "reports/Bericht_ü.pdf", content)
 			u := env.signedURL(t, m)
 			if want := env.ts.URL + "/files/" + m.ID + "/reports/Bericht_%C3%BC.pdf?token="; !strings.HasPrefix(u, want) {
 				t.Fatalf("URL %s does not start with %s", u, want)
@@ -102,13 +104,13 @@ func TestServeFile(t *testing.T) {
 func TestServeFileTypes(t *testing.T) {
 	env := newTestEnv(t, "mux", nil)
 	// An HTML file is sent as its stored type, as an attachment, sandboxed.
-	html := env.put(t, Outputs, "o", "page.html", []byte("<html><script>alert(1)</script></html>"))
+	html := env.put(t, fileserve.Outputs, "o", "page.html", []byte("<html><script>alert(1)</script></html>"))
 	resp, _ := do(t, "GET", env.signedURL(t, html), nil, nil)
 	if resp.Header.Get("Content-Type") != "text/html; charset=utf-8" || !strings.HasPrefix(resp.Header.Get("Content-Disposition"), "attachment;") {
 		t.Errorf("html: %q, %q", resp.Header.Get("Content-Type"), resp.Header.Get("Content-Disposition"))
 	}
 	// A stored type is never replaced by sniffing.
-	m, err := env.st.Put(bg, NewFile{Area: Outputs, Owner: "o", Name: "x.bin", MIMEType: "application/x-agentura"}, strings.NewReader("<html>"))
+	m, err := env.st.Put(bg, fileserve.NewFile{Area: fileserve.Outputs, Owner: "o", Name: "x.bin", MIMEType: "application/x-agentura"}, strings.NewReader("<html>"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,12 +119,12 @@ func TestServeFileTypes(t *testing.T) {
 		t.Errorf("Content-Type = %q", got)
 	}
 	// Quotes and backslashes never break out of filename="...".
-	m = env.put(t, Outputs, "o", `we"ird\name;.txt`, []byte("x"))
+	m = env.put(t, fileserve.Outputs, "o", `we"ird\name;.txt`, []byte("x"))
 	resp, _ = do(t, "GET", env.signedURL(t, m), nil, nil)
 	if got, want := resp.Header.Get("Content-Disposition"), `attachment; filename="name;.txt"; filename*=UTF-8''name%3B.txt`; got != want {
 		t.Errorf("Content-Disposition = %q, want %q", got, want)
 	}
-	m = env.put(t, Outputs, "o", `say "hi".txt`, []byte("x"))
+	m = env.put(t, fileserve.Outputs, "o", `say "hi".txt`, []byte("x"))
 	resp, _ = do(t, "GET", env.signedURL(t, m), nil, nil)
 	if got, want := resp.Header.Get("Content-Disposition"), `attachment; filename="say _hi_.txt"; filename*=UTF-8''say%20%22hi%22.txt`; got != want {
 		t.Errorf("Content-Disposition = %q, want %q", got, want)
@@ -133,8 +135,8 @@ func TestServeFileLargeUnderGin(t *testing.T) {
 	// Large enough for sendfile; the status and headers gin holds back must
 	// go out before the body is written underneath it.
 	env := newTestEnv(t, "gin", nil)
-	content := pattern(8 << 20)
-	m := env.put(t, Outputs, "o", "big.bin", content)
+	content := storetest.Pattern(8 << 20)
+	m := env.put(t, fileserve.Outputs, "o", "big.bin", content)
 	u := env.signedURL(t, m)
 	resp, body := do(t, "GET", u, nil, nil)
 	if resp.StatusCode != 200 || !bytes.Equal(body, content) {
@@ -150,8 +152,8 @@ func TestDownloadWhileDeleted(t *testing.T) {
 	for _, mount := range mounts {
 		t.Run(mount, func(t *testing.T) {
 			env := newTestEnv(t, mount, nil)
-			content := pattern(32 << 20)
-			m := env.put(t, Outputs, "o", "big.bin", content)
+			content := storetest.Pattern(32 << 20)
+			m := env.put(t, fileserve.Outputs, "o", "big.bin", content)
 			resp, err := http.Get(env.signedURL(t, m))
 			if err != nil {
 				t.Fatal(err)
@@ -161,7 +163,7 @@ func TestDownloadWhileDeleted(t *testing.T) {
 			if _, err := io.ReadFull(resp.Body, first); err != nil {
 				t.Fatal(err)
 			}
-			if err := env.st.Delete(bg, Outputs, "o", m.ID); err != nil {
+			if err := env.st.Delete(bg, fileserve.Outputs, "o", m.ID); err != nil {
 				t.Fatal(err)
 			}
 			rest, err := io.ReadAll(resp.Body)
@@ -184,11 +186,11 @@ func TestServeFileTokens(t *testing.T) {
 	for _, mount := range mounts {
 		t.Run(mount, func(t *testing.T) {
 			env := newTestEnv(t, mount, nil)
-			mine := env.put(t, Outputs, "alice", "mine.txt", []byte("alice's file"))
-			theirs := env.put(t, Outputs, "bob", "theirs.txt", []byte("bob's file"))
-			swept := env.put(t, Outputs, "alice", "swept.txt", []byte("old"))
+			mine := env.put(t, fileserve.Outputs, "alice", "mine.txt", []byte("alice's file"))
+			theirs := env.put(t, fileserve.Outputs, "bob", "theirs.txt", []byte("bob's file"))
+			swept := env.put(t, fileserve.Outputs, "alice", "swept.txt", []byte("old"))
 			sweptURL := env.signedURL(t, swept)
-			env.st.Delete(bg, Outputs, "alice", swept.ID)
+			env.st.Delete(bg, fileserve.Outputs, "alice", swept.ID)
 
 			good := env.signedURL(t, mine)
 			base, token, _ := strings.Cut(good, "?token=")
@@ -228,7 +230,7 @@ func TestServeFileTokens(t *testing.T) {
 				{"token without area", base + "?token=" + sign(env.signer, signing.Claims{Owner: "alice", FileID: mine.ID, ExpiresAt: inHour}), 403, "area"},
 				{"token with a bad area", base + "?token=" + sign(env.signer, signing.Claims{Owner: "alice", FileID: mine.ID, Area: "../tmp", ExpiresAt: inHour}), 403, "area"},
 				{"swept file", sweptURL, 404, "not found"},
-				{"unknown id", env.ts.URL + "/files/" + NewID() + "/x?token=" + token, 403, "another file"},
+				{"unknown id", env.ts.URL + "/files/" + fileserve.NewID() + "/x?token=" + token, 403, "another file"},
 			} {
 				resp, body := do(t, "GET", tc.url, nil, nil)
 				if resp.StatusCode != tc.status {
@@ -253,7 +255,7 @@ func TestServeFileTokens(t *testing.T) {
 }
 
 // algNone builds an unsigned token claiming file m, as an attacker would.
-func algNone(t *testing.T, audience string, m Meta) string {
+func algNone(t *testing.T, audience string, m fileserve.Meta) string {
 	k, err := signing.NewKey(testSecret)
 	if err != nil {
 		t.Fatal(err)
@@ -271,10 +273,10 @@ func TestServeFilePathAttacks(t *testing.T) {
 		t.Run(mount, func(t *testing.T) {
 			env := newTestEnv(t, mount, nil)
 			// A secret beside the store, and one inside it (another owner's).
-			secret := "TOP-SECRET-" + NewID()
+			secret := "TOP-SECRET-" + fileserve.NewID()
 			os.WriteFile(filepath.Join(filepath.Dir(env.st.Root()), "secret.txt"), []byte(secret), 0o600)
-			m := env.put(t, Outputs, "alice", "a.txt", []byte("alice"))
-			bobs := env.put(t, Outputs, "bob", "b.txt", []byte(secret))
+			m := env.put(t, fileserve.Outputs, "alice", "a.txt", []byte("alice"))
+			bobs := env.put(t, fileserve.Outputs, "bob", "b.txt", []byte(secret))
 			token := strings.Split(env.signedURL(t, m), "?token=")[1]
 			q := "?token=" + token
 			for _, p := range []string{
@@ -296,7 +298,7 @@ func TestServeFilePathAttacks(t *testing.T) {
 				"/files/" + m.ID[:31] + "/a.txt",
 				"/files/" + strings.ToUpper(m.ID) + "/a.txt",
 				"/files/" + strings.Repeat("a", 4096) + "/a.txt",
-				"/files/outputs/" + ownerKey("bob") + "/" + bobs.ID + "/data",
+				"/files/outputs/" + fileserve.OwnerKey("bob") + "/" + bobs.ID + "/data",
 				"/files/",
 				"/files",
 			} {
@@ -325,7 +327,7 @@ func TestServeFilePathAttacks(t *testing.T) {
 
 func TestServeFileMountings(t *testing.T) {
 	env := newTestEnv(t, "mux", nil)
-	m := env.put(t, Outputs, "o", "files/x.txt", []byte("content"))
+	m := env.put(t, fileserve.Outputs, "o", "files/x.txt", []byte("content"))
 	u, _ := url.Parse(env.signedURL(t, m))
 	for _, p := range []string{
 		u.Path,                                // /files/<id>/files/x.txt
@@ -350,7 +352,7 @@ func TestServeFileMountings(t *testing.T) {
 func TestDownloadMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	env := newTestEnv(t, "gin", func(c *Config) { c.Metrics = reg })
-	m := env.put(t, Outputs, "o", "x.bin", pattern(5000))
+	m := env.put(t, fileserve.Outputs, "o", "x.bin", storetest.Pattern(5000))
 	u := env.signedURL(t, m)
 	do(t, "GET", u, nil, nil)
 	do(t, "GET", u, http.Header{"Range": {"bytes=0-99"}}, nil)
@@ -371,34 +373,6 @@ func TestDownloadMetrics(t *testing.T) {
 	if _, err := NewServer(Config{Store: env.st, Signer: env.signer, PublicURL: env.ts.URL, Metrics: reg}); err != nil {
 		t.Errorf("second server on one registry: %v", err)
 	}
-}
-
-func TestInstrument(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	st := Instrument(newTestStore(t), reg)
-	st.Put(bg, NewFile{Area: Outputs, Owner: "o", Name: "a"}, bytes.NewReader(pattern(100)))
-	st.Put(bg, NewFile{Area: Outputs, Owner: "o", Name: "b"}, bytes.NewReader(pattern(50)))
-	st.Put(bg, NewFile{Area: Staging, Owner: "o", Name: "c", MaxBytes: 10}, bytes.NewReader(pattern(50))) // fails: not counted
-	src := filepath.Join(t.TempDir(), "d")
-	os.WriteFile(src, pattern(7), 0o600)
-	if _, err := st.Adopt(bg, NewFile{Area: Staging, Owner: "o"}, src); err != nil {
-		t.Fatal(err)
-	}
-	got := gather(t, reg)
-	for k, want := range map[string]float64{
-		`agentura_files_stored_total{area="outputs"}`: 2,
-		`agentura_stored_bytes_total{area="outputs"}`: 150,
-		`agentura_files_stored_total{area="staging"}`: 1,
-		`agentura_stored_bytes_total{area="staging"}`: 7,
-	} {
-		if got[k] != want {
-			t.Errorf("%s = %v, want %v", k, got[k], want)
-		}
-	}
-	if Instrument(st, nil) != st {
-		t.Error("Instrument with a nil registerer wrapped the store")
-	}
-	Instrument(newTestStore(t), reg) // registering twice reuses the counters
 }
 
 // gather returns every sample of reg by name{labels}.

@@ -1,4 +1,4 @@
-package fileserve
+package filehttp
 
 import (
 	"errors"
@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/signing"
 )
 
 func TestOpenURL(t *testing.T) {
 	env := newTestEnv(t, "mux", nil)
-	m := env.put(t, Outputs, "alice", "report.pdf", []byte("%PDF-1.7 alice"))
+	m := env.put(t, fileserve.Outputs, "alice", "report.pdf", []byte("%PDF-1.7 alice"))
 	u := env.signedURL(t, m)
 	sign := func(s *signing.Signer, c signing.Claims) string {
 		tok, err := s.Sign(c)
@@ -46,9 +47,9 @@ func TestOpenURL(t *testing.T) {
 	past := newTestSigner(t, env.ts.URL, testSecret, signing.WithClock(func() time.Time { return time.Now().Add(-2 * time.Hour) }))
 	expiredClaims := claims
 	expiredClaims.ExpiresAt = time.Now().Add(-time.Hour)
-	swept := env.put(t, Outputs, "alice", "swept.txt", []byte("x"))
+	swept := env.put(t, fileserve.Outputs, "alice", "swept.txt", []byte("x"))
 	sweptURL := env.signedURL(t, swept)
-	env.st.Delete(bg, Outputs, "alice", swept.ID)
+	env.st.Delete(bg, fileserve.Outputs, "alice", swept.ID)
 	otherAudience := newTestSigner(t, "http://composer-agent:8002", testSecret)
 
 	for _, tc := range []struct {
@@ -86,7 +87,7 @@ func TestOpenURL(t *testing.T) {
 		case tc.errText != "" && (err == nil || !strings.Contains(err.Error(), tc.errText)):
 			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.errText)
 		}
-		if tc.name == "swept" && !errors.Is(err, ErrNotFound) {
+		if tc.name == "swept" && !errors.Is(err, fileserve.ErrNotFound) {
 			t.Errorf("swept: %v does not wrap ErrNotFound", err)
 		}
 	}
@@ -99,7 +100,7 @@ func TestOpenURLWithPathPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := st.Put(bg, NewFile{Area: Staging, Owner: "o", Name: "in.png"}, strings.NewReader("png"))
+	m, _ := st.Put(bg, fileserve.NewFile{Area: fileserve.Staging, Owner: "o", Name: "in.png"}, strings.NewReader("png"))
 	u, err := srv.URL(m)
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +149,7 @@ func TestNewServerConfig(t *testing.T) {
 	if srv.ttl != DefaultURLTTL || srv.maxUpload != DefaultMaxUploadBytes || srv.publicURL != "http://localhost:8001" {
 		t.Errorf("defaults: %v %v %v", srv.ttl, srv.maxUpload, srv.publicURL)
 	}
-	if _, err := srv.URL(Meta{ID: "x", Area: Outputs, Owner: "o"}); err == nil {
+	if _, err := srv.URL(fileserve.Meta{ID: "x", Area: fileserve.Outputs, Owner: "o"}); err == nil {
 		t.Error("URL signed metadata with a bad id")
 	}
 }

@@ -1,4 +1,9 @@
-package fileserve
+// Package filehttp serves the files of a fileserve.Store over HTTP: GET/HEAD
+// /files/{id}/{name} with a signed token (internal/signing), and POST
+// /uploads, which stages a large input for the same owner's later tool call.
+// It is agentcore's, under internal/ because nothing else serves these
+// endpoints; the Store it serves is the public extension point.
+package filehttp
 
 import (
 	"encoding/json"
@@ -11,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/filename"
+	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/signing"
 	"github.com/agentura/agentura/wire"
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,7 +33,7 @@ const (
 // Config is what a Server is built from.
 type Config struct {
 	// Store keeps the files. Required.
-	Store Store
+	Store fileserve.Store
 	// Signer signs and verifies download tokens. Required.
 	Signer *signing.Signer
 	// PublicURL is the base of every URL handed out, such as
@@ -50,7 +56,7 @@ type Config struct {
 	// valid with 302 to a short-lived URL of the file straight from the
 	// store (AGENT_S3_REDIRECT); HEAD is still answered here. nil: every
 	// download streams through the server.
-	Redirect Presigner
+	Redirect fileserve.Presigner
 	// Metrics, when not nil, receives agentura_downloads_total{status},
 	// agentura_download_bytes_total and agentura_uploads_total{status}.
 	Metrics prometheus.Registerer
@@ -67,14 +73,14 @@ type Config struct {
 // serving Signer's clock forward after a download (which is also a data race
 // with a running server).
 type Server struct {
-	store     Store
+	store     fileserve.Store
 	signer    *signing.Signer
 	publicURL string // without trailing slash
 	basePath  string // path of publicURL, without trailing slash
 	ttl       time.Duration
 	maxUpload int64
 	owner     func(*http.Request) (string, error)
-	redirect  Presigner
+	redirect  fileserve.Presigner
 	log       *slog.Logger
 	metrics   *serverMetrics
 	now       func() time.Time
@@ -137,8 +143,8 @@ func NewServer(cfg Config) (*Server, error) {
 // lifetime: <PublicURL>/files/<id>/<name>?token=<JWT>. The token binds the
 // id, the owner and the area; the name is only there for people and for
 // clients that take the file name from the URL.
-func (s *Server) URL(m Meta) (string, error) {
-	if !validID(m.ID) || !m.Area.Valid() || m.Owner == "" {
+func (s *Server) URL(m fileserve.Meta) (string, error) {
+	if !fileserve.ValidID(m.ID) || !m.Area.Valid() || m.Owner == "" {
 		return "", fmt.Errorf("fileserve: cannot sign a URL for file %q in area %q: metadata must come from the store (id, area and owner set)", m.ID, m.Area)
 	}
 	tok, err := s.signer.Sign(signing.Claims{
@@ -172,11 +178,11 @@ func escapeName(name string) string {
 func fileIDFromPath(p string) (id string, ok bool) {
 	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	at := -1
-	if validID(segs[0]) {
+	if fileserve.ValidID(segs[0]) {
 		at = 0
 	} else {
 		for i := 0; i+1 < len(segs); i++ {
-			if segs[i] == "files" && validID(segs[i+1]) {
+			if segs[i] == "files" && fileserve.ValidID(segs[i+1]) {
 				at = i + 1
 				break
 			}

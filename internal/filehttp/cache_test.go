@@ -1,4 +1,4 @@
-package fileserve
+package filehttp
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 func TestTokenCache(t *testing.T) {
 	c := newTokenCache()
 	now := time.Now()
-	c.put("a", signing.Claims{FileID: "x", ExpiresAt: now.Add(time.Minute)})
+	c.Put("a", signing.Claims{FileID: "x", ExpiresAt: now.Add(time.Minute)})
 	if got, ok := c.valid("a", now); !ok || got.FileID != "x" {
 		t.Errorf("get = %+v, %v", got, ok)
 	}
@@ -21,9 +21,9 @@ func TestTokenCache(t *testing.T) {
 		t.Error("an expired token stayed in the cache")
 	}
 	for i := range tokenCacheSize + 10 {
-		c.put(string(rune(i+1000)), signing.Claims{ExpiresAt: now.Add(time.Hour)})
+		c.Put(string(rune(i+1000)), signing.Claims{ExpiresAt: now.Add(time.Hour)})
 	}
-	if n := c.len(); n > tokenCacheSize {
+	if n := c.Len(); n > tokenCacheSize {
 		t.Errorf("cache holds %d tokens, more than %d", n, tokenCacheSize)
 	}
 }

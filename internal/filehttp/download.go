@@ -1,4 +1,4 @@
-package fileserve
+package filehttp
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/filename"
+	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/signing"
 )
@@ -67,7 +68,7 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusForbidden, "token is for another file")
 		return
 	}
-	area := Area(c.Area)
+	area := fileserve.Area(c.Area)
 	if !area.Valid() {
 		WriteError(w, http.StatusForbidden, "token does not name a storage area")
 		return
@@ -100,7 +101,7 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 // storeFailed answers a failure to find or read a file: 404 when it is not
 // there, 500 (logged) otherwise.
 func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, id string, err error) {
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, fileserve.ErrNotFound) {
 		WriteError(w, http.StatusNotFound, "file not found: it has expired and been deleted, or never existed; ask the agent for it again")
 		return
 	}
@@ -109,7 +110,7 @@ func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, id string, 
 }
 
 // contentType is the type a file is served with.
-func contentType(m Meta) string {
+func contentType(m fileserve.Meta) string {
 	if m.MIMEType == "" {
 		return filetype.Generic
 	}
@@ -119,7 +120,7 @@ func contentType(m Meta) string {
 // sizedObject lets ServeContent learn the size of a freshly opened file from
 // its metadata rather than by seeking to the end and back (two system calls
 // per download). An *os.File stays reachable underneath, so sendfile works.
-func sizedObject(obj Object, size int64) io.ReadSeeker {
+func sizedObject(obj fileserve.Object, size int64) io.ReadSeeker {
 	f, ok := obj.(*os.File)
 	if !ok {
 		return obj
@@ -190,7 +191,7 @@ func (s *Server) verify(token string) (signing.Claims, error) {
 	if err != nil {
 		return signing.Claims{}, err
 	}
-	s.tokens.put(token, c)
+	s.tokens.Put(token, c)
 	return c, nil
 }
 

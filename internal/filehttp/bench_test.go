@@ -1,4 +1,4 @@
-package fileserve
+package filehttp
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/heappeak"
 	"github.com/gin-gonic/gin"
 )
@@ -23,7 +24,7 @@ import (
 // signed URL's query with the same security headers, against which only the
 // signed handler's own work differs.
 func BenchmarkDownload(b *testing.B) {
-	st, err := NewDiskStore(filepath.Join(b.TempDir(), "store"))
+	st, err := fileserve.NewDiskStore(filepath.Join(b.TempDir(), "store"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func BenchmarkDownload(b *testing.B) {
 	type target struct{ signed, plain, equal string }
 	targets := map[string]target{}
 	for _, sz := range sizes {
-		m, err := st.Put(context.Background(), NewFile{Area: Outputs, Owner: "bench", Name: sz.name + ".bin"}, io.LimitReader(zeros{}, int64(sz.size)))
+		m, err := st.Put(context.Background(), fileserve.NewFile{Area: fileserve.Outputs, Owner: "bench", Name: sz.name + ".bin"}, io.LimitReader(zeros{}, int64(sz.size)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -55,13 +56,13 @@ func BenchmarkDownload(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		dir := filepath.Join(st.Root(), string(Outputs), ownerKey("bench"), m.ID)
+		dir := filepath.Join(st.Root(), string(fileserve.Outputs), fileserve.OwnerKey("bench"), m.ID)
 		fs := httptest.NewServer(http.FileServer(http.Dir(dir)))
 		defer fs.Close()
 		eq := httptest.NewServer(sameHeaders(m, http.FileServer(http.Dir(dir))))
 		defer eq.Close()
 		query := u[strings.IndexByte(u, '?'):]
-		targets[sz.name] = target{signed: u, plain: fs.URL + "/" + dataFile, equal: eq.URL + "/" + dataFile + query}
+		targets[sz.name] = target{signed: u, plain: fs.URL + "/data", equal: eq.URL + "/data" + query}
 	}
 
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 4}}
@@ -117,7 +118,7 @@ func BenchmarkDownload(b *testing.B) {
 }
 
 // sameHeaders sets the headers ServeFile sets for m before h serves.
-func sameHeaders(m Meta, h http.Handler) http.Handler {
+func sameHeaders(m fileserve.Meta, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
 		hd["Content-Type"] = []string{m.MIMEType}

@@ -1,4 +1,4 @@
-package fileserve_test
+package filehttp_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/signing"
 )
 
@@ -29,7 +30,7 @@ func ExampleServer_URL() {
 
 	key, _ := signing.NewKey([]byte("an example secret of 32 bytes ok"))
 	signer, _ := signing.NewSigner(ts.URL, []signing.Key{key})
-	srv, err := fileserve.NewServer(fileserve.Config{Store: store, Signer: signer, PublicURL: ts.URL})
+	srv, err := filehttp.NewServer(filehttp.Config{Store: store, Signer: signer, PublicURL: ts.URL})
 	if err != nil {
 		log.Fatal(err)
 	}

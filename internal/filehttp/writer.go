@@ -1,4 +1,4 @@
-package fileserve
+package filehttp
 
 import (
 	"io"

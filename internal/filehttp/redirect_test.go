@@ -1,10 +1,11 @@
-package fileserve
+package filehttp
 
 import (
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/signing"
 )
 
@@ -13,16 +14,16 @@ import (
 // instead of failing with 500. Presigning does not contact the S3 server, so
 // the S3Store's endpoint need not exist.
 func TestRedirectNearExpiry(t *testing.T) {
-	s3, err := NewS3Store(S3Config{Bucket: "files", Endpoint: "127.0.0.1:9", Insecure: true, PathStyle: true, AccessKey: "k", SecretKey: "s"})
+	s3, err := fileserve.NewS3Store(fileserve.S3Config{Bucket: "files", Endpoint: "127.0.0.1:9", Insecure: true, PathStyle: true, AccessKey: "k", SecretKey: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := newTestEnv(t, "mux", func(c *Config) { c.Redirect = s3 })
-	m := env.put(t, Outputs, "alice", "near.txt", []byte("last moment"))
+	m := env.put(t, fileserve.Outputs, "alice", "near.txt", []byte("last moment"))
 	sign := func(ttl time.Duration) (string, time.Time) {
 		// Tokens carry whole seconds: expire on a second boundary.
 		exp := time.Now().Add(ttl).Truncate(time.Second)
-		tok, err := env.signer.Sign(signing.Claims{Owner: "alice", FileID: m.ID, Area: string(Outputs), ExpiresAt: exp})
+		tok, err := env.signer.Sign(signing.Claims{Owner: "alice", FileID: m.ID, Area: string(fileserve.Outputs), ExpiresAt: exp})
 		if err != nil {
 			t.Fatal(err)
 		}

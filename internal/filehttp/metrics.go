@@ -1,8 +1,6 @@
-package fileserve
+package filehttp
 
 import (
-	"context"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -60,56 +58,4 @@ func (m *serverMetrics) upload(status int) {
 		return
 	}
 	m.uploads.WithLabelValues(strconv.Itoa(status)).Inc()
-}
-
-// Instrument wraps a Store to count files stored and bytes stored per area:
-// agentura_files_stored_total{area} and agentura_stored_bytes_total{area}.
-// With a nil reg it returns st unchanged. It panics, as
-// prometheus.MustRegister does, if reg holds a different collector under one
-// of these names.
-func Instrument(st Store, reg prometheus.Registerer) Store {
-	if reg == nil {
-		return st
-	}
-	files, err := promreg.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "agentura_files_stored_total",
-		Help: "Files added to the store, by area.",
-	}, []string{"area"}))
-	if err != nil {
-		panic(err)
-	}
-	bytes, err := promreg.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "agentura_stored_bytes_total",
-		Help: "Bytes added to the store, by area.",
-	}, []string{"area"}))
-	if err != nil {
-		panic(err)
-	}
-	return &instrumented{Store: st, files: files, bytes: bytes}
-}
-
-// instrumented is a Store that counts what is added to it.
-type instrumented struct {
-	Store
-	files, bytes *prometheus.CounterVec
-}
-
-func (s *instrumented) Put(ctx context.Context, f NewFile, r io.Reader) (Meta, error) {
-	m, err := s.Store.Put(ctx, f, r)
-	s.count(m, err)
-	return m, err
-}
-
-func (s *instrumented) Adopt(ctx context.Context, f NewFile, path string) (Meta, error) {
-	m, err := s.Store.Adopt(ctx, f, path)
-	s.count(m, err)
-	return m, err
-}
-
-func (s *instrumented) count(m Meta, err error) {
-	if err != nil {
-		return
-	}
-	s.files.WithLabelValues(string(m.Area)).Inc()
-	s.bytes.WithLabelValues(string(m.Area)).Add(float64(m.Size))
 }

@@ -1,4 +1,4 @@
-package fileserve
+package filehttp
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/wire"
 )
 
@@ -76,15 +77,15 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, he.code, he.msg)
 		return
 	}
-	m, err := s.store.Put(r.Context(), NewFile{Area: Staging, Owner: owner, Name: name, MaxBytes: s.maxUpload}, body)
+	src := &bodyReader{r: body}
+	m, err := s.store.Put(r.Context(), fileserve.NewFile{Area: fileserve.Staging, Owner: owner, Name: name, MaxBytes: s.maxUpload}, src)
 	if err != nil {
-		_, overBody := errors.AsType[*http.MaxBytesError](err)
-		re, readFailed := errors.AsType[*readError](err)
+		_, overBody := errors.AsType[*http.MaxBytesError](src.err)
 		switch {
-		case errors.Is(err, ErrTooLarge) || overBody:
+		case errors.Is(err, fileserve.ErrTooLarge) || overBody:
 			WriteError(w, http.StatusRequestEntityTooLarge, tooLarge)
-		case readFailed:
-			WriteError(w, http.StatusBadRequest, "the upload was cut short: "+re.Error())
+		case src.err != nil:
+			WriteError(w, http.StatusBadRequest, "the upload was cut short: read the content: "+src.err.Error())
 		default:
 			s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: store upload", slog.String("error", err.Error()))
 			WriteError(w, http.StatusInternalServerError, "the upload could not be stored; try again later")
@@ -99,6 +100,22 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, wire.Upload{URL: u, Name: m.Name, SizeBytes: m.Size, MIMEType: m.MIMEType})
+}
+
+// bodyReader keeps the error of the request body it reads, so that a broken
+// upload (400) is told from a store that failed (500) whatever the store
+// makes of the error.
+type bodyReader struct {
+	r   io.Reader
+	err error // first read error other than io.EOF
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
 }
 
 // uploadSource finds the file name and content of an upload request.

@@ -1,4 +1,4 @@
-package fileserve
+package filehttp
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/fileserve/storetest"
 	"github.com/agentura/agentura/wire"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -64,7 +66,7 @@ func decodeUpload(t *testing.T, resp *http.Response, body []byte) wire.Upload {
 }
 
 func TestUpload(t *testing.T) {
-	png := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), pattern(200_000)...)
+	png := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), storetest.Pattern(200_000)...)
 	for _, mount := range mounts {
 		t.Run(mount, func(t *testing.T) {
 			env := newTestEnv(t, mount, nil)
@@ -111,7 +113,7 @@ func TestUpload(t *testing.T) {
 				}
 			}
 			n := 0
-			env.st.Walk(bg, Staging, func(m Meta) error {
+			env.st.Walk(bg, fileserve.Staging, func(m fileserve.Meta) error {
 				n++
 				if m.Owner != AnonymousOwner {
 					t.Errorf("staged file owned by %q", m.Owner)
@@ -131,7 +133,7 @@ func TestUploadLimit(t *testing.T) {
 		t.Run(mount, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
 			env := newTestEnv(t, mount, func(c *Config) { c.MaxUploadBytes = limit; c.Metrics = reg })
-			over := pattern(limit + 1)
+			over := storetest.Pattern(limit + 1)
 			for _, tc := range []struct {
 				name string
 				send func() (io.Reader, http.Header)
@@ -140,7 +142,7 @@ func TestUploadLimit(t *testing.T) {
 					return bytes.NewReader(over), http.Header{"X-Filename": {"big.bin"}}
 				}},
 				{"raw far over with length", func() (io.Reader, http.Header) {
-					return bytes.NewReader(pattern(4 * limit)), http.Header{"X-Filename": {"big.bin"}}
+					return bytes.NewReader(storetest.Pattern(4 * limit)), http.Header{"X-Filename": {"big.bin"}}
 				}},
 				{"raw chunked", func() (io.Reader, http.Header) {
 					return io.MultiReader(bytes.NewReader(over)), http.Header{"X-Filename": {"big.bin"}}
@@ -150,11 +152,11 @@ func TestUploadLimit(t *testing.T) {
 					return body, http.Header{"Content-Type": {ct}}
 				}},
 				{"multipart far over", func() (io.Reader, http.Header) {
-					body, ct := multipartBody("file", "big.bin", pattern(10*limit), nil)
+					body, ct := multipartBody("file", "big.bin", storetest.Pattern(10*limit), nil)
 					return body, http.Header{"Content-Type": {ct}}
 				}},
 				{"multipart, huge field before the file", func() (io.Reader, http.Header) {
-					body, ct := multipartBody("file", "small.bin", []byte("x"), map[string]string{"junk": string(pattern(2 * limit))})
+					body, ct := multipartBody("file", "small.bin", []byte("x"), map[string]string{"junk": string(storetest.Pattern(2 * limit))})
 					return body, http.Header{"Content-Type": {ct}}
 				}},
 			} {
@@ -236,7 +238,7 @@ func TestUploadOwner(t *testing.T) {
 		t.Fatalf("OpenURL: own=%v, %v", own, err)
 	}
 	defer obj.Close()
-	if m.Owner != "carol" || m.Area != Staging {
+	if m.Owner != "carol" || m.Area != fileserve.Staging {
 		t.Errorf("staged as %+v", m)
 	}
 }

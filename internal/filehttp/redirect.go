@@ -1,11 +1,11 @@
-package fileserve
+package filehttp
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"time"
 
+	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/signing"
 )
 
@@ -19,18 +19,10 @@ const MaxRedirectTTL = 5 * time.Minute
 // server itself, as it still grants the file.
 const minRedirectTTL = time.Second
 
-// Presigner hands out short-lived URLs from which a client fetches a
-// file's content straight from where it is stored. S3Store is one.
-type Presigner interface {
-	// Presign returns a URL of m's content, valid for ttl, whose response
-	// carries contentType and the Content-Disposition disposition.
-	Presign(ctx context.Context, m Meta, ttl time.Duration, contentType, disposition string) (string, error)
-}
-
 // redirectFile answers a GET whose token checked out with 302 to a
 // presigned URL of the file (AGENT_S3_REDIRECT): the bytes then flow from
 // the object store to the client without passing through the agent.
-func (s *Server) redirectFile(w http.ResponseWriter, r *http.Request, c signing.Claims, area Area) {
+func (s *Server) redirectFile(w http.ResponseWriter, r *http.Request, c signing.Claims, area fileserve.Area) {
 	m, err := s.store.Stat(r.Context(), area, c.Owner, c.FileID)
 	if err != nil {
 		s.storeFailed(w, r, c.FileID, err)
