@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/internal/filehttp"
 )
 

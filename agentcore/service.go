@@ -31,10 +31,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/internal/filehttp"
-	"github.com/agentura/agentura/signing"
+	"github.com/agentura/agentura/internal/signing"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 )

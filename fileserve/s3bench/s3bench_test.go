@@ -20,7 +20,7 @@ import (
 	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/internal/heappeak"
 	"github.com/agentura/agentura/internal/s3test"
-	"github.com/agentura/agentura/signing"
+	"github.com/agentura/agentura/internal/signing"
 )
 
 func BenchmarkS3Download(b *testing.B) {

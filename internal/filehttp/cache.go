@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/internal/boundedmap"
-	"github.com/agentura/agentura/signing"
+	"github.com/agentura/agentura/internal/signing"
 )
 
 // tokenCacheSize bounds the verified tokens kept in memory.

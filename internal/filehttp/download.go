@@ -14,7 +14,7 @@ import (
 	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
-	"github.com/agentura/agentura/signing"
+	"github.com/agentura/agentura/internal/signing"
 )
 
 // downloadCSP keeps a downloaded file, should a browser ever render it,

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/signing"
+	"github.com/agentura/agentura/internal/signing"
 )
 
 // MaxRedirectTTL bounds the lifetime of a presigned URL a download is

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/signing"
+	"github.com/agentura/agentura/internal/signing"
 )
 
 // TestRedirectNearExpiry: a token with less than the one second an S3

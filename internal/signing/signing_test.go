@@ -15,9 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/internal/signing"
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/agentura/agentura/signing"
 )
 
 const audience = "http://localhost:8001"

@@ -9,11 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minio/minio-go/v7"
-
-	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/internal/s3test"
+	"github.com/minio/minio-go/v7"
 )
 
 // TestTwoReplicasSweepOneBucket: the sweepers of two replicas sharing an S3
