@@ -102,27 +102,15 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	s.draining, s.drain = context.WithCancel(context.Background())
 	s.metrics = newServiceMetrics(s.registry)
 
-	store, err := fileserve.OpenStore(cfg.StorageURL, fileserve.S3Config{
-		AccessKey: cfg.AWSAccessKeyID, SecretKey: cfg.AWSSecretAccessKey, SessionToken: cfg.AWSSessionToken, Region: cfg.AWSRegion,
-	})
+	store, scratch, redirect, err := cfg.openStore()
 	if err != nil {
-		return nil, &ConfigError{"AGENT_STORAGE_URL", fileserve.RedactURL(cfg.StorageURL), err}
+		return nil, err
 	}
 	if s.store, err = instrumentStore(store, s.registry); err != nil {
 		return nil, err
 	}
-	// Call folders are per-process scratch and stay on local disk: beside
-	// the files of a disk store, in the data folder otherwise.
-	scratch := cfg.DataDir
-	if disk, ok := store.(*fileserve.DiskStore); ok {
-		scratch = disk.Root()
-	}
 	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls")); err != nil {
 		return nil, err
-	}
-	var redirect fileserve.Presigner
-	if s3, ok := store.(*fileserve.S3Store); ok && cfg.S3Redirect {
-		redirect = s3
 	}
 	defer func() {
 		if err != nil {

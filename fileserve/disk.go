@@ -80,7 +80,7 @@ func (d *DiskStore) Root() string { return d.root }
 // hashed and its type detected while it streams; over f.MaxBytes, or when r
 // fails or ctx ends, nothing is left behind.
 func (d *DiskStore) Put(ctx context.Context, f NewFile, r io.Reader) (Meta, error) {
-	if err := checkNewFile(ctx, f); err != nil {
+	if err := f.Check(ctx); err != nil {
 		return Meta{}, err
 	}
 	dir, err := d.mkTemp("add-")
@@ -104,14 +104,14 @@ func (d *DiskStore) Put(ctx context.Context, f NewFile, r io.Reader) (Meta, erro
 // across file systems it is copied and then removed. On failure the file is
 // left at path.
 func (d *DiskStore) Adopt(ctx context.Context, f NewFile, path string) (Meta, error) {
-	if err := checkNewFile(ctx, f); err != nil {
+	if err := f.Check(ctx); err != nil {
 		return Meta{}, err
 	}
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return Meta{}, fmt.Errorf("fileserve: adopt: %w", err)
 	}
-	if f, err = adoptable(f, path, fi); err != nil {
+	if f, err = f.Adoptable(path, fi); err != nil {
 		return Meta{}, err
 	}
 	dir, err := d.mkTemp("adopt-")
@@ -148,9 +148,11 @@ func (d *DiskStore) Adopt(ctx context.Context, f NewFile, path string) (Meta, er
 	return m, nil
 }
 
-// adoptable checks the file at path, described by fi, before Adopt takes it
-// in, and returns f with the file's own name when f has none.
-func adoptable(f NewFile, path string, fi fs.FileInfo) (NewFile, error) {
+// Adoptable checks the file at path, described by fi (from os.Lstat or an
+// opened file's Stat), before a store's Adopt takes it in: it must be a
+// regular file within f.MaxBytes. It returns f with the file's own name when
+// f has none.
+func (f NewFile) Adoptable(path string, fi fs.FileInfo) (NewFile, error) {
 	if !fi.Mode().IsRegular() {
 		return f, fmt.Errorf("fileserve: adopt %s: not a regular file (symbolic links, folders and devices cannot be stored)", path)
 	}
@@ -422,8 +424,9 @@ func (d *DiskStore) eachFileDir(area Area, fn func(dir string) error) error {
 	return nil
 }
 
-// checkNewFile validates what a caller says about a file it adds.
-func checkNewFile(ctx context.Context, f NewFile) error {
+// Check validates what a caller says about a file it adds, and that ctx is
+// not over yet; a store's Put and Adopt call it first.
+func (f NewFile) Check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -444,7 +447,7 @@ func writeData(ctx context.Context, dir string, f NewFile, r io.Reader) (Meta, e
 		return Meta{}, err
 	}
 	defer out.Close()
-	sr := newScanReader(ctx, r, f.MaxBytes)
+	sr := NewContentReader(ctx, r, f.MaxBytes)
 	// writerOnly: *os.File's ReadFrom would copy with its own small buffer.
 	if _, err := io.CopyBuffer(writerOnly{out}, sr, make([]byte, copyBufSize)); err != nil {
 		return Meta{}, err
@@ -455,7 +458,7 @@ func writeData(ctx context.Context, dir string, f NewFile, r io.Reader) (Meta, e
 	if err := out.Close(); err != nil {
 		return Meta{}, fmt.Errorf("close content: %w", err)
 	}
-	return sr.describe(f), nil
+	return sr.Meta(f), nil
 }
 
 // scanData reads the file at path once for its size, digest and type, and
@@ -466,14 +469,14 @@ func scanData(ctx context.Context, path string, f NewFile) (Meta, error) {
 		return Meta{}, err
 	}
 	defer in.Close()
-	sr := newScanReader(ctx, in, f.MaxBytes)
+	sr := NewContentReader(ctx, in, f.MaxBytes)
 	if _, err := io.CopyBuffer(writerOnly{io.Discard}, sr, make([]byte, copyBufSize)); err != nil {
 		return Meta{}, err
 	}
 	if err := in.Sync(); err != nil {
 		return Meta{}, fmt.Errorf("sync content: %w", err)
 	}
-	return sr.describe(f), nil
+	return sr.Meta(f), nil
 }
 
 // describe builds the metadata of a written file.

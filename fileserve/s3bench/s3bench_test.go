@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/fileserve/s3store"
 	"github.com/agentura/agentura/fileserve/storetest"
 	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/internal/heappeak"
@@ -25,11 +26,11 @@ import (
 
 func BenchmarkS3Download(b *testing.B) {
 	srv := s3test.Start(b)
-	st, err := fileserve.OpenStore(srv.StorageURL(srv.NewBucket(b)), fileserve.S3Config{AccessKey: srv.AccessKey, SecretKey: srv.SecretKey})
+	st, err := fileserve.OpenStore(context.Background(), srv.StorageURL(srv.NewBucket(b)), srv.LookupEnv)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s3 := st.(*fileserve.S3Store)
+	s3 := st.(*s3store.Store)
 	var handler http.Handler
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	defer ts.Close()
@@ -95,7 +96,7 @@ func (zeros) Read(p []byte) (int, error) {
 // file. It fails if the heap grew by half the file.
 func BenchmarkS3Upload(b *testing.B) {
 	srv := s3test.Start(b)
-	st, err := fileserve.OpenStore(srv.StorageURL(srv.NewBucket(b)), fileserve.S3Config{AccessKey: srv.AccessKey, SecretKey: srv.SecretKey})
+	st, err := fileserve.OpenStore(context.Background(), srv.StorageURL(srv.NewBucket(b)), srv.LookupEnv)
 	if err != nil {
 		b.Fatal(err)
 	}

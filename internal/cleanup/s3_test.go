@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
+	_ "github.com/agentura/agentura/fileserve/s3store"
 	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/internal/s3test"
 	"github.com/minio/minio-go/v7"
@@ -23,7 +24,7 @@ func TestTwoReplicasSweepOneBucket(t *testing.T) {
 	bucket := srv.NewBucket(t)
 	var stores []fileserve.Store
 	for range 2 {
-		st, err := fileserve.OpenStore(srv.StorageURL(bucket), fileserve.S3Config{AccessKey: srv.AccessKey, SecretKey: srv.SecretKey})
+		st, err := fileserve.OpenStore(context.Background(), srv.StorageURL(bucket), srv.LookupEnv)
 		if err != nil {
 			t.Fatal(err)
 		}

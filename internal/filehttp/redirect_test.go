@@ -6,15 +6,16 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/fileserve/s3store"
 	"github.com/agentura/agentura/internal/signing"
 )
 
 // TestRedirectNearExpiry: a token with less than the one second an S3
 // presigned URL can last still downloads: the file is streamed by the server
 // instead of failing with 500. Presigning does not contact the S3 server, so
-// the S3Store's endpoint need not exist.
+// the S3 store's endpoint need not exist.
 func TestRedirectNearExpiry(t *testing.T) {
-	s3, err := fileserve.NewS3Store(fileserve.S3Config{Bucket: "files", Endpoint: "127.0.0.1:9", Insecure: true, PathStyle: true, AccessKey: "k", SecretKey: "s"})
+	s3, err := s3store.New(s3store.Config{Bucket: "files", Endpoint: "127.0.0.1:9", Insecure: true, PathStyle: true, AccessKey: "k", SecretKey: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package fileserve
+package s3store
 
 import (
 	"context"
@@ -7,15 +7,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/fileserve"
 	"github.com/minio/minio-go/v7"
 )
 
 // Walk calls fn with the metadata of every file of area: it lists the
 // area's keys and reads each metadata object (one GET per file). Files
 // whose metadata cannot be read are skipped (Prune removes them once old).
-func (s *S3Store) Walk(ctx context.Context, area Area, fn func(Meta) error) error {
+func (s *Store) Walk(ctx context.Context, area fileserve.Area, fn func(fileserve.Meta) error) error {
 	if !area.Valid() {
-		return fmt.Errorf("fileserve: walk: unknown area %q (want outputs or staging)", area)
+		return fmt.Errorf("s3store: walk: unknown area %q (want outputs or staging)", area)
 	}
 	return s.list(ctx, s.prefix+string(area)+"/", func(obj minio.ObjectInfo) error {
 		id, name, ok := s.parseKey(area, obj.Key)
@@ -41,9 +42,9 @@ func (s *S3Store) Walk(ctx context.Context, area Area, fn func(Meta) error) erro
 // as young as the upload, which olderThan (a TTL of minutes or hours in the
 // past) leaves alone too. Several processes may prune at once: removing a
 // missing key is not an error in S3.
-func (s *S3Store) Prune(ctx context.Context, area Area, olderThan time.Time) error {
+func (s *Store) Prune(ctx context.Context, area fileserve.Area, olderThan time.Time) error {
 	if !area.Valid() {
-		return fmt.Errorf("fileserve: prune: unknown area %q (want outputs or staging)", area)
+		return fmt.Errorf("s3store: prune: unknown area %q (want outputs or staging)", area)
 	}
 	type files struct {
 		data, meta bool
@@ -71,7 +72,7 @@ func (s *S3Store) Prune(ctx context.Context, area Area, olderThan time.Time) err
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("fileserve: prune %s: %w", area, err)
+		return fmt.Errorf("s3store: prune %s: %w", area, err)
 	}
 	var errs []error
 	remove := func(key string) {
@@ -107,13 +108,13 @@ func (s *S3Store) Prune(ctx context.Context, area Area, olderThan time.Time) err
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("fileserve: prune %s: %w", area, err)
+		return fmt.Errorf("s3store: prune %s: %w", area, err)
 	}
 	return nil
 }
 
 // list calls fn with every object under prefix.
-func (s *S3Store) list(ctx context.Context, prefix string, fn func(minio.ObjectInfo) error) error {
+func (s *Store) list(ctx context.Context, prefix string, fn func(minio.ObjectInfo) error) error {
 	for obj := range s.client.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
 		if obj.Err != nil {
 			if err := ctx.Err(); err != nil {
@@ -129,13 +130,13 @@ func (s *S3Store) list(ctx context.Context, prefix string, fn func(minio.ObjectI
 }
 
 // parseKey splits a key <prefix><area>/<ownerkey>/<id>/<name> of area.
-func (s *S3Store) parseKey(area Area, key string) (id, name string, ok bool) {
+func (s *Store) parseKey(area fileserve.Area, key string) (id, name string, ok bool) {
 	rest, ok := strings.CutPrefix(key, s.prefix+string(area)+"/")
 	if !ok {
 		return "", "", false
 	}
 	parts := strings.Split(rest, "/")
-	if len(parts) != 3 || len(parts[0]) != idLen || !ValidID(parts[1]) || (parts[2] != dataFile && parts[2] != metaFile) {
+	if len(parts) != 3 || len(parts[0]) != len(fileserve.OwnerKey("")) || !fileserve.ValidID(parts[1]) || (parts[2] != dataFile && parts[2] != metaFile) {
 		return "", "", false
 	}
 	return parts[1], parts[2], true

@@ -1,4 +1,4 @@
-package fileserve
+package s3store
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/agentura/agentura/fileserve"
 	"github.com/minio/minio-go/v7"
 )
 
@@ -39,16 +40,16 @@ func (o *s3Object) Read(p []byte) (int, error) {
 		body, _, _, err := o.core.GetObject(o.ctx, o.bucket, o.key, opts)
 		if err != nil {
 			if isNoSuchKey(err) {
-				err = fmt.Errorf("%w (deleted while being read)", ErrNotFound)
+				err = fmt.Errorf("%w (deleted while being read)", fileserve.ErrNotFound)
 			}
-			return 0, fmt.Errorf("fileserve: read s3://%s/%s: %w", o.bucket, o.key, err)
+			return 0, fmt.Errorf("s3store: read s3://%s/%s: %w", o.bucket, o.key, err)
 		}
 		o.body = body
 	}
 	n, err := o.body.Read(p)
 	o.off += int64(n)
 	if err == io.EOF && o.off < o.size {
-		err = fmt.Errorf("fileserve: s3://%s/%s ended after %d of %d bytes: %w", o.bucket, o.key, o.off, o.size, io.ErrUnexpectedEOF)
+		err = fmt.Errorf("s3store: s3://%s/%s ended after %d of %d bytes: %w", o.bucket, o.key, o.off, o.size, io.ErrUnexpectedEOF)
 	}
 	return n, err
 }
@@ -63,10 +64,10 @@ func (o *s3Object) Seek(offset int64, whence int) (int64, error) {
 	case io.SeekEnd:
 		offset += o.size
 	default:
-		return 0, errors.New("fileserve: seek: invalid whence")
+		return 0, errors.New("s3store: seek: invalid whence")
 	}
 	if offset < 0 {
-		return 0, errors.New("fileserve: seek: negative position")
+		return 0, errors.New("s3store: seek: negative position")
 	}
 	if offset != o.off && o.body != nil {
 		o.body.Close()

@@ -1,44 +1,56 @@
-package fileserve
+package s3store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/agentura/agentura/fileserve"
 )
 
-// OpenStore opens the store a storage URL (AGENT_STORAGE_URL) names:
-//
-//	file:///data                     a DiskStore rooted at /data
-//	s3://bucket[/prefix]?endpoint=…  an S3Store; see ParseS3URL
-//
-// creds fills what an s3:// URL does not say: the credentials, and the
-// region when the URL has none (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
-// AWS_SESSION_TOKEN, AWS_REGION). It is not used for file:// URLs.
-func OpenStore(rawURL string, creds S3Config) (Store, error) {
-	switch {
-	case strings.HasPrefix(rawURL, "file://"):
-		dir := strings.TrimPrefix(rawURL, "file://")
-		if dir == "" {
-			return nil, errors.New("fileserve: file:// needs a folder, e.g. file:///data")
-		}
-		return NewDiskStore(dir)
-	case strings.HasPrefix(rawURL, "s3://"):
-		cfg, err := ParseS3URL(rawURL)
-		if err != nil {
-			return nil, err
-		}
-		cfg.AccessKey, cfg.SecretKey, cfg.SessionToken = creds.AccessKey, creds.SecretKey, creds.SessionToken
-		if cfg.Region == "" {
-			cfg.Region = creds.Region
-		}
-		return NewS3Store(cfg)
-	}
-	return nil, fmt.Errorf("fileserve: storage URL %q: use file:///<folder> or s3://<bucket>?endpoint=<host:port>", rawURL)
+func init() { fileserve.RegisterScheme("s3", opener{}) }
+
+// opener opens s3:// URLs for fileserve.OpenStore. The credentials come
+// from env: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, and
+// AWS_REGION when the URL names no region.
+type opener struct{}
+
+// CheckURL parses rawURL and requires credentials.
+func (opener) CheckURL(rawURL string, env fileserve.Env) error {
+	_, err := configFrom(rawURL, env)
+	return err
 }
 
-// ParseS3URL reads an S3 storage URL:
+// OpenURL returns the Store; it does not contact the server (Ready does).
+func (opener) OpenURL(_ context.Context, rawURL string, env fileserve.Env) (fileserve.Store, error) {
+	cfg, err := configFrom(rawURL, env)
+	if err != nil {
+		return nil, err
+	}
+	return New(cfg)
+}
+
+// configFrom is ParseURL with the credentials and default region of env.
+func configFrom(rawURL string, env fileserve.Env) (Config, error) {
+	cfg, err := ParseURL(rawURL)
+	if err != nil {
+		return Config{}, err
+	}
+	get := func(name string) string { v, _ := env(name); return strings.TrimSpace(v) }
+	cfg.AccessKey, cfg.SecretKey, cfg.SessionToken = get("AWS_ACCESS_KEY_ID"), get("AWS_SECRET_ACCESS_KEY"), get("AWS_SESSION_TOKEN")
+	if cfg.Region == "" {
+		cfg.Region = get("AWS_REGION")
+	}
+	if cfg.AccessKey == "" || cfg.SecretKey == "" {
+		return Config{}, errors.New("s3:// storage needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	}
+	return cfg, nil
+}
+
+// ParseURL reads an S3 storage URL:
 //
 //	s3://<bucket>[/<key prefix>]?endpoint=<host:port>&region=<region>&secure=<bool>&path_style=<bool>&public_endpoint=<host:port>&part_size=<bytes>
 //
@@ -48,9 +60,9 @@ func OpenStore(rawURL string, creds S3Config) (Store, error) {
 // versitygw, Ceph) and false for AWS. public_endpoint is where clients
 // reach the server when following an AGENT_S3_REDIRECT redirect. The
 // credentials are not part of the URL.
-func ParseS3URL(rawURL string) (S3Config, error) {
-	bad := func(format string, args ...any) (S3Config, error) {
-		return S3Config{}, fmt.Errorf("fileserve: storage URL %q: %s", RedactURL(rawURL), fmt.Sprintf(format, args...))
+func ParseURL(rawURL string) (Config, error) {
+	bad := func(format string, args ...any) (Config, error) {
+		return Config{}, fmt.Errorf("s3store: storage URL %q: %s", fileserve.RedactURL(rawURL), fmt.Sprintf(format, args...))
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -66,7 +78,7 @@ func ParseS3URL(rawURL string) (S3Config, error) {
 	if u.User != nil {
 		return bad("credentials do not belong in the URL; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
 	}
-	cfg := S3Config{Bucket: u.Host, Prefix: strings.Trim(u.Path, "/")}
+	cfg := Config{Bucket: u.Host, Prefix: strings.Trim(u.Path, "/")}
 	if cfg.Prefix != "" {
 		cfg.Prefix += "/"
 	}
@@ -115,26 +127,6 @@ func ParseS3URL(rawURL string) (S3Config, error) {
 		cfg.PartSize = n
 	}
 	return cfg, nil
-}
-
-// RedactURL returns rawURL with the user information of its authority
-// (user:password@) replaced by REDACTED, for error messages and logs; a URL
-// without any is returned as it is. It works on text that does not parse.
-func RedactURL(rawURL string) string {
-	_, rest, ok := strings.Cut(rawURL, "://")
-	if !ok {
-		return rawURL
-	}
-	start := len(rawURL) - len(rest)
-	authority := rest
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		authority = rest[:i]
-	}
-	at := strings.LastIndex(authority, "@")
-	if at < 0 {
-		return rawURL
-	}
-	return rawURL[:start] + "REDACTED" + rawURL[start+at:]
 }
 
 // splitEndpoint takes host:port or http(s)://host:port and returns the

@@ -1,4 +1,14 @@
-package fileserve
+// Package s3store is the fileserve.Store on S3-compatible object storage
+// (AWS S3, MinIO, Ceph, versitygw), for agents that run as several replicas
+// sharing one bucket. Importing it registers the s3:// scheme with
+// fileserve.OpenStore:
+//
+//	import _ "github.com/agentura/agentura/fileserve/s3store"
+//
+// A program that does not import it does not link minio-go. Its stores are
+// fileserve.Presigners: downloads may be redirected to presigned URLs
+// (AGENT_S3_REDIRECT).
+package s3store
 
 import (
 	"bytes"
@@ -14,11 +24,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentura/agentura/fileserve"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
-// Defaults of S3Config.
+// Defaults of Config.
 const (
 	// DefaultPartSize is the part size of multipart uploads: the memory one
 	// upload of unknown length holds at a time.
@@ -30,9 +41,9 @@ const (
 	singlePutMax = 1 << 20
 )
 
-// S3Config says where an S3Store keeps its files. ParseStorageURL fills it
-// from an s3:// URL and the AWS_* environment.
-type S3Config struct {
+// Config says where a Store keeps its files. ParseURL fills it from an
+// s3:// URL; the credentials come from the AWS_* environment.
+type Config struct {
 	// Bucket holds the files. It must exist. Required.
 	Bucket string
 	// Prefix is put before every key, so several agents can share a bucket:
@@ -64,11 +75,11 @@ type S3Config struct {
 	Transport http.RoundTripper
 }
 
-// S3Store is the Store on an S3-compatible object store (AWS S3, MinIO,
+// Store is the fileserve.Store on an S3-compatible object store (AWS S3, MinIO,
 // Ceph, versitygw, ...), for agents that run as several replicas.
 //
 // Its keys are <prefix><area>/<ownerkey>/<id>/data and .../meta.json, with
-// ownerkey and id as in DiskStore. The content is uploaded first (one PUT,
+// ownerkey and id as in fileserve.DiskStore. The content is uploaded first (one PUT,
 // or a multipart upload of PartSize parts for content longer than 1 MiB,
 // so no file is ever held whole in memory), then its metadata: an S3 PUT is
 // atomic, and a file exists for Stat, Open and Walk only once its metadata
@@ -76,14 +87,14 @@ type S3Config struct {
 // then the content. Content left without metadata by a crash, and
 // multipart uploads never completed, are removed by Prune once old.
 //
-// An Object opened from an S3Store reads with ranged GETs: one request from
+// An Object opened from a Store reads with ranged GETs: one request from
 // the first read (or each seek) on. Once reading has begun it reads to its
 // end even if the file is deleted meanwhile, as S3 servers finish a GET in
 // progress; a file deleted between Open and the first read fails the read.
 //
-// An S3Store is safe for concurrent use, also by several processes sharing
+// A Store is safe for concurrent use, also by several processes sharing
 // the bucket.
-type S3Store struct {
+type Store struct {
 	client   *minio.Client
 	core     minio.Core
 	presign  *minio.Client // client of PublicEndpoint; never contacted
@@ -97,13 +108,16 @@ type S3Store struct {
 	heads sync.Pool
 }
 
-var _ Store = (*S3Store)(nil)
+var (
+	_ fileserve.Store     = (*Store)(nil)
+	_ fileserve.Presigner = (*Store)(nil)
+)
 
-// NewS3Store returns a store on the bucket cfg names. It does not contact
-// the server; Ready does.
-func NewS3Store(cfg S3Config) (*S3Store, error) {
+// New returns a store on the bucket cfg names. It does not contact the
+// server; Ready does.
+func New(cfg Config) (*Store, error) {
 	if cfg.Bucket == "" {
-		return nil, errors.New("fileserve: S3 storage needs a bucket: s3://<bucket>?endpoint=host:port")
+		return nil, errors.New("s3store: S3 storage needs a bucket: s3://<bucket>?endpoint=host:port")
 	}
 	if cfg.Prefix != "" && !strings.HasSuffix(cfg.Prefix, "/") {
 		cfg.Prefix += "/"
@@ -112,7 +126,7 @@ func NewS3Store(cfg S3Config) (*S3Store, error) {
 		cfg.PartSize = DefaultPartSize
 	}
 	if cfg.PartSize < minPartSize {
-		return nil, fmt.Errorf("fileserve: S3 part size %d is below the 5 MiB S3 requires", cfg.PartSize)
+		return nil, fmt.Errorf("s3store: S3 part size %d is below the 5 MiB S3 requires", cfg.PartSize)
 	}
 	if cfg.Endpoint == "" {
 		cfg.Endpoint = "s3.amazonaws.com"
@@ -121,7 +135,7 @@ func NewS3Store(cfg S3Config) (*S3Store, error) {
 		cfg.Region = "us-east-1"
 	}
 	if cfg.AccessKey == "" || cfg.SecretKey == "" {
-		return nil, errors.New("fileserve: S3 storage needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+		return nil, errors.New("s3store: S3 storage needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
 	}
 	newClient := func(endpoint string) (*minio.Client, error) {
 		lookup := minio.BucketLookupDNS
@@ -136,7 +150,7 @@ func NewS3Store(cfg S3Config) (*S3Store, error) {
 			Transport:    cfg.Transport,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("fileserve: S3 endpoint %q: %w (give host:port, such as s3.example.com or 127.0.0.1:7070)", endpoint, err)
+			return nil, fmt.Errorf("s3store: S3 endpoint %q: %w (give host:port, such as s3.example.com or 127.0.0.1:7070)", endpoint, err)
 		}
 		return c, nil
 	}
@@ -150,7 +164,7 @@ func NewS3Store(cfg S3Config) (*S3Store, error) {
 			return nil, err
 		}
 	}
-	return &S3Store{
+	return &Store{
 		client:   client,
 		core:     minio.Core{Client: client},
 		presign:  presign,
@@ -164,12 +178,12 @@ func NewS3Store(cfg S3Config) (*S3Store, error) {
 // one PUT; longer content in a multipart upload, one part in memory at a
 // time. Over f.MaxBytes, or when r fails or ctx ends, the upload is aborted
 // and nothing is left behind.
-func (s *S3Store) Put(ctx context.Context, f NewFile, r io.Reader) (Meta, error) {
-	if err := checkNewFile(ctx, f); err != nil {
-		return Meta{}, err
+func (s *Store) Put(ctx context.Context, f fileserve.NewFile, r io.Reader) (fileserve.Meta, error) {
+	if err := f.Check(ctx); err != nil {
+		return fileserve.Meta{}, err
 	}
-	m, err := s.add(ctx, f, func(key string) (*scanReader, error) {
-		sr := newScanReader(ctx, r, f.MaxBytes)
+	m, err := s.add(ctx, f, func(key string) (*fileserve.ContentReader, error) {
+		sr := fileserve.NewContentReader(ctx, r, f.MaxBytes)
 		bp, _ := s.heads.Get().(*[]byte)
 		if bp == nil {
 			b := make([]byte, singlePutMax)
@@ -192,35 +206,35 @@ func (s *S3Store) Put(ctx context.Context, f NewFile, r io.Reader) (Meta, error)
 		return sr, nil
 	})
 	if err != nil {
-		return Meta{}, fmt.Errorf("fileserve: store %q: %w", f.Name, err)
+		return fileserve.Meta{}, fmt.Errorf("s3store: store %q: %w", f.Name, err)
 	}
 	return m, nil
 }
 
 // Adopt uploads the regular file at path and removes it once stored. On
 // failure the file is left at path.
-func (s *S3Store) Adopt(ctx context.Context, f NewFile, path string) (Meta, error) {
-	if err := checkNewFile(ctx, f); err != nil {
-		return Meta{}, err
+func (s *Store) Adopt(ctx context.Context, f fileserve.NewFile, path string) (fileserve.Meta, error) {
+	if err := f.Check(ctx); err != nil {
+		return fileserve.Meta{}, err
 	}
 	in, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return Meta{}, fmt.Errorf("fileserve: adopt: %w", err)
+		return fileserve.Meta{}, fmt.Errorf("s3store: adopt: %w", err)
 	}
 	defer in.Close()
 	fi, err := in.Stat()
 	if err != nil {
-		return Meta{}, fmt.Errorf("fileserve: adopt: %w", err)
+		return fileserve.Meta{}, fmt.Errorf("s3store: adopt: %w", err)
 	}
-	if f, err = adoptable(f, path, fi); err != nil {
-		return Meta{}, err
+	if f, err = f.Adoptable(path, fi); err != nil {
+		return fileserve.Meta{}, err
 	}
-	m, err := s.add(ctx, f, func(key string) (*scanReader, error) {
-		sr := newScanReader(ctx, in, f.MaxBytes)
+	m, err := s.add(ctx, f, func(key string) (*fileserve.ContentReader, error) {
+		sr := fileserve.NewContentReader(ctx, in, f.MaxBytes)
 		return sr, s.upload(ctx, key, sr, fi.Size())
 	})
 	if err != nil {
-		return Meta{}, fmt.Errorf("fileserve: adopt %s: %w", path, err)
+		return fileserve.Meta{}, fmt.Errorf("s3store: adopt %s: %w", path, err)
 	}
 	// The file is stored; failing to remove the original only leaves the
 	// caller's file where it was.
@@ -231,14 +245,14 @@ func (s *S3Store) Adopt(ctx context.Context, f NewFile, path string) (Meta, erro
 
 // add stores a new file: write uploads its content to the data key, then
 // the metadata makes it visible. On failure what was uploaded is removed.
-func (s *S3Store) add(ctx context.Context, f NewFile, write func(key string) (*scanReader, error)) (Meta, error) {
-	id := NewID()
+func (s *Store) add(ctx context.Context, f fileserve.NewFile, write func(key string) (*fileserve.ContentReader, error)) (fileserve.Meta, error) {
+	id := fileserve.NewID()
 	s.inflight.Store(id, true)
 	defer s.inflight.Delete(id)
 	dir := s.fileKey(f.Area, f.Owner, id)
 	sr, err := write(dir + dataFile)
 	if err == nil {
-		m := sr.describe(f)
+		m := sr.Meta(f)
 		m.ID, m.Created = id, time.Now().UTC()
 		if err = s.putMeta(ctx, dir, m); err == nil {
 			return m, nil
@@ -249,11 +263,11 @@ func (s *S3Store) add(ctx context.Context, f NewFile, write func(key string) (*s
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	s.client.RemoveObject(cctx, s.bucket, dir+dataFile, minio.RemoveObjectOptions{})
-	return Meta{}, err
+	return fileserve.Meta{}, err
 }
 
 // upload PUTs r under key: size bytes, or until EOF when size is -1.
-func (s *S3Store) upload(ctx context.Context, key string, r io.Reader, size int64) error {
+func (s *Store) upload(ctx context.Context, key string, r io.Reader, size int64) error {
 	_, err := s.client.PutObject(ctx, s.bucket, key, r, size, minio.PutObjectOptions{
 		ContentType: "application/octet-stream",
 		PartSize:    s.partSize,
@@ -265,7 +279,7 @@ func (s *S3Store) upload(ctx context.Context, key string, r io.Reader, size int6
 }
 
 // putMeta writes the metadata object of the file in dir.
-func (s *S3Store) putMeta(ctx context.Context, dir string, m Meta) error {
+func (s *Store) putMeta(ctx context.Context, dir string, m fileserve.Meta) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -281,19 +295,19 @@ func (s *S3Store) putMeta(ctx context.Context, dir string, m Meta) error {
 }
 
 // Stat returns the metadata of a file, or an error wrapping ErrNotFound.
-func (s *S3Store) Stat(ctx context.Context, area Area, owner, id string) (Meta, error) {
-	if !area.Valid() || owner == "" || !ValidID(id) {
-		return Meta{}, fmt.Errorf("fileserve: %w (invalid area, owner or id)", ErrNotFound)
+func (s *Store) Stat(ctx context.Context, area fileserve.Area, owner, id string) (fileserve.Meta, error) {
+	if !area.Valid() || owner == "" || !fileserve.ValidID(id) {
+		return fileserve.Meta{}, fmt.Errorf("s3store: %w (invalid area, owner or id)", fileserve.ErrNotFound)
 	}
 	m, err := s.getMeta(ctx, s.fileKey(area, owner, id)+metaFile)
-	if errors.Is(err, ErrNotFound) {
-		return Meta{}, notFound(area, id)
+	if errors.Is(err, fileserve.ErrNotFound) {
+		return fileserve.Meta{}, notFound(area, id)
 	}
 	if err != nil {
-		return Meta{}, fmt.Errorf("fileserve: %s file %s: %w", area, id, err)
+		return fileserve.Meta{}, fmt.Errorf("s3store: %s file %s: %w", area, id, err)
 	}
 	if m.ID != id || m.Area != area || m.Owner != owner {
-		return Meta{}, notFound(area, id)
+		return fileserve.Meta{}, notFound(area, id)
 	}
 	return m, nil
 }
@@ -301,10 +315,10 @@ func (s *S3Store) Stat(ctx context.Context, area Area, owner, id string) (Meta, 
 // Open returns a reader of the file's content that fetches it with ranged
 // GETs, lazily: opening costs one request, for the metadata. The Object
 // reads within ctx.
-func (s *S3Store) Open(ctx context.Context, area Area, owner, id string) (Object, Meta, error) {
+func (s *Store) Open(ctx context.Context, area fileserve.Area, owner, id string) (fileserve.Object, fileserve.Meta, error) {
 	m, err := s.Stat(ctx, area, owner, id)
 	if err != nil {
-		return nil, Meta{}, err
+		return nil, fileserve.Meta{}, err
 	}
 	return &s3Object{ctx: ctx, core: s.core, bucket: s.bucket, key: s.fileKey(area, owner, id) + dataFile, size: m.Size}, m, nil
 }
@@ -312,14 +326,14 @@ func (s *S3Store) Open(ctx context.Context, area Area, owner, id string) (Object
 // Delete removes a file: its metadata first, so it is gone for every
 // reader at once, then its content. Deleting a missing file, or with an
 // invalid id, is not an error.
-func (s *S3Store) Delete(ctx context.Context, area Area, owner, id string) error {
-	if !area.Valid() || owner == "" || !ValidID(id) {
+func (s *Store) Delete(ctx context.Context, area fileserve.Area, owner, id string) error {
+	if !area.Valid() || owner == "" || !fileserve.ValidID(id) {
 		return nil
 	}
 	dir := s.fileKey(area, owner, id)
 	for _, key := range []string{dir + metaFile, dir + dataFile} {
 		if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil && !isNoSuchKey(err) {
-			return fmt.Errorf("fileserve: delete %s file %s: %w", area, id, s.s3Error("remove", key, err))
+			return fmt.Errorf("s3store: delete %s file %s: %w", area, id, s.s3Error("remove", key, err))
 		}
 	}
 	return nil
@@ -327,13 +341,13 @@ func (s *S3Store) Delete(ctx context.Context, area Area, owner, id string) error
 
 // Ready reports whether the bucket takes files: a small object can be
 // written and removed.
-func (s *S3Store) Ready(ctx context.Context) error {
-	key := s.prefix + tmpDir + "/ready-" + NewID()
+func (s *Store) Ready(ctx context.Context) error {
+	key := s.prefix + tmpDir + "/ready-" + fileserve.NewID()
 	if _, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(nil), 0, minio.PutObjectOptions{}); err != nil {
-		return fmt.Errorf("fileserve: S3 bucket %q is not writable: %w", s.bucket, s.s3Error("write", key, err))
+		return fmt.Errorf("s3store: S3 bucket %q is not writable: %w", s.bucket, s.s3Error("write", key, err))
 	}
 	if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil {
-		return fmt.Errorf("fileserve: S3 bucket %q: remove probe object: %w", s.bucket, s.s3Error("remove", key, err))
+		return fmt.Errorf("s3store: S3 bucket %q: remove probe object: %w", s.bucket, s.s3Error("remove", key, err))
 	}
 	return nil
 }
@@ -341,46 +355,59 @@ func (s *S3Store) Ready(ctx context.Context) error {
 // Presign returns a URL of the file's content straight from the S3 server,
 // valid for ttl, whose response carries the given Content-Type and
 // Content-Disposition. Clients reach it at PublicEndpoint.
-func (s *S3Store) Presign(ctx context.Context, m Meta, ttl time.Duration, contentType, disposition string) (string, error) {
+func (s *Store) Presign(ctx context.Context, m fileserve.Meta, ttl time.Duration, contentType, disposition string) (string, error) {
 	params := map[string][]string{
 		"response-content-type":        {contentType},
 		"response-content-disposition": {disposition},
 	}
 	u, err := s.presign.PresignedGetObject(ctx, s.bucket, s.fileKey(m.Area, m.Owner, m.ID)+dataFile, ttl, params)
 	if err != nil {
-		return "", fmt.Errorf("fileserve: presign file %s: %w", m.ID, err)
+		return "", fmt.Errorf("s3store: presign file %s: %w", m.ID, err)
 	}
 	return u.String(), nil
 }
 
 // fileKey is the key prefix of a file: <prefix><area>/<ownerkey>/<id>/.
-func (s *S3Store) fileKey(area Area, owner, id string) string {
-	return s.prefix + string(area) + "/" + OwnerKey(owner) + "/" + id + "/"
+func (s *Store) fileKey(area fileserve.Area, owner, id string) string {
+	return s.prefix + string(area) + "/" + fileserve.OwnerKey(owner) + "/" + id + "/"
 }
 
 // getMeta reads and decodes a metadata object.
-func (s *S3Store) getMeta(ctx context.Context, key string) (Meta, error) {
+func (s *Store) getMeta(ctx context.Context, key string) (fileserve.Meta, error) {
 	body, _, _, err := s.core.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 	if err != nil {
 		if isNoSuchKey(err) {
-			return Meta{}, ErrNotFound
+			return fileserve.Meta{}, fileserve.ErrNotFound
 		}
-		return Meta{}, s.s3Error("read metadata", key, err)
+		return fileserve.Meta{}, s.s3Error("read metadata", key, err)
 	}
 	defer body.Close()
-	var m Meta
+	var m fileserve.Meta
 	if err := json.NewDecoder(io.LimitReader(body, 64<<10)).Decode(&m); err != nil {
-		return Meta{}, fmt.Errorf("metadata %s is corrupt: %w", key, err)
+		return fileserve.Meta{}, fmt.Errorf("metadata %s is corrupt: %w", key, err)
 	}
 	return m, nil
 }
 
 // s3Error says which request failed on which key, keeping err.
-func (s *S3Store) s3Error(what, key string, err error) error {
+func (s *Store) s3Error(what, key string, err error) error {
 	if er := minio.ToErrorResponse(err); er.Code == "NoSuchBucket" {
 		return fmt.Errorf("%s s3://%s/%s: the bucket does not exist; create it first: %w", what, s.bucket, key, err)
 	}
 	return fmt.Errorf("%s s3://%s/%s: %w", what, s.bucket, key, err)
+}
+
+// Names of a file's two objects, and the prefix of readiness probes: the
+// layout of fileserve.DiskStore, as keys.
+const (
+	dataFile = "data"
+	metaFile = "meta.json"
+	tmpDir   = "tmp"
+)
+
+// notFound is the error for a missing file.
+func notFound(area fileserve.Area, id string) error {
+	return fmt.Errorf("s3store: %s file %s: %w", area, id, fileserve.ErrNotFound)
 }
 
 // isNoSuchKey reports whether err is S3's answer for a missing object.
