@@ -41,10 +41,11 @@ func TestOpenStore(t *testing.T) {
 // TestRegisterScheme: a registered opener opens its scheme; registering a
 // scheme twice panics, as database/sql's Register does.
 func TestRegisterScheme(t *testing.T) {
-	RegisterScheme("test-disk", diskAt{t.TempDir()})
-	st, err := OpenStore(context.Background(), "test-disk://anything", nil)
+	scheme := "test" + NewID()[:8] // the registry outlives a run of the test (-count)
+	RegisterScheme(scheme, diskAt{t.TempDir()})
+	st, err := OpenStore(context.Background(), scheme+"://anything", nil)
 	if _, ok := st.(*DiskStore); err != nil || !ok {
-		t.Fatalf("test-disk:// = %T, %v", st, err)
+		t.Fatalf("%s:// = %T, %v", scheme, st, err)
 	}
 	defer func() {
 		if recover() == nil {
