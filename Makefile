@@ -1,7 +1,7 @@
 # agentura — the commands the README promises.
 GO          ?= go
 BENCH_COUNT ?= 5
-BENCH_PKGS  ?= ./fileserve ./agentcore
+BENCH_PKGS  ?= ./internal/filehttp ./agentcore
 
 .PHONY: deps build run test bench bench-baseline bench-client fuzz lint run-ocr bench-ocr
 

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
@@ -92,13 +92,13 @@ func (s *Service) requireCaller(next http.Handler) http.Handler {
 		token = strings.TrimSpace(token)
 		if !strings.EqualFold(scheme, "Bearer") || token == "" {
 			w.Header().Set("WWW-Authenticate", "Bearer") // RFC 6750 §3.1: no error code without credentials
-			fileserve.WriteError(w, http.StatusUnauthorized, "authentication required: send Authorization: Bearer <JWT> (AGENT_AUTH=jwt)")
+			filehttp.WriteError(w, http.StatusUnauthorized, "authentication required: send Authorization: Bearer <JWT> (AGENT_AUTH=jwt)")
 			return
 		}
 		ti, err := s.verifier.verify(r.Context(), token, r)
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			fileserve.WriteError(w, http.StatusUnauthorized, "bearer token refused: "+strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": "))
+			filehttp.WriteError(w, http.StatusUnauthorized, "bearer token refused: "+strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": "))
 			return
 		}
 		withInfo.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedCaller{}, ti)))

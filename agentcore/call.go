@@ -8,10 +8,11 @@ import (
 	"sync"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/filehttp"
 )
 
 // AnonymousOwner owns every file when AGENT_AUTH is none: one tenant.
-const AnonymousOwner = fileserve.AnonymousOwner
+const AnonymousOwner = filehttp.AnonymousOwner
 
 // Call is one invocation of a tool. It knows who called (Owner), gives the
 // tool a private folder (WorkDir) and resolves file inputs and stores file

@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/cleanup"
+	"github.com/agentura/agentura/internal/filehttp"
 )
 
 // Config holds every setting of a Service. LoadConfig fills it from the
@@ -49,15 +50,24 @@ type Config struct {
 	AWSAccessKeyID, AWSSecretAccessKey, AWSSessionToken, AWSRegion string
 
 	A2AStatusInterval time.Duration // AGENT_A2A_STATUS_INTERVAL: how often a running A2A task says it is working (message/stream); default 5s
+
+	// Store, when set, is where the service keeps its files, used as it is:
+	// a store of the program's own (any fileserve.Store) instead of the one
+	// StorageURL names. StorageURL must then be empty or its default
+	// file://<DataDir>, or New fails: two answers to where files live is a
+	// mistake to report, not to guess. What the store can do is asked of it:
+	// AGENT_S3_REDIRECT needs a fileserve.Presigner; a fileserve.LocalRoot
+	// holds the per-call work folders (else DataDir does).
+	Store fileserve.Store
 }
 
 // Defaults of the settings.
 const (
-	DefaultURLTTL          = fileserve.DefaultURLTTL
+	DefaultURLTTL          = filehttp.DefaultURLTTL
 	DefaultOutputTTL       = 24 * time.Hour
 	DefaultStagingTTL      = time.Hour
 	DefaultCleanupSchedule = cleanup.DefaultSchedule
-	DefaultMaxUploadBytes  = fileserve.DefaultMaxUploadBytes
+	DefaultMaxUploadBytes  = filehttp.DefaultMaxUploadBytes
 	DefaultEmbedMaxBytes   = 64 << 10
 	DefaultFetchTimeout    = 2 * time.Minute
 	DefaultShutdownTimeout = 30 * time.Second
@@ -280,22 +290,8 @@ func (c *Config) normalize() error {
 	default:
 		bad("AGENT_AUTH", c.Auth, errors.New(`must be "none" or "jwt"`))
 	}
-	if strings.HasPrefix(c.StorageURL, "s3://") {
-		// Credentials wrongly put into the URL stay out of the error.
-		shown := fileserve.RedactURL(c.StorageURL)
-		if _, err := fileserve.ParseS3URL(c.StorageURL); err != nil {
-			bad("AGENT_STORAGE_URL", shown, err)
-		}
-		if c.AWSAccessKeyID == "" || c.AWSSecretAccessKey == "" {
-			bad("AGENT_STORAGE_URL", shown, errors.New("s3:// storage needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"))
-		}
-	} else {
-		if _, err := c.storageDir(); err != nil {
-			bad("AGENT_STORAGE_URL", c.StorageURL, err)
-		}
-		if c.S3Redirect {
-			bad("AGENT_S3_REDIRECT", "true", errors.New("redirects go to presigned S3 URLs: set AGENT_STORAGE_URL to s3://<bucket>?endpoint=<host:port>, or leave AGENT_S3_REDIRECT unset"))
-		}
+	if err := c.checkStorage(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -355,8 +351,16 @@ func orDefault[T comparable](v *T, def T) {
 	}
 }
 
-// storageDir returns the folder of a file:// storage URL.
+// storageDir returns the folder of the store's files on local disk: the
+// root of Store when it is a fileserve.LocalRoot, or the folder of a file://
+// storage URL.
 func (c *Config) storageDir() (string, error) {
+	if c.Store != nil {
+		if lr, ok := c.Store.(fileserve.LocalRoot); ok {
+			return lr.Root(), nil
+		}
+		return "", errors.New("the store keeps no files on local disk")
+	}
 	rest, ok := strings.CutPrefix(c.StorageURL, "file://")
 	if !ok {
 		return "", errors.New("use file://<folder> (local disk) or s3://<bucket>?endpoint=<host:port> (S3-compatible storage)")

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/agentura/agentura/signing"
+	"github.com/agentura/agentura/internal/signing"
 )
 
 type readinessCheck struct {

@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"unicode"
 
-	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
+	"github.com/agentura/agentura/internal/filehttp"
 )
 
 // InputFile is a resolved file input: a local file the tool may read until
@@ -65,7 +65,7 @@ var (
 type resolver struct {
 	maxBytes int64
 	roots    []string // absolute, symlink-free input roots
-	files    *fileserve.Server
+	files    *filehttp.Server
 	fetch    *fetcher
 }
 

@@ -31,9 +31,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/signing"
+	"github.com/agentura/agentura/internal/cleanup"
+	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/internal/signing"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -59,7 +60,7 @@ type Service struct {
 	log      *slog.Logger
 	store    fileserve.Store
 	signer   *signing.Signer
-	files    *fileserve.Server
+	files    *filehttp.Server
 	resolver *resolver
 	sweeper  *cleanup.Sweeper
 	mcp      *mcp.Server
@@ -101,25 +102,15 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	s.draining, s.drain = context.WithCancel(context.Background())
 	s.metrics = newServiceMetrics(s.registry)
 
-	store, err := fileserve.OpenStore(cfg.StorageURL, fileserve.S3Config{
-		AccessKey: cfg.AWSAccessKeyID, SecretKey: cfg.AWSSecretAccessKey, SessionToken: cfg.AWSSessionToken, Region: cfg.AWSRegion,
-	})
+	store, scratch, redirect, err := cfg.openStore()
 	if err != nil {
-		return nil, &ConfigError{"AGENT_STORAGE_URL", fileserve.RedactURL(cfg.StorageURL), err}
+		return nil, err
 	}
-	s.store = fileserve.Instrument(store, s.registry)
-	// Call folders are per-process scratch and stay on local disk: beside
-	// the files of a disk store, in the data folder otherwise.
-	scratch := cfg.DataDir
-	if disk, ok := store.(*fileserve.DiskStore); ok {
-		scratch = disk.Root()
+	if s.store, err = instrumentStore(store, s.registry); err != nil {
+		return nil, err
 	}
 	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls")); err != nil {
 		return nil, err
-	}
-	var redirect fileserve.Presigner
-	if s3, ok := store.(*fileserve.S3Store); ok && cfg.S3Redirect {
-		redirect = s3
 	}
 	defer func() {
 		if err != nil {
@@ -131,7 +122,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.signer, err = signing.NewSigner(cfg.PublicURL, keys...); err != nil {
+	if s.signer, err = signing.NewSigner(cfg.PublicURL, keys); err != nil {
 		return nil, err
 	}
 	if cfg.Auth == "jwt" {
@@ -139,7 +130,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			return nil, err
 		}
 	}
-	s.files, err = fileserve.NewServer(fileserve.Config{
+	s.files, err = filehttp.NewServer(filehttp.Config{
 		Store:          s.store,
 		Signer:         s.signer,
 		PublicURL:      cfg.PublicURL,

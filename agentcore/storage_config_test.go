@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	_ "github.com/agentura/agentura/fileserve/s3store"
 )
 
 // TestS3StorageConfig: s3:// storage needs credentials and a well-formed

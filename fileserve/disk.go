@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/filetype"
+	"github.com/agentura/agentura/internal/boundedmap"
 )
 
 // Names inside a file's folder and the store root.
@@ -42,7 +43,7 @@ type DiskStore struct {
 	// adoptRename moves a file into the store in Adopt; it is os.Rename
 	// except in tests, which make it fail with EXDEV.
 	adoptRename func(oldpath, newpath string) error
-	metas       *boundedMap[string, Meta]
+	metas       *boundedmap.Map[string, Meta]
 	// owners is held shared while a file is moved into its owner folder and
 	// exclusively while Prune removes empty owner folders. Across processes,
 	// Prune's age limit and commit's retry cover the same race.
@@ -79,7 +80,7 @@ func (d *DiskStore) Root() string { return d.root }
 // hashed and its type detected while it streams; over f.MaxBytes, or when r
 // fails or ctx ends, nothing is left behind.
 func (d *DiskStore) Put(ctx context.Context, f NewFile, r io.Reader) (Meta, error) {
-	if err := checkNewFile(ctx, f); err != nil {
+	if err := f.Check(ctx); err != nil {
 		return Meta{}, err
 	}
 	dir, err := d.mkTemp("add-")
@@ -103,14 +104,14 @@ func (d *DiskStore) Put(ctx context.Context, f NewFile, r io.Reader) (Meta, erro
 // across file systems it is copied and then removed. On failure the file is
 // left at path.
 func (d *DiskStore) Adopt(ctx context.Context, f NewFile, path string) (Meta, error) {
-	if err := checkNewFile(ctx, f); err != nil {
+	if err := f.Check(ctx); err != nil {
 		return Meta{}, err
 	}
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return Meta{}, fmt.Errorf("fileserve: adopt: %w", err)
 	}
-	if f, err = adoptable(f, path, fi); err != nil {
+	if f, err = f.Adoptable(path, fi); err != nil {
 		return Meta{}, err
 	}
 	dir, err := d.mkTemp("adopt-")
@@ -147,9 +148,11 @@ func (d *DiskStore) Adopt(ctx context.Context, f NewFile, path string) (Meta, er
 	return m, nil
 }
 
-// adoptable checks the file at path, described by fi, before Adopt takes it
-// in, and returns f with the file's own name when f has none.
-func adoptable(f NewFile, path string, fi fs.FileInfo) (NewFile, error) {
+// Adoptable checks the file at path, described by fi (from os.Lstat or an
+// opened file's Stat), before a store's Adopt takes it in: it must be a
+// regular file within f.MaxBytes. It returns f with the file's own name when
+// f has none.
+func (f NewFile) Adoptable(path string, fi fs.FileInfo) (NewFile, error) {
 	if !fi.Mode().IsRegular() {
 		return f, fmt.Errorf("fileserve: adopt %s: not a regular file (symbolic links, folders and devices cannot be stored)", path)
 	}
@@ -218,7 +221,7 @@ func (d *DiskStore) Delete(ctx context.Context, area Area, owner, id string) err
 		}
 		return fmt.Errorf("fileserve: delete %s file %s: %w", area, id, err)
 	}
-	d.metas.forget(id)
+	d.metas.Forget(id)
 	if err := os.RemoveAll(tomb); err != nil {
 		return fmt.Errorf("fileserve: %s file %s is deleted, but removing its remains failed (Prune retries): %w", area, id, err)
 	}
@@ -315,10 +318,10 @@ func (d *DiskStore) Ready(ctx context.Context) error {
 // fileDir returns the folder of a file after checking every part of the
 // name; anything invalid is not found.
 func (d *DiskStore) fileDir(area Area, owner, id string) (string, error) {
-	if !area.Valid() || owner == "" || !validID(id) {
+	if !area.Valid() || owner == "" || !ValidID(id) {
 		return "", fmt.Errorf("fileserve: %w (invalid area, owner or id)", ErrNotFound)
 	}
-	return filepath.Join(d.root, string(area), ownerKey(owner), id), nil
+	return filepath.Join(d.root, string(area), OwnerKey(owner), id), nil
 }
 
 // meta returns the checked metadata of the file in dir. cached allows an
@@ -327,7 +330,7 @@ func (d *DiskStore) fileDir(area Area, owner, id string) (string, error) {
 func (d *DiskStore) meta(dir string, area Area, owner, id string, cached bool) (Meta, error) {
 	m, ok := Meta{}, false
 	if cached {
-		m, ok = d.metas.get(id)
+		m, ok = d.metas.Get(id)
 	}
 	if !ok {
 		var err error
@@ -338,7 +341,7 @@ func (d *DiskStore) meta(dir string, area Area, owner, id string, cached bool) (
 		if err != nil {
 			return Meta{}, fmt.Errorf("fileserve: %s file %s: %w", area, id, err)
 		}
-		d.metas.put(m.ID, m)
+		d.metas.Put(m.ID, m)
 	}
 	if m.ID != id || m.Area != area || m.Owner != owner {
 		return Meta{}, notFound(area, id)
@@ -369,7 +372,7 @@ func (d *DiskStore) commit(dir string, m Meta) (Meta, error) {
 	if err := syncDir(dir); err != nil {
 		return Meta{}, err
 	}
-	parent := filepath.Join(d.root, string(m.Area), ownerKey(m.Owner))
+	parent := filepath.Join(d.root, string(m.Area), OwnerKey(m.Owner))
 	final := filepath.Join(parent, m.ID)
 	d.owners.RLock()
 	defer d.owners.RUnlock()
@@ -411,7 +414,7 @@ func (d *DiskStore) eachFileDir(area Area, fn func(dir string) error) error {
 			return fmt.Errorf("fileserve: list %s: %w", ownerDir, err)
 		}
 		for _, e := range ids {
-			if e.IsDir() && validID(e.Name()) {
+			if e.IsDir() && ValidID(e.Name()) {
 				if err := fn(filepath.Join(ownerDir, e.Name())); err != nil {
 					return err
 				}
@@ -421,8 +424,9 @@ func (d *DiskStore) eachFileDir(area Area, fn func(dir string) error) error {
 	return nil
 }
 
-// checkNewFile validates what a caller says about a file it adds.
-func checkNewFile(ctx context.Context, f NewFile) error {
+// Check validates what a caller says about a file it adds, and that ctx is
+// not over yet; a store's Put and Adopt call it first.
+func (f NewFile) Check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -443,7 +447,7 @@ func writeData(ctx context.Context, dir string, f NewFile, r io.Reader) (Meta, e
 		return Meta{}, err
 	}
 	defer out.Close()
-	sr := newScanReader(ctx, r, f.MaxBytes)
+	sr := NewContentReader(ctx, r, f.MaxBytes)
 	// writerOnly: *os.File's ReadFrom would copy with its own small buffer.
 	if _, err := io.CopyBuffer(writerOnly{out}, sr, make([]byte, copyBufSize)); err != nil {
 		return Meta{}, err
@@ -454,7 +458,7 @@ func writeData(ctx context.Context, dir string, f NewFile, r io.Reader) (Meta, e
 	if err := out.Close(); err != nil {
 		return Meta{}, fmt.Errorf("close content: %w", err)
 	}
-	return sr.describe(f), nil
+	return sr.Meta(f), nil
 }
 
 // scanData reads the file at path once for its size, digest and type, and
@@ -465,14 +469,14 @@ func scanData(ctx context.Context, path string, f NewFile) (Meta, error) {
 		return Meta{}, err
 	}
 	defer in.Close()
-	sr := newScanReader(ctx, in, f.MaxBytes)
+	sr := NewContentReader(ctx, in, f.MaxBytes)
 	if _, err := io.CopyBuffer(writerOnly{io.Discard}, sr, make([]byte, copyBufSize)); err != nil {
 		return Meta{}, err
 	}
 	if err := in.Sync(); err != nil {
 		return Meta{}, fmt.Errorf("sync content: %w", err)
 	}
-	return sr.describe(f), nil
+	return sr.Meta(f), nil
 }
 
 // describe builds the metadata of a written file.
@@ -561,3 +565,7 @@ func lastChange(p string) time.Time {
 func notFound(area Area, id string) error {
 	return fmt.Errorf("fileserve: %s file %s: %w", area, id, ErrNotFound)
 }
+
+// writerOnly hides the ReadFrom of a writer so that io.CopyBuffer uses the
+// buffer it is given.
+type writerOnly struct{ io.Writer }

@@ -27,7 +27,7 @@ func TestPutOpenStat(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(content)
-	if !validID(m.ID) || m.Area != Outputs || m.Owner != "alice@example.com" || m.Name != "notes/hello.txt" ||
+	if !ValidID(m.ID) || m.Area != Outputs || m.Owner != "alice@example.com" || m.Name != "notes/hello.txt" ||
 		m.Size != int64(len(content)) || m.SHA256 != hex.EncodeToString(sum[:]) || m.MIMEType != "text/plain; charset=utf-8" {
 		t.Errorf("meta = %+v", m)
 	}
@@ -35,15 +35,15 @@ func TestPutOpenStat(t *testing.T) {
 		t.Errorf("Created = %v, want about now", m.Created)
 	}
 	// Layout: <root>/<area>/<ownerkey>/<id>/{data,meta.json}; the owner string never appears.
-	dir := filepath.Join(st.Root(), "outputs", ownerKey("alice@example.com"), m.ID)
+	dir := filepath.Join(st.Root(), "outputs", OwnerKey("alice@example.com"), m.ID)
 	if got, err := os.ReadFile(filepath.Join(dir, "data")); err != nil || !bytes.Equal(got, content) {
 		t.Errorf("data file: %q, %v", got, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "meta.json")); err != nil {
 		t.Error(err)
 	}
-	if len(ownerKey("x")) != 32 {
-		t.Errorf("owner key %q is not 32 hex digits", ownerKey("x"))
+	if len(OwnerKey("x")) != 32 {
+		t.Errorf("owner key %q is not 32 hex digits", OwnerKey("x"))
 	}
 
 	got, err := st.Stat(bg, Outputs, "alice@example.com", m.ID)
@@ -408,11 +408,11 @@ func TestPrune(t *testing.T) {
 	young := filepath.Join(tmp, "add-young")
 	os.Mkdir(young, 0o700)
 	// A file folder whose metadata was lost.
-	broken := filepath.Join(st.Root(), "outputs", ownerKey("broken"), NewID())
+	broken := filepath.Join(st.Root(), "outputs", OwnerKey("broken"), NewID())
 	os.MkdirAll(broken, 0o700)
 	os.Chtimes(broken, old, old)
 
-	goneOwner := filepath.Join(st.Root(), "outputs", ownerKey("gone"))
+	goneOwner := filepath.Join(st.Root(), "outputs", OwnerKey("gone"))
 	if err := st.Prune(bg, Outputs, time.Now().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}

@@ -18,9 +18,10 @@ func NewID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// validID reports whether id is exactly 32 lowercase hex digits. Nothing else
-// is ever looked up on disk.
-func validID(id string) bool {
+// ValidID reports whether id has the form of a file id: exactly 32 lowercase
+// hex digits. Stores look nothing else up, so an id from a request never
+// reaches a path or a key unchecked.
+func ValidID(id string) bool {
 	if len(id) != idLen {
 		return false
 	}
@@ -33,10 +34,11 @@ func validID(id string) bool {
 	return true
 }
 
-// ownerKey is the folder name of an owner: the first 32 hex digits of the
-// SHA-256 of the owner string, so that arbitrary owner strings never reach a
-// path.
-func ownerKey(owner string) string {
+// OwnerKey is the name under which a store keeps an owner's files (a folder
+// on disk, a key segment in S3): the first 32 hex digits of the SHA-256 of
+// the owner string, so that arbitrary owner strings never reach a path or a
+// key.
+func OwnerKey(owner string) string {
 	sum := sha256.Sum256([]byte(owner))
 	return hex.EncodeToString(sum[:16])
 }

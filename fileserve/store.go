@@ -1,11 +1,14 @@
-// Package fileserve keeps the files an agent hands out and takes in, and serves
-// them over HTTP.
+// Package fileserve keeps the files an agent hands out and takes in.
 //
 // Files live in a [Store] under a server-made random id, grouped by area
 // (outputs, staging) and owner; the display name, MIME type, size, digest and
-// times are metadata. [Server] offers the two HTTP endpoints built on a store:
-// GET/HEAD /files/{id}/{name} with a signed token, and POST /uploads, which
-// stages a large input for the same owner's later tool call.
+// times are metadata. Store is the extension point, in the shape of
+// gocloud.dev/blob's drivers: [DiskStore] is the local-disk store and the
+// default, fileserve/s3store the S3 one, and fileserve/storetest the suite
+// every store passes. A program picks a store by URL ([OpenStore], with the
+// schemes drivers register through [RegisterScheme]) or hands one to
+// agentcore.Config.Store. What a store can do beyond the interface is found
+// through small capability interfaces: [Presigner], [LocalRoot].
 package fileserve
 
 import (

@@ -55,7 +55,7 @@ func (c ctxReader) Read(p []byte) (int, error) {
 }
 
 // readError marks an error of the source reader, as opposed to one of the
-// store, so that callers can tell a broken upload from a broken disk.
+// store, in messages.
 type readError struct{ err error }
 
 func (e *readError) Error() string { return "read the content: " + e.err.Error() }
@@ -72,26 +72,28 @@ func (s sourceReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// scanReader passes the content of a new file through to its consumer (an
-// S3 upload, a file on disk) while hashing it, keeping its head for type
-// detection, capping its size and stopping when ctx ends.
-type scanReader struct {
+// ContentReader passes the content of a new file through to where a store
+// writes it (a file on disk, an S3 upload) while hashing it, keeping its head
+// for type detection, capping its size and stopping when ctx ends: what a
+// store's Put needs to describe the file in its Meta. Errors of the source
+// reader come back prefixed "read the content: ".
+type ContentReader struct {
 	src  io.Reader // errors wrapped into *readError, reads fail once ctx ends
 	hash hash.Hash
 	head headWriter
 	cap  capWriter
 }
 
-// newScanReader scans r, failing with ErrTooLarge past max bytes (max <= 0:
-// no cap).
-func newScanReader(ctx context.Context, r io.Reader, max int64) *scanReader {
-	s := &scanReader{src: sourceReader{ctxReader{ctx, r}}, hash: sha256.New()}
+// NewContentReader reads r, failing with an error wrapping ErrTooLarge past
+// max bytes (max <= 0: no cap).
+func NewContentReader(ctx context.Context, r io.Reader, max int64) *ContentReader {
+	s := &ContentReader{src: sourceReader{ctxReader{ctx, r}}, hash: sha256.New()}
 	s.cap = capWriter{w: io.MultiWriter(s.hash, &s.head), max: max}
 	return s
 }
 
 // Read implements io.Reader.
-func (s *scanReader) Read(p []byte) (int, error) {
+func (s *ContentReader) Read(p []byte) (int, error) {
 	n, err := s.src.Read(p)
 	if n > 0 {
 		if _, werr := s.cap.Write(p[:n]); werr != nil {
@@ -101,8 +103,9 @@ func (s *scanReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// describe returns the metadata of what was read so far, without id and
-// creation time.
-func (s *scanReader) describe(f NewFile) Meta {
+// Meta returns the metadata of what was read so far for the file f: area,
+// owner, cleaned name, MIME type (f's, or detected from content and name),
+// size and digest. The store sets ID and Created.
+func (s *ContentReader) Meta(f NewFile) Meta {
 	return describe(f, s.cap.n, s.hash.Sum(nil), s.head.head)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/agents/composer"
+	_ "github.com/agentura/agentura/fileserve/s3store" // s3:// in AGENT_STORAGE_URL
 )
 
 func main() {

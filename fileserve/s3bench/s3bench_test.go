@@ -16,19 +16,21 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/fileserve/s3store"
 	"github.com/agentura/agentura/fileserve/storetest"
+	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/internal/heappeak"
 	"github.com/agentura/agentura/internal/s3test"
-	"github.com/agentura/agentura/signing"
+	"github.com/agentura/agentura/internal/signing"
 )
 
 func BenchmarkS3Download(b *testing.B) {
 	srv := s3test.Start(b)
-	st, err := fileserve.OpenStore(srv.StorageURL(srv.NewBucket(b)), fileserve.S3Config{AccessKey: srv.AccessKey, SecretKey: srv.SecretKey})
+	st, err := fileserve.OpenStore(context.Background(), srv.StorageURL(srv.NewBucket(b)), srv.LookupEnv)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s3 := st.(*fileserve.S3Store)
+	s3 := st.(*s3store.Store)
 	var handler http.Handler
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	defer ts.Close()
@@ -36,11 +38,11 @@ func BenchmarkS3Download(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	signer, err := signing.NewSigner(ts.URL, key)
+	signer, err := signing.NewSigner(ts.URL, []signing.Key{key})
 	if err != nil {
 		b.Fatal(err)
 	}
-	files, err := fileserve.NewServer(fileserve.Config{Store: st, Signer: signer, PublicURL: ts.URL})
+	files, err := filehttp.NewServer(filehttp.Config{Store: st, Signer: signer, PublicURL: ts.URL})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,7 +96,7 @@ func (zeros) Read(p []byte) (int, error) {
 // file. It fails if the heap grew by half the file.
 func BenchmarkS3Upload(b *testing.B) {
 	srv := s3test.Start(b)
-	st, err := fileserve.OpenStore(srv.StorageURL(srv.NewBucket(b)), fileserve.S3Config{AccessKey: srv.AccessKey, SecretKey: srv.SecretKey})
+	st, err := fileserve.OpenStore(context.Background(), srv.StorageURL(srv.NewBucket(b)), srv.LookupEnv)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -133,6 +133,13 @@ func (s *Server) Env() map[string]string {
 	return map[string]string{"AWS_ACCESS_KEY_ID": s.AccessKey, "AWS_SECRET_ACCESS_KEY": s.SecretKey}
 }
 
+// LookupEnv looks the variables of Env up, as os.LookupEnv would in an
+// environment holding only them: the fileserve.Env of OpenStore.
+func (s *Server) LookupEnv(name string) (string, bool) {
+	v, ok := s.Env()[name]
+	return v, ok
+}
+
 // Client returns a client of the server, for looking behind a store's back.
 func (s *Server) Client() *minio.Client { return s.client }
 

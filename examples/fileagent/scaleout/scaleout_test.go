@@ -33,6 +33,7 @@ import (
 
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/examples/fileagent"
+	_ "github.com/agentura/agentura/fileserve/s3store" // s3:// storage
 	"github.com/agentura/agentura/internal/mcptest"
 	"github.com/agentura/agentura/internal/s3test"
 )

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/examples/a2apipeline"
+	_ "github.com/agentura/agentura/fileserve/s3store" // s3:// in AGENT_STORAGE_URL
 )
 
 func main() {

@@ -1,0 +1,125 @@
+package agentcore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/promreg"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// checkStorage checks where files will live, without opening the store:
+// Config.Store or the storage URL with the credentials of Config, and
+// whether AGENT_S3_REDIRECT can be honoured. A scheme is known when a
+// package registered it (import fileserve/s3store for s3://).
+func (c *Config) checkStorage() error {
+	if c.Store != nil {
+		if c.StorageURL != "" && c.StorageURL != "file://"+c.DataDir {
+			return &ConfigError{"AGENT_STORAGE_URL", fileserve.RedactURL(c.StorageURL),
+				errors.New("the program hands the service its own store (Config.Store); leave AGENT_STORAGE_URL unset")}
+		}
+		return nil // AGENT_S3_REDIRECT is checked against the store by openStore
+	}
+	// Credentials wrongly put into the URL stay out of the error.
+	if err := fileserve.CheckStoreURL(c.StorageURL, c.storeEnv()); err != nil {
+		return &ConfigError{"AGENT_STORAGE_URL", fileserve.RedactURL(c.StorageURL), err}
+	}
+	if c.S3Redirect && strings.HasPrefix(c.StorageURL, "file://") {
+		return &ConfigError{"AGENT_S3_REDIRECT", "true", errors.New("redirects go to presigned S3 URLs: set AGENT_STORAGE_URL to s3://<bucket>?endpoint=<host:port>, or leave AGENT_S3_REDIRECT unset")}
+	}
+	return nil
+}
+
+// storeEnv gives a store opener the settings of Config that do not belong
+// in a storage URL: the AWS_* credentials and region. Nothing else is set.
+func (c *Config) storeEnv() fileserve.Env {
+	vars := map[string]string{
+		"AWS_ACCESS_KEY_ID":     c.AWSAccessKeyID,
+		"AWS_SECRET_ACCESS_KEY": c.AWSSecretAccessKey,
+		"AWS_SESSION_TOKEN":     c.AWSSessionToken,
+		"AWS_REGION":            c.AWSRegion,
+	}
+	return func(name string) (string, bool) {
+		v := vars[name]
+		return v, v != ""
+	}
+}
+
+// openStore returns the store of a checked Config (Config.Store, or the
+// one StorageURL names), the folder that holds the per-call work folders,
+// and the Presigner of AGENT_S3_REDIRECT (nil: downloads stream through
+// the service). Work folders are per-process scratch on local disk: under
+// the store's root when it has one, so outputs are adopted by rename, in
+// DataDir otherwise.
+func (c *Config) openStore() (store fileserve.Store, scratch string, redirect fileserve.Presigner, err error) {
+	store = c.Store
+	if store == nil {
+		if store, err = fileserve.OpenStore(context.Background(), c.StorageURL, c.storeEnv()); err != nil {
+			return nil, "", nil, &ConfigError{"AGENT_STORAGE_URL", fileserve.RedactURL(c.StorageURL), err}
+		}
+	}
+	scratch = c.DataDir
+	if lr, ok := store.(fileserve.LocalRoot); ok {
+		scratch = lr.Root()
+	}
+	if c.S3Redirect {
+		p, ok := store.(fileserve.Presigner)
+		if !ok {
+			return nil, "", nil, &ConfigError{"AGENT_S3_REDIRECT", "true", errors.New("the store hands out no presigned URLs; leave AGENT_S3_REDIRECT unset")}
+		}
+		redirect = p
+	}
+	return store, scratch, redirect, nil
+}
+
+// instrumentStore wraps st to count the files and bytes added to it per
+// area: agentura_files_stored_total{area} and
+// agentura_stored_bytes_total{area}. The wrapper has only the Store's
+// methods: capabilities (fileserve.Presigner, fileserve.LocalRoot) are
+// asked of st itself.
+func instrumentStore(st fileserve.Store, reg prometheus.Registerer) (fileserve.Store, error) {
+	files, err := promreg.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "agentura_files_stored_total",
+		Help: "Files added to the store, by area.",
+	}, []string{"area"}))
+	if err != nil {
+		return nil, err
+	}
+	bytes, err := promreg.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "agentura_stored_bytes_total",
+		Help: "Bytes added to the store, by area.",
+	}, []string{"area"}))
+	if err != nil {
+		return nil, err
+	}
+	return &instrumented{Store: st, files: files, bytes: bytes}, nil
+}
+
+// instrumented is a Store that counts what is added to it.
+type instrumented struct {
+	fileserve.Store
+	files, bytes *prometheus.CounterVec
+}
+
+func (s *instrumented) Put(ctx context.Context, f fileserve.NewFile, r io.Reader) (fileserve.Meta, error) {
+	m, err := s.Store.Put(ctx, f, r)
+	s.count(m, err)
+	return m, err
+}
+
+func (s *instrumented) Adopt(ctx context.Context, f fileserve.NewFile, path string) (fileserve.Meta, error) {
+	m, err := s.Store.Adopt(ctx, f, path)
+	s.count(m, err)
+	return m, err
+}
+
+func (s *instrumented) count(m fileserve.Meta, err error) {
+	if err != nil {
+		return
+	}
+	s.files.WithLabelValues(string(m.Area)).Inc()
+	s.bytes.WithLabelValues(string(m.Area)).Add(float64(m.Size))
+}
