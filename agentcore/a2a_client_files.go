@@ -18,7 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/filetype"
-	"github.com/agentura/agentura/wire"
+	"github.com/agentura/agentura/transfer"
 )
 
 // The files of an A2AClient call: local inputs made file parts, produced
@@ -79,13 +79,13 @@ func (c *A2AClient) upload(ctx context.Context, hc *http.Client, endpoint, path,
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
-		var e wire.Error
+		var e transfer.Error
 		if json.Unmarshal(body, &e) != nil || e.Error == "" {
 			e.Error = strings.TrimSpace(string(body))
 		}
 		return "", fmt.Errorf("upload %s to %s: %s: %s", name, endpoint, resp.Status, e.Error)
 	}
-	var up wire.Upload
+	var up transfer.Upload
 	if err := json.Unmarshal(body, &up); err != nil || up.URL == "" {
 		return "", fmt.Errorf("upload %s to %s: unexpected answer %q", name, endpoint, truncate(string(body), 200))
 	}
