@@ -1,4 +1,4 @@
-package agentcore
+package a2acall
 
 import (
 	"context"
@@ -13,8 +13,9 @@ import (
 )
 
 // loopbackAs returns srv's URL with its host written as host ("localhost"
-// or "127.0.0.1"): two names of one machine that an origin check must tell
-// apart, as it would two hosts.
+// or "127.0.0.1"). The two names are one host to transfer.SameOrigin, so
+// what makes another origin in these tests is the port: another server is
+// another service of the same machine.
 func loopbackAs(t *testing.T, srv *httptest.Server, host string) *url.URL {
 	t.Helper()
 	u, err := url.Parse(srv.URL)
@@ -28,7 +29,7 @@ func loopbackAs(t *testing.T, srv *httptest.Server, host string) *url.URL {
 // A file URI on the agent's host may redirect; the redirect must meet the
 // same rule as the URI, or the other agent reaches any host through this
 // client.
-func TestA2AClientDownloadRefusesRedirectsElsewhere(t *testing.T) {
+func TestDownloadRefusesRedirectsElsewhere(t *testing.T) {
 	secret := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("internal secret"))
 	}))
@@ -40,9 +41,9 @@ func TestA2AClientDownloadRefusesRedirectsElsewhere(t *testing.T) {
 	defer agent.Close()
 	base := loopbackAs(t, agent, "127.0.0.1")
 
-	c := &A2AClient{}
+	c := &Client{}
 	dir := t.TempDir()
-	_, err := c.download(context.Background(), c.plainClient(), base, dir, "out.txt", "", base.JoinPath("files", "x").String(), map[string]bool{})
+	_, err := c.download(context.Background(), http.DefaultClient, base, dir, "out.txt", "", base.JoinPath("files", "x").String())
 	if err == nil || !strings.Contains(err.Error(), "DownloadHosts") {
 		t.Fatalf("a redirect from the agent to %s: err = %v, want a refusal naming DownloadHosts", elsewhere, err)
 	}
@@ -53,28 +54,28 @@ func TestA2AClientDownloadRefusesRedirectsElsewhere(t *testing.T) {
 
 // The agent's host is not the agent's origin: another port on it is another
 // service.
-func TestA2AClientDownloadRefusesOtherPortsOfTheAgentsHost(t *testing.T) {
+func TestDownloadRefusesOtherPortsOfTheAgentsHost(t *testing.T) {
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("another service"))
 	}))
 	defer other.Close()
 	base := loopbackAs(t, httptest.NewServer(http.NotFoundHandler()), "127.0.0.1")
-	c := &A2AClient{}
+	c := &Client{}
 	uri := loopbackAs(t, other, "127.0.0.1").JoinPath("x").String()
-	_, err := c.download(context.Background(), c.plainClient(), base, t.TempDir(), "out.txt", "", uri, map[string]bool{})
+	_, err := c.download(context.Background(), http.DefaultClient, base, t.TempDir(), "out.txt", "", uri)
 	if err == nil || !strings.Contains(err.Error(), "DownloadHosts") {
 		t.Fatalf("a URI on another port of the agent's host: err = %v, want a refusal", err)
 	}
 	// A host:port in DownloadHosts lets it through.
 	c.DownloadHosts = []string{loopbackAs(t, other, "127.0.0.1").Host}
-	if _, err := c.download(context.Background(), c.plainClient(), base, t.TempDir(), "out.txt", "", uri, map[string]bool{}); err != nil {
+	if _, err := c.download(context.Background(), http.DefaultClient, base, t.TempDir(), "out.txt", "", uri); err != nil {
 		t.Errorf("with %v in DownloadHosts: %v", c.DownloadHosts, err)
 	}
 }
 
 // The bearer token belongs to the agent: a redirect of its card (or of its
 // endpoint) to another host must not carry it there.
-func TestA2AClientTokenStaysWithTheAgent(t *testing.T) {
+func TestTokenStaysWithTheAgent(t *testing.T) {
 	var mu sync.Mutex
 	var leaked []string
 	foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -92,7 +93,7 @@ func TestA2AClientTokenStaysWithTheAgent(t *testing.T) {
 	}))
 	defer agent.Close()
 
-	c := &A2AClient{Token: "s3cret-token", Dir: t.TempDir()}
+	c := &Client{Token: "s3cret-token", Dir: t.TempDir()}
 	_, err := c.CallSkill(context.Background(), loopbackAs(t, agent, "127.0.0.1").String(), "echo", nil)
 	if err == nil {
 		t.Fatal("CallSkill against an agent whose card is not found succeeded")
@@ -104,64 +105,14 @@ func TestA2AClientTokenStaysWithTheAgent(t *testing.T) {
 	}
 }
 
-// With Dir empty each call gets its own temporary folder; the caller can
-// only remove one it is told of, and a call that fails or brings back no
-// file must leave none behind.
-func TestA2AClientLeavesNoTemporaryFolders(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
-	svc, srv := serveTestService(t, nil)
-	addEchoTool(svc)
-	AddTool(svc, Tool{Name: "nothing", Description: "produces no file"}, func(ctx context.Context, call *Call, in struct{}) (*Result, error) {
-		return &Result{Text: "done"}, nil
-	})
-	in := filepath.Join(t.TempDir(), "note.txt")
-	os.WriteFile(in, []byte("a note"), 0o600)
-	c := &A2AClient{}
-
-	res, err := c.CallSkill(context.Background(), srv.URL, "nothing", nil)
-	if err != nil || res.Text != "done" {
-		t.Fatalf("nothing: %+v, %v", res, err)
-	}
-	if left := tempFolders(t, tmp); len(left) != 0 {
-		t.Errorf("a call without files left %v", left)
-	}
-
-	res, err = c.CallSkill(context.Background(), srv.URL, "echo", nil, in)
-	if err != nil || len(res.Files) != 1 {
-		t.Fatalf("echo: %+v, %v", res, err)
-	}
-	if res.Dir == "" || filepath.Dir(res.Files[0].Path) != res.Dir {
-		t.Fatalf("SkillResult.Dir = %q, want the folder of %s", res.Dir, res.Files[0].Path)
-	}
-	os.RemoveAll(res.Dir)
-
-	c.MaxBytes = 2 // the echoed file is over it: the call fails while saving
-	if _, err := c.CallSkill(context.Background(), srv.URL, "echo", nil, in); err == nil {
-		t.Fatal("a file over MaxBytes was accepted")
-	}
-	if left := tempFolders(t, tmp); len(left) != 0 {
-		t.Errorf("a failed call left %v", left)
-	}
-}
-
-func tempFolders(t *testing.T, dir string) []string {
-	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, "a2a-files-*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // Calls that share a Dir (a tool's WorkDir, several calls in a row) never
 // overwrite each other's files: a taken name gets a distinct one.
-func TestA2AClientNeverOverwritesAFileInDir(t *testing.T) {
+func TestNeverOverwritesAFileInDir(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "report.pdf"), []byte("first call's"), 0o600)
 	os.MkdirAll(filepath.Join(dir, "images"), 0o700)
-	c := &A2AClient{Dir: dir}
-	lf, err := c.save(dir, "report.pdf", "application/pdf", strings.NewReader("second call's"), map[string]bool{})
+	c := &Client{Dir: dir}
+	lf, err := c.save(dir, "report.pdf", "application/pdf", strings.NewReader("second call's"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +123,30 @@ func TestA2AClientNeverOverwritesAFileInDir(t *testing.T) {
 		t.Errorf("saved as %s (%s), want report (2).pdf", lf.Name, lf.Path)
 	}
 	// A name that is a folder there gets a distinct name too.
-	lf, err = c.save(dir, "images", "", strings.NewReader("x"), map[string]bool{})
+	lf, err = c.save(dir, "images", "", strings.NewReader("x"))
 	if err != nil || lf.Name != "images (2)" {
 		t.Errorf("a file named like a folder: %+v, %v", lf, err)
 	}
+}
+
+// filesIn lists the regular files below dir.
+func filesIn(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
