@@ -3,7 +3,6 @@ package agentcore
 import (
 	"context"
 	"fmt"
-	"github.com/agentura/agentura/transfer"
 	"net/http"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/promreg"
+	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/prometheus/client_golang/prometheus"
 )

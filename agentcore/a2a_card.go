@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentura/agentura/transfer"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/agentura/agentura/transfer"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 

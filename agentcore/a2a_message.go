@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentura/agentura/transfer"
 	"maps"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/agentura/agentura/transfer"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"github.com/agentura/agentura/transfer"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/agentura/agentura/internal/a2atest"
+	"github.com/agentura/agentura/transfer"
 )
 
 // a2aClient connects the a2a-go client to the agent at base through its card.

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentura/agentura/transfer"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/agentura/agentura/transfer"
 )
 
 // maxRedirects is how many redirects a fetch follows; each hop is checked

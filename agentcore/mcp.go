@@ -2,10 +2,10 @@ package agentcore
 
 import (
 	"context"
-	"github.com/agentura/agentura/transfer"
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentura/agentura/transfer"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/agentura/agentura/transfer"
 )
 
 // PeerURL tells an agent where a peer agent is really reached when its public

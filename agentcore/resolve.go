@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/agentura/agentura/transfer"
 	"io"
 	"net/url"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
+	"github.com/agentura/agentura/transfer"
 )
 
 // InputFile is a resolved file input: a local file the tool may read until

@@ -3,11 +3,11 @@ package agentcore
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/agentura/agentura/transfer"
 	"reflect"
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/transfer"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 

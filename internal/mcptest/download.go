@@ -2,10 +2,11 @@ package mcptest
 
 import (
 	"context"
-	"github.com/agentura/agentura/transfer"
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/agentura/agentura/transfer"
 )
 
 // Get GETs rawURL with the extra header and returns the response with its
