@@ -6,9 +6,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +15,7 @@ import (
 	"github.com/agentura/agentura/a2acall"
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testagent"
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -25,22 +23,13 @@ type echoInput struct {
 	Source agentcore.FileAttachment `json:"source"`
 }
 
-// serveAgent runs an agent with the tools "echo" (hands the resolved input
-// back out, with the caller as data "owner") and "nothing" (no file) on a
-// loopback httptest server; edit tunes its config.
-func serveAgent(t *testing.T, edit func(*agentcore.Config)) (*agentcore.Service, *httptest.Server) {
+// serveAgent runs the test agent (internal/testagent) with two tools more:
+// "echo" hands the resolved input back out under its own name, with the
+// caller as data "owner"; "nothing" produces no file.
+func serveAgent(t *testing.T, opts testagent.Options) *testagent.Agent {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(nil)
-	cfg := agentcore.Config{PublicURL: "http://" + srv.Listener.Addr().String(), DataDir: t.TempDir(), EmbedMaxBytes: 1 << 10}
-	if edit != nil {
-		edit(&cfg)
-	}
-	svc, err := agentcore.New(agentcore.Info{Name: "a2acall-test", Version: "0"}, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
-	agentcore.AddTool(svc, agentcore.Tool{Name: "echo", Description: "returns the file it gets"}, func(ctx context.Context, call *agentcore.Call, in echoInput) (*agentcore.Result, error) {
+	a := testagent.Start(t, opts)
+	agentcore.AddTool(a.Service, agentcore.Tool{Name: "echo", Description: "returns the file it gets"}, func(ctx context.Context, call *agentcore.Call, in echoInput) (*agentcore.Result, error) {
 		f, err := call.ResolveFileAttachment(ctx, in.Source)
 		if err != nil {
 			return nil, err
@@ -52,26 +41,10 @@ func serveAgent(t *testing.T, edit func(*agentcore.Config)) (*agentcore.Service,
 		res.Data = map[string]any{"owner": call.Owner}
 		return res, nil
 	})
-	agentcore.AddTool(svc, agentcore.Tool{Name: "nothing", Description: "produces no file"}, func(ctx context.Context, call *agentcore.Call, in struct{}) (*agentcore.Result, error) {
+	agentcore.AddTool(a.Service, agentcore.Tool{Name: "nothing", Description: "produces no file"}, func(ctx context.Context, call *agentcore.Call, in struct{}) (*agentcore.Result, error) {
 		return &agentcore.Result{Text: "done"}, nil
 	})
-	srv.Config.Handler = svc.Handler()
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return svc, srv
-}
-
-// filesIn lists the regular files below dir.
-func filesIn(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			out = append(out, p)
-		}
-		return nil
-	})
-	return out
+	return a
 }
 
 // The path transfer names for the card is a2a-go's.
@@ -83,8 +56,7 @@ func TestAgentCardPathIsA2AGos(t *testing.T) {
 
 func TestCallSkill(t *testing.T) {
 	const secret = "0123456789abcdef0123456789abcdef"
-	dataDir := t.TempDir()
-	_, srv := serveAgent(t, func(c *agentcore.Config) { c.Auth, c.AuthJWTSecret, c.DataDir = "jwt", secret, dataDir })
+	srv := serveAgent(t, testagent.Options{JWTSecret: secret, EmbedMaxBytes: 1 << 10})
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in")
 	os.Mkdir(in, 0o700)
@@ -101,7 +73,7 @@ func TestCallSkill(t *testing.T) {
 		path string
 		want []byte
 	}{{small, []byte("a small note")}, {large, bigData}} {
-		res, err := client.CallSkill(context.Background(), srv.URL, "echo", nil, tc.path)
+		res, err := client.CallSkill(context.Background(), srv.Base, "echo", nil, tc.path)
 		if err != nil {
 			t.Fatalf("CallSkill(%s): %v", filepath.Base(tc.path), err)
 		}
@@ -114,22 +86,22 @@ func TestCallSkill(t *testing.T) {
 			t.Errorf("received %s (%s, %d bytes), want %d bytes of %s in %s", f.Path, f.Name, len(got), len(tc.want), filepath.Base(tc.path), out)
 		}
 	}
-	// The large file went by URI, through the agent's uploads (staged, owned by carol).
-	if n := len(filesIn(t, filepath.Join(dataDir, "staging"))); n == 0 {
-		t.Error("a file over InlineMaxBytes was not staged through /uploads")
+	// The large file went by URI, through the agent's uploads.
+	if got := srv.Metric(t, "agentura_uploads_total"); !strings.Contains(got, `status="201"} 1`) {
+		t.Errorf("a file over InlineMaxBytes was not staged through /uploads: %s", got)
 	}
 
-	_, err := client.CallSkill(context.Background(), srv.URL, "nope", nil, small)
-	if err == nil || !strings.Contains(err.Error(), `has no skill "nope"; its skills are [echo nothing]`) {
+	_, err := client.CallSkill(context.Background(), srv.Base, "nope", nil, small)
+	if err == nil || !strings.Contains(err.Error(), `has no skill "nope"; its skills are [`) {
 		t.Errorf("unknown skill: err = %v", err)
 	}
-	_, err = client.CallSkill(context.Background(), srv.URL, "echo", nil)
+	_, err = client.CallSkill(context.Background(), srv.Base, "echo", nil)
 	var se *a2acall.SkillError
 	if !errors.As(err, &se) || se.State != "failed" || !strings.Contains(se.Message, "needs a file") {
 		t.Errorf("missing file: err = %v, want a *SkillError saying the skill needs a file", err)
 	}
 	noToken := &a2acall.Client{Dir: out}
-	if _, err := noToken.CallSkill(context.Background(), srv.URL, "echo", nil, small); err == nil || !strings.Contains(err.Error(), "401") {
+	if _, err := noToken.CallSkill(context.Background(), srv.Base, "echo", nil, small); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("without a token: err = %v, want a 401", err)
 	}
 }
@@ -140,12 +112,12 @@ func TestCallSkill(t *testing.T) {
 func TestCallLeavesNoTemporaryFolders(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	_, srv := serveAgent(t, nil)
+	srv := serveAgent(t, testagent.Options{EmbedMaxBytes: 1 << 10})
 	in := filepath.Join(t.TempDir(), "note.txt")
 	os.WriteFile(in, []byte("a note"), 0o600)
 	c := &a2acall.Client{}
 
-	res, err := c.CallSkill(context.Background(), srv.URL, "nothing", nil)
+	res, err := c.CallSkill(context.Background(), srv.Base, "nothing", nil)
 	if err != nil || res.Text != "done" {
 		t.Fatalf("nothing: %+v, %v", res, err)
 	}
@@ -153,7 +125,7 @@ func TestCallLeavesNoTemporaryFolders(t *testing.T) {
 		t.Errorf("a call without files left %v", left)
 	}
 
-	res, err = c.CallSkill(context.Background(), srv.URL, "echo", nil, in)
+	res, err = c.CallSkill(context.Background(), srv.Base, "echo", nil, in)
 	if err != nil || len(res.Files) != 1 {
 		t.Fatalf("echo: %+v, %v", res, err)
 	}
@@ -163,7 +135,7 @@ func TestCallLeavesNoTemporaryFolders(t *testing.T) {
 	os.RemoveAll(res.Dir)
 
 	c.MaxBytes = 2 // the echoed file is over it: the call fails while saving
-	if _, err := c.CallSkill(context.Background(), srv.URL, "echo", nil, in); err == nil {
+	if _, err := c.CallSkill(context.Background(), srv.Base, "echo", nil, in); err == nil {
 		t.Fatal("a file over MaxBytes was accepted")
 	}
 	if left := tempFolders(t, tmp); len(left) != 0 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/transfer"
 )
 
 // Config holds every setting of a Service. LoadConfig fills it from the
@@ -137,13 +138,7 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 	}
 	list := func(name, sep string) []string {
 		v, _ := get(name)
-		var out []string
-		for _, p := range strings.Split(v, sep) {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-		return out
+		return transfer.SplitList(v, sep)
 	}
 
 	c := Config{

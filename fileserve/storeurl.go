@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/agentura/agentura/transfer"
 )
 
 // OpenStore opens the store a storage URL (AGENT_STORAGE_URL) names:
@@ -120,22 +122,7 @@ func ParseS3URL(rawURL string) (S3Config, error) {
 // RedactURL returns rawURL with the user information of its authority
 // (user:password@) replaced by REDACTED, for error messages and logs; a URL
 // without any is returned as it is. It works on text that does not parse.
-func RedactURL(rawURL string) string {
-	_, rest, ok := strings.Cut(rawURL, "://")
-	if !ok {
-		return rawURL
-	}
-	start := len(rawURL) - len(rest)
-	authority := rest
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		authority = rest[:i]
-	}
-	at := strings.LastIndex(authority, "@")
-	if at < 0 {
-		return rawURL
-	}
-	return rawURL[:start] + "REDACTED" + rawURL[start+at:]
-}
+func RedactURL(rawURL string) string { return transfer.RedactUserinfo(rawURL) }
 
 // splitEndpoint takes host:port or http(s)://host:port and returns the
 // host:port and whether the scheme asks for TLS (def when there is none).

@@ -7,8 +7,8 @@
 // to that origin only, redaction of URLs for logs and errors, and the
 // readiness probe.
 //
-// It is a leaf: it imports the standard library and the leaf packages
-// filename and filetype, never the go-sdk, a2a-go, fileserve or agentcore, so
+// It is a leaf: it imports the standard library and the leaf package
+// filename only, never the go-sdk, a2a-go, fileserve or agentcore, so
 // that the client package, the agentura CLI, the A2A client (a2acall) and the
 // agents themselves can all use it.
 package transfer

@@ -218,6 +218,15 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+func TestRedactUserinfo(t *testing.T) {
+	if got := RedactUserinfo("s3://KEY:SECRET@bucket/p?endpoint=h:9000"); got != "s3://REDACTED@bucket/p?endpoint=h:9000" {
+		t.Errorf("RedactUserinfo = %q", got)
+	}
+	if got := RedactUserinfo("http://h/x?a@b"); got != "http://h/x?a@b" {
+		t.Errorf("an @ in the query is not user information: %q", got)
+	}
+}
+
 func TestSplitList(t *testing.T) {
 	if got := SplitList(" a, b,,c ,", ","); strings.Join(got, "|") != "a|b|c" {
 		t.Errorf("SplitList = %q", got)

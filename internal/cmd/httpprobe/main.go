@@ -17,11 +17,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: httpprobe URL (exits 0 when a GET of URL answers 200)")
 		os.Exit(2)
 	}
-	if err := probe(context.Background(), os.Args[1]); err != nil {
+	if err := transfer.Probe(context.Background(), os.Args[1]); err != nil {
 		fmt.Fprintln(os.Stderr, "httpprobe:", err)
 		os.Exit(1)
 	}
 }
-
-// probe GETs url and fails unless the answer is 200 (transfer.Probe).
-func probe(ctx context.Context, url string) error { return transfer.Probe(ctx, url) }
