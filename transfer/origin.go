@@ -8,13 +8,13 @@ import (
 	"strings"
 )
 
-// LoopbackNames are the names of this machine's loopback interface that
+// loopbackNames are the names of this machine's loopback interface that
 // SameOrigin counts as one host: an agent whose AGENT_PUBLIC_URL says
 // http://localhost:8001 and that a host reaches as http://127.0.0.1:8001 is
 // the same agent (a compose deployment seen from its host). The list is
 // explicit and short on purpose: other addresses of 127.0.0.0/8, "localhost."
 // and IPv4-mapped forms are other hosts.
-var LoopbackNames = []string{"localhost", "127.0.0.1", "::1"}
+var loopbackNames = []string{"localhost", "127.0.0.1", "::1"}
 
 // SameOrigin reports whether a and b lie on the same origin: the one rule
 // for where a bearer token may go and which download URLs need no allow
@@ -25,8 +25,11 @@ var LoopbackNames = []string{"localhost", "127.0.0.1", "::1"}
 //   - the ports are equal, a missing port standing for the scheme's default
 //     (http://h and http://h:80 are one origin; "080" is not "80");
 //   - the hosts are equal after ASCII lower-casing, an IP literal in its
-//     canonical form ([0:0::1] is [::1]), and the names of LoopbackNames
-//     counting as one. Nothing else is folded: "example.com." (trailing dot),
+//     canonical form ([0:0::1] is [::1]), with localhost, 127.0.0.1 and ::1
+//     counting as one host: an agent whose AGENT_PUBLIC_URL says localhost
+//     and that a host reaches as 127.0.0.1 is the same agent, and all three
+//     name this machine, so a token cannot leave it through them. Nothing
+//     else is folded: "example.com." (trailing dot),
 //     a punycode and a Unicode spelling of one name, or a Unicode look-alike
 //     of an ASCII letter are other hosts. A refusal is the safe side: the
 //     caller can still name such a host in an allow list.
@@ -59,7 +62,7 @@ func originOf(u *url.URL) (origin, bool) {
 	if host == "" {
 		return origin{}, false
 	}
-	if slices.Contains(LoopbackNames, host) {
+	if slices.Contains(loopbackNames, host) {
 		host = "loopback"
 	}
 	return origin{scheme, host, portOf(scheme, u.Port())}, true
