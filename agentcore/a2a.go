@@ -11,17 +11,9 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/internal/promreg"
+	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/prometheus/client_golang/prometheus"
-)
-
-// A2A endpoints of every agent.
-const (
-	// A2APath serves A2A JSON-RPC (message/send, message/stream, tasks/get,
-	// tasks/cancel, tasks/resubscribe).
-	A2APath = "/a2a"
-	// AgentCardPath serves the agent card, built from the registered tools.
-	AgentCardPath = a2asrv.WellKnownAgentCardPath
 )
 
 // DefaultA2AStatusInterval is how often a running A2A task reports that it
@@ -50,7 +42,7 @@ func (s *Service) a2aHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
-			filehttp.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+A2APath+"; send A2A JSON-RPC requests with POST")
+			filehttp.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+transfer.A2APath+"; send A2A JSON-RPC requests with POST")
 			return
 		}
 		if r.ContentLength > limit {
@@ -107,7 +99,7 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	}
 	def, ok := s.tool(req.skill)
 	if !ok {
-		return fail(fmt.Errorf("unknown skill %q; this agent's skills are %v (see %s)", req.skill, s.toolNames(), AgentCardPath))
+		return fail(fmt.Errorf("unknown skill %q; this agent's skills are %v (see %s)", req.skill, s.toolNames(), transfer.AgentCardPath))
 	}
 	raw, err := req.arguments(def)
 	req = nil // the arguments hold the inline files now

@@ -48,7 +48,7 @@ func BenchmarkA2ACall(b *testing.B) {
 						b.Fatal(err)
 					}
 					if task := res.(*a2a.Task); task.Status.State != a2a.TaskStateCompleted {
-						b.Fatalf("task %s: %s", task.Status.State, textOf(task.Status.Message))
+						b.Fatalf("task %s: %s", task.Status.State, a2atest.Text(task.Status.Message))
 					}
 				})
 				worst = max(worst, peak)

@@ -7,17 +7,12 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/agentura/agentura/transfer"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // A2AProtocolVersion is the A2A protocol version agents speak (a2a-go v0.3).
 const A2AProtocolVersion = "0.3.0"
-
-// A2AUploadsExtension is the URI of the agent card extension that tells
-// callers where to stage large inputs: its params hold "url", the agent's
-// POST /uploads endpoint, whose signed URL is then sent as a file part's
-// "uri". A2AClient uses it for files too large to send inline.
-const A2AUploadsExtension = "https://github.com/agentura/agentura/a2a/uploads"
 
 // a2aBearerScheme names the security scheme of an agent with AGENT_AUTH=jwt.
 const a2aBearerScheme a2a.SecuritySchemeName = "bearer"
@@ -31,14 +26,14 @@ func (s *Service) AgentCard() *a2a.AgentCard {
 	card := &a2a.AgentCard{
 		Name:               s.info.Name,
 		Description:        s.describe(),
-		URL:                base + A2APath,
+		URL:                base + transfer.A2APath,
 		PreferredTransport: a2a.TransportProtocolJSONRPC,
 		ProtocolVersion:    A2AProtocolVersion,
 		Version:            s.info.Version,
 		Capabilities: a2a.AgentCapabilities{
 			Streaming: true,
 			Extensions: []a2a.AgentExtension{{
-				URI:         A2AUploadsExtension,
+				URI:         transfer.A2AUploadsExtension,
 				Description: "Stage a large input with POST (multipart field \"file\", or a raw body with X-Filename) and send the signed URL it answers as a file part's uri.",
 				Params:      map[string]any{"url": base + "/uploads"},
 			}},

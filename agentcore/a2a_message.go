@@ -5,19 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"mime"
-	"net/url"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/agentura/agentura/transfer"
 	"github.com/google/jsonschema-go/jsonschema"
-)
-
-// A2A message keys: a message names the skill (the tool) and its arguments
-// in a data part, {"skill": "<tool>", "arguments": {...}}.
-const (
-	A2AKeySkill     = "skill"
-	A2AKeyArguments = "arguments"
 )
 
 // a2aFile is a file part of an incoming message, as a FileAttachment's name
@@ -72,7 +64,7 @@ func parseA2AMessage(msg *a2a.Message, inline map[int]a2a.FileBytes) (*a2aReques
 }
 
 func (r *a2aRequest) takeData(data map[string]any, named *bool) error {
-	raw, ok := data[A2AKeySkill]
+	raw, ok := data[transfer.A2AKeySkill]
 	if !ok {
 		return nil // a data part for someone else; not ours to judge
 	}
@@ -85,7 +77,7 @@ func (r *a2aRequest) takeData(data map[string]any, named *bool) error {
 	}
 	*named = true
 	r.skill = strings.TrimSpace(skill)
-	switch a := data[A2AKeyArguments].(type) {
+	switch a := data[transfer.A2AKeyArguments].(type) {
 	case nil:
 		r.args = map[string]any{}
 	case map[string]any:
@@ -111,24 +103,10 @@ func fileOfPart(p a2a.FilePart) a2aFile {
 }
 
 // dataURI turns inline bytes (base64 by the A2A spec) into a data URI that
-// keeps the MIME type and the name, for the resolver. Only the media type of
-// mimeType is kept: parameters of a caller's could break the URI's header.
+// keeps the MIME type and the name, for the resolver (transfer.DataURIPrefix:
+// only the media type of a caller's MIME type is kept).
 func dataURI(f a2a.FileBytes) string {
-	mt := "application/octet-stream"
-	if parsed, _, err := mime.ParseMediaType(f.MimeType); err == nil && strings.Count(parsed, "/") == 1 {
-		mt = parsed
-	}
-	var b strings.Builder
-	b.Grow(len(f.Bytes) + len(mt) + len(f.Name) + 32)
-	b.WriteString("data:")
-	b.WriteString(mt)
-	if f.Name != "" {
-		b.WriteString(";name=")
-		b.WriteString(url.PathEscape(f.Name))
-	}
-	b.WriteString(";base64,")
-	b.WriteString(f.Bytes)
-	return b.String()
+	return transfer.DataURIPrefix(f.MimeType, f.Name) + f.Bytes
 }
 
 // arguments fills the tool's file parameter with the message's files and

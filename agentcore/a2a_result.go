@@ -77,7 +77,7 @@ func (s *Service) readSmall(ctx context.Context, m fileserve.Meta) ([]byte, erro
 
 // plainJSON returns m with every value as encoding/json decodes it (maps,
 // slices, strings, float64, bool): a2a-go copies artifacts with gob, which
-// knows no tool's own types (such as []wire.File).
+// knows no tool's own types (such as []transfer.File).
 func plainJSON(m map[string]any) map[string]any {
 	if len(m) == 0 {
 		return nil

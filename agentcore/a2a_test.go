@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/agentura/agentura/internal/a2atest"
+	"github.com/agentura/agentura/transfer"
 )
 
 // a2aClient connects the a2a-go client to the agent at base through its card.
@@ -57,7 +56,7 @@ func TestA2ABytesInFilesOut(t *testing.T) {
 	small := []byte("hello, agent\n")
 	task := a2atest.Send(t, c, a2atest.Message("echo", nil, a2atest.BytesPart("hello.txt", "text/plain", small)))
 	if task.Status.State != a2a.TaskStateCompleted {
-		t.Fatalf("state = %s: %s", task.Status.State, textOf(task.Status.Message))
+		t.Fatalf("state = %s: %s", task.Status.State, a2atest.Text(task.Status.Message))
 	}
 	uri, inline := fileParts(t, task, "hello.txt")
 	if uri == nil || !strings.HasPrefix(uri.URI, srv.URL+"/files/") {
@@ -73,7 +72,7 @@ func TestA2ABytesInFilesOut(t *testing.T) {
 		t.Errorf("bytes part = %q (%s), want %q", got, inline.MimeType, small)
 	}
 	// The result artifact names the file for readers without middleware.
-	if res := task.Artifacts[0]; res.Name != "result" || !strings.Contains(textOf(&a2a.Message{Parts: res.Parts}), "Tool produced: hello.txt") {
+	if res := task.Artifacts[0]; res.Name != "result" || !strings.Contains(a2atest.Text(&a2a.Message{Parts: res.Parts}), "Tool produced: hello.txt") {
 		t.Errorf("first artifact = %+v", res)
 	}
 
@@ -125,8 +124,8 @@ func TestA2AFailuresAreFailedTasks(t *testing.T) {
 	a2atest.Failed(t, a2atest.Send(t, c, a2atest.Message("echo", nil, a2a.FilePart{File: a2a.FileURI{URI: "file:///etc/passwd"}})), `unsupported URL scheme "file"`)
 
 	task := a2atest.Send(t, c, a2atest.Message("plain", map[string]any{"word": "fine"}))
-	if task.Status.State != a2a.TaskStateCompleted || textOf(task.Status.Message) != "fine" {
-		t.Errorf("plain = %s %q", task.Status.State, textOf(task.Status.Message))
+	if task.Status.State != a2a.TaskStateCompleted || a2atest.Text(task.Status.Message) != "fine" {
+		t.Errorf("plain = %s %q", task.Status.State, a2atest.Text(task.Status.Message))
 	}
 	resp, err := http.Get(srv.URL + "/metrics")
 	if err != nil {
@@ -165,7 +164,7 @@ func TestA2AStreamReportsLongCalls(t *testing.T) {
 			kinds = append(kinds, "task:"+string(ev.Status.State))
 		case *a2a.TaskStatusUpdateEvent:
 			kinds = append(kinds, "status:"+string(ev.Status.State))
-			if strings.HasPrefix(textOf(ev.Status.Message), "still running slow") {
+			if strings.HasPrefix(a2atest.Text(ev.Status.Message), "still running slow") {
 				stillRunning++
 			}
 			if ev.Final {
@@ -195,12 +194,12 @@ func TestA2AWithJWTOwnsFilesAndTasks(t *testing.T) {
 	addEchoTool(svc)
 
 	// The card is public and says how to authenticate.
-	code, card := getJSON(t, srv.URL+AgentCardPath)
+	code, card := getJSON(t, srv.URL+transfer.AgentCardPath)
 	if code != 200 || card["securitySchemes"] == nil || card["security"] == nil {
 		t.Fatalf("card = %d %v", code, card)
 	}
 	// A2A itself is not.
-	resp, err := http.Post(srv.URL+A2APath, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`))
+	resp, err := http.Post(srv.URL+transfer.A2APath, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +211,7 @@ func TestA2AWithJWTOwnsFilesAndTasks(t *testing.T) {
 	alice := a2aClient(t, srv.URL, callerToken(t, secret, "alice"))
 	task := a2atest.Send(t, alice, a2atest.Message("echo", nil, a2atest.BytesPart("a.txt", "text/plain", []byte("alice's"))))
 	if task.Status.State != a2a.TaskStateCompleted {
-		t.Fatalf("state = %s: %s", task.Status.State, textOf(task.Status.Message))
+		t.Fatalf("state = %s: %s", task.Status.State, a2atest.Text(task.Status.Message))
 	}
 	var data map[string]any
 	for _, p := range task.Artifacts[0].Parts {
@@ -239,58 +238,6 @@ func TestA2AWithJWTOwnsFilesAndTasks(t *testing.T) {
 	}
 }
 
-func TestA2AClientCallSkill(t *testing.T) {
-	const secret = "0123456789abcdef0123456789abcdef"
-	svc, srv := serveTestService(t, func(c *Config) { c.Auth, c.AuthJWTSecret, c.EmbedMaxBytes = "jwt", secret, 1<<10 })
-	addEchoTool(svc)
-	dir := t.TempDir()
-	in := filepath.Join(dir, "in")
-	os.Mkdir(in, 0o700)
-	small := filepath.Join(in, "note.txt")
-	os.WriteFile(small, []byte("a small note"), 0o600)
-	large := filepath.Join(in, "big.bin")
-	bigData := bytes.Repeat([]byte{0, 1, 2, 3, 4, 5, 6, 7}, 4096)
-	os.WriteFile(large, bigData, 0o600)
-
-	out := filepath.Join(dir, "out")
-	os.Mkdir(out, 0o700)
-	client := &A2AClient{Token: callerToken(t, secret, "carol"), Dir: out, InlineMaxBytes: 1 << 10}
-	for _, tc := range []struct {
-		path string
-		want []byte
-	}{{small, []byte("a small note")}, {large, bigData}} {
-		res, err := client.CallSkill(context.Background(), srv.URL, "echo", nil, tc.path)
-		if err != nil {
-			t.Fatalf("CallSkill(%s): %v", filepath.Base(tc.path), err)
-		}
-		if len(res.Files) != 1 || res.Data["owner"] != "carol" {
-			t.Fatalf("result = %+v", res)
-		}
-		f := res.Files[0]
-		if got := readFile(t, f.Path); !bytes.Equal(got, tc.want) || f.Name != filepath.Base(tc.path) || filepath.Dir(f.Path) != out {
-			t.Errorf("received %s (%s, %d bytes), want %d bytes of %s in %s", f.Path, f.Name, len(got), len(tc.want), filepath.Base(tc.path), out)
-		}
-	}
-	// The large file went by URI, through the agent's uploads (staged, owned by carol).
-	if n := len(filesIn(t, filepath.Join(svc.cfg.DataDir, "staging"))); n == 0 {
-		t.Error("a file over InlineMaxBytes was not staged through /uploads")
-	}
-
-	_, err := client.CallSkill(context.Background(), srv.URL, "nope", nil, small)
-	if err == nil || !strings.Contains(err.Error(), `has no skill "nope"; its skills are [echo]`) {
-		t.Errorf("unknown skill: err = %v", err)
-	}
-	_, err = client.CallSkill(context.Background(), srv.URL, "echo", nil)
-	var se *SkillError
-	if !errors.As(err, &se) || se.State != "failed" || !strings.Contains(se.Message, "needs a file") {
-		t.Errorf("missing file: err = %v, want a *SkillError saying the skill needs a file", err)
-	}
-	noToken := &A2AClient{Dir: out}
-	if _, err := noToken.CallSkill(context.Background(), srv.URL, "echo", nil, small); err == nil || !strings.Contains(err.Error(), "401") {
-		t.Errorf("without a token: err = %v, want a 401", err)
-	}
-}
-
 func TestA2ALimitsAndWireForms(t *testing.T) {
 	svc, srv := serveTestService(t, func(c *Config) { c.MaxUploadBytes = 1000 })
 	addEchoTool(svc)
@@ -302,7 +249,7 @@ func TestA2ALimitsAndWireForms(t *testing.T) {
 
 	post := func(body string) (int, string) {
 		t.Helper()
-		resp, err := http.Post(srv.URL+A2APath, "application/json", strings.NewReader(body))
+		resp, err := http.Post(srv.URL+transfer.A2APath, "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -494,11 +441,11 @@ func TestA2AFilePartsFillItemsAndPlainContent(t *testing.T) {
 
 	task := a2atest.Send(t, c, a2atest.Message("compose", map[string]any{"markdown": "# Hi"},
 		a2atest.BytesPart("a.txt", "text/plain", []byte("one")), a2atest.BytesPart("b.txt", "text/plain", []byte("two"))))
-	if got := textOf(task.Status.Message); got != "# Hi a.txt=one,b.txt=two" {
+	if got := a2atest.Text(task.Status.Message); got != "# Hi a.txt=one,b.txt=two" {
 		t.Errorf("compose with two file parts: %s %q, want one embed per file part, in order, named", task.Status.State, got)
 	}
 	task = a2atest.Send(t, c, a2atest.Message("raw", nil, a2atest.BytesPart("über notes.txt", "text/plain", []byte("plain"))))
-	if got := textOf(task.Status.Message); got != "über notes.txt=plain" {
+	if got := a2atest.Text(task.Status.Message); got != "über notes.txt=plain" {
 		t.Errorf("a FileContent parameter: %s %q, want the name carried in the data URI", task.Status.State, got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/transfer"
 )
 
 // Config holds every setting of a Service. LoadConfig fills it from the
@@ -147,13 +148,7 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 	}
 	list := func(name, sep string) []string {
 		v, _ := get(name)
-		var out []string
-		for _, p := range strings.Split(v, sep) {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-		return out
+		return transfer.SplitList(v, sep)
 	}
 
 	c := Config{

@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/agentura/agentura/transfer"
 )
 
 // maxRedirects is how many redirects a fetch follows; each hop is checked
@@ -175,19 +177,11 @@ func (f *fetcher) get(ctx context.Context, rawURL string) (*http.Response, error
 		if errors.As(err, &ssrf) {
 			return nil, ssrf
 		}
-		return nil, fmt.Errorf("fetch %s: %w", redactURL(rawURL), err)
+		return nil, fmt.Errorf("fetch %s: %w", transfer.Redact(rawURL), err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		resp.Body.Close()
-		return nil, fmt.Errorf("fetch %s: the server answered %s", redactURL(rawURL), resp.Status)
+		return nil, fmt.Errorf("fetch %s: the server answered %s", transfer.Redact(rawURL), resp.Status)
 	}
 	return resp, nil
-}
-
-// redactURL drops the query (which may carry a token) from a URL for messages.
-func redactURL(raw string) string {
-	if i := strings.IndexAny(raw, "?#"); i >= 0 {
-		return raw[:i]
-	}
-	return raw
 }

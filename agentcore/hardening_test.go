@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/wire"
+	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -123,7 +123,7 @@ func TestPointerItemsOfFileArrays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(params, []string{"ptrs"}) || s.Properties["ptrs"].Extra[KeywordFile] != true {
+	if !reflect.DeepEqual(params, []string{"ptrs"}) || s.Properties["ptrs"].Extra[transfer.KeywordFile] != true {
 		t.Errorf("params %v, schema %+v", params, s.Properties["ptrs"])
 	}
 }
@@ -216,7 +216,7 @@ func TestWrongMethodsAndMissingTokensAnswerJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var body wire.Error
+		var body transfer.Error
 		json.NewDecoder(resp.Body).Decode(&body)
 		resp.Body.Close()
 		if resp.StatusCode != tc.code || !strings.Contains(body.Error, tc.says) || resp.Header.Get("Content-Type") != "application/json" {

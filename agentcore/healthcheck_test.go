@@ -37,7 +37,7 @@ func TestHealthcheck(t *testing.T) {
 	}
 
 	srv.Close()
-	if err := Healthcheck(ctx, ":"+port); err == nil || !strings.Contains(err.Error(), "does not answer") {
+	if err := Healthcheck(ctx, ":"+port); err == nil || !strings.Contains(err.Error(), "no answer") {
 		t.Errorf("stopped agent: err = %v", err)
 	}
 	if code := Main(Info{Name: "t"}, ":1", []string{"--healthcheck", "--addr", ":" + port, "--data-dir", t.TempDir()}, nil); code != 1 {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/wire"
+	"github.com/agentura/agentura/transfer"
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -44,13 +44,13 @@ func (s *Service) Handler() http.Handler {
 	r.Any("/mcp", gin.WrapH(mcpH))
 	r.Any("/uploads", gin.WrapH(uploadH))
 	r.Any("/files/*path", gin.WrapF(s.files.ServeFile))
-	r.Any(A2APath, gin.WrapH(a2aH))
-	r.Any(AgentCardPath, gin.WrapH(a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(s.cardProducer))))
+	r.Any(transfer.A2APath, gin.WrapH(a2aH))
+	r.Any(transfer.AgentCardPath, gin.WrapH(a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(s.cardProducer))))
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.ready)
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
 	r.NoRoute(func(c *gin.Context) {
-		c.JSON(http.StatusNotFound, wire.Error{Error: "no such endpoint; this agent serves /mcp, /a2a, " + AgentCardPath + ", /files/, /uploads, /healthz, /readyz, /metrics"})
+		c.JSON(http.StatusNotFound, transfer.Error{Error: "no such endpoint; this agent serves /mcp, /a2a, " + transfer.AgentCardPath + ", /files/, /uploads, /healthz, /readyz, /metrics"})
 	})
 	return r
 }

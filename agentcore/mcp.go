@@ -5,12 +5,9 @@ import (
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// MetaFileParams is the key under a tool's _meta that lists its file
-// parameters, for hosts that prefer a list to walking the schema.
-const MetaFileParams = "agentura/fileParams"
 
 func (s *Service) addMCPTool(rt *registeredTool) {
 	t := &mcp.Tool{
@@ -20,7 +17,7 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 		InputSchema: rt.def.InputSchema,
 	}
 	if len(rt.def.FileParams) > 0 {
-		t.Meta = mcp.Meta{MetaFileParams: rt.def.FileParams}
+		t.Meta = mcp.Meta{transfer.MetaFileParams: rt.def.FileParams}
 	}
 	if rt.def.ReadOnly {
 		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}

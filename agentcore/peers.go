@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/agentura/agentura/transfer"
 )
 
 // PeerURL tells an agent where a peer agent is really reached when its public
@@ -30,11 +32,7 @@ type PeerURL struct {
 // "http://localhost:8001=http://ocr-agent:8001,http://localhost:8002=http://composer-agent:8002".
 func ParsePeerURLs(s string) ([]PeerURL, error) {
 	var out []PeerURL
-	for _, pair := range strings.Split(s, ",") {
-		pair = strings.TrimSpace(pair)
-		if pair == "" {
-			continue
-		}
+	for _, pair := range transfer.SplitList(s, ",") {
 		public, internal, ok := strings.Cut(pair, "=")
 		if !ok {
 			return nil, fmt.Errorf("%q is not PUBLIC=INTERNAL (for example http://localhost:8001=http://ocr-agent:8001)", pair)
@@ -110,11 +108,12 @@ func (m peerMap) rewrite(raw string) (string, bool) {
 		return raw, false
 	}
 	u, err := url.Parse(raw)
-	if err != nil || u.User != nil {
+	if err != nil {
 		return raw, false
 	}
 	for _, r := range m {
-		if !strings.EqualFold(u.Scheme, r.public.Scheme) || hostPort(u) != r.public.Host {
+		// The one origin rule: no user information, default ports filled in.
+		if !transfer.SameOrigin(u, r.public) {
 			continue
 		}
 		rest, ok := strings.CutPrefix(u.Path, r.public.Path)

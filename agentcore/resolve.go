@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/transfer"
 )
 
 // InputFile is a resolved file input: a local file the tool may read until
@@ -251,7 +252,7 @@ func (r *resolver) fromURL(ctx context.Context, owner, slot, name, rawURL string
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("malformed URL %q", redactURL(rawURL))
+		return nil, fmt.Errorf("malformed URL %q", transfer.Redact(rawURL))
 	}
 	resp, err := r.fetch.get(ctx, rawURL)
 	if err != nil {
@@ -259,7 +260,7 @@ func (r *resolver) fromURL(ctx context.Context, owner, slot, name, rawURL string
 	}
 	defer resp.Body.Close()
 	if resp.ContentLength > r.maxBytes {
-		return nil, r.tooLarge(fmt.Sprintf("%s is %d bytes", redactURL(rawURL), resp.ContentLength))
+		return nil, r.tooLarge(fmt.Sprintf("%s is %d bytes", transfer.Redact(rawURL), resp.ContentLength))
 	}
 	fallback := nameFromContent(resp.Request.URL.String())
 	if _, params, err := mimeParse(resp.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
@@ -267,7 +268,7 @@ func (r *resolver) fromURL(ctx context.Context, owner, slot, name, rawURL string
 	}
 	in, err := r.write(slot, name, fallback, resp.Header.Get("Content-Type"), resp.Body)
 	if err != nil && !errors.Is(err, ErrInputTooLarge) {
-		return nil, fmt.Errorf("fetch %s: %w", redactURL(rawURL), err)
+		return nil, fmt.Errorf("fetch %s: %w", transfer.Redact(rawURL), err)
 	}
 	return in, err
 }

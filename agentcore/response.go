@@ -12,7 +12,7 @@ import (
 	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
-	"github.com/agentura/agentura/wire"
+	"github.com/agentura/agentura/transfer"
 )
 
 // Output is a file a tool hands out. Give exactly one of Path and Reader.
@@ -51,7 +51,7 @@ type Result struct {
 	// therefore reserved and overwritten.
 	Data map[string]any
 	// Files are the produced files, in order. Fill it with Call.FileResponse.
-	Files []wire.File
+	Files []transfer.File
 
 	stored []fileserve.Meta // parallel to Files
 }
@@ -84,7 +84,7 @@ func (r *Result) Structured() map[string]any {
 func (r *Result) ProducedLines() []string {
 	lines := make([]string, len(r.Files))
 	for i, f := range r.Files {
-		lines[i] = wire.ProducedPrefix + filetype.Describe(f.Filename, f.MIMEType, f.SizeBytes) + " " + f.DownloadURL
+		lines[i] = transfer.ProducedPrefix + filetype.Describe(f.Filename, f.MIMEType, f.SizeBytes) + " " + f.DownloadURL
 	}
 	return lines
 }
@@ -111,7 +111,7 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 			return nil, fmt.Errorf("sign URL of %q: %w", name, err)
 		}
 		res.stored = append(res.stored, meta)
-		res.Files = append(res.Files, wire.File{DownloadURL: url, Filename: meta.Name, MIMEType: meta.MIMEType, SizeBytes: meta.Size})
+		res.Files = append(res.Files, transfer.File{DownloadURL: url, Filename: meta.Name, MIMEType: meta.MIMEType, SizeBytes: meta.Size})
 	}
 	return res, nil
 }

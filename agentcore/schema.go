@@ -7,15 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/transfer"
 	"github.com/google/jsonschema-go/jsonschema"
-)
-
-// Schema keywords that mark file parameters. "x-file" is this project's (and
-// the file-handling spec's); "x-mcp-file" is the one of the draft MCP file
-// proposals, emitted beside it for hosts that follow those.
-const (
-	KeywordFile    = "x-file"
-	KeywordMCPFile = "x-mcp-file"
 )
 
 // fileAttachmentDef is the name of the FileAttachment definition in $defs.
@@ -86,8 +79,8 @@ func markFile(s *jsonschema.Schema) *jsonschema.Schema {
 	if s.Extra == nil {
 		s.Extra = map[string]any{}
 	}
-	s.Extra[KeywordFile] = true
-	s.Extra[KeywordMCPFile] = true
+	s.Extra[transfer.KeywordFile] = true
+	s.Extra[transfer.KeywordMCPFile] = true
 	return s
 }
 

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/wire"
+	"github.com/agentura/agentura/transfer"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -291,7 +291,7 @@ func connect(t *testing.T, url, token string) *mcp.ClientSession {
 	return cs
 }
 
-func upload(t testing.TB, url, token, name string, body []byte) (int, wire.Upload, string) {
+func upload(t testing.TB, url, token, name string, body []byte) (int, transfer.Upload, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url+"/uploads", bytes.NewReader(body))
 	req.Header.Set("X-Filename", name)
@@ -304,7 +304,7 @@ func upload(t testing.TB, url, token, name string, body []byte) (int, wire.Uploa
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var u wire.Upload
+	var u transfer.Upload
 	json.Unmarshal(raw, &u)
 	return resp.StatusCode, u, string(raw)
 }

@@ -19,5 +19,7 @@
 //     (PowerPoint, 1.0 MB)" and never a URL or a byte of content.
 //
 // The package shares no server internals: it knows the agents only through
-// the leaf packages wire (JSON shapes) and filetype (names of types).
+// the leaf packages transfer (the protocol: JSON shapes, names, the origin
+// rule, uploads and guarded downloads), filetype (names of types) and
+// filename (display names).
 package client

@@ -32,7 +32,7 @@ import (
 	"github.com/agentura/agentura/client"
 	"github.com/agentura/agentura/internal/mcptest"
 	"github.com/agentura/agentura/internal/testagent"
-	"github.com/agentura/agentura/wire"
+	"github.com/agentura/agentura/transfer"
 )
 
 const callTimeout = 2 * time.Minute
@@ -309,9 +309,9 @@ func TestNestedEmbedsAndMultiFileOutput(t *testing.T) {
 	text := modelText(res)
 	for _, line := range []string{
 		"Composed a page with 2 image(s).",
-		wire.ProducedPrefix + "page.md (Markdown, ",
-		wire.ProducedPrefix + "images/chart.png (PNG image, ",
-		wire.ProducedPrefix + "images/picture.png (PNG image, ",
+		transfer.ProducedPrefix + "page.md (Markdown, ",
+		transfer.ProducedPrefix + "images/chart.png (PNG image, ",
+		transfer.ProducedPrefix + "images/picture.png (PNG image, ",
 	} {
 		if !strings.Contains(text, line) {
 			t.Errorf("model view lacks %q:\n%s", line, text)

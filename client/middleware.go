@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,7 +39,7 @@ type Config struct {
 	// timeout (transfers are bounded by the call's context).
 	HTTPClient *http.Client
 	// Token is a bearer token for agents with AGENT_AUTH=jwt; it is sent to
-	// the agent's origin only.
+	// the agent's origin only (transfer.SameOrigin with BaseURL).
 	Token string
 	// InlineMaxBytes is the largest file sent as a data URI; 0 means
 	// DefaultInlineMaxBytes, a negative value always uploads.
@@ -55,21 +56,12 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// MetaProduced is the key under a rewritten result's _meta that lists the
-// registry names of the files the call produced, in order.
-const MetaProduced = "agentura/produced"
-
-// MetaFailed is the key under a rewritten result's _meta that lists the
-// produced files that could not be fetched, as "name: reason".
-const MetaFailed = "agentura/failed"
-
 // Middleware rewrites tool calls of a go-sdk MCP client: file names in,
 // files out. Attach it to a client with Attach before connecting.
 type Middleware struct {
 	cfg  Config
 	base *url.URL
-	hc   *http.Client // uploads
-	dl   *http.Client // downloads: redirects re-checked
+	hc   *http.Client // uploads and downloads; the token goes to base only
 
 	mu    sync.Mutex
 	tools map[string]*mcp.Tool
@@ -97,13 +89,7 @@ func New(cfg Config) (*Middleware, error) {
 		}
 		m.base = u
 	}
-	m.hc = cfg.HTTPClient
-	if m.hc == nil {
-		m.hc = &http.Client{}
-	}
-	dl := *m.hc
-	dl.CheckRedirect = m.checkRedirect
-	m.dl = &dl
+	m.hc = transfer.WithBearer(cfg.HTTPClient, cfg.Token, m.base)
 	return m, nil
 }
 
@@ -275,7 +261,7 @@ func (m *Middleware) send(ctx context.Context, key string) (string, string, erro
 			return "", "", err
 		}
 		defer f.Close()
-		uri, err := dataURI(f, e.MIMEType, name, e.Size)
+		uri, err := transfer.DataURI(f, e.MIMEType, name, e.Size)
 		m.cfg.Logger.Debug("file sent inline", "name", e.Name, "size", e.Size)
 		return uri, name, err
 	}

@@ -9,7 +9,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/agentura/agentura/wire"
+	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -27,8 +27,8 @@ type produced struct {
 // for the model: URLs, resource links and embedded bytes go; a line
 // "Tool produced: report.pptx (PowerPoint, 1.0 MB)" per file comes; the
 // structured content keeps each file's name (its registry name), type and
-// size but no URL. The registry names are listed under _meta[MetaProduced],
-// files that could not be fetched under _meta[MetaFailed] (and in the text).
+// size but no URL. The registry names are listed under _meta[transfer.MetaProduced],
+// files that could not be fetched under _meta[transfer.MetaFailed] (and in the text).
 // It is what the middleware does after a call, exported for hosts that call
 // tools another way.
 func (m *Middleware) Collect(ctx context.Context, tool string, res *mcp.CallToolResult) {
@@ -42,12 +42,12 @@ func (m *Middleware) Collect(ctx context.Context, tool string, res *mcp.CallTool
 		e, err := m.fetch(ctx, f, ToolSource(tool))
 		if err != nil {
 			m.cfg.Logger.Warn("produced file not fetched", "tool", tool, "name", f.name, "err", err)
-			lines = append(lines, fmt.Sprintf("%s%s, but the client could not fetch it (%s)", wire.ProducedPrefix, f.name, shortReason(err)))
+			lines = append(lines, fmt.Sprintf("%s%s, but the client could not fetch it (%s)", transfer.ProducedPrefix, f.name, shortReason(err)))
 			failed = append(failed, f.name+": "+err.Error())
 			renamed[f.url] = f.name
 			continue
 		}
-		lines = append(lines, wire.ProducedPrefix+e.Describe())
+		lines = append(lines, transfer.ProducedPrefix+e.Describe())
 		names = append(names, e.Name)
 		renamed[f.url] = e.Name
 	}
@@ -69,9 +69,9 @@ func (m *Middleware) Collect(ctx context.Context, tool string, res *mcp.CallTool
 	if res.Meta == nil {
 		res.Meta = mcp.Meta{}
 	}
-	res.Meta[MetaProduced] = names
+	res.Meta[transfer.MetaProduced] = names
 	if len(failed) > 0 {
-		res.Meta[MetaFailed] = failed
+		res.Meta[transfer.MetaFailed] = failed
 	}
 }
 
@@ -80,7 +80,7 @@ func ProducedNames(res *mcp.CallToolResult) []string {
 	if res == nil {
 		return nil
 	}
-	names, _ := res.Meta[MetaProduced].([]string)
+	names, _ := res.Meta[transfer.MetaProduced].([]string)
 	return names
 }
 
@@ -90,7 +90,7 @@ func FailedFiles(res *mcp.CallToolResult) []string {
 	if res == nil {
 		return nil
 	}
-	failed, _ := res.Meta[MetaFailed].([]string)
+	failed, _ := res.Meta[transfer.MetaFailed].([]string)
 	return failed
 }
 
@@ -100,7 +100,7 @@ func (m *Middleware) fetch(ctx context.Context, f *produced, source string) (Ent
 	if f.hasBytes {
 		if max := m.cfg.MaxDownloadBytes; int64(len(f.embedded)) > max {
 			return Entry{}, fmt.Errorf("%s: %w: the embedded copy has %d bytes, over the cap of %d (Config.MaxDownloadBytes; agentura: --max-download)",
-				f.name, ErrTooLarge, len(f.embedded), max)
+				f.name, transfer.ErrTooLarge, len(f.embedded), max)
 		}
 		if f.size >= 0 && int64(len(f.embedded)) != f.size {
 			return Entry{}, fmt.Errorf("the embedded copy has %d bytes, the result says %d", len(f.embedded), f.size)
@@ -219,7 +219,7 @@ func scrubStructured(sc any, renamed map[string]string) any {
 func scrubText(text string, renamed map[string]string) string {
 	var keep []string
 	for _, line := range strings.Split(text, "\n") {
-		if strings.HasPrefix(line, wire.ProducedPrefix) {
+		if strings.HasPrefix(line, transfer.ProducedPrefix) {
 			continue
 		}
 		for u, n := range renamed {
@@ -272,12 +272,12 @@ func num(v any) int64 {
 }
 
 // shortReason says why a file was not fetched, in words fit for a model (no
-// URLs); the full error is in _meta[MetaFailed] and the log.
+// URLs); the full error is in _meta[transfer.MetaFailed] and the log.
 func shortReason(err error) string {
 	switch {
-	case errors.Is(err, ErrForeignURL):
+	case errors.Is(err, transfer.ErrForeignURL):
 		return "its URL is on a host the client does not trust"
-	case errors.Is(err, ErrTooLarge):
+	case errors.Is(err, transfer.ErrTooLarge):
 		return "it is larger than the client accepts"
 	}
 	return "the download failed"

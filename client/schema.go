@@ -7,13 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-)
 
-// Schema keywords that mark a file field: agentura's own and the one of the
-// draft MCP file proposals (SEP-2356, SEP-2631).
-const (
-	KeywordFile    = "x-file"
-	KeywordMCPFile = "x-mcp-file"
+	"github.com/agentura/agentura/transfer"
 )
 
 // maxSchemaDepth bounds the walk of a schema (and of $ref chains), so a
@@ -91,7 +86,7 @@ func (s *schema) pointer(ref string) map[string]any {
 // isFile reports whether node carries x-file or x-mcp-file with a value
 // other than false.
 func isFile(n map[string]any) bool {
-	for _, k := range []string{KeywordFile, KeywordMCPFile} {
+	for _, k := range []string{transfer.KeywordFile, transfer.KeywordMCPFile} {
 		if v, ok := n[k]; ok && v != nil && v != false {
 			return true
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentura/agentura/transfer"
 	"slices"
 	"strings"
 	"sync"
@@ -90,7 +91,7 @@ func opener(rawURL string) (StoreOpener, error) {
 		return o, nil
 	}
 	slices.Sort(names)
-	msg := fmt.Sprintf("fileserve: storage URL %q: ", RedactURL(rawURL))
+	msg := fmt.Sprintf("fileserve: storage URL %q: ", transfer.RedactUserinfo(rawURL))
 	if !ok {
 		msg += "not a URL"
 	} else {
@@ -98,27 +99,6 @@ func opener(rawURL string) (StoreOpener, error) {
 	}
 	msg += fmt.Sprintf(" (this program knows %s); use file:///<folder>, or s3://<bucket>?endpoint=<host:port> in a program that imports github.com/agentura/agentura/fileserve/s3store", strings.Join(names, ", "))
 	return nil, errors.New(msg)
-}
-
-// RedactURL returns rawURL with the user information of its authority
-// (user:password@) replaced by REDACTED, for error messages and logs (store
-// openers use it for theirs); a URL
-// without any is returned as it is. It works on text that does not parse.
-func RedactURL(rawURL string) string {
-	_, rest, ok := strings.Cut(rawURL, "://")
-	if !ok {
-		return rawURL
-	}
-	start := len(rawURL) - len(rest)
-	authority := rest
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		authority = rest[:i]
-	}
-	at := strings.LastIndex(authority, "@")
-	if at < 0 {
-		return rawURL
-	}
-	return rawURL[:start] + "REDACTED" + rawURL[start+at:]
 }
 
 // orNoEnv returns env, or an Env in which nothing is set.

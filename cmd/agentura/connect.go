@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/client"
+	"github.com/agentura/agentura/transfer"
 )
 
 // conn is a connected MCP session and what it needs to be closed.
@@ -38,21 +39,6 @@ func endpointOf(raw string) (string, error) {
 		u.Path = "/mcp"
 	}
 	return u.String(), nil
-}
-
-// bearer adds the token to requests for the MCP endpoint's origin.
-type bearer struct {
-	token string
-	host  string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	if b.token != "" && strings.EqualFold(r.URL.Host, b.host) {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+b.token)
-	}
-	return b.next.RoundTrip(r)
 }
 
 // prepare builds the go-sdk client and transport for the flags; attach adds
@@ -89,7 +75,8 @@ func prepare(c *common, rawURL string, stderr io.Writer) (*conn, error) {
 	cn.tr = &mcp.StreamableClientTransport{
 		Endpoint:             endpoint,
 		DisableStandaloneSSE: true, // one command, no server-initiated messages to wait for
-		HTTPClient:           &http.Client{Transport: bearer{token: c.token, host: u.Host, next: http.DefaultTransport}},
+		// The token goes to the endpoint's origin only.
+		HTTPClient: transfer.WithBearer(nil, c.token, u),
 	}
 	return cn, nil
 }

@@ -3,7 +3,7 @@
 // skill of another agent (configured, not chosen by the caller) and hands
 // out the files that came back as its own. It is the shape of a pipeline
 // step such as "make these scans searchable with the OCR agent, then merge
-// them with the composer", written with agentcore.A2AClient: the tool sees
+// them with the composer", written with a2acall.Client: the tool sees
 // local files going out and local files coming back.
 package a2apipeline
 
@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agentura/agentura/a2acall"
 	"github.com/agentura/agentura/agentcore"
 )
 
@@ -98,7 +99,7 @@ func forward(ctx context.Context, call *agentcore.Call, target Target, in Forwar
 	}
 	// Received files land in the call's folder: FileResponse moves them
 	// into the store instead of copying.
-	client := &agentcore.A2AClient{HTTPClient: target.HTTPClient, Token: target.Token, Dir: dir}
+	client := &a2acall.Client{HTTPClient: target.HTTPClient, Token: target.Token, Dir: dir}
 	got, err := client.CallSkill(ctx, target.AgentURL, target.Skill, in.Arguments, paths...)
 	if err != nil {
 		return nil, err

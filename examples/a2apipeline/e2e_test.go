@@ -3,7 +3,7 @@ package a2apipeline_test
 // End-to-end test of an agent calling another over A2A: the real
 // fileagent and a2apipeline binaries, each on its own port with
 // AGENT_AUTH=jwt; the a2a-go client calls the pipeline, whose forward_files
-// hands the files to fileagent's archive_files with agentcore.A2AClient and
+// hands the files to fileagent's archive_files with a2acall.Client and
 // hands out what came back.
 
 import (

@@ -80,7 +80,7 @@ type inspectOutput struct {
 
 // producedFile is one file of a result, as the contract describes it
 // (DESIGN.md §3, "Output: FileResponse"); defined here rather than taken from
-// the wire package so the test checks the contract, not the code.
+// the transfer package so the test checks the contract, not the code.
 type producedFile struct {
 	DownloadURL string `json:"download_url"`
 	Filename    string `json:"filename"`

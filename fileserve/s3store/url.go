@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/transfer"
 )
 
 func init() { fileserve.RegisterScheme("s3", opener{}) }
@@ -62,7 +63,7 @@ func configFrom(rawURL string, env fileserve.Env) (Config, error) {
 // credentials are not part of the URL.
 func ParseURL(rawURL string) (Config, error) {
 	bad := func(format string, args ...any) (Config, error) {
-		return Config{}, fmt.Errorf("s3store: storage URL %q: %s", fileserve.RedactURL(rawURL), fmt.Sprintf(format, args...))
+		return Config{}, fmt.Errorf("s3store: storage URL %q: %s", transfer.RedactUserinfo(rawURL), fmt.Sprintf(format, args...))
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/signing"
-	"github.com/agentura/agentura/wire"
+	"github.com/agentura/agentura/transfer"
 	"github.com/gin-gonic/gin"
 )
 
@@ -148,7 +148,7 @@ func jsonError(t testing.TB, resp *http.Response, body []byte) string {
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("error Content-Type = %q, want application/json", ct)
 	}
-	var e wire.Error
+	var e transfer.Error
 	if err := json.Unmarshal(body, &e); err != nil || e.Error == "" {
 		t.Fatalf("error body %q is not {\"error\": ...}: %v", body, err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/signing"
-	"github.com/agentura/agentura/wire"
+	"github.com/agentura/agentura/transfer"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -200,7 +200,7 @@ func fileIDFromPath(p string) (id string, ok bool) {
 }
 
 // WriteError answers code with the JSON error body of the contract
-// ({"error": msg}, wire.Error), dropping headers set for a
+// ({"error": msg}, transfer.Error), dropping headers set for a
 // file that is not being sent after all.
 func WriteError(w http.ResponseWriter, code int, msg string) {
 	h := w.Header()
@@ -208,7 +208,7 @@ func WriteError(w http.ResponseWriter, code int, msg string) {
 		h.Del(k)
 	}
 	h.Set("Cache-Control", "no-store")
-	writeJSON(w, code, wire.Error{Error: msg})
+	writeJSON(w, code, transfer.Error{Error: msg})
 }
 
 // writeJSON answers code with v as JSON.

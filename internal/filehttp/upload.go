@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/wire"
+	"github.com/agentura/agentura/transfer"
 )
 
 // multipartOverhead is what the body of a multipart upload may hold beyond
@@ -27,7 +27,7 @@ type httpError struct {
 func (e *httpError) Error() string { return e.msg }
 
 // ServeUpload answers POST /uploads: it stages one file for the caller, to
-// be named in a later tool call, and answers 201 with a wire.Upload.
+// be named in a later tool call, and answers 201 with a transfer.Upload.
 //
 // The body is either multipart/form-data with the file in the field "file"
 // (streamed, never buffered in memory or temporary files), or the raw
@@ -99,7 +99,7 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusInternalServerError, "the upload could not be signed; try again later")
 		return
 	}
-	writeJSON(w, http.StatusCreated, wire.Upload{URL: u, Name: m.Name, SizeBytes: m.Size, MIMEType: m.MIMEType})
+	writeJSON(w, http.StatusCreated, transfer.Upload{URL: u, Name: m.Name, SizeBytes: m.Size, MIMEType: m.MIMEType})
 }
 
 // bodyReader keeps the error of the request body it reads, so that a broken

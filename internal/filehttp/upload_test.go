@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/fileserve/storetest"
-	"github.com/agentura/agentura/wire"
+	"github.com/agentura/agentura/transfer"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -46,12 +46,12 @@ func multipartBody(fileField, fileName string, content []byte, extra map[string]
 	return pr, mw.FormDataContentType()
 }
 
-func decodeUpload(t *testing.T, resp *http.Response, body []byte) wire.Upload {
+func decodeUpload(t *testing.T, resp *http.Response, body []byte) transfer.Upload {
 	t.Helper()
 	if resp.StatusCode != 201 || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("upload: %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
-	var up wire.Upload
+	var up transfer.Upload
 	if err := json.Unmarshal(body, &up); err != nil {
 		t.Fatal(err)
 	}

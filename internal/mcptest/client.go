@@ -132,7 +132,7 @@ func Structured[T any](t testing.TB, res *mcp.CallToolResult) T {
 
 // File is one produced file of a result, as the contract describes it
 // (DESIGN.md §3, "Output: FileResponse"); defined here rather than taken from
-// the wire package so that tests check the contract, not the code.
+// the transfer package so that tests check the contract, not the code.
 type File struct {
 	DownloadURL string `json:"download_url"`
 	Filename    string `json:"filename"`

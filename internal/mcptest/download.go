@@ -4,8 +4,9 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
+
+	"github.com/agentura/agentura/transfer"
 )
 
 // Get GETs rawURL with the extra header and returns the response with its
@@ -16,19 +17,19 @@ func Get(t testing.TB, rawURL string, header http.Header) (*http.Response, []byt
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		t.Fatalf("GET %s: %v", redact(rawURL), err)
+		t.Fatalf("GET %s: %v", transfer.Redact(rawURL), err)
 	}
 	for k, v := range header {
 		req.Header[k] = v
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("GET %s: %v", redact(rawURL), err)
+		t.Fatalf("GET %s: %v", transfer.Redact(rawURL), err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("read %s: %v", redact(rawURL), err)
+		t.Fatalf("read %s: %v", transfer.Redact(rawURL), err)
 	}
 	return resp, body
 }
@@ -39,15 +40,7 @@ func Download(t testing.TB, rawURL string) []byte {
 	t.Helper()
 	resp, body := Get(t, rawURL, nil)
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s: %.300s", redact(rawURL), resp.Status, body)
+		t.Fatalf("GET %s: %s: %.300s", transfer.Redact(rawURL), resp.Status, body)
 	}
 	return body
-}
-
-// redact drops the query, which holds the signed token, from rawURL.
-func redact(rawURL string) string {
-	if i := strings.IndexByte(rawURL, '?'); i >= 0 {
-		return rawURL[:i] + "?…"
-	}
-	return rawURL
 }

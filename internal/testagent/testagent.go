@@ -22,7 +22,7 @@ import (
 
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/examples/fileagent"
-	"github.com/agentura/agentura/wire"
+	"github.com/agentura/agentura/transfer"
 )
 
 // ForeignURL is the download URL the tool foreign_link hands out: a host
@@ -135,13 +135,13 @@ func register(svc *agentcore.Service) {
 	agentcore.AddTool(svc, agentcore.Tool{Name: "make_blob", Description: "Produce a file of the given size."}, makeBlob)
 	agentcore.AddTool(svc, agentcore.Tool{Name: "link_to", Description: "Return the given URL as a produced file."},
 		func(ctx context.Context, call *agentcore.Call, in LinkInput) (*agentcore.Result, error) {
-			return &agentcore.Result{Files: []wire.File{{
+			return &agentcore.Result{Files: []transfer.File{{
 				DownloadURL: in.URL, Filename: in.Filename, MIMEType: "application/octet-stream", SizeBytes: in.Size,
 			}}}, nil
 		})
 	agentcore.AddTool(svc, agentcore.Tool{Name: "foreign_link", Description: "Return a download URL on another host."},
 		func(ctx context.Context, call *agentcore.Call, _ struct{}) (*agentcore.Result, error) {
-			return &agentcore.Result{Text: "Here is a file.", Files: []wire.File{{
+			return &agentcore.Result{Text: "Here is a file.", Files: []transfer.File{{
 				DownloadURL: ForeignURL, Filename: "evil.bin", MIMEType: "application/octet-stream", SizeBytes: 4,
 			}}}, nil
 		})

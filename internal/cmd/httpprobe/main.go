@@ -7,11 +7,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"strings"
-	"time"
+
+	"github.com/agentura/agentura/transfer"
 )
 
 func main() {
@@ -19,29 +17,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: httpprobe URL (exits 0 when a GET of URL answers 200)")
 		os.Exit(2)
 	}
-	if err := probe(context.Background(), os.Args[1]); err != nil {
+	if err := transfer.Probe(context.Background(), os.Args[1]); err != nil {
 		fmt.Fprintln(os.Stderr, "httpprobe:", err)
 		os.Exit(1)
 	}
-}
-
-// probe GETs url and fails unless the answer is 200.
-func probe(ctx context.Context, url string) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return fmt.Errorf("bad URL %q: %w", url, err)
-	}
-	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("no answer from %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package agentcore_test
+package a2acall_test
 
 import (
 	"context"
@@ -11,13 +11,14 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentura/agentura/a2acall"
 	"github.com/agentura/agentura/agentcore"
 )
 
 // Every agent serves A2A: another agent (or any Go program) calls one of
 // its skills with local files and gets the produced files back as local
-// files with an A2AClient.
-func ExampleA2AClient_CallSkill() {
+// files with an a2acall.Client.
+func ExampleClient_CallSkill() {
 	dir, _ := os.MkdirTemp("", "a2a-example")
 	defer os.RemoveAll(dir)
 
@@ -55,7 +56,7 @@ func ExampleA2AClient_CallSkill() {
 	os.WriteFile(in, []byte("hello over a2a"), 0o600)
 	out := filepath.Join(dir, "out")
 	os.Mkdir(out, 0o700)
-	client := &agentcore.A2AClient{Dir: out}
+	client := &a2acall.Client{Dir: out}
 	res, err := client.CallSkill(context.Background(), base, "shout", nil, in)
 	if err != nil {
 		panic(err)

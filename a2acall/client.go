@@ -1,4 +1,15 @@
-package agentcore
+// Package a2acall calls skills of other agents over A2A with local files and
+// brings the files they produce back as local files: the client side of
+// agentura's A2A, for a tool that works with another agent (a pipeline step)
+// or any Go program.
+//
+// It is a package of its own so that an agent that never calls a peer does
+// not link a2a-go's client and the gRPC it brings: agentcore serves A2A, this
+// package calls it. It knows the agents through the leaf package transfer
+// (the protocol's names, the origin rule, uploads, guarded downloads) and
+// a2a-go's client, never through agentcore. The name says what it does and
+// keeps clear of a2a-go's own a2aclient, which it imports.
+package a2acall
 
 import (
 	"context"
@@ -11,16 +22,21 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+	"github.com/agentura/agentura/transfer"
 )
 
-// DefaultA2AInlineMaxBytes is the largest file A2AClient sends inline, as
+// DefaultInlineMaxBytes is the largest file a Client sends inline, as
 // base64 bytes; a larger one is staged through the agent's uploads endpoint
 // and sent by URI when the agent offers one.
-const DefaultA2AInlineMaxBytes = 1 << 20
+const DefaultInlineMaxBytes = 1 << 20
 
-// LocalFile is a file on local disk: an input to send, or a file another
-// agent produced, downloaded.
-type LocalFile struct {
+// DefaultMaxBytes caps each received file unless Client.MaxBytes says
+// otherwise: the agents' default AGENT_MAX_UPLOAD_BYTES (50 MiB), so that
+// what one agent produces another takes.
+const DefaultMaxBytes = 50 << 20
+
+// File is a file another agent produced, on local disk.
+type File struct {
 	// Path is the local file.
 	Path string
 	// Name is the file's display name; it may hold a relative sub-path
@@ -32,8 +48,8 @@ type LocalFile struct {
 	Size int64
 }
 
-// SkillResult is what a skill of another agent returned.
-type SkillResult struct {
+// Result is what a skill of another agent returned.
+type Result struct {
 	// TaskID is the A2A task of the call.
 	TaskID string
 	// Text is the text of the result.
@@ -41,7 +57,7 @@ type SkillResult struct {
 	// Data is the structured content of the result, if any.
 	Data map[string]any
 	// Files are the produced files, in order, stored in Dir.
-	Files []LocalFile
+	Files []File
 	// Dir is the folder the files are in: the client's Dir, or, when that
 	// is empty, a temporary folder made for this call, which the caller
 	// removes ("" when no file came back and none was made).
@@ -60,29 +76,31 @@ func (e *SkillError) Error() string {
 	return fmt.Sprintf("skill %s of %s ended %s: %s", e.Skill, e.Agent, e.State, e.Message)
 }
 
-// A2AClient calls skills of other agents over A2A with local files, and
+// Client calls skills of other agents over A2A with local files, and
 // brings the files they produce back as local files. The zero value works;
-// from inside a tool, set Dir to the call's WorkDir so that the results can
-// be handed out with FileResponse without a copy.
-type A2AClient struct {
+// from inside an agentcore tool, set Dir to the call's WorkDir so that the
+// results can be handed out with FileResponse without a copy.
+type Client struct {
 	// HTTPClient makes every request: agent card, JSON-RPC, uploads and
 	// downloads. Default: a client without an overall timeout (the context
 	// bounds a call).
 	HTTPClient *http.Client
 	// Token is sent as "Authorization: Bearer <Token>" to the agent (agents
-	// with AGENT_AUTH=jwt); its sub owns the files of the call there.
+	// with AGENT_AUTH=jwt), to its origin only (transfer.SameOrigin); its
+	// sub owns the files of the call there.
 	Token string
 	// Dir receives the produced files. Empty: a new temporary folder per
-	// call that brings files back (SkillResult.Dir), which the caller
+	// call that brings files back (Result.Dir), which the caller
 	// removes; a call that fails leaves none.
 	Dir string
-	// MaxBytes caps each received file. Default: DefaultMaxUploadBytes.
+	// MaxBytes caps each received file. Default: DefaultMaxBytes.
 	MaxBytes int64
 	// InlineMaxBytes is the largest input sent inline. Default:
-	// DefaultA2AInlineMaxBytes.
+	// DefaultInlineMaxBytes.
 	InlineMaxBytes int64
-	// DownloadHosts are hosts, besides the agent's own, whose file URIs may
-	// be downloaded (an agent whose AGENT_PUBLIC_URL names another host).
+	// DownloadHosts are hosts ("host" or "host:port"), besides the agent's
+	// origin, whose file URIs may be downloaded (an agent whose
+	// AGENT_PUBLIC_URL names another host).
 	DownloadHosts []string
 }
 
@@ -93,12 +111,12 @@ type A2AClient struct {
 // an agent that does not stream) until it ends and returns its text, data
 // and files. A task that fails is a *SkillError
 // carrying the agent's reason.
-func (c *A2AClient) CallSkill(ctx context.Context, agentURL, skill string, args map[string]any, paths ...string) (*SkillResult, error) {
+func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map[string]any, paths ...string) (*Result, error) {
 	base, err := agentBase(agentURL)
 	if err != nil {
 		return nil, err
 	}
-	hc := c.httpClient(base)
+	hc := transfer.WithBearer(c.HTTPClient, c.Token, base)
 	card, err := agentcard.NewResolver(hc).Resolve(ctx, base.String())
 	if err != nil {
 		return nil, fmt.Errorf("read the agent card of %s: %w", base, err)
@@ -113,7 +131,7 @@ func (c *A2AClient) CallSkill(ctx context.Context, agentURL, skill string, args 
 	if args == nil {
 		args = map[string]any{}
 	}
-	parts := a2a.ContentParts{a2a.DataPart{Data: map[string]any{A2AKeySkill: skill, A2AKeyArguments: args}}}
+	parts := a2a.ContentParts{a2a.DataPart{Data: map[string]any{transfer.A2AKeySkill: skill, transfer.A2AKeyArguments: args}}}
 	for _, p := range paths {
 		part, err := c.filePart(ctx, hc, base, card, p)
 		if err != nil {
@@ -124,7 +142,7 @@ func (c *A2AClient) CallSkill(ctx context.Context, agentURL, skill string, args 
 	// The card's own endpoint, at the address the caller reached the agent
 	// at; from the card the client also knows whether the agent streams (if
 	// not, it sends message/send and gets the finished task).
-	endpoint := sameHost(base, card.URL, A2APath)
+	endpoint := sameHost(base, card.URL, transfer.A2APath)
 	reached := *card
 	reached.URL, reached.PreferredTransport, reached.AdditionalInterfaces = endpoint, a2a.TransportProtocolJSONRPC, nil
 	client, err := a2aclient.NewFromCard(ctx, &reached, a2aclient.WithJSONRPCTransport(hc))
@@ -177,58 +195,9 @@ func (c *A2AClient) CallSkill(ctx context.Context, agentURL, skill string, args 
 		}
 		return nil, &SkillError{Agent: base.String(), Skill: skill, State: state, Message: textOf(status.Message)}
 	}
-	// Signed download URLs carry their own token: the bearer token stays
-	// with the agent's endpoints and never goes to another host.
-	return c.collect(ctx, c.plainClient(), base, taskID, artifacts, status)
-}
-
-// plainClient makes requests without the bearer token.
-func (c *A2AClient) plainClient() *http.Client {
-	if c.HTTPClient != nil {
-		return c.HTTPClient
-	}
-	return &http.Client{}
-}
-
-// httpClient makes requests to the agent's endpoints, with the token on
-// those bound for the agent's origin (base) only: a redirect elsewhere goes
-// without it.
-func (c *A2AClient) httpClient(base *url.URL) *http.Client {
-	hc := c.plainClient()
-	if c.Token == "" {
-		return hc
-	}
-	with := *hc
-	next := hc.Transport
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	with.Transport = bearerTransport{token: c.Token, origin: base, next: next}
-	return &with
-}
-
-// bearerTransport sends a bearer token with the requests for one origin.
-type bearerTransport struct {
-	token  string
-	origin *url.URL
-	next   http.RoundTripper
-}
-
-// RoundTrip sends r, with the token if r goes to the origin.
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if onAgentOrigin(b.origin, r.URL) {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+b.token)
-	}
-	return b.next.RoundTrip(r)
-}
-
-// onAgentOrigin reports whether u lies on the origin of the agent at base:
-// the same scheme and host:port, as written (another name of the same
-// machine is another origin). The one rule for where the token goes and
-// which file URIs need no DownloadHosts entry.
-func onAgentOrigin(base, u *url.URL) bool {
-	return strings.EqualFold(u.Scheme, base.Scheme) && strings.EqualFold(u.Host, base.Host)
+	// Downloads go through the same client: the token goes with a URI on
+	// the agent's origin only (signed URLs carry their own token anyway).
+	return c.collect(ctx, hc, base, taskID, artifacts, status)
 }
 
 // agentBase is the base URL of an agent given by its base URL, its A2A
@@ -239,8 +208,8 @@ func agentBase(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("agent URL %q: give the agent's http(s) base URL, e.g. http://localhost:8001", raw)
 	}
 	p := strings.TrimRight(u.Path, "/")
-	p = strings.TrimSuffix(p, AgentCardPath)
-	p = strings.TrimSuffix(p, A2APath)
+	p = strings.TrimSuffix(p, transfer.AgentCardPath)
+	p = strings.TrimSuffix(p, transfer.A2APath)
 	u.Path, u.RawQuery, u.Fragment = p, "", ""
 	return u, nil
 }
@@ -261,7 +230,7 @@ func sameHost(base *url.URL, advertised, fallback string) string {
 
 func uploadsURL(card *a2a.AgentCard) string {
 	for _, ext := range card.Capabilities.Extensions {
-		if ext.URI == A2AUploadsExtension {
+		if ext.URI == transfer.A2AUploadsExtension {
 			if u, ok := ext.Params["url"].(string); ok {
 				return u
 			}

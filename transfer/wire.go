@@ -1,7 +1,4 @@
-// Package wire holds the JSON shapes that agents send and hosts read, so the
-// server side (agentcore, fileserve) and the client side (client) share them
-// without sharing anything else.
-package wire
+package transfer
 
 // File is a file a tool produced, as it appears in structured content: flat
 // for one file, under "files" for several.
@@ -35,7 +32,3 @@ type Upload struct {
 type Error struct {
 	Error string `json:"error"`
 }
-
-// ProducedPrefix starts the text line that names a produced file for models
-// without client middleware: "Tool produced: report.pptx (PowerPoint, 1.0 MB) <url>".
-const ProducedPrefix = "Tool produced: "

@@ -1,0 +1,177 @@
+package a2acall
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/agentura/agentura/filetype"
+	"github.com/agentura/agentura/transfer"
+)
+
+// The files of a call: local inputs made file parts, produced files made
+// local files.
+
+// filePart is the file part of the local file at path: inline bytes up to
+// InlineMaxBytes, above that a URI from the agent's uploads endpoint (when it
+// offers one; otherwise inline all the same).
+func (c *Client) filePart(ctx context.Context, hc *http.Client, base *url.URL, card *a2a.AgentCard, path string) (a2a.Part, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("input file: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("input file: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("input file %s is not a regular file", path)
+	}
+	name := filepath.Base(path)
+	mimeType, err := filetype.DetectFile(path, name)
+	if err != nil {
+		return nil, fmt.Errorf("input file: %w", err)
+	}
+	meta := a2a.FileMeta{Name: name, MimeType: mimeType}
+	inlineMax := c.InlineMaxBytes
+	if inlineMax <= 0 {
+		inlineMax = DefaultInlineMaxBytes
+	}
+	if uploads := uploadsURL(card); st.Size() > inlineMax && uploads != "" {
+		up, err := transfer.SendUpload(ctx, hc, sameHost(base, uploads, transfer.UploadsPath), name, f, st.Size())
+		if err != nil {
+			return nil, err
+		}
+		return a2a.FilePart{File: a2a.FileURI{FileMeta: meta, URI: up.URL}}, nil
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("input file: %w", err)
+	}
+	return a2a.FilePart{File: a2a.FileBytes{FileMeta: meta, Bytes: base64.StdEncoding.EncodeToString(data)}}, nil
+}
+
+// collect turns the final artifacts into a result with local files: the
+// text and data of the "result" artifact, and per file artifact its bytes
+// part when present, else its URI downloaded.
+func (c *Client) collect(ctx context.Context, hc *http.Client, base *url.URL, taskID string, artifacts []*a2a.Artifact, status a2a.TaskStatus) (_ *Result, err error) {
+	res := &Result{TaskID: taskID, Dir: c.Dir}
+	// Without a Dir, a temporary folder is made for the first file, and
+	// removed again if the call fails: only a result hands it over.
+	folder := func() (string, error) {
+		if res.Dir != "" {
+			return res.Dir, nil
+		}
+		d, err := os.MkdirTemp("", "a2a-files-")
+		if err != nil {
+			return "", fmt.Errorf("make a folder for the received files: %w", err)
+		}
+		res.Dir = d
+		return d, nil
+	}
+	defer func() {
+		if err != nil && c.Dir == "" && res.Dir != "" {
+			os.RemoveAll(res.Dir)
+		}
+	}()
+	var texts []string
+	for _, a := range artifacts {
+		var bytesPart *a2a.FileBytes
+		var uriPart *a2a.FileURI
+		for _, p := range a.Parts {
+			switch p := p.(type) {
+			case a2a.TextPart:
+				texts = append(texts, p.Text)
+			case a2a.DataPart:
+				if res.Data == nil {
+					res.Data = p.Data
+				}
+			case a2a.FilePart:
+				switch f := p.File.(type) {
+				case a2a.FileBytes:
+					bytesPart = &f
+				case a2a.FileURI:
+					uriPart = &f
+				}
+			}
+		}
+		if bytesPart == nil && uriPart == nil {
+			continue
+		}
+		dir, err := folder()
+		if err != nil {
+			return nil, err
+		}
+		var lf File
+		if bytesPart != nil {
+			r := base64.NewDecoder(base64.StdEncoding, strings.NewReader(bytesPart.Bytes))
+			lf, err = c.save(dir, nameOr(bytesPart.Name, a.Name), bytesPart.MimeType, r)
+		} else {
+			lf, err = c.download(ctx, hc, base, dir, nameOr(uriPart.Name, a.Name), uriPart.MimeType, uriPart.URI)
+		}
+		if err != nil {
+			return nil, err
+		}
+		res.Files = append(res.Files, lf)
+	}
+	res.Text = strings.Join(texts, "\n")
+	if res.Text == "" {
+		res.Text = textOf(status.Message)
+	}
+	return res, nil
+}
+
+// download fetches a produced file's URI, from the agent's origin or one of
+// DownloadHosts only (transfer.Guard): the URI comes from the other agent,
+// and this client must not become a way into hosts the caller never named.
+func (c *Client) download(ctx context.Context, hc *http.Client, base *url.URL, dir, name, mimeType, rawURI string) (File, error) {
+	guard := transfer.Guard{Origin: base, AllowHosts: c.DownloadHosts, AllowSetting: "a2acall.Client.DownloadHosts"}
+	resp, err := guard.Get(ctx, hc, rawURI, c.maxBytes())
+	if err != nil {
+		return File{}, fmt.Errorf("file %q: %w", name, c.capHint(err))
+	}
+	defer resp.Body.Close()
+	return c.save(dir, name, mimeType, resp.Body)
+}
+
+// save writes r into dir under the cleaned name (a sub-path is kept),
+// capped at MaxBytes, whole or not at all and never in place of a file that
+// is there (transfer.Save): an earlier call's file in a shared Dir keeps its
+// name and this one gets "report (2).pdf".
+func (c *Client) save(dir, name, mimeType string, r io.Reader) (File, error) {
+	saved, err := transfer.Save(dir, name, r, c.maxBytes(), 0o600)
+	if err != nil {
+		return File{}, fmt.Errorf("receive %q: %w", name, c.capHint(err))
+	}
+	if mimeType == "" {
+		if mimeType, err = filetype.DetectFile(saved.Path, saved.Name); err != nil {
+			return File{}, err
+		}
+	}
+	return File{Path: saved.Path, Name: saved.Name, MIMEType: mimeType, Size: saved.Size}, nil
+}
+
+func (c *Client) maxBytes() int64 {
+	if c.MaxBytes > 0 {
+		return c.MaxBytes
+	}
+	return DefaultMaxBytes
+}
+
+// capHint names the setting that raises the cap in the error of a file over
+// it.
+func (c *Client) capHint(err error) error {
+	if errors.Is(err, transfer.ErrTooLarge) {
+		return fmt.Errorf("%w (a2acall.Client.MaxBytes)", err)
+	}
+	return err
+}

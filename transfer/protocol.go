@@ -1,0 +1,61 @@
+package transfer
+
+// The names both sides of the protocol agree on: schema keywords, _meta keys,
+// paths, headers and the A2A message keys. Each is declared here once; the
+// agent (agentcore, fileserve) and the hosts (client, the agentura CLI, the
+// A2A client a2acall) use these.
+
+// Schema keywords that mark file parameters. "x-file" is this project's (and
+// the file-handling spec's); "x-mcp-file" is the one of the draft MCP file
+// proposals (SEP-2356, SEP-2631). Agents emit both; hosts accept either.
+const (
+	KeywordFile    = "x-file"
+	KeywordMCPFile = "x-mcp-file"
+)
+
+// Keys under _meta.
+const (
+	// MetaFileParams is the key under a tool's _meta that lists its file
+	// parameters ("source", "embeds[].content").
+	MetaFileParams = "agentura/fileParams"
+	// MetaProduced is the key under a result's _meta, as the client middleware
+	// rewrites it, that lists the registry names of the files the call
+	// produced, in order.
+	MetaProduced = "agentura/produced"
+	// MetaFailed is the key under a rewritten result's _meta that lists the
+	// produced files that could not be fetched, as "name: reason".
+	MetaFailed = "agentura/failed"
+)
+
+// ProducedPrefix starts the text line that names a produced file for models
+// without client middleware: "Tool produced: report.pptx (PowerPoint, 1.0 MB) <url>".
+const ProducedPrefix = "Tool produced: "
+
+// Paths and headers of an agent's HTTP endpoints.
+const (
+	// UploadsPath is the staging endpoint: POST a file, get a signed URL.
+	UploadsPath = "/uploads"
+	// A2APath serves A2A JSON-RPC (message/send, message/stream, tasks/get, ...).
+	A2APath = "/a2a"
+	// AgentCardPath serves the A2A agent card (a2a-go's well-known path).
+	AgentCardPath = "/.well-known/agent-card.json"
+	// HeaderFilename names the file of a raw-body upload, as
+	// UTF-8''<percent-encoded name> (RFC 8187) or plain ASCII.
+	HeaderFilename = "X-Filename"
+)
+
+// A2A: the data part that names the tool and the card extension that names
+// the uploads endpoint.
+const (
+	// A2AKeySkill is the key of the data part {"skill", "arguments"} that
+	// names the skill (tool) to run.
+	A2AKeySkill = "skill"
+	// A2AKeyArguments is the key of the data part that holds the tool's
+	// arguments.
+	A2AKeyArguments = "arguments"
+	// A2AUploadsExtension is the URI of the agent card extension that tells
+	// callers where to stage large inputs: its params hold "url", the agent's
+	// POST /uploads endpoint, whose signed URL is then sent as a file part's
+	// "uri".
+	A2AUploadsExtension = "https://github.com/agentura/agentura/a2a/uploads"
+)
