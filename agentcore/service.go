@@ -76,6 +76,9 @@ type Service struct {
 
 	draining context.Context // done when shutdown begins
 	drain    context.CancelFunc
+
+	handlerOnce sync.Once
+	handler     http.Handler // built once by Handler
 }
 
 // New builds a service from cfg (see LoadConfig). It opens the store, loads
