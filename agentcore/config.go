@@ -184,7 +184,9 @@ func (c *Config) normalize(agent string) error {
 	if err := vars.Check(); err != nil {
 		errs = append(errs, err)
 	}
-	bad := func(name, value string, err error) { errs = append(errs, &ConfigError{Var: name, Value: value, Err: err}) }
+	bad := func(name, value string, err error) {
+		errs = append(errs, &ConfigError{Var: name, Value: value, Err: err})
+	}
 	if _, err := compilePeers(c.PeerURLs); err != nil {
 		bad("AGENT_PEER_URLS", formatPeerURLs(c.PeerURLs), err)
 	}
@@ -252,7 +254,9 @@ func (c *Config) normalize(agent string) error {
 // checkStorage checks AGENT_STORAGE_URL and what depends on it.
 func (c *Config) checkStorage() []error {
 	var errs []error
-	bad := func(name, value string, err error) { errs = append(errs, &ConfigError{Var: name, Value: value, Err: err}) }
+	bad := func(name, value string, err error) {
+		errs = append(errs, &ConfigError{Var: name, Value: value, Err: err})
+	}
 	if strings.HasPrefix(c.StorageURL, "s3://") {
 		// Credentials wrongly put into the URL stay out of the error.
 		shown := fileserve.RedactURL(c.StorageURL)

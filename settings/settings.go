@@ -49,7 +49,7 @@ type Var struct {
 	rowDoc   string
 	checks   []func(string) error
 
-	target  any                    // the field
+	target  any                     // the field
 	parse   func(text string) error // parses text and stores it
 	fill    func()                  // stores the default into a zero field
 	format  func() string           // the field's value, as the variable would say it
