@@ -247,16 +247,13 @@ func (c *Config) normalize(agent string) error {
 			bad("AGENT_AUTH_JWT_SECRET", "(hidden)", errors.New("must be at least 32 bytes"))
 		}
 	}
-	errs = append(errs, c.checkStorage()...)
+	c.checkStorage(bad)
 	return errors.Join(errs...)
 }
 
-// checkStorage checks AGENT_STORAGE_URL and what depends on it.
-func (c *Config) checkStorage() []error {
-	var errs []error
-	bad := func(name, value string, err error) {
-		errs = append(errs, &ConfigError{Var: name, Value: value, Err: err})
-	}
+// checkStorage checks AGENT_STORAGE_URL and what depends on it, reporting
+// each bad value to bad.
+func (c *Config) checkStorage(bad func(name, value string, err error)) {
 	if strings.HasPrefix(c.StorageURL, "s3://") {
 		// Credentials wrongly put into the URL stay out of the error.
 		shown := fileserve.RedactURL(c.StorageURL)
@@ -274,7 +271,6 @@ func (c *Config) checkStorage() []error {
 			bad("AGENT_S3_REDIRECT", "true", errors.New("redirects go to presigned S3 URLs: set AGENT_STORAGE_URL to s3://<bucket>?endpoint=<host:port>, or leave AGENT_S3_REDIRECT unset"))
 		}
 	}
-	return errs
 }
 
 // privateDirs are the folders no input root may overlap: the data folder
