@@ -102,7 +102,7 @@ func (c *Config) Settings(agent string) settings.List {
 			"(`http://localhost:8001=http://ocr-agent:8001`): a URL input under a peer's public base is fetched from its "+
 			"internal one, through a client of its own that alone may dial that host:port (named directly, the internal "+
 			"URL is still refused by the SSRF guard)", ParsePeerURLs, formatPeerURLs).Shown("empty"),
-		settings.String(&c.Auth, "AGENT_AUTH", "none", "`jwt`: callers of `/mcp`, `/a2a` and `/uploads` send "+
+		settings.String(&c.Auth, "AGENT_AUTH", "none", "`none`, or `jwt`: callers of `/mcp`, `/a2a` and `/uploads` send "+
 			"`Authorization: Bearer <JWT>` (401 without); `sub` is the owner").OneOf("none", "jwt"),
 		settings.String(&c.AuthJWTSecret, "AGENT_AUTH_JWT_SECRET", "", "HS256 secret (≥ 32 bytes) for caller tokens").Secret().
 			Row("HS256 secret (≥ 32 bytes), or a PEM public key: RSA (RS256), ECDSA P-256 (ES256) or Ed25519 (EdDSA)"),
@@ -122,7 +122,7 @@ func (c *Config) Settings(agent string) settings.List {
 		settings.Bool(&c.MCPStateless, "AGENT_MCP_STATELESS", "stateless streamable HTTP, for load balancers without sticky sessions"),
 		settings.Duration(&c.ShutdownTimeout, "AGENT_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout,
 			"how long SIGTERM waits for tool calls and downloads in flight"),
-		settings.String(&c.LogLevel, "AGENT_LOG_LEVEL", "info", "`debug` logs every request with its id").Check(checkLogLevel),
+		settings.String(&c.LogLevel, "AGENT_LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`; `debug` logs every request with its id").Check(checkLogLevel),
 		settings.Duration(&c.A2AStatusInterval, "AGENT_A2A_STATUS_INTERVAL", DefaultA2AStatusInterval,
 			"how often a running A2A task reports \"still running\" on `message/stream`"),
 	}

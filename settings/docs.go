@@ -29,11 +29,11 @@ func (l List) Markdown() string {
 		if row[0].rowDoc != "" {
 			meaning = row[0].rowDoc
 		}
-		def := ""
+		def := " " // an empty cell is "| |"
 		if shown {
-			def = strings.Join(defaults, " / ")
+			def = " " + strings.Join(defaults, " / ") + " "
 		}
-		b.WriteString("| " + strings.Join(names, " / ") + " | " + def + " | " + meaning + " |\n")
+		b.WriteString("| " + strings.Join(names, " / ") + " |" + def + "| " + meaning + " |\n")
 	}
 	return b.String()
 }
