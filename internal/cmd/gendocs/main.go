@@ -120,8 +120,8 @@ const envStart = "# --- Settings both agents share (AGENT_* as in the README's t
 // deployment; they follow its doc line in deploy/.env.example.
 var deployNotes = map[string]string{
 	"AGENT_FETCH_ALLOW_HOSTS": "The peer agent needs no entry here: AGENT_PEER_URLS reaches it, and only through its public URLs.",
-	"AGENT_SHUTDOWN_TIMEOUT": "Compose waits 40s before it kills.",
-	"AGENT_OCR_CONCURRENCY":  "Empty: the host's CPU count, which OCR_CPUS does not lower; set it to about OCR_CPUS, rounded up.",
+	"AGENT_SHUTDOWN_TIMEOUT":  "Compose waits 40s before it kills.",
+	"AGENT_OCR_CONCURRENCY":   "Empty: the host's CPU count, which OCR_CPUS does not lower; set it to about OCR_CPUS, rounded up.",
 }
 
 // passThrough matches a compose line that hands a variable of deploy/.env
