@@ -69,10 +69,14 @@ const (
 
 // Settings declares the framework's settings, each bound to its field of c,
 // in the order the README lists them. agent is the agent's name, which
-// makes the default data folder data/<agent>.
-func (c *Config) Settings(agent string) settings.List {
+// makes the default data folder data/<agent>; defaultAddr is the agent's
+// default listen address ("" for DefaultAddr).
+func (c *Config) Settings(agent, defaultAddr string) settings.List {
+	if defaultAddr == "" {
+		defaultAddr = DefaultAddr
+	}
 	return settings.List{
-		settings.String(&c.Addr, "AGENT_ADDR", DefaultAddr, "listen address").
+		settings.String(&c.Addr, "AGENT_ADDR", defaultAddr, "listen address").
 			Shown("per agent (`:8000` for the example)"),
 		settings.String(&c.PublicURL, "AGENT_PUBLIC_URL", "", "base of every download URL handed out").
 			Shown("`http://localhost:<port>`"),
@@ -160,25 +164,22 @@ func LoadConfig(agent, defaultAddr string) (Config, error) {
 // ConfigFromLookup is LoadConfig reading variables through lookup.
 func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr string) (Config, error) {
 	var c Config
-	if err := c.Settings(agent).Load(lookup); err != nil {
+	if err := c.Settings(agent, defaultAddr).Load(lookup); err != nil {
 		return c, err
 	}
-	if c.Addr == "" {
-		c.Addr = defaultAddr
-	}
-	return c, c.normalize(agent)
+	return c, c.normalize(agent, defaultAddr)
 }
 
-// normalize fills the defaults of the agent called agent, checks every
-// value and those that depend on each other, and makes the folders
-// absolute. Slices are copied first: what the caller handed in is never
-// changed.
-func (c *Config) normalize(agent string) error {
+// normalize fills the defaults of the agent called agent listening by
+// default on defaultAddr, checks every value and those that depend on each
+// other, and makes the folders absolute. Slices are copied first: what the
+// caller handed in is never changed.
+func (c *Config) normalize(agent, defaultAddr string) error {
 	c.SigningKeys = slices.Clone(c.SigningKeys)
 	c.InputRoots = slices.Clone(c.InputRoots)
 	c.FetchAllowHosts = slices.Clone(c.FetchAllowHosts)
 	c.PeerURLs = slices.Clone(c.PeerURLs)
-	vars := c.Settings(agent)
+	vars := c.Settings(agent, defaultAddr)
 	vars.Defaults()
 	var errs []error
 	if err := vars.Check(); err != nil {

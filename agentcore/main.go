@@ -124,7 +124,7 @@ func parseMain(info Info, defaultAddr string, args []string, lookup func(string)
 	// The framework's flags check their text against fields of their own;
 	// ConfigFromLookup below reads it again, with the environment's.
 	var scratch Config
-	lookup = append(scratch.Settings(info.Name), o.settings...).Flags(fs, lookup)
+	lookup = append(scratch.Settings(info.Name, defaultAddr), o.settings...).Flags(fs, lookup)
 	for _, add := range o.flags {
 		add(fs)
 	}

@@ -54,8 +54,8 @@ func TestMainFlags(t *testing.T) {
 	// Every declared setting with a flag is on the command line.
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	var c2 Config
-	c2.Settings("t").Flags(fs, env(nil))
-	for _, v := range c2.Settings("t") {
+	c2.Settings("t", "").Flags(fs, env(nil))
+	for _, v := range c2.Settings("t", "") {
 		if v.Flag == "" {
 			if strings.HasPrefix(v.Env, "AGENT_") {
 				t.Errorf("%s has no flag", v.Env)

@@ -88,7 +88,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if info.Name == "" {
 		return nil, errors.New("agentcore: Info.Name is required")
 	}
-	if err := cfg.normalize(info.Name); err != nil {
+	if err := cfg.normalize(info.Name, ""); err != nil {
 		return nil, err
 	}
 	if logger == nil {

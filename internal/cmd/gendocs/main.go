@@ -51,7 +51,7 @@ func lists() map[string]settings.List {
 	var framework agentcore.Config
 	var agent ocr.Config
 	return map[string]settings.List{
-		"agentcore": framework.Settings("<agent>"),
+		"agentcore": framework.Settings("<agent>", ""),
 		"ocr":       agent.Settings(),
 	}
 }
