@@ -34,15 +34,15 @@ func newCallerVerifier(cfg Config) (*callerVerifier, error) {
 	}
 	data, err := os.ReadFile(cfg.AuthJWTKeyFile)
 	if err != nil {
-		return nil, &ConfigError{"AGENT_AUTH_JWT_PUBLIC_KEY_FILE", cfg.AuthJWTKeyFile, err}
+		return nil, &ConfigError{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: err}
 	}
 	block, _ := pem.Decode(data)
 	if block == nil {
-		return nil, &ConfigError{"AGENT_AUTH_JWT_PUBLIC_KEY_FILE", cfg.AuthJWTKeyFile, errors.New("no PEM block found; give a PEM-encoded public key")}
+		return nil, &ConfigError{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: errors.New("no PEM block found; give a PEM-encoded public key")}
 	}
 	pub, err := x509.ParsePKIXPublicKey(block.Bytes)
 	if err != nil {
-		return nil, &ConfigError{"AGENT_AUTH_JWT_PUBLIC_KEY_FILE", cfg.AuthJWTKeyFile, fmt.Errorf("not a PKIX public key: %w", err)}
+		return nil, &ConfigError{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: fmt.Errorf("not a PKIX public key: %w", err)}
 	}
 	switch k := pub.(type) {
 	case *rsa.PublicKey:
@@ -51,11 +51,11 @@ func newCallerVerifier(cfg Config) (*callerVerifier, error) {
 		return &callerVerifier{key: k, method: jwt.SigningMethodEdDSA.Alg()}, nil
 	case *ecdsa.PublicKey:
 		if k.Curve != elliptic.P256() {
-			return nil, &ConfigError{"AGENT_AUTH_JWT_PUBLIC_KEY_FILE", cfg.AuthJWTKeyFile, fmt.Errorf("ECDSA key on %s; ES256 needs a P-256 key", k.Curve.Params().Name)}
+			return nil, &ConfigError{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: fmt.Errorf("ECDSA key on %s; ES256 needs a P-256 key", k.Curve.Params().Name)}
 		}
 		return &callerVerifier{key: k, method: jwt.SigningMethodES256.Alg()}, nil
 	}
-	return nil, &ConfigError{"AGENT_AUTH_JWT_PUBLIC_KEY_FILE", cfg.AuthJWTKeyFile, fmt.Errorf("unsupported key type %T; use RSA, ECDSA P-256 or Ed25519", pub)}
+	return nil, &ConfigError{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: fmt.Errorf("unsupported key type %T; use RSA, ECDSA P-256 or Ed25519", pub)}
 }
 
 // verify implements auth.TokenVerifier: the token's sub becomes the owner.

@@ -15,42 +15,44 @@ import (
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/internal/filehttp"
-	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/settings"
 )
 
-// Config holds every setting of a Service. LoadConfig fills it from the
-// AGENT_* environment variables; zero fields take the defaults below.
+// Config holds every setting of a Service. Settings declares each field's
+// environment variable, flag, default and meaning; LoadConfig fills a Config
+// from the environment. A zero field means the declared default, so a Config
+// built in code and one read from an empty environment agree.
 type Config struct {
-	Addr            string        // AGENT_ADDR: listen address, e.g. ":8001"
-	PublicURL       string        // AGENT_PUBLIC_URL: base of download URLs; default http://localhost:<port>
-	DataDir         string        // AGENT_DATA_DIR: outputs, staging, key file; default ./data/<agent>
-	SigningKeys     []string      // AGENT_SIGNING_KEY (comma-separated) or AGENT_SIGNING_KEY_FILE; empty: generated and kept in DataDir
+	Addr            string        // AGENT_ADDR
+	PublicURL       string        // AGENT_PUBLIC_URL
+	DataDir         string        // AGENT_DATA_DIR
+	SigningKeys     []string      // AGENT_SIGNING_KEY
 	SigningKeyFile  string        // AGENT_SIGNING_KEY_FILE
-	URLTTL          time.Duration // AGENT_URL_TTL: lifetime of a signed URL; default 1h
-	OutputTTL       time.Duration // AGENT_OUTPUT_TTL: outputs are deleted after; default 24h
-	StagingTTL      time.Duration // AGENT_STAGING_TTL: staged inputs are deleted after; default 1h
-	CleanupSchedule string        // AGENT_CLEANUP_SCHEDULE: cron spec of the sweeper; default "@every 10m"
-	MaxUploadBytes  int64         // AGENT_MAX_UPLOAD_BYTES: cap on any input; default 50 MiB
-	EmbedMaxBytes   int64         // AGENT_EMBED_MAX_BYTES: outputs up to this size are also embedded; 0: never (LoadConfig's default is 64 KiB)
-	InputRoots      []string      // AGENT_INPUT_ROOTS: folders whose files may be named by path; empty: none
-	FetchAllowHosts []string      // AGENT_FETCH_ALLOW_HOSTS: hosts fetched although private/loopback
-	PeerURLs        []PeerURL     // AGENT_PEER_URLS: PUBLIC=INTERNAL base URLs of peer agents (peers.go)
-	FetchTimeout    time.Duration // AGENT_FETCH_TIMEOUT: whole-fetch timeout of a URL input; default 2m
-	Auth            string        // AGENT_AUTH: "none" or "jwt"
-	AuthJWTSecret   string        // AGENT_AUTH_JWT_SECRET: HS256 secret for caller tokens
-	AuthJWTKeyFile  string        // AGENT_AUTH_JWT_PUBLIC_KEY_FILE: PEM public key (RSA or Ed25519) for caller tokens
-	StorageURL      string        // AGENT_STORAGE_URL: file://<dir> or s3://<bucket>?endpoint=host:port; default file://<DataDir>
-	S3Redirect      bool          // AGENT_S3_REDIRECT: GET /files/ answers 302 to a short-lived presigned S3 URL; needs s3:// storage
-	MCPStateless    bool          // AGENT_MCP_STATELESS: stateless streamable HTTP
-	ShutdownTimeout time.Duration // AGENT_SHUTDOWN_TIMEOUT: how long SIGTERM waits for requests; default 30s
-	LogLevel        string        // AGENT_LOG_LEVEL: debug, info, warn, error; default info
+	URLTTL          time.Duration // AGENT_URL_TTL
+	OutputTTL       time.Duration // AGENT_OUTPUT_TTL
+	StagingTTL      time.Duration // AGENT_STAGING_TTL
+	CleanupSchedule string        // AGENT_CLEANUP_SCHEDULE
+	MaxUploadBytes  int64         // AGENT_MAX_UPLOAD_BYTES
+	EmbedMaxBytes   int64         // AGENT_EMBED_MAX_BYTES; negative: never embed (the variable says 0)
+	InputRoots      []string      // AGENT_INPUT_ROOTS
+	FetchAllowHosts []string      // AGENT_FETCH_ALLOW_HOSTS
+	PeerURLs        []PeerURL     // AGENT_PEER_URLS (peers.go)
+	FetchTimeout    time.Duration // AGENT_FETCH_TIMEOUT
+	Auth            string        // AGENT_AUTH
+	AuthJWTSecret   string        // AGENT_AUTH_JWT_SECRET
+	AuthJWTKeyFile  string        // AGENT_AUTH_JWT_PUBLIC_KEY_FILE
+	StorageURL      string        // AGENT_STORAGE_URL
+	S3Redirect      bool          // AGENT_S3_REDIRECT
+	MCPStateless    bool          // AGENT_MCP_STATELESS
+	ShutdownTimeout time.Duration // AGENT_SHUTDOWN_TIMEOUT
+	LogLevel        string        // AGENT_LOG_LEVEL
 
 	// Credentials and default region of s3:// storage, from the usual AWS
 	// variables AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
 	// and AWS_REGION.
 	AWSAccessKeyID, AWSSecretAccessKey, AWSSessionToken, AWSRegion string
 
-	A2AStatusInterval time.Duration // AGENT_A2A_STATUS_INTERVAL: how often a running A2A task says it is working (message/stream); default 5s
+	A2AStatusInterval time.Duration // AGENT_A2A_STATUS_INTERVAL
 
 	// Store, when set, is where the service keeps its files, used as it is:
 	// a store of the program's own (any fileserve.Store) instead of the one
@@ -64,6 +66,7 @@ type Config struct {
 
 // Defaults of the settings.
 const (
+	DefaultAddr            = ":8080"
 	DefaultURLTTL          = filehttp.DefaultURLTTL
 	DefaultOutputTTL       = 24 * time.Hour
 	DefaultStagingTTL      = time.Hour
@@ -74,155 +77,129 @@ const (
 	DefaultShutdownTimeout = 30 * time.Second
 )
 
+// Settings declares the framework's settings, each bound to its field of c,
+// in the order the README lists them. agent is the agent's name, which
+// makes the default data folder data/<agent>; defaultAddr is the agent's
+// default listen address ("" for DefaultAddr).
+func (c *Config) Settings(agent, defaultAddr string) settings.List {
+	if defaultAddr == "" {
+		defaultAddr = DefaultAddr
+	}
+	return settings.List{
+		settings.String(&c.Addr, "AGENT_ADDR", defaultAddr, "listen address").
+			Shown("per agent (`:8000` for the example)"),
+		settings.String(&c.PublicURL, "AGENT_PUBLIC_URL", "", "base of every download URL handed out").
+			Shown("`http://localhost:<port>`"),
+		settings.String(&c.DataDir, "AGENT_DATA_DIR", filepath.Join("data", agent), "files and the generated key").
+			Shown("`./data/<agent>`"),
+		settings.Strings(&c.SigningKeys, "AGENT_SIGNING_KEY", ",", "URL signing secrets, comma-separated, ≥ 32 bytes each: "+
+			"the first signs, all verify (rotate by prepending a new key, drop the old once its URLs expired)").
+			Secret().Shown("generated once into the data folder"),
+		settings.String(&c.SigningKeyFile, "AGENT_SIGNING_KEY_FILE", "", "the same, one secret per line"),
+		settings.Duration(&c.URLTTL, "AGENT_URL_TTL", DefaultURLTTL, "lifetime of a signed URL"),
+		settings.Duration(&c.OutputTTL, "AGENT_OUTPUT_TTL", DefaultOutputTTL, "age after which outputs are deleted").
+			Row("age after which outputs / staged uploads are deleted"),
+		settings.Duration(&c.StagingTTL, "AGENT_STAGING_TTL", DefaultStagingTTL, "age after which staged uploads are deleted").
+			JoinRow(),
+		settings.String(&c.CleanupSchedule, "AGENT_CLEANUP_SCHEDULE", DefaultCleanupSchedule,
+			"cron spec of the sweeper (it also runs at start-up)").Check(cleanup.CheckSchedule),
+		settings.Size(&c.MaxUploadBytes, "AGENT_MAX_UPLOAD_BYTES", DefaultMaxUploadBytes,
+			"cap on any single input, however it arrives"),
+		settings.Size(&c.EmbedMaxBytes, "AGENT_EMBED_MAX_BYTES", DefaultEmbedMaxBytes,
+			"outputs up to this size are also embedded in the MCP result; `0` = never").ZeroMeansOff(),
+		settings.Strings(&c.InputRoots, "AGENT_INPUT_ROOTS", ":", "colon-separated folders whose files may be named by path; "+
+			"none may overlap the data or storage folder or hold the key file").Shown("empty: path inputs refused"),
+		settings.Strings(&c.FetchAllowHosts, "AGENT_FETCH_ALLOW_HOSTS", ",",
+			"hosts (`host` or `host:port`) fetched although private or loopback").Shown("empty"),
+		settings.Duration(&c.FetchTimeout, "AGENT_FETCH_TIMEOUT", DefaultFetchTimeout, "whole-fetch timeout of a URL input"),
+		settings.Of(&c.PeerURLs, "AGENT_PEER_URLS", nil, "`PUBLIC=INTERNAL` base URLs of peer agents, comma-separated "+
+			"(`http://localhost:8001=http://ocr-agent:8001`): a URL input under a peer's public base is fetched from its "+
+			"internal one, through a client of its own that alone may dial that host:port (named directly, the internal "+
+			"URL is still refused by the SSRF guard)", ParsePeerURLs, formatPeerURLs).Shown("empty"),
+		settings.String(&c.Auth, "AGENT_AUTH", "none", "`none`, or `jwt`: callers of `/mcp`, `/a2a` and `/uploads` send "+
+			"`Authorization: Bearer <JWT>` (401 without); `sub` is the owner").OneOf("none", "jwt"),
+		settings.String(&c.AuthJWTSecret, "AGENT_AUTH_JWT_SECRET", "", "HS256 secret (≥ 32 bytes) for caller tokens").Secret().
+			Row("HS256 secret (≥ 32 bytes), or a PEM public key: RSA (RS256), ECDSA P-256 (ES256) or Ed25519 (EdDSA)"),
+		settings.String(&c.AuthJWTKeyFile, "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", "",
+			"PEM public key of caller tokens: RSA (RS256), ECDSA P-256 (ES256) or Ed25519 (EdDSA)").JoinRow(),
+		settings.String(&c.StorageURL, "AGENT_STORAGE_URL", "", "where files live: `file:///data` (local disk, served with "+
+			"sendfile), or `s3://<bucket>[/<prefix>]?endpoint=<host:port>&region=…&secure=…&path_style=…&public_endpoint=…&part_size=…` "+
+			"for S3-compatible storage shared by replicas (see [Scaling out](#scaling-out))").Shown("`file://<AGENT_DATA_DIR>`"),
+		settings.String(&c.AWSAccessKeyID, "AWS_ACCESS_KEY_ID", "", "access key of `s3://` storage").NoFlag().
+			Row("credentials of `s3://` storage (required for it), and its region when the URL names none"),
+		settings.String(&c.AWSSecretAccessKey, "AWS_SECRET_ACCESS_KEY", "", "secret key of `s3://` storage").NoFlag().Secret().JoinRow(),
+		settings.String(&c.AWSSessionToken, "AWS_SESSION_TOKEN", "", "session token of `s3://` storage").NoFlag().Secret().JoinRow(),
+		settings.String(&c.AWSRegion, "AWS_REGION", "", "region of `s3://` storage when the URL names none").NoFlag().JoinRow(),
+		settings.Bool(&c.S3Redirect, "AGENT_S3_REDIRECT", "with `s3://` storage: a GET of `/files/…` whose token is valid "+
+			"answers `302` to a presigned S3 URL (valid ≤ 5 min, never past the token), so bytes flow from the store to the "+
+			"client directly; HEAD is still answered by the agent"),
+		settings.Bool(&c.MCPStateless, "AGENT_MCP_STATELESS", "stateless streamable HTTP, for load balancers without sticky sessions"),
+		settings.Duration(&c.ShutdownTimeout, "AGENT_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout,
+			"how long SIGTERM waits for tool calls and downloads in flight"),
+		settings.String(&c.LogLevel, "AGENT_LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`; `debug` logs every request with its id").Check(checkLogLevel),
+		settings.Duration(&c.A2AStatusInterval, "AGENT_A2A_STATUS_INTERVAL", DefaultA2AStatusInterval,
+			"how often a running A2A task reports \"still running\" on `message/stream`"),
+	}
+}
+
+// checkLogLevel accepts what slog.Level reads.
+func checkLogLevel(s string) error {
+	var level slog.Level
+	if level.UnmarshalText([]byte(s)) != nil {
+		return errors.New("use debug, info, warn or error")
+	}
+	return nil
+}
+
+// formatPeerURLs writes peers the way AGENT_PEER_URLS says them.
+func formatPeerURLs(peers []PeerURL) string {
+	pairs := make([]string, len(peers))
+	for i, p := range peers {
+		pairs[i] = p.Public + "=" + p.Internal
+	}
+	return strings.Join(pairs, ",")
+}
+
 // ConfigError is a bad setting; Var names the environment variable.
-type ConfigError struct {
-	Var   string
-	Value string
-	Err   error
-}
-
-// Error names the variable, its value and what is wrong with it.
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("%s=%q: %v", e.Var, e.Value, e.Err)
-}
-
-// Unwrap returns the underlying error.
-func (e *ConfigError) Unwrap() error { return e.Err }
+type ConfigError = settings.Error
 
 // LoadConfig reads the AGENT_* environment variables into a Config for the
 // agent called agent (which names the default data folder) listening by
-// default on defaultAddr. A bad value is a *ConfigError naming the variable.
+// default on defaultAddr ("" for DefaultAddr). A bad value is a
+// *ConfigError naming the variable.
 func LoadConfig(agent, defaultAddr string) (Config, error) {
 	return ConfigFromLookup(os.LookupEnv, agent, defaultAddr)
 }
 
 // ConfigFromLookup is LoadConfig reading variables through lookup.
 func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr string) (Config, error) {
-	var errs []error
-	get := func(name string) (string, bool) {
-		v, ok := lookup(name)
-		v = strings.TrimSpace(v)
-		return v, ok && v != ""
+	var c Config
+	if err := c.Settings(agent, defaultAddr).Load(lookup); err != nil {
+		return c, err
 	}
-	str := func(name, def string) string {
-		if v, ok := get(name); ok {
-			return v
-		}
-		return def
-	}
-	dur := func(name string, def time.Duration) time.Duration {
-		v, ok := get(name)
-		if !ok {
-			return def
-		}
-		d, err := time.ParseDuration(v)
-		if err == nil && d <= 0 {
-			err = errors.New("must be positive")
-		}
-		if err != nil {
-			errs = append(errs, &ConfigError{name, v, fmt.Errorf("not a duration (use Go syntax such as 90s, 10m, 24h): %w", err)})
-		}
-		return d
-	}
-	size := func(name string, def int64) int64 {
-		v, ok := get(name)
-		if !ok {
-			return def
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			errs = append(errs, &ConfigError{name, v, errors.New("not a whole number of bytes")})
-		}
-		return n
-	}
-	boolean := func(name string) bool {
-		v, ok := get(name)
-		if !ok {
-			return false
-		}
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			errs = append(errs, &ConfigError{name, v, errors.New("not a boolean (true or false)")})
-		}
-		return b
-	}
-	list := func(name, sep string) []string {
-		v, _ := get(name)
-		return transfer.SplitList(v, sep)
-	}
-
-	c := Config{
-		Addr:               str("AGENT_ADDR", defaultAddr),
-		PublicURL:          str("AGENT_PUBLIC_URL", ""),
-		DataDir:            str("AGENT_DATA_DIR", filepath.Join("data", agent)),
-		SigningKeys:        list("AGENT_SIGNING_KEY", ","),
-		SigningKeyFile:     str("AGENT_SIGNING_KEY_FILE", ""),
-		URLTTL:             dur("AGENT_URL_TTL", DefaultURLTTL),
-		OutputTTL:          dur("AGENT_OUTPUT_TTL", DefaultOutputTTL),
-		StagingTTL:         dur("AGENT_STAGING_TTL", DefaultStagingTTL),
-		CleanupSchedule:    str("AGENT_CLEANUP_SCHEDULE", DefaultCleanupSchedule),
-		MaxUploadBytes:     size("AGENT_MAX_UPLOAD_BYTES", DefaultMaxUploadBytes),
-		EmbedMaxBytes:      size("AGENT_EMBED_MAX_BYTES", DefaultEmbedMaxBytes),
-		InputRoots:         list("AGENT_INPUT_ROOTS", ":"),
-		FetchAllowHosts:    list("AGENT_FETCH_ALLOW_HOSTS", ","),
-		FetchTimeout:       dur("AGENT_FETCH_TIMEOUT", DefaultFetchTimeout),
-		Auth:               str("AGENT_AUTH", "none"),
-		AuthJWTSecret:      str("AGENT_AUTH_JWT_SECRET", ""),
-		AuthJWTKeyFile:     str("AGENT_AUTH_JWT_PUBLIC_KEY_FILE", ""),
-		StorageURL:         str("AGENT_STORAGE_URL", ""),
-		S3Redirect:         boolean("AGENT_S3_REDIRECT"),
-		MCPStateless:       boolean("AGENT_MCP_STATELESS"),
-		AWSAccessKeyID:     str("AWS_ACCESS_KEY_ID", ""),
-		AWSSecretAccessKey: str("AWS_SECRET_ACCESS_KEY", ""),
-		AWSSessionToken:    str("AWS_SESSION_TOKEN", ""),
-		AWSRegion:          str("AWS_REGION", ""),
-		ShutdownTimeout:    dur("AGENT_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
-		LogLevel:           str("AGENT_LOG_LEVEL", "info"),
-
-		A2AStatusInterval: dur("AGENT_A2A_STATUS_INTERVAL", DefaultA2AStatusInterval),
-	}
-	if v, ok := get("AGENT_PEER_URLS"); ok {
-		var err error
-		if c.PeerURLs, err = ParsePeerURLs(v); err != nil {
-			errs = append(errs, &ConfigError{"AGENT_PEER_URLS", v, err})
-		}
-	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
-		errs = append(errs, &ConfigError{"AGENT_LOG_LEVEL", c.LogLevel, errors.New("use debug, info, warn or error")})
-	}
-	if len(errs) > 0 {
-		return c, errors.Join(errs...)
-	}
-	return c, c.normalize()
+	return c, c.normalize(agent, defaultAddr)
 }
 
-// normalize fills defaults and checks values that depend on each other.
-func (c *Config) normalize() error {
+// normalize fills the defaults of the agent called agent listening by
+// default on defaultAddr, checks every value and those that depend on each
+// other, and makes the folders absolute. Slices are copied first: what the
+// caller handed in is never changed.
+func (c *Config) normalize(agent, defaultAddr string) error {
+	c.SigningKeys = slices.Clone(c.SigningKeys)
+	c.InputRoots = slices.Clone(c.InputRoots)
+	c.FetchAllowHosts = slices.Clone(c.FetchAllowHosts)
+	c.PeerURLs = slices.Clone(c.PeerURLs)
+	vars := c.Settings(agent, defaultAddr)
+	vars.Defaults()
 	var errs []error
-	bad := func(name, value string, err error) { errs = append(errs, &ConfigError{name, value, err}) }
-	orDefault(&c.Addr, ":8080")
-	orDefault(&c.DataDir, "data")
-	orDefault(&c.Auth, "none")
-	orDefault(&c.CleanupSchedule, DefaultCleanupSchedule)
-	orDefault(&c.URLTTL, DefaultURLTTL)
-	orDefault(&c.OutputTTL, DefaultOutputTTL)
-	orDefault(&c.StagingTTL, DefaultStagingTTL)
-	orDefault(&c.FetchTimeout, DefaultFetchTimeout)
-	orDefault(&c.ShutdownTimeout, DefaultShutdownTimeout)
-	orDefault(&c.A2AStatusInterval, DefaultA2AStatusInterval)
-	orDefault(&c.MaxUploadBytes, DefaultMaxUploadBytes)
-	if c.MaxUploadBytes < 0 {
-		bad("AGENT_MAX_UPLOAD_BYTES", strconv.FormatInt(c.MaxUploadBytes, 10), errors.New("must be positive"))
+	if err := vars.Check(); err != nil {
+		errs = append(errs, err)
 	}
-	if c.EmbedMaxBytes < 0 {
-		bad("AGENT_EMBED_MAX_BYTES", strconv.FormatInt(c.EmbedMaxBytes, 10), errors.New("must be 0 (never embed) or a positive number of bytes"))
+	bad := func(name, value string, err error) {
+		errs = append(errs, &ConfigError{Var: name, Value: value, Err: err})
 	}
 	if _, err := compilePeers(c.PeerURLs); err != nil {
-		bad("AGENT_PEER_URLS", fmt.Sprint(c.PeerURLs), err)
-	}
-	if err := cleanup.CheckSchedule(c.CleanupSchedule); err != nil {
-		bad("AGENT_CLEANUP_SCHEDULE", c.CleanupSchedule, err)
+		bad("AGENT_PEER_URLS", formatPeerURLs(c.PeerURLs), err)
 	}
 	port := "8080"
 	if i := strings.LastIndexByte(c.Addr, ':'); i >= 0 {
@@ -273,17 +250,13 @@ func (c *Config) normalize() error {
 			}
 		}
 	}
-	switch c.Auth {
-	case "none":
-	case "jwt":
+	if c.Auth == "jwt" {
 		if c.AuthJWTSecret == "" && c.AuthJWTKeyFile == "" {
 			bad("AGENT_AUTH", c.Auth, errors.New("jwt needs AGENT_AUTH_JWT_SECRET or AGENT_AUTH_JWT_PUBLIC_KEY_FILE"))
 		}
 		if c.AuthJWTSecret != "" && len(c.AuthJWTSecret) < 32 {
 			bad("AGENT_AUTH_JWT_SECRET", "(hidden)", errors.New("must be at least 32 bytes"))
 		}
-	default:
-		bad("AGENT_AUTH", c.Auth, errors.New(`must be "none" or "jwt"`))
 	}
 	if err := c.checkStorage(); err != nil {
 		errs = append(errs, err)
@@ -336,14 +309,6 @@ func overlaps(a, b string) bool {
 func inside(x, y string) bool {
 	rel, err := filepath.Rel(y, x)
 	return err == nil && (rel == "." || filepath.IsLocal(rel))
-}
-
-// orDefault sets *v to def when it holds the zero value.
-func orDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
-	}
 }
 
 // storageDir returns the folder of the store's files on local disk: the

@@ -26,7 +26,7 @@ func TestInputRootsMayNotReachTheDataFolder(t *testing.T) {
 	os.MkdirAll(data, 0o700)
 	for _, root := range []string{base, filepath.Join(base, "data"), data} {
 		cfg := Config{DataDir: data, InputRoots: []string{root}}
-		err := cfg.normalize()
+		err := cfg.normalize("test-agent", "")
 		var ce *ConfigError
 		if !errors.As(err, &ce) || ce.Var != "AGENT_INPUT_ROOTS" || !strings.Contains(err.Error(), "overlaps the agent's own folder") {
 			t.Errorf("root %s over data %s: err = %v", root, data, err)
@@ -35,7 +35,7 @@ func TestInputRootsMayNotReachTheDataFolder(t *testing.T) {
 	sibling := filepath.Join(base, "inbox")
 	os.Mkdir(sibling, 0o755)
 	cfg := Config{DataDir: data, InputRoots: []string{sibling}}
-	if err := cfg.normalize(); err != nil {
+	if err := cfg.normalize("test-agent", ""); err != nil {
 		t.Errorf("a sibling folder is a fine root: %v", err)
 	}
 }
@@ -160,7 +160,7 @@ func TestWrappedBase64JustUnderTheCap(t *testing.T) {
 }
 
 func TestHandingOutAResolvedInputKeepsIt(t *testing.T) {
-	svc := newTestService(t, func(c *Config) { c.EmbedMaxBytes = 0 })
+	svc := newTestService(t, func(c *Config) { c.EmbedMaxBytes = -1 }) // AGENT_EMBED_MAX_BYTES=0: never
 	call := svc.newCall("t", "alice", "")
 	defer call.end()
 	in, err := call.ResolveFile(context.Background(), "", "data:text/plain;name=a.txt,still here")
@@ -268,7 +268,7 @@ func TestPrivateFolderCheckSeesThroughSymlinkedParents(t *testing.T) {
 	}
 	// The data folder does not exist yet and lies, through srv, inside the root.
 	cfg := Config{DataDir: filepath.Join(base, "srv", "agentdata"), InputRoots: []string{inputs}}
-	if err := cfg.normalize(); err == nil || !strings.Contains(err.Error(), "overlaps the agent's own folder") {
+	if err := cfg.normalize("test-agent", ""); err == nil || !strings.Contains(err.Error(), "overlaps the agent's own folder") {
 		t.Errorf("first start with a symlinked parent: err = %v", err)
 	}
 }
@@ -282,11 +282,11 @@ func TestSigningKeyFileAndInputRoots(t *testing.T) {
 	os.WriteFile(key, []byte(strings.Repeat("k", 40)), 0o600)
 
 	inside := Config{DataDir: data, SigningKeyFile: key, InputRoots: []string{filepath.Join(keyDir, "inputs")}}
-	if err := inside.normalize(); err != nil {
+	if err := inside.normalize("test-agent", ""); err != nil {
 		t.Errorf("a root beside the key cannot reach it: %v", err)
 	}
 	holding := Config{DataDir: data, SigningKeyFile: key, InputRoots: []string{keyDir}}
-	if err := holding.normalize(); err == nil || !strings.Contains(err.Error(), "contains the signing key file") {
+	if err := holding.normalize("test-agent", ""); err == nil || !strings.Contains(err.Error(), "contains the signing key file") {
 		t.Errorf("a root holding the key: err = %v", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -18,9 +20,27 @@ import (
 const mcpBodyOverhead = 1 << 20
 
 // Handler returns the agent's HTTP handler: /mcp, /a2a, the agent card,
-// /files/, /uploads, /healthz, /readyz and /metrics.
+// /files/, /uploads, /healthz, /readyz and /metrics. It is built on the first
+// call; every call returns the same handler.
 func (s *Service) Handler() http.Handler {
-	gin.SetMode(gin.ReleaseMode)
+	s.handlerOnce.Do(func() { s.handler = s.buildHandler() })
+	return s.handler
+}
+
+// quietGin keeps gin from printing its debug banner and every route to
+// stdout, which carries the protocol under --stdio. gin decides that from a
+// package global and offers no per-engine switch, so the global is set once,
+// and only while it still holds gin's own default (GIN_MODE unset, not under
+// go test): a program that chose a mode keeps it.
+var quietGin = sync.OnceFunc(func() {
+	if gin.IsDebugging() && os.Getenv(gin.EnvGinMode) == "" {
+		gin.SetMode(gin.ReleaseMode)
+	}
+})
+
+// buildHandler builds the handler Handler returns.
+func (s *Service) buildHandler() http.Handler {
+	quietGin()
 	r := gin.New()
 	r.Use(gin.Recovery(), s.requestLog())
 

@@ -2,65 +2,79 @@ package agentcore
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/agentura/agentura/settings"
 )
 
-// envVars are the settings that flags of the same name in kebab case mirror
-// (AGENT_DATA_DIR → --data-dir). A flag wins over the environment.
-var envVars = []string{
-	"AGENT_ADDR", "AGENT_PUBLIC_URL", "AGENT_DATA_DIR", "AGENT_SIGNING_KEY", "AGENT_SIGNING_KEY_FILE",
-	"AGENT_URL_TTL", "AGENT_OUTPUT_TTL", "AGENT_STAGING_TTL", "AGENT_CLEANUP_SCHEDULE",
-	"AGENT_MAX_UPLOAD_BYTES", "AGENT_EMBED_MAX_BYTES", "AGENT_INPUT_ROOTS", "AGENT_FETCH_ALLOW_HOSTS",
-	"AGENT_FETCH_TIMEOUT", "AGENT_PEER_URLS", "AGENT_AUTH", "AGENT_AUTH_JWT_SECRET", "AGENT_AUTH_JWT_PUBLIC_KEY_FILE",
-	"AGENT_STORAGE_URL", "AGENT_S3_REDIRECT", "AGENT_MCP_STATELESS", "AGENT_SHUTDOWN_TIMEOUT", "AGENT_LOG_LEVEL",
-	"AGENT_A2A_STATUS_INTERVAL",
+// An Option changes what Main does: WithSettings, WithFlags, BeforeServe.
+type Option func(*mainOptions)
+
+// mainOptions is what the options of Main set.
+type mainOptions struct {
+	settings settings.List
+	flags    []func(*flag.FlagSet)
+	before   []func(context.Context, *Service) error
 }
 
-// FlagName is the command-line flag mirroring an AGENT_* variable.
-func FlagName(env string) string {
-	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(env, "AGENT_")), "_", "-")
+// WithSettings gives Main the agent's own settings (see package settings):
+// they get flags beside the framework's, are read from the environment and
+// their flags the same way, and a bad value stops start-up with the
+// framework's message. Their fields hold their values, defaults filled,
+// before register runs.
+func WithSettings(vars ...*settings.Var) Option {
+	return func(o *mainOptions) { o.settings = append(o.settings, vars...) }
+}
+
+// WithFlags lets the agent add flags of its own to Main's flag set; they are
+// parsed before register runs.
+func WithFlags(add func(*flag.FlagSet)) Option {
+	return func(o *mainOptions) { o.flags = append(o.flags, add) }
+}
+
+// BeforeServe runs hook once the service is built and its tools registered,
+// right before it serves; an error stops the program.
+func BeforeServe(hook func(context.Context, *Service) error) Option {
+	return func(o *mainOptions) { o.before = append(o.before, hook) }
 }
 
 // Main runs an agent program: configuration from the environment and
-// mirroring flags, --stdio for MCP over stdin/stdout, the service built and
-// its tools registered by register, served until SIGINT or SIGTERM. It
-// returns the process exit code; a cmd's main is os.Exit(agentcore.Main(...)).
-func Main(info Info, defaultAddr string, args []string, register func(*Service) error) int {
-	fs := flag.NewFlagSet(info.Name, flag.ContinueOnError)
-	stdio := fs.Bool("stdio", false, "serve MCP over stdin/stdout (the HTTP server for /files/ keeps running)")
-	health := fs.Bool("healthcheck", false, "ask the agent running on AGENT_ADDR for /readyz; exit 0 when ready (for Docker HEALTHCHECK)")
-	values := map[string]*string{}
-	for _, env := range envVars {
-		values[env] = fs.String(FlagName(env), "", "overrides "+env)
+// mirroring flags (AGENT_DATA_DIR → --data-dir; a flag wins), --stdio for
+// MCP over stdin/stdout, the service built and its tools registered by
+// register, served until SIGINT or SIGTERM. defaultAddr is the listen
+// address when AGENT_ADDR is unset ("" for DefaultAddr). It returns the
+// process exit code; a cmd's main is os.Exit(agentcore.Main(...)).
+func Main(info Info, defaultAddr string, args []string, register func(*Service) error, opts ...Option) int {
+	var o mainOptions
+	for _, opt := range opts {
+		opt(&o)
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	run, err := parseMain(info, defaultAddr, args, os.LookupEnv, o, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
-	lookup := func(name string) (string, bool) {
-		if v := values[name]; v != nil && *v != "" {
-			return *v, true
-		}
-		return os.LookupEnv(name)
-	}
-	cfg, err := ConfigFromLookup(lookup, info.Name, defaultAddr)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: bad configuration:\n  %s\n", info.Name, strings.ReplaceAll(err.Error(), "\n", "\n  "))
+		if !errors.Is(err, errBadFlags) {
+			fmt.Fprintf(os.Stderr, "%s: bad configuration:\n  %s\n", info.Name, strings.ReplaceAll(err.Error(), "\n", "\n  "))
+		}
 		return 2
 	}
-	if *health {
-		return runHealthcheck(cfg.Addr)
+	if run.health {
+		return runHealthcheck(run.cfg.Addr)
 	}
 	var level slog.Level
-	level.UnmarshalText([]byte(cfg.LogLevel)) // checked by ConfigFromLookup
+	level.UnmarshalText([]byte(run.cfg.LogLevel)) // checked by the settings
 	// Logs go to stderr: with --stdio, stdout carries the protocol.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	svc, err := New(info, cfg, logger)
+	svc, err := New(info, run.cfg, logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", info.Name, err)
 		return 1
@@ -72,7 +86,13 @@ func Main(info Info, defaultAddr string, args []string, register func(*Service) 
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if *stdio {
+	for _, hook := range o.before {
+		if err := hook(ctx, svc); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", info.Name, err)
+			return 1
+		}
+	}
+	if run.stdio {
 		err = svc.RunStdio(ctx)
 	} else {
 		err = svc.Run(ctx)
@@ -82,4 +102,45 @@ func Main(info Info, defaultAddr string, args []string, register func(*Service) 
 		return 1
 	}
 	return 0
+}
+
+// errBadFlags is a command line the flag set refused (it said why).
+var errBadFlags = errors.New("bad command line")
+
+// mainRun is what the command line and the environment ask Main to do.
+type mainRun struct {
+	cfg           Config
+	stdio, health bool
+}
+
+// parseMain reads the command line and the settings (through lookup, where
+// flags win) of the framework and of o; flag errors and help go to output.
+func parseMain(info Info, defaultAddr string, args []string, lookup func(string) (string, bool), o mainOptions, output io.Writer) (mainRun, error) {
+	var run mainRun
+	fs := flag.NewFlagSet(info.Name, flag.ContinueOnError)
+	fs.SetOutput(output)
+	fs.BoolVar(&run.stdio, "stdio", false, "serve MCP over stdin/stdout (the HTTP server for /files/ keeps running)")
+	fs.BoolVar(&run.health, "healthcheck", false, "ask the agent running on AGENT_ADDR for /readyz; exit 0 when ready (for Docker HEALTHCHECK)")
+	// The framework's flags check their text against fields of their own;
+	// ConfigFromLookup below reads it again, with the environment's.
+	var scratch Config
+	lookup = append(scratch.Settings(info.Name, defaultAddr), o.settings...).Flags(fs, lookup)
+	for _, add := range o.flags {
+		add(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return run, err
+		}
+		return run, errBadFlags
+	}
+	cfg, err := ConfigFromLookup(lookup, info.Name, defaultAddr)
+	if own := o.settings.Load(lookup); own != nil {
+		err = errors.Join(err, own)
+	} else {
+		o.settings.Defaults()
+		err = errors.Join(err, o.settings.Check())
+	}
+	run.cfg = cfg
+	return run, err
 }

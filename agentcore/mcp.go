@@ -69,7 +69,7 @@ func (s *Service) renderMCP(ctx context.Context, res *Result) *mcp.CallToolResul
 		})
 	}
 	for i, f := range res.Files {
-		if i >= len(res.stored) || s.cfg.EmbedMaxBytes == 0 || f.SizeBytes > s.cfg.EmbedMaxBytes {
+		if i >= len(res.stored) || s.cfg.EmbedMaxBytes <= 0 || f.SizeBytes > s.cfg.EmbedMaxBytes {
 			continue
 		}
 		if e := s.embed(ctx, res.stored[i], f.DownloadURL); e != nil {

@@ -77,6 +77,9 @@ type Service struct {
 
 	draining context.Context // done when shutdown begins
 	drain    context.CancelFunc
+
+	handlerOnce sync.Once
+	handler     http.Handler // built once by Handler
 }
 
 // New builds a service from cfg (see LoadConfig). It opens the store, loads
@@ -86,7 +89,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if info.Name == "" {
 		return nil, errors.New("agentcore: Info.Name is required")
 	}
-	if err := cfg.normalize(); err != nil {
+	if err := cfg.normalize(info.Name, ""); err != nil {
 		return nil, err
 	}
 	if logger == nil {
@@ -161,7 +164,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		Metrics:  s.registry,
 	})
 	if err != nil {
-		return nil, &ConfigError{"AGENT_CLEANUP_SCHEDULE", cfg.CleanupSchedule, err}
+		return nil, &ConfigError{Var: "AGENT_CLEANUP_SCHEDULE", Value: cfg.CleanupSchedule, Err: err}
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version},
 		&mcp.ServerOptions{Instructions: info.Instructions, Logger: s.log, SupportedProtocolVersions: protocolVersions(cfg.MCPStateless)})
@@ -176,20 +179,20 @@ func (s *Service) loadKeys() ([]signing.Key, error) {
 	case len(s.cfg.SigningKeys) > 0:
 		keys, err := signing.ParseKeys(strings.Join(s.cfg.SigningKeys, ","))
 		if err != nil {
-			return nil, &ConfigError{"AGENT_SIGNING_KEY", "(hidden)", err}
+			return nil, &ConfigError{Var: "AGENT_SIGNING_KEY", Value: "(hidden)", Err: err}
 		}
 		return keys, nil
 	case s.cfg.SigningKeyFile != "":
 		keys, err := signing.LoadKeyFile(s.cfg.SigningKeyFile)
 		if err != nil {
-			return nil, &ConfigError{"AGENT_SIGNING_KEY_FILE", s.cfg.SigningKeyFile, err}
+			return nil, &ConfigError{Var: "AGENT_SIGNING_KEY_FILE", Value: s.cfg.SigningKeyFile, Err: err}
 		}
 		return keys, nil
 	}
 	path := filepath.Join(s.cfg.DataDir, "signing.key")
 	keys, created, err := signing.LoadOrCreateKeyFile(path)
 	if err != nil {
-		return nil, &ConfigError{"AGENT_DATA_DIR", s.cfg.DataDir, err}
+		return nil, &ConfigError{Var: "AGENT_DATA_DIR", Value: s.cfg.DataDir, Err: err}
 	}
 	if created {
 		s.log.Warn("generated a URL signing key and kept it in the data folder; set AGENT_SIGNING_KEY (or _FILE) to manage it yourself, and share it between replicas", "file", path)
@@ -225,7 +228,7 @@ func (s *Service) Logger() *slog.Logger { return s.log }
 func (s *Service) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
-		return &ConfigError{"AGENT_ADDR", s.cfg.Addr, err}
+		return &ConfigError{Var: "AGENT_ADDR", Value: s.cfg.Addr, Err: err}
 	}
 	return s.Serve(ctx, ln)
 }
@@ -276,7 +279,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Service) RunStdio(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
-		return &ConfigError{"AGENT_ADDR", s.cfg.Addr, err}
+		return &ConfigError{Var: "AGENT_ADDR", Value: s.cfg.Addr, Err: err}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -440,7 +440,7 @@ func TestShutdownLetsToolCallsFinish(t *testing.T) {
 }
 
 func TestEmbedZeroMeansNever(t *testing.T) {
-	svc, _ := serveTestService(t, func(c *Config) { c.EmbedMaxBytes = 0 })
+	svc, _ := serveTestService(t, func(c *Config) { c.EmbedMaxBytes = -1 }) // AGENT_EMBED_MAX_BYTES=0: never
 	call := svc.newCall("t", "alice", "")
 	defer call.end()
 	res, err := call.FileResponse(context.Background(), OutputBytes("tiny.txt", []byte("x")))

@@ -19,17 +19,16 @@ import (
 func (c *Config) checkStorage() error {
 	if c.Store != nil {
 		if c.StorageURL != "" && c.StorageURL != "file://"+c.DataDir {
-			return &ConfigError{"AGENT_STORAGE_URL", transfer.RedactUserinfo(c.StorageURL),
-				errors.New("the program hands the service its own store (Config.Store); leave AGENT_STORAGE_URL unset")}
+			return &ConfigError{Var: "AGENT_STORAGE_URL", Value: transfer.RedactUserinfo(c.StorageURL), Err: errors.New("the program hands the service its own store (Config.Store); leave AGENT_STORAGE_URL unset")}
 		}
 		return nil // AGENT_S3_REDIRECT is checked against the store by openStore
 	}
 	// Credentials wrongly put into the URL stay out of the error.
 	if err := fileserve.CheckStoreURL(c.StorageURL, c.storeEnv()); err != nil {
-		return &ConfigError{"AGENT_STORAGE_URL", transfer.RedactUserinfo(c.StorageURL), err}
+		return &ConfigError{Var: "AGENT_STORAGE_URL", Value: transfer.RedactUserinfo(c.StorageURL), Err: err}
 	}
 	if c.S3Redirect && strings.HasPrefix(c.StorageURL, "file://") {
-		return &ConfigError{"AGENT_S3_REDIRECT", "true", errors.New("redirects go to presigned S3 URLs: set AGENT_STORAGE_URL to s3://<bucket>?endpoint=<host:port>, or leave AGENT_S3_REDIRECT unset")}
+		return &ConfigError{Var: "AGENT_S3_REDIRECT", Value: "true", Err: errors.New("redirects go to presigned S3 URLs: set AGENT_STORAGE_URL to s3://<bucket>?endpoint=<host:port>, or leave AGENT_S3_REDIRECT unset")}
 	}
 	return nil
 }
@@ -59,7 +58,7 @@ func (c *Config) openStore() (store fileserve.Store, scratch string, redirect fi
 	store = c.Store
 	if store == nil {
 		if store, err = fileserve.OpenStore(context.Background(), c.StorageURL, c.storeEnv()); err != nil {
-			return nil, "", nil, &ConfigError{"AGENT_STORAGE_URL", transfer.RedactUserinfo(c.StorageURL), err}
+			return nil, "", nil, &ConfigError{Var: "AGENT_STORAGE_URL", Value: transfer.RedactUserinfo(c.StorageURL), Err: err}
 		}
 	}
 	scratch = c.DataDir
@@ -69,7 +68,7 @@ func (c *Config) openStore() (store fileserve.Store, scratch string, redirect fi
 	if c.S3Redirect {
 		p, ok := store.(fileserve.Presigner)
 		if !ok {
-			return nil, "", nil, &ConfigError{"AGENT_S3_REDIRECT", "true", errors.New("the store hands out no presigned URLs; leave AGENT_S3_REDIRECT unset")}
+			return nil, "", nil, &ConfigError{Var: "AGENT_S3_REDIRECT", Value: "true", Err: errors.New("the store hands out no presigned URLs; leave AGENT_S3_REDIRECT unset")}
 		}
 		redirect = p
 	}

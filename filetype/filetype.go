@@ -7,6 +7,8 @@
 package filetype
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"mime"
@@ -19,15 +21,12 @@ import (
 
 // SniffBytes is how much of a file is read to detect its type. Office formats
 // are zip archives whose telling entries may lie well past the first 3 KiB
-// that mimetype reads by default; 1 MiB tells docx, xlsx and pptx from zip.
+// that mimetype reads by default; 1 MiB tells docx, xlsx and pptx from zip
+// (see officeType).
 const SniffBytes = 1 << 20
 
 // Generic is the type of content nothing more specific is known about.
 const Generic = "application/octet-stream"
-
-func init() {
-	mimetype.SetLimit(SniffBytes)
-}
 
 // byExtension holds types that the standard library's table lacks on a
 // minimal system (no /etc/mime.types), so results do not depend on the host.
@@ -90,8 +89,56 @@ var containers = map[string]bool{
 // bytes of a file) called name. Content decides; the extension refines a
 // generic answer (zip → docx, text → markdown). It never returns "".
 func Detect(head []byte, name string) string {
+	// mimetype reads its own (global) limit of the head, 3 KiB unless a
+	// program changes it; this package leaves that global alone and looks
+	// further into a zip itself.
 	sniffed := mimetype.Detect(head)
+	if sniffed.Is("application/zip") {
+		if t := officeType(head); t != "" {
+			return t
+		}
+	}
 	return decide(sniffed, name, len(head) == 0)
+}
+
+// officeParts maps the folder of an Office Open XML package's main part to
+// the package's type.
+var officeParts = map[string]string{
+	"word/": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+	"xl/":   "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	"ppt/":  "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+}
+
+// officeType names the Office Open XML type of the zip archive whose first
+// bytes are head, from the member names in its local file headers, or
+// returns "" when head shows none of word/, xl/ or ppt/. A package opens
+// with one of its package parts ([Content_Types].xml, _rels/.rels or
+// docProps/); the main part may follow a large thumbnail, which is why the
+// whole head is read.
+func officeType(head []byte) string {
+	sig := []byte("PK\x03\x04")
+	for i, first := 0, true; ; first = false {
+		j := bytes.Index(head[i:], sig)
+		if j < 0 {
+			return ""
+		}
+		h := head[i+j:]
+		if len(h) < 30 {
+			return ""
+		}
+		n := int(binary.LittleEndian.Uint16(h[26:28]))
+		if len(h) < 30+n {
+			return ""
+		}
+		name := string(h[30 : 30+n])
+		if first && name != "[Content_Types].xml" && name != "_rels/.rels" && !strings.HasPrefix(name, "docProps/") {
+			return ""
+		}
+		if folder, _, ok := strings.Cut(name, "/"); ok && officeParts[folder+"/"] != "" {
+			return officeParts[folder+"/"]
+		}
+		i += j + 30 + n
+	}
 }
 
 // DetectReader reads up to SniffBytes from r and detects the type as Detect does.

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentura/agentura/filetype"
+	"github.com/gabriel-vasile/mimetype"
 )
 
 const (
@@ -238,6 +239,30 @@ func TestDetectOfficeLargeHead(t *testing.T) {
 	}
 	if got, err := filetype.DetectFile(path, "big"); err != nil || got != mimeDocx {
 		t.Errorf("DetectFile(large docx) = %q, %v; want %q", got, err, mimeDocx)
+	}
+}
+
+// TestDetectLeavesMimetypeAlone: importing and using filetype does not change
+// mimetype's global read limit, which other code in the program may rely on:
+// mimetype itself still calls the large docx a zip.
+func TestDetectLeavesMimetypeAlone(t *testing.T) {
+	data := zipBytes(t,
+		entry{name: "[Content_Types].xml", content: []byte(contentTypes)},
+		entry{name: "docProps/thumbnail.jpeg", content: noise(t, 64<<10), store: true},
+		entry{name: "word/document.xml", content: []byte("<w:document/>")},
+	)
+	if got := filetype.Detect(data, "upload"); got != mimeDocx {
+		t.Errorf("filetype.Detect = %q; want %q", got, mimeDocx)
+	}
+	if got := mimetype.Detect(data).String(); got != "application/zip" {
+		t.Errorf("mimetype.Detect = %q after filetype ran; want application/zip (its own 3 KiB limit untouched)", got)
+	}
+	notOffice := zipBytes(t,
+		entry{name: "readme.txt", content: []byte("word/ xl/ ppt/")},
+		entry{name: "word/document.xml", content: []byte("<w:document/>")},
+	)
+	if got := filetype.Detect(notOffice, "upload"); got != "application/zip" {
+		t.Errorf("zip holding word/ but no package part first = %q; want application/zip", got)
 	}
 }
 

@@ -54,8 +54,9 @@ func New(cfg Config) *Agent {
 }
 
 // Register reads the agent's settings from the environment (see LoadConfig)
-// and adds its tools and readiness checks to svc. It is the register
-// function of agentcore.Main.
+// and adds its tools and readiness checks to svc. cmd/ocr-agent instead
+// hands Config.Settings to agentcore.Main (WithSettings), which gives the
+// settings flags too.
 func Register(svc *agentcore.Service) error {
 	cfg, err := LoadConfig(os.LookupEnv)
 	if err != nil {

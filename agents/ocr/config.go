@@ -1,13 +1,10 @@
 package ocr
 
 import (
-	"errors"
-	"fmt"
 	"runtime"
-	"strconv"
 	"time"
 
-	"github.com/agentura/agentura/agentcore"
+	"github.com/agentura/agentura/settings"
 )
 
 // Defaults of the settings.
@@ -22,8 +19,8 @@ const (
 	maxSide = 32767
 )
 
-// Config holds the agent's own settings. LoadConfig fills it from the
-// AGENT_OCR_* environment variables; zero fields take the defaults.
+// Config holds the agent's own settings; Settings declares their variables
+// (AGENT_OCR_*), flags and defaults. Zero fields take the defaults.
 type Config struct {
 	// MaxPages is the most pages of one PDF or TIFF (AGENT_OCR_MAX_PAGES).
 	MaxPages int
@@ -43,20 +40,27 @@ type Config struct {
 	Tesseract, PDFToPPM, PDFInfo string
 }
 
-// withDefaults returns c with zero fields set to their defaults.
+// Settings declares the agent's own settings, each bound to its field of c:
+// give them to agentcore.Main with agentcore.WithSettings, which reads them
+// from the environment and from their flags (--ocr-max-pages, ...).
+func (c *Config) Settings() settings.List {
+	return settings.List{
+		settings.Int(&c.MaxPages, "AGENT_OCR_MAX_PAGES", DefaultMaxPages, "most pages of one PDF or TIFF").Positive(),
+		settings.Int64(&c.MaxPixels, "AGENT_OCR_MAX_PIXELS", DefaultMaxPixels,
+			"most pixels of one page (from the header; PDF pages at 300 dpi), each side at most 32767").Positive(),
+		settings.Int(&c.Concurrency, "AGENT_OCR_CONCURRENCY", runtime.NumCPU(),
+			"tesseract/pdftoppm processes at once; also ocr_batch's parallelism").Positive().Shown("number of CPUs"),
+		settings.Duration(&c.Timeout, "AGENT_OCR_TIMEOUT", DefaultTimeout, "time for one document, rasterising included"),
+	}
+}
+
+// withDefaults returns c with zero (or negative) fields set to their
+// defaults, and the counts bounded.
 func (c Config) withDefaults() Config {
-	if c.MaxPages <= 0 {
-		c.MaxPages = DefaultMaxPages
-	}
-	if c.MaxPixels <= 0 {
-		c.MaxPixels = DefaultMaxPixels
-	}
-	if c.Concurrency <= 0 {
-		c.Concurrency = runtime.NumCPU()
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultTimeout
-	}
+	c.MaxPages, c.MaxPixels, c.Concurrency, c.Timeout = max(c.MaxPages, 0), max(c.MaxPixels, 0), max(c.Concurrency, 0), max(c.Timeout, 0)
+	c.Settings().Defaults()
+	c.MaxPages = min(c.MaxPages, 1<<20)
+	c.Concurrency = min(c.Concurrency, 1024)
 	if c.Tesseract == "" {
 		c.Tesseract = "tesseract"
 	}
@@ -69,38 +73,11 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// LoadConfig reads AGENT_OCR_MAX_PAGES, AGENT_OCR_MAX_PIXELS,
-// AGENT_OCR_CONCURRENCY and AGENT_OCR_TIMEOUT through lookup (os.LookupEnv in
-// a program). A bad value is an *agentcore.ConfigError naming the variable.
+// LoadConfig reads the agent's own settings (see Settings) through lookup
+// (os.LookupEnv in a program). A bad value is an *agentcore.ConfigError
+// naming the variable.
 func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	var c Config
-	var errs []error
-	positive := func(name string, set func(int64)) {
-		v, ok := lookup(name)
-		if !ok || v == "" {
-			return
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			errs = append(errs, &agentcore.ConfigError{Var: name, Value: v, Err: errors.New("must be a positive whole number")})
-			return
-		}
-		set(n)
-	}
-	positive("AGENT_OCR_MAX_PAGES", func(n int64) { c.MaxPages = int(min(n, 1<<20)) })
-	positive("AGENT_OCR_MAX_PIXELS", func(n int64) { c.MaxPixels = n })
-	positive("AGENT_OCR_CONCURRENCY", func(n int64) { c.Concurrency = int(min(n, 1024)) })
-	if v, ok := lookup("AGENT_OCR_TIMEOUT"); ok && v != "" {
-		d, err := time.ParseDuration(v)
-		if err == nil && d <= 0 {
-			err = errors.New("must be positive")
-		}
-		if err != nil {
-			errs = append(errs, &agentcore.ConfigError{Var: "AGENT_OCR_TIMEOUT", Value: v,
-				Err: fmt.Errorf("%w: give a duration such as 10m or 90s", err)})
-		} else {
-			c.Timeout = d
-		}
-	}
-	return c.withDefaults(), errors.Join(errs...)
+	err := c.Settings().Load(lookup)
+	return c.withDefaults(), err
 }

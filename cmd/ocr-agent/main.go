@@ -1,6 +1,7 @@
 // Command ocr-agent runs the OCR agent: MCP on :8001/mcp, downloads on
 // :8001/files/. It needs tesseract (and pdftoppm for PDFs) in PATH. Settings
-// come from AGENT_* variables or their flags, and AGENT_OCR_* variables.
+// come from AGENT_* variables or their flags, and AGENT_OCR_* variables or
+// theirs (--ocr-max-pages, ...).
 package main
 
 import (
@@ -12,5 +13,8 @@ import (
 )
 
 func main() {
-	os.Exit(agentcore.Main(ocr.Info, ocr.DefaultAddr, os.Args[1:], ocr.Register))
+	var cfg ocr.Config // filled by Main from AGENT_OCR_* and their flags before register runs
+	os.Exit(agentcore.Main(ocr.Info, ocr.DefaultAddr, os.Args[1:],
+		func(svc *agentcore.Service) error { return ocr.New(cfg).Register(svc) },
+		agentcore.WithSettings(cfg.Settings()...)))
 }

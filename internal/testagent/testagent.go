@@ -87,11 +87,15 @@ func Start(t testing.TB, opts Options) *Agent {
 		t.Fatalf("listen: %v", err)
 	}
 	base := "http://" + ln.Addr().String()
+	embed := opts.EmbedMaxBytes
+	if embed == 0 {
+		embed = -1 // never: in agentcore.Config a zero field is the 64 KiB default
+	}
 	cfg := agentcore.Config{
 		PublicURL:       base,
 		DataDir:         t.TempDir(),
 		MaxUploadBytes:  opts.MaxUploadBytes,
-		EmbedMaxBytes:   opts.EmbedMaxBytes,
+		EmbedMaxBytes:   embed,
 		ShutdownTimeout: 5 * time.Second,
 	}
 	if opts.JWTSecret != "" {

@@ -1,0 +1,76 @@
+package agentcore
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/agentura/agentura/settings"
+)
+
+// TestZeroConfigMeansTheDefaults: a zero Config, normalised as New does,
+// holds for every setting what an empty environment gives.
+func TestZeroConfigMeansTheDefaults(t *testing.T) {
+	for _, addr := range []string{"", ":8001"} {
+		fromEnv, err := ConfigFromLookup(env(nil), "ocr-agent", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var zero Config
+		if err := zero.normalize("ocr-agent", addr); err != nil {
+			t.Fatal(err)
+		}
+		want, got := fromEnv.Settings("ocr-agent", addr), zero.Settings("ocr-agent", addr)
+		for i, v := range want {
+			if got[i].String() != v.String() {
+				t.Errorf("%s: zero Config gives %q, empty environment %q", v.Env, got[i].String(), v.String())
+			}
+		}
+		if !reflect.DeepEqual(zero, fromEnv) {
+			t.Errorf("zero Config = %+v\nempty environment = %+v", zero, fromEnv)
+		}
+	}
+	var c Config
+	if err := c.normalize("ocr-agent", ""); err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != DefaultAddr || c.DataDir != "data/ocr-agent" || c.EmbedMaxBytes != DefaultEmbedMaxBytes || c.PublicURL != "http://localhost:8080" {
+		t.Errorf("zero Config normalised to addr %q, data %q, embed %d, public %q", c.Addr, c.DataDir, c.EmbedMaxBytes, c.PublicURL)
+	}
+	off, err := ConfigFromLookup(env(map[string]string{"AGENT_EMBED_MAX_BYTES": "0"}), "x", "")
+	if err != nil || off.EmbedMaxBytes >= 0 {
+		t.Errorf("AGENT_EMBED_MAX_BYTES=0: EmbedMaxBytes %d, %v; want negative (never embed)", off.EmbedMaxBytes, err)
+	}
+}
+
+// TestEveryConfigFieldIsDeclared: each field of Config has its declaration
+// in Settings, so it has an environment variable, a flag and a README row;
+// only what a program hands over in Go (a Store) is not a setting.
+func TestEveryConfigFieldIsDeclared(t *testing.T) {
+	var c Config
+	vars := c.Settings("x", "")
+	rv := reflect.ValueOf(&c).Elem()
+	for i := range rv.NumField() {
+		if rv.Type().Field(i).Name == "Store" {
+			continue
+		}
+		addr := rv.Field(i).Addr().Interface()
+		if !slices.ContainsFunc(vars, func(v *settings.Var) bool { return v.Target() == addr }) {
+			t.Errorf("Config.%s has no declaration in Config.Settings", rv.Type().Field(i).Name)
+		}
+	}
+}
+
+// TestNewLeavesItsConfigAlone: New works on its own copy; the caller's
+// slices (InputRoots were made absolute in place) stay as they were.
+func TestNewLeavesItsConfigAlone(t *testing.T) {
+	root := t.TempDir()
+	roots := []string{root + "/./"}
+	svc := newTestService(t, func(c *Config) { c.InputRoots = roots })
+	if roots[0] != root+"/./" {
+		t.Errorf("New rewrote the caller's InputRoots to %q", roots[0])
+	}
+	if got := svc.cfg.InputRoots; len(got) != 1 || got[0] == roots[0] {
+		t.Errorf("the service's own InputRoots = %q; want the cleaned absolute folder", got)
+	}
+}
