@@ -5,6 +5,10 @@ BENCH_PKGS  ?= ./fileserve ./agentcore
 
 .PHONY: deps build run test bench bench-baseline bench-client fuzz lint run-ocr bench-ocr
 
+## build (the default goal, `make` alone): compile every binary into bin/
+build:
+	$(GO) build -o bin/ $(addprefix ./,$(wildcard cmd/*)) ./examples/fileagent/cmd/fileagent ./examples/a2apipeline/cmd/a2apipeline
+
 ## deps: install the Debian packages and tools the tests need (.ci/apt.d, .ci/setup.d; needs root)
 deps:
 	.ci/install-deps
@@ -15,10 +19,6 @@ check: deps
 	$(MAKE) lint
 	$(MAKE) test
 	$(MAKE) e2e
-
-## build: compile every binary into bin/
-build:
-	$(GO) build -o bin/ $(addprefix ./,$(wildcard cmd/*)) ./examples/fileagent/cmd/fileagent ./examples/a2apipeline/cmd/a2apipeline
 
 ## run: start the example agent on :8000 (MCP at /mcp, downloads at /files/)
 run:
