@@ -49,7 +49,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// repoRoot is the module root, two folders up from this package.
+// repoRoot is the checkout, the library's module root, two folders up from
+// this package (whose module replaces the library with it).
 func repoRoot(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
