@@ -17,6 +17,8 @@ teardown() {
 }
 trap teardown EXIT INT TERM
 docker info >/dev/null 2>&1 || { echo "e2e: the Docker engine does not answer; run 'make deps' and start it" >&2; exit 1; }
+# The tests were asked for: a missing tool (docker compose, pdftotext) fails them instead of skipping them.
+export AGENTURA_REQUIRE_TOOLS=1
 export TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE="${TESTCONTAINERS_HOST_OVERRIDE:-127.0.0.1}"
 # deploy/e2e is a module of its own (its go.mod keeps testcontainers-go out of the library's): test it from there.
 (cd deploy/e2e && go test -tags e2e -count=1 -timeout 20m -v -run "${E2E_RUN:-.}" .) 2>&1 | tee "$log"

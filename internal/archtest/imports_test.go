@@ -51,6 +51,7 @@ var rules = []rule{
 
 	// Agents know only agentcore and the leaves (and their own sub-packages);
 	// their mains are thin: agentcore and the agent.
+	{"agents/ocr/internal/ocrtest", []string{"internal/requiretool"}}, // the OCR tests' inputs
 	{"agents/ocr/...", with(leaves, "agentcore", "agents/ocr/...")},
 	{"agents/composer/...", with(leaves, "agentcore", "agents/composer/...")},
 	{"cmd/ocr-agent", []string{"agentcore", "agents/ocr"}},
@@ -62,6 +63,7 @@ var rules = []rule{
 
 	// Test helpers under internal/: only tests import them.
 	{"internal/testagent", with(leaves, "agentcore", "examples/fileagent")},
+	{"internal/s3test", []string{"internal/requiretool"}},
 	{"internal/...", nil},
 }
 
