@@ -26,7 +26,7 @@ func Command(tb testing.TB, name, install string) string {
 	tb.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		Missing(tb, fmt.Sprintf("%s is not installed (%v), and this test needs it: %s (or make deps, which installs every tool the tests need)", name, err, install))
+		Missing(tb, fmt.Sprintf("%s is not installed (not found on PATH), and this test needs it: %s (or make deps, which installs every tool the tests need)", name, install))
 	}
 	return p
 }

@@ -148,19 +148,6 @@ func freeAddr(tb testing.TB) string {
 	return ln.Addr().String()
 }
 
-// checkXattr sets and reads a user extended attribute in dir.
-func checkXattr(dir string) error {
-	p := filepath.Join(dir, ".xattr-probe")
-	if err := os.WriteFile(p, nil, 0o600); err != nil {
-		return err
-	}
-	defer os.Remove(p)
-	if err := syscall.Setxattr(p, "user.agentura", []byte("1"), 0); err != nil {
-		return fmt.Errorf("setxattr: %w", err)
-	}
-	return nil
-}
-
 func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
