@@ -5,6 +5,10 @@ BENCH_PKGS  ?= ./internal/filehttp ./agentcore
 
 .PHONY: deps build run test bench bench-baseline bench-client fuzz lint run-ocr bench-ocr
 
+## build (the default goal, `make` alone): compile every binary into bin/
+build:
+	$(GO) build -o bin/ $(addprefix ./,$(wildcard cmd/*)) ./examples/fileagent/cmd/fileagent ./examples/a2apipeline/cmd/a2apipeline
+
 ## deps: install the Debian packages and tools the tests need (.ci/apt.d, .ci/setup.d; needs root)
 deps:
 	.ci/install-deps
@@ -15,10 +19,6 @@ check: deps
 	$(MAKE) lint
 	$(MAKE) test
 	$(MAKE) e2e
-
-## build: compile every binary into bin/
-build:
-	$(GO) build -o bin/ $(addprefix ./,$(wildcard cmd/*)) ./examples/fileagent/cmd/fileagent ./examples/a2apipeline/cmd/a2apipeline
 
 ## run: start the example agent on :8000 (MCP at /mcp, downloads at /files/)
 run:
@@ -67,11 +67,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeArgs$$' -fuzztime $(FUZZTIME) ./agentcore
 	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./filename
 
-## lint: gofmt and go vet must be silent
+## lint: gofmt and go vet must be silent, in the library and in deploy/e2e (a module of its own, tag e2e)
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags e2e ./deploy/...
+	cd deploy/e2e && $(GO) vet -tags e2e ./...
 
 ## images: build the agents' Docker images (static binaries from this Makefile, no Go image; base made locally)
 IMAGE_TAG    ?= latest

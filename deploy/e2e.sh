@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e.sh — the deployment tests (make e2e runs it after `make images`): the Go tests tagged e2e in deploy/e2e,
+# e2e.sh — the deployment tests (make e2e runs it after `make images`): the Go tests tagged e2e in deploy/e2e (a module of its own),
 # which start the composer image with testcontainers-go and the whole docker compose project, driven from the
 # host. Whatever happens, the compose project of the test is taken down again (volumes included).
 # E2E_OCR_PORT / E2E_COMPOSER_PORT move the published ports (default 8001 / 8002); E2E_RUN picks tests (go test -run).
@@ -17,8 +17,11 @@ teardown() {
 }
 trap teardown EXIT INT TERM
 docker info >/dev/null 2>&1 || { echo "e2e: the Docker engine does not answer; run 'make deps' and start it" >&2; exit 1; }
+# The tests were asked for: a missing tool (docker compose, pdftotext) fails them instead of skipping them.
+export AGENTURA_REQUIRE_TOOLS=1
 export TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE="${TESTCONTAINERS_HOST_OVERRIDE:-127.0.0.1}"
-go test -tags e2e -count=1 -timeout 20m -v -run "${E2E_RUN:-.}" ./deploy/e2e 2>&1 | tee "$log"
+# deploy/e2e is a module of its own (its go.mod keeps testcontainers-go out of the library's): test it from there.
+(cd deploy/e2e && go test -tags e2e -count=1 -timeout 20m -v -run "${E2E_RUN:-.}" .) 2>&1 | tee "$log"
 # A -run that matches no test passes in go test: here it is a failure, nothing was tested.
 if grep -q '^testing: warning: no tests to run' "$log"; then
 	echo "e2e: no test matches E2E_RUN=${E2E_RUN:-.}: nothing was tested" >&2

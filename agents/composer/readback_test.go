@@ -24,23 +24,15 @@ import (
 	"golang.org/x/image/font/gofont/goregular"
 	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/fixed"
-)
 
-// needTool returns the path of a program the test needs, or fails the test.
-func needTool(t testing.TB, name, pkg string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		t.Fatalf("%s is not installed: install the Debian package(s) %s (make deps, or .ci/install-deps)", name, pkg)
-	}
-	return p
-}
+	"github.com/agentura/agentura/internal/requiretool"
+)
 
 // pdfText returns the text of a PDF as pdftotext reads it; pages are
 // separated by form feeds.
 func pdfText(t testing.TB, path string) string {
 	t.Helper()
-	bin := needTool(t, "pdftotext", "poppler-utils")
+	bin := requiretool.Command(t, "pdftotext", "apt-get install poppler-utils")
 	out, err := exec.Command(bin, "-enc", "UTF-8", path, "-").CombinedOutput()
 	if err != nil {
 		t.Fatalf("pdftotext %s: %v\n%s", path, err, out)
@@ -56,7 +48,7 @@ func pdfPages(text string) int {
 // pdfImages returns the number of images pdfimages lists in a PDF.
 func pdfImages(t testing.TB, path string) int {
 	t.Helper()
-	bin := needTool(t, "pdfimages", "poppler-utils")
+	bin := requiretool.Command(t, "pdfimages", "apt-get install poppler-utils")
 	out, err := exec.Command(bin, "-list", path).CombinedOutput()
 	if err != nil {
 		t.Fatalf("pdfimages -list %s: %v\n%s", path, err, out)
@@ -101,7 +93,7 @@ func TestMain(m *testing.M) {
 // for a file it cannot open, which fails the test.
 func officeToPDF(t testing.TB, path string) string {
 	t.Helper()
-	bin := needTool(t, "soffice", "libreoffice-writer-nogui and libreoffice-impress-nogui")
+	bin := requiretool.Command(t, "soffice", "apt-get install libreoffice-writer-nogui libreoffice-impress-nogui")
 	officeMu.Lock()
 	defer officeMu.Unlock()
 	outDir := t.TempDir()

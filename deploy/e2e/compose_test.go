@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/requiretool"
 )
 
 // deployment is the docker compose project of one test run, isolated from an
@@ -49,7 +50,7 @@ func composeCommand(t *testing.T) []string {
 	if _, err := exec.LookPath("docker-compose"); err == nil {
 		return []string{"docker-compose"}
 	}
-	t.Fatal("neither `docker compose` nor `docker-compose` is installed; run `make deps`")
+	requiretool.Missing(t, "neither `docker compose` nor `docker-compose` is installed: run `make deps`")
 	return nil
 }
 

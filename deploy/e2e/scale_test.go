@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/requiretool"
 )
 
 // scaleDeployment is one run of deploy/docker-compose.scale.yml: the S3
@@ -313,10 +314,8 @@ func status(t *testing.T, url string) int {
 // pdfText is the text of a PDF by poppler's pdftotext.
 func pdfText(t *testing.T, pdf []byte) string {
 	t.Helper()
-	if _, err := exec.LookPath("pdftotext"); err != nil {
-		t.Fatal("pdftotext is needed to read the merged PDF: run `make deps` (poppler-utils)")
-	}
-	cmd := exec.CommandContext(t.Context(), "pdftotext", "-", "-")
+	bin := requiretool.Command(t, "pdftotext", "apt-get install poppler-utils (to read the merged PDF)")
+	cmd := exec.CommandContext(t.Context(), bin, "-", "-")
 	cmd.Stdin = bytes.NewReader(pdf)
 	out, err := cmd.Output()
 	if err != nil {

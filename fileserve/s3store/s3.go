@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package s3store is the fileserve.Store on S3-compatible object storage
 // (AWS S3, MinIO, Ceph, versitygw), for agents that run as several replicas
 // sharing one bucket. Importing it registers the s3:// scheme with

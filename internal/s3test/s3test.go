@@ -21,6 +21,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/agentura/agentura/internal/requiretool"
 )
 
 // Server is a running versitygw.
@@ -58,17 +60,18 @@ func Binary() (string, error) {
 }
 
 // Start runs versitygw on a free loopback port, serving a new temporary
-// folder, until the test ends. It fails the test when versitygw is missing
-// or the folder's file system lacks user extended attributes.
+// folder, until the test ends. When versitygw is missing or the folder's
+// file system lacks user extended attributes, the test is skipped, or failed
+// under AGENTURA_REQUIRE_TOOLS=1 (CI); see internal/requiretool.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
 	bin, err := Binary()
 	if err != nil {
-		tb.Fatal(err)
+		requiretool.Missing(tb, err.Error())
 	}
 	root := tb.TempDir()
 	if err := checkXattr(root); err != nil {
-		tb.Fatalf("versitygw needs user extended attributes, which the file system of %s lacks (%v); point TMPDIR at a folder on ext4, xfs or tmpfs", root, err)
+		requiretool.Missing(tb, fmt.Sprintf("versitygw needs user extended attributes, which the file system of %s lacks (%v); point TMPDIR at a folder on ext4, xfs or tmpfs", root, err))
 	}
 	s := &Server{Endpoint: freeAddr(tb), AccessKey: "agentura-test", SecretKey: "agentura-test-secret-" + randomHex(8), Root: root}
 	cmd := exec.Command(bin, "--port", s.Endpoint, "--access", s.AccessKey, "--secret", s.SecretKey, "posix", root)
@@ -150,19 +153,6 @@ func freeAddr(tb testing.TB) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-// checkXattr sets and reads a user extended attribute in dir.
-func checkXattr(dir string) error {
-	p := filepath.Join(dir, ".xattr-probe")
-	if err := os.WriteFile(p, nil, 0o600); err != nil {
-		return err
-	}
-	defer os.Remove(p)
-	if err := syscall.Setxattr(p, "user.agentura", []byte("1"), 0); err != nil {
-		return fmt.Errorf("setxattr: %w", err)
-	}
-	return nil
 }
 
 func randomHex(n int) string {

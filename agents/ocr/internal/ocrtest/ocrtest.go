@@ -1,7 +1,8 @@
 // Package ocrtest makes the inputs of the OCR agent's tests: known text
 // rendered into PNG, JPEG and TIFF images and into scanned-looking PDFs
 // (pages that are images, with no text layer), and it requires the external
-// commands the tests need, failing (never skipping) when one is missing.
+// commands the tests need (internal/requiretool: a missing one skips the test
+// on a laptop and fails it under AGENTURA_REQUIRE_TOOLS=1, as in CI).
 package ocrtest
 
 import (
@@ -23,6 +24,8 @@ import (
 	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/fixed"
 	"golang.org/x/image/tiff"
+
+	"github.com/agentura/agentura/internal/requiretool"
 )
 
 // FontSize is the size text is rendered at, in pixels: large enough for
@@ -33,14 +36,18 @@ const FontSize = 48
 // one is sized so that pdftoppm at 300 dpi renders it pixel for pixel.
 const DPI = 300
 
-// Require fails the test unless every command is in PATH, saying how to
-// install it. The OCR tests need the real engine: they never skip.
+// Require ends the test unless every command is on PATH, saying how to
+// install it: the OCR tests need the real engine, never a stand-in. A
+// missing command skips the test, or fails it under AGENTURA_REQUIRE_TOOLS=1
+// (CI); see internal/requiretool.
 func Require(t testing.TB, commands ...string) {
 	t.Helper()
 	for _, c := range commands {
-		if _, err := exec.LookPath(c); err != nil {
-			t.Fatalf("%s is not installed, and this test needs it: run make deps (Debian packages tesseract-ocr, tesseract-ocr-eng, poppler-utils; see .ci/apt.d/ocr.txt)", c)
+		install := "apt-get install poppler-utils (.ci/apt.d/ocr.txt)"
+		if c == "tesseract" {
+			install = "apt-get install tesseract-ocr tesseract-ocr-eng (.ci/apt.d/ocr.txt)"
 		}
+		requiretool.Command(t, c, install)
 	}
 }
 

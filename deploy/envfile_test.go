@@ -1,4 +1,4 @@
-package e2e
+package deploy
 
 import (
 	"os"
@@ -27,11 +27,11 @@ func TestScaleEnvExampleDocumentsEveryVariable(t *testing.T) {
 // ${VAR} of the compose file in deploy/ with the compose file's default.
 func checkEnvExample(t *testing.T, composeFile, exampleFile string) {
 	t.Helper()
-	compose, err := os.ReadFile("../" + composeFile)
+	compose, err := os.ReadFile(composeFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	example, err := os.ReadFile("../" + exampleFile)
+	example, err := os.ReadFile(exampleFile)
 	if err != nil {
 		t.Fatal(err)
 	}
