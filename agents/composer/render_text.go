@@ -429,12 +429,19 @@ func missingNote(missing map[rune]bool, dirs []string) string {
 			byScript[s] = append(byScript[s], fmt.Sprintf("%q (U+%04X)", c, c))
 		}
 	}
-	var parts []string
+	var parts, pkgs []string
 	for _, s := range scripts {
 		parts = append(parts, s+": "+strings.Join(byScript[s], ", "))
+		pkg := "fonts-noto-core"
+		if s == "Han" || s == "Hiragana" || s == "Katakana" || s == "Hangul" {
+			pkg = "fonts-droid-fallback"
+		}
+		if !slices.Contains(pkgs, pkg) {
+			pkgs = append(pkgs, pkg)
+		}
 	}
 	return fmt.Sprintf("%d character(s) have no font here and show as empty boxes in the PDF — %s. "+
-		"Put a TrueType (.ttf) font covering them in one of AGENT_FONT_DIRS (%s), e.g. from the Debian package "+
-		"fonts-noto-core, or choose docx or html, which the reader's fonts draw.",
-		len(chars), strings.Join(parts, "; "), strings.Join(dirs, ":"))
+		"Put a TrueType (.ttf) font covering them in one of AGENT_FONT_DIRS (%s), e.g. from the Debian package(s) "+
+		"%s, or choose docx or html, which the reader's fonts draw.",
+		len(chars), strings.Join(parts, "; "), strings.Join(dirs, ":"), strings.Join(pkgs, ", "))
 }

@@ -45,7 +45,7 @@ func buildForms() (map[rune]forms, map[rune][2]rune) {
 		}
 		run = run[:0]
 	}
-	for _, block := range [][2]rune{{0xFB50, 0xFBFF}, {0xFE80, 0xFEFC}} {
+	for _, block := range [][2]rune{{0xFE80, 0xFEFC}, {0xFB50, 0xFBFF}} {
 		for pf := block[0]; pf <= block[1]; pf++ {
 			d := []rune(norm.NFKD.String(string(pf)))
 			if len(d) == 2 && d[0] == 0x0644 { // lam + alef: the ligature, isolated then final
@@ -66,7 +66,7 @@ func buildForms() (map[rune]forms, map[rune][2]rune) {
 				flush()
 			}
 			if _, done := single[d[0]]; done && len(run) == 0 {
-				continue // a letter's forms seen in an earlier block win
+				continue // the basic block (FE80-FEFC) wins over Forms-A
 			}
 			base = d[0]
 			run = append(run, pf)
