@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -37,14 +38,17 @@ const (
 	// shellLoop rasterises, then runs tesseract once per page.
 	shellLoop = `pdftoppm -r 300 -png in.pdf p && for f in p-*.png; do tesseract "$f" "${f%.png}" -l eng txt 2>/dev/null; done`
 	// shellList rasterises, then runs one tesseract over the list of pages:
-	// exactly the work the agent does.
+	// the sequential way, which the agent took before it spread a PDF's
+	// pages over the engine.
 	shellList = `pdftoppm -r 300 -png in.pdf p && ls p-*.png > pages.txt && tesseract pages.txt out --dpi 300 -l eng txt 2>/dev/null`
 )
 
 // BenchmarkPDF10 reads a scanned 10-page PDF through the agent
-// (ocr_document, from base64 arguments to stored result) and with the plain
-// commands in a shell, in turn, and reports the pages per second of each
-// and the agent's overhead. Run it with make bench-ocr (-benchtime 3x: the
+// (ocr_document, from base64 arguments to stored result; its pages spread
+// over AGENT_OCR_CONCURRENCY engine processes, by default one per CPU) and
+// with the plain commands in a shell, one after another, in turn, and
+// reports the pages per second of each, the agent's speed-up over the loop
+// (the target: at least 1.8 on two cores) and its CPU overhead. Run it with make bench-ocr (-benchtime 3x: the
 // best of three runs of each).
 func BenchmarkPDF10(b *testing.B) {
 	const pages = 10
@@ -80,7 +84,8 @@ func BenchmarkPDF10(b *testing.B) {
 	// On a shared machine wall time swings with the neighbours' load: the
 	// best of the runs is the steadier wall figure, and CPU time (the
 	// agent's own and its children's) the steadier measure of work added.
-	b.ReportMetric(100*(agent.best.Seconds()/loop.best.Seconds()-1), "wall-overhead-vs-loop-%")
+	b.ReportMetric(loop.best.Seconds()/agent.best.Seconds(), "speedup-vs-loop")
+	b.ReportMetric(float64(runtime.NumCPU()), "cpus")
 	b.ReportMetric(100*(agent.cpu.Seconds()/loop.cpu.Seconds()-1), "cpu-overhead-vs-loop-%")
 	b.ReportMetric(100*(agent.cpu.Seconds()/list.cpu.Seconds()-1), "cpu-overhead-vs-list-%")
 	// The agent's own share of its wall time: what is not spent inside the

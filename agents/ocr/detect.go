@@ -20,9 +20,12 @@ func (a *Agent) languagesFor(ctx context.Context, req request, image string) ([]
 
 // detectLanguages runs tesseract's orientation and script detection (page
 // segmentation mode 0, data osd.traineddata) on an image and returns the
-// installed languages of the script it reports.
+// installed languages of the script it reports. Detection is tried on as few
+// as osdMinChars characters (tesseract's default, 50, refuses a page of a
+// few short lines).
 func (a *Agent) detectLanguages(ctx context.Context, image string) ([]string, error) {
-	out, err := a.engine.heavy(ctx, a.cfg.Tesseract, image, "stdout", "--psm", "0", "--dpi", fmt.Sprint(DPI))
+	out, err := a.engine.heavy(ctx, a.cfg.Tesseract, image, "stdout", "--psm", "0", "--dpi", fmt.Sprint(DPI),
+		"-c", "min_characters_to_try="+fmt.Sprint(osdMinChars))
 	if err != nil {
 		var ce *commandError
 		if errors.As(err, &ce) && strings.Contains(ce.Stderr, "Too few characters") {
@@ -36,6 +39,9 @@ func (a *Agent) detectLanguages(ctx context.Context, image string) ([]string, er
 	}
 	return a.engine.langs.forScript(ctx, script)
 }
+
+// osdMinChars is the fewest characters script detection is tried on.
+const osdMinChars = 5
 
 // parseOSD reads the script from tesseract's orientation and script
 // detection report ("Script: Arabic").
