@@ -4,7 +4,9 @@
 //
 // The Markdown is parsed once, with goldmark and its GitHub extensions, into
 // a small tree (Document); each output format has one renderer that walks that
-// tree: go-pdf/fpdf with embedded DejaVu fonts for PDF, gomutex/godocx for
+// tree: go-pdf/fpdf with embedded DejaVu fonts (and fallback fonts from
+// AGENT_FONT_DIRS for other scripts, Arabic shaped and bidi text ordered by
+// the composer itself) for PDF, gomutex/godocx for
 // DOCX, the package's own OOXML writer (composer/pptx) for PPTX, and plain
 // writers for HTML and Markdown. Everything is pure Go: the agent runs no
 // program and its binary builds with CGO_ENABLED=0.
