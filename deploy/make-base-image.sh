@@ -8,13 +8,17 @@
 # the Dockerfile expects. Nothing runs inside a container and no network is used but the apt mirror.
 #
 # Usage: deploy/make-base-image.sh [IMAGE]      (IMAGE defaults to $BASE_IMAGE, then debian:bookworm-slim)
-# Environment: DEBIAN_MIRROR overrides the mirror (default: the first deb.debian.org-style URI in
+# Environment: OCR_LANGS (tesseract codes, default those of deploy/Dockerfile.ocr) chooses the language packs put in
+# with the script detection data (tesseract-ocr-osd); DEBIAN_MIRROR overrides the mirror (default: the first deb.debian.org-style URI in
 # /etc/apt/sources.list*), FORCE=1 rebuilds even when the image exists. Needs root (debootstrap).
 set -euo pipefail
 
 image="${1:-${BASE_IMAGE:-debian:bookworm-slim}}"
 suite=bookworm
-packages=tesseract-ocr,tesseract-ocr-eng,poppler-utils,ca-certificates
+packages=tesseract-ocr,tesseract-ocr-osd,poppler-utils,ca-certificates
+for lang in ${OCR_LANGS:-eng deu fra spa ita por chi_sim jpn ara rus}; do
+	packages="$packages,tesseract-ocr-$(echo "$lang" | tr '_A-Z' '-a-z')"
+done
 
 die() { echo "make-base-image: $*" >&2; exit 1; }
 
@@ -22,8 +26,8 @@ command -v docker >/dev/null || die "docker is not installed; run 'make deps' (a
 docker info >/dev/null 2>&1 || die "the Docker engine does not answer; start it (systemctl start docker or dockerd &)"
 
 if [ "${FORCE:-0}" != 1 ] && docker image inspect "$image" >/dev/null 2>&1; then
-	# An image of that name that lacks tesseract (say, the real debian:bookworm-slim pulled from a registry)
-	# still serves: Dockerfile.ocr installs the packages itself when they are missing.
+	# An image of that name that lacks tesseract or some language packs (say, the real debian:bookworm-slim pulled
+	# from a registry, or a base made before OCR_LANGS grew) still serves: Dockerfile.ocr installs what is missing.
 	echo "make-base-image: $image is present"
 	exit 0
 fi

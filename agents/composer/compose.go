@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/agentura/agentura/agentcore"
+	"github.com/agentura/agentura/agents/composer/fonts"
 	"github.com/agentura/agentura/filetype"
 )
 
@@ -80,7 +81,11 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	}
 	name := outputName(in.Filename, doc.Title, format)
 	path := filepath.Join(dir, "out-"+name)
-	if err := writeFile(path, func(w io.Writer) error { return doc.Write(w, format) }); err != nil {
+	var missing map[rune]bool
+	if err := writeFile(path, func(w io.Writer) (err error) {
+		missing, err = doc.Render(w, format, c.fonts)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	outputs := []agentcore.Output{agentcore.OutputFile(name, path)}
@@ -99,6 +104,10 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 		res.Text += fmt.Sprintf(" Embeds the markdown does not show (left out): %s.", strings.Join(unused, ", "))
 	}
 	res.Data = map[string]any{"format": format, "images": len(used)}
+	if note := missingNote(missing, c.fonts.Dirs()); note != "" {
+		res.Text += " " + note
+		res.Data["missing_glyphs"] = missingList(missing)
+	}
 	return res, nil
 }
 
@@ -189,22 +198,31 @@ func unusedEmbeds(images map[string]*Image, used []*Image) []string {
 	return out
 }
 
-// Write renders d in format (one of Formats) to w. Markdown output refers
-// to its pictures as images/<FileName>; the caller ships them beside it.
+// Write renders d in format (one of Formats) to w; PDF text has the
+// embedded fonts alone. Markdown output refers to its pictures as
+// images/<FileName>; the caller ships them beside it.
 func (d *Document) Write(w io.Writer, format string) error {
+	_, err := d.Render(w, format, nil)
+	return err
+}
+
+// Render is Write with fb as the fallback chain of PDF text, for characters
+// the embedded fonts lack (nil: none). It returns the characters of a PDF
+// that no font had, which show as empty boxes.
+func (d *Document) Render(w io.Writer, format string, fb *fonts.Fallback) (missing map[rune]bool, err error) {
 	switch format {
 	case "pdf":
-		return d.writePDF(w)
+		return d.writePDF(w, fb)
 	case "docx":
-		return d.writeDOCX(w)
+		return nil, d.writeDOCX(w)
 	case "pptx":
-		return d.writePPTX(w)
+		return nil, d.writePPTX(w)
 	case "html":
-		return d.writeHTML(w)
+		return nil, d.writeHTML(w)
 	case "md":
-		return d.writeMarkdown(w)
+		return nil, d.writeMarkdown(w)
 	}
-	return fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(Formats(), ", "))
+	return nil, fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(Formats(), ", "))
 }
 
 // outputName is the produced file's name: the requested name (or one made

@@ -4,16 +4,22 @@
 //
 // The Markdown is parsed once, with goldmark and its GitHub extensions, into
 // a small tree (Document); each output format has one renderer that walks that
-// tree: go-pdf/fpdf with embedded DejaVu fonts for PDF, gomutex/godocx for
+// tree: go-pdf/fpdf with embedded DejaVu fonts (and fallback fonts from
+// AGENT_FONT_DIRS for other scripts, Arabic shaped and bidi text ordered by
+// the composer itself) for PDF, gomutex/godocx for
 // DOCX, the package's own OOXML writer (composer/pptx) for PPTX, and plain
 // writers for HTML and Markdown. Everything is pure Go: the agent runs no
 // program and its binary builds with CGO_ENABLED=0.
 package composer
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 
 	"github.com/agentura/agentura/agentcore"
+	"github.com/agentura/agentura/agents/composer/fonts"
 )
 
 // Info names the agent.
@@ -79,19 +85,32 @@ func DefaultLimits() Limits {
 	}
 }
 
-// Register adds the agent's tools to svc with the default limits.
+// Register reads the agent's settings from the environment (see LoadConfig)
+// and adds its tools to svc with the default limits.
 func Register(svc *agentcore.Service) error {
 	return RegisterWithLimits(svc, DefaultLimits())
 }
 
-// RegisterWithLimits adds the agent's tools to svc, enforcing lim; a zero
-// field takes its default.
+// RegisterWithLimits reads the agent's settings from the environment (see
+// LoadConfig) and adds its tools to svc, enforcing lim; a zero field takes
+// its default.
 func RegisterWithLimits(svc *agentcore.Service, lim Limits) error {
+	cfg, err := LoadConfig(os.LookupEnv)
+	if err != nil {
+		return fmt.Errorf("bad configuration: %w", err)
+	}
+	return RegisterConfig(svc, cfg, lim)
+}
+
+// RegisterConfig adds the agent's tools to svc with the settings of cfg,
+// enforcing lim; zero fields take their defaults.
+func RegisterConfig(svc *agentcore.Service, cfg Config, lim Limits) error {
 	lim = lim.withDefaults()
+	cfg = cfg.withDefaults()
 	// pdfcpu would otherwise create a configuration folder in the user's
 	// home, which a scratch container does not have.
 	api.DisableConfigDir()
-	c := &composer{limits: lim}
+	c := &composer{limits: lim, fonts: fonts.NewFallback(cfg.FontDirs)}
 	agentcore.AddTool(svc, agentcore.Tool{
 		Name:  "compose_document",
 		Title: "Compose a document",
@@ -143,4 +162,6 @@ func orDefault[T int | int64](v, d T) T {
 // composer holds the tools' settings.
 type composer struct {
 	limits Limits
+	// fonts is the fallback chain of PDF text, shared by all calls.
+	fonts *fonts.Fallback
 }

@@ -30,11 +30,16 @@ func pdfHeadingPt(level int) float64 {
 	return [...]float64{20, 16, 13.5, 12, 11, 11}[min(max(level, 1), 6)-1]
 }
 
-// writePDF renders d as an A4 PDF with the embedded DejaVu fonts.
-func (d *Document) writePDF(w io.Writer) error {
+// writePDF renders d as an A4 PDF with the embedded DejaVu fonts and the
+// fallback fonts of fb (nil: the embedded fonts alone). It returns the
+// characters that no font had, which show as empty boxes.
+func (d *Document) writePDF(w io.Writer, fb *fonts.Fallback) (missing map[rune]bool, err error) {
 	pdf := fpdf.New("P", "mm", "A4", "")
 	pdf.SetMargins(pdfMargin, pdfMargin, pdfMargin)
 	pdf.SetAutoPageBreak(true, pdfMargin)
+	// Text is laid out run by run (render_text.go): cells hold exactly
+	// their text.
+	pdf.SetCellMargin(0)
 	pdf.AddUTF8FontFromBytes(pdfFamily, "", fonts.Sans)
 	pdf.AddUTF8FontFromBytes(pdfFamily, "B", fonts.SansBold)
 	pdf.AddUTF8FontFromBytes(pdfFamily, "I", fonts.SansOblique)
@@ -52,22 +57,24 @@ func (d *Document) writePDF(w io.Writer) error {
 		pdf.SetTextColor(0, 0, 0)
 	})
 	pdf.AddPage()
-	r := &pdfRenderer{pdf: pdf}
+	r := &pdfRenderer{pdf: pdf, fonts: newPDFFonts(fb)}
 	if d.ShowTitle {
-		pdf.SetFont(pdfFamily, "B", 24)
-		pdf.MultiCell(0, 10, pdfSafe(d.Title), "", "L", false)
+		r.text([]styledText{{text: d.Title, style: textStyle{bold: true, size: 24}}}, 10, "")
 		pdf.Ln(4)
 	}
 	r.blocks(d.Blocks, 0)
 	if err := pdf.Error(); err != nil {
-		return fmt.Errorf("render PDF: %w", err)
+		return nil, fmt.Errorf("render PDF: %w", err)
 	}
-	return pdf.Output(w)
+	return r.fonts.missing, pdf.Output(w)
 }
 
 // pdfRenderer lays the blocks out on fpdf pages.
 type pdfRenderer struct {
-	pdf *fpdf.Fpdf
+	pdf   *fpdf.Fpdf
+	fonts *pdfFonts
+	// ink is the colour of text other than links.
+	ink [3]int
 	// atTop is true right after a page break, so that a thematic break at
 	// the top of a page does not leave an empty page.
 	atTop bool
@@ -93,12 +100,10 @@ func (r *pdfRenderer) block(b Block, indent float64) {
 		size := pdfHeadingPt(b.Level)
 		r.keepSpace(size * 0.353 * 3) // a heading does not end a page
 		pdf.Ln(size * 0.25)
-		r.spans(b.Spans, size, size*0.5, true)
-		pdf.Ln(size * 0.5)
+		r.text(spanTexts(b.Spans, size, true), size*0.5, "")
 		pdf.Ln(1.5)
 	case *Paragraph:
-		r.spans(b.Spans, pdfBodyPt, pdfLineH, false)
-		pdf.Ln(pdfLineH)
+		r.text(spanTexts(b.Spans, pdfBodyPt, false), pdfLineH, "")
 		pdf.Ln(2)
 	case *List:
 		for i, it := range b.Items {
@@ -106,14 +111,18 @@ func (r *pdfRenderer) block(b Block, indent float64) {
 		}
 		pdf.Ln(1)
 	case *CodeBlock:
-		pdf.SetFont(pdfMonoFamily, "", pdfCodePt)
 		pdf.SetFillColor(242, 242, 242)
-		pdf.MultiCell(0, pdfCodeLineH, pdfSafe(strings.ReplaceAll(b.Text, "\t", "    ")), "", "L", true)
+		code := strings.ReplaceAll(strings.TrimSuffix(b.Text, "\n"), "\t", "    ")
+		code = strings.ReplaceAll(code, "\n", string(lineSep))
+		pageW, _ := pdf.GetPageSize()
+		width := pageW - left - pdfMargin
+		r.drawLines(r.layout([]styledText{{text: code, style: textStyle{mono: true, size: pdfCodePt}}}, width-2*pdfCellPad), left, width, pdfCodeLineH, "L", true)
 		pdf.Ln(3)
 	case *Quote:
-		pdf.SetTextColor(90, 90, 90)
+		ink := r.ink
+		r.setInk(90, 90, 90)
 		r.blocks(b.Blocks, indent+pdfIndent)
-		pdf.SetTextColor(0, 0, 0)
+		r.setInk(ink[0], ink[1], ink[2])
 	case *Table:
 		r.table(b, left)
 	case *Figure:
@@ -127,6 +136,12 @@ func (r *pdfRenderer) block(b Block, indent float64) {
 	if _, ok := b.(*PageBreak); ok {
 		r.atTop = true
 	}
+}
+
+// setInk sets the colour of text.
+func (r *pdfRenderer) setInk(red, green, blue int) {
+	r.ink = [3]int{red, green, blue}
+	r.pdf.SetTextColor(red, green, blue)
 }
 
 // keepSpace starts a new page unless h millimetres are left on this one.
@@ -165,8 +180,7 @@ func (r *pdfRenderer) listItem(l *List, i int, it ListItem, indent float64) {
 			if j == 0 {
 				pdf.SetXY(pdfMargin+indent+pdfIndent, y)
 			}
-			r.spans(p.Spans, pdfBodyPt, pdfLineH, false)
-			pdf.Ln(pdfLineH)
+			r.text(spanTexts(p.Spans, pdfBodyPt, false), pdfLineH, "")
 			pdf.SetLeftMargin(pdfMargin)
 			continue
 		}
@@ -178,91 +192,6 @@ func (r *pdfRenderer) listItem(l *List, i int, it ListItem, indent float64) {
 	if len(it.Blocks) == 0 {
 		pdf.Ln(pdfLineH)
 	}
-}
-
-// spans writes styled text flowing from the current position, wrapping at
-// the right margin.
-func (r *pdfRenderer) spans(spans []Span, size, lineH float64, bold bool) {
-	pdf := r.pdf
-	for _, s := range spans {
-		if s.Break {
-			pdf.Ln(lineH)
-			continue
-		}
-		family, style := pdfFamily, ""
-		switch {
-		case s.Code:
-			family = pdfMonoFamily
-		case s.Bold || bold:
-			style = "B"
-		case s.Italic:
-			style = "I"
-		}
-		if s.Strike {
-			style += "S"
-		}
-		if s.Link != "" {
-			style += "U"
-			pdf.SetTextColor(20, 70, 160)
-		}
-		pdf.SetFont(family, style, size)
-		// fpdf's Write costs the square of its text's length: long text goes
-		// in pieces, which flow on from where the last one ended.
-		for _, piece := range pdfPieces(s.Text) {
-			if s.Link != "" {
-				pdf.WriteLinkString(lineH, piece, s.Link)
-			} else {
-				pdf.Write(lineH, piece)
-			}
-		}
-		if s.Link != "" {
-			pdf.SetTextColor(0, 0, 0)
-		}
-	}
-	pdf.SetFont(pdfFamily, "", pdfBodyPt)
-}
-
-// pdfPieceLen is the most runes handed to one fpdf Write.
-const pdfPieceLen = 120
-
-// pdfPieces cuts text, made safe for fpdf (pdfSafe), after spaces into
-// pieces of about pdfPieceLen runes; a piece without a space is cut anyway.
-func pdfPieces(text string) []string {
-	text = pdfSafe(text)
-	var out []string
-	for len(text) > 0 {
-		end, n := len(text), 0
-		for i := range text {
-			if n == pdfPieceLen {
-				end = i
-				if sp := strings.LastIndexByte(text[:i], ' '); sp > 0 {
-					end = sp + 1
-				}
-				break
-			}
-			n++
-		}
-		out = append(out, text[:end])
-		text = text[end:]
-	}
-	return out
-}
-
-// pdfSafe replaces characters beyond the Basic Multilingual Plane (emoji,
-// rare scripts), which fpdf cannot index in a font and DejaVu does not have,
-// with U+FFFD.
-func pdfSafe(s string) string {
-	for _, r := range s {
-		if r > 0xffff {
-			return strings.Map(func(r rune) rune {
-				if r > 0xffff {
-					return '\uFFFD'
-				}
-				return r
-			}, s)
-		}
-	}
-	return s
 }
 
 // table draws a table with columns as wide as their content needs, the
@@ -279,15 +208,18 @@ func (r *pdfRenderer) table(t *Table, left float64) {
 	const lineH = 4.6
 	// Natural widths, then shrunk to fit.
 	widths := make([]float64, cols)
-	measure := func(cells [][]Span, style string) {
-		pdf.SetFont(pdfFamily, style, size)
+	measure := func(cells [][]Span, header bool) {
 		for i, c := range cells {
-			widths[i] = max(widths[i], min(pdf.GetStringWidth(pdfSafe(plainText(c)))+2*pdfCellPad+1, avail))
+			natural := 0.0
+			for _, l := range r.layout(spanTexts(c, size, header), 1e6) {
+				natural = max(natural, l.width)
+			}
+			widths[i] = max(widths[i], min(natural+2*pdfCellPad+1, avail))
 		}
 	}
-	measure(t.Header, "B")
+	measure(t.Header, true)
 	for _, row := range t.Rows {
-		measure(row, "")
+		measure(row, false)
 	}
 	total := 0.0
 	for _, w := range widths {
@@ -310,23 +242,17 @@ func (r *pdfRenderer) table(t *Table, left float64) {
 	}
 	var row func(cells [][]Span, header bool)
 	row = func(cells [][]Span, header bool) {
-		style := ""
-		if header {
-			style = "B"
-		}
-		pdf.SetFont(pdfFamily, style, size)
 		lines := 1
-		texts := make([]string, cols)
+		texts := make([][]textLine, cols)
 		for i, c := range cells {
-			texts[i] = pdfSafe(plainText(c))
-			lines = max(lines, len(pdf.SplitText(texts[i], widths[i])))
+			texts[i] = r.layout(spanTexts(c, size, header), widths[i]-2*pdfCellPad)
+			lines = max(lines, len(texts[i]))
 		}
 		h := float64(lines)*lineH + 2*pdfCellPad
 		if pdf.GetY()+h > pageH-pdfMargin {
 			pdf.AddPage()
 			if !header {
 				row(t.Header, true) // the header again on the new page
-				pdf.SetFont(pdfFamily, style, size)
 			}
 		}
 		y := pdf.GetY()
@@ -339,7 +265,7 @@ func (r *pdfRenderer) table(t *Table, left float64) {
 		for i := range cells {
 			pdf.Rect(x, y, widths[i], h, border)
 			pdf.SetXY(x, y+pdfCellPad)
-			pdf.MultiCell(widths[i], lineH, texts[i], "", pdfAlign(t.Align[i]), false)
+			r.drawLines(texts[i], x+pdfCellPad, widths[i]-2*pdfCellPad, lineH, pdfAlign(t.Align[i]), false)
 			x += widths[i]
 		}
 		pdf.SetXY(left, y+h)
@@ -354,14 +280,18 @@ func (r *pdfRenderer) table(t *Table, left float64) {
 	pdf.Ln(4)
 }
 
+// pdfAlign is the drawLines alignment of a column: a column of no stated
+// alignment follows each cell's direction.
 func pdfAlign(a Align) string {
 	switch a {
+	case AlignLeft:
+		return "L"
 	case AlignCenter:
 		return "C"
 	case AlignRight:
 		return "R"
 	}
-	return "L"
+	return ""
 }
 
 // figure places a picture as wide as it is at 96 dpi, shrunk to the text
@@ -384,11 +314,10 @@ func (r *pdfRenderer) figure(f *Figure, left float64) {
 	pdf.ImageOptions(img.Name, left+(availW-w)/2, y, w, h, false, opts, 0, "")
 	pdf.SetY(y + h + 1.5)
 	if f.Alt != "" {
-		pdf.SetFont(pdfFamily, "I", 9)
-		pdf.SetTextColor(90, 90, 90)
-		pdf.MultiCell(0, 4.5, pdfSafe(f.Alt), "", "C", false)
-		pdf.SetTextColor(0, 0, 0)
-		pdf.SetFont(pdfFamily, "", pdfBodyPt)
+		ink := r.ink
+		r.setInk(90, 90, 90)
+		r.text([]styledText{{text: f.Alt, style: textStyle{italic: true, size: 9}}}, 4.5, "C")
+		r.setInk(ink[0], ink[1], ink[2])
 	}
 	pdf.Ln(3)
 }

@@ -26,7 +26,7 @@ const DefaultAddr = ":8001"
 // DocumentInput are the arguments of ocr_document.
 type DocumentInput struct {
 	Source    agentcore.FileAttachment `json:"source" jsonschema:"the scan or document to read: PNG, JPEG, TIFF or PDF"`
-	Languages []string                 `json:"languages,omitempty" jsonschema:"tesseract language codes of the text, most likely first, e.g. [\"eng\", \"deu\"] (default [\"eng\"])"`
+	Languages []string                 `json:"languages,omitempty" jsonschema:"tesseract language codes of the text, most likely first, e.g. [\"eng\", \"deu\"] (default [\"eng\"]); [\"auto\"] detects the script on the first page and reads in its installed languages"`
 	Outputs   []string                 `json:"outputs,omitempty" enum:"searchable_pdf,hocr,tsv" jsonschema:"files to produce beside the text: searchable_pdf (the pages with a text layer), hocr (words and boxes, XHTML), tsv (words, boxes, confidences)"`
 }
 

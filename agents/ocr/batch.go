@@ -94,8 +94,9 @@ func (a *Agent) ocrBatch(ctx context.Context, call *agentcore.Call, in BatchInpu
 			stored++
 		}
 		r["outputs"] = names
+		r["languages"] = it.doc.Languages
 		results[i] = r
-		text = append(text, it.doc.text(req.Languages))
+		text = append(text, it.doc.text())
 	}
 	res.Text = fmt.Sprintf("Read %d of %d sources.\n\n", len(items)-len(failed), len(items)) + strings.Join(text, "\n\n")
 	res.Data = map[string]any{

@@ -69,17 +69,17 @@ func (a *Agent) ocrDocument(ctx context.Context, call *agentcore.Call, in Docume
 			return nil, err
 		}
 	}
-	res.Text = doc.text(req.Languages)
+	res.Text = doc.text()
 	res.Data = doc.data()
-	res.Data["languages"] = req.Languages
+	res.Data["languages"] = doc.Languages
 	return res, nil
 }
 
 // text is a document's text for a model: a heading, then each page; pages
 // are numbered when there are several.
-func (d *document) text(langs []string) string {
+func (d *document) text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Text of %s (%s, %s):", d.Source, plural(len(d.Pages), "page"), strings.Join(langs, "+"))
+	fmt.Fprintf(&b, "Text of %s (%s, %s):", d.Source, plural(len(d.Pages), "page"), strings.Join(d.Languages, "+"))
 	for i, p := range d.Pages {
 		if len(d.Pages) > 1 {
 			fmt.Fprintf(&b, "\n\n--- page %d of %d ---", i+1, len(d.Pages))

@@ -166,7 +166,7 @@ func TestE2EHTTP(t *testing.T) {
 		res := mcptest.CallTool(t, c, "ocr_document", map[string]any{
 			"source": map[string]any{"name": "scan.png", "content": b64(ocrtest.PNG(t, img))}, "languages": []string{"klingon"},
 		})
-		if !res.IsError || !strings.Contains(mcptest.Text(res), `"klingon" is not installed`) || !strings.Contains(mcptest.Text(res), "installed: eng") {
+		if !res.IsError || !strings.Contains(mcptest.Text(res), `"klingon" is not installed`) || !strings.Contains(mcptest.Text(res), "installed: ") || !strings.Contains(mcptest.Text(res), "eng") {
 			t.Errorf("isError %v, %q; want a tool error listing the installed languages", res.IsError, mcptest.Text(res))
 		}
 	})

@@ -26,7 +26,7 @@ type engine struct {
 
 func newEngine(cfg Config) *engine {
 	e := &engine{cfg: cfg, env: commandEnv(os.Environ()), slots: make(chan struct{}, cfg.Concurrency), metrics: newMetrics()}
-	e.langs = &languages{list: e.listLanguages}
+	e.langs = &languages{list: e.dataFiles}
 	return e
 }
 

@@ -72,8 +72,8 @@ func TestBadInput(t *testing.T) {
 		{name: "TIFFTooManyPages", file: "book.tif", data: ocrtest.RawTIFF([]ocrtest.Size{{W: 1, H: 1}, {W: 1, H: 1}, {W: 1, H: 1}}, 1, 1),
 			want: []string{"book.tif", "more than 2 pages", "AGENT_OCR_MAX_PAGES"}},
 
-		{name: "LanguageMissing", file: "scan.png", data: png, args: map[string]any{"languages": []string{"eng", "deu", "chi_sim"}},
-			want: []string{`languages "deu", "chi_sim" are not installed`, "installed: eng", "apt-get install tesseract-ocr-deu tesseract-ocr-chi-sim"}},
+		{name: "LanguageMissing", file: "scan.png", data: png, args: map[string]any{"languages": []string{"eng", "tlh", "chi_yue"}},
+			want: []string{`languages "tlh", "chi_yue" are not installed`, "installed: ", "eng", "apt-get install tesseract-ocr-tlh tesseract-ocr-chi-yue"}},
 		{name: "LanguageOSD", file: "scan.png", data: png, args: map[string]any{"languages": []string{"osd"}},
 			want: []string{`"osd"`, "not a language", `"eng"`}},
 		{name: "UnknownOutput", file: "scan.png", data: png, args: map[string]any{"outputs": []string{"docx"}},

@@ -125,9 +125,10 @@ func TestCommandEnv(t *testing.T) {
 func TestLanguagesRefresh(t *testing.T) {
 	installed := []string{"eng"}
 	asked := 0
-	l := &languages{list: func(context.Context) ([]string, error) {
+	osd := false
+	l := &languages{list: func(context.Context) ([]string, bool, error) {
 		asked++
-		return slices.Clone(installed), nil
+		return slices.Clone(installed), osd, nil
 	}}
 	ctx := t.Context()
 	if got, err := l.check(ctx, nil); err != nil || !slices.Equal(got, []string{"eng"}) || asked != 1 {
@@ -142,5 +143,24 @@ func TestLanguagesRefresh(t *testing.T) {
 	installed = append(installed, "deu") // apt-get install tesseract-ocr-deu
 	if got, err := l.check(ctx, []string{" deu ", "eng", "deu"}); err != nil || !slices.Equal(got, []string{"deu", "eng"}) {
 		t.Errorf("after installing deu: %v, %v; want [deu eng]", got, err)
+	}
+
+	// "auto" needs osd, looked for again before refusing; it stands alone.
+	if _, err := l.check(ctx, []string{"auto"}); err == nil || !strings.Contains(err.Error(), "tesseract-ocr-osd") {
+		t.Errorf("auto without osd: %v; want an error naming tesseract-ocr-osd", err)
+	}
+	osd = true // apt-get install tesseract-ocr-osd
+	if got, err := l.check(ctx, []string{"auto"}); err != nil || !slices.Equal(got, []string{"auto"}) {
+		t.Errorf("auto with osd: %v, %v; want [auto]", got, err)
+	}
+	if _, err := l.check(ctx, []string{"auto", "eng"}); err == nil || !strings.Contains(err.Error(), "cannot be combined") {
+		t.Errorf("auto with eng: %v; want an error", err)
+	}
+	if got, err := l.forScript(ctx, "Han"); err == nil || !strings.Contains(err.Error(), "tesseract-ocr-chi-sim") {
+		t.Errorf("Han without chi_sim: %v, %v; want an error naming tesseract-ocr-chi-sim", got, err)
+	}
+	installed = append(installed, "chi_sim")
+	if got, err := l.forScript(ctx, "Han"); err != nil || !slices.Equal(got, []string{"chi_sim"}) {
+		t.Errorf("Han: %v, %v; want [chi_sim]", got, err)
 	}
 }

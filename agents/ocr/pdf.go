@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -92,46 +91,23 @@ func parsePDFInfo(out []byte) (pdfInfo, error) {
 	return info, sc.Err()
 }
 
-// rasterise renders every page of the PDF at path into dir as PNG files at
-// DPI and returns their paths in page order.
-func (a *Agent) rasterise(ctx context.Context, path, dir string, pages int) ([]string, error) {
-	_, err := a.engine.heavy(ctx, a.cfg.PDFToPPM, "-r", strconv.Itoa(DPI), "-png",
-		"-f", "1", "-l", strconv.Itoa(pages), path, filepath.Join(dir, "page"))
+// rasterisePage renders page n of the PDF at path as a PNG file at DPI in
+// dir and returns its path.
+func (a *Agent) rasterisePage(ctx context.Context, path, dir string, n int) (string, error) {
+	base := filepath.Join(dir, "page-"+strconv.Itoa(n))
+	_, err := a.engine.heavy(ctx, a.cfg.PDFToPPM, "-r", strconv.Itoa(DPI), "-png", "-singlefile",
+		"-f", strconv.Itoa(n), "-l", strconv.Itoa(n), path, base)
 	if err != nil {
 		var ce *commandError
 		if errors.As(err, &ce) {
-			return nil, corrupt("pdftoppm cannot render the PDF (%s)", reason(ce))
+			return "", corrupt("pdftoppm cannot render page %d of the PDF (%s)", n, reason(ce))
 		}
-		return nil, err
+		return "", err
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
+	if _, err := os.Stat(base + ".png"); err != nil {
+		return "", fmt.Errorf("pdftoppm rendered no page %d: %w", n, err)
 	}
-	// pdftoppm names pages page-1.png or page-01.png..., padded to the
-	// width of the page count: order by the number, not the name.
-	type page struct {
-		n    int
-		path string
-	}
-	var list []page
-	for _, e := range entries {
-		num, ok := strings.CutPrefix(strings.TrimSuffix(e.Name(), ".png"), "page-")
-		n, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			continue
-		}
-		list = append(list, page{n, filepath.Join(dir, e.Name())})
-	}
-	slices.SortFunc(list, func(x, y page) int { return x.n - y.n })
-	if len(list) != pages {
-		return nil, fmt.Errorf("pdftoppm rendered %d of the PDF's %d pages", len(list), pages)
-	}
-	paths := make([]string, len(list))
-	for i, p := range list {
-		paths[i] = p.path
-	}
-	return paths, nil
+	return base + ".png", nil
 }
 
 // reason is what a failed command said last (the line that usually names

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/agentura/agentura/agentcore"
@@ -39,21 +38,21 @@ func formatOf(output string) (outputFormat, bool) {
 
 // request is what to read a document for.
 type request struct {
-	Languages []string // checked, installed
+	Languages []string // checked, installed; or just AutoLanguage
 	Outputs   []string // checked, deduplicated
 }
 
 // document is the OCR of one input.
 type document struct {
-	Source string   // the input's (sanitised) name
-	Pages  []string // the text of each page, in order
-	Files  []agentcore.Output
+	Source    string   // the input's (sanitised) name
+	Languages []string // the languages read with (detected ones for AutoLanguage)
+	Pages     []string // the text of each page, in order
+	Files     []agentcore.Output
 }
 
-// recognize reads src: PDF pages are rasterised first, then one tesseract
-// run reads every page and writes the text and each requested file, so a
-// multi-page input gives one multi-page searchable PDF. dir is a fresh
-// folder for the work; the outputs stay in it.
+// recognize reads src into dir, a fresh folder for the work where the
+// outputs stay. A PDF is read page by page, its pages spread over the engine
+// (pdfPages); an image, or a TIFF of several pages, in one tesseract run.
 func (a *Agent) recognize(ctx context.Context, src *source, req request, dir string) (*document, error) {
 	// Absolute paths: never read as options, whatever the data folder.
 	input, err := filepath.Abs(src.Path)
@@ -63,39 +62,20 @@ func (a *Agent) recognize(ctx context.Context, src *source, req request, dir str
 	if dir, err = filepath.Abs(dir); err != nil {
 		return nil, err
 	}
-	args := []string{}
-	if src.Kind == kindPDF {
-		pagesDir := filepath.Join(dir, "pages")
-		if err := os.Mkdir(pagesDir, 0o700); err != nil {
-			return nil, err
-		}
-		pages, err := a.rasterise(ctx, input, pagesDir, src.Pages)
-		if err != nil {
-			return nil, err
-		}
-		// tesseract reads a text file of image paths as one document.
-		input = filepath.Join(dir, "pages.txt")
-		if err := os.WriteFile(input, []byte(strings.Join(pages, "\n")+"\n"), 0o600); err != nil {
-			return nil, err
-		}
-		args = append(args, "--dpi", strconv.Itoa(DPI))
-	}
+	doc := &document{Source: src.Name}
 	outBase := filepath.Join(dir, "ocr")
-	args = append([]string{input, outBase, "-l", strings.Join(req.Languages, "+")}, args...)
-	args = append(args, "txt")
-	for _, o := range req.Outputs {
-		f, _ := formatOf(o)
-		args = append(args, f.config)
+	if src.Kind == kindPDF {
+		if err := a.pdfPages(ctx, input, src.Pages, req, dir, doc); err != nil {
+			return nil, err
+		}
+	} else {
+		if doc.Languages, err = a.languagesFor(ctx, req, input); err != nil {
+			return nil, err
+		}
+		if doc.Pages, err = a.tesseract(ctx, input, outBase, doc.Languages, req.Outputs); err != nil {
+			return nil, err
+		}
 	}
-	if _, err := a.engine.heavy(ctx, a.cfg.Tesseract, args...); err != nil {
-		return nil, err
-	}
-
-	txt, err := os.ReadFile(outBase + ".txt")
-	if err != nil {
-		return nil, fmt.Errorf("tesseract wrote no text: %w", err)
-	}
-	doc := &document{Source: src.Name, Pages: splitPages(string(txt))}
 	a.engine.metrics.pages.Add(float64(len(doc.Pages)))
 	stem := strings.TrimSuffix(src.Name, filepath.Ext(src.Name))
 	for _, o := range req.Outputs {
@@ -107,6 +87,26 @@ func (a *Agent) recognize(ctx context.Context, src *source, req request, dir str
 		doc.Files = append(doc.Files, agentcore.Output{Name: name, MIMEType: f.mime, Path: outBase + f.ext})
 	}
 	return doc, nil
+}
+
+// tesseract runs one tesseract over input (an image, or a PDF page
+// rasterised at DPI when pageImage is set), writing outBase.txt and a file
+// per output, and returns the text of each page.
+func (a *Agent) tesseract(ctx context.Context, input, outBase string, langs, outputs []string, extra ...string) ([]string, error) {
+	args := append([]string{input, outBase, "-l", strings.Join(langs, "+")}, extra...)
+	args = append(args, "txt")
+	for _, o := range outputs {
+		f, _ := formatOf(o)
+		args = append(args, f.config)
+	}
+	if _, err := a.engine.heavy(ctx, a.cfg.Tesseract, args...); err != nil {
+		return nil, err
+	}
+	txt, err := os.ReadFile(outBase + ".txt")
+	if err != nil {
+		return nil, fmt.Errorf("tesseract wrote no text: %w", err)
+	}
+	return splitPages(string(txt)), nil
 }
 
 // splitPages splits tesseract's text output into pages: each page's text is

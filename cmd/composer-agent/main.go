@@ -1,6 +1,7 @@
 // Command composer-agent runs the composer agent: Markdown in; PDF, DOCX,
 // PPTX, HTML or Markdown out; PDFs merged. MCP on :8002/mcp, downloads on
-// :8002/files/. Settings come from AGENT_* variables or their flags.
+// :8002/files/. Settings come from AGENT_* variables or their flags, and
+// AGENT_FONT_DIRS or --font-dirs.
 package main
 
 import (
@@ -12,5 +13,8 @@ import (
 )
 
 func main() {
-	os.Exit(agentcore.Main(composer.Info, composer.DefaultAddr, os.Args[1:], composer.Register))
+	var cfg composer.Config // filled by Main from AGENT_FONT_DIRS and its flag before register runs
+	os.Exit(agentcore.Main(composer.Info, composer.DefaultAddr, os.Args[1:],
+		func(svc *agentcore.Service) error { return composer.RegisterConfig(svc, cfg, composer.DefaultLimits()) },
+		agentcore.WithSettings(cfg.Settings()...)))
 }

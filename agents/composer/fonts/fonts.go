@@ -4,6 +4,10 @@
 // survives. They are compiled into the binary, which therefore needs no font
 // installed where it runs. See LICENSE beside this file (Bitstream Vera
 // licence; DejaVu changes are in the public domain).
+//
+// For the characters they lack (Chinese, Japanese, Korean, Devanagari and
+// more), Fallback finds TrueType files in folders of the system
+// (AGENT_FONT_DIRS), keeping only those go-pdf/fpdf can embed.
 package fonts
 
 import _ "embed"

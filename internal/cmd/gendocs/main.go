@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/agentura/agentura/agentcore"
+	"github.com/agentura/agentura/agents/composer"
 	"github.com/agentura/agentura/agents/ocr"
 	"github.com/agentura/agentura/settings"
 )
@@ -50,9 +51,11 @@ func main() {
 func lists() map[string]settings.List {
 	var framework agentcore.Config
 	var agent ocr.Config
+	var composerAgent composer.Config
 	return map[string]settings.List{
 		"agentcore": framework.Settings("<agent>", ""),
 		"ocr":       agent.Settings(),
+		"composer":  composerAgent.Settings(),
 	}
 }
 
@@ -101,7 +104,7 @@ func readme(old, _ string) (string, error) {
 		parts := block.FindStringSubmatch(m)
 		list, ok := all[parts[2]]
 		if !ok {
-			err = fmt.Errorf("no settings called %q (known: agentcore, ocr)", parts[2])
+			err = fmt.Errorf("no settings called %q (known: agentcore, ocr, composer)", parts[2])
 			return m
 		}
 		found++

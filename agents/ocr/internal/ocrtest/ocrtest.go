@@ -15,6 +15,7 @@ import (
 	"image/draw"
 	"image/jpeg"
 	"image/png"
+	"os"
 	"os/exec"
 	"testing"
 
@@ -51,12 +52,32 @@ func Require(t testing.TB, commands ...string) {
 	}
 }
 
-// Render draws lines of black text on a white image.
+// Render draws lines of black text on a white image in the Go font.
 func Render(t testing.TB, lines ...string) *image.Gray {
 	t.Helper()
-	f, err := opentype.Parse(goregular.TTF)
+	return RenderFont(t, goregular.TTF, lines...)
+}
+
+// SystemFont returns the font file at path, or fails the test saying which
+// Debian package installs it.
+func SystemFont(t testing.TB, path, pkg string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("parse Go font: %v", err)
+		t.Fatalf("the test draws its text with %s: install the Debian package %s (see .ci/apt.d/ocr.txt): %v", path, pkg, err)
+	}
+	return b
+}
+
+// RenderFont draws lines of black text on a white image in the TrueType or
+// OpenType font ttf. The font's glyphs are drawn through its cmap in the
+// order given, without shaping: right-to-left text is given in visual
+// order, Arabic in its presentation forms.
+func RenderFont(t testing.TB, ttf []byte, lines ...string) *image.Gray {
+	t.Helper()
+	f, err := opentype.Parse(ttf)
+	if err != nil {
+		t.Fatalf("parse font: %v", err)
 	}
 	face, err := opentype.NewFace(f, &opentype.FaceOptions{Size: FontSize, DPI: 72, Hinting: font.HintingFull})
 	if err != nil {
@@ -113,10 +134,16 @@ func TIFF(t testing.TB, img image.Image) []byte {
 // lines, sized at DPI, with no text layer.
 func PDF(t testing.TB, pages ...[]string) []byte {
 	t.Helper()
+	return PDFFont(t, goregular.TTF, pages...)
+}
+
+// PDFFont is PDF with the lines drawn in the font ttf (see RenderFont).
+func PDFFont(t testing.TB, ttf []byte, pages ...[]string) []byte {
+	t.Helper()
 	doc := fpdf.NewCustom(&fpdf.InitType{UnitStr: "pt", Size: fpdf.SizeType{Wd: 100, Ht: 100}})
 	doc.SetCompression(true)
 	for i, lines := range pages {
-		img := Render(t, lines...)
+		img := RenderFont(t, ttf, lines...)
 		w := float64(img.Bounds().Dx()) * 72 / DPI
 		h := float64(img.Bounds().Dy()) * 72 / DPI
 		doc.AddPageFormat("P", fpdf.SizeType{Wd: w, Ht: h})
