@@ -72,7 +72,7 @@ var rules = []rule{
 	{"internal/testagent", with(leaves, "agentcore", "examples/fileagent")},
 	{"internal/s3test", []string{"internal/requiretool"}},
 	{"internal/mcptest", leaves},
-	{"internal/cmd/httpprobe", leaves}, // the S3 image's health check
+	{"internal/cmd/httpprobe", leaves},                                                   // the S3 image's health check
 	{"internal/cmd/gendocs", with(leaves, "agentcore", "agents/ocr", "agents/composer")}, // README and .env.example from the declarations
 	{"internal/...", nil},
 }
