@@ -49,6 +49,12 @@ type Config struct {
 	AWSAccessKeyID, AWSSecretAccessKey, AWSSessionToken, AWSRegion string
 
 	A2AStatusInterval time.Duration // AGENT_A2A_STATUS_INTERVAL: how often a running A2A task says it is working (message/stream); default 5s
+
+	// Hardening settings (issue 14).
+	MaxCallInputBytes int64    // AGENT_MAX_CALL_INPUT_BYTES: cap on all file inputs of one tool call together; default 4 × AGENT_MAX_UPLOAD_BYTES
+	AuthJWTAudience   []string // AGENT_AUTH_JWT_AUDIENCE (comma-separated): a caller token's aud must name one of these; empty: not checked
+	AuthJWTIssuer     []string // AGENT_AUTH_JWT_ISSUER (comma-separated): a caller token's iss must be one of these; empty: not checked
+	AllowedOrigins    []string // AGENT_ALLOWED_ORIGINS (comma-separated): browser origins (scheme://host[:port]) allowed to call /a2a and /uploads; empty: same-origin only
 }
 
 // Defaults of the settings.
@@ -61,6 +67,9 @@ const (
 	DefaultEmbedMaxBytes   = 64 << 10
 	DefaultFetchTimeout    = 2 * time.Minute
 	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultCallInputFactor: AGENT_MAX_CALL_INPUT_BYTES defaults to this
+	// many times AGENT_MAX_UPLOAD_BYTES.
+	DefaultCallInputFactor = 4
 )
 
 // ConfigError is a bad setting; Var names the environment variable.
@@ -175,6 +184,11 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 		LogLevel:           str("AGENT_LOG_LEVEL", "info"),
 
 		A2AStatusInterval: dur("AGENT_A2A_STATUS_INTERVAL", DefaultA2AStatusInterval),
+
+		MaxCallInputBytes: size("AGENT_MAX_CALL_INPUT_BYTES", 0),
+		AuthJWTAudience:   list("AGENT_AUTH_JWT_AUDIENCE", ","),
+		AuthJWTIssuer:     list("AGENT_AUTH_JWT_ISSUER", ","),
+		AllowedOrigins:    list("AGENT_ALLOWED_ORIGINS", ","),
 	}
 	if v, ok := get("AGENT_PEER_URLS"); ok {
 		var err error
@@ -209,6 +223,15 @@ func (c *Config) normalize() error {
 	orDefault(&c.MaxUploadBytes, DefaultMaxUploadBytes)
 	if c.MaxUploadBytes < 0 {
 		bad("AGENT_MAX_UPLOAD_BYTES", strconv.FormatInt(c.MaxUploadBytes, 10), errors.New("must be positive"))
+	}
+	if c.MaxCallInputBytes < 0 {
+		bad("AGENT_MAX_CALL_INPUT_BYTES", strconv.FormatInt(c.MaxCallInputBytes, 10), errors.New("must be positive"))
+	}
+	orDefault(&c.MaxCallInputBytes, DefaultCallInputFactor*c.MaxUploadBytes)
+	for _, o := range c.AllowedOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			bad("AGENT_ALLOWED_ORIGINS", o, errors.New("each origin is scheme://host[:port], e.g. https://app.example.com"))
+		}
 	}
 	if c.EmbedMaxBytes < 0 {
 		bad("AGENT_EMBED_MAX_BYTES", strconv.FormatInt(c.EmbedMaxBytes, 10), errors.New("must be 0 (never embed) or a positive number of bytes"))

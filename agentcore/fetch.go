@@ -7,8 +7,11 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
+
+	"github.com/agentura/agentura/fileserve"
 )
 
 // maxRedirects is how many redirects a fetch follows; each hop is checked
@@ -166,7 +169,10 @@ func (f *fetcher) get(ctx context.Context, rawURL string) (*http.Response, error
 	client, rawURL := f.clientFor(rawURL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("bad URL %q: %w", rawURL, err)
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err // it repeats the URL, password and all
+		}
+		return nil, fmt.Errorf("bad URL %q: %w", redactURL(rawURL), err)
 	}
 	req.Header.Set("User-Agent", "agentura-fetch/1")
 	resp, err := client.Do(req)
@@ -184,10 +190,11 @@ func (f *fetcher) get(ctx context.Context, rawURL string) (*http.Response, error
 	return resp, nil
 }
 
-// redactURL drops the query (which may carry a token) from a URL for messages.
+// redactURL drops the query (which may carry a token) and the password of
+// user:password@ from a URL for messages.
 func redactURL(raw string) string {
 	if i := strings.IndexAny(raw, "?#"); i >= 0 {
-		return raw[:i]
+		raw = raw[:i]
 	}
-	return raw
+	return fileserve.RedactURL(raw)
 }

@@ -40,12 +40,15 @@ func (s *Service) Handler() http.Handler {
 		uploadH = s.requireCaller(uploads)
 		a2aH = s.requireCaller(a2aH)
 	}
+	guard := newOriginGuard(s.cfg)
+	uploadH, a2aH = guard.wrap(uploadH), guard.wrap(a2aH)
+	cardH := guard.wrap(a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(s.cardProducer)))
 	// Any method reaches the handlers, which answer a wrong one with a JSON 405.
 	r.Any("/mcp", gin.WrapH(mcpH))
 	r.Any("/uploads", gin.WrapH(uploadH))
 	r.Any("/files/*path", gin.WrapF(s.files.ServeFile))
 	r.Any(A2APath, gin.WrapH(a2aH))
-	r.Any(AgentCardPath, gin.WrapH(a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(s.cardProducer))))
+	r.Any(AgentCardPath, gin.WrapH(cardH))
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.ready)
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))

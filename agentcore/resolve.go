@@ -65,6 +65,7 @@ var (
 type resolver struct {
 	maxBytes int64
 	roots    []string // absolute, symlink-free input roots
+	private  *privateFiles
 	files    *fileserve.Server
 	fetch    *fetcher
 }
@@ -321,6 +322,9 @@ func (r *resolver) fromPath(slot, name, p string) (*InputFile, error) {
 	}
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%q is not a regular file", p)
+	}
+	if err := r.private.check(p, st); err != nil {
+		return nil, err
 	}
 	if st.Size() > r.maxBytes {
 		return nil, r.tooLarge(fmt.Sprintf("%q is %d bytes", p, st.Size()))

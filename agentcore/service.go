@@ -156,6 +156,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	s.resolver = &resolver{
 		maxBytes: cfg.MaxUploadBytes,
 		roots:    cfg.InputRoots,
+		private:  newPrivateFiles(cfg),
 		files:    s.files,
 		fetch:    newFetcher(cfg.FetchAllowHosts, cfg.FetchTimeout).withPeers(cfg.PeerURLs),
 	}
