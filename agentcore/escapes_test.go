@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -247,5 +248,96 @@ func TestFetchErrorsHideURLPasswords(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "s3cretpw") {
 			t.Errorf("%s: %v", u, err)
 		}
+	}
+}
+
+// E3: the same input listed many times is resolved once; distinct inputs
+// share the call's budget (AGENT_MAX_CALL_INPUT_BYTES).
+func TestCallInputsAreResolvedOnceAndBudgeted(t *testing.T) {
+	svc := newTestService(t, func(c *Config) { c.MaxUploadBytes = 1000; c.MaxCallInputBytes = 2500 })
+	call := svc.newCall("t", "alice", "")
+	defer call.end()
+	uri := "data:;base64," + b64(make([]byte, 1000))
+	for i := range 300 {
+		if _, err := call.ResolveFile(context.Background(), "a.bin", uri); err != nil {
+			t.Fatalf("copy %d of one input: %v", i, err)
+		}
+	}
+	if n := len(filesIn(t, call.dir)); n != 1 {
+		t.Errorf("300 listings of one input made %d files, want 1", n)
+	}
+	if _, err := call.ResolveFile(context.Background(), "b.bin", uri); err != nil {
+		t.Fatalf("second distinct input: %v", err)
+	}
+	_, err := call.ResolveFile(context.Background(), "c.bin", uri)
+	if !errors.Is(err, ErrCallInputsTooLarge) || !strings.Contains(err.Error(), "AGENT_MAX_CALL_INPUT_BYTES") {
+		t.Errorf("third input over the budget: %v", err)
+	}
+	if n := len(filesIn(t, call.dir)); n != 2 {
+		t.Errorf("%d files after the refused input, want 2", n)
+	}
+}
+
+// The unclear errors of the probe, each now saying what was wrong.
+func TestUnclearErrorsSayWhatIsWrong(t *testing.T) {
+	svc, srv := serveTestService(t, nil)
+	addEchoTool(svc)
+	invoke := func(content string) string {
+		t.Helper()
+		raw, _ := json.Marshal(map[string]any{"source": map[string]any{"name": "a.bin", "content": content}})
+		_, err := svc.Invoke(context.Background(), "echo", "", raw)
+		if err == nil {
+			return ""
+		}
+		return err.Error()
+	}
+	// "//etc/passwd" used to decode as 9 bytes of base64.
+	if msg := invoke("//etc/passwd"); !strings.Contains(msg, "path") {
+		t.Errorf("//etc/passwd: %q, want a refusal naming the ambiguity", msg)
+	}
+	// The offset of a bad base64 character is its offset in the content.
+	bad := strings.Repeat("QUFB", 3000) + "!" + strings.Repeat("QUFB", 10)
+	if msg := invoke("data:;base64," + bad); !strings.Contains(msg, "byte 12000") {
+		t.Errorf("bad base64: %q, want the offset 12000", msg)
+	}
+	post := func(path, body string, hdr ...string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// A JSON-RPC request with an id and no method.
+	if code, body := post("/mcp", `{"jsonrpc":"2.0","id":7}`); code != http.StatusBadRequest || !strings.Contains(body, "-32600") || !strings.Contains(body, "method") {
+		t.Errorf("id without method = %d %q", code, body)
+	}
+	// A part written with "type" as in the specification.
+	if _, body := post(A2APath, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[{"type":"file","file":{"name":"a.txt","bytes":"YQ=="}}]}}}`); !strings.Contains(body, `not type`) {
+		t.Errorf(`"type" part: %s`, body)
+	}
+	// An oversized /mcp body: JSON 413 pointing at /uploads.
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader("{}"))
+	req.ContentLength = svc.cfg.MaxUploadBytes * 2
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "/uploads") || !strings.Contains(resp.Header.Get("Content-Type"), "json") {
+			t.Errorf("oversized /mcp body = %d %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
+	}
+	// PROPFIND on /files/ is a wrong method.
+	req, _ = http.NewRequest("PROPFIND", srv.URL+"/files/", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("PROPFIND /files/: %v %v, want 405", resp.StatusCode, err)
 	}
 }

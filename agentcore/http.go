@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -31,7 +32,7 @@ func (s *Service) Handler() http.Handler {
 			Logger:              s.log,
 			MaxRequestBodyBytes: s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead,
 		})
-	var mcpH http.Handler = s.drainable(mcpHandler)
+	var mcpH http.Handler = s.drainable(mcpGuard(s.cfg.MaxUploadBytes/3*4+4+mcpBodyOverhead, mcpHandler))
 	uploads := http.HandlerFunc(s.files.ServeUpload)
 	var uploadH http.Handler = uploads
 	a2aH := s.a2aHandler()
@@ -53,9 +54,24 @@ func (s *Service) Handler() http.Handler {
 	r.GET("/readyz", s.ready)
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
 	r.NoRoute(func(c *gin.Context) {
+		if m := c.Request.Method; m != http.MethodGet && m != http.MethodHead && knownPath(c.Request.URL.Path) {
+			// gin's Any covers only the common methods: PROPFIND and the
+			// like on a real endpoint are a wrong method, not a wrong path.
+			c.JSON(http.StatusMethodNotAllowed, wire.Error{Error: "method " + truncate(m, 20) + " is not allowed on " + truncate(c.Request.URL.Path, 60) + "; /files/ takes GET and HEAD, /mcp, /a2a and /uploads take POST"})
+			return
+		}
 		c.JSON(http.StatusNotFound, wire.Error{Error: "no such endpoint; this agent serves /mcp, /a2a, " + AgentCardPath + ", /files/, /uploads, /healthz, /readyz, /metrics"})
 	})
 	return r
+}
+
+// knownPath reports whether p is one of the agent's endpoints.
+func knownPath(p string) bool {
+	switch p {
+	case "/mcp", "/uploads", A2APath, AgentCardPath, "/healthz", "/readyz", "/metrics":
+		return true
+	}
+	return strings.HasPrefix(p, "/files/")
 }
 
 // ready answers 200 when the store takes files and the signing key works.

@@ -242,6 +242,7 @@ func (s *Service) Run(ctx context.Context) error {
 
 // Serve is Run on a listener of the caller's. A service serves once.
 func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
+	fitMemoryLimit(s.log)
 	if err := s.sweeper.Start(ctx); err != nil {
 		ln.Close()
 		return fmt.Errorf("start cleanup: %w", err)

@@ -73,6 +73,10 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	if err := c.checkShown(doc); err != nil {
 		return nil, err
 	}
+	if err := checkPages(doc, format, c.limits); err != nil {
+		return nil, err
+	}
+	doc.MaxSlides = c.limits.Pages
 
 	dir, err := call.WorkDir()
 	if err != nil {
@@ -80,7 +84,9 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	}
 	name := outputName(in.Filename, doc.Title, format)
 	path := filepath.Join(dir, "out-"+name)
-	if err := writeFile(path, func(w io.Writer) error { return doc.Write(w, format) }); err != nil {
+	if err := writeFile(path, func(w io.Writer) error {
+		return doc.Write(&limitedWriter{w: w, max: c.limits.OutputBytes}, format)
+	}); err != nil {
 		return nil, err
 	}
 	outputs := []agentcore.Output{agentcore.OutputFile(name, path)}
