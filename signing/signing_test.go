@@ -25,7 +25,7 @@ const audience = "http://localhost:8001"
 // t0 is the fixed "now" of tests that control the clock.
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
-func newKey(t *testing.T) signing.Key {
+func newKey(t testing.TB) signing.Key {
 	t.Helper()
 	secret, err := signing.GenerateSecret()
 	if err != nil {
@@ -38,7 +38,7 @@ func newKey(t *testing.T) signing.Key {
 	return k
 }
 
-func newSigner(t *testing.T, aud string, keys ...signing.Key) *signing.Signer {
+func newSigner(t testing.TB, aud string, keys ...signing.Key) *signing.Signer {
 	t.Helper()
 	s, err := signing.NewSigner(aud, keys...)
 	if err != nil {
@@ -57,7 +57,7 @@ func claims() signing.Claims {
 	}
 }
 
-func sign(t *testing.T, s *signing.Signer, c signing.Claims) string {
+func sign(t testing.TB, s *signing.Signer, c signing.Claims) string {
 	t.Helper()
 	tok, err := s.Sign(c)
 	if err != nil {

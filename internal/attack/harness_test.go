@@ -69,13 +69,28 @@ func agents(t *testing.T) *env {
 	return shared
 }
 
+var (
+	fileBinOnce sync.Once
+	fileBin     string
+	fileBinErr  error
+)
+
+// fileagentBinary builds the example agent once for the package.
+func fileagentBinary(t *testing.T) string {
+	t.Helper()
+	fileBinOnce.Do(func() {
+		fileBin, fileBinErr = mcptest.Build(binDir, "github.com/agentura/agentura/examples/fileagent/cmd/fileagent", false)
+	})
+	if fileBinErr != nil {
+		t.Fatal(fileBinErr)
+	}
+	return fileBin
+}
+
 // starter keeps the agents alive for the package, not for one test: they
 // are started under a long-lived testing.TB of their own.
 func start(t *testing.T) (*env, error) {
-	fileBin, err := mcptest.Build(binDir, "github.com/agentura/agentura/examples/fileagent/cmd/fileagent", false)
-	if err != nil {
-		return nil, err
-	}
+	fileBin := fileagentBinary(t)
 	compBin, err := mcptest.Build(binDir, "github.com/agentura/agentura/cmd/composer-agent", false, "CGO_ENABLED=0")
 	if err != nil {
 		return nil, err
