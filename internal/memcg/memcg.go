@@ -1,8 +1,9 @@
-// Package memcg puts a test's child process into a memory cgroup of its own
-// with a hard limit, and reads back its peak use and OOM kills: the proof
-// that an agent's limits fit the memory its container is given. It works
-// with cgroup v2 (memory.max) and with v1's memory controller
-// (memory.limit_in_bytes), creating the group below the test's own.
+// Package memcg reads the memory limit of this process's cgroup (agents fit
+// their Go heap to it), and puts a test's child process into a memory cgroup
+// of its own with a hard limit, reading back its peak use and OOM kills: the
+// proof that an agent's limits fit the memory its container is given. It
+// works with cgroup v2 (memory.max) and with v1's memory controller
+// (memory.limit_in_bytes), creating the group below the process's own.
 package memcg
 
 import (
@@ -27,22 +28,9 @@ type Group struct {
 // limited to limit bytes of memory (and no swap). It fails, saying why, when
 // cgroups are not writable here (not root, no memory controller).
 func New(name string, limit int64) (*Group, error) {
-	data, err := os.ReadFile("/proc/self/cgroup")
+	v1, v2, err := selfPaths()
 	if err != nil {
 		return nil, err
-	}
-	var v1, v2 string
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		switch {
-		case parts[0] == "0" && parts[1] == "":
-			v2 = parts[2]
-		case strings.Contains(","+parts[1]+",", ",memory,"):
-			v1 = parts[2]
-		}
 	}
 	var g *Group
 	switch {
@@ -77,6 +65,54 @@ func New(name string, limit int64) (*Group, error) {
 		return nil, fmt.Errorf("limit cgroup %s: %w", g.Dir, err)
 	}
 	return g, nil
+}
+
+// selfPaths returns this process's cgroup paths: of v1's memory controller
+// and of the v2 hierarchy ("" for one it is not in).
+func selfPaths() (v1, v2 string, err error) {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", "", err
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			v2 = parts[2]
+		case strings.Contains(","+parts[1]+",", ",memory,"):
+			v1 = parts[2]
+		}
+	}
+	return v1, v2, nil
+}
+
+// SelfLimit is the memory limit of this process's cgroup (v1
+// memory.limit_in_bytes, or v2 memory.max), or 0 when there is none to read.
+func SelfLimit() int64 {
+	v1, v2, err := selfPaths()
+	if err != nil {
+		return 0
+	}
+	var files []string
+	if v1 != "" {
+		files = append(files, filepath.Join("/sys/fs/cgroup/memory", v1, "memory.limit_in_bytes"))
+	}
+	if v2 != "" {
+		files = append(files, filepath.Join("/sys/fs/cgroup", v2, "memory.max"))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
