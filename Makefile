@@ -18,6 +18,7 @@ deps:
 check: deps
 	$(MAKE) lint
 	$(MAKE) test
+	$(MAKE) fuzz-ci
 	$(MAKE) e2e
 
 ## run: start the example agent on :8000 (MCP at /mcp, downloads at /files/)
@@ -67,6 +68,19 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $(FUZZTIME) ./agentcore
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeArgs$$' -fuzztime $(FUZZTIME) ./agentcore
 	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./filename
+
+## fuzz-ci: every fuzz target for FUZZ_CI_TIME each (make check runs it): the resolver, argument decoding,
+##   names, download-token parsing, the composer's picture checks, Markdown limits and rendering. A failure leaves
+##   its input under the package's testdata/fuzz/<Target>/: commit it, it then runs in every go test.
+FUZZ_CI_TIME    ?= 20s
+FUZZ_CI_TARGETS ?= ./agentcore:FuzzResolve ./agentcore:FuzzDecodeArgs ./filename:FuzzClean ./internal/signing:FuzzVerify \
+	./agents/composer:FuzzImageHeader ./agents/composer:FuzzMarkdownLimits ./agents/composer:FuzzRender
+.PHONY: fuzz-ci
+fuzz-ci:
+	@set -e; for t in $(FUZZ_CI_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz $$pkg $$name ($(FUZZ_CI_TIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZ_CI_TIME) -parallel 2 $$pkg; \
+	done
 
 ## lint: gofmt and go vet must be silent, in the library and in deploy/e2e (a module of its own, tag e2e)
 lint:

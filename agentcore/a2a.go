@@ -51,7 +51,7 @@ func (s *Service) a2aHandler() http.Handler {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		ctx := context.WithValue(r.Context(), a2aRequestID{}, r.Header.Get("X-Request-Id"))
-		rpc.ServeHTTP(w, r.WithContext(ctx))
+		rpc.ServeHTTP(&partKindHint{ResponseWriter: w}, r.WithContext(ctx))
 	})
 }
 

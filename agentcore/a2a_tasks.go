@@ -17,16 +17,55 @@ import (
 // most a2aMaxTaskBytes of JSON (a message's arguments stay in its task's
 // history); the sweep runs as tasks are saved. Tasks are kept as JSON, so
 // what a caller holds is always its own copy.
+//
+// The limits are per owner as well: an owner's new task beyond
+// a2aMaxTasksPerOwner (or its bytes beyond a2aMaxTaskBytesPerOwner) pushes
+// out that owner's own oldest finished task, and when the store as a whole
+// is full the owner holding most gives way, so one caller cannot evict
+// another's tasks. tasks/get of a task given up says it was forgotten.
 type a2aTaskStore struct {
 	keepDone time.Duration
 	keepAny  time.Duration
 	max      int
 	maxBytes int64 // budget of the kept JSON; finished tasks give way
 
+	maxPerOwner      int   // tasks one owner may keep
+	maxBytesPerOwner int64 // JSON one owner may keep
+
 	mu        sync.Mutex
 	tasks     map[a2a.TaskID]*keptTask
 	bytes     int64 // JSON kept, all tasks
 	lastSweep time.Time
+	owners    map[string]*ownerUse // tasks and bytes kept per owner
+	forgotten forgottenTasks
+}
+
+// ownerUse is what one owner has in the store.
+type ownerUse struct {
+	tasks int
+	bytes int64
+}
+
+// forgottenTasks remembers the ids (and owners) of the last tasks given up,
+// a bounded ring, so tasks/get can say "forgotten" rather than "not found".
+type forgottenTasks struct {
+	owner map[a2a.TaskID]string
+	ring  []a2a.TaskID
+	next  int
+}
+
+const a2aForgottenKept = 4096
+
+func (f *forgottenTasks) add(id a2a.TaskID, owner string) {
+	if f.owner == nil {
+		f.owner = map[a2a.TaskID]string{}
+		f.ring = make([]a2a.TaskID, a2aForgottenKept)
+	}
+	if old := f.ring[f.next]; old != "" {
+		delete(f.owner, old)
+	}
+	f.ring[f.next], f.owner[id] = id, owner
+	f.next = (f.next + 1) % len(f.ring)
 }
 
 type keptTask struct {
@@ -51,8 +90,16 @@ const a2aMaxTasks = 4096
 // arguments would have them kept for URLTTL, up to a2aMaxTasks times.
 const a2aMaxTaskBytes = 256 << 20
 
+// a2aMaxTasksPerOwner and a2aMaxTaskBytesPerOwner bound what one owner keeps.
+const (
+	a2aMaxTasksPerOwner     = a2aMaxTasks / 4
+	a2aMaxTaskBytesPerOwner = a2aMaxTaskBytes / 4
+)
+
 func newA2ATaskStore(keepDone, keepAny time.Duration) *a2aTaskStore {
-	return &a2aTaskStore{keepDone: keepDone, keepAny: keepAny, max: a2aMaxTasks, maxBytes: a2aMaxTaskBytes, tasks: map[a2a.TaskID]*keptTask{}}
+	return &a2aTaskStore{keepDone: keepDone, keepAny: keepAny, max: a2aMaxTasks, maxBytes: a2aMaxTaskBytes,
+		maxPerOwner: a2aMaxTasksPerOwner, maxBytesPerOwner: a2aMaxTaskBytesPerOwner,
+		tasks: map[a2a.TaskID]*keptTask{}, owners: map[string]*ownerUse{}}
 }
 
 // Save implements a2asrv.TaskStore.
@@ -68,26 +115,64 @@ func (s *a2aTaskStore) Save(ctx context.Context, task *a2a.Task) error {
 	k, ok := s.tasks[task.ID]
 	switch {
 	case !ok:
-		if len(s.tasks) >= s.max {
+		if len(s.tasks) >= s.max || s.use(owner).tasks >= s.maxPerOwner {
 			s.sweepLocked(now)
-			s.evictOldestDoneLocked(task.ID)
+		}
+		if s.use(owner).tasks >= s.maxPerOwner {
+			s.evictOldestDoneLocked(task.ID, owner)
+		}
+		if len(s.tasks) >= s.max {
+			s.evictOldestDoneLocked(task.ID, s.largestOwnerLocked(false))
 		}
 		k = &keptTask{owner: owner, created: now}
 		s.tasks[task.ID] = k
+		s.use(owner).tasks++
 	case k.owner != owner:
 		return fmt.Errorf("task %s: %w", task.ID, a2a.ErrTaskNotFound)
 	}
-	s.bytes += int64(len(data) - len(k.data))
+	delta := int64(len(data) - len(k.data))
+	s.bytes += delta
+	s.use(owner).bytes += delta
 	k.data, k.done, k.updated = data, task.Status.State.Terminal(), now
 	if now.Sub(s.lastSweep) >= a2aSweepEvery {
 		s.sweepLocked(now)
 	}
-	for s.bytes > s.maxBytes {
-		if !s.evictOldestDoneLocked(task.ID) {
+	for s.use(owner).bytes > s.maxBytesPerOwner {
+		if !s.evictOldestDoneLocked(task.ID, owner) {
 			break // only running tasks (and this one) are left
 		}
 	}
+	for s.bytes > s.maxBytes {
+		if !s.evictOldestDoneLocked(task.ID, s.largestOwnerLocked(true)) && !s.evictOldestDoneLocked(task.ID, "") {
+			break
+		}
+	}
 	return nil
+}
+
+// use returns owner's counters, creating them.
+func (s *a2aTaskStore) use(owner string) *ownerUse {
+	u := s.owners[owner]
+	if u == nil {
+		u = &ownerUse{}
+		s.owners[owner] = u
+	}
+	return u
+}
+
+// largestOwnerLocked names the owner keeping the most bytes (byBytes) or tasks.
+func (s *a2aTaskStore) largestOwnerLocked(byBytes bool) string {
+	best, most := "", int64(-1)
+	for o, u := range s.owners {
+		n := int64(u.tasks)
+		if byBytes {
+			n = u.bytes
+		}
+		if n > most {
+			best, most = o, n
+		}
+	}
+	return best
 }
 
 // Get implements a2asrv.TaskStore: a task of another owner is not found.
@@ -99,7 +184,11 @@ func (s *a2aTaskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error
 	if ok && k.owner == owner {
 		data = k.data
 	}
+	forgotten := !ok && s.forgotten.owner[id] == owner
 	s.mu.Unlock()
+	if forgotten {
+		return nil, fmt.Errorf("task %s was forgotten: the agent keeps a bounded number of finished tasks per caller (and each at most as long as its download URLs live); its output files stay downloadable by the URLs the task gave: %w", id, a2a.ErrTaskNotFound)
+	}
 	if data == nil {
 		return nil, fmt.Errorf("task %s: %w", id, a2a.ErrTaskNotFound)
 	}
@@ -114,24 +203,27 @@ func (s *a2aTaskStore) sweepLocked(now time.Time) {
 	s.lastSweep = now
 	for id, k := range s.tasks {
 		if (k.done && now.Sub(k.updated) > s.keepDone) || now.Sub(k.created) > s.keepAny {
+			s.forgotten.add(id, k.owner)
 			s.deleteLocked(id)
 		}
 	}
 }
 
-// evictOldestDoneLocked drops the finished task updated longest ago, other
-// than keep (the task being saved), and reports whether there was one.
-func (s *a2aTaskStore) evictOldestDoneLocked(keep a2a.TaskID) bool {
+// evictOldestDoneLocked drops the finished task of owner ("": any owner)
+// updated longest ago, other than keep (the task being saved), and reports
+// whether there was one.
+func (s *a2aTaskStore) evictOldestDoneLocked(keep a2a.TaskID, owner string) bool {
 	var oldest a2a.TaskID
 	var at time.Time
 	for id, k := range s.tasks {
-		if k.done && id != keep && (oldest == "" || k.updated.Before(at)) {
+		if k.done && id != keep && (owner == "" || k.owner == owner) && (oldest == "" || k.updated.Before(at)) {
 			oldest, at = id, k.updated
 		}
 	}
 	if oldest == "" {
 		return false
 	}
+	s.forgotten.add(oldest, s.tasks[oldest].owner)
 	s.deleteLocked(oldest)
 	return true
 }
@@ -140,6 +232,13 @@ func (s *a2aTaskStore) deleteLocked(id a2a.TaskID) {
 	if k, ok := s.tasks[id]; ok {
 		s.bytes -= int64(len(k.data))
 		delete(s.tasks, id)
+		if u := s.owners[k.owner]; u != nil {
+			if u.tasks--; u.tasks <= 0 {
+				delete(s.owners, k.owner)
+			} else {
+				u.bytes -= int64(len(k.data))
+			}
+		}
 	}
 }
 

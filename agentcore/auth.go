@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,9 +27,21 @@ import (
 type callerVerifier struct {
 	key    any
 	method string
+	aud    []string // AGENT_AUTH_JWT_AUDIENCE: the aud claim must name one; empty: not checked
+	iss    []string // AGENT_AUTH_JWT_ISSUER: the iss claim must be one; empty: not checked
 }
 
 func newCallerVerifier(cfg Config) (*callerVerifier, error) {
+	v, err := callerKey(cfg)
+	if err != nil {
+		return nil, err
+	}
+	v.aud, v.iss = cfg.AuthJWTAudience, cfg.AuthJWTIssuer
+	return v, nil
+}
+
+// callerKey reads the key that verifies caller tokens and pins its algorithm.
+func callerKey(cfg Config) (*callerVerifier, error) {
 	if cfg.AuthJWTSecret != "" {
 		return &callerVerifier{key: []byte(cfg.AuthJWTSecret), method: jwt.SigningMethodHS256.Alg()}, nil
 	}
@@ -61,10 +74,21 @@ func newCallerVerifier(cfg Config) (*callerVerifier, error) {
 // verify implements auth.TokenVerifier: the token's sub becomes the owner.
 func (v *callerVerifier) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	var claims jwt.RegisteredClaims
-	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return v.key, nil },
-		jwt.WithValidMethods([]string{v.method}), jwt.WithExpirationRequired())
+	opts := []jwt.ParserOption{jwt.WithValidMethods([]string{v.method}), jwt.WithExpirationRequired()}
+	if len(v.aud) > 0 {
+		opts = append(opts, jwt.WithAudience(v.aud...)) // any one of them
+	}
+	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return v.key, nil }, opts...)
 	if err != nil {
+		if errors.Is(err, jwt.ErrTokenInvalidAudience) {
+			return nil, fmt.Errorf("%w: the token's aud %q is not this agent's (AGENT_AUTH_JWT_AUDIENCE); ask the identity provider for a token issued for %q",
+				auth.ErrInvalidToken, []string(claims.Audience), v.aud[0])
+		}
 		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
+	}
+	if len(v.iss) > 0 && !slices.Contains(v.iss, claims.Issuer) {
+		return nil, fmt.Errorf("%w: the token's iss %q is not a trusted issuer (AGENT_AUTH_JWT_ISSUER); get a token from %q",
+			auth.ErrInvalidToken, claims.Issuer, v.iss[0])
 	}
 	if claims.Subject == "" {
 		return nil, fmt.Errorf("%w: the token has no sub claim to name the caller", auth.ErrInvalidToken)

@@ -31,6 +31,8 @@ type Call struct {
 	dir     string
 	mkdir   sync.Once
 	mkdirOK error
+
+	inputs callInputs
 }
 
 func (s *Service) newCall(tool, owner, requestID string) *Call {
@@ -70,8 +72,15 @@ func (c *Call) ResolveFileAttachment(ctx context.Context, f FileAttachment) (*In
 // parameters, passing the item's name: call.ResolveFile(ctx, item.Name,
 // string(item.Content)). An empty content falls back to nothing: it is an
 // unresolved reference, since the client should have filled it.
+//
+// Within one call each distinct input (the same name and content) is
+// resolved once, and all inputs together may hold at most
+// AGENT_MAX_CALL_INPUT_BYTES: beyond it the input fails with an error
+// wrapping ErrCallInputsTooLarge.
 func (c *Call) ResolveFile(ctx context.Context, name, content string) (*InputFile, error) {
-	return c.svc.resolver.resolve(ctx, c.Owner, filepath.Join(c.dir, "in"), name, content)
+	return c.inputs.resolve(name, content, c.svc.cfg.MaxCallInputBytes, func() (*InputFile, error) {
+		return c.svc.resolver.resolve(ctx, c.Owner, filepath.Join(c.dir, "in"), name, content)
+	})
 }
 
 // end removes the call's folder.

@@ -54,6 +54,11 @@ type Config struct {
 
 	A2AStatusInterval time.Duration // AGENT_A2A_STATUS_INTERVAL
 
+	MaxCallInputBytes int64    // AGENT_MAX_CALL_INPUT_BYTES: all file inputs of one tool call together; default 4 × MaxUploadBytes
+	AuthJWTAudience   []string // AGENT_AUTH_JWT_AUDIENCE: a caller token's aud must name one of these; empty: not checked
+	AuthJWTIssuer     []string // AGENT_AUTH_JWT_ISSUER: a caller token's iss must be one of these; empty: not checked
+	AllowedOrigins    []string // AGENT_ALLOWED_ORIGINS: browser origins allowed to POST to /a2a and /uploads; empty: same origin only
+
 	// Store, when set, is where the service keeps its files, used as it is:
 	// a store of the program's own (any fileserve.Store) instead of the one
 	// StorageURL names. StorageURL must then be empty or its default
@@ -75,6 +80,9 @@ const (
 	DefaultEmbedMaxBytes   = 64 << 10
 	DefaultFetchTimeout    = 2 * time.Minute
 	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultCallInputFactor: AGENT_MAX_CALL_INPUT_BYTES defaults to this
+	// many times AGENT_MAX_UPLOAD_BYTES.
+	DefaultCallInputFactor = 4
 )
 
 // Settings declares the framework's settings, each bound to its field of c,
@@ -105,6 +113,9 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			"cron spec of the sweeper (it also runs at start-up)").Check(cleanup.CheckSchedule),
 		settings.Size(&c.MaxUploadBytes, "AGENT_MAX_UPLOAD_BYTES", DefaultMaxUploadBytes,
 			"cap on any single input, however it arrives"),
+		settings.Size(&c.MaxCallInputBytes, "AGENT_MAX_CALL_INPUT_BYTES", 0,
+			"cap on all file inputs of one tool call together (each distinct input is resolved once per call, however often it is listed)").
+			Shown("4 × `AGENT_MAX_UPLOAD_BYTES`"),
 		settings.Size(&c.EmbedMaxBytes, "AGENT_EMBED_MAX_BYTES", DefaultEmbedMaxBytes,
 			"outputs up to this size are also embedded in the MCP result; `0` = never").ZeroMeansOff(),
 		settings.Strings(&c.InputRoots, "AGENT_INPUT_ROOTS", ":", "colon-separated folders whose files may be named by path; "+
@@ -122,6 +133,16 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			Row("HS256 secret (≥ 32 bytes), or a PEM public key: RSA (RS256), ECDSA P-256 (ES256) or Ed25519 (EdDSA)"),
 		settings.String(&c.AuthJWTKeyFile, "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", "",
 			"PEM public key of caller tokens: RSA (RS256), ECDSA P-256 (ES256) or Ed25519 (EdDSA)").JoinRow(),
+		settings.Strings(&c.AuthJWTAudience, "AGENT_AUTH_JWT_AUDIENCE", ",", "comma-separated: a caller token's `aud` must name one of these").
+			Shown("empty: not checked").
+			Row("comma-separated: a caller token's `aud` must name one of these, its `iss` be one of these. **Set both whenever " +
+				"the identity provider (or the secret) serves more than this agent**, or a token issued for another service is accepted here"),
+		settings.Strings(&c.AuthJWTIssuer, "AGENT_AUTH_JWT_ISSUER", ",", "comma-separated: a caller token's `iss` must be one of these").
+			Shown("empty: not checked").JoinRow(),
+		settings.Strings(&c.AllowedOrigins, "AGENT_ALLOWED_ORIGINS", ",", "comma-separated browser origins (`https://app.example.com`) "+
+			"allowed to POST to `/a2a` and `/uploads` cross-site (a browser request whose `Origin` is neither the agent itself nor listed "+
+			"gets 403). Whatever it says, an agent listening on a loopback address answers `/a2a`, `/uploads` and the agent card only "+
+			"for a loopback `Host` or `AGENT_PUBLIC_URL`'s host (DNS rebinding), as the go-sdk does for `/mcp`").Shown("empty: same origin only"),
 		settings.String(&c.StorageURL, "AGENT_STORAGE_URL", "", "where files live: `file:///data` (local disk, served with "+
 			"sendfile), or `s3://<bucket>[/<prefix>]?endpoint=<host:port>&region=…&secure=…&path_style=…&public_endpoint=…&part_size=…` "+
 			"for S3-compatible storage shared by replicas (see [Scaling out](#scaling-out))").Shown("`file://<AGENT_DATA_DIR>`"),
@@ -189,6 +210,9 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 	c.InputRoots = slices.Clone(c.InputRoots)
 	c.FetchAllowHosts = slices.Clone(c.FetchAllowHosts)
 	c.PeerURLs = slices.Clone(c.PeerURLs)
+	c.AuthJWTAudience = slices.Clone(c.AuthJWTAudience)
+	c.AuthJWTIssuer = slices.Clone(c.AuthJWTIssuer)
+	c.AllowedOrigins = slices.Clone(c.AllowedOrigins)
 	vars := c.Settings(agent, defaultAddr)
 	vars.Defaults()
 	var errs []error
@@ -248,6 +272,14 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 			if key, err := resolvePath(c.SigningKeyFile); err == nil && inside(key, root) {
 				bad("AGENT_INPUT_ROOTS", root, fmt.Errorf("input root contains the signing key file %s; keep keys outside every input root", key))
 			}
+		}
+	}
+	if c.MaxCallInputBytes == 0 {
+		c.MaxCallInputBytes = DefaultCallInputFactor * c.MaxUploadBytes
+	}
+	for _, o := range c.AllowedOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			bad("AGENT_ALLOWED_ORIGINS", o, errors.New("each origin is scheme://host[:port], e.g. https://app.example.com"))
 		}
 	}
 	if c.Auth == "jwt" {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -168,7 +169,10 @@ func (f *fetcher) get(ctx context.Context, rawURL string) (*http.Response, error
 	client, rawURL := f.clientFor(rawURL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("bad URL %q: %w", rawURL, err)
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err // it repeats the URL, password and all
+		}
+		return nil, fmt.Errorf("bad URL %q: %w", transfer.Redact(rawURL), err)
 	}
 	req.Header.Set("User-Agent", "agentura-fetch/1")
 	resp, err := client.Do(req)

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,7 +52,7 @@ func (s *Service) buildHandler() http.Handler {
 			Logger:              s.log,
 			MaxRequestBodyBytes: s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead,
 		})
-	var mcpH http.Handler = s.drainable(mcpHandler)
+	var mcpH http.Handler = s.drainable(mcpGuard(s.cfg.MaxUploadBytes/3*4+4+mcpBodyOverhead, mcpHandler))
 	uploads := http.HandlerFunc(s.files.ServeUpload)
 	var uploadH http.Handler = uploads
 	a2aH := s.a2aHandler()
@@ -60,19 +61,37 @@ func (s *Service) buildHandler() http.Handler {
 		uploadH = s.requireCaller(uploads)
 		a2aH = s.requireCaller(a2aH)
 	}
+	guard := newOriginGuard(s.cfg)
+	uploadH, a2aH = guard.wrap(uploadH), guard.wrap(a2aH)
+	cardH := guard.wrap(a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(s.cardProducer)))
 	// Any method reaches the handlers, which answer a wrong one with a JSON 405.
 	r.Any("/mcp", gin.WrapH(mcpH))
 	r.Any("/uploads", gin.WrapH(uploadH))
 	r.Any("/files/*path", gin.WrapF(s.files.ServeFile))
 	r.Any(transfer.A2APath, gin.WrapH(a2aH))
-	r.Any(transfer.AgentCardPath, gin.WrapH(a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(s.cardProducer))))
+	r.Any(transfer.AgentCardPath, gin.WrapH(cardH))
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.ready)
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
 	r.NoRoute(func(c *gin.Context) {
+		if m := c.Request.Method; m != http.MethodGet && m != http.MethodHead && knownPath(c.Request.URL.Path) {
+			// gin's Any covers only the common methods: PROPFIND and the
+			// like on a real endpoint are a wrong method, not a wrong path.
+			c.JSON(http.StatusMethodNotAllowed, transfer.Error{Error: "method " + truncate(m, 20) + " is not allowed on " + truncate(c.Request.URL.Path, 60) + "; /files/ takes GET and HEAD, /mcp, /a2a and /uploads take POST"})
+			return
+		}
 		c.JSON(http.StatusNotFound, transfer.Error{Error: "no such endpoint; this agent serves /mcp, /a2a, " + transfer.AgentCardPath + ", /files/, /uploads, /healthz, /readyz, /metrics"})
 	})
 	return r
+}
+
+// knownPath reports whether p is one of the agent's endpoints.
+func knownPath(p string) bool {
+	switch p {
+	case "/mcp", "/uploads", transfer.A2APath, transfer.AgentCardPath, "/healthz", "/readyz", "/metrics":
+		return true
+	}
+	return strings.HasPrefix(p, "/files/")
 }
 
 // ready answers 200 when the store takes files and the signing key works.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/internal/filehttp"
@@ -68,6 +69,7 @@ var (
 type resolver struct {
 	maxBytes int64
 	roots    []string // absolute, symlink-free input roots
+	private  *privateFiles
 	files    *filehttp.Server
 	fetch    *fetcher
 }
@@ -119,6 +121,9 @@ func (r *resolver) resolveInto(ctx context.Context, owner, slot, name, content s
 	}
 	if looksLikePath(content) {
 		return r.fromPath(slot, name, content)
+	}
+	if ambiguousPath(content) {
+		return nil, fmt.Errorf("the content %q reads both as a path and as base64, so it is refused: name a path without \"//\" (and only under AGENT_INPUT_ROOTS), or send the bytes as a data URI (data:;base64,<data>)", truncate(content, 80))
 	}
 	return r.fromBase64(slot, name, content)
 }
@@ -219,7 +224,7 @@ func (r *resolver) fromDataURI(slot, name, content string) (*InputFile, error) {
 	if isBase64 {
 		in, err := r.write(slot, name, fallback, mimeHint, base64Reader(payload))
 		if err != nil && !errors.Is(err, ErrInputTooLarge) && isDecodeError(err) {
-			return nil, fmt.Errorf("data URI payload is not valid base64: %v", err)
+			return nil, fmt.Errorf("data URI payload is not valid base64: %s", base64Problem(payload))
 		}
 		return in, err
 	}
@@ -233,7 +238,7 @@ func (r *resolver) fromDataURI(slot, name, content string) (*InputFile, error) {
 func (r *resolver) fromBase64(slot, name, content string) (*InputFile, error) {
 	in, err := r.write(slot, name, "", "", base64Reader(content))
 	if err != nil && isDecodeError(err) {
-		return nil, fmt.Errorf("content is not a data URI, an http(s) URL, a path or valid base64 (%v); send the file as data:<mime>;base64,<data> or plain base64", err)
+		return nil, fmt.Errorf("content is not a data URI, an http(s) URL, a path or valid base64 (%s); send the file as data:<mime>;base64,<data> or plain base64", base64Problem(content))
 	}
 	return in, err
 }
@@ -325,6 +330,9 @@ func (r *resolver) fromPath(slot, name, p string) (*InputFile, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%q is not a regular file", p)
 	}
+	if err := r.private.check(p, st); err != nil {
+		return nil, err
+	}
 	if st.Size() > r.maxBytes {
 		return nil, r.tooLarge(fmt.Sprintf("%q is %d bytes", p, st.Size()))
 	}
@@ -388,6 +396,49 @@ func (r *spaceSkipper) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// ambiguousPath reports whether s, which looksLikePath did not take, still
+// reads as an absolute path ("//etc/passwd"): short, starting with "/",
+// without '+' or '=', and with a letter segment. Decoded as base64 it would be
+// a few bytes of garbage, so it is refused rather than guessed.
+func ambiguousPath(s string) bool {
+	if !strings.HasPrefix(s, "/") || !strings.Contains(s, "//") || len(s) > 256 || strings.ContainsAny(s, "+= \t\r\n") {
+		return false
+	}
+	for _, seg := range strings.Split(s, "/") {
+		if seg != "" && strings.Trim(seg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-0123456789") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// base64Problem says where base64 text s goes wrong: the offset of the
+// first character that is not base64 (in s itself, whatever the decoder
+// buffered), or that the text ends early or is badly padded.
+func base64Problem(s string) string {
+	url := strings.ContainsAny(s, "-_")
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '=',
+			c == ' ', c == '\t', c == '\n', c == '\r':
+		case url && (c == '-' || c == '_'), !url && (c == '+' || c == '/'):
+		default:
+			r, _ := utf8.DecodeRuneInString(s[i:])
+			return fmt.Sprintf("character %q at byte %d is not base64", r, i)
+		}
+	}
+	if i := strings.IndexByte(s, '='); i >= 0 && strings.TrimRight(strings.TrimSpace(s[i:]), "=") != "" {
+		return fmt.Sprintf("padding '=' at byte %d is followed by more data", i)
+	}
+	return fmt.Sprintf("the text ends early or is badly padded (%d base64 characters; whole groups of 4 are expected)", len(strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '=' {
+			return -1
+		}
+		return r
+	}, s)))
 }
 
 func isDecodeError(err error) bool {

@@ -150,6 +150,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	s.resolver = &resolver{
 		maxBytes: cfg.MaxUploadBytes,
 		roots:    cfg.InputRoots,
+		private:  newPrivateFiles(cfg),
 		files:    s.files,
 		fetch:    newFetcher(cfg.FetchAllowHosts, cfg.FetchTimeout).withPeers(cfg.PeerURLs),
 	}
@@ -235,6 +236,7 @@ func (s *Service) Run(ctx context.Context) error {
 
 // Serve is Run on a listener of the caller's. A service serves once.
 func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
+	fitMemoryLimit(s.log)
 	if err := s.sweeper.Start(ctx); err != nil {
 		ln.Close()
 		return fmt.Errorf("start cleanup: %w", err)

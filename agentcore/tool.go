@@ -150,6 +150,9 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 		if err == nil && res == nil {
 			res = &Result{}
 		}
+		if err != nil {
+			err = s.callerError(call, err)
+		}
 		s.metrics.toolCalls.WithLabelValues(name, outcome(err)).Inc()
 	}()
 	return rt.run(ctx, call, raw)

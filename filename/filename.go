@@ -76,6 +76,11 @@ func cleanSegment(seg string) string {
 	return shorten(seg, MaxSegmentBytes)
 }
 
+// Shorten cuts a segment to at most limit bytes at a rune boundary, keeping
+// its extension (when one of at most 32 bytes): room for what a tool adds to
+// a name ("out-" before it, ".zip" after it) within MaxSegmentBytes.
+func Shorten(seg string, limit int) string { return shorten(seg, limit) }
+
 // shorten cuts seg to at most limit bytes at a rune boundary, keeping a
 // reasonable extension.
 func shorten(seg string, limit int) string {

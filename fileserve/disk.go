@@ -303,16 +303,38 @@ func (d *DiskStore) Prune(ctx context.Context, area Area, olderThan time.Time) e
 	return nil
 }
 
-// Ready reports whether the store can take files: a file can be created and
-// removed in its tmp folder.
+// readyFreeBytes is the least free space a disk store needs to be ready,
+// and readyProbeBytes the size of the file its probe writes: a store that
+// can create only an empty file (a full disk) is not ready.
+const (
+	readyFreeBytes  = 16 << 20
+	readyProbeBytes = 64 << 10
+)
+
+// Ready reports whether the store can take files: it has readyFreeBytes
+// free, and a file of readyProbeBytes can be written and removed in its tmp
+// folder.
 func (d *DiskStore) Ready(ctx context.Context) error {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(d.root, &st); err == nil {
+		if free := int64(st.Bavail) * int64(st.Bsize); free < readyFreeBytes {
+			return fmt.Errorf("fileserve: store %s is full: %d bytes free, less than the %d a file needs; free space or grow the volume", d.root, free, readyFreeBytes)
+		}
+	}
 	f, err := os.CreateTemp(filepath.Join(d.root, tmpDir), "ready-")
 	if err != nil {
 		return fmt.Errorf("fileserve: store %s is not writable: %w", d.root, err)
 	}
-	f.Close()
-	if err := os.Remove(f.Name()); err != nil {
-		return fmt.Errorf("fileserve: store %s: remove probe file: %w", d.root, err)
+	_, err = f.Write(make([]byte, readyProbeBytes))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	rerr := os.Remove(f.Name())
+	if err != nil {
+		return fmt.Errorf("fileserve: store %s cannot take a file of %d bytes (full?): %w", d.root, readyProbeBytes, err)
+	}
+	if rerr != nil {
+		return fmt.Errorf("fileserve: store %s: remove probe file: %w", d.root, rerr)
 	}
 	return nil
 }

@@ -74,6 +74,10 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	if err := c.checkShown(doc); err != nil {
 		return nil, err
 	}
+	if err := checkPages(doc, format, c.limits); err != nil {
+		return nil, err
+	}
+	doc.MaxSlides = c.limits.Pages
 
 	dir, err := call.WorkDir()
 	if err != nil {
@@ -83,7 +87,7 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	path := filepath.Join(dir, "out-"+name)
 	var missing map[rune]bool
 	if err := writeFile(path, func(w io.Writer) (err error) {
-		missing, err = doc.Render(w, format, c.fonts)
+		missing, err = doc.Render(&limitedWriter{w: w, max: c.limits.OutputBytes}, format, c.fonts)
 		return err
 	}); err != nil {
 		return nil, err

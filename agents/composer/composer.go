@@ -67,6 +67,15 @@ type Limits struct {
 	// their count. The squares of all paragraphs' counts may add up to 16 ×
 	// LinksPerParagraph².
 	LinksPerParagraph int
+	// Pages is the most pages (pdf, docx: page breaks) or slides (pptx)
+	// one document may have.
+	Pages int
+	// OutputBytes is the most bytes one rendered document may have.
+	OutputBytes int64
+	// Blocks is the most blocks (headings, paragraphs, list items, tables,
+	// code blocks, pictures) one document may have: rendering memory grows
+	// with them, and 2 MiB of Markdown may hold half a million.
+	Blocks int
 }
 
 // DefaultLimits are the limits Register uses.
@@ -75,13 +84,16 @@ func DefaultLimits() Limits {
 		MarkdownBytes:     2 << 20,
 		Embeds:            100,
 		EmbedBytes:        200 << 20,
-		ImagePixels:       50_000_000,
+		ImagePixels:       25_000_000,
 		ConvertPixels:     100_000_000,
 		ShownImageBytes:   200 << 20,
 		Sources:           100,
 		SourceBytes:       500 << 20,
 		LinkScanBytes:     32 << 20,
 		LinksPerParagraph: 500,
+		Pages:             1000,
+		OutputBytes:       256 << 20,
+		Blocks:            50_000,
 	}
 }
 
@@ -148,6 +160,9 @@ func (l Limits) withDefaults() Limits {
 	l.SourceBytes = orDefault(l.SourceBytes, d.SourceBytes)
 	l.LinkScanBytes = orDefault(l.LinkScanBytes, d.LinkScanBytes)
 	l.LinksPerParagraph = orDefault(l.LinksPerParagraph, d.LinksPerParagraph)
+	l.Pages = orDefault(l.Pages, d.Pages)
+	l.OutputBytes = orDefault(l.OutputBytes, d.OutputBytes)
+	l.Blocks = orDefault(l.Blocks, d.Blocks)
 	return l
 }
 

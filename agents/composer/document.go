@@ -26,6 +26,9 @@ type Document struct {
 	ShowTitle bool
 	// Blocks are the document's content in order.
 	Blocks []Block
+	// MaxSlides, when positive, is the most slides a PPTX rendering may
+	// have: a deck over it is refused before it is encoded.
+	MaxSlides int
 }
 
 // Block is one of *Heading, *Paragraph, *List, *Table, *CodeBlock, *Quote,

@@ -90,6 +90,11 @@ func loadImage(name, fileName, path, mimeType string, maxPixels int64, convert *
 	if int64(cfg.Width)*int64(cfg.Height) > maxPixels {
 		return nil, fmt.Errorf("embed %q is %d×%d pixels, more than the %d million allowed: scale it down first", name, cfg.Width, cfg.Height, maxPixels/1_000_000)
 	}
+	if decFormat == "png" {
+		if err := pngInflatedSize(data); err != nil {
+			return nil, fmt.Errorf("embed %q is refused: %v; send a correctly encoded PNG, or the picture as JPEG", name, err)
+		}
+	}
 	img := &Image{Name: name, Width: cfg.Width, Height: cfg.Height, Format: decFormat, Data: data}
 	converted := false
 	if decFormat == "png" && !plainPNG(data) || decFormat != "png" && decFormat != "jpeg" && decFormat != "gif" {

@@ -34,8 +34,14 @@ func (d *Document) writePPTX(w io.Writer) error {
 	}
 	for _, blk := range blocks {
 		b.block(blk)
+		if d.MaxSlides > 0 && deck.Len() > d.MaxSlides {
+			break // refused below; building the rest would cost memory for nothing
+		}
 	}
 	b.flush()
+	if d.MaxSlides > 0 && deck.Len() > d.MaxSlides {
+		return pagesError(deck.Len(), d.MaxSlides, "slides", "# and ## headings, page breaks (---) and text per section")
+	}
 	return deck.Write(w)
 }
 

@@ -72,9 +72,19 @@ func inspectFile(ctx context.Context, call *agentcore.Call, in InspectInput) (*a
 	}, nil
 }
 
+// MaxArchiveItems is the most files one archive_files call packs; the
+// archive's size is bounded by the call's input budget
+// (AGENT_MAX_CALL_INPUT_BYTES), as a zip holds at most its inputs and a
+// header per entry. A tool that turns many inputs into one output should
+// bound both, or one small request makes a huge file.
+const MaxArchiveItems = 100
+
 func archiveFiles(ctx context.Context, call *agentcore.Call, in ArchiveInput) (*agentcore.Result, error) {
 	if len(in.Sources) == 0 {
 		return nil, errors.New("sources is empty: give at least one file")
+	}
+	if len(in.Sources) > MaxArchiveItems {
+		return nil, fmt.Errorf("sources lists %d files; one archive takes at most %d: split them over several archives", len(in.Sources), MaxArchiveItems)
 	}
 	name := agentcore.SanitizeName(in.Name)
 	if name == "" {

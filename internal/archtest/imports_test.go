@@ -40,6 +40,7 @@ var rules = []rule{
 	// The server side, each layer on the ones before it.
 	{"internal/signing", nil},
 	{"internal/promreg", nil},    // the Prometheus registry the server layers share
+	{"internal/memcg", nil},      // the cgroup memory limit, for GOMEMLIMIT
 	{"internal/boundedmap", nil}, // a size-capped map for fileserve and its HTTP handlers
 	{"fileserve", with(leaves, "internal/boundedmap")},
 	{"fileserve/s3store", with(leaves, "fileserve")}, // the S3 store, linked only where imported
@@ -47,7 +48,7 @@ var rules = []rule{
 	{"fileserve/s3bench", nil},                       // benchmarks only
 	{"internal/filehttp", with(leaves, "fileserve", "internal/signing", "internal/boundedmap", "internal/promreg")},
 	{"internal/cleanup", []string{"fileserve", "internal/promreg"}},
-	{"agentcore", with(leaves, "fileserve", "internal/signing", "internal/filehttp", "internal/cleanup", "internal/promreg")},
+	{"agentcore", with(leaves, "fileserve", "internal/signing", "internal/filehttp", "internal/cleanup", "internal/promreg", "internal/memcg")},
 
 	// The client side: the leaves, never a server package. agentcore may
 	// not import a2acall (the A2A client), so agents calling no peer do not

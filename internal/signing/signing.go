@@ -254,6 +254,8 @@ func classify(err, keyErr error) error {
 		return &VerifyError{Err: ErrSignature, Reason: "token signature is invalid (tampered or forged)"}
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return &VerifyError{Err: ErrExpired, Reason: "token has expired; ask the agent for a fresh download URL"}
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return &VerifyError{Err: ErrClaims, Reason: "token is not valid yet (its nbf or iat lies in the future); check that the clocks of the signer and this server agree"}
 	case errors.Is(err, jwt.ErrTokenInvalidAudience):
 		return &VerifyError{Err: ErrAudience, Reason: "token was issued for another server"}
 	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):

@@ -24,7 +24,7 @@ const audience = "http://localhost:8001"
 // t0 is the fixed "now" of tests that control the clock.
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
-func newKey(t *testing.T) signing.Key {
+func newKey(t testing.TB) signing.Key {
 	t.Helper()
 	secret, err := signing.GenerateSecret()
 	if err != nil {
@@ -37,13 +37,13 @@ func newKey(t *testing.T) signing.Key {
 	return k
 }
 
-func newSigner(t *testing.T, aud string, keys ...signing.Key) *signing.Signer {
+func newSigner(t testing.TB, aud string, keys ...signing.Key) *signing.Signer {
 	t.Helper()
 	return newSignerAt(t, func() time.Time { return t0 }, aud, keys...)
 }
 
 // newSignerAt is newSigner on the clock now.
-func newSignerAt(t *testing.T, now func() time.Time, aud string, keys ...signing.Key) *signing.Signer {
+func newSignerAt(t testing.TB, now func() time.Time, aud string, keys ...signing.Key) *signing.Signer {
 	t.Helper()
 	s, err := signing.NewSigner(aud, keys, signing.WithClock(now))
 	if err != nil {
@@ -61,7 +61,7 @@ func claims() signing.Claims {
 	}
 }
 
-func sign(t *testing.T, s *signing.Signer, c signing.Claims) string {
+func sign(t testing.TB, s *signing.Signer, c signing.Claims) string {
 	t.Helper()
 	tok, err := s.Sign(c)
 	if err != nil {

@@ -1,0 +1,110 @@
+package agentcore
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/agentura/agentura/internal/filehttp"
+)
+
+// mcpPeekBytes is how much of a /mcp body mcpGuard reads ahead to check it.
+const mcpPeekBytes = 64 << 10
+
+// mcpGuard answers, in place of the go-sdk's terse replies, two mistakes
+// with errors a model or its host can act on:
+//   - a body over the limit (known from Content-Length) gets a JSON 413
+//     saying to send large files through /uploads, not a text/plain one;
+//   - a JSON-RPC message with an id but no method (neither a request nor a
+//     response) gets a JSON-RPC "invalid request" error, not an empty 202.
+func mcpGuard(limit int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.ContentLength > limit {
+			filehttp.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request of %d bytes exceeds the limit of %d (AGENT_MAX_UPLOAD_BYTES as base64 plus 1 MiB); send large files by URL: POST them to /uploads and pass the signed URL it returns as the file's content", r.ContentLength, limit))
+			return
+		}
+		head, err := io.ReadAll(io.LimitReader(r.Body, mcpPeekBytes+1))
+		if err != nil {
+			filehttp.WriteError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
+			return
+		}
+		if len(head) <= mcpPeekBytes {
+			if msg := methodlessRequest(head); msg != nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write(msg)
+				return
+			}
+		}
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// methodlessRequest returns the JSON-RPC error for body when it is a
+// message with an id and neither a method nor a result or error, else nil.
+func methodlessRequest(body []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	id, hasID := m["id"]
+	_, hasMethod := m["method"]
+	_, hasResult := m["result"]
+	_, hasError := m["error"]
+	if !hasID || hasMethod || hasResult || hasError {
+		return nil
+	}
+	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
+		"code":    -32600,
+		"message": `invalid request: the message has an "id" but no "method"; a request names its method, e.g. {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+	}})
+	return out
+}
+
+// partKindHint rewrites a2a-go's "unknown part kind " (no kind given) into
+// an error that says what to send: the A2A specification's examples write
+// "type", A2A v0.3 reads "kind".
+type partKindHint struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+var (
+	emptyPartKind = []byte(`unknown part kind "`)
+	partKindText  = []byte(`unknown part kind: a part has no \"kind\"; give each part \"kind\": \"text\", \"file\" or \"data\" (A2A v0.3 calls it kind, not type)"`)
+)
+
+func (p *partKindHint) Write(b []byte) (int, error) {
+	if !p.wrote && len(b) < 4096 && bytes.Contains(b, emptyPartKind) {
+		p.wrote = true
+		p.Header().Del("Content-Length")
+		if _, err := p.ResponseWriter.Write(bytes.Replace(b, emptyPartKind, partKindText, 1)); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
+	p.wrote = true
+	return p.ResponseWriter.Write(b)
+}
+
+// Flush passes a flush on (message/stream).
+func (p *partKindHint) Flush() {
+	if f, ok := p.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (p *partKindHint) Unwrap() http.ResponseWriter { return p.ResponseWriter }
