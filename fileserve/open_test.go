@@ -62,4 +62,3 @@ func (d diskAt) CheckURL(string, Env) error { return nil }
 func (d diskAt) OpenURL(context.Context, string, Env) (Store, error) {
 	return NewDiskStore(d.dir)
 }
-
