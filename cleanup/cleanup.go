@@ -68,7 +68,22 @@ type Config struct {
 	// Now returns the current time, against which ages are measured.
 	// nil means time.Now; tests pass a fake clock.
 	Now func() time.Time
+	// Workers is how many deletions run at once; 0 means DefaultWorkers.
+	Workers int
+	// FullPruneEvery is how often a sweep of a store with an expiry index
+	// ([fileserve.ExpiryIndex]) also runs the store's full Prune, which
+	// reads every file (and indexes files of an older layout); the sweeps
+	// in between only tidy. The first sweep always runs it. 0 means
+	// DefaultFullPruneEvery.
+	FullPruneEvery time.Duration
 }
+
+// DefaultWorkers is the default of Config.Workers: deletions are mostly
+// waiting on the file system or the S3 server, so a few run at once.
+const DefaultWorkers = 8
+
+// DefaultFullPruneEvery is the default of Config.FullPruneEvery.
+const DefaultFullPruneEvery = time.Hour
 
 // Stats summarise one sweep.
 type Stats struct {
@@ -86,12 +101,17 @@ type Stats struct {
 // Sweeper deletes expired files of a store, on demand ([Sweeper.Sweep]) or on
 // a schedule ([Sweeper.Start]). It is safe for concurrent use.
 type Sweeper struct {
-	store   fileserve.Store
-	rules   []Rule
-	spec    string
-	log     *slog.Logger
-	now     func() time.Time
-	metrics *metrics // nil: no metrics
+	store     fileserve.Store
+	rules     []Rule
+	spec      string
+	log       *slog.Logger
+	now       func() time.Time
+	metrics   *metrics // nil: no metrics
+	workers   int
+	fullEvery time.Duration
+
+	pruneMu  sync.Mutex
+	lastFull map[fileserve.Area]time.Time // when each area was last fully pruned
 
 	mu      sync.Mutex
 	state   runState
@@ -154,6 +174,17 @@ func New(cfg Config) (*Sweeper, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	if cfg.Workers < 0 || cfg.FullPruneEvery < 0 {
+		return nil, fmt.Errorf("cleanup: Workers (%d) and FullPruneEvery (%v) must not be negative; 0 means the default", cfg.Workers, cfg.FullPruneEvery)
+	}
+	s.workers, s.fullEvery = cfg.Workers, cfg.FullPruneEvery
+	if s.workers == 0 {
+		s.workers = DefaultWorkers
+	}
+	if s.fullEvery == 0 {
+		s.fullEvery = DefaultFullPruneEvery
+	}
+	s.lastFull = map[fileserve.Area]time.Time{}
 	if cfg.Metrics != nil {
 		m, err := newMetrics(cfg.Metrics, s.rules)
 		if err != nil {
@@ -232,7 +263,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 		if r.TTL == 0 || ctx.Err() != nil {
 			continue
 		}
-		s.sweepArea(ctx, r.Area, now.Add(-r.TTL), &st, fail)
+		s.sweepArea(ctx, r, now.Add(-r.TTL), &st, fail)
 	}
 	st.Duration = time.Since(began)
 
@@ -261,48 +292,6 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 		s.log.DebugContext(ctx, "cleanup: sweep done", attrs...)
 	}
 	return st, err
-}
-
-// sweepArea deletes the files of area created before cutoff, then prunes it.
-func (s *Sweeper) sweepArea(ctx context.Context, area fileserve.Area, cutoff time.Time, st *Stats, fail func(error)) {
-	// Collect first, delete after: deleting while a store lists may make
-	// some stores skip or repeat entries.
-	var expired []fileserve.Meta
-	err := s.store.Walk(ctx, area, func(m fileserve.Meta) error {
-		if m.Created.Before(cutoff) {
-			expired = append(expired, m)
-		}
-		return ctx.Err()
-	})
-	if err != nil && ctx.Err() == nil {
-		// Delete what was listed before the walk failed all the same.
-		fail(fmt.Errorf("walk %s: %w", area, err))
-	}
-	for _, m := range expired {
-		if ctx.Err() != nil {
-			return
-		}
-		if err := s.store.Delete(ctx, area, m.Owner, m.ID); err != nil && !errors.Is(err, fileserve.ErrNotFound) {
-			if ctx.Err() != nil {
-				return
-			}
-			fail(fmt.Errorf("delete %s file %s: %w", area, m.ID, err))
-			continue
-		}
-		st.Files++
-		st.Bytes += m.Size
-		if s.metrics != nil {
-			s.metrics.files.WithLabelValues(string(area)).Inc()
-			s.metrics.bytes.WithLabelValues(string(area)).Add(float64(m.Size))
-		}
-		s.log.DebugContext(ctx, "cleanup: deleted expired file", "area", area, "id", m.ID, "size", m.Size, "created", m.Created)
-	}
-	if ctx.Err() != nil {
-		return
-	}
-	if err := s.store.Prune(ctx, area, cutoff); err != nil && ctx.Err() == nil {
-		fail(fmt.Errorf("prune %s: %w", area, err))
-	}
 }
 
 // Start sweeps once, before it returns, so that a starting agent serves from

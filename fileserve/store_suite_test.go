@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -61,6 +62,13 @@ func TestDiskStoreSuite(t *testing.T) {
 						n++
 					}
 				}
+				entries, _ := filepath.Glob(filepath.Join(root, "index", area, "*", "*"))
+				for _, e := range entries {
+					parts := strings.Split(filepath.Base(e), ".") // created.size.ownerkey.id
+					if _, err := os.Stat(filepath.Join(root, area, parts[2], parts[3], "meta.json")); err != nil {
+						n++ // an index entry of no file
+					}
+				}
 			}
 			return n
 		},
@@ -113,12 +121,15 @@ func TestS3StoreSuite(t *testing.T) {
 			bucket := configOf(st).Bucket
 			ctx := context.Background()
 			data, meta := map[string]bool{}, map[string]bool{}
+			var indexed []string // ids with an expiry index entry
 			n := 0
 			for obj := range cli.ListObjectsIter(ctx, bucket, minio.ListObjectsOptions{Recursive: true}) {
 				if obj.Err != nil {
 					t.Fatal(obj.Err)
 				}
 				switch {
+				case strings.HasPrefix(obj.Key, "index/"):
+					indexed = append(indexed, obj.Key[strings.LastIndex(obj.Key, ".")+1:])
 				case strings.HasSuffix(obj.Key, "/data"):
 					data[strings.TrimSuffix(obj.Key, "data")] = true
 				case strings.HasSuffix(obj.Key, "/meta.json"):
@@ -135,6 +146,15 @@ func TestS3StoreSuite(t *testing.T) {
 			for dir := range meta {
 				if !data[dir] {
 					n++ // metadata without content: a file that cannot be read
+				}
+			}
+			ids := map[string]bool{}
+			for dir := range meta {
+				ids[path.Base(dir)] = true
+			}
+			for _, id := range indexed {
+				if !ids[id] {
+					n++ // an index entry of no file
 				}
 			}
 			for up := range cli.ListIncompleteUploads(ctx, bucket, "", true) {

@@ -67,6 +67,7 @@ func Run(t *testing.T, h Harness) {
 		{"Concurrent", testConcurrent},
 		{"SharedBacking", testSharedBacking},
 		{"Ready", testReady},
+		{"ExpiryIndex", testExpiryIndex},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })

@@ -1,0 +1,77 @@
+package fileserve
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ExpiryIndex is an optional capability of a [Store]: it finds the files
+// created before a time without reading every file's metadata, so that a
+// sweep costs what expires, not what is stored. DiskStore and S3Store have
+// it; the cleanup sweeper uses it when a store does and falls back to
+// Store.Walk otherwise.
+//
+// A store with an index keeps one small entry per file, named by the file's
+// creation time, written before the file becomes visible. Files written
+// before the store had an index (an older layout) have no entry: the store's
+// Prune adds the missing entries, so the sweeper's periodic full Prune
+// migrates them and they expire as usual.
+type ExpiryIndex interface {
+	// Expired calls fn with every file of area created before cutoff,
+	// oldest first as far as the index orders them. Its cost is that of
+	// the entries it returns, plus a listing of time buckets. Returning an
+	// error from fn stops the listing with that error.
+	Expired(ctx context.Context, area Area, cutoff time.Time, fn func(Expired) error) error
+	// Expire removes the file e names and its index entry. A reader that
+	// has the file open reads on to its end. A file found already gone
+	// yields an error wrapping ErrNotFound (its entry is removed all the
+	// same); S3 cannot tell, so S3Store reports success.
+	Expire(ctx context.Context, e Expired) error
+	// Tidy is the part of Prune whose cost does not grow with the number
+	// of stored files: temporary remains, empty owner folders and empty
+	// index buckets last changed before olderThan.
+	Tidy(ctx context.Context, area Area, olderThan time.Time) error
+}
+
+// Expired names a file found by [ExpiryIndex.Expired].
+type Expired struct {
+	Area    Area
+	ID      string
+	Size    int64
+	Created time.Time
+	// ownerKey is the owner's folder or key name; the owner string itself
+	// is not in the index.
+	ownerKey string
+}
+
+// indexDir is the folder (DiskStore) or key prefix (S3Store) of the index.
+const indexDir = "index"
+
+// indexEntry is the name of e's index entry:
+// <created, Unix nanoseconds, 19 digits>.<size>.<ownerkey>.<id>. Names sort
+// by creation time.
+func indexEntry(m Meta) string {
+	return Expired{Area: m.Area, ID: m.ID, Size: m.Size, Created: m.Created, ownerKey: ownerKey(m.Owner)}.entry()
+}
+
+// entry is the name of e's index entry (see indexEntry).
+func (e Expired) entry() string {
+	return fmt.Sprintf("%019d.%d.%s.%s", e.Created.UnixNano(), e.Size, e.ownerKey, e.ID)
+}
+
+// parseIndexEntry reads an entry name written by indexEntry.
+func parseIndexEntry(area Area, name string) (Expired, bool) {
+	parts := strings.Split(name, ".")
+	if len(parts) != 4 || len(parts[2]) != idLen || !validID(parts[2]) || !validID(parts[3]) {
+		return Expired{}, false
+	}
+	ns, err1 := strconv.ParseInt(parts[0], 10, 64)
+	size, err2 := strconv.ParseInt(parts[1], 10, 64)
+	if err1 != nil || err2 != nil || ns < 0 || size < 0 {
+		return Expired{}, false
+	}
+	return Expired{Area: area, ID: parts[3], Size: size, Created: time.Unix(0, ns).UTC(), ownerKey: parts[2]}, true
+}
