@@ -160,7 +160,9 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		fetch:    newFetcher(cfg.FetchAllowHosts, cfg.FetchTimeout).withPeers(cfg.PeerURLs),
 	}
 	s.sweeper, err = cleanup.New(cleanup.Config{
-		Store: s.store,
+		// The store itself, not its instrumented wrapper: the sweeper uses
+		// its expiry index (fileserve.ExpiryIndex) when it has one.
+		Store: store,
 		Rules: []cleanup.Rule{
 			{Area: fileserve.Outputs, TTL: cfg.OutputTTL},
 			{Area: fileserve.Staging, TTL: cfg.StagingTTL},

@@ -68,6 +68,10 @@ type Config struct {
 	// Now returns the current time, against which ages are measured.
 	// nil means time.Now; tests pass a fake clock.
 	Now func() time.Time
+	// Records name kinds of records ([fileserve.RecordStore]) to expire, and
+	// how long after its last write a record is kept; on a store without
+	// records they do nothing.
+	Records []RecordRule
 	// Workers is how many deletions run at once; 0 means DefaultWorkers.
 	Workers int
 	// FullPruneEvery is how often a sweep of a store with an expiry index
@@ -91,6 +95,8 @@ type Stats struct {
 	Files int
 	// Bytes is the total size of the files deleted.
 	Bytes int64
+	// Records is the number of records deleted.
+	Records int
 	// Errors counts failed walks, deletions and prunes; the sweep goes on
 	// past each of them.
 	Errors int
@@ -103,6 +109,7 @@ type Stats struct {
 type Sweeper struct {
 	store     fileserve.Store
 	rules     []Rule
+	records   []RecordRule
 	spec      string
 	log       *slog.Logger
 	now       func() time.Time
@@ -178,6 +185,11 @@ func New(cfg Config) (*Sweeper, error) {
 		return nil, fmt.Errorf("cleanup: Workers (%d) and FullPruneEvery (%v) must not be negative; 0 means the default", cfg.Workers, cfg.FullPruneEvery)
 	}
 	s.workers, s.fullEvery = cfg.Workers, cfg.FullPruneEvery
+	records, err := checkRecordRules(cfg.Records)
+	if err != nil {
+		return nil, err
+	}
+	s.records = records
 	if s.workers == 0 {
 		s.workers = DefaultWorkers
 	}
@@ -265,6 +277,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 		}
 		s.sweepArea(ctx, r, now.Add(-r.TTL), &st, fail)
 	}
+	s.sweepRecords(ctx, now, &st, fail)
 	st.Duration = time.Since(began)
 
 	var err error
@@ -280,13 +293,13 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 	if s.metrics != nil {
 		s.metrics.sweeps.WithLabelValues(result).Inc()
 	}
-	attrs := []any{"files", st.Files, "bytes", st.Bytes, "errors", st.Errors, "duration", st.Duration}
+	attrs := []any{"files", st.Files, "bytes", st.Bytes, "records", st.Records, "errors", st.Errors, "duration", st.Duration}
 	switch {
 	case st.Errors > 0:
 		s.log.WarnContext(ctx, "cleanup: sweep done with errors", append(attrs, "err", first)...)
 	case ctx.Err() != nil:
 		s.log.InfoContext(ctx, "cleanup: sweep interrupted", append(attrs, "err", ctx.Err())...)
-	case st.Files > 0:
+	case st.Files > 0 || st.Records > 0:
 		s.log.InfoContext(ctx, "cleanup: sweep done", attrs...)
 	default:
 		s.log.DebugContext(ctx, "cleanup: sweep done", attrs...)

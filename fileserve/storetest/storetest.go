@@ -68,6 +68,7 @@ func Run(t *testing.T, h Harness) {
 		{"SharedBacking", testSharedBacking},
 		{"Ready", testReady},
 		{"ExpiryIndex", testExpiryIndex},
+		{"Records", testRecords},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
