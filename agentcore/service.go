@@ -54,10 +54,13 @@ type Info struct {
 // (BaseAgentService). Create it with New, register tools with AddTool, then
 // Run it.
 type Service struct {
-	info     Info
-	cfg      Config
-	log      *slog.Logger
-	store    fileserve.Store
+	info  Info
+	cfg   Config
+	log   *slog.Logger
+	store fileserve.Store
+	// backing is the store itself, whose optional capabilities (expiry
+	// index, records) the instrumented store hides.
+	backing  fileserve.Store
 	signer   *signing.Signer
 	files    *fileserve.Server
 	resolver *resolver
@@ -107,7 +110,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if err != nil {
 		return nil, &ConfigError{"AGENT_STORAGE_URL", fileserve.RedactURL(cfg.StorageURL), err}
 	}
-	s.store = fileserve.Instrument(store, s.registry)
+	s.store, s.backing = fileserve.Instrument(store, s.registry), store
 	// Call folders are per-process scratch and stay on local disk: beside
 	// the files of a disk store, in the data folder otherwise.
 	scratch := cfg.DataDir
@@ -167,6 +170,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			{Area: fileserve.Outputs, TTL: cfg.OutputTTL},
 			{Area: fileserve.Staging, TTL: cfg.StagingTTL},
 		},
+		Records:  []cleanup.RecordRule{{Kind: a2aTaskKind, TTL: cfg.OutputTTL}},
 		Schedule: cfg.CleanupSchedule,
 		Logger:   s.log,
 		Metrics:  s.registry,
