@@ -151,12 +151,12 @@ image-s3: build/versitygw/$(VERSITYGW_VERSION)/versitygw
 	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
 
 ## up-scale: the scale-out variant (deploy/docker-compose.scale.yml): versitygw and two composer replicas sharing
-##   one bucket and one signing key; settings in deploy/.env.scale (copy deploy/.env.scale.example, fill in the
-##   secrets); down-scale: stop it
+##   one bucket and one signing key; settings in deploy/.env.scale, written with fresh secrets (mode 0600) by
+##   deploy/scale-env.sh when missing; down-scale: stop it (with or without the settings file)
 SCALE_PROJECT ?= agenturascale
 SCALE_ENV     ?= deploy/.env.scale
 up-scale: images image-s3
-	@test -f $(SCALE_ENV) || { echo "$(SCALE_ENV) is missing: cp deploy/.env.scale.example $(SCALE_ENV) and fill in its secrets"; exit 1; }
+	deploy/scale-env.sh $(SCALE_ENV)
 	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) up -d
 	@# wait-healthy.sh's Compose calls interpolate the file too: export the env file's lines as they are (no shell
 	@# evaluation, so secrets may hold any character).
@@ -164,7 +164,9 @@ up-scale: images image-s3
 		COMPOSE_PROJECT_NAME=$(SCALE_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.scale.yml'
 
 down-scale:
-	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) down
+	@# Without the settings file (never brought up, or removed), any value of the secrets does for down.
+	if [ -f $(SCALE_ENV) ]; then $(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) down; \
+	else SCALE_SIGNING_KEY=x S3_ACCESS_KEY=x S3_SECRET_KEY=x $(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml down; fi
 
 ## e2e-scale: only the scale-out test (deploy/e2e TestComposeScale; make e2e runs it too)
 e2e-scale:
