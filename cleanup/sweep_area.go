@@ -44,6 +44,7 @@ func (s *Sweeper) sweepArea(ctx context.Context, r Rule, cutoff time.Time, st *S
 		}
 		s.log.DebugContext(ctx, "cleanup: deleted expired file", "area", r.Area, "id", v.id, "size", v.size, "created", v.created)
 	}
+	errorsBefore := st.Errors
 	idx, indexed := s.store.(fileserve.ExpiryIndex)
 	full := s.fullPruneDue(r.Area, indexed)
 	if indexed && full {
@@ -100,7 +101,9 @@ func (s *Sweeper) sweepArea(ctx context.Context, r Rule, cutoff time.Time, st *S
 	switch {
 	case !indexed:
 		err = s.store.Prune(ctx, r.Area, cutoff)
-	case !full:
+	case st.Errors == errorsBefore:
+		// Tidy also drops the index buckets before cutoff: only once every
+		// file they name is gone.
 		err = idx.Tidy(ctx, r.Area, cutoff)
 	}
 	if err != nil && ctx.Err() == nil {

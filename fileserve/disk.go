@@ -32,7 +32,7 @@ const (
 // strings never reach a path) and id is 32 random hex digits. A file is
 // written into a folder under tmp/ and renamed into place once its content
 // and metadata are on disk, so it is either absent or complete; just before,
-// an empty entry is made in the expiry index, <root>/index/<area>/<minute>/
+// a line is appended to the expiry index, <root>/index/<area>/<minute>.idx
 // (see [ExpiryIndex]), so that a sweep finds expired files without reading
 // the metadata of every file. Deleting
 // renames the folder away before removing it, so a file that is open keeps
@@ -47,8 +47,7 @@ type DiskStore struct {
 	adoptRename func(oldpath, newpath string) error
 	metas       *boundedMap[string, Meta]
 	// owners is held shared while a file is moved into its owner folder and
-	// indexed, and exclusively while Prune removes empty owner folders and
-	// index buckets. Across processes,
+	// exclusively while Prune removes empty owner folders. Across processes,
 	// Prune's age limit and commit's retry cover the same race.
 	owners sync.RWMutex
 	// inflight holds the temporary folders of writes in progress in this
@@ -215,7 +214,6 @@ func (d *DiskStore) Delete(ctx context.Context, area Area, owner, id string) err
 	if err != nil {
 		return nil
 	}
-	m, merr := readMeta(dir) // names the index entry, removed last
 	tomb := filepath.Join(d.root, tmpDir, "del-"+NewID())
 	if err := os.Rename(dir, tomb); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -226,10 +224,6 @@ func (d *DiskStore) Delete(ctx context.Context, area Area, owner, id string) err
 	d.metas.forget(id)
 	if err := os.RemoveAll(tomb); err != nil {
 		return fmt.Errorf("fileserve: %s file %s is deleted, but removing its remains failed (Prune retries): %w", area, id, err)
-	}
-	if merr == nil {
-		// Left behind, the entry would be dropped by the sweep that finds it.
-		os.Remove(d.indexPath(m))
 	}
 	return nil
 }
@@ -255,24 +249,30 @@ func (d *DiskStore) Walk(ctx context.Context, area Area, fn func(Meta) error) er
 // Prune removes, when last changed before olderThan: the empty owner folders
 // of area, file folders of area whose metadata is missing or unreadable, and
 // everything in tmp/ (the remains of writes and deletes interrupted by a
-// crash). It reads the metadata of every file of area, and gives each file
-// without an expiry index entry (written by an older layout, or whose entry
-// a crash lost) its entry: Tidy is the cheap part of Prune that a frequent
-// sweep runs instead.
+// crash). It reads the metadata of every file of area and the whole index,
+// and gives each file without an index line (written by an older layout,
+// or whose line a crash lost) its line. Tidy is the cheap part of Prune that
+// a frequent sweep runs instead, and the one that removes index buckets.
 func (d *DiskStore) Prune(ctx context.Context, area Area, olderThan time.Time) error {
 	if !area.Valid() {
 		return fmt.Errorf("fileserve: prune: unknown area %q (want outputs or staging)", area)
 	}
+	indexed, err := d.indexed(ctx, area)
+	if err != nil {
+		return err
+	}
 	var errs []error
-	err := d.eachFileDir(area, func(dir string) error {
+	err = d.eachFileDir(area, func(dir string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		m, err := readMeta(dir)
 		switch {
 		case err == nil && m.Area == area:
-			if err := d.ensureIndex(m); err != nil {
-				errs = append(errs, err)
+			if !indexed[m.ID] {
+				if err := d.writeIndex(m); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		case err != nil && lastChange(dir).Before(olderThan):
 			if err := os.RemoveAll(dir); err != nil {
@@ -284,10 +284,8 @@ func (d *DiskStore) Prune(ctx context.Context, area Area, olderThan time.Time) e
 	if err != nil {
 		return err
 	}
-	for _, prune := range []func(Area, time.Time) error{d.pruneOwners, d.pruneBuckets} {
-		if err := prune(area, olderThan); err != nil {
-			errs = append(errs, err)
-		}
+	if err := d.pruneOwners(area, olderThan); err != nil {
+		errs = append(errs, err)
 	}
 	if err := d.pruneTmp(olderThan); err != nil {
 		errs = append(errs, err)

@@ -1,73 +1,85 @@
 package fileserve
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 )
 
-// The DiskStore's expiry index lives under <root>/index/<area>/<bucket>/,
-// one empty file per stored file named by indexEntry; a bucket is the UTC
-// minute of the files' creation ("20060102T1504"), so os.ReadDir lists the
-// buckets oldest first and a sweep opens only the buckets that reach back
-// before its cutoff.
+// The DiskStore's expiry index is one file per area and minute,
+// <root>/index/<area>/<bucket>.idx, a bucket being the UTC minute of the
+// files' creation ("20060102T1504"): commit appends one line (indexEntry)
+// per file. os.ReadDir lists the buckets oldest first, so a sweep reads only
+// the buckets that start before its cutoff, and removes a bucket with one
+// unlink once its files are gone. Lines are never removed: Delete leaves
+// its file's line, which the sweep that reaches it finds gone.
 const (
 	bucketWidth  = time.Minute
 	bucketLayout = "20060102T1504"
+	bucketExt    = ".idx"
 )
 
 var _ ExpiryIndex = (*DiskStore)(nil)
 
-// bucketOf is the bucket folder name of a creation time.
-func bucketOf(t time.Time) string { return t.UTC().Format(bucketLayout) }
+// bucketOf is the bucket file name of a creation time.
+func bucketOf(t time.Time) string { return t.UTC().Format(bucketLayout) + bucketExt }
 
-// indexPath is the path of m's index entry.
-func (d *DiskStore) indexPath(m Meta) string {
-	return filepath.Join(d.root, indexDir, string(m.Area), bucketOf(m.Created), indexEntry(m))
+// bucketStart parses a bucket file name.
+func bucketStart(name string) (time.Time, bool) {
+	base, ok := strings.CutSuffix(name, bucketExt)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(bucketLayout, base)
+	return t, err == nil
 }
 
-// writeIndex creates m's index entry. commit calls it before the file
-// becomes visible, so that no file lacks an entry; an entry without a file
-// (a crash in between) is dropped by the sweep that finds it.
+// writeIndex appends m's line to its bucket. commit calls it before the
+// file becomes visible, so that no file lacks a line (a crash in between
+// leaves a line without a file, which the sweep that finds it skips). One
+// write of a line shorter than a page with O_APPEND is not interleaved
+// with another process's.
 func (d *DiskStore) writeIndex(m Meta) error {
-	p := d.indexPath(m)
-	var err error
-	// Tidy may remove an empty bucket between MkdirAll and the create; retry.
-	for range 5 {
-		if err = os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			break
-		}
-		var f *os.File
-		if f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o600); err == nil {
-			return f.Close()
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			break
+	p := filepath.Join(d.root, indexDir, string(m.Area), bucketOf(m.Created))
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(filepath.Dir(p), 0o700); err == nil {
+			f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		}
 	}
-	return fmt.Errorf("write expiry index entry: %w", err)
+	if err != nil {
+		return fmt.Errorf("write expiry index: %w", err)
+	}
+	_, err = f.Write([]byte(indexEntry(m) + "\n"))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write expiry index: %w", err)
+	}
+	return nil
 }
 
-// ensureIndex gives a stored file that has no index entry (written by the
-// layout before the index existed) its entry. Prune calls it for every file.
-func (d *DiskStore) ensureIndex(m Meta) error {
-	if _, err := os.Lstat(d.indexPath(m)); err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return d.writeIndex(m)
+// indexed returns the ids of area that have a line in the index.
+func (d *DiskStore) indexed(ctx context.Context, area Area) (map[string]bool, error) {
+	ids := map[string]bool{}
+	err := d.eachIndexed(ctx, area, time.Time{}, true, func(x Expired) error {
+		ids[x.ID] = true
+		return nil
+	})
+	return ids, err
 }
 
-// Expired calls fn with every file of area created before cutoff, read from
-// the index: the bucket folders are listed, and only those starting before
-// cutoff are opened.
-func (d *DiskStore) Expired(ctx context.Context, area Area, cutoff time.Time, fn func(Expired) error) error {
-	if !area.Valid() {
-		return fmt.Errorf("fileserve: expired: unknown area %q (want outputs or staging)", area)
-	}
+// eachIndexed calls fn with the lines of area's buckets that start before
+// cutoff (all buckets when all is true) and name files created before it.
+func (d *DiskStore) eachIndexed(ctx context.Context, area Area, cutoff time.Time, all bool, fn func(Expired) error) error {
 	areaDir := filepath.Join(d.root, indexDir, string(area))
 	buckets, err := os.ReadDir(areaDir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -77,27 +89,29 @@ func (d *DiskStore) Expired(ctx context.Context, area Area, cutoff time.Time, fn
 		return fmt.Errorf("fileserve: list %s: %w", areaDir, err)
 	}
 	for _, b := range buckets { // sorted by name, that is by time
-		start, err := time.Parse(bucketLayout, b.Name())
-		if err != nil || !b.IsDir() {
+		start, ok := bucketStart(b.Name())
+		if !ok || !b.Type().IsRegular() {
 			continue
 		}
-		if !start.Before(cutoff) {
+		if !all && !start.Before(cutoff) {
 			break
 		}
-		entries, err := os.ReadDir(filepath.Join(areaDir, b.Name()))
+		data, err := os.ReadFile(filepath.Join(areaDir, b.Name()))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // tidied meanwhile
 			}
-			return fmt.Errorf("fileserve: list %s: %w", filepath.Join(areaDir, b.Name()), err)
+			return fmt.Errorf("fileserve: read %s: %w", filepath.Join(areaDir, b.Name()), err)
 		}
-		for _, e := range entries {
+		for len(data) > 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			x, ok := parseIndexEntry(area, e.Name())
-			if !ok || !x.Created.Before(cutoff) || bucketOf(x.Created) != b.Name() {
-				continue
+			var line []byte
+			line, data, _ = bytes.Cut(data, []byte("\n"))
+			x, ok := parseIndexEntry(area, string(line))
+			if !ok || (!all && !x.Created.Before(cutoff)) {
+				continue // a torn line of a crash, or still alive
 			}
 			if err := fn(x); err != nil {
 				return err
@@ -107,29 +121,38 @@ func (d *DiskStore) Expired(ctx context.Context, area Area, cutoff time.Time, fn
 	return ctx.Err()
 }
 
+// Expired calls fn with every file of area created before cutoff, read from
+// the index: only the buckets that start before cutoff are read. Files
+// deleted by Delete since may be named too; Expire finds them gone.
+func (d *DiskStore) Expired(ctx context.Context, area Area, cutoff time.Time, fn func(Expired) error) error {
+	if !area.Valid() {
+		return fmt.Errorf("fileserve: expired: unknown area %q (want outputs or staging)", area)
+	}
+	return d.eachIndexed(ctx, area, cutoff, false, fn)
+}
+
 // Expire removes the file e names: its metadata first, so it is gone for
-// Stat, Open and Walk at once, then its content, its folder and last its
-// index entry, so that a crash half-way leaves an entry the next sweep
-// finds again. Unlinked content stays readable to whoever has it open.
+// Stat, Open and Walk at once, then its content and its folder (three
+// system calls). Unlinked content stays readable to whoever has it open.
+// Its index line stays until Tidy removes the bucket.
 func (d *DiskStore) Expire(ctx context.Context, e Expired) error {
 	if !e.Area.Valid() || !validID(e.ID) || !validID(e.ownerKey) {
 		return fmt.Errorf("fileserve: expire: %w (invalid area, owner or id)", ErrNotFound)
 	}
 	dir := filepath.Join(d.root, string(e.Area), e.ownerKey, e.ID)
 	gone := 0
-	for _, p := range []string{filepath.Join(dir, metaFile), filepath.Join(dir, dataFile), dir} {
-		if err := os.Remove(p); err != nil {
+	for _, step := range []struct {
+		rm   func(string) error
+		path string
+	}{{syscall.Unlink, filepath.Join(dir, metaFile)}, {syscall.Unlink, filepath.Join(dir, dataFile)}, {syscall.Rmdir, dir}} {
+		if err := step.rm(step.path); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("fileserve: expire %s file %s: %w", e.Area, e.ID, err)
+				return fmt.Errorf("fileserve: expire %s file %s: %w", e.Area, e.ID, &fs.PathError{Op: "remove", Path: step.path, Err: err})
 			}
 			gone++
 		}
 	}
 	d.metas.forget(e.ID)
-	entry := filepath.Join(d.root, indexDir, string(e.Area), bucketOf(e.Created), e.entry())
-	if err := os.Remove(entry); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("fileserve: %s file %s is deleted, but removing its index entry failed (the next sweep retries): %w", e.Area, e.ID, err)
-	}
 	if gone == 3 {
 		return notFound(e.Area, e.ID)
 	}
@@ -137,8 +160,10 @@ func (d *DiskStore) Expire(ctx context.Context, e Expired) error {
 }
 
 // Tidy removes, when last changed before olderThan, the empty owner folders
-// and index buckets of area and everything in tmp/; unlike Prune it does not
-// look at every stored file.
+// of area and everything in tmp/, and the index buckets of area that ended
+// before olderThan: call it after the files they name were expired (a file
+// still there whose bucket went is indexed again by the next full Prune).
+// Unlike Prune it does not look at every stored file.
 func (d *DiskStore) Tidy(ctx context.Context, area Area, olderThan time.Time) error {
 	if !area.Valid() {
 		return fmt.Errorf("fileserve: tidy: unknown area %q (want outputs or staging)", area)
@@ -159,22 +184,25 @@ func (d *DiskStore) Tidy(ctx context.Context, area Area, olderThan time.Time) er
 	return ctx.Err()
 }
 
-// pruneBuckets removes the empty index buckets of area that ended before
-// olderThan.
+// pruneBuckets removes the index buckets of area that ended before olderThan.
 func (d *DiskStore) pruneBuckets(area Area, olderThan time.Time) error {
 	areaDir := filepath.Join(d.root, indexDir, string(area))
 	buckets, err := os.ReadDir(areaDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	d.owners.Lock()
-	defer d.owners.Unlock()
+	var errs []error
 	for _, b := range buckets {
-		start, err := time.Parse(bucketLayout, b.Name())
-		if err != nil || !start.Add(bucketWidth).Before(olderThan) {
+		start, ok := bucketStart(b.Name())
+		if !ok || !start.Add(bucketWidth).Before(olderThan) {
+			if ok {
+				break // sorted: the rest is younger
+			}
 			continue
 		}
-		os.Remove(filepath.Join(areaDir, b.Name())) // fails, as it should, unless empty
+		if err := os.Remove(filepath.Join(areaDir, b.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
