@@ -14,8 +14,8 @@ import (
 // it; the cleanup sweeper uses it when a store does and falls back to
 // Store.Walk otherwise.
 //
-// A store with an index keeps one small entry per file, named by the file's
-// creation time, written before the file becomes visible. Files written
+// A store with an index keeps one small entry per file, ordered by the
+// file's creation time, written before the file becomes visible. Files written
 // before the store had an index (an older layout) have no entry: the store's
 // Prune adds the missing entries, so the sweeper's periodic full Prune
 // migrates them and they expire as usual.
@@ -25,14 +25,15 @@ type ExpiryIndex interface {
 	// the entries it returns, plus a listing of time buckets. Returning an
 	// error from fn stops the listing with that error.
 	Expired(ctx context.Context, area Area, cutoff time.Time, fn func(Expired) error) error
-	// Expire removes the file e names and its index entry. A reader that
-	// has the file open reads on to its end. A file found already gone
+	// Expire removes the file e names; its index entry goes with it or at
+	// the next Tidy. A reader that has the file open reads on to its end. A file found already gone
 	// yields an error wrapping ErrNotFound (its entry is removed all the
 	// same); S3 cannot tell, so S3Store reports success.
 	Expire(ctx context.Context, e Expired) error
 	// Tidy is the part of Prune whose cost does not grow with the number
-	// of stored files: temporary remains, empty owner folders and empty
-	// index buckets last changed before olderThan.
+	// of stored files: temporary remains and empty owner folders last
+	// changed before olderThan, and the index of files created before
+	// olderThan, which the caller has expired.
 	Tidy(ctx context.Context, area Area, olderThan time.Time) error
 }
 
