@@ -57,14 +57,17 @@ func (s *Sweeper) sweepArea(ctx context.Context, r Rule, cutoff time.Time, st *S
 	if indexed {
 		// A long sweep moves its cutoff forward: files that expired while
 		// it ran go in the same sweep, not a scheduled period later.
-		for range maxRounds {
+		// Each round lists everything created before its cutoff, so once the
+		// last round is done, everything before its cutoff was seen: that is
+		// the cutoff Tidy gets.
+		for round := 1; ; round++ {
 			n := s.deleteAll(ctx, r.Area, done, failed, func(emit func(victim) error) error {
 				return idx.Expired(ctx, r.Area, cutoff, func(e fileserve.Expired) error {
 					return emit(victim{id: e.ID, size: e.Size, created: e.Created, remove: func(ctx context.Context) error { return idx.Expire(ctx, e) }})
 				})
 			})
 			next := s.now().Add(-r.TTL)
-			if n == 0 || ctx.Err() != nil || !next.After(cutoff) {
+			if n == 0 || ctx.Err() != nil || !next.After(cutoff) || round == maxRounds {
 				break
 			}
 			cutoff = next
