@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -28,16 +27,21 @@ import (
 type scaleDeployment struct {
 	*deployment
 	env        []string // the env file's lines: Compose v1 interpolates ${...} on every command
-	publicURL  string   // AGENT_PUBLIC_URL of both replicas (replica A's port: no balancer in the file)
+	publicURL  string   // AGENT_PUBLIC_URL of both replicas: the balancer's, or replica A's port
 	aURL, bURL string   // each replica's own base
 	s3URL      string   // S3_PUBLIC_ENDPOINT: where a redirect sends clients
+	lbURL      string   // the balancer's HTTPS base
+	lbHTTPURL  string   // the balancer's plain HTTP base (redirects only)
+	tlsDir     string   // the local CA (ca.pem) and the balancer's lb.pem
 }
 
 // startScale writes an env file from deploy/.env.scale.example with fresh
-// secrets, free ports and this run's project, brings the project up and
-// waits for every health check. It is always taken down again, volumes
-// included. IMAGE_TAG picks the images' tag (default latest, as `make images`).
-func startScale(t *testing.T) *scaleDeployment {
+// secrets, free ports, a balancer certificate from a fresh local CA and this
+// run's project, brings the project up and waits for every health check. It
+// is always taken down again, volumes included. IMAGE_TAG picks the images'
+// tag (default latest, as `make images`). viaBalancer makes the balancer's
+// HTTPS address the public URL; otherwise it is replica A's port.
+func startScale(t *testing.T, viaBalancer bool) *scaleDeployment {
 	t.Helper()
 	requireDocker(t)
 	root := repoRoot(t)
@@ -45,7 +49,7 @@ func startScale(t *testing.T) *scaleDeployment {
 	if tag == "" {
 		tag = "latest"
 	}
-	aPort, bPort, s3Port := freePort(t), freePort(t), freePort(t)
+	aPort, bPort, s3Port, lbPort, lbHTTPPort := freePort(t), freePort(t), freePort(t), freePort(t), freePort(t)
 	s := &scaleDeployment{
 		deployment: &deployment{
 			root:    root,
@@ -57,7 +61,14 @@ func startScale(t *testing.T) *scaleDeployment {
 		aURL: "http://localhost:" + strconv.Itoa(aPort),
 		bURL: "http://localhost:" + strconv.Itoa(bPort),
 	}
+	s.lbURL = "https://localhost:" + strconv.Itoa(lbPort)
+	s.lbHTTPURL = "http://localhost:" + strconv.Itoa(lbHTTPPort)
 	s.publicURL = s.aURL
+	if viaBalancer {
+		s.publicURL = s.lbURL
+	}
+	s.tlsDir = filepath.Join(t.TempDir(), "tls")
+	run(t, nil, filepath.Join(root, "deploy", "scale-tls.sh"), s.tlsDir)
 	s.s3URL = "http://localhost:" + strconv.Itoa(s3Port)
 	example, err := os.ReadFile(filepath.Join(root, "deploy", ".env.scale.example"))
 	must(t, err, "read deploy/.env.scale.example")
@@ -65,6 +76,10 @@ func startScale(t *testing.T) *scaleDeployment {
 		"COMPOSE_PROJECT_NAME": s.project,
 		"COMPOSER_IMAGE":       "agentura/composer-agent:" + tag,
 		"S3_IMAGE":             "agentura/s3:" + tag,
+		"LB_IMAGE":             "agentura/lb:" + tag,
+		"LB_HTTPS_PORT":        strconv.Itoa(lbPort),
+		"LB_HTTP_PORT":         strconv.Itoa(lbHTTPPort),
+		"SCALE_TLS_DIR":        s.tlsDir,
 		"SCALE_SIGNING_KEY":    randomHex(t, 32),
 		"S3_ACCESS_KEY":        randomHex(t, 10),
 		"S3_SECRET_KEY":        randomHex(t, 20),
@@ -74,7 +89,11 @@ func startScale(t *testing.T) *scaleDeployment {
 		"SCALE_PUBLIC_URL":     s.publicURL,
 		"S3_PUBLIC_ENDPOINT":   s.s3URL,
 		// Nothing embedded: every file the CLI saves came over HTTP from a replica.
+		// Through the balancer, the load test checks downloads against the embedded copy.
 		"AGENT_EMBED_MAX_BYTES": "0",
+	}
+	if viaBalancer {
+		set["AGENT_EMBED_MAX_BYTES"] = "65536"
 	}
 	env := string(example)
 	for k, v := range set {
@@ -146,8 +165,8 @@ func (s *scaleDeployment) via(t *testing.T, url, base string) string {
 // B recreated with AGENT_S3_REDIRECT=true redirects to S3's public endpoint. The bucket's volume keeps the S3
 // metadata in extended attributes, and no container runs as root.
 func TestComposeScale(t *testing.T) {
-	s := startScale(t)
-	for _, svc := range []string{"s3", "composer-a", "composer-b"} {
+	s := startScale(t, false)
+	for _, svc := range []string{"s3", "composer-a", "composer-b", "lb"} {
 		id := s.containerID(t, svc)
 		if uid := processUID(t, id); uid == "0" {
 			t.Errorf("%s runs as root", svc)
@@ -262,40 +281,15 @@ func producedURL(t *testing.T, text, name string) string {
 // the structured content; an error fails the test.
 func statelessCall(t *testing.T, base, tool string, args map[string]any) map[string]any {
 	t.Helper()
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-		"params": map[string]any{"name": tool, "arguments": args}})
-	must(t, err, "marshal the request")
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/mcp", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", string(mcptest.Protocol))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("POST %s/mcp: %v", base, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST %s/mcp %s: %s: %s", base, tool, resp.Status, raw)
-	}
-	// The answer is one JSON-RPC message, as JSON or as one SSE event.
-	msg := raw
-	for _, line := range strings.Split(string(raw), "\n") {
-		if data, ok := strings.CutPrefix(line, "data: "); ok {
-			msg = []byte(data)
-		}
-	}
+	raw := rpc(t, http.DefaultClient, base+"/mcp", "tools/call", map[string]any{"name": tool, "arguments": args})
 	var out struct {
-		Result *struct {
-			IsError    bool           `json:"isError"`
-			Structured map[string]any `json:"structuredContent"`
-		} `json:"result"`
-		Error *struct{ Message string } `json:"error"`
+		IsError    bool           `json:"isError"`
+		Structured map[string]any `json:"structuredContent"`
 	}
-	if err := json.Unmarshal(msg, &out); err != nil || out.Error != nil || out.Result == nil || out.Result.IsError {
-		t.Fatalf("%s on %s without a session: %v; answer: %s", tool, base, err, raw)
+	if err := json.Unmarshal(raw, &out); err != nil || out.IsError {
+		t.Fatalf("%s on %s without a session: %v; result: %s", tool, base, err, raw)
 	}
-	return out.Result.Structured
+	return out.Structured
 }
 
 // status is the status code of a GET of url.

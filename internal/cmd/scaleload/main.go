@@ -131,8 +131,8 @@ func run(ctx context.Context, cfg config, log io.Writer) (report, error) {
 					rep.failed++
 					if len(rep.firstErrors) < 10 {
 						rep.firstErrors = append(rep.firstErrors, err.Error())
+						fmt.Fprintf(log, "scaleload: %v\n", err)
 					}
-					fmt.Fprintf(log, "scaleload: %v\n", err)
 				} else {
 					rep.bytes += size
 					rep.latencies = append(rep.latencies, time.Since(began))
