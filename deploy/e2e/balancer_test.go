@@ -83,7 +83,7 @@ func TestComposeScaleBalancer(t *testing.T) {
 	for i := range 10 {
 		out := rpc(t, hc, s.lbURL+"/a2a", "tasks/get", map[string]any{"id": task.ID})
 		var got struct {
-			ID     string `json:"id"`
+			ID     string                 `json:"id"`
 			Status struct{ State string } `json:"status"`
 		}
 		if err := json.Unmarshal(out, &got); err != nil || got.ID != task.ID || got.Status.State != "completed" {
