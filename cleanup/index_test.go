@@ -110,3 +110,29 @@ func TestLongSweepMovesCutoff(t *testing.T) {
 		t.Errorf("after the sweep: first %v, second %v, third %v; want only the third", exists(t, st, first), exists(t, st, second), exists(t, st, third))
 	}
 }
+
+// TestDeletesRunConcurrentlyWithinTheBound: a sweep deletes Workers files at
+// once, never more.
+func TestDeletesRunConcurrentlyWithinTheBound(t *testing.T) {
+	disk := newStore(t)
+	for range 9 {
+		put(t, disk, fileserve.Outputs, "alice", "f.txt", []byte("f"))
+	}
+	b := boundary(t)
+	var inflight, peak atomic.Int32
+	st := &hookStore{Store: disk, onDelete: func(string) error {
+		n := inflight.Add(1)
+		defer inflight.Add(-1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(50 * time.Millisecond) // slow deletions overlap
+		return nil
+	}}
+	s := newSweeper(t, cleanup.Config{Store: st, Now: at(b.Add(outputTTL)), Workers: 3})
+	if stats := sweep(t, s); stats.Files != 9 {
+		t.Errorf("sweep deleted %d files, want 9", stats.Files)
+	}
+	if p := peak.Load(); p != 3 {
+		t.Errorf("at most %d deletions ran at once, want 3 (Workers)", p)
+	}
+}
