@@ -33,6 +33,7 @@ type Config struct {
 	InputRoots      []string      // AGENT_INPUT_ROOTS: folders whose files may be named by path; empty: none
 	FetchAllowHosts []string      // AGENT_FETCH_ALLOW_HOSTS: hosts fetched although private/loopback
 	PeerURLs        []PeerURL     // AGENT_PEER_URLS: PUBLIC=INTERNAL base URLs of peer agents (peers.go)
+	TrustedProxies  []string      // AGENT_TRUSTED_PROXIES: IPs, CIDR prefixes or host names of proxies whose X-Forwarded-For is believed (proxies.go); empty: none
 	FetchTimeout    time.Duration // AGENT_FETCH_TIMEOUT: whole-fetch timeout of a URL input; default 2m
 	Auth            string        // AGENT_AUTH: "none" or "jwt"
 	AuthJWTSecret   string        // AGENT_AUTH_JWT_SECRET: HS256 secret for caller tokens
@@ -160,6 +161,7 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 		EmbedMaxBytes:      size("AGENT_EMBED_MAX_BYTES", DefaultEmbedMaxBytes),
 		InputRoots:         list("AGENT_INPUT_ROOTS", ":"),
 		FetchAllowHosts:    list("AGENT_FETCH_ALLOW_HOSTS", ","),
+		TrustedProxies:     list("AGENT_TRUSTED_PROXIES", ","),
 		FetchTimeout:       dur("AGENT_FETCH_TIMEOUT", DefaultFetchTimeout),
 		Auth:               str("AGENT_AUTH", "none"),
 		AuthJWTSecret:      str("AGENT_AUTH_JWT_SECRET", ""),
@@ -215,6 +217,9 @@ func (c *Config) normalize() error {
 	}
 	if _, err := compilePeers(c.PeerURLs); err != nil {
 		bad("AGENT_PEER_URLS", fmt.Sprint(c.PeerURLs), err)
+	}
+	if _, err := parseTrustedProxies(c.TrustedProxies); err != nil {
+		bad("AGENT_TRUSTED_PROXIES", strings.Join(c.TrustedProxies, ","), err)
 	}
 	if err := cleanup.CheckSchedule(c.CleanupSchedule); err != nil {
 		bad("AGENT_CLEANUP_SCHEDULE", c.CleanupSchedule, err)

@@ -61,6 +61,7 @@ type Service struct {
 	// backing is the store itself, whose optional capabilities (expiry
 	// index, records) the instrumented store hides.
 	backing  fileserve.Store
+	proxies  *trustedProxies // AGENT_TRUSTED_PROXIES; nil: none
 	signer   *signing.Signer
 	files    *fileserve.Server
 	resolver *resolver
@@ -103,6 +104,9 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	}
 	s.draining, s.drain = context.WithCancel(context.Background())
 	s.metrics = newServiceMetrics(s.registry)
+	if s.proxies, err = parseTrustedProxies(cfg.TrustedProxies); err != nil {
+		return nil, &ConfigError{"AGENT_TRUSTED_PROXIES", strings.Join(cfg.TrustedProxies, ","), err}
+	}
 
 	store, err := fileserve.OpenStore(cfg.StorageURL, fileserve.S3Config{
 		AccessKey: cfg.AWSAccessKeyID, SecretKey: cfg.AWSSecretAccessKey, SessionToken: cfg.AWSSessionToken, Region: cfg.AWSRegion,

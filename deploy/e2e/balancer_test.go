@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,26 @@ func TestComposeScaleBalancer(t *testing.T) {
 	code, doc := get(t, hc, call.Structured.URL)
 	if code != http.StatusOK || !strings.Contains(doc, "Through the balancer") {
 		t.Fatalf("download through the balancer: %d, %q", code, doc)
+	}
+
+	// The replicas believe X-Forwarded-For from the balancer only: a client's
+	// forged entry is a claim, the address the balancer saw is the client.
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, call.Structured.URL, nil)
+	req.Header.Set("X-Forwarded-For", "6.6.6.6")
+	resp, err = hc.Do(req)
+	must(t, err, "download with a forged X-Forwarded-For")
+	resp.Body.Close()
+	lbIP := strings.TrimSpace(run(t, nil, "docker", "inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", s.containerID(t, "lb")))
+	clients := map[string]bool{}
+	for _, r := range s.replicas {
+		for _, line := range strings.Split(run(t, nil, "docker", "logs", r.id), "\n") {
+			if m := regexp.MustCompile(`client=(\S+) method=GET path=/files/`).FindStringSubmatch(line); m != nil {
+				clients[m[1]] = true
+			}
+		}
+	}
+	if len(clients) == 0 || clients["6.6.6.6"] || clients[lbIP] {
+		t.Errorf("the replicas logged downloads from %v; want the address the balancer (%s) saw, never 6.6.6.6 nor the balancer", clients, lbIP)
 	}
 
 	// 3. An A2A task created through the balancer is found on every try.

@@ -88,6 +88,8 @@ func startScale(t *testing.T, embed string) *scaleDeployment {
 		"SCALE_PUBLIC_URL":      s.publicURL,
 		"S3_PUBLIC_ENDPOINT":    s.s3URL,
 		"AGENT_EMBED_MAX_BYTES": embed,
+		// Every request logged, with the client address the replica believes.
+		"AGENT_LOG_LEVEL": "debug",
 	}
 	env := string(example)
 	for k, v := range set {
