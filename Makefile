@@ -141,7 +141,7 @@ down:
 
 ## e2e: build the images, then test them on the Docker engine: each image with testcontainers-go, the compose
 ## deployment driven from the host with the agentura CLI (deploy/e2e.sh; fails when Docker is missing)
-e2e: images image-s3
+e2e: images image-s3 image-lb
 	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi
 	deploy/e2e.sh
 
@@ -179,22 +179,39 @@ image-s3: build/versitygw/$(VERSITYGW_VERSION)/versitygw
 	docker build -q -t agentura/s3:$(IMAGE_TAG) -f deploy/Dockerfile.s3 $(S3_IMAGE_CTX)
 	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
 
-## up-scale: the scale-out variant (deploy/docker-compose.scale.yml): versitygw and two composer replicas sharing
-##   one bucket and one signing key; settings in deploy/.env.scale (copy deploy/.env.scale.example, fill in the
-##   secrets); down-scale: stop it
+## image-lb: the load balancer of the scale-out compose (agentura/lb): HAProxy from Debian's package on the local
+##   base image (deploy/Dockerfile.lb, deploy/lb/haproxy.cfg)
+.PHONY: image-lb
+image-lb:
+	BASE_IMAGE=$(BASE_IMAGE) deploy/make-base-image.sh
+	docker build -q --build-arg BASE_IMAGE=$(BASE_IMAGE) -t agentura/lb:$(IMAGE_TAG) -f deploy/Dockerfile.lb deploy/lb
+	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
+
+## up-scale: the scale-out variant (deploy/docker-compose.scale.yml): versitygw and SCALE_REPLICAS (2) composer replicas sharing
+##   one bucket and one signing key behind an HAProxy balancer on https://localhost:8443; settings in
+##   deploy/.env.scale, written with fresh secrets (mode 0600) by deploy/scale-env.sh when missing; the balancer's
+##   certificate from a local CA in build/scale-tls (curl --cacert build/scale-tls/ca.pem); down-scale: stop it
+##   (with or without the settings file)
 SCALE_PROJECT ?= agenturascale
 SCALE_ENV     ?= deploy/.env.scale
-up-scale: images image-s3
-	@test -f $(SCALE_ENV) || { echo "$(SCALE_ENV) is missing: cp deploy/.env.scale.example $(SCALE_ENV) and fill in its secrets"; exit 1; }
-	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) up -d
+SCALE_REPLICAS ?= 2
+up-scale: images image-s3 image-lb
+	deploy/scale-env.sh $(SCALE_ENV)
+	deploy/scale-tls.sh build/scale-tls
+	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) up -d --scale composer=$(SCALE_REPLICAS)
 	@# wait-healthy.sh's Compose calls interpolate the file too: export the env file's lines as they are (no shell
 	@# evaluation, so secrets may hold any character).
 	bash -c 'while IFS= read -r l; do export "$$l"; done < <(grep -E "^[A-Z0-9_]+=" "$(SCALE_ENV)"); \
 		COMPOSE_PROJECT_NAME=$(SCALE_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.scale.yml'
 
 down-scale:
-	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) down
+	@# Without the settings file (never brought up, or removed), any value of the secrets does for down. The
+	@# replicas' work folders (anonymous volumes) go with them; the bucket's volume stays.
+	if [ -f $(SCALE_ENV) ]; then envf="--env-file $(SCALE_ENV)"; else export SCALE_SIGNING_KEY=x S3_ACCESS_KEY=x S3_SECRET_KEY=x; envf=; fi; \
+	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml $$envf rm -f -s -v composer && \
+	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml $$envf down
 
-## e2e-scale: only the scale-out test (deploy/e2e TestComposeScale; make e2e runs it too)
+## e2e-scale: only the scale-out tests (deploy/e2e TestComposeScale and TestComposeScaleBalancer; make e2e runs them
+##   too); E2E_LOAD_DURATION sets the length of the load test through the balancer (default 20s)
 e2e-scale:
 	$(MAKE) e2e E2E_RUN=TestComposeScale

@@ -9,6 +9,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/internal/promreg"
 	"github.com/agentura/agentura/transfer"
@@ -23,7 +24,14 @@ const DefaultA2AStatusInterval = 5 * time.Second
 // a2aHandler returns the handler of /a2a: a2a-go's JSON-RPC transport over
 // a request handler whose executor runs tools through Invoke.
 func (s *Service) a2aHandler() http.Handler {
-	tasks := newA2ATaskStore(s.cfg.URLTTL, s.cfg.OutputTTL)
+	// Tasks are kept in the file store when it keeps records, where every
+	// replica and a restarted process find them; in memory otherwise.
+	var tasks a2asrv.TaskStore = newA2ATaskStore(s.cfg.URLTTL, s.cfg.OutputTTL)
+	var shared *sharedTaskStore
+	if rs, ok := s.backing.(fileserve.RecordStore); ok {
+		shared = &sharedTaskStore{records: rs, maxPerOwner: a2aMaxSharedTasksPerOwner}
+		tasks = shared
+	}
 	ended, err := promreg.Register(s.registry, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agentura_a2a_tasks_total",
 		Help: "A2A tasks by the state they ended in (completed, failed, canceled).",
@@ -31,11 +39,14 @@ func (s *Service) a2aHandler() http.Handler {
 	if err != nil {
 		panic(fmt.Sprintf("agentcore: register A2A metrics: %v", err)) // a name clash is a programming error
 	}
-	h := a2asrv.NewHandler(&a2aExecutor{svc: s, ended: ended},
+	h := a2asrv.NewHandler(&a2aExecutor{svc: s, ended: ended, shared: shared},
 		a2asrv.WithLogger(s.log.With("transport", "a2a")),
 		a2asrv.WithTaskStore(tasks),
 		a2asrv.WithCallInterceptor(&a2aInterceptor{tasks: tasks}),
 	)
+	if shared != nil {
+		h = &a2aFollower{RequestHandler: h, tasks: shared, every: a2aFollowEvery}
+	}
 	rpc := a2asrv.NewJSONRPCHandler(h)
 	// Inline files arrive as base64 inside JSON-RPC, like MCP's.
 	limit := s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead
@@ -73,6 +84,9 @@ func ownerFromContext(ctx context.Context) string {
 type a2aExecutor struct {
 	svc   *Service
 	ended *prometheus.CounterVec // tasks by final state
+	// shared is the task store other replicas share, nil when tasks are
+	// kept in memory: a task canceled on another replica ends here too.
+	shared *sharedTaskStore
 }
 
 // Execute reports the task submitted and working, runs the tool through
@@ -135,6 +149,12 @@ wait:
 		case out = <-done:
 			break wait
 		case <-tick.C:
+			if x.shared != nil && x.shared.canceledElsewhere(ctx, rc.TaskID) {
+				stop()
+				ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCanceled, agentText(rc, "canceled by the caller"))
+				ev.Final = true
+				return q.Write(context.WithoutCancel(ctx), ev)
+			}
 			elapsed := time.Since(start).Round(time.Second)
 			ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, agentText(rc, fmt.Sprintf("still running %s (%s)", def.Name, elapsed)))
 			ev.Metadata = map[string]any{"elapsed_seconds": int(elapsed.Seconds())}
@@ -218,7 +238,7 @@ type a2aInlineKey struct{}
 // task history.
 type a2aInterceptor struct {
 	a2asrv.PassthroughCallInterceptor
-	tasks *a2aTaskStore
+	tasks a2asrv.TaskStore
 }
 
 // Before takes inline file bytes out of an incoming message into the

@@ -37,6 +37,7 @@ type Config struct {
 	InputRoots      []string      // AGENT_INPUT_ROOTS
 	FetchAllowHosts []string      // AGENT_FETCH_ALLOW_HOSTS
 	PeerURLs        []PeerURL     // AGENT_PEER_URLS (peers.go)
+	TrustedProxies  []string      // AGENT_TRUSTED_PROXIES (proxies.go)
 	FetchTimeout    time.Duration // AGENT_FETCH_TIMEOUT
 	Auth            string        // AGENT_AUTH
 	AuthJWTSecret   string        // AGENT_AUTH_JWT_SECRET
@@ -122,6 +123,8 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			"none may overlap the data or storage folder or hold the key file").Shown("empty: path inputs refused"),
 		settings.Strings(&c.FetchAllowHosts, "AGENT_FETCH_ALLOW_HOSTS", ",",
 			"hosts (`host` or `host:port`) fetched although private or loopback").Shown("empty"),
+		settings.Strings(&c.TrustedProxies, "AGENT_TRUSTED_PROXIES", ",", "comma-separated IPs, CIDR prefixes or host names "+
+			"(re-resolved every 30 s) of proxies whose `X-Forwarded-For` is believed; from anyone else it is ignored").Shown("empty: none"),
 		settings.Duration(&c.FetchTimeout, "AGENT_FETCH_TIMEOUT", DefaultFetchTimeout, "whole-fetch timeout of a URL input"),
 		settings.Of(&c.PeerURLs, "AGENT_PEER_URLS", nil, "`PUBLIC=INTERNAL` base URLs of peer agents, comma-separated "+
 			"(`http://localhost:8001=http://ocr-agent:8001`): a URL input under a peer's public base is fetched from its "+
@@ -213,6 +216,7 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 	c.AuthJWTAudience = slices.Clone(c.AuthJWTAudience)
 	c.AuthJWTIssuer = slices.Clone(c.AuthJWTIssuer)
 	c.AllowedOrigins = slices.Clone(c.AllowedOrigins)
+	c.TrustedProxies = slices.Clone(c.TrustedProxies)
 	vars := c.Settings(agent, defaultAddr)
 	vars.Defaults()
 	var errs []error
@@ -224,6 +228,9 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 	}
 	if _, err := compilePeers(c.PeerURLs); err != nil {
 		bad("AGENT_PEER_URLS", formatPeerURLs(c.PeerURLs), err)
+	}
+	if _, err := parseTrustedProxies(c.TrustedProxies); err != nil {
+		bad("AGENT_TRUSTED_PROXIES", strings.Join(c.TrustedProxies, ","), err)
 	}
 	port := "8080"
 	if i := strings.LastIndexByte(c.Addr, ':'); i >= 0 {

@@ -3,6 +3,7 @@ package agentcore
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -153,6 +154,12 @@ func (s *Service) requestLog() gin.HandlerFunc {
 		// The MCP handler sees request headers (req.Extra.Header), not this
 		// request's context: carry the id there for the call's logger.
 		c.Request.Header.Set("X-Request-Id", id)
+		// Behind a trusted balancer the client is the one it names; the
+		// handlers see that address.
+		client := s.proxies.clientAddr(c.Request)
+		if _, port, err := net.SplitHostPort(c.Request.RemoteAddr); err == nil {
+			c.Request.RemoteAddr = net.JoinHostPort(client, port)
+		}
 		start := time.Now()
 		c.Next()
 		level := slog.LevelDebug
@@ -162,7 +169,7 @@ func (s *Service) requestLog() gin.HandlerFunc {
 		if !s.log.Enabled(c.Request.Context(), level) {
 			return
 		}
-		s.log.Log(c.Request.Context(), level, "http", "request_id", id, "method", c.Request.Method,
+		s.log.Log(c.Request.Context(), level, "http", "request_id", id, "client", client, "method", c.Request.Method,
 			"path", c.Request.URL.Path, "status", c.Writer.Status(), "bytes", c.Writer.Size(),
 			"duration", time.Since(start))
 	}

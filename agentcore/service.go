@@ -55,10 +55,14 @@ type Info struct {
 // (BaseAgentService). Create it with New, register tools with AddTool, then
 // Run it.
 type Service struct {
-	info     Info
-	cfg      Config
-	log      *slog.Logger
-	store    fileserve.Store
+	info  Info
+	cfg   Config
+	log   *slog.Logger
+	store fileserve.Store
+	// backing is the store itself, whose optional capabilities (expiry
+	// index, records) the instrumented store hides.
+	backing  fileserve.Store
+	proxies  *trustedProxies // AGENT_TRUSTED_PROXIES; nil: none
 	signer   *signing.Signer
 	files    *filehttp.Server
 	resolver *resolver
@@ -104,6 +108,9 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	}
 	s.draining, s.drain = context.WithCancel(context.Background())
 	s.metrics = newServiceMetrics(s.registry)
+	if s.proxies, err = parseTrustedProxies(cfg.TrustedProxies); err != nil {
+		return nil, &ConfigError{Var: "AGENT_TRUSTED_PROXIES", Value: strings.Join(cfg.TrustedProxies, ","), Err: err}
+	}
 
 	store, scratch, redirect, err := cfg.openStore()
 	if err != nil {
@@ -112,6 +119,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if s.store, err = instrumentStore(store, s.registry); err != nil {
 		return nil, err
 	}
+	s.backing = store
 	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls")); err != nil {
 		return nil, err
 	}
@@ -155,11 +163,14 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		fetch:    newFetcher(cfg.FetchAllowHosts, cfg.FetchTimeout).withPeers(cfg.PeerURLs),
 	}
 	s.sweeper, err = cleanup.New(cleanup.Config{
-		Store: s.store,
+		// The store itself, not its instrumented wrapper: the sweeper uses
+		// its expiry index (fileserve.ExpiryIndex) when it has one.
+		Store: store,
 		Rules: []cleanup.Rule{
 			{Area: fileserve.Outputs, TTL: cfg.OutputTTL},
 			{Area: fileserve.Staging, TTL: cfg.StagingTTL},
 		},
+		Records:  []cleanup.RecordRule{{Kind: a2aTaskKind, TTL: cfg.OutputTTL}},
 		Schedule: cfg.CleanupSchedule,
 		Logger:   s.log,
 		Metrics:  s.registry,

@@ -2,7 +2,8 @@
 # e2e.sh — the deployment tests (make e2e runs it after `make images`): the Go tests tagged e2e in deploy/e2e (a module of its own),
 # which start the composer image with testcontainers-go and the whole docker compose project, driven from the
 # host. Whatever happens, the compose project of the test is taken down again (volumes included).
-# E2E_OCR_PORT / E2E_COMPOSER_PORT move the published ports (default 8001 / 8002); E2E_RUN picks tests (go test -run).
+# E2E_OCR_PORT / E2E_COMPOSER_PORT move the published ports (default 8001 / 8002); E2E_RUN picks tests (go test -run);
+# E2E_LOAD_DURATION is the length of the load test through the scale-out balancer (default 20s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 project=agenturae2e

@@ -34,7 +34,10 @@ const (
 // ownerkey is the first 32 hex digits of the SHA-256 of the owner (owner
 // strings never reach a path) and id is 32 random hex digits. A file is
 // written into a folder under tmp/ and renamed into place once its content
-// and metadata are on disk, so it is either absent or complete. Deleting
+// and metadata are on disk, so it is either absent or complete; just before,
+// a line is appended to the expiry index, <root>/index/<area>/<minute>.idx
+// (see [ExpiryIndex]), so that a sweep finds expired files without reading
+// the metadata of every file. Deleting
 // renames the folder away before removing it, so a file that is open keeps
 // reading to its end.
 //
@@ -67,7 +70,7 @@ func NewDiskStore(root string) (*DiskStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fileserve: resolve store root %q: %w", root, err)
 	}
-	for _, dir := range []string{string(Outputs), string(Staging), tmpDir} {
+	for _, dir := range []string{string(Outputs), string(Staging), tmpDir, IndexDir} {
 		if err := os.MkdirAll(filepath.Join(abs, dir), 0o700); err != nil {
 			return nil, fmt.Errorf("fileserve: create store folder: %w (check that the data directory is writable)", err)
 		}
@@ -251,17 +254,32 @@ func (d *DiskStore) Walk(ctx context.Context, area Area, fn func(Meta) error) er
 // Prune removes, when last changed before olderThan: the empty owner folders
 // of area, file folders of area whose metadata is missing or unreadable, and
 // everything in tmp/ (the remains of writes and deletes interrupted by a
-// crash).
+// crash). It reads the metadata of every file of area and the whole index,
+// and gives each file without an index line (written by an older layout,
+// or whose line a crash lost) its line. Tidy is the cheap part of Prune that
+// a frequent sweep runs instead, and the one that removes index buckets.
 func (d *DiskStore) Prune(ctx context.Context, area Area, olderThan time.Time) error {
 	if !area.Valid() {
 		return fmt.Errorf("fileserve: prune: unknown area %q (want outputs or staging)", area)
 	}
+	indexed, err := d.indexed(ctx, area)
+	if err != nil {
+		return err
+	}
 	var errs []error
-	err := d.eachFileDir(area, func(dir string) error {
+	err = d.eachFileDir(area, func(dir string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if _, err := readMeta(dir); err != nil && lastChange(dir).Before(olderThan) {
+		m, err := readMeta(dir)
+		switch {
+		case err == nil && m.Area == area:
+			if !indexed[m.ID] {
+				if err := d.writeIndex(m); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		case err != nil && lastChange(dir).Before(olderThan):
 			if err := os.RemoveAll(dir); err != nil {
 				errs = append(errs, err)
 			}
@@ -271,24 +289,46 @@ func (d *DiskStore) Prune(ctx context.Context, area Area, olderThan time.Time) e
 	if err != nil {
 		return err
 	}
-	owners, err := os.ReadDir(filepath.Join(d.root, string(area)))
-	if err != nil {
+	if err := d.pruneOwners(area, olderThan); err != nil {
+		errs = append(errs, err)
+	}
+	if err := d.pruneTmp(olderThan); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("fileserve: prune %s: %w", area, err)
 	}
+	return nil
+}
+
+// pruneOwners removes the empty owner folders of area whose own entries last
+// changed before olderThan.
+func (d *DiskStore) pruneOwners(area Area, olderThan time.Time) error {
+	owners, err := os.ReadDir(filepath.Join(d.root, string(area)))
+	if err != nil {
+		return err
+	}
 	d.owners.Lock()
+	defer d.owners.Unlock()
 	for _, o := range owners {
 		p := filepath.Join(d.root, string(area), o.Name())
-		if o.IsDir() && lastChange(p).Before(olderThan) {
-			// Fails, as it should, unless the folder is empty.
-			os.Remove(p)
+		// The folder's own time changes when a file enters or leaves it.
+		if fi, err := o.Info(); err == nil && o.IsDir() && fi.ModTime().Before(olderThan) {
+			os.Remove(p) // fails, as it should, unless the folder is empty
 		}
 	}
-	d.owners.Unlock()
+	return nil
+}
+
+// pruneTmp removes what in tmp/ is not a write in progress in this process
+// and last changed before olderThan.
+func (d *DiskStore) pruneTmp(olderThan time.Time) error {
 	tmp := filepath.Join(d.root, tmpDir)
 	entries, err := os.ReadDir(tmp)
 	if err != nil {
-		return fmt.Errorf("fileserve: prune %s: %w", tmp, err)
+		return err
 	}
+	var errs []error
 	for _, e := range entries {
 		p := filepath.Join(tmp, e.Name())
 		if _, busy := d.inflight.Load(p); !busy && lastChange(p).Before(olderThan) {
@@ -297,10 +337,7 @@ func (d *DiskStore) Prune(ctx context.Context, area Area, olderThan time.Time) e
 			}
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("fileserve: prune %s: %w", area, err)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // readyFreeBytes is the least free space a disk store needs to be ready,
@@ -400,6 +437,9 @@ func (d *DiskStore) commit(dir string, m Meta) (Meta, error) {
 	final := filepath.Join(parent, m.ID)
 	d.owners.RLock()
 	defer d.owners.RUnlock()
+	if err := d.writeIndex(m); err != nil {
+		return Meta{}, err
+	}
 	var err error
 	// Another process's Prune may remove the owner folder between MkdirAll
 	// and Rename; retry.

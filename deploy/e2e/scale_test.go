@@ -5,9 +5,10 @@ package e2e
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -29,16 +30,24 @@ import (
 type scaleDeployment struct {
 	*deployment
 	env        []string // the env file's lines: Compose v1 interpolates ${...} on every command
-	publicURL  string   // AGENT_PUBLIC_URL of both replicas (replica A's port: no balancer in the file)
-	aURL, bURL string   // each replica's own base
-	s3URL      string   // S3_PUBLIC_ENDPOINT: where a redirect sends clients
+	publicURL  string   // AGENT_PUBLIC_URL of every replica: the balancer's HTTPS address
+	aURL, bURL string   // the first two replicas' own bases (their addresses in the network)
+	replicas   []replica
+	s3URL      string // S3_PUBLIC_ENDPOINT: where a redirect sends clients
+	lbURL      string // the balancer's HTTPS base
+	lbHTTPURL  string // the balancer's plain HTTP base (redirects only)
+	tlsDir     string // the local CA (ca.pem) and the balancer's lb.pem
 }
 
 // startScale writes an env file from deploy/.env.scale.example with fresh
-// secrets, free ports and this run's project, brings the project up and
-// waits for every health check. It is always taken down again, volumes
-// included. IMAGE_TAG picks the images' tag (default latest, as `make images`).
-func startScale(t *testing.T) *scaleDeployment {
+// secrets, free ports, a balancer certificate from a fresh local CA and this
+// run's project, brings the project up with scaleReplicas composer replicas
+// (as `make up-scale` with SCALE_REPLICAS) and waits for every health check.
+// The balancer's HTTPS address is the public URL; this process and the
+// programs it runs trust the local CA. The project is always taken down
+// again, volumes included. IMAGE_TAG picks the images' tag (default latest,
+// as `make images`). embed sets AGENT_EMBED_MAX_BYTES.
+func startScale(t *testing.T, embed string) *scaleDeployment {
 	t.Helper()
 	requireDocker(t)
 	root := repoRoot(t)
@@ -46,7 +55,7 @@ func startScale(t *testing.T) *scaleDeployment {
 	if tag == "" {
 		tag = "latest"
 	}
-	aPort, bPort, s3Port := freePort(t), freePort(t), freePort(t)
+	s3Port, lbPort, lbHTTPPort := freePort(t), freePort(t), freePort(t)
 	s := &scaleDeployment{
 		deployment: &deployment{
 			root:    root,
@@ -55,27 +64,33 @@ func startScale(t *testing.T) *scaleDeployment {
 			project: "agenturae2escale", // deploy/e2e.sh tears this project down too
 			compose: composeCommand(t),
 		},
-		aURL: "http://localhost:" + strconv.Itoa(aPort),
-		bURL: "http://localhost:" + strconv.Itoa(bPort),
 	}
-	s.publicURL = s.aURL
+	s.lbURL = "https://localhost:" + strconv.Itoa(lbPort)
+	s.lbHTTPURL = "http://localhost:" + strconv.Itoa(lbHTTPPort)
+	s.publicURL = s.lbURL
+	s.tlsDir = filepath.Join(t.TempDir(), "tls")
+	run(t, nil, filepath.Join(root, "deploy", "scale-tls.sh"), s.tlsDir)
+	trustCA(t, filepath.Join(s.tlsDir, "ca.pem"))
 	s.s3URL = "http://localhost:" + strconv.Itoa(s3Port)
 	example, err := os.ReadFile(filepath.Join(root, "deploy", ".env.scale.example"))
 	must(t, err, "read deploy/.env.scale.example")
 	set := map[string]string{
-		"COMPOSE_PROJECT_NAME": s.project,
-		"COMPOSER_IMAGE":       "agentura/composer-agent:" + tag,
-		"S3_IMAGE":             "agentura/s3:" + tag,
-		"SCALE_SIGNING_KEY":    randomHex(t, 32),
-		"S3_ACCESS_KEY":        randomHex(t, 10),
-		"S3_SECRET_KEY":        randomHex(t, 20),
-		"COMPOSER_A_PORT":      strconv.Itoa(aPort),
-		"COMPOSER_B_PORT":      strconv.Itoa(bPort),
-		"S3_PORT":              strconv.Itoa(s3Port),
-		"SCALE_PUBLIC_URL":     s.publicURL,
-		"S3_PUBLIC_ENDPOINT":   s.s3URL,
-		// Nothing embedded: every file the CLI saves came over HTTP from a replica.
-		"AGENT_EMBED_MAX_BYTES": "0",
+		"COMPOSE_PROJECT_NAME":  s.project,
+		"COMPOSER_IMAGE":        "agentura/composer-agent:" + tag,
+		"S3_IMAGE":              "agentura/s3:" + tag,
+		"LB_IMAGE":              "agentura/lb:" + tag,
+		"LB_HTTPS_PORT":         strconv.Itoa(lbPort),
+		"LB_HTTP_PORT":          strconv.Itoa(lbHTTPPort),
+		"SCALE_TLS_DIR":         s.tlsDir,
+		"SCALE_SIGNING_KEY":     randomHex(t, 32),
+		"S3_ACCESS_KEY":         randomHex(t, 10),
+		"S3_SECRET_KEY":         randomHex(t, 20),
+		"S3_PORT":               strconv.Itoa(s3Port),
+		"SCALE_PUBLIC_URL":      s.publicURL,
+		"S3_PUBLIC_ENDPOINT":    s.s3URL,
+		"AGENT_EMBED_MAX_BYTES": embed,
+		// Every request logged, with the client address the replica believes.
+		"AGENT_LOG_LEVEL": "debug",
 	}
 	env := string(example)
 	for k, v := range set {
@@ -101,11 +116,78 @@ func startScale(t *testing.T) *scaleDeployment {
 			t.Errorf("compose down: %v\n%s", err, out)
 		}
 	})
-	if out, err := s.run("up", "-d"); err != nil {
+	if out, err := s.run("up", "-d", "--scale", "composer="+strconv.Itoa(scaleReplicas)); err != nil {
 		t.Fatalf("compose up: %v\n%s", err, out)
 	}
 	s.waitHealthy(t)
+	s.findReplicas(t)
 	return s
+}
+
+// scaleReplicas is how many composer replicas the tests run.
+const scaleReplicas = 2
+
+// replica is one composer container, reached at its address in the network.
+type replica struct {
+	id, url string
+}
+
+// findReplicas looks up the composer containers, in the order of their
+// names, and sets aURL and bURL to the first two.
+func (s *scaleDeployment) findReplicas(t *testing.T) {
+	t.Helper()
+	out, err := s.run("ps", "-q", "composer")
+	if err != nil {
+		t.Fatalf("compose ps composer: %v\n%s", err, out)
+	}
+	s.replicas = nil
+	for _, id := range strings.Fields(out) {
+		f := strings.Fields(run(t, nil, "docker", "inspect", "-f", "{{.Name}} {{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", id))
+		if len(f) < 2 {
+			t.Fatalf("container %s has no address in the network", id)
+		}
+		s.replicas = append(s.replicas, replica{id: f[0] + " " + id, url: "http://" + f[1] + ":8002"})
+	}
+	if len(s.replicas) != scaleReplicas {
+		t.Fatalf("%d composer replicas run, want %d", len(s.replicas), scaleReplicas)
+	}
+	slices.SortFunc(s.replicas, func(a, b replica) int { return strings.Compare(a.id, b.id) })
+	for i := range s.replicas {
+		s.replicas[i].id = strings.Fields(s.replicas[i].id)[1]
+	}
+	s.aURL, s.bURL = s.replicas[0].url, s.replicas[1].url
+}
+
+// stopReplica stops replica i (0 is A) as `docker stop` does: SIGTERM, then
+// 10 s for requests in flight.
+func (s *scaleDeployment) stopReplica(t *testing.T, i int) {
+	t.Helper()
+	run(t, nil, "docker", "stop", "--time", "10", s.replicas[i].id)
+}
+
+// startReplica starts a stopped replica again and waits for its health check.
+func (s *scaleDeployment) startReplica(t *testing.T, i int) {
+	t.Helper()
+	run(t, nil, "docker", "start", s.replicas[i].id)
+	s.waitHealthy(t)
+}
+
+// trustCA makes this process's default HTTP client, and the programs it
+// starts (SSL_CERT_FILE), trust the CA in caFile besides nothing else: the
+// balancer's certificate is the only one they meet here.
+func trustCA(t *testing.T, caFile string) {
+	t.Helper()
+	pem, err := os.ReadFile(caFile)
+	must(t, err, "read the local CA")
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("%s holds no certificate", caFile)
+	}
+	tr := http.DefaultTransport.(*http.Transport)
+	old := tr.TLSClientConfig
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	t.Cleanup(func() { tr.TLSClientConfig = old })
+	t.Setenv("SSL_CERT_FILE", caFile)
 }
 
 // waitHealthy waits for the health checks with deploy/wait-healthy.sh, as
@@ -139,7 +221,8 @@ func (s *scaleDeployment) via(t *testing.T, url, base string) string {
 }
 
 // TestComposeScale runs deploy/docker-compose.scale.yml: versitygw and two
-// composer replicas sharing its bucket and one signing key. A PDF produced
+// composer replicas (--scale composer=2) sharing its bucket and one signing
+// key, each reached at its own address in the network. A PDF produced
 // through replica A with the agentura CLI downloads through replica B with
 // the same signed URL; a sequence of stateless MCP calls (mcp-go) alternates
 // between A and B, each replica taking the other's URLs as inputs; with A
@@ -147,24 +230,27 @@ func (s *scaleDeployment) via(t *testing.T, url, base string) string {
 // B recreated with AGENT_S3_REDIRECT=true redirects to S3's public endpoint. The bucket's volume keeps the S3
 // metadata in extended attributes, and no container runs as root.
 func TestComposeScale(t *testing.T) {
-	s := startScale(t)
-	for _, svc := range []string{"s3", "composer-a", "composer-b"} {
-		id := s.containerID(t, svc)
+	// Nothing embedded: every file the CLI saves came over HTTP from a replica.
+	s := startScale(t, "0")
+	ids, err := s.run("ps", "-q")
+	must(t, err, "compose ps")
+	for _, id := range strings.Fields(ids) {
+		name := strings.TrimSpace(run(t, nil, "docker", "inspect", "-f", "{{.Name}}", id))
 		if uid := processUID(t, id); uid == "0" {
-			t.Errorf("%s runs as root", svc)
+			t.Errorf("%s runs as root", name)
 		}
 		if ro := strings.TrimSpace(run(t, nil, "docker", "inspect", "-f", "{{.HostConfig.ReadonlyRootfs}}", id)); ro != "true" {
-			t.Errorf("%s: the root file system is writable", svc)
+			t.Errorf("%s: the root file system is writable", name)
 		}
 	}
 
 	// 1. The CLI calls B; the file it saves came through the shared public
-	// URL, which is A (nothing is embedded in this run). A bare stateless JSON-RPC POST (no initialize, no
+	// URL, the balancer (nothing is embedded in this run). A bare stateless JSON-RPC POST (no initialize, no
 	// session) to A makes a PDF whose URL downloads through B.
 	cli := agenturaCLI(t, s.root)
 	// Called on B directly, the CLI is told that A's origin (the public URL) is
 	// trusted too; behind a balancer the two are one origin.
-	cli.flags = []string{"--allow-host", strings.TrimPrefix(s.publicURL, "http://")}
+	cli.flags = []string{"--allow-host", strings.TrimPrefix(s.publicURL, "https://")}
 	work := t.TempDir()
 	var made cliResult
 	cli.call(t, &made, s.bURL+"/mcp", "compose_document",
@@ -181,7 +267,7 @@ func TestComposeScale(t *testing.T) {
 	urlA := fileOf(t, statelessCall(t, s.aURL, "compose_document", map[string]any{
 		"markdown": "# Scale report\n\nMade by replica A", "format": "pdf", "filename": "part-a.pdf",
 	}), "part-a.pdf")
-	partA := mcptest.Download(t, urlA) // through the public URL: A
+	partA := mcptest.Download(t, urlA) // through the public URL: the balancer
 	if got := mcptest.Download(t, s.via(t, urlA, s.bURL)); !bytes.Equal(got, partA) {
 		t.Errorf("replica B serves %d bytes for A's URL; A serves %d", len(got), len(partA))
 	}
@@ -211,14 +297,19 @@ func TestComposeScale(t *testing.T) {
 		t.Errorf("the final PDF holds A's page %d times; want 2 (merged-on-a, then part-a again)", n)
 	}
 
-	// 3. B alone recreated with AGENT_S3_REDIRECT=true: it answers a valid
-	// URL with a redirect to a presigned URL on S3_PUBLIC_ENDPOINT, which
-	// the host follows to the same bytes.
+	// 3. The replicas recreated with AGENT_S3_REDIRECT=true: B answers a
+	// valid URL with a redirect to a presigned URL on S3_PUBLIC_ENDPOINT,
+	// which the host follows to the same bytes.
 	s.setEnv(t, "AGENT_S3_REDIRECT", "true")
-	if out, err := s.run("up", "-d", "--no-deps", "composer-b"); err != nil {
-		t.Fatalf("compose up composer-b with AGENT_S3_REDIRECT=true: %v\n%s", err, out)
+	// Removed first, with their work volumes, which a recreation would leave behind.
+	if out, err := s.run("rm", "-f", "-s", "-v", "composer"); err != nil {
+		t.Fatalf("compose rm composer: %v\n%s", err, out)
+	}
+	if out, err := s.run("up", "-d", "--no-deps", "--scale", "composer="+strconv.Itoa(scaleReplicas), "composer"); err != nil {
+		t.Fatalf("compose up composer with AGENT_S3_REDIRECT=true: %v\n%s", err, out)
 	}
 	s.waitHealthy(t)
+	s.findReplicas(t)
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, s.via(t, urlA, s.bURL), nil)
 	resp, err := noFollow.Do(req)
@@ -236,9 +327,7 @@ func TestComposeScale(t *testing.T) {
 	// the s3 image's probe, the one HTTP client in these images).
 	s3 := s.containerID(t, "s3")
 	run(t, nil, "docker", "exec", s3, "/httpprobe", "http://composer:8002/readyz")
-	if out, err := s.run("stop", "--timeout", "10", "composer-a"); err != nil {
-		t.Fatalf("compose stop composer-a: %v\n%s", err, out)
-	}
+	s.stopReplica(t, 0)
 	if got := mcptest.Download(t, s.via(t, urlA, s.bURL)); !bytes.Equal(got, partA) {
 		t.Errorf("with A stopped, B serves %d bytes for A's URL; want %d", len(got), len(partA))
 	}
@@ -263,40 +352,15 @@ func producedURL(t *testing.T, text, name string) string {
 // the structured content; an error fails the test.
 func statelessCall(t *testing.T, base, tool string, args map[string]any) map[string]any {
 	t.Helper()
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-		"params": map[string]any{"name": tool, "arguments": args}})
-	must(t, err, "marshal the request")
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/mcp", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", string(mcptest.Protocol))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("POST %s/mcp: %v", base, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST %s/mcp %s: %s: %s", base, tool, resp.Status, raw)
-	}
-	// The answer is one JSON-RPC message, as JSON or as one SSE event.
-	msg := raw
-	for _, line := range strings.Split(string(raw), "\n") {
-		if data, ok := strings.CutPrefix(line, "data: "); ok {
-			msg = []byte(data)
-		}
-	}
+	raw := rpc(t, http.DefaultClient, base+"/mcp", "tools/call", map[string]any{"name": tool, "arguments": args})
 	var out struct {
-		Result *struct {
-			IsError    bool           `json:"isError"`
-			Structured map[string]any `json:"structuredContent"`
-		} `json:"result"`
-		Error *struct{ Message string } `json:"error"`
+		IsError    bool           `json:"isError"`
+		Structured map[string]any `json:"structuredContent"`
 	}
-	if err := json.Unmarshal(msg, &out); err != nil || out.Error != nil || out.Result == nil || out.Result.IsError {
-		t.Fatalf("%s on %s without a session: %v; answer: %s", tool, base, err, raw)
+	if err := json.Unmarshal(raw, &out); err != nil || out.IsError {
+		t.Fatalf("%s on %s without a session: %v; result: %s", tool, base, err, raw)
 	}
-	return out.Result.Structured
+	return out.Structured
 }
 
 // status is the status code of a GET of url.

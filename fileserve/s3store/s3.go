@@ -256,8 +256,11 @@ func (s *Store) add(ctx context.Context, f fileserve.NewFile, write func(key str
 	if err == nil {
 		m := sr.Meta(f)
 		m.ID, m.Created = id, time.Now().UTC()
-		if err = s.putMeta(ctx, dir, m); err == nil {
-			return m, nil
+		if err = s.putIndex(ctx, m); err == nil {
+			if err = s.putMeta(ctx, dir, m); err == nil {
+				return m, nil
+			}
+			// An index entry without a file is dropped by the sweep that finds it.
 		}
 	}
 	// The upload failed or was aborted; remove what may have landed. The
@@ -326,14 +329,19 @@ func (s *Store) Open(ctx context.Context, area fileserve.Area, owner, id string)
 }
 
 // Delete removes a file: its metadata first, so it is gone for every
-// reader at once, then its content. Deleting a missing file, or with an
+// reader at once, then its content, then its expiry index entry. Deleting a missing file, or with an
 // invalid id, is not an error.
 func (s *Store) Delete(ctx context.Context, area fileserve.Area, owner, id string) error {
 	if !area.Valid() || owner == "" || !fileserve.ValidID(id) {
 		return nil
 	}
 	dir := s.fileKey(area, owner, id)
-	for _, key := range []string{dir + metaFile, dir + dataFile} {
+	keys := []string{dir + metaFile, dir + dataFile}
+	if m, err := s.getMeta(ctx, dir+metaFile); err == nil && m.ID == id && m.Area == area {
+		// Left behind, the entry would be dropped by the sweep that finds it.
+		keys = append(keys, s.indexPrefix(area)+fileserve.IndexEntry(m))
+	}
+	for _, key := range keys {
 		if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil && !isNoSuchKey(err) {
 			return fmt.Errorf("s3store: delete %s file %s: %w", area, id, s.s3Error("remove", key, err))
 		}

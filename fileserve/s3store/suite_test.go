@@ -3,6 +3,7 @@ package s3store_test
 import (
 	"bytes"
 	"context"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -61,12 +62,15 @@ func TestS3StoreSuite(t *testing.T) {
 			bucket := configOf(st).Bucket
 			ctx := context.Background()
 			data, meta := map[string]bool{}, map[string]bool{}
+			var indexed []string // ids with an expiry index entry
 			n := 0
 			for obj := range cli.ListObjectsIter(ctx, bucket, minio.ListObjectsOptions{Recursive: true}) {
 				if obj.Err != nil {
 					t.Fatal(obj.Err)
 				}
 				switch {
+				case strings.HasPrefix(obj.Key, "index/"):
+					indexed = append(indexed, obj.Key[strings.LastIndex(obj.Key, ".")+1:])
 				case strings.HasSuffix(obj.Key, "/data"):
 					data[strings.TrimSuffix(obj.Key, "data")] = true
 				case strings.HasSuffix(obj.Key, "/meta.json"):
@@ -83,6 +87,15 @@ func TestS3StoreSuite(t *testing.T) {
 			for dir := range meta {
 				if !data[dir] {
 					n++ // metadata without content: a file that cannot be read
+				}
+			}
+			ids := map[string]bool{}
+			for dir := range meta {
+				ids[path.Base(dir)] = true
+			}
+			for _, id := range indexed {
+				if !ids[id] {
+					n++ // an index entry of no file
 				}
 			}
 			for up := range cli.ListIncompleteUploads(ctx, bucket, "", true) {

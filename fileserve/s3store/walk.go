@@ -41,7 +41,9 @@ func (s *Store) Walk(ctx context.Context, area fileserve.Area, fn func(fileserve
 // process are left alone whatever their age; those of other processes are
 // as young as the upload, which olderThan (a TTL of minutes or hours in the
 // past) leaves alone too. Several processes may prune at once: removing a
-// missing key is not an error in S3.
+// missing key is not an error in S3. It lists every key of area, and gives
+// each file without an expiry index entry (written by an older layout) its
+// entry: Tidy is the cheap part of Prune that a frequent sweep runs instead.
 func (s *Store) Prune(ctx context.Context, area fileserve.Area, olderThan time.Time) error {
 	if !area.Valid() {
 		return fmt.Errorf("s3store: prune: unknown area %q (want outputs or staging)", area)
@@ -49,6 +51,7 @@ func (s *Store) Prune(ctx context.Context, area fileserve.Area, olderThan time.T
 	type files struct {
 		data, meta bool
 		changed    time.Time
+		id         string
 	}
 	byDir := map[string]*files{}
 	err := s.list(ctx, s.prefix+string(area)+"/", func(obj minio.ObjectInfo) error {
@@ -59,7 +62,7 @@ func (s *Store) Prune(ctx context.Context, area fileserve.Area, olderThan time.T
 		dir := strings.TrimSuffix(obj.Key, name)
 		f := byDir[dir]
 		if f == nil {
-			f = &files{}
+			f = &files{id: id}
 			byDir[dir] = f
 		}
 		if _, busy := s.inflight.Load(id); busy {
@@ -75,16 +78,28 @@ func (s *Store) Prune(ctx context.Context, area fileserve.Area, olderThan time.T
 		return fmt.Errorf("s3store: prune %s: %w", area, err)
 	}
 	var errs []error
-	remove := func(key string) {
-		if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil && !isNoSuchKey(err) {
-			errs = append(errs, s.s3Error("remove", key, err))
-		}
-	}
+	stored := map[string]string{} // id → key folder of every complete file
 	for dir, f := range byDir {
-		if f.data && !f.meta && f.changed.Before(olderThan) {
-			remove(dir + dataFile)
+		switch {
+		case f.data && f.meta:
+			stored[f.id] = dir
+		case f.data && f.changed.Before(olderThan):
+			if err := s.client.RemoveObject(ctx, s.bucket, dir+dataFile, minio.RemoveObjectOptions{}); err != nil && !isNoSuchKey(err) {
+				errs = append(errs, s.s3Error("remove", dir+dataFile, err))
+			}
 		}
 	}
+	errs = append(errs, s.repairIndex(ctx, area, stored), s.abortUploads(ctx, area, olderThan), s.pruneTmp(ctx, olderThan))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("s3store: prune %s: %w", area, err)
+	}
+	return nil
+}
+
+// abortUploads aborts the multipart uploads of area begun before olderThan,
+// except this process's uploads in progress.
+func (s *Store) abortUploads(ctx context.Context, area fileserve.Area, olderThan time.Time) error {
+	var errs []error
 	for up := range s.client.ListIncompleteUploads(ctx, s.bucket, s.prefix+string(area)+"/", true) {
 		if up.Err != nil {
 			errs = append(errs, s.s3Error("list uploads", s.prefix+string(area)+"/", up.Err))
@@ -98,19 +113,21 @@ func (s *Store) Prune(ctx context.Context, area fileserve.Area, olderThan time.T
 			errs = append(errs, s.s3Error("abort upload", up.Key, err))
 		}
 	}
-	err = s.list(ctx, s.prefix+tmpDir+"/", func(obj minio.ObjectInfo) error {
+	return errors.Join(errs...)
+}
+
+// pruneTmp removes the readiness probes under tmp/ written before olderThan.
+func (s *Store) pruneTmp(ctx context.Context, olderThan time.Time) error {
+	var errs []error
+	err := s.list(ctx, s.prefix+tmpDir+"/", func(obj minio.ObjectInfo) error {
 		if obj.LastModified.Before(olderThan) {
-			remove(obj.Key)
+			if err := s.client.RemoveObject(ctx, s.bucket, obj.Key, minio.RemoveObjectOptions{}); err != nil && !isNoSuchKey(err) {
+				errs = append(errs, s.s3Error("remove", obj.Key, err))
+			}
 		}
 		return nil
 	})
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("s3store: prune %s: %w", area, err)
-	}
-	return nil
+	return errors.Join(append(errs, err)...)
 }
 
 // list calls fn with every object under prefix.

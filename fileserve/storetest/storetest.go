@@ -67,6 +67,8 @@ func Run(t *testing.T, h Harness) {
 		{"Concurrent", testConcurrent},
 		{"SharedBacking", testSharedBacking},
 		{"Ready", testReady},
+		{"ExpiryIndex", testExpiryIndex},
+		{"Records", testRecords},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })

@@ -68,7 +68,26 @@ type Config struct {
 	// Now returns the current time, against which ages are measured.
 	// nil means time.Now; tests pass a fake clock.
 	Now func() time.Time
+	// Records name kinds of records ([fileserve.RecordStore]) to expire, and
+	// how long after its last write a record is kept; on a store without
+	// records they do nothing.
+	Records []RecordRule
+	// Workers is how many deletions run at once; 0 means DefaultWorkers.
+	Workers int
+	// FullPruneEvery is how often a sweep of a store with an expiry index
+	// ([fileserve.ExpiryIndex]) also runs the store's full Prune, which
+	// reads every file (and indexes files of an older layout); the sweeps
+	// in between only tidy. The first sweep always runs it. 0 means
+	// DefaultFullPruneEvery.
+	FullPruneEvery time.Duration
 }
+
+// DefaultWorkers is the default of Config.Workers: deletions are mostly
+// waiting on the file system or the S3 server, so a few run at once.
+const DefaultWorkers = 8
+
+// DefaultFullPruneEvery is the default of Config.FullPruneEvery.
+const DefaultFullPruneEvery = time.Hour
 
 // Stats summarise one sweep.
 type Stats struct {
@@ -76,6 +95,8 @@ type Stats struct {
 	Files int
 	// Bytes is the total size of the files deleted.
 	Bytes int64
+	// Records is the number of records deleted.
+	Records int
 	// Errors counts failed walks, deletions and prunes; the sweep goes on
 	// past each of them.
 	Errors int
@@ -86,12 +107,18 @@ type Stats struct {
 // Sweeper deletes expired files of a store, on demand ([Sweeper.Sweep]) or on
 // a schedule ([Sweeper.Start]). It is safe for concurrent use.
 type Sweeper struct {
-	store   fileserve.Store
-	rules   []Rule
-	spec    string
-	log     *slog.Logger
-	now     func() time.Time
-	metrics *metrics // nil: no metrics
+	store     fileserve.Store
+	rules     []Rule
+	records   []RecordRule
+	spec      string
+	log       *slog.Logger
+	now       func() time.Time
+	metrics   *metrics // nil: no metrics
+	workers   int
+	fullEvery time.Duration
+
+	pruneMu  sync.Mutex
+	lastFull map[fileserve.Area]time.Time // when each area was last fully pruned
 
 	mu      sync.Mutex
 	state   runState
@@ -154,6 +181,22 @@ func New(cfg Config) (*Sweeper, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	if cfg.Workers < 0 || cfg.FullPruneEvery < 0 {
+		return nil, fmt.Errorf("cleanup: Workers (%d) and FullPruneEvery (%v) must not be negative; 0 means the default", cfg.Workers, cfg.FullPruneEvery)
+	}
+	s.workers, s.fullEvery = cfg.Workers, cfg.FullPruneEvery
+	records, err := checkRecordRules(cfg.Records)
+	if err != nil {
+		return nil, err
+	}
+	s.records = records
+	if s.workers == 0 {
+		s.workers = DefaultWorkers
+	}
+	if s.fullEvery == 0 {
+		s.fullEvery = DefaultFullPruneEvery
+	}
+	s.lastFull = map[fileserve.Area]time.Time{}
 	if cfg.Metrics != nil {
 		m, err := newMetrics(cfg.Metrics, s.rules)
 		if err != nil {
@@ -232,8 +275,9 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 		if r.TTL == 0 || ctx.Err() != nil {
 			continue
 		}
-		s.sweepArea(ctx, r.Area, now.Add(-r.TTL), &st, fail)
+		s.sweepArea(ctx, r, now.Add(-r.TTL), &st, fail)
 	}
+	s.sweepRecords(ctx, now, &st, fail)
 	st.Duration = time.Since(began)
 
 	var err error
@@ -249,60 +293,18 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 	if s.metrics != nil {
 		s.metrics.sweeps.WithLabelValues(result).Inc()
 	}
-	attrs := []any{"files", st.Files, "bytes", st.Bytes, "errors", st.Errors, "duration", st.Duration}
+	attrs := []any{"files", st.Files, "bytes", st.Bytes, "records", st.Records, "errors", st.Errors, "duration", st.Duration}
 	switch {
 	case st.Errors > 0:
 		s.log.WarnContext(ctx, "cleanup: sweep done with errors", append(attrs, "err", first)...)
 	case ctx.Err() != nil:
 		s.log.InfoContext(ctx, "cleanup: sweep interrupted", append(attrs, "err", ctx.Err())...)
-	case st.Files > 0:
+	case st.Files > 0 || st.Records > 0:
 		s.log.InfoContext(ctx, "cleanup: sweep done", attrs...)
 	default:
 		s.log.DebugContext(ctx, "cleanup: sweep done", attrs...)
 	}
 	return st, err
-}
-
-// sweepArea deletes the files of area created before cutoff, then prunes it.
-func (s *Sweeper) sweepArea(ctx context.Context, area fileserve.Area, cutoff time.Time, st *Stats, fail func(error)) {
-	// Collect first, delete after: deleting while a store lists may make
-	// some stores skip or repeat entries.
-	var expired []fileserve.Meta
-	err := s.store.Walk(ctx, area, func(m fileserve.Meta) error {
-		if m.Created.Before(cutoff) {
-			expired = append(expired, m)
-		}
-		return ctx.Err()
-	})
-	if err != nil && ctx.Err() == nil {
-		// Delete what was listed before the walk failed all the same.
-		fail(fmt.Errorf("walk %s: %w", area, err))
-	}
-	for _, m := range expired {
-		if ctx.Err() != nil {
-			return
-		}
-		if err := s.store.Delete(ctx, area, m.Owner, m.ID); err != nil && !errors.Is(err, fileserve.ErrNotFound) {
-			if ctx.Err() != nil {
-				return
-			}
-			fail(fmt.Errorf("delete %s file %s: %w", area, m.ID, err))
-			continue
-		}
-		st.Files++
-		st.Bytes += m.Size
-		if s.metrics != nil {
-			s.metrics.files.WithLabelValues(string(area)).Inc()
-			s.metrics.bytes.WithLabelValues(string(area)).Add(float64(m.Size))
-		}
-		s.log.DebugContext(ctx, "cleanup: deleted expired file", "area", area, "id", m.ID, "size", m.Size, "created", m.Created)
-	}
-	if ctx.Err() != nil {
-		return
-	}
-	if err := s.store.Prune(ctx, area, cutoff); err != nil && ctx.Err() == nil {
-		fail(fmt.Errorf("prune %s: %w", area, err))
-	}
 }
 
 // Start sweeps once, before it returns, so that a starting agent serves from

@@ -1,0 +1,171 @@
+package agentcore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2asrv"
+
+	"github.com/agentura/agentura/fileserve"
+)
+
+// a2aTaskKind is the kind of record A2A tasks are kept as in the store.
+const a2aTaskKind = "a2a-tasks"
+
+// a2aMaxSharedTasksPerOwner bounds the tasks one owner has in a shared task
+// store: a new task beyond it pushes out the owner's task written longest
+// ago (its files stay downloadable; only tasks/get forgets it).
+const a2aMaxSharedTasksPerOwner = 1000
+
+// a2aFollowEvery is how often a resubscription to a task running on another
+// replica reads the task again.
+const a2aFollowEvery = 500 * time.Millisecond
+
+// sharedTaskStore keeps A2A tasks as records of the file store
+// (fileserve.RecordStore), one per task and owner: every replica sharing
+// the store finds them, and they outlive a restart. Another owner's task is
+// not found. The sweeper deletes a task AGENT_OUTPUT_TTL after its last
+// update; each owner has at most maxPerOwner.
+type sharedTaskStore struct {
+	records     fileserve.RecordStore
+	maxPerOwner int
+}
+
+// keptRecord is the JSON of a task record.
+type keptRecord struct {
+	Owner string    `json:"owner"`
+	Task  *a2a.Task `json:"task"`
+}
+
+// Save implements a2asrv.TaskStore. A task that already ended (canceled on
+// another replica, say) is not overwritten with another state: the save
+// fails, which ends the execution still running it here.
+func (s *sharedTaskStore) Save(ctx context.Context, task *a2a.Task) error {
+	return s.save(ctx, ownerFromContext(ctx), task)
+}
+
+func (s *sharedTaskStore) save(ctx context.Context, owner string, task *a2a.Task) error {
+	prev, err := s.get(ctx, owner, task.ID)
+	switch {
+	case errors.Is(err, a2a.ErrTaskNotFound):
+		if err := s.makeRoom(ctx, owner); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	case prev.Status.State.Terminal() && prev.Status.State != task.Status.State:
+		return fmt.Errorf("task %s already ended %s; its state stays: %w", task.ID, prev.Status.State, a2a.ErrTaskNotCancelable)
+	}
+	data, err := json.Marshal(keptRecord{Owner: owner, Task: task})
+	if err != nil {
+		return fmt.Errorf("encode task: %w", err)
+	}
+	return s.records.PutRecord(ctx, a2aTaskKind, owner, string(task.ID), data)
+}
+
+// Get implements a2asrv.TaskStore: a task of another owner is not found.
+func (s *sharedTaskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
+	return s.get(ctx, ownerFromContext(ctx), id)
+}
+
+func (s *sharedTaskStore) get(ctx context.Context, owner string, id a2a.TaskID) (*a2a.Task, error) {
+	data, err := s.records.GetRecord(ctx, a2aTaskKind, owner, string(id))
+	if errors.Is(err, fileserve.ErrNotFound) {
+		return nil, fmt.Errorf("task %s: %w", id, a2a.ErrTaskNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("task %s: %w", id, err)
+	}
+	var r keptRecord
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("decode task %s: %w", id, err)
+	}
+	if r.Owner != owner || r.Task == nil {
+		return nil, fmt.Errorf("task %s: %w", id, a2a.ErrTaskNotFound)
+	}
+	return r.Task, nil
+}
+
+// makeRoom deletes the owner's tasks written longest ago until a new one
+// fits under maxPerOwner.
+func (s *sharedTaskStore) makeRoom(ctx context.Context, owner string) error {
+	infos, err := s.records.Records(ctx, a2aTaskKind, owner)
+	if err != nil {
+		return fmt.Errorf("count tasks: %w", err)
+	}
+	if len(infos) < s.maxPerOwner {
+		return nil
+	}
+	slices.SortFunc(infos, func(a, b fileserve.RecordInfo) int { return a.Changed.Compare(b.Changed) })
+	for _, r := range infos[:len(infos)-s.maxPerOwner+1] {
+		if err := s.records.DeleteRecord(ctx, a2aTaskKind, owner, r.Name); err != nil {
+			return fmt.Errorf("make room for a task: %w", err)
+		}
+	}
+	return nil
+}
+
+// canceledElsewhere reports whether the stored task was canceled, by a
+// tasks/cancel another replica served.
+func (s *sharedTaskStore) canceledElsewhere(ctx context.Context, id a2a.TaskID) bool {
+	t, err := s.Get(ctx, id)
+	return err == nil && t.Status.State == a2a.TaskStateCanceled
+}
+
+// a2aFollower is the A2A request handler with resubscription across
+// replicas: a2a-go resubscribes a caller only to a task this process
+// executes; a task executed elsewhere is followed in the shared task store,
+// its latest state sent whenever it changes, until it ends.
+type a2aFollower struct {
+	a2asrv.RequestHandler
+	tasks *sharedTaskStore
+	every time.Duration
+}
+
+// OnResubscribeToTask implements a2asrv.RequestHandler.
+func (h *a2aFollower) OnResubscribeToTask(ctx context.Context, params *a2a.TaskIDParams) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		local := false
+		for ev, err := range h.RequestHandler.OnResubscribeToTask(ctx, params) {
+			if !local && errors.Is(err, a2a.ErrTaskNotFound) {
+				break // not executed here
+			}
+			local = true
+			if !yield(ev, err) {
+				return
+			}
+		}
+		if local {
+			return
+		}
+		var last []byte
+		for {
+			task, err := h.tasks.Get(ctx, params.ID)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if b, _ := json.Marshal(task); string(b) != string(last) {
+				last = b
+				if !yield(task, nil) {
+					return
+				}
+			}
+			if task.Status.State.Terminal() {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				yield(nil, ctx.Err())
+				return
+			case <-time.After(h.every):
+			}
+		}
+	}
+}

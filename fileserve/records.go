@@ -1,0 +1,212 @@
+package fileserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// RecordStore is an optional capability of a [Store]: small documents kept
+// beside the files, by kind, owner and name, each replaced whole by a write.
+// agentcore keeps its A2A tasks in it, so that every replica sharing the
+// store sees them and they outlive a restart. Like files, a record is
+// reached only through its owner: another owner's record of the same name is
+// another record. DiskStore and S3Store have it.
+type RecordStore interface {
+	// PutRecord writes the record, replacing any of the same kind, owner
+	// and name at once: readers see the old or the new document whole.
+	PutRecord(ctx context.Context, kind, owner, name string, data []byte) error
+	// GetRecord reads a record, or fails with an error wrapping ErrNotFound.
+	GetRecord(ctx context.Context, kind, owner, name string) ([]byte, error)
+	// DeleteRecord removes a record; removing a missing one is not an error.
+	DeleteRecord(ctx context.Context, kind, owner, name string) error
+	// Records lists the records of kind that owner holds.
+	Records(ctx context.Context, kind, owner string) ([]RecordInfo, error)
+	// ExpireRecords removes the records of kind, of every owner, last
+	// written before olderThan, and returns how many it removed. It lists
+	// the records, and reads none.
+	ExpireRecords(ctx context.Context, kind string, olderThan time.Time) (int, error)
+}
+
+// RecordInfo describes a record listed by [RecordStore.Records].
+type RecordInfo struct {
+	Name    string
+	Size    int64
+	Changed time.Time // when it was last written
+}
+
+// RecordsDir is the folder (DiskStore) or key prefix (S3Store) of records.
+const RecordsDir = "records"
+
+// checkRecord validates the parts of a record's name: kind is 1 to 64
+// lowercase letters, digits and '-'; name 1 to 128 letters, digits, '-',
+// '_' and '.', not starting with '.'; owner is not empty.
+func CheckRecord(kind, owner, name string) error {
+	if !validRecordPart(kind, 64, false) {
+		return fmt.Errorf("fileserve: record kind %q is not valid (1 to 64 of a-z, 0-9, '-')", kind)
+	}
+	if owner == "" {
+		return errors.New("fileserve: a record needs an owner")
+	}
+	if name != "" && !validRecordPart(name, 128, true) {
+		return fmt.Errorf("fileserve: record name %q is not valid (1 to 128 of A-Z, a-z, 0-9, '-', '_', '.', not starting with '.'): %w", name, ErrNotFound)
+	}
+	return nil
+}
+
+func validRecordPart(s string, max int, wide bool) bool {
+	if s == "" || len(s) > max || s[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-':
+		case wide && (c >= 'A' && c <= 'Z' || c == '_' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+var _ RecordStore = (*DiskStore)(nil)
+
+// recordPath is the file of a record: <root>/records/<kind>/<ownerkey>/<name>.
+func (d *DiskStore) recordPath(kind, owner, name string) string {
+	return filepath.Join(d.root, RecordsDir, kind, OwnerKey(owner), name)
+}
+
+// PutRecord writes the record into tmp/ and renames it into place.
+func (d *DiskStore) PutRecord(ctx context.Context, kind, owner, name string, data []byte) error {
+	if err := CheckRecord(kind, owner, name); err != nil {
+		return err
+	}
+	if name == "" {
+		return errors.New("fileserve: a record needs a name")
+	}
+	tmp := filepath.Join(d.root, tmpDir, "rec-"+NewID())
+	d.inflight.Store(tmp, true)
+	defer d.inflight.Delete(tmp)
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("fileserve: write %s record %s: %w", kind, name, err)
+	}
+	p := d.recordPath(kind, owner, name)
+	var err error
+	// ExpireRecords may remove an owner folder left empty in between; retry.
+	for range 5 {
+		if err = os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			break
+		}
+		if err = os.Rename(tmp, p); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("fileserve: write %s record %s: %w", kind, name, err)
+	}
+	return nil
+}
+
+// GetRecord reads a record.
+func (d *DiskStore) GetRecord(ctx context.Context, kind, owner, name string) ([]byte, error) {
+	if err := CheckRecord(kind, owner, name); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(d.recordPath(kind, owner, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("fileserve: %s record %s: %w", kind, name, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fileserve: read %s record %s: %w", kind, name, err)
+	}
+	return b, nil
+}
+
+// DeleteRecord removes a record.
+func (d *DiskStore) DeleteRecord(ctx context.Context, kind, owner, name string) error {
+	if err := CheckRecord(kind, owner, name); err != nil {
+		return nil // no such record
+	}
+	if err := os.Remove(d.recordPath(kind, owner, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("fileserve: delete %s record %s: %w", kind, name, err)
+	}
+	return nil
+}
+
+// Records lists the records of kind that owner holds.
+func (d *DiskStore) Records(ctx context.Context, kind, owner string) ([]RecordInfo, error) {
+	if err := CheckRecord(kind, owner, ""); err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(d.recordPath(kind, owner, "x"))
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fileserve: list %s records: %w", kind, err)
+	}
+	infos := make([]RecordInfo, 0, len(entries))
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			infos = append(infos, RecordInfo{Name: e.Name(), Size: fi.Size(), Changed: fi.ModTime()})
+		}
+	}
+	return infos, nil
+}
+
+// ExpireRecords removes the records of kind last written before olderThan,
+// and the owner folders it leaves empty.
+func (d *DiskStore) ExpireRecords(ctx context.Context, kind string, olderThan time.Time) (int, error) {
+	if err := CheckRecord(kind, "-", ""); err != nil {
+		return 0, err
+	}
+	kindDir := filepath.Join(d.root, RecordsDir, kind)
+	owners, err := os.ReadDir(kindDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("fileserve: list %s records: %w", kind, err)
+	}
+	n := 0
+	var errs []error
+	for _, o := range owners {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		dir := filepath.Join(kindDir, o.Name())
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue // removed meanwhile
+		}
+		left := len(entries)
+		for _, e := range entries {
+			fi, err := e.Info()
+			if err != nil || !fi.ModTime().Before(olderThan) {
+				continue
+			}
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				if !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, err)
+				}
+				continue
+			}
+			n++
+			left--
+		}
+		if left == 0 {
+			os.Remove(dir) // fails, as it should, if a record arrived meanwhile
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return n, fmt.Errorf("fileserve: expire %s records: %w", kind, err)
+	}
+	return n, nil
+}
