@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -61,18 +62,44 @@ func toolError(text string) *mcp.CallToolResult {
 }
 
 // resolve registers a file the registry does not hold from the roots: a
-// path relative to a root, or an absolute path under one (client.Config.Resolve).
+// path relative to a root, or an absolute path under one
+// (client.Config.Resolve). It is registered under its base name, the name
+// the agent and the model call it by afterwards; the same unchanged file
+// named again by its path is the entry it already has.
 func (g *Gateway) resolve(ctx context.Context, name string) (client.Entry, error) {
-	f, err := g.roots.open(name)
+	f, full, err := g.roots.openPath(name)
 	if err != nil {
 		return client.Entry{}, g.missing(name, err)
 	}
 	defer f.Close()
-	regName := name
-	if filepath.IsAbs(name) {
-		regName = filepath.Base(name)
+	st, err := f.Stat()
+	if err != nil {
+		return client.Entry{}, g.missing(name, err)
 	}
-	return g.reg.Add(ctx, filepath.ToSlash(regName), f, client.SourceUpload)
+	key := pathKey{full, st.Size(), st.ModTime()}
+	g.mu.Lock()
+	known, ok := g.byPath[key]
+	g.mu.Unlock()
+	if ok {
+		if e, err := g.reg.Lookup(known); err == nil {
+			return e, nil
+		}
+	}
+	e, err := g.reg.Add(ctx, filepath.Base(full), f, client.SourceUpload)
+	if err != nil {
+		return client.Entry{}, err
+	}
+	g.mu.Lock()
+	g.byPath[key] = e.Name
+	g.mu.Unlock()
+	return e, nil
+}
+
+// pathKey is a file under a root as it was when it was registered.
+type pathKey struct {
+	path    string
+	size    int64
+	modTime time.Time
 }
 
 // missing is the error of a name that is neither a registry name nor a

@@ -40,8 +40,9 @@ type Gateway struct {
 	calls  *progressRoutes
 
 	mu     sync.Mutex
-	routes map[string]route  // the host's tool name → the agent's tool
-	saved  map[string]string // registry name → where it was saved (display form)
+	routes map[string]route   // the host's tool name → the agent's tool
+	saved  map[string]string  // registry name → where it was saved (display form)
+	byPath map[pathKey]string // a file under a root → its registry name
 }
 
 // agent is a connected agent.
@@ -64,7 +65,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, log: cfg.Logger, routes: map[string]route{}, saved: map[string]string{}, calls: newProgressRoutes()}
+	g := &Gateway{cfg: cfg, log: cfg.Logger, routes: map[string]route{}, saved: map[string]string{}, byPath: map[pathKey]string{}, calls: newProgressRoutes()}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}

@@ -69,38 +69,49 @@ var errOutside = errors.New("not under a root")
 // (wrapped) when no root holds it and errOutside for an absolute path, or a
 // symlink, that leads out of every root.
 func (r *roots) open(name string) (*os.File, error) {
-	var tries []func() (*os.File, error)
+	f, _, err := r.openPath(name)
+	return f, err
+}
+
+// openPath is open that also returns the file's path: its root joined with
+// the name under it.
+func (r *roots) openPath(name string) (*os.File, string, error) {
+	type try struct {
+		d   rootDir
+		rel string
+	}
+	var tries []try
 	if filepath.IsAbs(name) {
 		clean := filepath.Clean(name)
 		for _, d := range r.list {
 			for _, base := range []string{d.path, d.real} {
 				rel, err := filepath.Rel(base, clean)
 				if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-					tries = append(tries, func() (*os.File, error) { return d.root.Open(rel) })
+					tries = append(tries, try{d, rel})
 				}
 			}
 		}
 		if len(tries) == 0 {
-			return nil, fmt.Errorf("%s: %w (%s): the gateway reads only files under its roots; start it with --root for that folder", name, errOutside, r)
+			return nil, "", fmt.Errorf("%s: %w (%s): the gateway reads only files under its roots; start it with --root for that folder", name, errOutside, r)
 		}
 	} else {
 		for _, d := range r.list {
-			tries = append(tries, func() (*os.File, error) { return d.root.Open(name) })
+			tries = append(tries, try{d, name})
 		}
 	}
 	var firstErr error
-	for _, try := range tries {
-		f, err := try()
+	for _, t := range tries {
+		f, err := t.d.root.Open(t.rel)
 		if err == nil {
 			st, err := f.Stat()
 			if err == nil && st.Mode().IsRegular() {
-				return f, nil
+				return f, filepath.Join(t.d.path, t.rel), nil
 			}
 			f.Close()
 			if err == nil {
 				err = fmt.Errorf("%s is not a regular file", name)
 			}
-			return nil, err
+			return nil, "", err
 		}
 		if !errors.Is(err, fs.ErrNotExist) && firstErr == nil {
 			firstErr = err
@@ -108,7 +119,7 @@ func (r *roots) open(name string) (*os.File, error) {
 	}
 	if firstErr != nil {
 		// os.Root refuses names that escape it (.., symlinks out).
-		return nil, fmt.Errorf("%s: %w (%s): %v", name, errOutside, r, firstErr)
+		return nil, "", fmt.Errorf("%s: %w (%s): %v", name, errOutside, r, firstErr)
 	}
-	return nil, fmt.Errorf("%s: %w under %s", name, fs.ErrNotExist, r)
+	return nil, "", fmt.Errorf("%s: %w under %s", name, fs.ErrNotExist, r)
 }
