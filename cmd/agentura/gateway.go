@@ -109,6 +109,11 @@ func (f *gatewayFlags) gatewayConfig(urls []string, stderr io.Writer) (gateway.C
 // serveGateway connects to the agents and serves the host on stdio, or on
 // streamable HTTP at listen, until ctx ends or the host goes.
 func serveGateway(ctx context.Context, cfg gateway.Config, listen string, stderr io.Writer) error {
+	if listen != "" {
+		if err := checkLoopback(listen); err != nil {
+			return err
+		}
+	}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	g, err := gateway.New(cctx, cfg)
 	cancel()
@@ -122,10 +127,6 @@ func serveGateway(ctx context.Context, cfg gateway.Config, listen string, stderr
 			return nil // interrupted, or the host closed stdin: done
 		}
 		return err
-	}
-	host, _, err := net.SplitHostPort(listen)
-	if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
-		return fmt.Errorf("--listen %q: give a loopback address such as 127.0.0.1:8090: the gateway reads files under its roots for whoever connects", listen)
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
@@ -143,6 +144,16 @@ func serveGateway(ctx context.Context, cfg gateway.Config, listen string, stderr
 	}()
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	return nil
+}
+
+// checkLoopback refuses a --listen address other than a loopback one: the
+// gateway reads files under its roots for whoever connects.
+func checkLoopback(listen string) error {
+	host, _, err := net.SplitHostPort(listen)
+	if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+		return fmt.Errorf("--listen %q: give a loopback address such as 127.0.0.1:8090: the gateway reads files under its roots for whoever connects", listen)
 	}
 	return nil
 }
