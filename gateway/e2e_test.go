@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -164,7 +165,8 @@ func TestGatewayStdio(t *testing.T) {
 	var stderr bytes.Buffer
 	var stderrMu sync.Mutex
 	tr := transport.NewStdioWithOptions(cliBin, nil,
-		[]string{"gateway", "--root", ".", "--out", "agentura-files", ocr.URL + "/mcp", composer.URL},
+		// The scan (under 16 KiB) goes inline, the composed PDF through the OCR agent's /uploads.
+		[]string{"gateway", "--root", ".", "--out", "agentura-files", "--inline-max", "16KiB", ocr.URL + "/mcp", composer.URL},
 		transport.WithCommandFunc(func(_ context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 			// Not bound to the start's context, which ends after initialize.
 			cmd := exec.Command(command, args...)
@@ -251,10 +253,13 @@ func TestGatewayStdio(t *testing.T) {
 	})
 
 	t.Run("OCROfProducedReportByName", func(t *testing.T) {
-		res := mcptest.CallTool(t, c, "ocr_document", map[string]any{"source": "report.pdf"})
+		res := callWithProgress(t, c, "ocr_document", map[string]any{"source": "report.pdf"})
 		mcptest.MustSucceed(t, "ocr_document", res)
 		if text := mcptest.Text(res); !strings.Contains(text, "4711") {
 			t.Errorf("OCR of report.pdf: %q does not read the embedded scan's 4711", text)
+		}
+		if !slices.ContainsFunc(got.progress(), func(p string) bool { return strings.HasPrefix(p, "uploading report.pdf") }) {
+			t.Errorf("no progress of the upload of report.pdf (over --inline-max); progress seen: %q", got.progress())
 		}
 		leaks(t, "ocr_document report.pdf", res, agentURLs...)
 	})
