@@ -39,10 +39,11 @@ type Gateway struct {
 	agents []*agent
 	calls  *progressRoutes
 
-	mu     sync.Mutex
-	routes map[string]route   // the host's tool name → the agent's tool
-	saved  map[string]string  // registry name → where it was saved (display form)
-	byPath map[pathKey]string // a file under a root → its registry name
+	refreshing sync.Mutex // one refresh at a time, so the last listing wins
+	mu         sync.Mutex
+	routes     map[string]route   // the host's tool name → the agent's tool
+	saved      map[string]string  // registry name → where it was saved (display form)
+	byPath     map[pathKey]string // a file under a root → its registry name
 }
 
 // agent is a connected agent.
@@ -274,6 +275,8 @@ func toolNames(agentNames []string, tools [][]*mcp.Tool) map[string]namedTool {
 // replaced, and removed when gone (the go-sdk tells the host the list
 // changed).
 func (g *Gateway) refresh(ctx context.Context) error {
+	g.refreshing.Lock()
+	defer g.refreshing.Unlock()
 	names := make([]string, len(g.agents))
 	tools := make([][]*mcp.Tool, len(g.agents))
 	for i, a := range g.agents {
