@@ -54,6 +54,11 @@ type Config struct {
 	Progress func(Progress)
 	// Logger logs transfers at debug level; nil discards.
 	Logger *slog.Logger
+	// Resolve, if set, is asked for a name the registry does not hold: it
+	// may register the file (from a folder the host trusts, say) and return
+	// its entry, or return an error that says what is missing. Nil means a
+	// name must be in the registry.
+	Resolve func(ctx context.Context, name string) (Entry, error)
 }
 
 // Middleware rewrites tool calls of a go-sdk MCP client: file names in,
@@ -250,7 +255,7 @@ func decodeArgs(args any) (any, error) {
 
 // send turns the registry name key into what goes over the wire.
 func (m *Middleware) send(ctx context.Context, key string) (string, string, error) {
-	e, err := m.cfg.Registry.Lookup(key)
+	e, err := m.lookup(ctx, key)
 	if err != nil {
 		return "", "", err
 	}

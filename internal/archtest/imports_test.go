@@ -55,7 +55,9 @@ var rules = []rule{
 	// link it.
 	{"client", leaves},
 	{"a2acall", leaves},
-	{"cmd/agentura", with(leaves, "client")},
+	// The gateway is a host: the client package, never a server package.
+	{"gateway", with(leaves, "client")},
+	{"cmd/agentura", with(leaves, "client", "gateway")},
 
 	// Agents know only agentcore and the leaves (and their own sub-packages);
 	// their mains are thin: agentcore, the agent and the S3 store's scheme.

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentura/agentura/gateway"
+)
+
+// gatewayUsage is the synopsis of `agentura gateway`.
+const gatewayUsage = "agentura gateway [flags] [AGENT_URL]...\n\n" +
+	"An MCP server for any MCP host (Claude Desktop, VS Code, Goose, ...) that fronts the agents:\n" +
+	"their tools take file names or paths under --root, and produced files are saved in --out.\n" +
+	"AGENT_URL is an MCP endpoint (http://localhost:8001/mcp; a bare base gets /mcp); stdio agents,\n" +
+	"tokens and headers per agent go in --config (JSON or YAML, see docs/gateway.md)."
+
+// gatewayFlags are the flags of `agentura gateway`.
+type gatewayFlags struct {
+	config      string
+	roots       listFlag
+	out         string
+	listen      string
+	token       string
+	allowHosts  listFlag
+	inlineMax   sizeFlag
+	maxDownload sizeFlag
+	verbose     bool
+}
+
+func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f := gatewayFlags{inlineMax: defaultInline}
+	fs := newFlagSet("gateway", gatewayUsage, stderr)
+	fs.StringVar(&f.config, "config", "", "configuration file (JSON or YAML): agents (url or command, token, headers), roots, out")
+	fs.Var(&f.roots, "root", "a folder whose files may be named, by a path relative to it or an absolute path (repeatable; default: the current directory)")
+	fs.StringVar(&f.out, "out", "", "folder where produced files are saved, sub-folders kept, nothing overwritten (default ./"+gateway.DefaultOut+")")
+	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP at http://ADDR/mcp (a loopback address such as 127.0.0.1:8090) instead of stdio")
+	fs.StringVar(&f.token, "token", os.Getenv("AGENTURA_TOKEN"), "bearer token for agents with AGENT_AUTH=jwt that have none in --config (default $AGENTURA_TOKEN)")
+	fs.Var(&f.allowHosts, "allow-host", "a host (host or host:port) besides an agent's own that produced files may be fetched from (repeatable)")
+	fs.Var(&f.inlineMax, "inline-max", "largest file sent inline as a data URI; larger ones go through /uploads (0: all)")
+	fs.Var(&f.maxDownload, "max-download", "largest produced file fetched (default 1GiB)")
+	fs.BoolVar(&f.verbose, "v", false, "log calls and transfers to stderr")
+	urls, _, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	cfg, err := f.gatewayConfig(urls, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentura gateway: %v\n", err)
+		fs.Usage()
+		return exitUsage
+	}
+	if err := serveGateway(ctx, cfg, f.listen, stderr); err != nil {
+		fmt.Fprintf(stderr, "agentura gateway: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// gatewayConfig merges the configuration file, the flags and the URLs.
+func (f *gatewayFlags) gatewayConfig(urls []string, stderr io.Writer) (gateway.Config, error) {
+	var cfg gateway.Config
+	if f.config != "" {
+		var err error
+		if cfg, err = gateway.LoadConfig(f.config); err != nil {
+			return cfg, err
+		}
+	}
+	for _, u := range urls {
+		cfg.Agents = append(cfg.Agents, gateway.Agent{URL: u})
+	}
+	for i := range cfg.Agents {
+		cfg.Agents[i].AllowHosts = append(cfg.Agents[i].AllowHosts, f.allowHosts...)
+	}
+	if len(f.roots) > 0 {
+		cfg.Roots = f.roots
+	}
+	if f.out != "" {
+		cfg.Out = f.out
+	}
+	if f.token != "" {
+		cfg.Token = f.token
+	}
+	if f.inlineMax != defaultInline || cfg.InlineMaxBytes == 0 {
+		cfg.InlineMaxBytes = inlineMax(int64(f.inlineMax))
+	}
+	if f.maxDownload > 0 {
+		cfg.MaxDownloadBytes = int64(f.maxDownload)
+	}
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if len(cfg.Agents) == 0 {
+		return cfg, errors.New("no agents: give an agent's MCP URL (http://localhost:8001/mcp) or a --config file naming agents")
+	}
+	return cfg, nil
+}
+
+// serveGateway connects to the agents and serves the host on stdio, or on
+// streamable HTTP at listen, until ctx ends or the host goes.
+func serveGateway(ctx context.Context, cfg gateway.Config, listen string, stderr io.Writer) error {
+	if listen != "" {
+		if err := checkLoopback(listen); err != nil {
+			return err
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	g, err := gateway.New(cctx, cfg)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	if listen == "" {
+		err := g.Server().Run(ctx, &mcp.StdioTransport{})
+		if ctx.Err() != nil || errors.Is(err, io.EOF) {
+			return nil // interrupted, or the host closed stdin: done
+		}
+		return err
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, nil))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "agentura gateway: serving MCP at http://%s/mcp\n", ln.Addr())
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// checkLoopback refuses a --listen address other than a loopback one: the
+// gateway reads files under its roots for whoever connects.
+func checkLoopback(listen string) error {
+	host, _, err := net.SplitHostPort(listen)
+	if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+		return fmt.Errorf("--listen %q: give a loopback address such as 127.0.0.1:8090: the gateway reads files under its roots for whoever connects", listen)
+	}
+	return nil
+}

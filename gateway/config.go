@@ -1,0 +1,128 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// DefaultOut is the folder produced files are saved in unless told otherwise.
+const DefaultOut = "agentura-files"
+
+// Agent is one agent the gateway fronts: an MCP endpoint over streamable
+// HTTP (URL) or a command speaking MCP on stdio (Command).
+type Agent struct {
+	// Name names the agent in tool names that clash ("<name>_<tool>") and in
+	// messages; empty means the name the agent gives itself on initialize.
+	Name string `json:"name,omitempty"`
+	// URL is the MCP endpoint, http://host:8002/mcp; a bare base gets /mcp.
+	URL string `json:"url,omitempty"`
+	// Command is a stdio agent's command and arguments.
+	Command []string `json:"command,omitempty"`
+	// Env is added to a stdio agent's environment ("KEY=value").
+	Env []string `json:"env,omitempty"`
+	// BaseURL is the agent's HTTP base for /uploads and /files/: derived from
+	// URL when empty; a stdio agent needs it for files over the inline limit
+	// and for produced files it serves over HTTP.
+	BaseURL string `json:"base_url,omitempty"`
+	// Token is a bearer token (agents with AGENT_AUTH=jwt); empty means
+	// Config.Token.
+	Token string `json:"token,omitempty"`
+	// Headers are sent with every MCP request to URL (not with downloads).
+	Headers map[string]string `json:"headers,omitempty"`
+	// AllowHosts are hosts besides the agent's origin that its produced
+	// files may be fetched from.
+	AllowHosts []string `json:"allow_hosts,omitempty"`
+}
+
+// Config configures a Gateway. Agents is required; the rest has defaults.
+type Config struct {
+	// Agents are the agents whose tools the gateway shows.
+	Agents []Agent `json:"agents"`
+	// Roots are the folders a file may be named under; empty means the
+	// current directory.
+	Roots []string `json:"roots,omitempty"`
+	// Out is where produced files are saved; empty means DefaultOut.
+	Out string `json:"out,omitempty"`
+	// Token is the bearer token of agents that give none of their own.
+	Token string `json:"token,omitempty"`
+	// InlineMaxBytes is the largest file sent inline (client.Config).
+	InlineMaxBytes int64 `json:"inline_max_bytes,omitempty"`
+	// MaxDownloadBytes caps each produced file (client.Config).
+	MaxDownloadBytes int64 `json:"max_download_bytes,omitempty"`
+	// Logger logs what the gateway does; nil discards. With stdio, it must
+	// not write to stdout.
+	Logger *slog.Logger `json:"-"`
+}
+
+// LoadConfig reads a configuration file, JSON or YAML (by extension: .yaml
+// and .yml are YAML, anything else is tried as JSON, then YAML). Relative
+// roots and out are taken relative to the file's folder.
+func LoadConfig(path string) (Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("read the gateway configuration: %w", err)
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	var cfg Config
+	if ext == ".yaml" || ext == ".yml" || (ext != ".json" && !json.Valid(raw)) {
+		// YAML to generic values, then through JSON, so both forms share
+		// the field names and the strict check.
+		var v any
+		if err := yaml.Unmarshal(raw, &v); err != nil {
+			return Config{}, fmt.Errorf("%s: not YAML: %w", path, err)
+		}
+		if raw, err = json.Marshal(v); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return Config{}, fmt.Errorf("%s: %w (fields: agents[{name, url, command, env, base_url, token, headers, allow_hosts}], roots, out, token, inline_max_bytes, max_download_bytes)", path, err)
+	}
+	dir := filepath.Dir(path)
+	for i, r := range cfg.Roots {
+		if !filepath.IsAbs(r) {
+			cfg.Roots[i] = filepath.Join(dir, r)
+		}
+	}
+	if cfg.Out != "" && !filepath.IsAbs(cfg.Out) {
+		cfg.Out = filepath.Join(dir, cfg.Out)
+	}
+	return cfg, nil
+}
+
+// check validates the agents and fills in endpoints.
+func (c *Config) check() error {
+	if len(c.Agents) == 0 {
+		return errors.New("gateway: no agents: name at least one MCP URL (http://localhost:8001/mcp) or a stdio command in the configuration file")
+	}
+	for i := range c.Agents {
+		a := &c.Agents[i]
+		switch {
+		case a.URL != "" && len(a.Command) > 0:
+			return fmt.Errorf("gateway: agent %d (%s) has both a url and a command: give one", i+1, a.Name)
+		case a.URL == "" && len(a.Command) == 0:
+			return fmt.Errorf("gateway: agent %d (%s) has neither a url nor a command", i+1, a.Name)
+		case a.URL != "":
+			u, err := url.Parse(a.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("gateway: agent %q: %q is not an MCP URL such as http://localhost:8001/mcp", a.Name, a.URL)
+			}
+			if u.Path == "" || u.Path == "/" {
+				u.Path = "/mcp"
+			}
+			a.URL = u.String()
+		}
+	}
+	return nil
+}
