@@ -112,7 +112,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if s.store, err = instrumentStore(store, s.registry); err != nil {
 		return nil, err
 	}
-	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls")); err != nil {
+	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls"), store); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -120,6 +120,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			s.calls.close() // a service that failed to start holds nothing
 		}
 	}()
+	s.removeDeadTemp(store)
 
 	keys, err := s.loadKeys()
 	if err != nil {

@@ -256,7 +256,13 @@ func (s *Store) add(ctx context.Context, f fileserve.NewFile, write func(key str
 	if err == nil {
 		m := sr.Meta(f)
 		m.ID, m.Created = id, time.Now().UTC()
-		if err = s.putMeta(ctx, dir, m); err == nil {
+		if f.Pending != nil {
+			err = f.Pending(m)
+		}
+		if err == nil {
+			err = s.putMeta(ctx, dir, m)
+		}
+		if err == nil {
 			return m, nil
 		}
 	}
