@@ -22,6 +22,7 @@ type callFolders struct {
 	dir      string   // <store>/calls/<instance>
 	instance string   // the random instance id
 	lock     *os.File // <store>/calls/<instance>.lock, flock'ed exclusively
+	store    fileserve.Store
 }
 
 // openCallFolders takes this process's share of parent after removing the
@@ -59,7 +60,7 @@ func openCallFolders(parent string, st fileserve.Store) (*callFolders, error) {
 		lock.Close()
 		return nil, fmt.Errorf("create call folder: %w", err)
 	}
-	return &callFolders{dir: dir, instance: instance, lock: lock}, nil
+	return &callFolders{dir: dir, instance: instance, lock: lock, store: st}, nil
 }
 
 // removeAbandonedCallFolders removes the folders of processes that are gone:
@@ -128,8 +129,11 @@ func (c *callFolders) gone(instance string) bool {
 	return true
 }
 
-// close removes this process's folder and releases its lock.
+// close removes this process's folder and releases its lock. The outputs
+// of calls still unfinished (a shutdown that timed out) are deleted first,
+// as after a crash.
 func (c *callFolders) close() {
+	rollbackJournals(c.store, c.dir)
 	os.RemoveAll(c.dir)
 	os.Remove(c.lock.Name())
 	c.lock.Close()
