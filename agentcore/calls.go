@@ -32,19 +32,11 @@ func openCallFolders(parent string, st fileserve.Store) (*callFolders, error) {
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return nil, fmt.Errorf("create call folders: %w", err)
 	}
-	// Processes starting at once take turns: between creating its lock file
-	// and locking it, a process's folder would look abandoned to another's
-	// sweep. The lock on the parent folder makes the two steps one.
-	guard, err := os.Open(parent)
+	unlock, err := lockCallFolders(parent)
 	if err != nil {
-		return nil, fmt.Errorf("open call folders: %w", err)
+		return nil, err
 	}
-	defer guard.Close()
-	if err := syscall.Flock(int(guard.Fd()), syscall.LOCK_EX); err != nil {
-		return nil, fmt.Errorf("lock call folders: %w", err)
-	}
-	defer syscall.Flock(int(guard.Fd()), syscall.LOCK_UN)
-
+	defer unlock()
 	removeAbandonedCallFolders(parent, st)
 	instance := fileserve.NewID()
 	lock, err := os.OpenFile(filepath.Join(parent, instance+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
@@ -61,6 +53,38 @@ func openCallFolders(parent string, st fileserve.Store) (*callFolders, error) {
 		return nil, fmt.Errorf("create call folder: %w", err)
 	}
 	return &callFolders{dir: dir, instance: instance, lock: lock, store: st}, nil
+}
+
+// lockCallFolders takes the lock of the folder parent. Processes starting
+// at once take turns: between creating its lock file and locking it, a
+// process's folder would look abandoned to another's sweep. The lock on the
+// parent folder makes the two steps one.
+func lockCallFolders(parent string) (unlock func(), err error) {
+	guard, err := os.Open(parent)
+	if err != nil {
+		return nil, fmt.Errorf("open call folders: %w", err)
+	}
+	if err := syscall.Flock(int(guard.Fd()), syscall.LOCK_EX); err != nil {
+		guard.Close()
+		return nil, fmt.Errorf("lock call folders: %w", err)
+	}
+	return func() {
+		syscall.Flock(int(guard.Fd()), syscall.LOCK_UN)
+		guard.Close()
+	}, nil
+}
+
+// sweep removes the folders of processes that have stopped since this one
+// started (replicas sharing the volume), rolling back their unfinished
+// calls' outputs; the sweeper calls it on its schedule.
+func (c *callFolders) sweep() {
+	parent := filepath.Dir(c.dir)
+	unlock, err := lockCallFolders(parent)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	removeAbandonedCallFolders(parent, c.store)
 }
 
 // removeAbandonedCallFolders removes the folders of processes that are gone:

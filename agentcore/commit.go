@@ -118,13 +118,19 @@ func rollbackJournals(st fileserve.Store, instanceDir string) int {
 // now gone left behind (fileserve.TempOwners): the remains of writes a
 // crash interrupted go at start-up, not after the shortest TTL. A store the
 // program handed in (Config.Store) may be shared with other services of the
-// process, so its temporary files are left to Prune.
-func (s *Service) removeDeadTemp(st fileserve.Store) {
+// process, so its temporary files are left to Prune. It returns the store's
+// TempOwners when it was tagged, nil otherwise.
+func (s *Service) removeDeadTemp(st fileserve.Store) fileserve.TempOwners {
 	to, ok := st.(fileserve.TempOwners)
 	if !ok || s.cfg.Store != nil {
-		return
+		return nil
 	}
 	to.TagTemp(s.calls.instance)
+	s.removeTempOf(to)
+	return to
+}
+
+func (s *Service) removeTempOf(to fileserve.TempOwners) {
 	n, err := to.RemoveTemp(s.calls.gone)
 	if err != nil {
 		s.log.Warn("could not remove all temporary files of stopped processes; the sweeper retries once they are old", "err", err)
@@ -132,4 +138,24 @@ func (s *Service) removeDeadTemp(st fileserve.Store) {
 	if n > 0 {
 		s.log.Info("removed the temporary files of stopped processes", "count", n)
 	}
+}
+
+// reaper is the store as the sweeper sees it: before pruning outputs it
+// also reaps what processes that stopped while this one runs (replicas
+// sharing the volume) left: their unfinished calls' outputs and their
+// temporary files.
+type reaper struct {
+	fileserve.Store
+	svc  *Service
+	temp fileserve.TempOwners // nil: temporary files are left to Prune
+}
+
+func (r *reaper) Prune(ctx context.Context, area fileserve.Area, olderThan time.Time) error {
+	if area == fileserve.Outputs {
+		r.svc.calls.sweep()
+		if r.temp != nil {
+			r.svc.removeTempOf(r.temp)
+		}
+	}
+	return r.Store.Prune(ctx, area, olderThan)
 }

@@ -120,7 +120,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			s.calls.close() // a service that failed to start holds nothing
 		}
 	}()
-	s.removeDeadTemp(store)
+	temp := s.removeDeadTemp(store)
 
 	keys, err := s.loadKeys()
 	if err != nil {
@@ -156,7 +156,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		fetch:    newFetcher(cfg.FetchAllowHosts, cfg.FetchTimeout).withPeers(cfg.PeerURLs),
 	}
 	s.sweeper, err = cleanup.New(cleanup.Config{
-		Store: s.store,
+		Store: &reaper{Store: s.store, svc: s, temp: temp},
 		Rules: []cleanup.Rule{
 			{Area: fileserve.Outputs, TTL: cfg.OutputTTL},
 			{Area: fileserve.Staging, TTL: cfg.StagingTTL},

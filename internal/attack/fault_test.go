@@ -141,6 +141,28 @@ func TestKillBetweenOutputsDisk(t *testing.T) {
 	}
 }
 
+// Replicas sharing one volume: one is killed between two outputs while the
+// other runs on; the survivor's sweeper rolls the dead one's call back and
+// removes its temporary files within a sweep or two, without a restart.
+func TestKillBetweenOutputsReplica(t *testing.T) {
+	bin := faultagentBinary(t)
+	data := t.TempDir()
+	mark := filepath.Join(t.TempDir(), "blocked")
+	env := []string{"AGENT_DATA_DIR=" + data, "AGENT_MCP_STATELESS=true", "AGENT_SIGNING_KEY=" + signingKey, "FAULT_MARK=" + mark}
+	a := mcptest.StartAgent(t, bin, env...)
+	b := mcptest.StartAgent(t, bin, append(env, "AGENT_CLEANUP_SCHEDULE=@every 1s")...)
+	defer b.Stop(t)
+	callAsync(a, "two_outputs", map[string]any{"first_bytes": 100_000, "second_bytes": 300_000, "block": true})
+	waitFile(t, mark)
+	if n := diskFiles(data, "outputs"); n != 1 {
+		t.Fatalf("before the kill: %d outputs committed, want the first one", n)
+	}
+	a.Kill(t)
+	waitFor(t, "the survivor reaping the killed replica's call", func() bool {
+		return diskFiles(data, "outputs") == 0 && len(tmpEntries(data)) == 0
+	})
+}
+
 // The same crash on S3, with the second output in the middle of a
 // multipart upload: after the restart neither output is visible.
 func TestKillBetweenOutputsS3(t *testing.T) {
@@ -161,9 +183,12 @@ func TestKillBetweenOutputsS3(t *testing.T) {
 	if metas := countSuffix(keys, "/meta.json"); metas != 1 {
 		t.Fatalf("before the kill: %d outputs committed (%v), want the first one", metas, keys)
 	}
+	waitFor(t, "the second output's multipart upload", func() bool { _, up := bucketKeys(t, srv.Client(), bucket, ""); return up == 1 })
 	a.Kill(t)
 
-	b := mcptest.StartAgent(t, bin, env...)
+	// Restarted with a short output TTL, longer than the first output's
+	// age: the start-up sweep alone would keep it.
+	b := mcptest.StartAgent(t, bin, append(env, "AGENT_OUTPUT_TTL=5s", "AGENT_CLEANUP_SCHEDULE=@every 1s")...)
 	defer b.Stop(t)
 	keys, _ = bucketKeys(t, srv.Client(), bucket, "outputs/")
 	if metas := countSuffix(keys, "/meta.json"); metas != 0 {
@@ -172,6 +197,9 @@ func TestKillBetweenOutputsS3(t *testing.T) {
 	if len(keys) != 0 {
 		t.Errorf("after the restart: the bucket still holds %v", keys)
 	}
+	// The multipart upload the kill cut is aborted by the sweeper once
+	// older than the TTL (S3 keeps no owner for it).
+	waitFor(t, "the sweeper aborting the cut multipart upload", func() bool { _, up := bucketKeys(t, srv.Client(), bucket, ""); return up == 0 })
 }
 
 func countSuffix(keys []string, suffix string) int {
