@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,23 +17,32 @@ import (
 	"github.com/agentura/agentura/internal/s3test"
 )
 
-var (
-	faultBinOnce sync.Once
-	faultBin     string
-	faultBinErr  error
-)
-
 // faultagentBinary builds testdata/faultagent (the example agent plus
 // two_outputs, which blocks between its two outputs) once.
 func faultagentBinary(t *testing.T) string {
+	return binary(t, "github.com/agentura/agentura/internal/attack/testdata/faultagent")
+}
+
+// faultEnv is a fresh data folder for the fault agent, the file its
+// blocked tool writes, and the agent's environment.
+func faultEnv(t *testing.T, more ...string) (data, mark string, env []string) {
+	data, mark = t.TempDir(), filepath.Join(t.TempDir(), "blocked")
+	env = append([]string{"AGENT_DATA_DIR=" + data, "AGENT_MCP_STATELESS=true", "AGENT_SIGNING_KEY=" + signingKey, "FAULT_MARK=" + mark}, more...)
+	return data, mark, env
+}
+
+// restartClean starts bin again on the data folder of a killed agent and
+// checks that area holds no file and tmp/ nothing; the caller stops it.
+func restartClean(t *testing.T, bin, data, area string, env []string) *mcptest.Agent {
 	t.Helper()
-	faultBinOnce.Do(func() {
-		faultBin, faultBinErr = mcptest.Build(binDir, "github.com/agentura/agentura/internal/attack/testdata/faultagent", false)
-	})
-	if faultBinErr != nil {
-		t.Fatal(faultBinErr)
+	b := mcptest.StartAgent(t, bin, env...)
+	if n := diskFiles(data, area); n != 0 {
+		t.Errorf("after the restart: %d %s files of the killed agent are still stored", n, area)
 	}
-	return faultBin
+	if left := tmpEntries(data); len(left) != 0 {
+		t.Errorf("after the restart: tmp/ still holds %v", left)
+	}
+	return b
 }
 
 // callAsync posts a tools/call to a and returns at once; the answer (or the
@@ -109,9 +117,7 @@ func bucketKeys(t *testing.T, c *minio.Client, bucket, prefix string) (keys []st
 // the staging TTL.
 func TestKillBetweenOutputsDisk(t *testing.T) {
 	bin := faultagentBinary(t)
-	data := t.TempDir()
-	mark := filepath.Join(t.TempDir(), "blocked")
-	env := []string{"AGENT_DATA_DIR=" + data, "AGENT_MCP_STATELESS=true", "AGENT_SIGNING_KEY=" + signingKey, "FAULT_MARK=" + mark}
+	data, mark, env := faultEnv(t)
 	a := mcptest.StartAgent(t, bin, env...)
 	callAsync(a, "two_outputs", map[string]any{"first_bytes": 100_000, "second_bytes": 300_000, "block": true})
 	waitFile(t, mark)
@@ -123,14 +129,8 @@ func TestKillBetweenOutputsDisk(t *testing.T) {
 	}
 	a.Kill(t)
 
-	b := mcptest.StartAgent(t, bin, env...)
+	b := restartClean(t, bin, data, "outputs", env)
 	defer b.Stop(t)
-	if n := diskFiles(data, "outputs"); n != 0 {
-		t.Errorf("after the restart: %d outputs of the killed call are still stored", n)
-	}
-	if left := tmpEntries(data); len(left) != 0 {
-		t.Errorf("after the restart: tmp/ still holds %v", left)
-	}
 	// The restarted agent works, and its own outputs stay.
 	res := call(t, b, "", "two_outputs", map[string]any{"first_bytes": 10, "second_bytes": 20})
 	if res.isError || len(res.files()) != 2 {
@@ -146,9 +146,7 @@ func TestKillBetweenOutputsDisk(t *testing.T) {
 // removes its temporary files within a sweep or two, without a restart.
 func TestKillBetweenOutputsReplica(t *testing.T) {
 	bin := faultagentBinary(t)
-	data := t.TempDir()
-	mark := filepath.Join(t.TempDir(), "blocked")
-	env := []string{"AGENT_DATA_DIR=" + data, "AGENT_MCP_STATELESS=true", "AGENT_SIGNING_KEY=" + signingKey, "FAULT_MARK=" + mark}
+	data, mark, env := faultEnv(t)
 	a := mcptest.StartAgent(t, bin, env...)
 	b := mcptest.StartAgent(t, bin, append(env, "AGENT_CLEANUP_SCHEDULE=@every 1s")...)
 	defer b.Stop(t)
@@ -169,10 +167,7 @@ func TestKillBetweenOutputsS3(t *testing.T) {
 	srv := s3test.Start(t)
 	bucket := srv.NewBucket(t)
 	bin := faultagentBinary(t)
-	data := t.TempDir()
-	mark := filepath.Join(t.TempDir(), "blocked")
-	env := []string{"AGENT_DATA_DIR=" + data, "AGENT_STORAGE_URL=" + srv.StorageURL(bucket), "AGENT_MCP_STATELESS=true",
-		"AGENT_SIGNING_KEY=" + signingKey, "FAULT_MARK=" + mark}
+	_, mark, env := faultEnv(t, "AGENT_STORAGE_URL="+srv.StorageURL(bucket))
 	for k, v := range srv.Env() {
 		env = append(env, k+"="+v)
 	}

@@ -62,15 +62,7 @@ func TestKillMidUpload(t *testing.T) {
 		return len(got) == 1
 	})
 	a.Kill(t)
-
-	b := mcptest.StartAgent(t, bin, env...)
-	defer b.Stop(t)
-	if n := diskFiles(data, "staging"); n != 0 {
-		t.Errorf("after the restart: %d staged files", n)
-	}
-	if left := tmpEntries(data); len(left) != 0 {
-		t.Errorf("after the restart: tmp/ still holds %v", left)
-	}
+	restartClean(t, bin, data, "staging", env).Stop(t)
 }
 
 // The S3 server killed in the middle of a multipart upload: the upload
