@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
@@ -26,9 +27,9 @@ const journalFile = "outputs.pending"
 // before removing the folder: after a crash none of the call's outputs stays
 // stored, on disk and on S3 alike.
 type outputJournal struct {
-	path string
-	f    *os.File
-	ids  map[string]bool // what is recorded
+	path    string
+	f       *os.File
+	entries []journalEntry // what is recorded
 }
 
 // journalEntry is a line of the journal.
@@ -39,13 +40,14 @@ type journalEntry struct {
 }
 
 func newOutputJournal(callDir string) *outputJournal {
-	return &outputJournal{path: filepath.Join(callDir, journalFile), ids: map[string]bool{}}
+	return &outputJournal{path: filepath.Join(callDir, journalFile)}
 }
 
 // record appends m to the journal and syncs it; it is the Pending hook of
 // every output, so a file is journaled before anyone can see it.
 func (j *outputJournal) record(m fileserve.Meta) error {
-	if j.ids[m.ID] {
+	e := journalEntry{Area: m.Area, Owner: m.Owner, ID: m.ID}
+	if slices.Contains(j.entries, e) {
 		return nil
 	}
 	if j.f == nil {
@@ -58,7 +60,7 @@ func (j *outputJournal) record(m fileserve.Meta) error {
 		}
 		j.f = f
 	}
-	line, err := json.Marshal(journalEntry{Area: m.Area, Owner: m.Owner, ID: m.ID})
+	line, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
@@ -68,8 +70,17 @@ func (j *outputJournal) record(m fileserve.Meta) error {
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("sync the output journal: %w", err)
 	}
-	j.ids[m.ID] = true
+	j.entries = append(j.entries, e)
 	return nil
+}
+
+// rollback deletes every output recorded so far: a failed response keeps
+// none, including one whose store failed after making it visible.
+func (j *outputJournal) rollback(ctx context.Context, st fileserve.Store) {
+	ctx = context.WithoutCancel(ctx)
+	for _, e := range j.entries {
+		_ = st.Delete(ctx, e.Area, e.Owner, e.ID)
+	}
 }
 
 // done ends the commit: the outputs recorded are kept (commit) or are

@@ -111,12 +111,12 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 			err = journal.record(meta)
 		}
 		if err != nil {
-			c.discard(ctx, append(res.stored, meta))
+			journal.rollback(ctx, c.svc.store)
 			return nil, fmt.Errorf("store output %q: %w", name, err)
 		}
 		url, err := c.svc.files.URL(meta)
 		if err != nil {
-			c.discard(ctx, append(res.stored, meta))
+			journal.rollback(ctx, c.svc.store)
 			return nil, fmt.Errorf("sign URL of %q: %w", name, err)
 		}
 		res.stored = append(res.stored, meta)
@@ -144,12 +144,6 @@ func (c *Call) store(ctx context.Context, o Output, name string, pending func(fi
 		return c.svc.store.Put(ctx, nf, o.Reader)
 	}
 	return fileserve.Meta{}, errors.New("output has neither Path nor Reader")
-}
-
-func (c *Call) discard(ctx context.Context, metas []fileserve.Meta) {
-	for _, m := range metas {
-		_ = c.svc.store.Delete(context.WithoutCancel(ctx), m.Area, m.Owner, m.ID)
-	}
 }
 
 // inWorkDir reports whether p lies inside this call's WorkDir (not among
