@@ -91,23 +91,32 @@ func (r *Result) ProducedLines() []string {
 
 // FileResponse stores outputs for the caller and returns the result that
 // hands them out: per file a random id, an atomic write, metadata, and a
-// signed download URL. On error nothing of this response stays stored.
+// signed download URL. The outputs are one commit: on error nothing of this
+// response stays stored, and a crash of the process before the last output
+// is stored leaves none of them once the agent starts again (see
+// outputJournal).
 func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, error) {
 	if len(outputs) == 0 {
 		return nil, errors.New("FileResponse: no outputs given")
 	}
+	journal := newOutputJournal(c.dir)
+	defer journal.done()
 	res := &Result{}
 	taken := map[string]bool{}
 	for i, o := range outputs {
 		name := UniqueName(cleanOutputName(o.Name, i), taken)
-		meta, err := c.store(ctx, o, name)
+		meta, err := c.store(ctx, o, name, journal.record)
+		if err == nil {
+			// A store that does not call Pending: journal it now.
+			err = journal.record(meta)
+		}
 		if err != nil {
-			c.discard(ctx, res.stored)
+			journal.rollback(ctx, c.svc.store)
 			return nil, fmt.Errorf("store output %q: %w", name, err)
 		}
 		url, err := c.svc.files.URL(meta)
 		if err != nil {
-			c.discard(ctx, append(res.stored, meta))
+			journal.rollback(ctx, c.svc.store)
 			return nil, fmt.Errorf("sign URL of %q: %w", name, err)
 		}
 		res.stored = append(res.stored, meta)
@@ -116,8 +125,8 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 	return res, nil
 }
 
-func (c *Call) store(ctx context.Context, o Output, name string) (fileserve.Meta, error) {
-	nf := fileserve.NewFile{Area: fileserve.Outputs, Owner: c.Owner, Name: name, MIMEType: o.MIMEType}
+func (c *Call) store(ctx context.Context, o Output, name string, pending func(fileserve.Meta) error) (fileserve.Meta, error) {
+	nf := fileserve.NewFile{Area: fileserve.Outputs, Owner: c.Owner, Name: name, MIMEType: o.MIMEType, Pending: pending}
 	switch {
 	case o.Path != "" && o.Reader != nil:
 		return fileserve.Meta{}, errors.New("give Path or Reader, not both")
@@ -135,12 +144,6 @@ func (c *Call) store(ctx context.Context, o Output, name string) (fileserve.Meta
 		return c.svc.store.Put(ctx, nf, o.Reader)
 	}
 	return fileserve.Meta{}, errors.New("output has neither Path nor Reader")
-}
-
-func (c *Call) discard(ctx context.Context, metas []fileserve.Meta) {
-	for _, m := range metas {
-		_ = c.svc.store.Delete(context.WithoutCancel(ctx), m.Area, m.Owner, m.ID)
-	}
 }
 
 // inWorkDir reports whether p lies inside this call's WorkDir (not among

@@ -120,7 +120,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		return nil, err
 	}
 	s.backing = store
-	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls")); err != nil {
+	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls"), store); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -128,6 +128,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			s.calls.close() // a service that failed to start holds nothing
 		}
 	}()
+	temp := s.removeDeadTemp(store)
 
 	keys, err := s.loadKeys()
 	if err != nil {
@@ -165,7 +166,8 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	s.sweeper, err = cleanup.New(cleanup.Config{
 		// The store itself, not its instrumented wrapper: the sweeper uses
 		// its expiry index (fileserve.ExpiryIndex) when it has one.
-		Store: store,
+		Store:       store,
+		BeforeSweep: func(context.Context) { s.reapStopped(temp) },
 		Rules: []cleanup.Rule{
 			{Area: fileserve.Outputs, TTL: cfg.OutputTTL},
 			{Area: fileserve.Staging, TTL: cfg.StagingTTL},

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -56,6 +57,8 @@ type DiskStore struct {
 	// inflight holds the temporary folders of writes in progress in this
 	// process, which Prune leaves alone whatever their age.
 	inflight sync.Map
+	// tempTag names this process in its temporary folders (TempOwners).
+	tempTag atomic.Pointer[string]
 }
 
 var _ Store = (*DiskStore)(nil)
@@ -95,7 +98,7 @@ func (d *DiskStore) Put(ctx context.Context, f NewFile, r io.Reader) (Meta, erro
 	defer d.inflight.Delete(dir)
 	m, err := writeData(ctx, dir, f, r)
 	if err == nil {
-		m, err = d.commit(dir, m)
+		m, err = d.commit(dir, m, f.Pending)
 	}
 	if err != nil {
 		os.RemoveAll(dir)
@@ -130,7 +133,7 @@ func (d *DiskStore) Adopt(ctx context.Context, f NewFile, path string) (Meta, er
 	case err == nil:
 		m, err = scanData(ctx, data, f)
 		if err == nil {
-			m, err = d.commit(dir, m)
+			m, err = d.commit(dir, m, f.Pending)
 		}
 		if err != nil {
 			os.Rename(data, path) // give the file back to the caller
@@ -138,7 +141,7 @@ func (d *DiskStore) Adopt(ctx context.Context, f NewFile, path string) (Meta, er
 	case errors.Is(err, syscall.EXDEV):
 		m, err = d.copyIn(ctx, dir, f, path)
 		if err == nil {
-			m, err = d.commit(dir, m)
+			m, err = d.commit(dir, m, f.Pending)
 		}
 		if err == nil {
 			// The copy is committed; failing to remove the original only
@@ -219,7 +222,7 @@ func (d *DiskStore) Delete(ctx context.Context, area Area, owner, id string) err
 	if err != nil {
 		return nil
 	}
-	tomb := filepath.Join(d.root, tmpDir, "del-"+NewID())
+	tomb := d.tempName("del-")
 	if err := os.Rename(dir, tomb); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -413,7 +416,7 @@ func (d *DiskStore) meta(dir string, area Area, owner, id string, cached bool) (
 // mkTemp makes a fresh folder under tmp/ and marks it in flight; the caller
 // removes the mark when done.
 func (d *DiskStore) mkTemp(prefix string) (string, error) {
-	dir := filepath.Join(d.root, tmpDir, prefix+NewID())
+	dir := d.tempName(prefix)
 	d.inflight.Store(dir, true)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		d.inflight.Delete(dir)
@@ -423,10 +426,15 @@ func (d *DiskStore) mkTemp(prefix string) (string, error) {
 }
 
 // commit gives the file in the temporary folder dir an id, writes its
-// metadata and renames the folder into place.
-func (d *DiskStore) commit(dir string, m Meta) (Meta, error) {
+// metadata, tells pending (NewFile.Pending) and renames the folder into place.
+func (d *DiskStore) commit(dir string, m Meta, pending func(Meta) error) (Meta, error) {
 	m.ID = NewID()
 	m.Created = time.Now().UTC()
+	if pending != nil {
+		if err := pending(m); err != nil {
+			return Meta{}, err
+		}
+	}
 	if err := writeMeta(dir, m); err != nil {
 		return Meta{}, err
 	}

@@ -56,6 +56,13 @@ type NewFile struct {
 	// MaxBytes caps the size while streaming; 0 means no cap. Over the cap,
 	// Put fails with an error wrapping ErrTooLarge and leaves nothing behind.
 	MaxBytes int64
+	// Pending, when set, is called with the file's final metadata (id
+	// included) once its content is stored and before the file becomes
+	// visible; an error from it fails the add and leaves nothing behind.
+	// A writer that adds several files as one (a call's outputs, see
+	// agentcore.Call.FileResponse) records there what to remove should it
+	// crash before the last. Every store must call it (storetest checks).
+	Pending func(Meta) error
 }
 
 // Object is an open stored file. It reads and seeks; on local disk it is an

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/cleanup"
 )
 
 // sweepFiles is how many files the sweep benchmarks store:

@@ -256,11 +256,17 @@ func (s *Store) add(ctx context.Context, f fileserve.NewFile, write func(key str
 	if err == nil {
 		m := sr.Meta(f)
 		m.ID, m.Created = id, time.Now().UTC()
-		if err = s.putIndex(ctx, m); err == nil {
-			if err = s.putMeta(ctx, dir, m); err == nil {
-				return m, nil
-			}
-			// An index entry without a file is dropped by the sweep that finds it.
+		if f.Pending != nil {
+			err = f.Pending(m)
+		}
+		if err == nil {
+			err = s.putIndex(ctx, m)
+		}
+		if err == nil {
+			err = s.putMeta(ctx, dir, m)
+		}
+		if err == nil {
+			return m, nil
 		}
 	}
 	// The upload failed or was aborted; remove what may have landed. The

@@ -69,6 +69,7 @@ func Run(t *testing.T, h Harness) {
 		{"Ready", testReady},
 		{"ExpiryIndex", testExpiryIndex},
 		{"Records", testRecords},
+		{"Pending", testPending},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
@@ -550,4 +551,54 @@ func testReady(t *testing.T, h Harness) {
 	if n := h.Remains(t, st); n != 0 {
 		t.Errorf("Ready left %d remains", n)
 	}
+}
+
+// testPending: NewFile.Pending sees the final metadata while the file is
+// not yet visible, for Put and Adopt, small and multipart; its error fails
+// the add and leaves nothing.
+func testPending(t *testing.T, h Harness) {
+	st := h.New(t)
+	var seen []fileserve.Meta
+	pending := func(m fileserve.Meta) error {
+		if _, err := st.Stat(bg, m.Area, m.Owner, m.ID); !errors.Is(err, fileserve.ErrNotFound) {
+			t.Errorf("file %s is visible before Pending returned (Stat: %v)", m.ID, err)
+		}
+		seen = append(seen, m)
+		return nil
+	}
+	for _, size := range []int{1000, h.Large} {
+		nf := fileserve.NewFile{Area: fileserve.Outputs, Owner: "o", Name: "p.bin", Pending: pending}
+		m, err := st.Put(bg, nf, bytes.NewReader(Pattern(size)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "a.bin")
+		if err := os.WriteFile(path, Pattern(size), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a, err := st.Adopt(bg, nf, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seen) < 2 || seen[len(seen)-2] != m || seen[len(seen)-1] != a {
+			t.Errorf("size %d: Pending saw %+v, the adds returned %+v and %+v", size, seen, m, a)
+		}
+		st.Delete(bg, m.Area, m.Owner, m.ID)
+		st.Delete(bg, a.Area, a.Owner, a.ID)
+	}
+	refuse := errors.New("journal full")
+	for _, size := range []int{1000, h.Large} {
+		nf := fileserve.NewFile{Area: fileserve.Outputs, Owner: "o", Name: "r.bin", Pending: func(fileserve.Meta) error { return refuse }}
+		if _, err := st.Put(bg, nf, bytes.NewReader(Pattern(size))); !errors.Is(err, refuse) {
+			t.Errorf("size %d: Put with a failing Pending: err = %v, want its error", size, err)
+		}
+		path := filepath.Join(t.TempDir(), "r.bin")
+		if err := os.WriteFile(path, Pattern(size), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Adopt(bg, nf, path); !errors.Is(err, refuse) {
+			t.Errorf("size %d: Adopt with a failing Pending: err = %v, want its error", size, err)
+		}
+	}
+	assertEmpty(t, h, st)
 }

@@ -70,21 +70,36 @@ func agents(t *testing.T) *env {
 }
 
 var (
-	fileBinOnce sync.Once
-	fileBin     string
-	fileBinErr  error
+	buildMu sync.Mutex
+	built   = map[string]*builtBinary{}
 )
+
+type builtBinary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// binary builds the command package pkg once for the package's tests.
+func binary(t *testing.T, pkg string) string {
+	t.Helper()
+	buildMu.Lock()
+	b := built[pkg]
+	if b == nil {
+		b = &builtBinary{}
+		built[pkg] = b
+	}
+	buildMu.Unlock()
+	b.once.Do(func() { b.path, b.err = mcptest.Build(binDir, pkg, false) })
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
 
 // fileagentBinary builds the example agent once for the package.
 func fileagentBinary(t *testing.T) string {
-	t.Helper()
-	fileBinOnce.Do(func() {
-		fileBin, fileBinErr = mcptest.Build(binDir, "github.com/agentura/agentura/examples/fileagent/cmd/fileagent", false)
-	})
-	if fileBinErr != nil {
-		t.Fatal(fileBinErr)
-	}
-	return fileBin
+	return binary(t, "github.com/agentura/agentura/examples/fileagent/cmd/fileagent")
 }
 
 // starter keeps the agents alive for the package, not for one test: they

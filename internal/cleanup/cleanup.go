@@ -80,6 +80,11 @@ type Config struct {
 	// in between only tidy. The first sweep always runs it. 0 means
 	// DefaultFullPruneEvery.
 	FullPruneEvery time.Duration
+	// BeforeSweep, when not nil, runs at the start of every sweep: the
+	// owner of the store reaps there what it alone can tell is abandoned
+	// (agentcore: the unfinished calls and temporary files of processes
+	// that stopped), before the areas are swept.
+	BeforeSweep func(context.Context)
 }
 
 // DefaultWorkers is the default of Config.Workers: deletions are mostly
@@ -107,15 +112,16 @@ type Stats struct {
 // Sweeper deletes expired files of a store, on demand ([Sweeper.Sweep]) or on
 // a schedule ([Sweeper.Start]). It is safe for concurrent use.
 type Sweeper struct {
-	store     fileserve.Store
-	rules     []Rule
-	records   []RecordRule
-	spec      string
-	log       *slog.Logger
-	now       func() time.Time
-	metrics   *metrics // nil: no metrics
-	workers   int
-	fullEvery time.Duration
+	store       fileserve.Store
+	rules       []Rule
+	records     []RecordRule
+	spec        string
+	log         *slog.Logger
+	now         func() time.Time
+	metrics     *metrics // nil: no metrics
+	workers     int
+	fullEvery   time.Duration
+	beforeSweep func(context.Context)
 
 	pruneMu  sync.Mutex
 	lastFull map[fileserve.Area]time.Time // when each area was last fully pruned
@@ -174,6 +180,8 @@ func New(cfg Config) (*Sweeper, error) {
 		spec:  spec,
 		log:   cfg.Logger,
 		now:   cfg.Now,
+
+		beforeSweep: cfg.BeforeSweep,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -270,6 +278,9 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 		if first == nil {
 			first = err
 		}
+	}
+	if s.beforeSweep != nil {
+		s.beforeSweep(ctx)
 	}
 	for _, r := range s.rules {
 		if r.TTL == 0 || ctx.Err() != nil {

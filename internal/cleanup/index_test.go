@@ -10,8 +10,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
-	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/internal/s3test"
 )
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/cleanup"
 )
 
 // TestSweepExpiresRecords: records last written longer ago than their

@@ -35,6 +35,9 @@ type Server struct {
 	Root string
 
 	client *minio.Client
+	bin    string
+	cmd    *exec.Cmd
+	done   chan error // cmd.Wait's result
 }
 
 // Binary returns the path of the versitygw command: on PATH, or where
@@ -73,8 +76,20 @@ func Start(tb testing.TB) *Server {
 	if err := checkXattr(root); err != nil {
 		requiretool.Missing(tb, fmt.Sprintf("versitygw needs user extended attributes, which the file system of %s lacks (%v); point TMPDIR at a folder on ext4, xfs or tmpfs", root, err))
 	}
-	s := &Server{Endpoint: freeAddr(tb), AccessKey: "agentura-test", SecretKey: "agentura-test-secret-" + randomHex(8), Root: root}
-	cmd := exec.Command(bin, "--port", s.Endpoint, "--access", s.AccessKey, "--secret", s.SecretKey, "posix", root)
+	s := &Server{Endpoint: freeAddr(tb), AccessKey: "agentura-test", SecretKey: "agentura-test-secret-" + randomHex(8), Root: root, bin: bin}
+	s.client, err = minio.New(s.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(s.AccessKey, s.SecretKey, ""), Region: "us-east-1", BucketLookup: minio.BucketLookupPath})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.run(tb)
+	return s
+}
+
+// run starts versitygw and waits until it answers; it is stopped when the
+// test ends.
+func (s *Server) run(tb testing.TB) {
+	tb.Helper()
+	cmd := exec.Command(s.bin, "--port", s.Endpoint, "--access", s.AccessKey, "--secret", s.SecretKey, "posix", s.Root)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -82,6 +97,7 @@ func Start(tb testing.TB) *Server {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	s.cmd, s.done = cmd, done
 	tb.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -91,20 +107,17 @@ func Start(tb testing.TB) *Server {
 			<-done
 		}
 	})
-	s.client, err = minio.New(s.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(s.AccessKey, s.SecretKey, ""), Region: "us-east-1", BucketLookup: minio.BucketLookupPath})
-	if err != nil {
-		tb.Fatal(err)
-	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_, err := s.client.ListBuckets(ctx)
 		cancel()
 		if err == nil {
-			return s
+			return
 		}
 		select {
 		case werr := <-done:
+			done <- werr
 			tb.Fatalf("versitygw exited at start-up (%v): %s", werr, out.String())
 		default:
 		}
@@ -113,6 +126,22 @@ func Start(tb testing.TB) *Server {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// Kill kills the server with SIGKILL (an outage, as in a crash) and waits
+// until it is gone; Restart brings it back.
+func (s *Server) Kill(tb testing.TB) {
+	tb.Helper()
+	s.cmd.Process.Kill()
+	werr := <-s.done
+	s.done <- werr // for the cleanup
+}
+
+// Restart starts the server again after Kill, on the same address and
+// folder: what it held before is there again.
+func (s *Server) Restart(tb testing.TB) {
+	tb.Helper()
+	s.run(tb)
 }
 
 // NewBucket creates a bucket with a fresh name and returns the name.
