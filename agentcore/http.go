@@ -128,7 +128,7 @@ func (s *Service) requestLog() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id := c.GetHeader("X-Request-Id")
 		if id == "" || len(id) > 64 {
-			id = fileserve.NewID()[:16]
+			id = fileserve.NewID()
 		}
 		c.Header("X-Request-Id", id)
 		// The MCP handler sees request headers (req.Extra.Header), not this
