@@ -281,6 +281,11 @@ func (s *Service) RunStdio(ctx context.Context) error {
 	if err != nil {
 		return &ConfigError{Var: "AGENT_ADDR", Value: s.cfg.Addr, Err: err}
 	}
+	return s.serveStdio(ctx, ln)
+}
+
+// serveStdio is RunStdio with the HTTP server on ln.
+func (s *Service) serveStdio(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	httpErr := make(chan error, 1)
@@ -291,7 +296,7 @@ func (s *Service) RunStdio(ctx context.Context) error {
 		}
 		httpErr <- err
 	}()
-	err = s.mcp.Run(ctx, &mcp.StdioTransport{})
+	err := s.mcp.Run(ctx, &mcp.StdioTransport{})
 	cancel()
 	herr := <-httpErr
 	if herr != nil {

@@ -27,7 +27,9 @@ type Tool struct {
 	// skill's input modes. Default: any ("*/*") for a tool with files.
 	InputTypes []string
 	// OutputTypes optionally lists the MIME types of the files the tool
-	// produces, for the skill's output modes. Default: any ("*/*").
+	// produces, for the skill's output modes. Default (nil): any ("*/*"),
+	// read-only or not; an empty, non-nil list says the tool hands out no
+	// files.
 	OutputTypes []string
 	// Examples optionally lists example requests for the agent card. Default:
 	// one derived from the input schema.
