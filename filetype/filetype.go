@@ -270,3 +270,22 @@ func Size(n int64) string {
 func Describe(name, mimeType string, size int64) string {
 	return fmt.Sprintf("%s (%s, %s)", name, Label(mimeType), Size(size))
 }
+
+// IsText reports whether a file of MIME type mimeType is text a reader can
+// show as it is: text/*, JSON, XML, YAML, JavaScript and SVG, with their
+// +json and +xml kin. Content is still text only when it is valid UTF-8.
+func IsText(mimeType string) bool {
+	base, _, err := mime.ParseMediaType(mimeType)
+	if err != nil {
+		return false
+	}
+	if strings.HasPrefix(base, "text/") || strings.HasSuffix(base, "+json") || strings.HasSuffix(base, "+xml") {
+		return true
+	}
+	switch base {
+	case "application/json", "application/x-ndjson", "application/xml", "application/yaml", "application/x-yaml",
+		"application/javascript", "application/toml", "application/sql", "application/x-sh":
+		return true
+	}
+	return false
+}
