@@ -2,10 +2,13 @@ package agentcore
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/filehttp"
@@ -31,6 +34,9 @@ type Call struct {
 	dir     string
 	mkdir   sync.Once
 	mkdirOK error
+
+	mu     sync.Mutex
+	inputs []string // "name (size)" of each input resolved, for the call's log line
 }
 
 func (s *Service) newCall(tool, owner, requestID string) *Call {
@@ -71,7 +77,32 @@ func (c *Call) ResolveFileAttachment(ctx context.Context, f FileAttachment) (*In
 // string(item.Content)). An empty content falls back to nothing: it is an
 // unresolved reference, since the client should have filled it.
 func (c *Call) ResolveFile(ctx context.Context, name, content string) (*InputFile, error) {
-	return c.svc.resolver.resolve(ctx, c.Owner, filepath.Join(c.dir, "in"), name, content)
+	f, err := c.svc.resolver.resolve(ctx, c.Owner, filepath.Join(c.dir, "in"), name, content)
+	if err == nil {
+		c.mu.Lock()
+		c.inputs = append(c.inputs, fmt.Sprintf("%s (%d B)", f.Name, f.Size))
+		c.mu.Unlock()
+	}
+	return f, err
+}
+
+// logDone logs the call once, when it has ended: who called, how long it
+// took, the files it read and handed out, and its error.
+func (c *Call) logDone(took time.Duration, res *Result, err error) {
+	c.mu.Lock()
+	inputs := slices.Clone(c.inputs)
+	c.mu.Unlock()
+	var outputs []string
+	if res != nil {
+		for _, f := range res.Files {
+			outputs = append(outputs, fmt.Sprintf("%s (%d B)", f.Filename, f.SizeBytes))
+		}
+	}
+	attrs := []any{"owner", c.Owner, "duration", took.Round(time.Microsecond), "inputs", inputs, "outputs", outputs}
+	if err != nil {
+		attrs = append(attrs, "err", err.Error())
+	}
+	c.Logger.Info("tool call", attrs...)
 }
 
 // end removes the call's folder.

@@ -48,7 +48,7 @@ func (s *Service) buildHandler() http.Handler {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{
 			Stateless:           s.cfg.MCPStateless,
-			Logger:              s.log,
+			Logger:              sdkLogger(s.log),
 			MaxRequestBodyBytes: s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead,
 		})
 	var mcpH http.Handler = s.drainable(mcpHandler)

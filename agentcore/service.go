@@ -167,7 +167,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		return nil, &ConfigError{Var: "AGENT_CLEANUP_SCHEDULE", Value: cfg.CleanupSchedule, Err: err}
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version},
-		&mcp.ServerOptions{Instructions: info.Instructions, Logger: s.log, SupportedProtocolVersions: protocolVersions(cfg.MCPStateless)})
+		&mcp.ServerOptions{Instructions: info.Instructions, Logger: sdkLogger(s.log), SupportedProtocolVersions: protocolVersions(cfg.MCPStateless)})
 	return s, nil
 }
 

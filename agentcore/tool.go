@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -144,6 +145,7 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 	}
 	call := s.newCall(name, owner, requestID)
 	defer call.end()
+	start := time.Now()
 	defer func() {
 		if p := recover(); p != nil {
 			call.Logger.Error("tool panicked", "panic", p, "stack", string(debug.Stack()))
@@ -153,6 +155,7 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 			res = &Result{}
 		}
 		s.metrics.toolCalls.WithLabelValues(name, outcome(err)).Inc()
+		call.logDone(time.Since(start), res, err)
 	}()
 	return rt.run(ctx, call, raw)
 }
