@@ -15,6 +15,15 @@
 //		return call.FileResponse(ctx, agentcore.OutputFile("text.txt", path))
 //	})
 //
+// and a program's main hands the registering function to Main:
+//
+//	func main() { os.Exit(agentcore.Main(agentcore.Info{Name: "ocr"}, ":8001", os.Args[1:], register)) }
+//
+// The package's examples, Example (a whole agent, the one README.md quotes)
+// and ExampleAddTool, compile and run with its tests; go doc prints no
+// examples, pkgsite and godoc do. Package agenttest runs an agent inside a
+// test, without ports: files in by name, outputs back as local files.
+//
 // The model never handles bytes: it names files, client middleware moves them.
 package agentcore
 
