@@ -39,6 +39,7 @@ Usage:
   agentura tools [flags] <url>
   agentura call  [flags] <url> <tool> [--attach PATH]... [--json ARGS] [--out DIR]
   agentura call  [flags] --stdio <tool> [--attach PATH]... [--json ARGS] -- CMD [ARG]...
+  agentura new   DIR --module PATH [--replace LOCAL_CHECKOUT]   (scaffold an agent module)
 
 <url> is the agent's MCP endpoint (http://localhost:8001/mcp; a bare base URL gets /mcp).
 Run "agentura <command> -h" for the flags of a command.
@@ -55,10 +56,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runTools(ctx, args[1:], stdout, stderr)
 	case "call":
 		return runCall(ctx, args[1:], stdout, stderr)
+	case "new":
+		return runNew(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usageHeader)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "agentura: unknown command %q: use tools or call\n\n%s", args[0], usageHeader)
+	fmt.Fprintf(stderr, "agentura: unknown command %q: use tools, call or new\n\n%s", args[0], usageHeader)
 	return exitUsage
 }
