@@ -167,4 +167,3 @@ func goVersion() string {
 	}
 	return v
 }
-
