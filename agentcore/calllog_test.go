@@ -1,11 +1,11 @@
 package agentcore
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,34 +13,43 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// records is a slog.Handler that keeps every record, for a test to read.
+type records struct {
+	mu    *sync.Mutex
+	list  *[]map[string]any
+	attrs []slog.Attr
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
+func newRecords() records { return records{mu: new(sync.Mutex), list: new([]map[string]any)} }
 
-// lines returns the JSON log records written since the last call.
-func (s *syncBuffer) lines(t *testing.T) []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("log line %q: %v", l, err)
-		}
-		out = append(out, m)
+func (r records) Enabled(context.Context, slog.Level) bool { return true }
+
+func (r records) Handle(_ context.Context, rec slog.Record) error {
+	m := map[string]any{"level": rec.Level.String(), "msg": rec.Message}
+	add := func(a slog.Attr) bool { m[a.Key] = a.Value.Resolve().Any(); return true }
+	for _, a := range r.attrs {
+		add(a)
 	}
-	s.b.Reset()
+	rec.Attrs(add)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	*r.list = append(*r.list, m)
+	return nil
+}
+
+func (r records) WithAttrs(attrs []slog.Attr) slog.Handler {
+	r.attrs = append(slices.Clip(r.attrs), attrs...)
+	return r
+}
+
+func (r records) WithGroup(string) slog.Handler { return r }
+
+// take returns the records kept since the last take.
+func (r records) take() []map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := *r.list
+	*r.list = nil
 	return out
 }
 
@@ -50,10 +59,10 @@ func (s *syncBuffer) lines(t *testing.T) []map[string]any {
 // DEBUG).
 func TestEveryToolCallLoggedOnceAtInfo(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
-		var logs syncBuffer
+		logs := newRecords()
 		srv := httptest.NewUnstartedServer(nil)
 		svc, err := New(Info{Name: "t"}, Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), PublicURL: "http://" + srv.Listener.Addr().String(),
-			CleanupSchedule: "@every 1h", MCPStateless: stateless}, slog.New(slog.NewJSONHandler(&logs, nil)))
+			CleanupSchedule: "@every 1h", MCPStateless: stateless}, slog.New(logs))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +70,7 @@ func TestEveryToolCallLoggedOnceAtInfo(t *testing.T) {
 		srv.Config.Handler = svc.Handler()
 		srv.Start()
 		cs := connect(t, srv.URL, "")
-		logs.lines(t)
+		logs.take()
 		for _, args := range []map[string]any{
 			{"source": "data:text/plain;name=n.txt,hi"},
 			{"source": "n.txt"}, // an unresolved reference: the call fails
@@ -74,7 +83,7 @@ func TestEveryToolCallLoggedOnceAtInfo(t *testing.T) {
 		srv.Close()
 		svc.Close()
 		var calls []map[string]any
-		for _, l := range logs.lines(t) {
+		for _, l := range logs.take() {
 			if l["level"] == "INFO" {
 				calls = append(calls, l)
 			}
