@@ -15,9 +15,11 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/agentura/agentura/agentcore"
@@ -116,7 +118,7 @@ func tables(old string, found map[string]int) (string, error) {
 		parts := block.FindStringSubmatch(m)
 		list, ok := all[parts[2]]
 		if !ok {
-			err = fmt.Errorf("no settings called %q (known: agentcore, ocr)", parts[2])
+			err = fmt.Errorf("no settings called %q (known: %s)", parts[2], strings.Join(slices.Sorted(maps.Keys(all)), ", "))
 			return m
 		}
 		found[parts[2]]++
