@@ -116,3 +116,18 @@ func TestPublicURLSetIsRemembered(t *testing.T) {
 		}
 	}
 }
+
+// TestNewRefusesPortZeroURLs: a service built on its own with a public URL
+// of port 0 would hand out URLs nobody can follow; New says what to do.
+func TestNewRefusesPortZeroURLs(t *testing.T) {
+	cfg, err := ConfigFromLookup(env(map[string]string{"AGENT_ADDR": "127.0.0.1:0", "AGENT_DATA_DIR": t.TempDir()}), "t", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc, err := New(Info{Name: "t"}, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil || !strings.Contains(err.Error(), "agentcore.Main") {
+		if svc != nil {
+			svc.Close()
+		}
+		t.Errorf("New with AGENT_PUBLIC_URL %s: %v; want a refusal naming agentcore.Main", cfg.PublicURL, err)
+	}
+}

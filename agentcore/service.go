@@ -35,6 +35,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -100,6 +101,11 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	}
 	if err := cfg.normalize(info.Name, ""); err != nil {
 		return nil, err
+	}
+	if u, err := url.Parse(cfg.PublicURL); err == nil && u.Port() == "0" {
+		return nil, &ConfigError{Var: "AGENT_PUBLIC_URL", Value: cfg.PublicURL, Err: errors.New(
+			"port 0 lets the system pick a port, and URLs handed out need the one picked: start the agent with agentcore.Main, " +
+				"which puts the bound port into the URLs, or listen first and set PublicURL to the listener's address")}
 	}
 	if logger == nil {
 		logger = slog.Default()
