@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // TestDocsUpToDate fails when the settings tables of docs/ or
@@ -66,7 +67,7 @@ func TestDriftIsCaught(t *testing.T) {
 // exists.
 func TestDocsStandAlone(t *testing.T) {
 	root := filepath.Join("..", "..", "..")
-	link := regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`)
+	link := regexp.MustCompile(`\]\(([^)#:]*)(?:#([^)]*))?\)`)
 	code := regexp.MustCompile("(?s)```.*?```|`[^`\n]*`")
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -90,9 +91,16 @@ func TestDocsStandAlone(t *testing.T) {
 		}
 		prose := code.ReplaceAllString(string(text), "")
 		for _, m := range link.FindAllStringSubmatch(prose, -1) {
-			target := filepath.Join(filepath.Dir(path), m[1])
+			target := path
+			if m[1] != "" {
+				target = filepath.Join(filepath.Dir(path), m[1])
+			}
 			if _, err := os.Stat(target); err != nil {
 				t.Errorf("%s links to %s, which does not exist", path, m[1])
+				continue
+			}
+			if m[2] != "" && strings.HasSuffix(target, ".md") && !anchors(t, target)[m[2]] {
+				t.Errorf("%s links to %s#%s, a heading %s does not have", path, m[1], m[2], target)
 			}
 		}
 		return nil
@@ -100,4 +108,35 @@ func TestDocsStandAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// anchors are the link targets of the headings of a Markdown file, as
+// GitHub makes them: lower case, punctuation dropped, spaces as hyphens.
+func anchors(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	inCode := false
+	for _, line := range strings.Split(string(text), "\n") {
+		if strings.HasPrefix(line, "```") {
+			inCode = !inCode
+		}
+		if inCode || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#"))) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		out[b.String()] = true
+	}
+	return out
 }
