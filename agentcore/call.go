@@ -35,8 +35,8 @@ type Call struct {
 	mkdir   sync.Once
 	mkdirOK error
 
-	mu     sync.Mutex
-	inputs []string // "name (size)" of each input resolved, for the call's log line
+	logMu     sync.Mutex
+	logInputs []string // "name (size)" of each input resolved, for the call's log line
 }
 
 func (s *Service) newCall(tool, owner, requestID string) *Call {
@@ -79,19 +79,24 @@ func (c *Call) ResolveFileAttachment(ctx context.Context, f FileAttachment) (*In
 func (c *Call) ResolveFile(ctx context.Context, name, content string) (*InputFile, error) {
 	f, err := c.svc.resolver.resolve(ctx, c.Owner, filepath.Join(c.dir, "in"), name, content)
 	if err == nil {
-		c.mu.Lock()
-		c.inputs = append(c.inputs, fmt.Sprintf("%s (%d B)", f.Name, f.Size))
-		c.mu.Unlock()
+		c.noteInput(f)
 	}
 	return f, err
+}
+
+// noteInput remembers a resolved input for the call's log line.
+func (c *Call) noteInput(f *InputFile) {
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	c.logInputs = append(c.logInputs, fmt.Sprintf("%s (%d B)", f.Name, f.Size))
 }
 
 // logDone logs the call once, when it has ended: who called, how long it
 // took, the files it read and handed out, and its error.
 func (c *Call) logDone(took time.Duration, res *Result, err error) {
-	c.mu.Lock()
-	inputs := slices.Clone(c.inputs)
-	c.mu.Unlock()
+	c.logMu.Lock()
+	inputs := slices.Clone(c.logInputs)
+	c.logMu.Unlock()
 	var outputs []string
 	if res != nil {
 		for _, f := range res.Files {
