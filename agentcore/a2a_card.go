@@ -104,7 +104,7 @@ func skillOf(t ToolDef) a2a.AgentSkill {
 		skill.Tags = append(skill.Tags, "read-only")
 	}
 	out := t.OutputTypes
-	if len(out) == 0 && !t.ReadOnly {
+	if out == nil { // a read-only tool may still hand out files (OCR's searchable PDF)
 		out = []string{"*/*"}
 	}
 	skill.OutputModes = append(skill.OutputModes, out...)

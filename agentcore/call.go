@@ -2,10 +2,13 @@ package agentcore
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/filehttp"
@@ -33,6 +36,8 @@ type Call struct {
 	mkdirOK error
 
 	inputs callInputs
+	logMu     sync.Mutex
+	logInputs []string // "name (size)" of each input resolved, for the call's log line
 }
 
 func (s *Service) newCall(tool, owner, requestID string) *Call {
@@ -78,9 +83,39 @@ func (c *Call) ResolveFileAttachment(ctx context.Context, f FileAttachment) (*In
 // AGENT_MAX_CALL_INPUT_BYTES: beyond it the input fails with an error
 // wrapping ErrCallInputsTooLarge.
 func (c *Call) ResolveFile(ctx context.Context, name, content string) (*InputFile, error) {
-	return c.inputs.resolve(name, content, c.svc.cfg.MaxCallInputBytes, func() (*InputFile, error) {
+	f, err := c.inputs.resolve(name, content, c.svc.cfg.MaxCallInputBytes, func() (*InputFile, error) {
 		return c.svc.resolver.resolve(ctx, c.Owner, filepath.Join(c.dir, "in"), name, content)
 	})
+	if err == nil {
+		c.noteInput(f)
+	}
+	return f, err
+}
+
+// noteInput remembers a resolved input for the call's log line.
+func (c *Call) noteInput(f *InputFile) {
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	c.logInputs = append(c.logInputs, fmt.Sprintf("%s (%d B)", f.Name, f.Size))
+}
+
+// logDone logs the call once, when it has ended: who called, how long it
+// took, the files it read and handed out, and its error.
+func (c *Call) logDone(took time.Duration, res *Result, err error) {
+	c.logMu.Lock()
+	inputs := slices.Clone(c.logInputs)
+	c.logMu.Unlock()
+	var outputs []string
+	if res != nil {
+		for _, f := range res.Files {
+			outputs = append(outputs, fmt.Sprintf("%s (%d B)", f.Filename, f.SizeBytes))
+		}
+	}
+	attrs := []any{"owner", c.Owner, "duration", took.Round(time.Microsecond), "inputs", inputs, "outputs", outputs}
+	if err != nil {
+		attrs = append(attrs, "err", err.Error())
+	}
+	c.Logger.Info("tool call", attrs...)
 }
 
 // end removes the call's folder.

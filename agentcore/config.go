@@ -148,7 +148,7 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			"for a loopback `Host` or `AGENT_PUBLIC_URL`'s host (DNS rebinding), as the go-sdk does for `/mcp`").Shown("empty: same origin only"),
 		settings.String(&c.StorageURL, "AGENT_STORAGE_URL", "", "where files live: `file:///data` (local disk, served with "+
 			"sendfile), or `s3://<bucket>[/<prefix>]?endpoint=<host:port>&region=…&secure=…&path_style=…&public_endpoint=…&part_size=…` "+
-			"for S3-compatible storage shared by replicas (see [Scaling out](#scaling-out))").Shown("`file://<AGENT_DATA_DIR>`"),
+			"for S3-compatible storage shared by replicas (see [Scaling out](deployment.md#scaling-out))").Shown("`file://<AGENT_DATA_DIR>`"),
 		settings.String(&c.AWSAccessKeyID, "AWS_ACCESS_KEY_ID", "", "access key of `s3://` storage").NoFlag().
 			Row("credentials of `s3://` storage (required for it), and its region when the URL names none"),
 		settings.String(&c.AWSSecretAccessKey, "AWS_SECRET_ACCESS_KEY", "", "secret key of `s3://` storage").NoFlag().Secret().JoinRow(),

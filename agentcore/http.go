@@ -50,7 +50,7 @@ func (s *Service) buildHandler() http.Handler {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{
 			Stateless:           s.cfg.MCPStateless,
-			Logger:              s.log,
+			Logger:              sdkLogger(s.log),
 			MaxRequestBodyBytes: s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead,
 		})
 	var mcpH http.Handler = s.drainable(mcpGuard(s.cfg.MaxUploadBytes/3*4+4+mcpBodyOverhead, mcpHandler))
@@ -148,7 +148,7 @@ func (s *Service) requestLog() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id := c.GetHeader("X-Request-Id")
 		if id == "" || len(id) > 64 {
-			id = fileserve.NewID()[:16]
+			id = fileserve.NewID()
 		}
 		c.Header("X-Request-Id", id)
 		// The MCP handler sees request headers (req.Extra.Header), not this

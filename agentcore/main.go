@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -74,6 +76,12 @@ func Main(info Info, defaultAddr string, args []string, register func(*Service) 
 	level.UnmarshalText([]byte(run.cfg.LogLevel)) // checked by the settings
 	// Logs go to stderr: with --stdio, stdout carries the protocol.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	ln, err := run.listen(logger)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", info.Name, err)
+		return 1
+	}
+	defer ln.Close()
 	svc, err := New(info, run.cfg, logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", info.Name, err)
@@ -93,9 +101,9 @@ func Main(info Info, defaultAddr string, args []string, register func(*Service) 
 		}
 	}
 	if run.stdio {
-		err = svc.RunStdio(ctx)
+		err = svc.serveStdio(ctx, ln)
 	} else {
-		err = svc.Run(ctx)
+		err = svc.Serve(ctx, ln)
 	}
 	if err != nil {
 		logger.Error("agent stopped with an error", "err", err)
@@ -111,6 +119,35 @@ var errBadFlags = errors.New("bad command line")
 type mainRun struct {
 	cfg           Config
 	stdio, health bool
+	publicURLSet  bool // AGENT_PUBLIC_URL was given, not derived from the port
+}
+
+// listen binds the HTTP server's listener before the service is built, so
+// that the download URLs it hands out carry the port actually bound: with
+// AGENT_ADDR=127.0.0.1:0 the kernel picks it. Under --stdio the HTTP server
+// only serves downloads and uploads to this one host, so when AGENT_ADDR
+// cannot be bound (a second copy of the agent started by a desktop host) it
+// falls back to a free loopback port and says so — unless AGENT_PUBLIC_URL
+// was given, which names where downloads are served and would then be
+// wrong.
+func (run *mainRun) listen(logger *slog.Logger) (net.Listener, error) {
+	ln, err := net.Listen("tcp", run.cfg.Addr)
+	if err != nil && run.stdio && !run.publicURLSet {
+		fallback, ferr := net.Listen("tcp", "127.0.0.1:0")
+		if ferr != nil {
+			return nil, &ConfigError{Var: "AGENT_ADDR", Value: run.cfg.Addr, Err: errors.Join(err, ferr)}
+		}
+		logger.Warn("--stdio: AGENT_ADDR cannot be listened on; serving downloads on a free loopback port instead",
+			"addr", run.cfg.Addr, "err", err, "downloads", fallback.Addr().String())
+		ln, err = fallback, nil
+	}
+	if err != nil {
+		return nil, &ConfigError{Var: "AGENT_ADDR", Value: run.cfg.Addr, Err: err}
+	}
+	if !run.publicURLSet {
+		run.cfg.PublicURL = "http://localhost:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ln, nil
 }
 
 // parseMain reads the command line and the settings (through lookup, where
@@ -142,5 +179,8 @@ func parseMain(info Info, defaultAddr string, args []string, lookup func(string)
 		err = errors.Join(err, o.settings.Check())
 	}
 	run.cfg = cfg
+	if v, ok := lookup("AGENT_PUBLIC_URL"); ok && v != "" {
+		run.publicURLSet = true
+	}
 	return run, err
 }

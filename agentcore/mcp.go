@@ -3,8 +3,10 @@ package agentcore
 import (
 	"context"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -82,7 +84,8 @@ func (s *Service) renderMCP(ctx context.Context, res *Result) *mcp.CallToolResul
 	return out
 }
 
-// embed reads a small stored file into an embedded resource; text stays text.
+// embed reads a small stored file into an embedded resource; text (JSON,
+// XML, CSV and the like included) stays text when it is valid UTF-8.
 func (s *Service) embed(ctx context.Context, m fileserve.Meta, uri string) *mcp.EmbeddedResource {
 	data, err := s.readSmall(ctx, m)
 	if err != nil {
@@ -90,7 +93,7 @@ func (s *Service) embed(ctx context.Context, m fileserve.Meta, uri string) *mcp.
 		return nil
 	}
 	rc := &mcp.ResourceContents{URI: uri, MIMEType: m.MIMEType}
-	if strings.HasPrefix(m.MIMEType, "text/") {
+	if filetype.IsText(m.MIMEType) && utf8.Valid(data) {
 		rc.Text = string(data)
 	} else {
 		rc.Blob = data

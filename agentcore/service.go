@@ -15,6 +15,15 @@
 //		return call.FileResponse(ctx, agentcore.OutputFile("text.txt", path))
 //	})
 //
+// and a program's main hands the registering function to Main:
+//
+//	func main() { os.Exit(agentcore.Main(agentcore.Info{Name: "ocr"}, ":8001", os.Args[1:], register)) }
+//
+// The package's examples, Example (a whole agent, the one README.md quotes)
+// and ExampleAddTool, compile and run with its tests; go doc prints no
+// examples, pkgsite and godoc do. Package agenttest runs an agent inside a
+// test, without ports: files in by name, outputs back as local files.
+//
 // The model never handles bytes: it names files, client middleware moves them.
 package agentcore
 
@@ -26,6 +35,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -95,6 +105,11 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	}
 	if err := cfg.normalize(info.Name, ""); err != nil {
 		return nil, err
+	}
+	if u, err := url.Parse(cfg.PublicURL); err == nil && u.Port() == "0" {
+		return nil, &ConfigError{Var: "AGENT_PUBLIC_URL", Value: cfg.PublicURL, Err: errors.New(
+			"port 0 lets the system pick a port, and URLs handed out need the one picked: start the agent with agentcore.Main, " +
+				"which puts the bound port into the URLs, or listen first and set PublicURL to the listener's address")}
 	}
 	if logger == nil {
 		logger = slog.Default()
@@ -181,7 +196,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		return nil, &ConfigError{Var: "AGENT_CLEANUP_SCHEDULE", Value: cfg.CleanupSchedule, Err: err}
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version},
-		&mcp.ServerOptions{Instructions: info.Instructions, Logger: s.log, SupportedProtocolVersions: protocolVersions(cfg.MCPStateless)})
+		&mcp.ServerOptions{Instructions: info.Instructions, Logger: sdkLogger(s.log), SupportedProtocolVersions: protocolVersions(cfg.MCPStateless)})
 	return s, nil
 }
 
@@ -296,6 +311,11 @@ func (s *Service) RunStdio(ctx context.Context) error {
 	if err != nil {
 		return &ConfigError{Var: "AGENT_ADDR", Value: s.cfg.Addr, Err: err}
 	}
+	return s.serveStdio(ctx, ln)
+}
+
+// serveStdio is RunStdio with the HTTP server on ln.
+func (s *Service) serveStdio(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	httpErr := make(chan error, 1)
@@ -306,7 +326,7 @@ func (s *Service) RunStdio(ctx context.Context) error {
 		}
 		httpErr <- err
 	}()
-	err = s.mcp.Run(ctx, &mcp.StdioTransport{})
+	err := s.mcp.Run(ctx, &mcp.StdioTransport{})
 	cancel()
 	herr := <-httpErr
 	if herr != nil {

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -27,7 +28,9 @@ type Tool struct {
 	// skill's input modes. Default: any ("*/*") for a tool with files.
 	InputTypes []string
 	// OutputTypes optionally lists the MIME types of the files the tool
-	// produces, for the skill's output modes. Default: any ("*/*").
+	// produces, for the skill's output modes. Default (nil): any ("*/*"),
+	// read-only or not; an empty, non-nil list says the tool hands out no
+	// files.
 	OutputTypes []string
 	// Examples optionally lists example requests for the agent card. Default:
 	// one derived from the input schema.
@@ -142,6 +145,7 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 	}
 	call := s.newCall(name, owner, requestID)
 	defer call.end()
+	start := time.Now()
 	defer func() {
 		if p := recover(); p != nil {
 			call.Logger.Error("tool panicked", "panic", p, "stack", string(debug.Stack()))
@@ -154,6 +158,7 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 			err = s.callerError(call, err)
 		}
 		s.metrics.toolCalls.WithLabelValues(name, outcome(err)).Inc()
+		call.logDone(time.Since(start), res, err)
 	}()
 	return rt.run(ctx, call, raw)
 }

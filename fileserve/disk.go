@@ -33,7 +33,7 @@ const (
 //
 // Its layout under the root is <area>/<ownerkey>/<id>/{data,meta.json}, where
 // ownerkey is the first 32 hex digits of the SHA-256 of the owner (owner
-// strings never reach a path) and id is 32 random hex digits. A file is
+// strings never reach a path) and id is the file id (a UUID). A file is
 // written into a folder under tmp/ and renamed into place once its content
 // and metadata are on disk, so it is either absent or complete; just before,
 // a line is appended to the expiry index, <root>/index/<area>/<minute>.idx

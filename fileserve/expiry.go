@@ -66,7 +66,7 @@ func (e Expired) Entry() string {
 // parseIndexEntry reads an entry name written by indexEntry.
 func ParseIndexEntry(area Area, name string) (Expired, bool) {
 	parts := strings.Split(name, ".")
-	if len(parts) != 4 || len(parts[2]) != idLen || !ValidID(parts[2]) || !ValidID(parts[3]) {
+	if len(parts) != 4 || len(parts[2]) != len(OwnerKey("")) || !ValidID(parts[2]) || !ValidID(parts[3]) {
 		return Expired{}, false
 	}
 	ns, err1 := strconv.ParseInt(parts[0], 10, 64)

@@ -1,32 +1,50 @@
 package fileserve
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+
+	"github.com/google/uuid"
 )
 
-// idLen is the length of a file id: 16 random bytes in lowercase hex.
-const idLen = 32
-
-// NewID returns a fresh random id: 128 bits from crypto/rand in lowercase hex.
-// Files are stored under such ids; agentcore names call folders and request
-// ids with them too.
+// NewID returns a fresh file id: a version 7 UUID in its canonical form
+// (36 characters, lower case). Version 7 starts with the creation time in
+// milliseconds, so ids sort by age — a listing of a store's folder or key
+// prefix comes out oldest first, which a sweeper or an expiry index can stop
+// on — and it reveals nothing the download URL's token does not already show
+// (its expiry is the creation time plus the URL's lifetime). The 62 bits
+// after the time come from crypto/rand; the id is never the secret that
+// guards a file: the signed token is. Files are stored under such ids;
+// agentcore names call folders and request ids with them too.
 func NewID() string {
-	var b [idLen / 2]byte
-	rand.Read(b[:]) // never fails: crypto/rand panics rather than return an error
-	return hex.EncodeToString(b[:])
+	return uuid.Must(uuid.NewV7()).String()
 }
 
-// ValidID reports whether id has the form of a file id: exactly 32 lowercase
-// hex digits. Stores look nothing else up, so an id from a request never
-// reaches a path or a key unchecked.
+// legacyIDLen is the length of the ids made before UUIDs: 32 lowercase hex
+// digits (128 random bits). Their files stay downloadable until they expire.
+const legacyIDLen = 32
+
+// ValidID reports whether id has the form of a file id: a canonical UUID
+// (8-4-4-4-12 lowercase hex digits) or, from before UUIDs, exactly 32
+// lowercase hex digits. Stores look nothing else up, so an id from a request
+// never reaches a path or a key unchecked.
 func ValidID(id string) bool {
-	if len(id) != idLen {
-		return false
+	switch len(id) {
+	case legacyIDLen:
+		return lowerHex(id)
+	case 36:
+		if id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
+			return false
+		}
+		return lowerHex(id[:8]) && lowerHex(id[9:13]) && lowerHex(id[14:18]) && lowerHex(id[19:23]) && lowerHex(id[24:])
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
+	return false
+}
+
+// lowerHex reports whether s is made of lowercase hex digits only.
+func lowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false
 		}

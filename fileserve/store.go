@@ -34,7 +34,7 @@ func (a Area) Valid() bool { return a == Outputs || a == Staging }
 
 // Meta describes a stored file.
 type Meta struct {
-	ID       string    `json:"id"`        // 32 lowercase hex digits (128 random bits)
+	ID       string    `json:"id"`        // a canonical UUID (v7); files from before UUIDs: 32 lowercase hex digits
 	Area     Area      `json:"area"`      // outputs or staging
 	Owner    string    `json:"owner"`     // who may download it
 	Name     string    `json:"name"`      // display name, may hold a sub-path ("images/a.png")

@@ -73,12 +73,15 @@ func ByName(name string) string {
 }
 
 // containers are sniffed types that say little: a zip may be a docx, plain
-// text may be Markdown or CSV. For them the extension decides, when it names
-// a type of the same family.
+// text may be Markdown or CSV — and text that looks like CSV (a comma or two
+// on every line) may be plain notes. For them the extension decides, when it
+// names a type of the same family.
 var containers = map[string]bool{
 	"application/zip":           true,
 	"application/x-ole-storage": true,
 	"text/plain":                true,
+	"text/csv":                  true,
+	"text/tab-separated-values": true,
 	"application/octet-stream":  true,
 	"text/xml":                  true,
 	"application/xml":           true,
@@ -191,6 +194,8 @@ func compatible(sniffed, byName string) bool {
 			nameBase == "application/epub+zip" || nameBase == "application/java-archive"
 	case "application/x-ole-storage":
 		return strings.HasPrefix(nameBase, "application/vnd.ms-") || nameBase == "application/msword"
+	case "text/csv", "text/tab-separated-values":
+		return strings.HasPrefix(nameBase, "text/")
 	case "text/plain", "text/xml", "application/xml", "text/html":
 		return strings.HasPrefix(nameBase, "text/") || strings.HasSuffix(nameBase, "json") ||
 			strings.HasSuffix(nameBase, "xml") || strings.HasSuffix(nameBase, "+html")
@@ -264,4 +269,23 @@ func Size(n int64) string {
 // "report.pptx (PowerPoint, 1.0 MB)".
 func Describe(name, mimeType string, size int64) string {
 	return fmt.Sprintf("%s (%s, %s)", name, Label(mimeType), Size(size))
+}
+
+// IsText reports whether a file of MIME type mimeType is text a reader can
+// show as it is: text/*, JSON, XML, YAML, JavaScript and SVG, with their
+// +json and +xml kin. Content is still text only when it is valid UTF-8.
+func IsText(mimeType string) bool {
+	base, _, err := mime.ParseMediaType(mimeType)
+	if err != nil {
+		return false
+	}
+	if strings.HasPrefix(base, "text/") || strings.HasSuffix(base, "+json") || strings.HasSuffix(base, "+xml") {
+		return true
+	}
+	switch base {
+	case "application/json", "application/x-ndjson", "application/xml", "application/yaml", "application/x-yaml",
+		"application/javascript", "application/toml", "application/sql", "application/x-sh":
+		return true
+	}
+	return false
 }

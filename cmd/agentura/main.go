@@ -40,6 +40,7 @@ Usage:
   agentura call  [flags] <url> <tool> [--attach PATH]... [--json ARGS] [--out DIR]
   agentura call  [flags] --stdio <tool> [--attach PATH]... [--json ARGS] -- CMD [ARG]...
   agentura gateway [flags] [<url>]...   (an MCP server fronting agents for a chat host)
+  agentura new   DIR --module PATH [--replace LOCAL_CHECKOUT]   (scaffold an agent module)
 
 <url> is the agent's MCP endpoint (http://localhost:8001/mcp; a bare base URL gets /mcp).
 Run "agentura <command> -h" for the flags of a command.
@@ -58,10 +59,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runCall(ctx, args[1:], stdout, stderr)
 	case "gateway":
 		return runGateway(ctx, args[1:], stdout, stderr)
+	case "new":
+		return runNew(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usageHeader)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "agentura: unknown command %q: use tools, call or gateway\n\n%s", args[0], usageHeader)
+	fmt.Fprintf(stderr, "agentura: unknown command %q: use tools, call, gateway or new\n\n%s", args[0], usageHeader)
 	return exitUsage
 }

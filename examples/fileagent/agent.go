@@ -49,6 +49,7 @@ func Register(svc *agentcore.Service) error {
 		Name:        "inspect_file",
 		Description: "Tell a file's type, size and SHA-256 digest.",
 		ReadOnly:    true,
+		OutputTypes: []string{}, // no files out
 	}, inspectFile)
 	agentcore.AddTool(svc, agentcore.Tool{
 		Name:        "archive_files",

@@ -141,7 +141,7 @@ func testPutOpenStat(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.ID) != 32 || m.Area != fileserve.Outputs || m.Owner != "alice@example.com" || m.Name != "notes/hello.txt" ||
+	if !fileserve.ValidID(m.ID) || m.Area != fileserve.Outputs || m.Owner != "alice@example.com" || m.Name != "notes/hello.txt" ||
 		m.Size != int64(len(content)) || m.SHA256 != digest(content) || m.MIMEType != "text/plain; charset=utf-8" {
 		t.Errorf("meta = %+v", m)
 	}

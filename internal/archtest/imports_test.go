@@ -49,6 +49,7 @@ var rules = []rule{
 	{"internal/filehttp", with(leaves, "fileserve", "internal/signing", "internal/boundedmap", "internal/promreg")},
 	{"internal/cleanup", []string{"fileserve", "internal/promreg"}},
 	{"agentcore", with(leaves, "fileserve", "internal/signing", "internal/filehttp", "internal/cleanup", "internal/promreg", "internal/memcg")},
+	{"agentcore/agenttest", with(leaves, "agentcore", "client")}, // the public test helper: an agent in-process, the host side in front
 
 	// The client side: the leaves, never a server package. agentcore may
 	// not import a2acall (the A2A client), so agents calling no peer do not

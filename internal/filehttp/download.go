@@ -47,7 +47,7 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	}
 	id, ok := fileIDFromPath(r.URL.Path)
 	if !ok {
-		WriteError(w, http.StatusNotFound, "file not found: a download URL has the form /files/<32 hex digit id>/<name>?token=<token>")
+		WriteError(w, http.StatusNotFound, "file not found: a download URL has the form /files/<uuid>/<name>?token=<token>")
 		return
 	}
 	token := queryToken(r.URL.RawQuery)

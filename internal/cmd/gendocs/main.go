@@ -1,7 +1,7 @@
 // Command gendocs writes what is generated from the settings declarations
 // (agentcore.Config.Settings, ocr.Config.Settings): the environment tables of
-// README.md, between their <!-- settings: … --> and <!-- end settings -->
-// lines, and the settings part of deploy/.env.example, whose variables and
+// docs/configuration.md and docs/agents.md, between their
+// <!-- settings: … --> and <!-- end settings --> lines, and the settings part of deploy/.env.example, whose variables and
 // values are the ones deploy/docker-compose.yml passes through. Run it from
 // the repository root after changing a declaration:
 //
@@ -15,9 +15,11 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/agentura/agentura/agentcore"
@@ -47,7 +49,7 @@ func main() {
 	}
 }
 
-// lists are the declared settings by the name their README table carries.
+// lists are the declared settings by the name their docs table carries.
 func lists() map[string]settings.List {
 	var framework agentcore.Config
 	var agent ocr.Config
@@ -59,17 +61,26 @@ func lists() map[string]settings.List {
 	}
 }
 
-// run brings README.md and deploy/.env.example up to date under root,
-// writing them when write is set, and returns those that were stale.
+// tableDocs are the pages that hold the settings tables, each list's table
+// in exactly one of them.
+var tableDocs = []string{filepath.Join("docs", "configuration.md"), filepath.Join("docs", "agents.md")}
+
+// run brings the docs' settings tables and deploy/.env.example up to date
+// under root, writing them when write is set, and returns those that were
+// stale.
 func run(root string, write bool) ([]string, error) {
 	var stale []string
-	for _, f := range []struct {
+	found := map[string]int{}
+	type file struct {
 		path string
 		gen  func(old, root string) (string, error)
-	}{
-		{"README.md", readme},
-		{filepath.Join("deploy", ".env.example"), envExample},
-	} {
+	}
+	var files []file
+	for _, path := range tableDocs {
+		files = append(files, file{path, func(old, _ string) (string, error) { return tables(old, found) }})
+	}
+	files = append(files, file{filepath.Join("deploy", ".env.example"), envExample})
+	for _, f := range files {
 		path := filepath.Join(root, f.path)
 		old, err := os.ReadFile(path)
 		if err != nil {
@@ -89,35 +100,38 @@ func run(root string, write bool) ([]string, error) {
 			}
 		}
 	}
+	for name := range lists() {
+		if found[name] != 1 {
+			return nil, fmt.Errorf("the settings table %q appears %d times in %s; want once (<!-- settings: %s ... --> … <!-- end settings -->)",
+				name, found[name], strings.Join(tableDocs, ", "), name)
+		}
+	}
 	return stale, nil
 }
 
-// block is a generated table of README.md with its marker lines.
+// block is a generated settings table of a docs page with its marker lines.
 var block = regexp.MustCompile(`(?s)(<!-- settings: ([a-z]+) [^\n]*-->\n)(.*?)(<!-- end settings -->)`)
 
-// readme replaces each table between markers with the one its list makes.
-func readme(old, _ string) (string, error) {
+// tables replaces each table between markers with the one its list makes,
+// counting the tables it met by name in found.
+func tables(old string, found map[string]int) (string, error) {
 	all := lists()
 	var err error
-	found := 0
 	out := block.ReplaceAllStringFunc(old, func(m string) string {
 		parts := block.FindStringSubmatch(m)
 		list, ok := all[parts[2]]
 		if !ok {
-			err = fmt.Errorf("no settings called %q (known: agentcore, ocr, composer)", parts[2])
+			err = fmt.Errorf("no settings called %q (known: %s)", parts[2], strings.Join(slices.Sorted(maps.Keys(all)), ", "))
 			return m
 		}
-		found++
+		found[parts[2]]++
 		return parts[1] + list.Markdown() + parts[4]
 	})
-	if err == nil && found != len(all) {
-		err = fmt.Errorf("found %d settings tables; want %d, one per list (<!-- settings: NAME ... --> … <!-- end settings -->)", found, len(all))
-	}
 	return out, err
 }
 
 // envStart opens the generated part of deploy/.env.example.
-const envStart = "# --- Settings both agents share (AGENT_* as in the README's table) ---\n"
+const envStart = "# --- Settings both agents share (AGENT_* as in docs/configuration.md) ---\n"
 
 // deployNotes are remarks on a variable that only hold in the compose
 // deployment; they follow its doc line in deploy/.env.example.

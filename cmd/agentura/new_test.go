@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNewScaffoldsAWorkingModule: `agentura new` with --replace pointing at
+// this checkout gives a module where go mod tidy, go build, go vet and go
+// test pass offline (GOPROXY=off: the module cache and the checkout's go.sum
+// are all it has).
+func TestNewScaffoldsAWorkingModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a new module: not in -short")
+	}
+	checkout, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "lines-agent")
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"new", dir, "--module", "example.com/acme/lines-agent", "--replace", checkout}, &stdout, &stderr); code != 0 {
+		t.Fatalf("agentura new: exit %d: %s", code, stderr.String())
+	}
+	for _, f := range []string{"go.mod", "main.go", "agent/agent.go", "agent/agent_test.go", "Dockerfile", "compose.yml", "Makefile", ".gitignore"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("no %s: %v", f, err)
+		}
+	}
+	dockerfile, _ := os.ReadFile(filepath.Join(dir, "Dockerfile"))
+	if !strings.Contains(string(dockerfile), "FROM scratch") || !strings.Contains(string(dockerfile), "USER 65532:65532") {
+		t.Errorf("the Dockerfile is not a static non-root image:\n%s", dockerfile)
+	}
+	for _, args := range [][]string{
+		{"mod", "tidy"},
+		{"build", "./..."},
+		{"vet", "./..."},
+		{"test", "-count=1", "./..."},
+	} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s in the new module: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	if out, _ := exec.Command("gofmt", "-l", dir).Output(); len(out) > 0 {
+		t.Errorf("the new module is not gofmt-clean: %s", out)
+	}
+}
+
+func TestNewRefusals(t *testing.T) {
+	full := filepath.Join(t.TempDir(), "full")
+	if err := os.Mkdir(full, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(full, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"new", filepath.Join(t.TempDir(), "x")}, "--module"},
+		{[]string{"new", full, "--module", "example.com/x"}, "not empty"},
+		{[]string{"new", filepath.Join(t.TempDir(), "My Agent"), "--module", "example.com/x"}, "not a usable agent name"},
+		{[]string{"new", filepath.Join(t.TempDir(), "x"), "--module", "example.com/x", "--replace", t.TempDir()}, "not a checkout of agentura"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), tc.args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), tc.says) {
+			t.Errorf("%v: exit %d, %q; want a refusal saying %q", tc.args[1:], code, stderr.String(), tc.says)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(full, "main.go")); string(b) != "package main\n" {
+		t.Error("a refused scaffold touched the user's file")
+	}
+}
