@@ -35,7 +35,7 @@ type Call struct {
 	mkdir   sync.Once
 	mkdirOK error
 
-	inputs callInputs
+	inputs    callInputs
 	logMu     sync.Mutex
 	logInputs []string // "name (size)" of each input resolved, for the call's log line
 }
