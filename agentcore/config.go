@@ -54,6 +54,9 @@ type Config struct {
 
 	A2AStatusInterval time.Duration // AGENT_A2A_STATUS_INTERVAL
 
+	MaxConcurrentCalls int           // AGENT_MAX_CONCURRENT_CALLS
+	QueueTimeout       time.Duration // AGENT_QUEUE_TIMEOUT
+
 	// Store, when set, is where the service keeps its files, used as it is:
 	// a store of the program's own (any fileserve.Store) instead of the one
 	// StorageURL names. StorageURL must then be empty or its default
@@ -139,6 +142,10 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.String(&c.LogLevel, "AGENT_LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`; `debug` logs every request with its id").Check(checkLogLevel),
 		settings.Duration(&c.A2AStatusInterval, "AGENT_A2A_STATUS_INTERVAL", DefaultA2AStatusInterval,
 			"how often a running A2A task reports \"still running\" on `message/stream`"),
+		settings.Int(&c.MaxConcurrentCalls, "AGENT_MAX_CONCURRENT_CALLS", DefaultMaxConcurrentCalls(),
+			"tool calls (MCP and A2A) that run at once; more wait for a free slot").Positive().Shown("4 × CPUs"),
+		settings.Duration(&c.QueueTimeout, "AGENT_QUEUE_TIMEOUT", DefaultQueueTimeout,
+			"how long a tool call waits for a free slot before it is refused with \"agent busy … try again\""),
 	}
 }
 

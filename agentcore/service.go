@@ -68,6 +68,7 @@ type Service struct {
 	metrics  *serviceMetrics
 	verifier *callerVerifier
 	calls    *callFolders
+	slots    *callSlots
 
 	mu        sync.RWMutex
 	tools     map[string]*registeredTool
@@ -104,6 +105,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	}
 	s.draining, s.drain = context.WithCancel(context.Background())
 	s.metrics = newServiceMetrics(s.registry)
+	s.slots = newCallSlots(cfg.MaxConcurrentCalls, cfg.QueueTimeout, s.metrics)
 
 	store, scratch, redirect, err := cfg.openStore()
 	if err != nil {
