@@ -56,6 +56,8 @@ type Config struct {
 
 	MaxConcurrentCalls int           // AGENT_MAX_CONCURRENT_CALLS
 	QueueTimeout       time.Duration // AGENT_QUEUE_TIMEOUT
+	OwnerQuotaBytes    int64         // AGENT_OWNER_QUOTA_BYTES; negative: no quota (the variable says 0)
+	QuotaRefresh       time.Duration // AGENT_QUOTA_REFRESH
 
 	// Store, when set, is where the service keeps its files, used as it is:
 	// a store of the program's own (any fileserve.Store) instead of the one
@@ -146,6 +148,11 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			"tool calls (MCP and A2A) that run at once; more wait for a free slot").Positive().Shown("4 × CPUs"),
 		settings.Duration(&c.QueueTimeout, "AGENT_QUEUE_TIMEOUT", DefaultQueueTimeout,
 			"how long a tool call waits for a free slot before it is refused with \"agent busy … try again\""),
+		settings.Size(&c.OwnerQuotaBytes, "AGENT_OWNER_QUOTA_BYTES", DefaultOwnerQuotaBytes,
+			"bytes one owner may hold in the store, staged uploads and outputs together; over it `/uploads` answers `507` "+
+				"and a tool's outputs fail, saying when space frees up; `0` = no quota").ZeroMeansOff(),
+		settings.Duration(&c.QuotaRefresh, "AGENT_QUOTA_REFRESH", DefaultQuotaRefresh,
+			"how often the owners' use is read again from the store, to see what other replicas sharing it added or removed"),
 	}
 }
 

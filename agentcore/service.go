@@ -114,6 +114,9 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if s.store, err = instrumentStore(store, s.registry); err != nil {
 		return nil, err
 	}
+	if s.store, err = withQuota(s.store, cfg, s.registry, s.metrics.refused); err != nil {
+		return nil, err
+	}
 	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls")); err != nil {
 		return nil, err
 	}
