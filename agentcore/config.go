@@ -58,6 +58,9 @@ type Config struct {
 	QueueTimeout       time.Duration // AGENT_QUEUE_TIMEOUT
 	OwnerQuotaBytes    int64         // AGENT_OWNER_QUOTA_BYTES; negative: no quota (the variable says 0)
 	QuotaRefresh       time.Duration // AGENT_QUOTA_REFRESH
+	RateLimit          int           // AGENT_RATE_LIMIT; negative: no limit (the variable says 0)
+	RateBurst          int           // AGENT_RATE_BURST; 0: twice RateLimit
+	TrustedProxies     []string      // AGENT_TRUSTED_PROXIES
 
 	// Store, when set, is where the service keeps its files, used as it is:
 	// a store of the program's own (any fileserve.Store) instead of the one
@@ -153,6 +156,13 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 				"and a tool's outputs fail, saying when space frees up; `0` = no quota").ZeroMeansOff(),
 		settings.Duration(&c.QuotaRefresh, "AGENT_QUOTA_REFRESH", DefaultQuotaRefresh,
 			"how often the owners' use is read again from the store, to see what other replicas sharing it added or removed"),
+		settings.Int(&c.RateLimit, "AGENT_RATE_LIMIT", DefaultRateLimit,
+			"requests per second one owner (the caller's `sub` under `AGENT_AUTH=jwt`, else the client address) may send to "+
+				"`/mcp`, `/a2a` and `/uploads`; over it they answer `429` with `Retry-After`; `0` = no limit").ZeroMeansOff(),
+		settings.Int(&c.RateBurst, "AGENT_RATE_BURST", 0, "requests one owner may send at once before AGENT_RATE_LIMIT applies").
+			Shown("2 × `AGENT_RATE_LIMIT`"),
+		settings.Strings(&c.TrustedProxies, "AGENT_TRUSTED_PROXIES", ",", "addresses or CIDRs of the proxies (load balancers) "+
+			"whose `X-Forwarded-For` names the client; from any other peer the header is ignored").Check(checkTrustedProxies).Shown("empty"),
 	}
 }
 

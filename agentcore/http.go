@@ -51,13 +51,14 @@ func (s *Service) buildHandler() http.Handler {
 			Logger:              s.log,
 			MaxRequestBodyBytes: s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead,
 		})
-	var mcpH http.Handler = s.drainable(mcpHandler)
-	uploads := http.HandlerFunc(s.files.ServeUpload)
-	var uploadH http.Handler = uploads
-	a2aH := s.a2aHandler()
+	// Each owner's requests are rate limited (ratelimit.go): the caller
+	// once verified, else the client address.
+	mcpH := s.limiter.wrap(s.drainable(mcpHandler))
+	uploadH := s.limiter.wrap(http.HandlerFunc(s.files.ServeUpload))
+	a2aH := s.limiter.wrap(s.a2aHandler())
 	if s.verifier != nil {
 		mcpH = s.requireCaller(mcpH)
-		uploadH = s.requireCaller(uploads)
+		uploadH = s.requireCaller(uploadH)
 		a2aH = s.requireCaller(a2aH)
 	}
 	// Any method reaches the handlers, which answer a wrong one with a JSON 405.

@@ -69,6 +69,7 @@ type Service struct {
 	verifier *callerVerifier
 	calls    *callFolders
 	slots    *callSlots
+	limiter  *rateLimiter // nil: no rate limit
 
 	mu        sync.RWMutex
 	tools     map[string]*registeredTool
@@ -106,6 +107,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	s.draining, s.drain = context.WithCancel(context.Background())
 	s.metrics = newServiceMetrics(s.registry)
 	s.slots = newCallSlots(cfg.MaxConcurrentCalls, cfg.QueueTimeout, s.metrics)
+	s.limiter = newRateLimiter(cfg, s.metrics.refused)
 
 	store, scratch, redirect, err := cfg.openStore()
 	if err != nil {
