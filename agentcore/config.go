@@ -61,6 +61,10 @@ type Config struct {
 	RateLimit          int           // AGENT_RATE_LIMIT; negative: no limit (the variable says 0)
 	RateBurst          int           // AGENT_RATE_BURST; 0: twice RateLimit
 	TrustedProxies     []string      // AGENT_TRUSTED_PROXIES
+	HeaderTimeout      time.Duration // AGENT_HEADER_TIMEOUT
+	IdleTimeout        time.Duration // AGENT_IDLE_TIMEOUT
+	BodyTimeout        time.Duration // AGENT_BODY_TIMEOUT
+	MinBodyRate        int64         // AGENT_MIN_BODY_RATE; negative: not paced (the variable says 0)
 
 	// Store, when set, is where the service keeps its files, used as it is:
 	// a store of the program's own (any fileserve.Store) instead of the one
@@ -163,6 +167,13 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			Shown("2 × `AGENT_RATE_LIMIT`"),
 		settings.Strings(&c.TrustedProxies, "AGENT_TRUSTED_PROXIES", ",", "addresses or CIDRs of the proxies (load balancers) "+
 			"whose `X-Forwarded-For` names the client; from any other peer the header is ignored").Check(checkTrustedProxies).Shown("empty"),
+		settings.Duration(&c.HeaderTimeout, "AGENT_HEADER_TIMEOUT", DefaultHeaderTimeout, "how long a client may take to send a request's headers"),
+		settings.Duration(&c.IdleTimeout, "AGENT_IDLE_TIMEOUT", DefaultIdleTimeout, "how long an idle keep-alive connection stays open"),
+		settings.Duration(&c.BodyTimeout, "AGENT_BODY_TIMEOUT", DefaultBodyTimeout,
+			"slack of a request body to `/mcp`, `/a2a` and `/uploads`: it must start within this time and then keep up with AGENT_MIN_BODY_RATE"),
+		settings.Size(&c.MinBodyRate, "AGENT_MIN_BODY_RATE", DefaultMinBodyRate,
+			"bytes per second a request body must average (after AGENT_BODY_TIMEOUT of slack), or the request fails and its connection "+
+				"is closed; `0` = no minimum").ZeroMeansOff(),
 	}
 }
 

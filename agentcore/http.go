@@ -52,10 +52,11 @@ func (s *Service) buildHandler() http.Handler {
 			MaxRequestBodyBytes: s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead,
 		})
 	// Each owner's requests are rate limited (ratelimit.go): the caller
-	// once verified, else the client address.
-	mcpH := s.limiter.wrap(s.drainable(mcpHandler))
-	uploadH := s.limiter.wrap(http.HandlerFunc(s.files.ServeUpload))
-	a2aH := s.limiter.wrap(s.a2aHandler())
+	// once verified, else the client address; bodies must keep flowing
+	// (slowbody.go).
+	mcpH := s.limiter.wrap(s.pacer.wrap(s.drainable(mcpHandler)))
+	uploadH := s.limiter.wrap(s.pacer.wrap(http.HandlerFunc(s.files.ServeUpload)))
+	a2aH := s.limiter.wrap(s.pacer.wrap(s.a2aHandler()))
 	if s.verifier != nil {
 		mcpH = s.requireCaller(mcpH)
 		uploadH = s.requireCaller(uploadH)

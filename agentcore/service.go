@@ -29,7 +29,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/cleanup"
@@ -70,6 +69,7 @@ type Service struct {
 	calls    *callFolders
 	slots    *callSlots
 	limiter  *rateLimiter // nil: no rate limit
+	pacer    *bodyPacer   // nil: bodies not paced
 
 	mu        sync.RWMutex
 	tools     map[string]*registeredTool
@@ -108,6 +108,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	s.metrics = newServiceMetrics(s.registry)
 	s.slots = newCallSlots(cfg.MaxConcurrentCalls, cfg.QueueTimeout, s.metrics)
 	s.limiter = newRateLimiter(cfg, s.metrics.refused)
+	s.pacer = newBodyPacer(cfg, s.metrics.refused)
 
 	store, scratch, redirect, err := cfg.openStore()
 	if err != nil {
@@ -250,8 +251,8 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 
 	srv := &http.Server{
 		Handler:           s.Handler(),
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: s.cfg.HeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
