@@ -13,6 +13,8 @@ require (
 	github.com/robfig/cron/v3 v3.0.1
 )
 
+require github.com/go-json-experiment/json v1.27.2
+
 require (
 	github.com/a2aproject/a2a-go v0.3.3
 	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect

@@ -45,18 +45,21 @@ func (s *Service) buildHandler() http.Handler {
 	r.Use(gin.Recovery(), s.requestLog())
 
 	// An inline file arrives as base64 (4/3 of its size) inside JSON-RPC.
+	bodyLimit := s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{
 			Stateless:           s.cfg.MCPStateless,
 			Logger:              s.log,
-			MaxRequestBodyBytes: s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead,
+			MaxRequestBodyBytes: bodyLimit,
 		})
 	// Each owner's requests are rate limited (ratelimit.go): the caller
 	// once verified, else the client address; bodies must keep flowing
 	// (slowbody.go).
-	mcpH := s.limiter.wrap(s.pacer.wrap(s.drainable(mcpHandler)))
+	// Inline files are decoded into staged files as the body arrives
+	// (inline.go), so the SDKs parse a small JSON.
+	mcpH := s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineMCP, bodyLimit, s.drainable(mcpHandler))))
 	uploadH := s.limiter.wrap(s.pacer.wrap(http.HandlerFunc(s.files.ServeUpload)))
-	a2aH := s.limiter.wrap(s.pacer.wrap(s.a2aHandler()))
+	a2aH := s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineA2A, bodyLimit, s.a2aHandler())))
 	if s.verifier != nil {
 		mcpH = s.requireCaller(mcpH)
 		uploadH = s.requireCaller(uploadH)

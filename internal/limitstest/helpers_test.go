@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,4 +81,12 @@ func storedFiles(t testing.TB, dataDir, area string) int {
 		return nil
 	})
 	return n
+}
+
+// storedTemp counts the entries of the store's temporary folder under
+// dataDir (files being added).
+func storedTemp(t testing.TB, dataDir string) int {
+	t.Helper()
+	entries, _ := os.ReadDir(filepath.Join(dataDir, "tmp"))
+	return len(entries)
 }
