@@ -124,6 +124,8 @@ type frame struct {
 
 // inlineTap is the reader the tokenizer reads: queued bytes first (given
 // back by the pre-pass), then the body, in chunks of at most inlineChunk.
+// The pre-pass reads a string it takes over through it too, so that bytes
+// queued but not yet read by the tokenizer come first.
 type inlineTap struct {
 	src  io.Reader
 	feed []byte
@@ -292,7 +294,7 @@ func (p *inlinePass) divert(dec *jsontext.Decoder, tap *inlineTap) (string, erro
 	var extra []byte
 	for len(look) < inlineLookahead && closingQuote(look) < 0 {
 		buf := make([]byte, inlineLookahead)
-		n, err := tap.src.Read(buf)
+		n, err := tap.Read(buf)
 		look = append(look, buf[:n]...)
 		extra = append(extra, buf[:n]...)
 		if err != nil {
@@ -316,7 +318,7 @@ func (p *inlinePass) divert(dec *jsontext.Decoder, tap *inlineTap) (string, erro
 	}
 	buf := make([]byte, inlineChunk)
 	for {
-		n, rerr := tap.src.Read(buf)
+		n, rerr := tap.Read(buf)
 		if n > 0 {
 			chunk := buf[:n]
 			if end := sink.end(chunk); end >= 0 {
