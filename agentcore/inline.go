@@ -41,6 +41,10 @@ const inlineLookahead = 1 << 10
 // at most about this much of a string before the pre-pass takes it over.
 const inlineChunk = 32 << 10
 
+// sinkChunk is the size of the reads and writes of a string taken over:
+// large enough that decoding and storing run with few system calls.
+const sinkChunk = 256 << 10
+
 // inlineProtocol tells which JSON-RPC dialect a body speaks.
 type inlineProtocol int
 
@@ -49,10 +53,11 @@ const (
 	inlineA2A
 )
 
-// inlineFiles runs the pre-pass over the POST bodies h gets. For MCP the
-// staged files are removed once the request is answered (a tools/call is
-// answered when the tool is done); A2A tasks may outlive the request, so
-// theirs stay until AGENT_STAGING_TTL.
+// inlineFiles runs the pre-pass over the POST bodies h gets. The staged
+// files are removed once the request is answered: a tools/call, a blocking
+// message/send and a message/stream are answered when the tool is done. A
+// non-blocking message/send ("configuration": {"blocking": false}) runs on
+// after its answer, so its files stay until AGENT_STAGING_TTL.
 func (s *Service) inlineFiles(proto inlineProtocol, limit int64, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody ||
@@ -85,7 +90,7 @@ func (s *Service) inlineFiles(proto inlineProtocol, limit int64, h http.Handler)
 			filehttp.WriteError(w, code, msg)
 			return
 		}
-		if proto == inlineMCP {
+		if !p.keep {
 			defer p.discard()
 		}
 		r = r.WithContext(r.Context())
@@ -103,6 +108,7 @@ type inlinePass struct {
 	owner  string
 	proto  inlineProtocol
 	staged []fileserve.Meta
+	keep   bool // the staged files outlive the request (a non-blocking A2A send)
 
 	method, tool string
 	fileParams   []string
@@ -129,20 +135,26 @@ type frame struct {
 type inlineTap struct {
 	src  io.Reader
 	feed []byte
+	max  int // the most read from src at once
 }
 
 func (t *inlineTap) Read(b []byte) (int, error) {
+	return t.readAny(b[:min(len(b), t.max)])
+}
+
+// readAny is Read without the bound, for the pre-pass itself.
+func (t *inlineTap) readAny(b []byte) (int, error) {
 	if len(t.feed) > 0 {
 		n := copy(b, t.feed)
 		t.feed = t.feed[n:]
 		return n, nil
 	}
-	return t.src.Read(b[:min(len(b), inlineChunk)])
+	return t.src.Read(b)
 }
 
 // run reads body and returns the JSON to hand on.
 func (p *inlinePass) run(body io.Reader) ([]byte, error) {
-	tap := &inlineTap{src: body}
+	tap := &inlineTap{src: body, max: inlineChunk}
 	dec := jsontext.NewDecoder(tap, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	var out bytes.Buffer
 	enc := jsontext.NewEncoder(&out, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
@@ -213,6 +225,10 @@ func (p *inlinePass) run(body io.Reader) ([]byte, error) {
 			stack = stack[:len(stack)-1]
 		case '"':
 			p.note(valuePath(stack), tok.String())
+		case 'f':
+			if p.proto == inlineA2A && valuePath(stack) == "params.configuration.blocking" {
+				p.keep = true
+			}
 		}
 		if top = len(stack) - 1; top >= 0 && !stack[top].array {
 			stack[top].name = true
@@ -316,9 +332,9 @@ func (p *inlinePass) divert(dec *jsontext.Decoder, tap *inlineTap) (string, erro
 	if err := sink.feed(look[sink.skip:]); err != nil {
 		return "", sink.abort(err)
 	}
-	buf := make([]byte, inlineChunk)
+	buf := make([]byte, sinkChunk)
 	for {
-		n, rerr := tap.Read(buf)
+		n, rerr := tap.readAny(buf)
 		if n > 0 {
 			chunk := buf[:n]
 			if end := sink.end(chunk); end >= 0 {
@@ -451,7 +467,7 @@ func (p *inlinePass) newSink(look []byte) (*inlineSink, error) {
 		skip = comma + 1
 	}
 	pr, pw := io.Pipe()
-	s := &inlineSink{pass: p, skip: skip, pw: pw, done: make(chan putResult, 1), out: make([]byte, 0, inlineChunk), dec: make([]byte, inlineChunk)}
+	s := &inlineSink{pass: p, skip: skip, pw: pw, done: make(chan putResult, 1), out: make([]byte, 0, sinkChunk), dec: make([]byte, sinkChunk)}
 	nf := fileserve.NewFile{Area: fileserve.Staging, Owner: p.owner, Name: name, MIMEType: mimeType, MaxBytes: p.svc.cfg.MaxUploadBytes}
 	go func() {
 		m, err := p.svc.store.Put(p.ctx, nf, pr)
@@ -469,6 +485,21 @@ var errSinkClosed = errors.New("the staged file was refused")
 func (s *inlineSink) end(chunk []byte) int {
 	esc := s.esc
 	for i := 0; i < len(chunk); i++ {
+		if esc == 0 {
+			// The common case: plain base64 up to the closing quote.
+			rest := chunk[i:]
+			q := bytes.IndexByte(rest, '"')
+			bs := bytes.IndexByte(rest, '\\')
+			if bs < 0 || (q >= 0 && q < bs) {
+				if q < 0 {
+					return -1
+				}
+				return i + q
+			}
+			i += bs
+			esc = 1
+			continue
+		}
 		c := chunk[i]
 		switch {
 		case esc == 1:
@@ -477,14 +508,10 @@ func (s *inlineSink) end(chunk []byte) int {
 			} else {
 				esc = 0
 			}
-		case esc >= 2:
+		default: // in \u
 			if esc++; esc == 6 {
 				esc = 0
 			}
-		case c == '\\':
-			esc = 1
-		case c == '"':
-			return i
 		}
 	}
 	return -1
@@ -546,16 +573,8 @@ func (s *inlineSink) feed(chunk []byte) error {
 // and writes the bytes to the staged file.
 func (s *inlineSink) base64(b []byte) error {
 	for len(b) > 0 {
-		n := min(len(b), inlineChunk-len(s.out)-4)
-		for _, c := range b[:n] {
-			switch m := base64Alphabet[c]; m {
-			case 0:
-			case 1:
-				return fmt.Errorf("an inline file is not valid base64: it holds %q", c)
-			default:
-				s.out = append(s.out, m)
-			}
-		}
+		n := min(len(b), sinkChunk-len(s.out)-4)
+		s.out = append(s.out, b[:n]...)
 		b = b[n:]
 		if err := s.flush(false); err != nil {
 			return err
@@ -564,24 +583,48 @@ func (s *inlineSink) base64(b []byte) error {
 	return nil
 }
 
-// flush decodes the whole quads gathered (all, padded, when last).
+// normalize rewrites the gathered characters to the standard alphabet
+// without whitespace, or says which character is not base64.
+func (s *inlineSink) normalize() error {
+	j := 0
+	for _, c := range s.out {
+		switch m := base64Alphabet[c]; m {
+		case 0:
+		case 1:
+			return fmt.Errorf("an inline file is not valid base64: it holds %q", c)
+		default:
+			s.out[j] = m
+			j++
+		}
+	}
+	s.out = s.out[:j]
+	return nil
+}
+
+// flush decodes the whole quads gathered (all, padded, when last). Plain
+// standard base64 is decoded as it is; anything else (the URL alphabet,
+// spaces, line breaks) is normalized first.
 func (s *inlineSink) flush(last bool) error {
 	whole := len(s.out) / 4 * 4
-	if last && whole < len(s.out) {
-		for len(s.out)%4 != 0 {
-			s.out = append(s.out, '=')
-		}
-		whole = len(s.out)
-	}
-	if whole == 0 {
-		return nil
-	}
 	n, err := base64.StdEncoding.Decode(s.dec, s.out[:whole])
-	if err != nil {
-		return fmt.Errorf("an inline file is not valid base64: %v", err)
+	if err != nil || (last && whole < len(s.out)) {
+		if err := s.normalize(); err != nil {
+			return err
+		}
+		if last {
+			for len(s.out)%4 != 0 {
+				s.out = append(s.out, '=')
+			}
+		}
+		whole = len(s.out) / 4 * 4
+		if n, err = base64.StdEncoding.Decode(s.dec, s.out[:whole]); err != nil {
+			return fmt.Errorf("an inline file is not valid base64: %v", err)
+		}
 	}
-	if _, err := s.pw.Write(s.dec[:n]); err != nil {
-		return err
+	if n > 0 {
+		if _, err := s.pw.Write(s.dec[:n]); err != nil {
+			return err
+		}
 	}
 	s.out = append(s.out[:0], s.out[whole:]...)
 	return nil

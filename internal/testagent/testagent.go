@@ -140,6 +140,10 @@ func Register(svc *agentcore.Service) error {
 	if err := fileagent.Register(svc); err != nil {
 		return err
 	}
+	agentcore.AddTool(svc, agentcore.Tool{Name: "accept_file", Description: "Take a file without reading it (measures how inputs arrive)."},
+		func(ctx context.Context, call *agentcore.Call, in EchoInput) (*agentcore.Result, error) {
+			return agentcore.TextResult("accepted"), nil
+		})
 	agentcore.AddTool(svc, agentcore.Tool{Name: "sleep", Description: "Hold the call for the given time (tests of the call limits)."},
 		func(ctx context.Context, call *agentcore.Call, in SleepInput) (*agentcore.Result, error) {
 			select {
