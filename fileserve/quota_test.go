@@ -67,3 +67,21 @@ func TestQuotaStore(t *testing.T) {
 		t.Errorf("a fresh QuotaStore sees bob use %d, want 900", used)
 	}
 }
+
+// BenchmarkQuotaFirstLoad is what a QuotaStore's first reading costs: a
+// Walk of a disk store holding 2000 files of 20 owners.
+func BenchmarkQuotaFirstLoad(b *testing.B) {
+	ctx := context.Background()
+	disk := newTestStore(b)
+	for i := range 2000 {
+		if _, err := disk.Put(ctx, NewFile{Area: Staging, Owner: "o" + string(rune('a'+i%20)), Name: "f"}, bytes.NewReader([]byte("x"))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		q, _ := NewQuotaStore(disk, QuotaConfig{Limit: 1 << 30})
+		if _, err := q.Used(ctx, "oa"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
