@@ -10,12 +10,13 @@ import (
 	"github.com/agentura/agentura/internal/mcptest"
 )
 
-// agentBin is the test agent, built once by TestMain.
+// agentBin is the test agent, built once by TestMain (with -race when the
+// tests run with it, so a data race in the agent fails its stop check).
 var agentBin string
 
 func TestMain(m *testing.M) {
 	os.Exit(mcptest.Main(m, "limitstest", func(dir string) (err error) {
-		agentBin, err = mcptest.Build(dir, "github.com/agentura/agentura/internal/testagent/cmd/testagent", false, "CGO_ENABLED=0")
+		agentBin, err = mcptest.Build(dir, "github.com/agentura/agentura/internal/testagent/cmd/testagent", mcptest.RaceEnabled())
 		return err
 	}))
 }
