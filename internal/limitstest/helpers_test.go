@@ -12,27 +12,13 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testagent"
 )
 
 // metric returns the lines of the agent's /metrics that start with series.
 func metric(t testing.TB, a *mcptest.Agent, series string) string {
 	t.Helper()
-	resp, err := http.Get(a.URL + "/metrics")
-	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
-	}
-	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, series) {
-			lines = append(lines, l)
-		}
-	}
-	return strings.Join(lines, "\n")
+	return (&testagent.Agent{Base: a.URL}).Metric(t, series)
 }
 
 // waitFor waits up to 10 s for a line of /metrics to read line.
