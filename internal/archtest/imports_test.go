@@ -73,8 +73,8 @@ var rules = []rule{
 	{"internal/testagent", with(leaves, "agentcore", "examples/fileagent")},
 	{"internal/s3test", []string{"internal/requiretool"}},
 	{"internal/mcptest", leaves},
-	{"internal/limitstest", nil}, // tests only: the limits of a built agent
-	{"internal/cmd/httpprobe", leaves}, // the S3 image's health check
+	{"internal/limitstest", nil},                                      // tests only: the limits of a built agent
+	{"internal/cmd/httpprobe", leaves},                                // the S3 image's health check
 	{"internal/cmd/gendocs", with(leaves, "agentcore", "agents/ocr")}, // README and .env.example from the declarations
 	{"internal/...", nil},
 }
