@@ -60,6 +60,17 @@ type Config struct {
 	AuthJWTIssuer     []string // AGENT_AUTH_JWT_ISSUER: a caller token's iss must be one of these; empty: not checked
 	AllowedOrigins    []string // AGENT_ALLOWED_ORIGINS: browser origins allowed to POST to /a2a and /uploads; empty: same origin only
 
+	MaxConcurrentCalls int           // AGENT_MAX_CONCURRENT_CALLS
+	QueueTimeout       time.Duration // AGENT_QUEUE_TIMEOUT
+	OwnerQuotaBytes    int64         // AGENT_OWNER_QUOTA_BYTES; negative: no quota (the variable says 0)
+	QuotaRefresh       time.Duration // AGENT_QUOTA_REFRESH
+	RateLimit          int           // AGENT_RATE_LIMIT; negative: no limit (the variable says 0)
+	RateBurst          int           // AGENT_RATE_BURST; 0: twice RateLimit
+	HeaderTimeout      time.Duration // AGENT_HEADER_TIMEOUT
+	IdleTimeout        time.Duration // AGENT_IDLE_TIMEOUT
+	BodyTimeout        time.Duration // AGENT_BODY_TIMEOUT
+	MinBodyRate        int64         // AGENT_MIN_BODY_RATE; negative: not paced (the variable says 0)
+
 	// Store, when set, is where the service keeps its files, used as it is:
 	// a store of the program's own (any fileserve.Store) instead of the one
 	// StorageURL names. StorageURL must then be empty or its default
@@ -163,6 +174,27 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.String(&c.LogLevel, "AGENT_LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`; `debug` logs every request with its id").Check(checkLogLevel),
 		settings.Duration(&c.A2AStatusInterval, "AGENT_A2A_STATUS_INTERVAL", DefaultA2AStatusInterval,
 			"how often a running A2A task reports \"still running\" on `message/stream`"),
+		settings.Int(&c.MaxConcurrentCalls, "AGENT_MAX_CONCURRENT_CALLS", DefaultMaxConcurrentCalls(),
+			"tool calls (MCP and A2A) that run at once; more wait for a free slot").Positive().Shown("4 × CPUs"),
+		settings.Duration(&c.QueueTimeout, "AGENT_QUEUE_TIMEOUT", DefaultQueueTimeout,
+			"how long a tool call waits for a free slot before it is refused with \"agent busy … try again\""),
+		settings.Size(&c.OwnerQuotaBytes, "AGENT_OWNER_QUOTA_BYTES", DefaultOwnerQuotaBytes,
+			"bytes one owner may hold in the store, staged uploads and outputs together; over it `/uploads` answers `507` "+
+				"and a tool's outputs fail, saying when space frees up; `0` = no quota").ZeroMeansOff(),
+		settings.Duration(&c.QuotaRefresh, "AGENT_QUOTA_REFRESH", DefaultQuotaRefresh,
+			"how often the owners' use is read again from the store, to see what other replicas sharing it added or removed"),
+		settings.Int(&c.RateLimit, "AGENT_RATE_LIMIT", DefaultRateLimit,
+			"requests per second one owner (the caller's `sub` under `AGENT_AUTH=jwt`, else the client address) may send to "+
+				"`/mcp`, `/a2a` and `/uploads`; over it they answer `429` with `Retry-After`; `0` = no limit").ZeroMeansOff(),
+		settings.Int(&c.RateBurst, "AGENT_RATE_BURST", 0, "requests one owner may send at once before AGENT_RATE_LIMIT applies").
+			Shown("2 × `AGENT_RATE_LIMIT`"),
+		settings.Duration(&c.HeaderTimeout, "AGENT_HEADER_TIMEOUT", DefaultHeaderTimeout, "how long a client may take to send a request's headers"),
+		settings.Duration(&c.IdleTimeout, "AGENT_IDLE_TIMEOUT", DefaultIdleTimeout, "how long an idle keep-alive connection stays open"),
+		settings.Duration(&c.BodyTimeout, "AGENT_BODY_TIMEOUT", DefaultBodyTimeout,
+			"slack of a request body to `/mcp`, `/a2a` and `/uploads`: it must start within this time and then keep up with AGENT_MIN_BODY_RATE"),
+		settings.Size(&c.MinBodyRate, "AGENT_MIN_BODY_RATE", DefaultMinBodyRate,
+			"bytes per second a request body must average (after AGENT_BODY_TIMEOUT of slack), or the request fails and its connection "+
+				"is closed; `0` = no minimum").ZeroMeansOff(),
 	}
 }
 

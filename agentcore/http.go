@@ -47,19 +47,25 @@ func (s *Service) buildHandler() http.Handler {
 	r.Use(gin.Recovery(), s.requestLog())
 
 	// An inline file arrives as base64 (4/3 of its size) inside JSON-RPC.
+	bodyLimit := s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{
 			Stateless:           s.cfg.MCPStateless,
 			Logger:              sdkLogger(s.log),
-			MaxRequestBodyBytes: s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead,
+			MaxRequestBodyBytes: bodyLimit,
 		})
-	var mcpH http.Handler = s.drainable(mcpGuard(s.cfg.MaxUploadBytes/3*4+4+mcpBodyOverhead, mcpHandler))
+	// Each owner's requests are rate limited (ratelimit.go): the caller
+	// once verified, else the client address; bodies must keep flowing
+	// (slowbody.go). Inline files are decoded into staged files as the body
+	// arrives (inline.go), so the SDKs parse a small JSON; mcpGuard answers
+	// what the SDK would answer unhelpfully (hardening).
+	var mcpH http.Handler = s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineMCP, bodyLimit, s.drainable(mcpGuard(bodyLimit, mcpHandler)))))
 	uploads := http.HandlerFunc(s.files.ServeUpload)
-	var uploadH http.Handler = uploads
-	a2aH := s.a2aHandler()
+	var uploadH http.Handler = s.limiter.wrap(s.pacer.wrap(uploads))
+	a2aH := s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineA2A, bodyLimit, s.a2aHandler())))
 	if s.verifier != nil {
 		mcpH = s.requireCaller(mcpH)
-		uploadH = s.requireCaller(uploads)
+		uploadH = s.requireCaller(uploadH)
 		a2aH = s.requireCaller(a2aH)
 	}
 	guard := newOriginGuard(s.cfg)

@@ -39,7 +39,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/cleanup"
@@ -82,6 +81,9 @@ type Service struct {
 	metrics  *serviceMetrics
 	verifier *callerVerifier
 	calls    *callFolders
+	slots    *callSlots
+	limiter  *rateLimiter // nil: no rate limit
+	pacer    *bodyPacer   // nil: bodies not paced
 
 	mu        sync.RWMutex
 	tools     map[string]*registeredTool
@@ -126,6 +128,9 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if s.proxies, err = parseTrustedProxies(cfg.TrustedProxies); err != nil {
 		return nil, &ConfigError{Var: "AGENT_TRUSTED_PROXIES", Value: strings.Join(cfg.TrustedProxies, ","), Err: err}
 	}
+	s.slots = newCallSlots(cfg.MaxConcurrentCalls, cfg.QueueTimeout, s.metrics)
+	s.limiter = newRateLimiter(cfg, s.metrics.refused)
+	s.pacer = newBodyPacer(cfg, s.metrics.refused)
 
 	store, scratch, redirect, err := cfg.openStore()
 	if err != nil {
@@ -135,6 +140,9 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		return nil, err
 	}
 	s.backing = store
+	if s.store, err = withQuota(s.store, cfg, s.registry, s.metrics.refused); err != nil {
+		return nil, err
+	}
 	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls"), store); err != nil {
 		return nil, err
 	}
@@ -273,8 +281,8 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 
 	srv := &http.Server{
 		Handler:           s.Handler(),
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: s.cfg.HeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)

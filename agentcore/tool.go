@@ -121,7 +121,8 @@ func (s *Service) Tools() []ToolDef {
 var ErrUnknownTool = errors.New("unknown tool")
 
 // Invoke runs the tool name for owner with raw JSON arguments, whatever the
-// transport: it decodes and validates the arguments, gives the tool a Call
+// transport: it waits for one of AGENT_MAX_CONCURRENT_CALLS slots (refusing
+// with an error wrapping ErrBusy after AGENT_QUEUE_TIMEOUT), decodes and validates the arguments, gives the tool a Call
 // with its own folder, turns a panic into an error, and removes the folder
 // when the tool returns.
 func (s *Service) Invoke(ctx context.Context, name, owner string, raw json.RawMessage) (*Result, error) {
@@ -143,6 +144,12 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 	if owner == "" {
 		owner = AnonymousOwner
 	}
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		s.metrics.toolCalls.WithLabelValues(name, "refused").Inc()
+		return nil, err
+	}
+	defer release()
 	call := s.newCall(name, owner, requestID)
 	defer call.end()
 	start := time.Now()

@@ -73,9 +73,11 @@ var rules = []rule{
 	{"deploy/...", nil},
 
 	// Test helpers under internal/: only tests import them.
+	{"internal/testagent/cmd/testagent", []string{"agentcore", "internal/testagent"}}, // the test agent as a binary
 	{"internal/testagent", with(leaves, "agentcore", "examples/fileagent")},
 	{"internal/s3test", []string{"internal/requiretool"}},
 	{"internal/mcptest", leaves},
+	{"internal/limitstest", nil}, // tests only: the limits of a built agent
 	{"internal/cmd/httpprobe", leaves},                                                   // the S3 image's health check
 	{"internal/cmd/gendocs", with(leaves, "agentcore", "agents/ocr", "agents/composer")}, // README and .env.example from the declarations
 	{"internal/...", nil},

@@ -36,7 +36,8 @@ func (e *httpError) Error() string { return e.msg }
 //
 //	X-Filename: UTF-8''Bericht_%C3%BC.pdf
 //
-// Over the upload limit it answers 413 and keeps nothing. Errors are JSON
+// Over the upload limit it answers 413 and keeps nothing; over the owner's
+// quota (a fileserve.QuotaStore) 507, saying when space frees up. Errors are JSON
 // {"error": "..."}.
 func (s *Server) ServeUpload(w http.ResponseWriter, r *http.Request) {
 	cw := &countingWriter{ResponseWriter: w}
@@ -81,7 +82,9 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	m, err := s.store.Put(r.Context(), fileserve.NewFile{Area: fileserve.Staging, Owner: owner, Name: name, MaxBytes: s.maxUpload}, src)
 	if err != nil {
 		_, overBody := errors.AsType[*http.MaxBytesError](src.err)
-		switch {
+		switch qe, overQuota := errors.AsType[*fileserve.QuotaError](err); {
+		case overQuota:
+			WriteError(w, http.StatusInsufficientStorage, qe.Error())
 		case errors.Is(err, fileserve.ErrTooLarge) || overBody:
 			WriteError(w, http.StatusRequestEntityTooLarge, tooLarge)
 		case src.err != nil:

@@ -107,10 +107,9 @@ func Start(t testing.TB, opts Options) *Agent {
 		ln.Close()
 		t.Fatalf("agentcore.New: %v", err)
 	}
-	if err := fileagent.Register(svc); err != nil {
+	if err := Register(svc); err != nil {
 		t.Fatalf("register: %v", err)
 	}
-	register(svc)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- svc.Serve(ctx, ln) }()
@@ -130,7 +129,30 @@ func Start(t testing.TB, opts Options) *Agent {
 	return &Agent{Base: base, Endpoint: base + "/mcp", Service: svc}
 }
 
-func register(svc *agentcore.Service) {
+// SleepInput are the arguments of sleep.
+type SleepInput struct {
+	Millis int `json:"millis" jsonschema:"how long to hold the call"`
+}
+
+// Register adds the test agent's tools to svc: the example agent's and the
+// ones this package lists. cmd/testagent serves them as a binary.
+func Register(svc *agentcore.Service) error {
+	if err := fileagent.Register(svc); err != nil {
+		return err
+	}
+	agentcore.AddTool(svc, agentcore.Tool{Name: "accept_file", Description: "Take a file without reading it (measures how inputs arrive)."},
+		func(ctx context.Context, call *agentcore.Call, in EchoInput) (*agentcore.Result, error) {
+			return agentcore.TextResult("accepted"), nil
+		})
+	agentcore.AddTool(svc, agentcore.Tool{Name: "sleep", Description: "Hold the call for the given time (tests of the call limits)."},
+		func(ctx context.Context, call *agentcore.Call, in SleepInput) (*agentcore.Result, error) {
+			select {
+			case <-time.After(time.Duration(in.Millis) * time.Millisecond):
+				return agentcore.TextResult("slept"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
 	agentcore.AddTool(svc, agentcore.Tool{
 		Name:        "compose_page",
 		Description: "Write a Markdown page that shows images; returns the page and each image under images/.",
@@ -149,6 +171,7 @@ func register(svc *agentcore.Service) {
 				DownloadURL: ForeignURL, Filename: "evil.bin", MIMEType: "application/octet-stream", SizeBytes: 4,
 			}}}, nil
 		})
+	return nil
 }
 
 func composePage(ctx context.Context, call *agentcore.Call, in ComposeInput) (*agentcore.Result, error) {

@@ -136,9 +136,12 @@ const envStart = "# --- Settings both agents share (AGENT_* as in docs/configura
 // deployNotes are remarks on a variable that only hold in the compose
 // deployment; they follow its doc line in deploy/.env.example.
 var deployNotes = map[string]string{
-	"AGENT_FETCH_ALLOW_HOSTS": "The peer agent needs no entry here: AGENT_PEER_URLS reaches it, and only through its public URLs.",
-	"AGENT_SHUTDOWN_TIMEOUT":  "Compose waits 40s before it kills.",
-	"AGENT_OCR_CONCURRENCY":   "Empty: the host's CPU count, which OCR_CPUS does not lower; set it to about OCR_CPUS, rounded up.",
+	"AGENT_FETCH_ALLOW_HOSTS":    "The peer agent needs no entry here: AGENT_PEER_URLS reaches it, and only through its public URLs.",
+	"AGENT_SHUTDOWN_TIMEOUT":     "Compose waits 40s before it kills.",
+	"AGENT_OCR_CONCURRENCY":      "Empty: the host's CPU count, which OCR_CPUS does not lower; set it to about OCR_CPUS, rounded up.",
+	"AGENT_MAX_CONCURRENT_CALLS": "Empty: 4 × the host's CPU count (the container's cpus limit does not lower it).",
+	"AGENT_RATE_BURST":           "Empty: twice AGENT_RATE_LIMIT.",
+	"AGENT_TRUSTED_PROXIES":      "Without a proxy in front (as here), leave it empty: the rate limit then counts per client address.",
 }
 
 // passThrough matches a compose line that hands a variable of deploy/.env

@@ -1,0 +1,110 @@
+package agentcore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/agentura/agentura/fileserve"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Defaults of the quota settings.
+const (
+	DefaultOwnerQuotaBytes = 1 << 30
+	DefaultQuotaRefresh    = time.Minute
+)
+
+// withQuota wraps st with the per-owner quota of cfg (AGENT_OWNER_QUOTA_BYTES),
+// or returns it as it is when the quota is off. Every file added to the
+// store, staged upload or tool output, counts against its owner.
+func withQuota(st fileserve.Store, cfg Config, reg prometheus.Registerer, refused *prometheus.CounterVec) (fileserve.Store, error) {
+	if cfg.OwnerQuotaBytes <= 0 {
+		return st, nil
+	}
+	q, err := fileserve.NewQuotaStore(st, fileserve.QuotaConfig{
+		Limit:   cfg.OwnerQuotaBytes,
+		Refresh: cfg.QuotaRefresh,
+		Setting: "AGENT_OWNER_QUOTA_BYTES",
+		TTL: func(a fileserve.Area) time.Duration {
+			if a == fileserve.Outputs {
+				return cfg.OutputTTL
+			}
+			return cfg.StagingTTL
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := reg.Register(&quotaCollector{q: q}); err != nil {
+		return nil, err
+	}
+	return &quotaCounted{QuotaStore: q, refused: refused.WithLabelValues("quota")}, nil
+}
+
+// quotaCounted counts the additions the quota refuses in
+// agentura_refused_total{reason="quota"}.
+type quotaCounted struct {
+	*fileserve.QuotaStore
+	refused prometheus.Counter
+}
+
+func (s *quotaCounted) Put(ctx context.Context, f fileserve.NewFile, r io.Reader) (fileserve.Meta, error) {
+	m, err := s.QuotaStore.Put(ctx, f, r)
+	s.count(err)
+	return m, err
+}
+
+func (s *quotaCounted) Adopt(ctx context.Context, f fileserve.NewFile, path string) (fileserve.Meta, error) {
+	m, err := s.QuotaStore.Adopt(ctx, f, path)
+	s.count(err)
+	return m, err
+}
+
+func (s *quotaCounted) count(err error) {
+	if errors.Is(err, fileserve.ErrQuotaExceeded) {
+		s.refused.Inc()
+	}
+}
+
+// quotaCollector reports the owners by how much of the quota they use.
+type quotaCollector struct{ q *fileserve.QuotaStore }
+
+var (
+	quotaOwnersDesc = prometheus.NewDesc("agentura_quota_owners",
+		"Owners holding files, by the share of AGENT_OWNER_QUOTA_BYTES they use (class: under_50, 50_to_90, over_90).",
+		[]string{"class"}, nil)
+	quotaBytesDesc = prometheus.NewDesc("agentura_quota_used_bytes",
+		"Bytes the owners hold in the store, by the same classes.", []string{"class"}, nil)
+	quotaLimitDesc = prometheus.NewDesc("agentura_quota_limit_bytes",
+		"The per-owner quota (AGENT_OWNER_QUOTA_BYTES).", nil, nil)
+)
+
+func (c *quotaCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- quotaOwnersDesc
+	ch <- quotaBytesDesc
+	ch <- quotaLimitDesc
+}
+
+func (c *quotaCollector) Collect(ch chan<- prometheus.Metric) {
+	classes := []string{"under_50", "50_to_90", "over_90"}
+	var owners, used [3]float64
+	limit := float64(c.q.Limit())
+	c.q.EachOwner(func(_ string, n int64) {
+		i := 0
+		switch share := float64(n) / limit; {
+		case share >= 0.9:
+			i = 2
+		case share >= 0.5:
+			i = 1
+		}
+		owners[i]++
+		used[i] += float64(n)
+	})
+	for i, class := range classes {
+		ch <- prometheus.MustNewConstMetric(quotaOwnersDesc, prometheus.GaugeValue, owners[i], class)
+		ch <- prometheus.MustNewConstMetric(quotaBytesDesc, prometheus.GaugeValue, used[i], class)
+	}
+	ch <- prometheus.MustNewConstMetric(quotaLimitDesc, prometheus.GaugeValue, limit)
+}

@@ -1,0 +1,129 @@
+package agentcore
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+)
+
+// DefaultRateLimit is AGENT_RATE_LIMIT: requests per second per owner.
+const DefaultRateLimit = 50
+
+// maxRateOwners bounds the owners whose limiters are kept; past it, idle
+// ones are forgotten (a forgotten owner starts again with a full burst,
+// which is what an idle one has anyway).
+const maxRateOwners = 10000
+
+// rateLimiter limits the requests of each owner (the verified caller, or
+// the client address without authentication) with a token bucket.
+type rateLimiter struct {
+	limit   rate.Limit
+	burst   int
+	refused prometheus.Counter
+
+	mu     sync.Mutex
+	owners map[string]*ownerRate
+}
+
+// ownerRate is one owner's bucket and when it was last used.
+type ownerRate struct {
+	lim  *rate.Limiter
+	last time.Time
+}
+
+func newRateLimiter(cfg Config, refused *prometheus.CounterVec) *rateLimiter {
+	if cfg.RateLimit <= 0 {
+		return nil
+	}
+	burst := cfg.RateBurst
+	if burst <= 0 {
+		burst = 2 * cfg.RateLimit
+	}
+	return &rateLimiter{limit: rate.Limit(cfg.RateLimit), burst: burst,
+		refused: refused.WithLabelValues("rate_limit"), owners: map[string]*ownerRate{}}
+}
+
+// wrap limits the requests h gets; over the limit it answers 429 with
+// Retry-After and a JSON error. nil limits nothing.
+func (l *rateLimiter) wrap(h http.Handler) http.Handler {
+	if l == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		owner := l.owner(r)
+		if wait, ok := l.allow(owner, time.Now()); !ok {
+			l.refused.Inc()
+			secs := int(math.Ceil(wait.Seconds()))
+			w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+			filehttp.WriteError(w, http.StatusTooManyRequests, fmt.Sprintf(
+				"rate limit: %s sent more than %g requests per second (burst %d; AGENT_RATE_LIMIT, AGENT_RATE_BURST); retry after %d s",
+				owner, float64(l.limit), l.burst, max(secs, 1)))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// owner names who sent r: the verified caller under authentication, else
+// the client's address. The request log middleware has already put the
+// client named by a trusted proxy's X-Forwarded-For (AGENT_TRUSTED_PROXIES,
+// proxies.go) into RemoteAddr.
+func (l *rateLimiter) owner(r *http.Request) string {
+	if ti, ok := r.Context().Value(verifiedCaller{}).(*auth.TokenInfo); ok && ti.UserID != "" {
+		return "caller " + strconv.Quote(ti.UserID)
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "client " + host
+}
+
+// allow takes a token from owner's bucket, or says how long until one is
+// there.
+func (l *rateLimiter) allow(owner string, now time.Time) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	o := l.owners[owner]
+	if o == nil {
+		if len(l.owners) >= maxRateOwners {
+			l.evict(now)
+		}
+		o = &ownerRate{lim: rate.NewLimiter(l.limit, l.burst)}
+		l.owners[owner] = o
+	}
+	o.last = now
+	if o.lim.AllowN(now, 1) {
+		return 0, true
+	}
+	res := o.lim.ReserveN(now, 1)
+	wait := res.DelayFrom(now)
+	res.CancelAt(now)
+	return wait, false
+}
+
+// evict forgets the owners whose buckets have refilled (idle long enough
+// to be as new), or, when all are busy, half of them. l.mu is held.
+func (l *rateLimiter) evict(now time.Time) {
+	full := time.Duration(float64(l.burst) / float64(l.limit) * float64(time.Second))
+	for k, o := range l.owners {
+		if now.Sub(o.last) > full {
+			delete(l.owners, k)
+		}
+	}
+	for k := range l.owners {
+		if len(l.owners) < maxRateOwners/2 {
+			break
+		}
+		delete(l.owners, k)
+	}
+}
