@@ -11,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
+	"github.com/agentura/agentura/transfer"
 )
 
 // a2aArtifacts renders a result as A2A artifacts: first "result", with the
@@ -42,7 +43,7 @@ func (s *Service) a2aArtifacts(ctx context.Context, res *Result) []*a2a.Artifact
 			ID:          a2a.NewArtifactID(),
 			Name:        f.Filename,
 			Description: filetype.Describe(f.Filename, f.MIMEType, f.SizeBytes),
-			Metadata:    map[string]any{"size_bytes": f.SizeBytes, "mime_type": f.MIMEType},
+			Metadata:    map[string]any{"size_bytes": f.SizeBytes, "mime_type": f.MIMEType, transfer.MetaSHA256: f.SHA256},
 			Parts:       a2a.ContentParts{a2a.FilePart{File: a2a.FileURI{FileMeta: meta, URI: f.DownloadURL}}},
 		}
 		if i < len(res.stored) && s.cfg.EmbedMaxBytes > 0 && f.SizeBytes <= s.cfg.EmbedMaxBytes {

@@ -66,6 +66,7 @@ func (s *Service) renderMCP(ctx context.Context, res *Result) *mcp.CallToolResul
 			Name:     f.Filename,
 			MIMEType: f.MIMEType,
 			Size:     &size,
+			Meta:     mcp.Meta{transfer.MetaSHA256: f.SHA256},
 		})
 	}
 	for i, f := range res.Files {

@@ -47,7 +47,7 @@ type Result struct {
 	Text string
 	// Data holds structured fields (never file bytes). With files, the file
 	// fields are added: flat for one file, under "files" for several; the
-	// keys download_url, filename, mime_type, size_bytes and files are
+	// keys download_url, filename, mime_type, size_bytes, sha256 and files are
 	// therefore reserved and overwritten.
 	Data map[string]any
 	// Files are the produced files, in order. Fill it with Call.FileResponse.
@@ -73,6 +73,7 @@ func (r *Result) Structured() map[string]any {
 		out["filename"] = f.Filename
 		out["mime_type"] = f.MIMEType
 		out["size_bytes"] = f.SizeBytes
+		out["sha256"] = f.SHA256
 	default:
 		out["files"] = r.Files
 	}
@@ -111,7 +112,7 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 			return nil, fmt.Errorf("sign URL of %q: %w", name, err)
 		}
 		res.stored = append(res.stored, meta)
-		res.Files = append(res.Files, transfer.File{DownloadURL: url, Filename: meta.Name, MIMEType: meta.MIMEType, SizeBytes: meta.Size})
+		res.Files = append(res.Files, transfer.File{DownloadURL: url, Filename: meta.Name, MIMEType: meta.MIMEType, SizeBytes: meta.Size, SHA256: meta.SHA256})
 	}
 	return res, nil
 }

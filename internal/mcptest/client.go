@@ -138,6 +138,7 @@ type File struct {
 	Filename    string `json:"filename"`
 	MIMEType    string `json:"mime_type"`
 	SizeBytes   int64  `json:"size_bytes"`
+	SHA256      string `json:"sha256"`
 }
 
 // StructuredFiles returns the files a result's structured content names:
