@@ -28,22 +28,23 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 		if req.Extra != nil {
 			requestID = req.Extra.Header.Get("X-Request-Id")
 		}
-		res, err := s.invoke(ctx, name, ownerOf(req), requestID, req.Params.Arguments)
+		res, err := s.invoke(ctx, name, ownerOfExtra(req.Extra), requestID, req.Params.Arguments)
 		if err != nil {
 			out := &mcp.CallToolResult{}
 			out.SetError(err)
 			return out, nil
 		}
+		s.producedChanged(req, res.stored)
 		return s.renderMCP(ctx, res), nil
 	})
 }
 
-// ownerOf reads the caller's identity from the request itself (its verified
-// bearer token), never from ctx: in a stateful session, ctx belongs to the
-// request that created the session.
-func ownerOf(req *mcp.CallToolRequest) string {
-	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
-		return req.Extra.TokenInfo.UserID
+// ownerOfExtra reads the caller's identity from the request itself (its
+// verified bearer token), never from ctx: in a stateful session, ctx belongs
+// to the request that created the session.
+func ownerOfExtra(extra *mcp.RequestExtra) string {
+	if extra != nil && extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
+		return extra.TokenInfo.UserID
 	}
 	return AnonymousOwner
 }
@@ -90,11 +91,5 @@ func (s *Service) embed(ctx context.Context, m fileserve.Meta, uri string) *mcp.
 		s.log.Warn("could not embed output", "id", m.ID, "err", err)
 		return nil
 	}
-	rc := &mcp.ResourceContents{URI: uri, MIMEType: m.MIMEType}
-	if strings.HasPrefix(m.MIMEType, "text/") {
-		rc.Text = string(data)
-	} else {
-		rc.Blob = data
-	}
-	return &mcp.EmbeddedResource{Resource: rc}
+	return &mcp.EmbeddedResource{Resource: resourceContents(uri, m.MIMEType, data)}
 }

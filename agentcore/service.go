@@ -68,6 +68,7 @@ type Service struct {
 	metrics  *serviceMetrics
 	verifier *callerVerifier
 	calls    *callFolders
+	produced producedResources // per-session produced files, without auth
 
 	mu        sync.RWMutex
 	tools     map[string]*registeredTool
@@ -168,6 +169,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version},
 		&mcp.ServerOptions{Instructions: info.Instructions, Logger: s.log, SupportedProtocolVersions: protocolVersions(cfg.MCPStateless)})
+	s.serveResources()
 	return s, nil
 }
 

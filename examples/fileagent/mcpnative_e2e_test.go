@@ -5,11 +5,17 @@ package fileagent_test
 // resources, logging to the client, output schemas.
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agentura/agentura/internal/mcptest"
@@ -55,5 +61,82 @@ func TestMCPNativeDigests(t *testing.T) {
 		if l.Meta == nil || l.Meta.AdditionalFields["sha256"] != f.SHA256 {
 			t.Errorf("%s: resource_link _meta %+v lacks sha256 %s", f.Filename, l.Meta, f.SHA256)
 		}
+	}
+}
+
+// Produced files are resources of their owner: resources/read of a
+// resource_link URI gives the file, resources/list shows the caller's files
+// and not another caller's, and the session hears list_changed.
+func TestMCPNativeResources(t *testing.T) {
+	const secret = "resources-test-secret-of-at-least-32-bytes"
+	a := mcptest.StartAgent(t, agentBin, "AGENT_AUTH=jwt", "AGENT_AUTH_JWT_SECRET="+secret)
+	bearer := func(sub string) transport.StreamableHTTPCOption {
+		return transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + mcptest.BearerToken(t, secret, sub)})
+	}
+	alice, _ := mcptest.Connect(t, a.URL+"/mcp", bearer("alice"), transport.WithContinuousListening())
+	bob, _ := mcptest.Connect(t, a.URL+"/mcp", bearer("bob"))
+	changed := make(chan struct{}, 8)
+	alice.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == "notifications/resources/list_changed" {
+			changed <- struct{}{}
+		}
+	})
+	ctx := context.Background()
+
+	tpl, err := alice.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+	if err != nil || len(tpl.ResourceTemplates) != 1 || !strings.HasPrefix(tpl.ResourceTemplates[0].URITemplate.Raw(), a.URL+"/files/") {
+		t.Fatalf("resources/templates/list: %+v, %v; want the template of file URIs", tpl, err)
+	}
+
+	res := archive(t, alice)
+	mcptest.MustSucceed(t, "archive_files", res)
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Error("no notifications/resources/list_changed after a call produced files")
+	}
+	for _, ct := range res.Content {
+		l, ok := ct.(mcp.ResourceLink)
+		if !ok {
+			continue
+		}
+		rr, err := alice.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: l.URI}})
+		if err != nil || len(rr.Contents) != 1 {
+			t.Fatalf("resources/read %s: %+v, %v", l.Name, rr, err)
+		}
+		var got []byte
+		switch c := rr.Contents[0].(type) {
+		case mcp.TextResourceContents:
+			got = []byte(c.Text)
+		case mcp.BlobResourceContents:
+			got, _ = base64.StdEncoding.DecodeString(c.Blob)
+		}
+		if want := mcptest.Download(t, l.URI); !bytes.Equal(got, want) {
+			t.Errorf("resources/read %s: %d bytes differ from the %d served", l.Name, len(got), len(want))
+		}
+		if strings.HasSuffix(l.Name, "SHA256SUMS") {
+			if _, ok := rr.Contents[0].(mcp.TextResourceContents); !ok {
+				t.Errorf("%s (%s) came as a blob, want text", l.Name, l.MIMEType)
+			}
+		}
+		// Another caller's file is not found.
+		if _, err := bob.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: l.URI}}); err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Errorf("bob reads alice's %s: %v, want not found", l.Name, err)
+		}
+	}
+
+	list, err := alice.ListResources(ctx, mcp.ListResourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range list.Resources {
+		names = append(names, r.Name)
+	}
+	if len(names) != 2 || names[0] != "bundle.zip" && names[1] != "bundle.zip" {
+		t.Errorf("alice's resources %v, want bundle.zip and bundle/SHA256SUMS", names)
+	}
+	if bl, err := bob.ListResources(ctx, mcp.ListResourcesRequest{}); err != nil || len(bl.Resources) != 0 {
+		t.Errorf("bob's resources: %+v, %v; want none (alice's files are hers)", bl, err)
 	}
 }
