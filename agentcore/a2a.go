@@ -121,8 +121,10 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	}
 	done := make(chan outcome, 1)
 	start := time.Now()
+	progress := make(chan progressReport, 1)
+	hooks := &callHooks{progress: func(p progressReport) { latest(progress, p) }}
 	go func(raw []byte) {
-		res, err := s.invoke(ctx, def.Name, ownerFromContext(ctx), requestID, raw)
+		res, err := s.invoke(withCallHooks(ctx, hooks), def.Name, ownerFromContext(ctx), requestID, raw)
 		done <- outcome{res, err}
 	}(raw)
 	raw = nil // the call holds the arguments (and inline files) now
@@ -134,6 +136,10 @@ wait:
 		select {
 		case out = <-done:
 			break wait
+		case p := <-progress:
+			if err := q.Write(ctx, a2aProgressEvent(rc, def.Name, p)); err != nil {
+				return err
+			}
 		case <-tick.C:
 			elapsed := time.Since(start).Round(time.Second)
 			ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, agentText(rc, fmt.Sprintf("still running %s (%s)", def.Name, elapsed)))

@@ -28,7 +28,7 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 		if req.Extra != nil {
 			requestID = req.Extra.Header.Get("X-Request-Id")
 		}
-		res, err := s.invoke(ctx, name, ownerOfExtra(req.Extra), requestID, req.Params.Arguments)
+		res, err := s.invoke(withCallHooks(ctx, s.mcpCallHooks(ctx, req, name)), name, ownerOfExtra(req.Extra), requestID, req.Params.Arguments)
 		if err != nil {
 			out := &mcp.CallToolResult{}
 			out.SetError(err)

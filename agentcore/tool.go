@@ -141,6 +141,7 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 		owner = AnonymousOwner
 	}
 	call := s.newCall(name, owner, requestID)
+	call.hooks = callHooksFrom(ctx)
 	defer call.end()
 	defer func() {
 		if p := recover(); p != nil {
@@ -149,6 +150,10 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 		}
 		if err == nil && res == nil {
 			res = &Result{}
+		}
+		if err == nil && ctx.Err() != nil { // cancelled: nobody takes the result
+			call.discard(ctx, res.stored)
+			res, err = nil, fmt.Errorf("tool %s stopped: %w", name, context.Cause(ctx))
 		}
 		s.metrics.toolCalls.WithLabelValues(name, outcome(err)).Inc()
 	}()

@@ -41,6 +41,7 @@ func formatOf(output string) (outputFormat, bool) {
 type request struct {
 	Languages []string // checked, installed
 	Outputs   []string // checked, deduplicated
+	progress  progress // reports a single document's pages; nil in a batch
 }
 
 // document is the OCR of one input.
@@ -73,6 +74,7 @@ func (a *Agent) recognize(ctx context.Context, src *source, req request, dir str
 		if err != nil {
 			return nil, err
 		}
+		req.progress.report(len(pages), 2*len(pages), "%s rasterised", plural(len(pages), "page"))
 		// tesseract reads a text file of image paths as one document.
 		input = filepath.Join(dir, "pages.txt")
 		if err := os.WriteFile(input, []byte(strings.Join(pages, "\n")+"\n"), 0o600); err != nil {
@@ -87,9 +89,17 @@ func (a *Agent) recognize(ctx context.Context, src *source, req request, dir str
 		f, _ := formatOf(o)
 		args = append(args, f.config)
 	}
-	if _, err := a.engine.heavy(ctx, a.cfg.Tesseract, args...); err != nil {
+	offset, total := pageSteps(src)
+	var started func(int)
+	if req.progress != nil {
+		started = func(n int) {
+			req.progress.report(offset+n, total, "recognising page %d of %d", n+1, max(src.Pages, 1))
+		}
+	}
+	if _, err := a.engine.heavyPages(ctx, started, a.cfg.Tesseract, args...); err != nil {
 		return nil, err
 	}
+	req.progress.report(total, total, "%s recognised", plural(max(src.Pages, 1), "page"))
 
 	txt, err := os.ReadFile(outBase + ".txt")
 	if err != nil {
