@@ -19,8 +19,15 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 	if len(rt.def.FileParams) > 0 {
 		t.Meta = mcp.Meta{transfer.MetaFileParams: rt.def.FileParams}
 	}
-	if rt.def.ReadOnly {
-		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+	if rt.def.OutputSchema != nil {
+		t.OutputSchema = rt.def.OutputSchema
+	}
+	t.Annotations = &mcp.ToolAnnotations{
+		Title:           rt.def.Title,
+		ReadOnlyHint:    rt.def.ReadOnly,
+		DestructiveHint: &rt.def.Destructive,
+		IdempotentHint:  rt.def.Idempotent,
+		OpenWorldHint:   &rt.def.OpenWorld,
 	}
 	name := rt.def.Name
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
