@@ -85,6 +85,7 @@ func (s *Service) renderMCP(ctx context.Context, res *Result) *mcp.CallToolResul
 			out.Content = append(out.Content, e)
 		}
 	}
+	out.Content = append(out.Content, s.images(ctx, res)...)
 	if out.Content == nil {
 		out.Content = []mcp.Content{}
 	}

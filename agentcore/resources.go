@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,12 +134,9 @@ func (s *Service) readProduced(ctx context.Context, req *mcp.ReadResourceRequest
 		return nil, fmt.Errorf("%s is %d bytes, over the %d bytes resources/read serves (AGENT_RESOURCE_MAX_BYTES); download it from its URL instead (GET %s)",
 			m.Name, m.Size, max, transfer.Redact(uri))
 	}
-	data, err := io.ReadAll(io.LimitReader(obj, max+1))
+	data, err := readAllMax(obj, max, m.Name)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", m.Name, err)
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s grew beyond the %d bytes resources/read serves; download it from its URL instead", m.Name, max)
+		return nil, fmt.Errorf("read %s: %w; download it from its URL instead", m.Name, err)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{resourceContents(uri, m.MIMEType, data)}}, nil
 }

@@ -27,6 +27,10 @@ type Output struct {
 	Path string
 	// Reader streams the content.
 	Reader io.Reader
+	// ShowImage asks that an image output also go out as an MCP image
+	// content block, for hosts that show images in the chat; only for an
+	// image type of at most ImageMaxBytes (else it is handed out as usual).
+	ShowImage bool
 }
 
 // OutputFile hands out the local file at path under the display name name.
@@ -54,6 +58,7 @@ type Result struct {
 	Files []transfer.File
 
 	stored []fileserve.Meta // parallel to Files
+	images []bool           // parallel to Files: Output.ShowImage
 }
 
 // TextResult is a result with text only.
@@ -112,6 +117,7 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 			return nil, fmt.Errorf("sign URL of %q: %w", name, err)
 		}
 		res.stored = append(res.stored, meta)
+		res.images = append(res.images, o.ShowImage)
 		res.Files = append(res.Files, transfer.File{DownloadURL: url, Filename: meta.Name, MIMEType: meta.MIMEType, SizeBytes: meta.Size, SHA256: meta.SHA256})
 	}
 	return res, nil
