@@ -152,6 +152,13 @@ wait:
 	if ctx.Err() != nil {
 		return nil // canceled: Cancel reported the task's end
 	}
+	select { // the last report, sent just before the tool returned
+	case p := <-progress:
+		if err := q.Write(ctx, a2aProgressEvent(rc, def.Name, p)); err != nil {
+			return err
+		}
+	default:
+	}
 	if out.err != nil {
 		return fail(out.err)
 	}

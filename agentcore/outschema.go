@@ -73,15 +73,22 @@ func OutputSchema[Out any]() (*jsonschema.Schema, error) {
 	if len(files) > 0 {
 		return nil, fmt.Errorf("tool output type %v holds file parameters %v; hand files out with Call.FileResponse instead", t, files)
 	}
+	// A field of Out may share a file field's name (a tool describing a
+	// file without producing one) if it has the same type; a produced file
+	// then fills it.
 	fields := fileFields()
-	for _, name := range append(fileFieldOrder[:len(fileFieldOrder):len(fileFieldOrder)], "files") {
-		if _, taken := s.Properties[name]; taken {
-			return nil, fmt.Errorf("tool output type %v has a field %q, which the produced files' fields take", t, name)
-		}
-	}
 	for _, name := range fileFieldOrder {
+		if own, taken := s.Properties[name]; taken {
+			if own.Type != fields[name].Type {
+				return nil, fmt.Errorf("tool output type %v has a field %q of type %s; a produced file's %s is a %s", t, name, own.Type, name, fields[name].Type)
+			}
+			continue
+		}
 		s.Properties[name] = fields[name]
 		s.PropertyOrder = append(s.PropertyOrder, name)
+	}
+	if _, taken := s.Properties["files"]; taken {
+		return nil, fmt.Errorf("tool output type %v has a field \"files\", which lists the produced files", t)
 	}
 	s.Properties["files"] = &jsonschema.Schema{Type: "array", Description: "the produced files, when there are several",
 		Items: &jsonschema.Schema{Type: "object", Properties: fileFields(), PropertyOrder: fileFieldOrder, Required: []string{"download_url", "filename", "mime_type", "size_bytes"}}}

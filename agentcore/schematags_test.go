@@ -123,9 +123,9 @@ func TestTypedToolOutputSchema(t *testing.T) {
 		}
 	}
 	type bad struct {
-		Filename string `json:"filename"`
+		Filename int `json:"filename"`
 	}
 	if _, err := OutputSchema[bad](); err == nil {
-		t.Error("an output field named like a file field was accepted")
+		t.Error("an output field named like a file field, of another type, was accepted")
 	}
 }

@@ -224,6 +224,10 @@ func TestA2A(t *testing.T) {
 			case *a2a.Task:
 				seen = append(seen, "task:"+string(ev.Status.State))
 			case *a2a.TaskStatusUpdateEvent:
+				if _, progress := ev.Metadata["progress"]; progress {
+					seen = append(seen, "progress") // Call.Progress
+					continue
+				}
 				seen = append(seen, "status:"+string(ev.Status.State))
 			case *a2a.TaskArtifactUpdateEvent:
 				seen = append(seen, "artifact:"+ev.Artifact.Name)
@@ -236,7 +240,7 @@ func TestA2A(t *testing.T) {
 				}
 			}
 		}
-		want := []string{"task:submitted", "status:working", "artifact:result", "artifact:bundle.zip", "artifact:bundle/SHA256SUMS", "status:completed"}
+		want := []string{"task:submitted", "status:working", "progress", "artifact:result", "artifact:bundle.zip", "artifact:bundle/SHA256SUMS", "status:completed"}
 		if !slices.Equal(seen, want) {
 			t.Errorf("stream events = %v, want %v", seen, want)
 		}
