@@ -51,7 +51,7 @@ func (s *Service) buildHandler() http.Handler {
 			Logger:              s.log,
 			MaxRequestBodyBytes: s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead,
 		})
-	var mcpH http.Handler = s.drainable(mcpHandler)
+	var mcpH http.Handler = s.drainable(s.linkRequestContexts(mcpHandler))
 	uploads := http.HandlerFunc(s.files.ServeUpload)
 	var uploadH http.Handler = uploads
 	a2aH := s.a2aHandler()

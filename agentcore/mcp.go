@@ -34,6 +34,9 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 		var requestID string
 		if req.Extra != nil {
 			requestID = req.Extra.Header.Get("X-Request-Id")
+			var stop func()
+			ctx, stop = s.callContext(ctx, req.Extra.Header)
+			defer stop()
 		}
 		res, err := s.invoke(withCallHooks(ctx, s.mcpCallHooks(ctx, req, name)), name, ownerOfExtra(req.Extra), requestID, req.Params.Arguments)
 		if err != nil {

@@ -69,6 +69,7 @@ type Service struct {
 	verifier *callerVerifier
 	calls    *callFolders
 	produced producedResources // per-session produced files, without auth
+	requests requestContexts   // stateless MCP requests in flight (cancel.go)
 
 	mu        sync.RWMutex
 	tools     map[string]*registeredTool

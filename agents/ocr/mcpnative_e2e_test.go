@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,13 +24,24 @@ import (
 	"github.com/agentura/agentura/internal/mcptest"
 )
 
-// pdfPages is a PDF of n pages, each with a line naming it.
-func pdfPages(t *testing.T, n int) []byte {
+// pdfPages is a PDF of n pages, each with lines lines of text.
+func pdfPages(t *testing.T, n, lines int) []byte {
 	pages := make([][]string, n)
 	for i := range pages {
-		pages[i] = []string{fmt.Sprintf("Page %d of the report", i+1)}
+		for l := range lines {
+			pages[i] = append(pages[i], fmt.Sprintf("Page %d line %d of the quarterly report", i+1, l+1))
+		}
 	}
 	return ocrtest.PDF(t, pages...)
+}
+
+// longOCR is the arguments of a 20-page OCR that takes many seconds: text
+// on every page and a searchable PDF to store at the end.
+func longOCR(t *testing.T) map[string]any {
+	return map[string]any{
+		"source":  map[string]any{"name": "long.pdf", "content": "data:application/pdf;base64," + b64(pdfPages(t, 20, 12))},
+		"outputs": []string{"searchable_pdf"},
+	}
 }
 
 // A 3-page PDF read with a progressToken gives at least one
@@ -51,7 +63,7 @@ func TestE2EProgress(t *testing.T) {
 	defer cancel()
 	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{
 		Name:      "ocr_document",
-		Arguments: map[string]any{"source": map[string]any{"name": "report.pdf", "content": "data:application/pdf;base64," + b64(pdfPages(t, 3))}},
+		Arguments: map[string]any{"source": map[string]any{"name": "report.pdf", "content": "data:application/pdf;base64," + b64(pdfPages(t, 3, 1))}},
 		Meta:      &mcp.Meta{ProgressToken: "ocr-3"},
 	}})
 	if err != nil {
@@ -77,7 +89,7 @@ func TestE2EProgress(t *testing.T) {
 	t.Logf("progress: %v", got)
 }
 
-// agentChildren lists the commands (comm) of the processes whose parent is
+// agentChildren lists the command lines of the processes whose parent is
 // pid, from /proc: only this agent's, not those of other tests on the
 // machine. The OCR tools run in process groups of their own, but remain
 // the agent's children.
@@ -98,16 +110,77 @@ func agentChildren(t *testing.T, pid int) []string {
 		}
 		// pid (comm) state ppid ...
 		s := string(stat)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
+		end := strings.LastIndexByte(s, ')')
+		if end < 0 {
 			continue
 		}
 		fields := strings.Fields(s[end+1:])
 		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
-			out = append(out, s[open+1:end])
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			out = append(out, strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " ")))
 		}
 	}
 	return out
+}
+
+// running reports whether one of the command lines runs a program of a
+// base name in names (and, when with is not empty, has with in its
+// arguments).
+func running(cmdlines []string, with string, names ...string) bool {
+	for _, c := range cmdlines {
+		prog, _, _ := strings.Cut(c, " ")
+		if slices.Contains(names, filepath.Base(prog)) && strings.Contains(c, with) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitRecognising waits until the agent's tesseract reads the pages of a
+// PDF (not merely lists its languages).
+func waitRecognising(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !running(agentChildren(t, pid), "pages.txt", "tesseract") {
+		if time.Now().After(deadline) {
+			t.Fatalf("tesseract never started on the pages; agent children %v", agentChildren(t, pid))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitNoOCR fails unless the agent's tesseract and pdftoppm are all gone
+// within a second of since, and logs how long it took.
+func waitNoOCR(t *testing.T, pid int, since time.Time, what string) {
+	t.Helper()
+	for {
+		left := agentChildren(t, pid)
+		if !running(left, "", "tesseract", "pdftoppm") {
+			break
+		}
+		if time.Since(since) > time.Second {
+			t.Fatalf("a second after %s, the agent still runs %v", what, left)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("OCR processes gone %v after %s", time.Since(since).Round(time.Millisecond), what)
+}
+
+// waitNothingLeft fails unless, within a few seconds, no output is stored
+// under data and no call folder is left.
+func waitNothingLeft(t *testing.T, data string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		outputs, calls := filesUnder(filepath.Join(data, "outputs")), callFolders(t, filepath.Join(data, "calls"))
+		if len(outputs) == 0 && len(calls) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stored outputs %v, call folders %v", outputs, calls)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // filesUnder lists the regular files below dir.
@@ -135,7 +208,7 @@ func TestE2ECancel(t *testing.T) {
 	}
 	c := client.NewClient(tr, client.WithProtocolVersion(mcptest.Protocol))
 	mcptest.Initialize(t, c)
-	pdf := pdfPages(t, 20)
+	args := longOCR(t)
 
 	// The call goes out on the transport with an id of ours, to cancel it by.
 	ctx, cancel := context.WithTimeout(context.Background(), mcptest.CallTimeout)
@@ -143,46 +216,18 @@ func TestE2ECancel(t *testing.T) {
 	answered := make(chan error, 1)
 	go func() {
 		_, err := tr.SendRequest(ctx, transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId("ocr-20"), Method: "tools/call",
-			Params: mcp.CallToolParams{Name: "ocr_document", Arguments: map[string]any{"source": map[string]any{"name": "long.pdf", "content": "data:application/pdf;base64," + b64(pdf)}}}})
+			Params: mcp.CallToolParams{Name: "ocr_document", Arguments: args}})
 		answered <- err
 	}()
 	pid := a.Cmd.Process.Pid
-	deadline := time.Now().Add(time.Minute)
-	for !slicesContain(agentChildren(t, pid), "tesseract") {
-		if time.Now().After(deadline) {
-			t.Fatalf("tesseract never started; agent children %v", agentChildren(t, pid))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitRecognising(t, pid)
 	if err := tr.SendNotification(ctx, mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
 		Method: "notifications/cancelled", Params: mcp.NotificationParams{AdditionalFields: map[string]any{"requestId": "ocr-20", "reason": "user stopped it"}},
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	sent := time.Now()
-	for {
-		left := agentChildren(t, pid)
-		if !slicesContain(left, "tesseract") && !slicesContain(left, "pdftoppm") {
-			break
-		}
-		if time.Since(sent) > time.Second {
-			t.Fatalf("a second after the cancel, the agent still runs %v", left)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Logf("OCR processes gone %v after notifications/cancelled", time.Since(sent).Round(time.Millisecond))
-	// The call's folder goes when the tool returns, just after its process.
-	deadline = time.Now().Add(5 * time.Second)
-	for {
-		outputs, calls := filesUnder(filepath.Join(data, "outputs")), callFolders(t, filepath.Join(data, "calls"))
-		if len(outputs) == 0 && len(calls) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the cancel: stored outputs %v, call folders %v", outputs, calls)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitNoOCR(t, pid, time.Now(), "notifications/cancelled")
+	waitNothingLeft(t, data)
 	cancel()
 	<-answered
 }
@@ -203,11 +248,43 @@ func callFolders(t *testing.T, dir string) []string {
 	return out
 }
 
-func slicesContain(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+// In stateless mode a dropped HTTP request is the cancellation: the OCR
+// processes die, the call folder goes and nothing is stored.
+func TestE2ECancelStatelessByDroppedRequest(t *testing.T) {
+	ocrtest.Require(t, "tesseract", "pdftoppm", "pdfinfo")
+	data := t.TempDir()
+	a := mcptest.StartAgent(t, agentBin, "AGENT_DATA_DIR="+data, "AGENT_OCR_TIMEOUT=10m", "AGENT_MCP_STATELESS=true")
+	c, _ := mcptest.Connect(t, a.URL+"/mcp")
+	args := longOCR(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	answered := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "ocr_document", Arguments: args}})
+		answered <- err
+	}()
+	pid := a.Cmd.Process.Pid
+	waitRecognising(t, pid)
+	cancel() // the client drops the request
+	waitNoOCR(t, pid, time.Now(), "the request was dropped")
+	<-answered
+	waitNothingLeft(t, data)
+}
+
+// The long OCR of the cancel tests, left to run, takes seconds and stores
+// its output: else the cancel tests could not tell a kill from an end.
+func TestE2ELongOCRRunsLong(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 20-page OCR to its end")
 	}
-	return false
+	ocrtest.Require(t, "tesseract", "pdftoppm", "pdfinfo")
+	a := mcptest.StartAgent(t, agentBin, "AGENT_OCR_TIMEOUT=10m")
+	c, _ := mcptest.Connect(t, a.URL+"/mcp")
+	start := time.Now()
+	res := mcptest.CallTool(t, c, "ocr_document", longOCR(t))
+	mcptest.MustSucceed(t, "ocr_document", res)
+	took := time.Since(start)
+	t.Logf("the 20-page OCR took %v", took.Round(time.Millisecond))
+	if files := mcptest.StructuredFiles(t, res); took < 3*time.Second || len(files) != 1 {
+		t.Errorf("the 20-page OCR took %v and produced %d file(s); the cancel tests need one that takes seconds and stores a file", took, len(files))
+	}
 }
