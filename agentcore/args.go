@@ -86,14 +86,25 @@ func shortenStrings(v any) (any, bool) {
 		if len(x) > longString {
 			return fmt.Sprintf("<string of %d bytes>", len(x)), true
 		}
+	case map[string]any, []any:
+		return replaceEach(v, func(_ string, e any) (any, bool) { return shortenStrings(e) })
+	}
+	return v, false
+}
+
+// replaceEach returns a copy of the object or array v in which f replaced
+// the members it changed (f gets the member's key, "" for an array item),
+// and whether it changed any; v itself, not copied, when f changed none.
+func replaceEach(v any, f func(key string, e any) (any, bool)) (any, bool) {
+	switch x := v.(type) {
 	case map[string]any:
 		var cp map[string]any
 		for k, e := range x {
-			if se, changed := shortenStrings(e); changed {
+			if ne, changed := f(k, e); changed {
 				if cp == nil {
 					cp = maps.Clone(x)
 				}
-				cp[k] = se
+				cp[k] = ne
 			}
 		}
 		if cp != nil {
@@ -102,11 +113,11 @@ func shortenStrings(v any) (any, bool) {
 	case []any:
 		var cp []any
 		for i, e := range x {
-			if se, changed := shortenStrings(e); changed {
+			if ne, changed := f("", e); changed {
 				if cp == nil {
 					cp = slices.Clone(x)
 				}
-				cp[i] = se
+				cp[i] = ne
 			}
 		}
 		if cp != nil {

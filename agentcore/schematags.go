@@ -164,35 +164,10 @@ func shortenFileStrings(v any, s *jsonschema.Schema) (any, bool) {
 	if s.Extra[transfer.KeywordFile] == true {
 		return shortenStrings(v)
 	}
-	switch x := v.(type) {
-	case map[string]any:
-		var cp map[string]any
-		for k, e := range x {
-			if se, changed := shortenFileStrings(e, subSchema(s, k)); changed {
-				if cp == nil {
-					cp = maps.Clone(x)
-				}
-				cp[k] = se
-			}
-		}
-		if cp != nil {
-			return cp, true
-		}
-	case []any:
-		var cp []any
-		for i, e := range x {
-			if se, changed := shortenFileStrings(e, s.Items); changed {
-				if cp == nil {
-					cp = slices.Clone(x)
-				}
-				cp[i] = se
-			}
-		}
-		if cp != nil {
-			return cp, true
-		}
+	if _, isArray := v.([]any); isArray {
+		return replaceEach(v, func(_ string, e any) (any, bool) { return shortenFileStrings(e, s.Items) })
 	}
-	return v, false
+	return replaceEach(v, func(k string, e any) (any, bool) { return shortenFileStrings(e, subSchema(s, k)) })
 }
 
 // checkFormats checks the strings of v whose schema names a format this
