@@ -7,7 +7,9 @@ package fileagent_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -215,7 +217,7 @@ func TestA2A(t *testing.T) {
 			a2a.DataPart{Data: map[string]any{"skill": "archive_files"}},
 			a2atest.BytesPart("notes.txt", "text/plain", []byte("streamed\n")))
 		var seen []string
-		var zipURI string
+		var zipURI, zipSHA string
 		for ev, err := range c.SendStreamingMessage(context.Background(), &a2a.MessageSendParams{Message: msg}) {
 			if err != nil {
 				t.Fatalf("message/stream: %v", err)
@@ -235,6 +237,7 @@ func TestA2A(t *testing.T) {
 					if fp, ok := p.(a2a.FilePart); ok {
 						if u, ok := fp.File.(a2a.FileURI); ok && ev.Artifact.Name == "bundle.zip" {
 							zipURI = u.URI
+							zipSHA, _ = ev.Artifact.Metadata["sha256"].(string)
 						}
 					}
 				}
@@ -248,6 +251,9 @@ func TestA2A(t *testing.T) {
 			t.Fatal("no uri for bundle.zip in the stream")
 		}
 		_, data := mcptest.Get(t, zipURI, nil)
+		if sum := sha256.Sum256(data); zipSHA != hex.EncodeToString(sum[:]) {
+			t.Errorf("bundle.zip artifact metadata sha256 %q; the served bytes hash to %x", zipSHA, sum)
+		}
 		if got := unzip(t, data)["notes.txt"]; string(got) != "streamed\n" {
 			t.Errorf("streamed archive holds %q", got)
 		}
