@@ -2,6 +2,7 @@ package agentcore
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -108,6 +109,14 @@ func (c *Call) Log(level slog.Level, msg string, attrs ...any) {
 	if c.hooks.log == nil {
 		return
 	}
+	c.hooks.send(level, msg, attrs...)
+}
+
+// send is Call.Log on the hooks.
+func (h *callHooks) send(level slog.Level, msg string, attrs ...any) {
+	if h.log == nil {
+		return
+	}
 	data := map[string]any{"message": msg}
 	r := slog.NewRecord(time.Time{}, level, msg, 0)
 	r.Add(attrs...)
@@ -115,7 +124,45 @@ func (c *Call) Log(level slog.Level, msg string, attrs ...any) {
 		data[a.Key] = a.Value.Resolve().Any()
 		return true
 	})
-	c.hooks.log(level, msg, data)
+	h.log(level, msg, data)
+}
+
+// fetchReportEvery is how many bytes of a URL input are fetched between two
+// reports to the caller.
+const fetchReportEvery = 16 << 20
+
+// reportFetch returns body, telling the caller of the call under ctx (as
+// Call.Log at info) how much of a URL input has arrived every
+// fetchReportEvery bytes. A fetch is reported as log messages, not
+// progress: the tool's own progress has units of its own (pages, phases),
+// and one request's progress may not go back.
+func reportFetch(ctx context.Context, body io.Reader, url string, total int64) io.Reader {
+	h := callHooksFrom(ctx)
+	if h.log == nil {
+		return body
+	}
+	return &fetchReporter{r: body, hooks: h, url: url, total: total, next: fetchReportEvery}
+}
+
+type fetchReporter struct {
+	r     io.Reader
+	hooks *callHooks
+	url   string
+	total int64 // -1: unknown
+	got   int64
+	next  int64
+}
+
+func (f *fetchReporter) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	f.got += int64(n)
+	if f.got >= f.next {
+		for f.got >= f.next {
+			f.next += fetchReportEvery
+		}
+		f.hooks.send(slog.LevelInfo, "fetching an input", "url", f.url, "received_bytes", f.got, "total_bytes", f.total)
+	}
+	return n, err
 }
 
 // mcpCallHooks are the hooks of a tools/call request: progress for its
