@@ -136,12 +136,12 @@ func running(cmdlines []string, with string, names ...string) bool {
 	return false
 }
 
-// waitRecognising waits until the agent's tesseract reads the pages of a
-// PDF (not merely lists its languages).
+// waitRecognising waits until the agent's tesseract recognises (runs with
+// "-l <languages>"), not merely lists its languages.
 func waitRecognising(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
-	for !running(agentChildren(t, pid), "pages.txt", "tesseract") {
+	for !running(agentChildren(t, pid), " -l ", "tesseract") {
 		if time.Now().After(deadline) {
 			t.Fatalf("tesseract never started on the pages; agent children %v", agentChildren(t, pid))
 		}
