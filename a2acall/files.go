@@ -112,11 +112,13 @@ func (c *Client) collect(ctx context.Context, hc *http.Client, base *url.URL, ta
 			return nil, err
 		}
 		var lf File
+		sum, _ := a.Metadata[transfer.MetaSHA256].(string) // "" from agents that announce none
 		if bytesPart != nil {
+			name := nameOr(bytesPart.Name, a.Name)
 			r := base64.NewDecoder(base64.StdEncoding, strings.NewReader(bytesPart.Bytes))
-			lf, err = c.save(dir, nameOr(bytesPart.Name, a.Name), bytesPart.MimeType, r)
+			lf, err = c.save(dir, name, bytesPart.MimeType, transfer.VerifySHA256(r, sum, name))
 		} else {
-			lf, err = c.download(ctx, hc, base, dir, nameOr(uriPart.Name, a.Name), uriPart.MimeType, uriPart.URI)
+			lf, err = c.download(ctx, hc, base, dir, nameOr(uriPart.Name, a.Name), uriPart.MimeType, uriPart.URI, sum)
 		}
 		if err != nil {
 			return nil, err
@@ -133,14 +135,15 @@ func (c *Client) collect(ctx context.Context, hc *http.Client, base *url.URL, ta
 // download fetches a produced file's URI, from the agent's origin or one of
 // DownloadHosts only (transfer.Guard): the URI comes from the other agent,
 // and this client must not become a way into hosts the caller never named.
-func (c *Client) download(ctx context.Context, hc *http.Client, base *url.URL, dir, name, mimeType, rawURI string) (File, error) {
+// The content must hash to sha256 when the artifact announced one.
+func (c *Client) download(ctx context.Context, hc *http.Client, base *url.URL, dir, name, mimeType, rawURI, sha256 string) (File, error) {
 	guard := transfer.Guard{Origin: base, AllowHosts: c.DownloadHosts, AllowSetting: "a2acall.Client.DownloadHosts"}
 	resp, err := guard.Get(ctx, hc, rawURI, c.maxBytes())
 	if err != nil {
 		return File{}, fmt.Errorf("file %q: %w", name, c.capHint(err))
 	}
 	defer resp.Body.Close()
-	return c.save(dir, name, mimeType, resp.Body)
+	return c.save(dir, name, mimeType, transfer.VerifySHA256(resp.Body, sha256, name))
 }
 
 // save writes r into dir under the cleaned name (a sub-path is kept),

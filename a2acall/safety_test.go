@@ -2,6 +2,9 @@ package a2acall
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -10,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentura/agentura/transfer"
 )
 
 // urlOf is srv's URL, parsed. The servers of a test differ by port only:
@@ -36,7 +41,7 @@ func TestDownloadRefusesRedirectsElsewhere(t *testing.T) {
 
 	c := &Client{}
 	dir := t.TempDir()
-	_, err := c.download(context.Background(), http.DefaultClient, base, dir, "out.txt", "", base.JoinPath("files", "x").String())
+	_, err := c.download(context.Background(), http.DefaultClient, base, dir, "out.txt", "", base.JoinPath("files", "x").String(), "")
 	if err == nil || !strings.Contains(err.Error(), "DownloadHosts") {
 		t.Fatalf("a redirect from the agent to %s: err = %v, want a refusal naming DownloadHosts", elsewhere, err)
 	}
@@ -55,13 +60,13 @@ func TestDownloadRefusesOtherPortsOfTheAgentsHost(t *testing.T) {
 	base := urlOf(httptest.NewServer(http.NotFoundHandler()))
 	c := &Client{}
 	uri := urlOf(other).JoinPath("x").String()
-	_, err := c.download(context.Background(), http.DefaultClient, base, t.TempDir(), "out.txt", "", uri)
+	_, err := c.download(context.Background(), http.DefaultClient, base, t.TempDir(), "out.txt", "", uri, "")
 	if err == nil || !strings.Contains(err.Error(), "DownloadHosts") {
 		t.Fatalf("a URI on another port of the agent's host: err = %v, want a refusal", err)
 	}
 	// A host:port in DownloadHosts lets it through.
 	c.DownloadHosts = []string{urlOf(other).Host}
-	if _, err := c.download(context.Background(), http.DefaultClient, base, t.TempDir(), "out.txt", "", uri); err != nil {
+	if _, err := c.download(context.Background(), http.DefaultClient, base, t.TempDir(), "out.txt", "", uri, ""); err != nil {
 		t.Errorf("with %v in DownloadHosts: %v", c.DownloadHosts, err)
 	}
 }
@@ -125,4 +130,30 @@ func TestNeverOverwritesAFileInDir(t *testing.T) {
 func readString(p string) string {
 	b, _ := os.ReadFile(p)
 	return string(b)
+}
+
+// A file whose bytes do not hash to the sha256 its artifact announced is
+// refused, and nothing of it stays in the folder.
+func TestDownloadRefusesADigestMismatch(t *testing.T) {
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("substituted content"))
+	}))
+	defer agent.Close()
+	base := urlOf(agent)
+	c := &Client{}
+	dir := t.TempDir()
+	uri := base.JoinPath("files", "x").String()
+	want := "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae" // sha256("foo")
+	_, err := c.download(context.Background(), http.DefaultClient, base, dir, "out.txt", "", uri, want)
+	if !errors.Is(err, transfer.ErrDigestMismatch) {
+		t.Fatalf("download with a wrong sha256: err = %v, want ErrDigestMismatch", err)
+	}
+	if got, _ := os.ReadDir(dir); len(got) != 0 {
+		t.Errorf("files saved despite the mismatch: %v", got)
+	}
+	// The right digest passes.
+	sum := sha256.Sum256([]byte("substituted content"))
+	if f, err := c.download(context.Background(), http.DefaultClient, base, dir, "out.txt", "", uri, hex.EncodeToString(sum[:])); err != nil || f.Size != 19 {
+		t.Errorf("download with the right sha256: %+v, %v", f, err)
+	}
 }

@@ -135,8 +135,10 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	}
 	done := make(chan outcome, 1)
 	start := time.Now()
+	progress := make(chan progressReport, 1)
+	hooks := &callHooks{progress: func(p progressReport) { latest(progress, p) }}
 	go func(raw []byte) {
-		res, err := s.invoke(ctx, def.Name, ownerFromContext(ctx), requestID, raw)
+		res, err := s.invoke(withCallHooks(ctx, hooks), def.Name, ownerFromContext(ctx), requestID, raw)
 		done <- outcome{res, err}
 	}(raw)
 	raw = nil // the call holds the arguments (and inline files) now
@@ -148,6 +150,10 @@ wait:
 		select {
 		case out = <-done:
 			break wait
+		case p := <-progress:
+			if err := q.Write(ctx, a2aProgressEvent(rc, def.Name, p)); err != nil {
+				return err
+			}
 		case <-tick.C:
 			if x.shared != nil && x.shared.canceledElsewhere(ctx, rc.TaskID) {
 				stop()
@@ -165,6 +171,13 @@ wait:
 	}
 	if ctx.Err() != nil {
 		return nil // canceled: Cancel reported the task's end
+	}
+	select { // the last report, sent just before the tool returned
+	case p := <-progress:
+		if err := q.Write(ctx, a2aProgressEvent(rc, def.Name, p)); err != nil {
+			return err
+		}
+	default:
 	}
 	if out.err != nil {
 		return fail(out.err)

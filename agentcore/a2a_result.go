@@ -11,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
+	"github.com/agentura/agentura/transfer"
 )
 
 // a2aArtifacts renders a result as A2A artifacts: first "result", with the
@@ -42,7 +43,7 @@ func (s *Service) a2aArtifacts(ctx context.Context, res *Result) []*a2a.Artifact
 			ID:          a2a.NewArtifactID(),
 			Name:        f.Filename,
 			Description: filetype.Describe(f.Filename, f.MIMEType, f.SizeBytes),
-			Metadata:    map[string]any{"size_bytes": f.SizeBytes, "mime_type": f.MIMEType},
+			Metadata:    map[string]any{"size_bytes": f.SizeBytes, "mime_type": f.MIMEType, transfer.MetaSHA256: f.SHA256},
 			Parts:       a2a.ContentParts{a2a.FilePart{File: a2a.FileURI{FileMeta: meta, URI: f.DownloadURL}}},
 		}
 		if i < len(res.stored) && s.cfg.EmbedMaxBytes > 0 && f.SizeBytes <= s.cfg.EmbedMaxBytes {
@@ -60,17 +61,27 @@ func (s *Service) a2aArtifacts(ctx context.Context, res *Result) []*a2a.Artifact
 // readSmall reads a stored file of at most EmbedMaxBytes, to embed it in a
 // result (MCP embedded resource, A2A bytes part).
 func (s *Service) readSmall(ctx context.Context, m fileserve.Meta) ([]byte, error) {
+	return s.readStored(ctx, m, s.cfg.EmbedMaxBytes)
+}
+
+// readStored reads a stored file of at most max bytes.
+func (s *Service) readStored(ctx context.Context, m fileserve.Meta, max int64) ([]byte, error) {
 	obj, _, err := s.store.Open(ctx, m.Area, m.Owner, m.ID)
 	if err != nil {
 		return nil, err
 	}
 	defer obj.Close()
-	data, err := io.ReadAll(io.LimitReader(obj, s.cfg.EmbedMaxBytes+1))
+	return readAllMax(obj, max, m.ID)
+}
+
+// readAllMax reads r to its end, failing when it holds more than max bytes.
+func readAllMax(r io.Reader, max int64, what string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > s.cfg.EmbedMaxBytes {
-		return nil, fmt.Errorf("file %s grew beyond the embed limit", m.ID)
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("file %s grew beyond %d bytes", what, max)
 	}
 	return data, nil
 }

@@ -17,6 +17,7 @@ import (
 type argDecoder struct {
 	typ      reflect.Type
 	resolved *jsonschema.Resolved
+	defaults bool // the schema gives defaults (SchemaTag)
 }
 
 func newArgDecoder(t reflect.Type, s *jsonschema.Schema) (*argDecoder, error) {
@@ -24,7 +25,7 @@ func newArgDecoder(t reflect.Type, s *jsonschema.Schema) (*argDecoder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve input schema: %w", err)
 	}
-	return &argDecoder{typ: t, resolved: r}, nil
+	return &argDecoder{typ: t, resolved: r, defaults: hasDefaults(s)}, nil
 }
 
 // decode fills dst (a pointer to the input type) from raw.
@@ -38,8 +39,18 @@ func (d *argDecoder) decode(raw json.RawMessage, dst any) error {
 		return fmt.Errorf("arguments are not valid JSON: %w", err)
 	}
 	v, changed := normalize(d.typ, v)
-	if err := d.resolved.Validate(withShortStrings(v)); err != nil {
+	short, _ := shortenFileStrings(v, d.resolved.Schema())
+	if err := d.resolved.Validate(short); err != nil {
 		return fmt.Errorf("invalid arguments: %w", err)
+	}
+	if err := checkFormats(v, d.resolved.Schema(), "arguments"); err != nil {
+		return fmt.Errorf("invalid arguments: %w", err)
+	}
+	if d.defaults {
+		if err := d.resolved.ApplyDefaults(&v); err != nil {
+			return fmt.Errorf("apply defaults: %w", err)
+		}
+		changed = true
 	}
 	if changed {
 		var err error
@@ -58,36 +69,42 @@ func (d *argDecoder) decode(raw json.RawMessage, dst any) error {
 // string instead of the string itself.
 const longString = 1 << 10
 
-// withShortStrings returns v, or a copy of it in which every string longer
-// than longString is replaced by a short stand-in naming its length.
-//
 // Inline file content is a string of up to AGENT_MAX_UPLOAD_BYTES as base64.
 // The validator tries every branch of an anyOf (a FileAttachment is an object
 // or a string) and formats the value into the error of each branch that fails,
 // so a 40 MB data URI used to cost several copies of itself in error messages
-// alone. The schemas we generate put no length, pattern or format constraint
-// on strings, and an enum value is never that long, so the verdict is the same.
-func withShortStrings(v any) any {
-	short, _ := shortenStrings(v)
-	return short
-}
+// alone. Validation therefore sees the long strings of file parameters as
+// short stand-ins naming their length (shortenFileStrings); file parameters
+// carry no length, pattern or format constraint, so the verdict is the same.
 
-// shortenStrings does the work of withShortStrings and reports whether it
-// replaced anything; containers are copied only when something in them was.
+// shortenStrings returns v, or a copy of it in which every string longer
+// than longString is replaced by a short stand-in naming its length, and
+// reports whether it replaced anything; containers are copied only when something in them was.
 func shortenStrings(v any) (any, bool) {
 	switch x := v.(type) {
 	case string:
 		if len(x) > longString {
 			return fmt.Sprintf("<string of %d bytes>", len(x)), true
 		}
+	case map[string]any, []any:
+		return replaceEach(v, func(_ string, e any) (any, bool) { return shortenStrings(e) })
+	}
+	return v, false
+}
+
+// replaceEach returns a copy of the object or array v in which f replaced
+// the members it changed (f gets the member's key, "" for an array item),
+// and whether it changed any; v itself, not copied, when f changed none.
+func replaceEach(v any, f func(key string, e any) (any, bool)) (any, bool) {
+	switch x := v.(type) {
 	case map[string]any:
 		var cp map[string]any
 		for k, e := range x {
-			if se, changed := shortenStrings(e); changed {
+			if ne, changed := f(k, e); changed {
 				if cp == nil {
 					cp = maps.Clone(x)
 				}
-				cp[k] = se
+				cp[k] = ne
 			}
 		}
 		if cp != nil {
@@ -96,11 +113,11 @@ func shortenStrings(v any) (any, bool) {
 	case []any:
 		var cp []any
 		for i, e := range x {
-			if se, changed := shortenStrings(e); changed {
+			if ne, changed := f("", e); changed {
 				if cp == nil {
 					cp = slices.Clone(x)
 				}
-				cp[i] = se
+				cp[i] = ne
 			}
 		}
 		if cp != nil {

@@ -30,10 +30,12 @@ type Call struct {
 	// Logger logs with the call's tool and request id.
 	Logger *slog.Logger
 
-	svc     *Service
-	dir     string
-	mkdir   sync.Once
-	mkdirOK error
+	svc      *Service
+	hooks    *callHooks    // what the transport lets the call send back (progress.go)
+	progress progressState // rate limit of Progress
+	dir      string
+	mkdir    sync.Once
+	mkdirOK  error
 
 	inputs    callInputs
 	logMu     sync.Mutex
@@ -50,6 +52,7 @@ func (s *Service) newCall(tool, owner, requestID string) *Call {
 		Owner:  owner,
 		Logger: logger,
 		svc:    s,
+		hooks:  &callHooks{},
 		dir:    filepath.Join(s.calls.dir, fileserve.NewID()),
 	}
 }

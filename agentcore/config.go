@@ -23,30 +23,31 @@ import (
 // from the environment. A zero field means the declared default, so a Config
 // built in code and one read from an empty environment agree.
 type Config struct {
-	Addr            string        // AGENT_ADDR
-	PublicURL       string        // AGENT_PUBLIC_URL
-	DataDir         string        // AGENT_DATA_DIR
-	SigningKeys     []string      // AGENT_SIGNING_KEY
-	SigningKeyFile  string        // AGENT_SIGNING_KEY_FILE
-	URLTTL          time.Duration // AGENT_URL_TTL
-	OutputTTL       time.Duration // AGENT_OUTPUT_TTL
-	StagingTTL      time.Duration // AGENT_STAGING_TTL
-	CleanupSchedule string        // AGENT_CLEANUP_SCHEDULE
-	MaxUploadBytes  int64         // AGENT_MAX_UPLOAD_BYTES
-	EmbedMaxBytes   int64         // AGENT_EMBED_MAX_BYTES; negative: never embed (the variable says 0)
-	InputRoots      []string      // AGENT_INPUT_ROOTS
-	FetchAllowHosts []string      // AGENT_FETCH_ALLOW_HOSTS
-	PeerURLs        []PeerURL     // AGENT_PEER_URLS (peers.go)
-	TrustedProxies  []string      // AGENT_TRUSTED_PROXIES (proxies.go)
-	FetchTimeout    time.Duration // AGENT_FETCH_TIMEOUT
-	Auth            string        // AGENT_AUTH
-	AuthJWTSecret   string        // AGENT_AUTH_JWT_SECRET
-	AuthJWTKeyFile  string        // AGENT_AUTH_JWT_PUBLIC_KEY_FILE
-	StorageURL      string        // AGENT_STORAGE_URL
-	S3Redirect      bool          // AGENT_S3_REDIRECT
-	MCPStateless    bool          // AGENT_MCP_STATELESS
-	ShutdownTimeout time.Duration // AGENT_SHUTDOWN_TIMEOUT
-	LogLevel        string        // AGENT_LOG_LEVEL
+	Addr             string        // AGENT_ADDR
+	PublicURL        string        // AGENT_PUBLIC_URL
+	DataDir          string        // AGENT_DATA_DIR
+	SigningKeys      []string      // AGENT_SIGNING_KEY
+	SigningKeyFile   string        // AGENT_SIGNING_KEY_FILE
+	URLTTL           time.Duration // AGENT_URL_TTL
+	OutputTTL        time.Duration // AGENT_OUTPUT_TTL
+	StagingTTL       time.Duration // AGENT_STAGING_TTL
+	CleanupSchedule  string        // AGENT_CLEANUP_SCHEDULE
+	MaxUploadBytes   int64         // AGENT_MAX_UPLOAD_BYTES
+	EmbedMaxBytes    int64         // AGENT_EMBED_MAX_BYTES; negative: never embed (the variable says 0)
+	ResourceMaxBytes int64         // AGENT_RESOURCE_MAX_BYTES
+	InputRoots       []string      // AGENT_INPUT_ROOTS
+	FetchAllowHosts  []string      // AGENT_FETCH_ALLOW_HOSTS
+	PeerURLs         []PeerURL     // AGENT_PEER_URLS (peers.go)
+	TrustedProxies   []string      // AGENT_TRUSTED_PROXIES (proxies.go)
+	FetchTimeout     time.Duration // AGENT_FETCH_TIMEOUT
+	Auth             string        // AGENT_AUTH
+	AuthJWTSecret    string        // AGENT_AUTH_JWT_SECRET
+	AuthJWTKeyFile   string        // AGENT_AUTH_JWT_PUBLIC_KEY_FILE
+	StorageURL       string        // AGENT_STORAGE_URL
+	S3Redirect       bool          // AGENT_S3_REDIRECT
+	MCPStateless     bool          // AGENT_MCP_STATELESS
+	ShutdownTimeout  time.Duration // AGENT_SHUTDOWN_TIMEOUT
+	LogLevel         string        // AGENT_LOG_LEVEL
 
 	// Credentials and default region of s3:// storage, from the usual AWS
 	// variables AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
@@ -83,15 +84,16 @@ type Config struct {
 
 // Defaults of the settings.
 const (
-	DefaultAddr            = ":8080"
-	DefaultURLTTL          = filehttp.DefaultURLTTL
-	DefaultOutputTTL       = 24 * time.Hour
-	DefaultStagingTTL      = time.Hour
-	DefaultCleanupSchedule = cleanup.DefaultSchedule
-	DefaultMaxUploadBytes  = filehttp.DefaultMaxUploadBytes
-	DefaultEmbedMaxBytes   = 64 << 10
-	DefaultFetchTimeout    = 2 * time.Minute
-	DefaultShutdownTimeout = 30 * time.Second
+	DefaultAddr             = ":8080"
+	DefaultURLTTL           = filehttp.DefaultURLTTL
+	DefaultOutputTTL        = 24 * time.Hour
+	DefaultStagingTTL       = time.Hour
+	DefaultCleanupSchedule  = cleanup.DefaultSchedule
+	DefaultMaxUploadBytes   = filehttp.DefaultMaxUploadBytes
+	DefaultEmbedMaxBytes    = 64 << 10
+	DefaultResourceMaxBytes = 8 << 20
+	DefaultFetchTimeout     = 2 * time.Minute
+	DefaultShutdownTimeout  = 30 * time.Second
 	// DefaultCallInputFactor: AGENT_MAX_CALL_INPUT_BYTES defaults to this
 	// many times AGENT_MAX_UPLOAD_BYTES.
 	DefaultCallInputFactor = 4
@@ -130,6 +132,8 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			Shown("4 × `AGENT_MAX_UPLOAD_BYTES`"),
 		settings.Size(&c.EmbedMaxBytes, "AGENT_EMBED_MAX_BYTES", DefaultEmbedMaxBytes,
 			"outputs up to this size are also embedded in the MCP result; `0` = never").ZeroMeansOff(),
+		settings.Size(&c.ResourceMaxBytes, "AGENT_RESOURCE_MAX_BYTES", DefaultResourceMaxBytes,
+			"largest produced file MCP resources/read serves; larger ones by their download URL only").Positive(),
 		settings.Strings(&c.InputRoots, "AGENT_INPUT_ROOTS", ":", "colon-separated folders whose files may be named by path; "+
 			"none may overlap the data or storage folder or hold the key file").Shown("empty: path inputs refused"),
 		settings.Strings(&c.FetchAllowHosts, "AGENT_FETCH_ALLOW_HOSTS", ",",

@@ -58,8 +58,9 @@ func (s *Service) buildHandler() http.Handler {
 	// once verified, else the client address; bodies must keep flowing
 	// (slowbody.go). Inline files are decoded into staged files as the body
 	// arrives (inline.go), so the SDKs parse a small JSON; mcpGuard answers
-	// what the SDK would answer unhelpfully (hardening).
-	var mcpH http.Handler = s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineMCP, bodyLimit, s.drainable(mcpGuard(bodyLimit, mcpHandler)))))
+	// what the SDK would answer unhelpfully (hardening); a stateless
+	// request that drops cancels its call (cancel.go).
+	var mcpH http.Handler = s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineMCP, bodyLimit, s.drainable(s.linkRequestContexts(mcpGuard(bodyLimit, mcpHandler))))))
 	uploads := http.HandlerFunc(s.files.ServeUpload)
 	var uploadH http.Handler = s.limiter.wrap(s.pacer.wrap(uploads))
 	a2aH := s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineA2A, bodyLimit, s.a2aHandler())))

@@ -3,10 +3,8 @@ package agentcore
 import (
 	"context"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -21,31 +19,42 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 	if len(rt.def.FileParams) > 0 {
 		t.Meta = mcp.Meta{transfer.MetaFileParams: rt.def.FileParams}
 	}
-	if rt.def.ReadOnly {
-		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+	if rt.def.OutputSchema != nil {
+		t.OutputSchema = rt.def.OutputSchema
+	}
+	t.Annotations = &mcp.ToolAnnotations{
+		Title:           rt.def.Title,
+		ReadOnlyHint:    rt.def.ReadOnly,
+		DestructiveHint: &rt.def.Destructive,
+		IdempotentHint:  rt.def.Idempotent,
+		OpenWorldHint:   &rt.def.OpenWorld,
 	}
 	name := rt.def.Name
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var requestID string
 		if req.Extra != nil {
 			requestID = req.Extra.Header.Get("X-Request-Id")
+			var stop func()
+			ctx, stop = s.callContext(ctx, req.Extra.Header)
+			defer stop()
 		}
-		res, err := s.invoke(ctx, name, ownerOf(req), requestID, req.Params.Arguments)
+		res, err := s.invoke(withCallHooks(ctx, s.mcpCallHooks(ctx, req, name)), name, ownerOfExtra(req.Extra), requestID, req.Params.Arguments)
 		if err != nil {
 			out := &mcp.CallToolResult{}
 			out.SetError(err)
 			return out, nil
 		}
+		s.producedChanged(req, res.stored)
 		return s.renderMCP(ctx, res), nil
 	})
 }
 
-// ownerOf reads the caller's identity from the request itself (its verified
-// bearer token), never from ctx: in a stateful session, ctx belongs to the
-// request that created the session.
-func ownerOf(req *mcp.CallToolRequest) string {
-	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
-		return req.Extra.TokenInfo.UserID
+// ownerOfExtra reads the caller's identity from the request itself (its
+// verified bearer token), never from ctx: in a stateful session, ctx belongs
+// to the request that created the session.
+func ownerOfExtra(extra *mcp.RequestExtra) string {
+	if extra != nil && extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
+		return extra.TokenInfo.UserID
 	}
 	return AnonymousOwner
 }
@@ -68,6 +77,7 @@ func (s *Service) renderMCP(ctx context.Context, res *Result) *mcp.CallToolResul
 			Name:     f.Filename,
 			MIMEType: f.MIMEType,
 			Size:     &size,
+			Meta:     mcp.Meta{transfer.MetaSHA256: f.SHA256},
 		})
 	}
 	for i, f := range res.Files {
@@ -78,6 +88,7 @@ func (s *Service) renderMCP(ctx context.Context, res *Result) *mcp.CallToolResul
 			out.Content = append(out.Content, e)
 		}
 	}
+	out.Content = append(out.Content, s.images(ctx, res)...)
 	if out.Content == nil {
 		out.Content = []mcp.Content{}
 	}
@@ -92,11 +103,5 @@ func (s *Service) embed(ctx context.Context, m fileserve.Meta, uri string) *mcp.
 		s.log.Warn("could not embed output", "id", m.ID, "err", err)
 		return nil
 	}
-	rc := &mcp.ResourceContents{URI: uri, MIMEType: m.MIMEType}
-	if filetype.IsText(m.MIMEType) && utf8.Valid(data) {
-		rc.Text = string(data)
-	} else {
-		rc.Blob = data
-	}
-	return &mcp.EmbeddedResource{Resource: rc}
+	return &mcp.EmbeddedResource{Resource: resourceContents(uri, m.MIMEType, data)}
 }

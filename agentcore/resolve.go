@@ -273,7 +273,8 @@ func (r *resolver) fromURL(ctx context.Context, owner, slot, name, rawURL string
 	if _, params, err := mimeParse(resp.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
 		fallback = params["filename"]
 	}
-	in, err := r.write(slot, name, fallback, resp.Header.Get("Content-Type"), resp.Body)
+	body := reportFetch(ctx, resp.Body, transfer.Redact(rawURL), resp.ContentLength)
+	in, err := r.write(slot, name, fallback, resp.Header.Get("Content-Type"), body)
 	if err != nil && !errors.Is(err, ErrInputTooLarge) {
 		return nil, fmt.Errorf("fetch %s: %w", transfer.Redact(rawURL), err)
 	}

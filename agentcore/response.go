@@ -27,6 +27,10 @@ type Output struct {
 	Path string
 	// Reader streams the content.
 	Reader io.Reader
+	// ShowImage asks that an image output also go out as an MCP image
+	// content block, for hosts that show images in the chat; only for an
+	// image type of at most ImageMaxBytes (else it is handed out as usual).
+	ShowImage bool
 }
 
 // OutputFile hands out the local file at path under the display name name.
@@ -47,13 +51,14 @@ type Result struct {
 	Text string
 	// Data holds structured fields (never file bytes). With files, the file
 	// fields are added: flat for one file, under "files" for several; the
-	// keys download_url, filename, mime_type, size_bytes and files are
+	// keys download_url, filename, mime_type, size_bytes, sha256 and files are
 	// therefore reserved and overwritten.
 	Data map[string]any
 	// Files are the produced files, in order. Fill it with Call.FileResponse.
 	Files []transfer.File
 
 	stored []fileserve.Meta // parallel to Files
+	images []bool           // parallel to Files: Output.ShowImage
 }
 
 // TextResult is a result with text only.
@@ -73,6 +78,7 @@ func (r *Result) Structured() map[string]any {
 		out["filename"] = f.Filename
 		out["mime_type"] = f.MIMEType
 		out["size_bytes"] = f.SizeBytes
+		out["sha256"] = f.SHA256
 	default:
 		out["files"] = r.Files
 	}
@@ -120,7 +126,8 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 			return nil, fmt.Errorf("sign URL of %q: %w", name, err)
 		}
 		res.stored = append(res.stored, meta)
-		res.Files = append(res.Files, transfer.File{DownloadURL: url, Filename: meta.Name, MIMEType: meta.MIMEType, SizeBytes: meta.Size})
+		res.images = append(res.images, o.ShowImage)
+		res.Files = append(res.Files, transfer.File{DownloadURL: url, Filename: meta.Name, MIMEType: meta.MIMEType, SizeBytes: meta.Size, SHA256: meta.SHA256})
 	}
 	return res, nil
 }
@@ -144,6 +151,14 @@ func (c *Call) store(ctx context.Context, o Output, name string, pending func(fi
 		return c.svc.store.Put(ctx, nf, o.Reader)
 	}
 	return fileserve.Meta{}, errors.New("output has neither Path nor Reader")
+}
+
+// discard deletes outputs a response stored that nobody will take (the
+// call was cancelled after FileResponse returned).
+func (c *Call) discard(ctx context.Context, metas []fileserve.Meta) {
+	for _, m := range metas {
+		_ = c.svc.store.Delete(context.WithoutCancel(ctx), m.Area, m.Owner, m.ID)
+	}
 }
 
 // inWorkDir reports whether p lies inside this call's WorkDir (not among

@@ -26,7 +26,9 @@ var (
 //
 // Struct fields are named by their json tags; fields tagged omitempty or
 // omitzero, and pointer fields, are optional. A `jsonschema:"..."` tag is the
-// field's description and an `enum:"a,b,c"` tag restricts a string field.
+// field's description, an `enum:"a,b,c"` tag restricts a string field, and a
+// `schema:"..."` tag (SchemaTag) gives default, examples, bounds, lengths,
+// pattern and format.
 // FileAttachment, *FileAttachment and []FileAttachment fields get the file
 // parameter schema marked "x-file"; FileContent fields are strings marked
 // "x-file".
@@ -176,6 +178,11 @@ func (g *schemaGen) forStruct(t reflect.Type, path string) (*jsonschema.Schema, 
 			}
 			for _, v := range strings.Split(e, ",") {
 				target.Enum = append(target.Enum, strings.TrimSpace(v))
+			}
+		}
+		if tag, ok := f.field.Tag.Lookup(SchemaTag); ok {
+			if err := applySchemaTag(fs, tag, fpath); err != nil {
+				return nil, err
 			}
 		}
 		s.Properties[f.name] = fs

@@ -82,8 +82,10 @@ type Service struct {
 	verifier *callerVerifier
 	calls    *callFolders
 	slots    *callSlots
-	limiter  *rateLimiter // nil: no rate limit
-	pacer    *bodyPacer   // nil: bodies not paced
+	limiter  *rateLimiter      // nil: no rate limit
+	pacer    *bodyPacer        // nil: bodies not paced
+	produced producedResources // per-session produced files, without auth
+	requests requestContexts   // stateless MCP requests in flight (cancel.go)
 
 	mu        sync.RWMutex
 	tools     map[string]*registeredTool
@@ -205,6 +207,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version},
 		&mcp.ServerOptions{Instructions: info.Instructions, Logger: sdkLogger(s.log), SupportedProtocolVersions: protocolVersions(cfg.MCPStateless)})
+	s.serveResources()
 	return s, nil
 }
 

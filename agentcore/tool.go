@@ -21,8 +21,19 @@ type Tool struct {
 	Title string
 	// Description tells the model what the tool does and when to use it.
 	Description string
-	// ReadOnly marks a tool that changes nothing but its own outputs.
+	// ReadOnly marks a tool that changes nothing but its own outputs
+	// (MCP annotation readOnlyHint).
 	ReadOnly bool
+	// Destructive marks a tool that may delete or overwrite something
+	// outside its own new outputs (destructiveHint). Published as false
+	// unless set: an agentura tool's outputs are new files.
+	Destructive bool
+	// Idempotent marks a tool that, called again with the same arguments,
+	// has no further effect (idempotentHint).
+	Idempotent bool
+	// OpenWorld marks a tool that reaches outside systems beyond fetching
+	// its inputs (openWorldHint). Published as false unless set.
+	OpenWorld bool
 	// InputTypes optionally lists the MIME types of the files the tool takes
 	// ("image/png", "application/pdf"); the A2A agent card shows them as the
 	// skill's input modes. Default: any ("*/*") for a tool with files.
@@ -47,6 +58,9 @@ type ToolDef struct {
 	// top-level parameter, "sources" for an array of files,
 	// "embeds[].content" for a file field of array items.
 	FileParams []string
+	// OutputSchema is the JSON schema of the structured content of a tool
+	// added with AddTypedTool; nil for others.
+	OutputSchema *jsonschema.Schema
 }
 
 // ToolFunc is a tool's implementation. It receives the decoded, validated
@@ -65,12 +79,13 @@ type registeredTool struct {
 // panics when In cannot describe tool arguments, as that is a programming
 // error found at start-up.
 func AddTool[In any](s *Service, t Tool, fn ToolFunc[In]) {
-	if err := addTool(s, t, fn); err != nil {
+	if err := addTool(s, t, fn, nil); err != nil {
 		panic(fmt.Sprintf("agentcore.AddTool %q: %v", t.Name, err))
 	}
 }
 
-func addTool[In any](s *Service, t Tool, fn ToolFunc[In]) error {
+// addTool registers fn; out is the output schema of a typed tool, or nil.
+func addTool[In any](s *Service, t Tool, fn ToolFunc[In], out *jsonschema.Schema) error {
 	if t.Name == "" {
 		return errors.New("tool has no name")
 	}
@@ -86,7 +101,7 @@ func addTool[In any](s *Service, t Tool, fn ToolFunc[In]) error {
 		return err
 	}
 	rt := &registeredTool{
-		def: ToolDef{Tool: t, InputSchema: schema, FileParams: fileParams},
+		def: ToolDef{Tool: t, InputSchema: schema, FileParams: fileParams, OutputSchema: out},
 		run: func(ctx context.Context, call *Call, raw json.RawMessage) (*Result, error) {
 			var in In
 			if err := dec.decode(raw, &in); err != nil {
@@ -151,6 +166,7 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 	}
 	defer release()
 	call := s.newCall(name, owner, requestID)
+	call.hooks = callHooksFrom(ctx)
 	defer call.end()
 	start := time.Now()
 	defer func() {
@@ -160,6 +176,10 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 		}
 		if err == nil && res == nil {
 			res = &Result{}
+		}
+		if err == nil && ctx.Err() != nil { // cancelled: nobody takes the result
+			call.discard(ctx, res.stored)
+			res, err = nil, fmt.Errorf("tool %s stopped: %w", name, context.Cause(ctx))
 		}
 		if err != nil {
 			err = s.callerError(call, err)

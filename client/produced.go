@@ -18,7 +18,8 @@ import (
 type produced struct {
 	url      string
 	name     string
-	size     int64 // -1: unknown
+	size     int64  // -1: unknown
+	sha256   string // "": not announced
 	embedded []byte
 	hasBytes bool
 }
@@ -105,9 +106,9 @@ func (m *Middleware) fetch(ctx context.Context, f *produced, source string) (Ent
 		if f.size >= 0 && int64(len(f.embedded)) != f.size {
 			return Entry{}, fmt.Errorf("the embedded copy has %d bytes, the result says %d", len(f.embedded), f.size)
 		}
-		return m.cfg.Registry.Add(ctx, f.name, bytes.NewReader(f.embedded), source)
+		return m.cfg.Registry.Add(ctx, f.name, transfer.VerifySHA256(bytes.NewReader(f.embedded), f.sha256, f.name), source)
 	}
-	e, err := m.download(ctx, f.url, f.name, source)
+	e, err := m.download(ctx, f.url, f.name, f.sha256, source)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -124,7 +125,7 @@ func (m *Middleware) fetch(ctx context.Context, f *produced, source string) (Ent
 func gather(res *mcp.CallToolResult) []*produced {
 	var out []*produced
 	byURL := map[string]*produced{}
-	add := func(u, name string, size int64) *produced {
+	add := func(u, name string, size int64, sum string) *produced {
 		if u == "" {
 			return nil
 		}
@@ -135,16 +136,19 @@ func gather(res *mcp.CallToolResult) []*produced {
 			if p.size < 0 {
 				p.size = size
 			}
+			if p.sha256 == "" {
+				p.sha256 = sum
+			}
 			return p
 		}
-		p := &produced{url: u, name: name, size: size}
+		p := &produced{url: u, name: name, size: size, sha256: sum}
 		byURL[u] = p
 		out = append(out, p)
 		return p
 	}
 	if sc, ok := res.StructuredContent.(map[string]any); ok {
 		for _, f := range structuredFiles(sc) {
-			add(str(f["download_url"]), str(f["filename"]), num(f["size_bytes"]))
+			add(str(f["download_url"]), str(f["filename"]), num(f["size_bytes"]), str(f[transfer.MetaSHA256]))
 		}
 	}
 	for _, c := range res.Content {
@@ -154,12 +158,12 @@ func gather(res *mcp.CallToolResult) []*produced {
 			if x.Size != nil {
 				size = *x.Size
 			}
-			add(x.URI, x.Name, size)
+			add(x.URI, x.Name, size, str(x.Meta[transfer.MetaSHA256]))
 		case *mcp.EmbeddedResource:
 			if x.Resource == nil {
 				continue
 			}
-			p := add(x.Resource.URI, "", -1)
+			p := add(x.Resource.URI, "", -1, "")
 			if p == nil {
 				continue
 			}

@@ -56,8 +56,9 @@ func (m *Middleware) upload(ctx context.Context, e Entry, name string) (string, 
 }
 
 // download streams rawURL into the registry under name, refusing foreign
-// hosts and anything over the size cap.
-func (m *Middleware) download(ctx context.Context, rawURL, name, source string) (Entry, error) {
+// hosts, anything over the size cap, and content whose sha256 is not the
+// announced one (sha256 "" when the agent announced none).
+func (m *Middleware) download(ctx context.Context, rawURL, name, sha256, source string) (Entry, error) {
 	guard := transfer.Guard{Origin: m.base, AllowHosts: m.cfg.AllowHosts, AllowSetting: allowSetting, OriginSetting: originSetting}
 	resp, err := guard.Get(ctx, m.hc, rawURL, m.cfg.MaxDownloadBytes)
 	if err != nil {
@@ -65,7 +66,7 @@ func (m *Middleware) download(ctx context.Context, rawURL, name, source string) 
 	}
 	defer resp.Body.Close()
 	body := &progressReader{r: resp.Body, p: Progress{Direction: Download, Name: name, Total: resp.ContentLength}, fn: m.cfg.Progress}
-	e, err := m.cfg.Registry.Add(ctx, name, bufio.NewReaderSize(body, 256<<10), source)
+	e, err := m.cfg.Registry.Add(ctx, name, bufio.NewReaderSize(transfer.VerifySHA256(body, sha256, name), 256<<10), source)
 	if err != nil {
 		return Entry{}, fmt.Errorf("download %s: %w", name, withCapHint(err))
 	}

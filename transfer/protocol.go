@@ -25,6 +25,9 @@ const (
 	// MetaFailed is the key under a rewritten result's _meta that lists the
 	// produced files that could not be fetched, as "name: reason".
 	MetaFailed = "agentura/failed"
+	// MetaSHA256 is the key under a resource_link's _meta (and an A2A file
+	// artifact's metadata) that holds the file's lowercase hex sha256.
+	MetaSHA256 = "sha256"
 )
 
 // ProducedPrefix starts the text line that names a produced file for models

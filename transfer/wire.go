@@ -12,6 +12,9 @@ type File struct {
 	MIMEType string `json:"mime_type"`
 	// SizeBytes is the length of the file.
 	SizeBytes int64 `json:"size_bytes"`
+	// SHA256 is the lowercase hex sha256 of the content; a host verifies each
+	// download against it (VerifySHA256). Empty from agents that predate it.
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // Files is the structured content of a result with several files.

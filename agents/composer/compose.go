@@ -36,6 +36,10 @@ type ComposeInput struct {
 // Formats returns the output formats of compose_document, by name.
 func Formats() []string { return []string{"pdf", "docx", "pptx", "html", "md"} }
 
+// composePhases are the steps compose_document reports (Call.Progress):
+// markdown checked, pictures loaded, document rendered, output stored.
+const composePhases = 4
+
 func (c *composer) compose(ctx context.Context, call *agentcore.Call, in ComposeInput) (*agentcore.Result, error) {
 	format := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(in.Format), "."))
 	if format == "" {
@@ -62,10 +66,12 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	if err := checkParagraphLinks(in.Markdown, c.limits.LinksPerParagraph); err != nil {
 		return nil, err
 	}
+	call.Progress(1, composePhases, "markdown checked")
 	images, err := c.loadEmbeds(ctx, call, in.Embeds)
 	if err != nil {
 		return nil, err
 	}
+	call.Progress(2, composePhases, fmt.Sprintf("%d picture(s) loaded", len(images)))
 	doc := Parse([]byte(in.Markdown), in.Title)
 	if err := doc.bind(images); err != nil {
 		return nil, err
@@ -92,6 +98,7 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	}); err != nil {
 		return nil, err
 	}
+	call.Progress(3, composePhases, name+" rendered")
 	outputs := []agentcore.Output{agentcore.OutputFile(name, path)}
 	used := doc.Images()
 	if format == "md" {
@@ -103,6 +110,7 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	if err != nil {
 		return nil, err
 	}
+	call.Progress(composePhases, composePhases, name+" stored")
 	res.Text = fmt.Sprintf("Composed %s with %d picture(s).", name, len(used))
 	if unused := unusedEmbeds(images, used); len(unused) > 0 {
 		res.Text += fmt.Sprintf(" Embeds the markdown does not show (left out): %s.", strings.Join(unused, ", "))

@@ -69,11 +69,11 @@ func (c *composer) merge(ctx context.Context, call *agentcore.Call, in MergeInpu
 		if dest == nil {
 			dest = pdf
 			dest.EnsureVersionForWriting()
-			continue
-		}
-		if err := appendPDF(dest, pdf, f.Name); err != nil {
+		} else if err := appendPDF(dest, pdf, f.Name); err != nil {
 			return nil, fmt.Errorf("sources[%d] %q: %w", i, f.Name, err)
 		}
+		// One step a source, one for writing the result.
+		call.Progress(float64(i+1), float64(len(in.Sources)+1), fmt.Sprintf("%d of %d PDFs merged", i+1, len(in.Sources)))
 	}
 	dir, err := call.WorkDir()
 	if err != nil {
@@ -88,6 +88,7 @@ func (c *composer) merge(ctx context.Context, call *agentcore.Call, in MergeInpu
 	if err != nil {
 		return nil, err
 	}
+	call.Progress(float64(len(in.Sources)+1), float64(len(in.Sources)+1), name+" written")
 	res.Text = fmt.Sprintf("Merged %d PDF(s), %d page(s), into %s.", len(in.Sources), pages, name)
 	res.Data = map[string]any{"pages": pages, "sources": len(in.Sources)}
 	return res, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentura/agentura/agentcore"
 )
@@ -33,6 +34,7 @@ func (a *Agent) ocrBatch(ctx context.Context, call *agentcore.Call, in BatchInpu
 
 	items := make([]batchItem, len(in.Sources))
 	var wg sync.WaitGroup
+	var finished atomic.Int64
 	limit := make(chan struct{}, a.cfg.Concurrency)
 	for i, src := range in.Sources {
 		wg.Go(func() {
@@ -45,6 +47,8 @@ func (a *Agent) ocrBatch(ctx context.Context, call *agentcore.Call, in BatchInpu
 			}
 			doc, err := a.read(ctx, call, src, req)
 			items[i] = batchItem{doc: doc, err: err}
+			n := finished.Add(1)
+			call.Progress(float64(n), float64(len(in.Sources)), fmt.Sprintf("%d of %d documents read", n, len(in.Sources)))
 		})
 	}
 	wg.Wait()

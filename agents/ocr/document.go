@@ -59,6 +59,7 @@ func (a *Agent) ocrDocument(ctx context.Context, call *agentcore.Call, in Docume
 	if err != nil {
 		return nil, err
 	}
+	req.progress = call.Progress
 	doc, err := a.read(ctx, call, in.Source, req)
 	if err != nil {
 		return nil, err

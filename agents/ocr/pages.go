@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
@@ -31,6 +32,12 @@ func (a *Agent) pdfPages(ctx context.Context, input string, pages int, req reque
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
+	// Progress counts two steps a page, rasterised and recognised, in the
+	// order they happen across the workers.
+	var steps atomic.Int64
+	step := func(format string, args ...any) {
+		req.progress.report(int(steps.Add(1)), 2*pages, format, args...)
+	}
 	images := make([]string, pages+1) // by page number
 	langs := req.Languages
 	if isAuto(langs) {
@@ -38,6 +45,7 @@ func (a *Agent) pdfPages(ctx context.Context, input string, pages int, req reque
 		if err != nil {
 			return err
 		}
+		step("page 1 of %d rasterised", pages)
 		images[1] = first
 		if langs, err = a.detectLanguages(ctx, first); err != nil {
 			return err
@@ -54,11 +62,16 @@ func (a *Agent) pdfPages(ctx context.Context, input string, pages int, req reque
 				img := images[n]
 				var err error
 				if img == "" {
-					img, err = a.rasterisePage(ctx, input, pagesDir, n)
+					if img, err = a.rasterisePage(ctx, input, pagesDir, n); err == nil {
+						step("page %d of %d rasterised", n, pages)
+					}
 				}
 				if err == nil {
 					texts[n], err = a.tesseract(ctx, img, pageBase(dir, n), langs, req.Outputs, "--dpi", strconv.Itoa(DPI))
 					os.Remove(img) // 25 MB a page at 300 dpi: gone as soon as read
+					if err == nil {
+						step("page %d of %d recognised", n, pages)
+					}
 				}
 				if err != nil {
 					cancel(err)

@@ -40,6 +40,7 @@ func formatOf(output string) (outputFormat, bool) {
 type request struct {
 	Languages []string // checked, installed; or just AutoLanguage
 	Outputs   []string // checked, deduplicated
+	progress  progress // reports a single document's pages; nil in a batch
 }
 
 // document is the OCR of one input.
@@ -75,6 +76,8 @@ func (a *Agent) recognize(ctx context.Context, src *source, req request, dir str
 		if doc.Pages, err = a.tesseract(ctx, input, outBase, doc.Languages, req.Outputs); err != nil {
 			return nil, err
 		}
+		_, total := pageSteps(src)
+		req.progress.report(total, total, "%s recognised", plural(total, "page"))
 	}
 	a.engine.metrics.pages.Add(float64(len(doc.Pages)))
 	stem := strings.TrimSuffix(src.Name, filepath.Ext(src.Name))

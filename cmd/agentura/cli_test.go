@@ -121,7 +121,7 @@ func TestToolsMarksFileParams(t *testing.T) {
 	}
 	for _, want := range []string{
 		"inspect_file\n    Tell a file's type, size and SHA-256 digest.\n    params: source [file]\n    file fields: source\n",
-		"params: name, sources [file]",
+		"params: name, show_images, sources [file]",
 		"compose_page\n",
 		"params: embeds [file], markdown\n    file fields: embeds[].content\n",
 	} {

@@ -7,7 +7,9 @@ package fileagent_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -215,7 +217,7 @@ func TestA2A(t *testing.T) {
 			a2a.DataPart{Data: map[string]any{"skill": "archive_files"}},
 			a2atest.BytesPart("notes.txt", "text/plain", []byte("streamed\n")))
 		var seen []string
-		var zipURI string
+		var zipURI, zipSHA string
 		for ev, err := range c.SendStreamingMessage(context.Background(), &a2a.MessageSendParams{Message: msg}) {
 			if err != nil {
 				t.Fatalf("message/stream: %v", err)
@@ -224,6 +226,10 @@ func TestA2A(t *testing.T) {
 			case *a2a.Task:
 				seen = append(seen, "task:"+string(ev.Status.State))
 			case *a2a.TaskStatusUpdateEvent:
+				if _, progress := ev.Metadata["progress"]; progress {
+					seen = append(seen, "progress") // Call.Progress
+					continue
+				}
 				seen = append(seen, "status:"+string(ev.Status.State))
 			case *a2a.TaskArtifactUpdateEvent:
 				seen = append(seen, "artifact:"+ev.Artifact.Name)
@@ -231,12 +237,13 @@ func TestA2A(t *testing.T) {
 					if fp, ok := p.(a2a.FilePart); ok {
 						if u, ok := fp.File.(a2a.FileURI); ok && ev.Artifact.Name == "bundle.zip" {
 							zipURI = u.URI
+							zipSHA, _ = ev.Artifact.Metadata["sha256"].(string)
 						}
 					}
 				}
 			}
 		}
-		want := []string{"task:submitted", "status:working", "artifact:result", "artifact:bundle.zip", "artifact:bundle/SHA256SUMS", "status:completed"}
+		want := []string{"task:submitted", "status:working", "progress", "artifact:result", "artifact:bundle.zip", "artifact:bundle/SHA256SUMS", "status:completed"}
 		if !slices.Equal(seen, want) {
 			t.Errorf("stream events = %v, want %v", seen, want)
 		}
@@ -244,6 +251,9 @@ func TestA2A(t *testing.T) {
 			t.Fatal("no uri for bundle.zip in the stream")
 		}
 		_, data := mcptest.Get(t, zipURI, nil)
+		if sum := sha256.Sum256(data); zipSHA != hex.EncodeToString(sum[:]) {
+			t.Errorf("bundle.zip artifact metadata sha256 %q; the served bytes hash to %x", zipSHA, sum)
+		}
 		if got := unzip(t, data)["notes.txt"]; string(got) != "streamed\n" {
 			t.Errorf("streamed archive holds %q", got)
 		}

@@ -3,6 +3,13 @@
 // several (archive_files). Everything about moving bytes — decoding inputs,
 // storing outputs, signed URLs, cleanup — is agentcore's job; the tools only
 // read local files and write local files.
+//
+// It also shows, once each, what MCP hosts expect beyond files (docs/mcp.md):
+// inspect_file has a typed output (an outputSchema) and annotations;
+// archive_files has schema-tag constraints with a default, reports progress
+// per file (Call.Progress), logs to the client (Call.Log) and can show a
+// picture it archives as an image (Output.ShowImage). Every produced file
+// carries its sha256 and can be read back with resources/read.
 package fileagent
 
 import (
@@ -13,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,19 +45,32 @@ type InspectInput struct {
 	Source agentcore.FileAttachment `json:"source" jsonschema:"the file to inspect"`
 }
 
+// InspectOutput is what inspect_file answers: its structured content,
+// whose schema is the tool's outputSchema.
+type InspectOutput struct {
+	Name      string `json:"name" jsonschema:"the file's name"`
+	MIMEType  string `json:"mime_type" jsonschema:"the type detected from content and name"`
+	SizeBytes int64  `json:"size_bytes" jsonschema:"the file's length"`
+	SHA256    string `json:"sha256" jsonschema:"hex SHA-256 digest of the content"`
+}
+
 // ArchiveInput are the arguments of archive_files.
 type ArchiveInput struct {
-	Sources []agentcore.FileAttachment `json:"sources" jsonschema:"the files to put into the archive"`
-	Name    string                     `json:"name,omitempty" jsonschema:"archive name without extension (default: bundle)"`
+	Sources []agentcore.FileAttachment `json:"sources" jsonschema:"the files to put into the archive" schema:"minItems=1;maxItems=1000"`
+	Name    string                     `json:"name,omitempty" jsonschema:"archive name without extension" schema:"default=bundle;maxLength=100;examples=bundle|scans-2024"`
+	// ShowImages asks that pictures among the sources also be shown.
+	ShowImages bool `json:"show_images,omitempty" jsonschema:"also show the archived pictures (up to 1 MiB each) in the chat"`
 }
 
 // Register adds the agent's tools to svc.
 func Register(svc *agentcore.Service) error {
-	agentcore.AddTool(svc, agentcore.Tool{
+	agentcore.AddTypedTool(svc, agentcore.Tool{
 		Name:        "inspect_file",
+		Title:       "Inspect a file",
 		Description: "Tell a file's type, size and SHA-256 digest.",
 		ReadOnly:    true,
 		OutputTypes: []string{}, // no files out
+		Idempotent:  true,
 	}, inspectFile)
 	agentcore.AddTool(svc, agentcore.Tool{
 		Name:        "archive_files",
@@ -58,19 +79,17 @@ func Register(svc *agentcore.Service) error {
 	return nil
 }
 
-func inspectFile(ctx context.Context, call *agentcore.Call, in InspectInput) (*agentcore.Result, error) {
+func inspectFile(ctx context.Context, call *agentcore.Call, in InspectInput) (InspectOutput, *agentcore.Result, error) {
 	f, err := call.ResolveFileAttachment(ctx, in.Source)
 	if err != nil {
-		return nil, err
+		return InspectOutput{}, nil, err
 	}
 	sum, err := digest(f.Path)
 	if err != nil {
-		return nil, err
+		return InspectOutput{}, nil, err
 	}
-	return &agentcore.Result{
-		Text: fmt.Sprintf("%s: %s, sha256 %s", f.Name, filetype.Describe(f.Name, f.MIMEType, f.Size), sum),
-		Data: map[string]any{"name": f.Name, "mime_type": f.MIMEType, "size_bytes": f.Size, "sha256": sum},
-	}, nil
+	return InspectOutput{Name: f.Name, MIMEType: f.MIMEType, SizeBytes: f.Size, SHA256: sum},
+		agentcore.TextResult(fmt.Sprintf("%s: %s, sha256 %s", f.Name, filetype.Describe(f.Name, f.MIMEType, f.Size), sum)), nil
 }
 
 // MaxArchiveItems is the most files one archive_files call packs; the
@@ -103,8 +122,9 @@ func archiveFiles(ctx context.Context, call *agentcore.Call, in ArchiveInput) (*
 	defer out.Close()
 	zw := zip.NewWriter(out)
 	var sums strings.Builder
+	var shown []agentcore.Output
 	taken := map[string]bool{}
-	for _, src := range in.Sources {
+	for i, src := range in.Sources {
 		f, err := call.ResolveFileAttachment(ctx, src)
 		if err != nil {
 			return nil, err
@@ -115,6 +135,13 @@ func archiveFiles(ctx context.Context, call *agentcore.Call, in ArchiveInput) (*
 			return nil, fmt.Errorf("archive %s: %w", f.Name, err)
 		}
 		fmt.Fprintf(&sums, "%s  %s\n", sum, entry)
+		call.Progress(float64(i+1), float64(len(in.Sources)), "archived "+entry)
+		call.Log(slog.LevelInfo, "archived a file", "name", entry, "size_bytes", f.Size)
+		if in.ShowImages && strings.HasPrefix(f.MIMEType, "image/") && f.Size <= agentcore.ImageMaxBytes {
+			img := agentcore.OutputFile(name+"/"+entry, f.Path) // an input: copied, not moved
+			img.ShowImage = true
+			shown = append(shown, img)
+		}
 	}
 	if err := zw.Close(); err != nil {
 		return nil, err
@@ -122,10 +149,10 @@ func archiveFiles(ctx context.Context, call *agentcore.Call, in ArchiveInput) (*
 	if err := out.Close(); err != nil {
 		return nil, err
 	}
-	res, err := call.FileResponse(ctx,
+	res, err := call.FileResponse(ctx, append([]agentcore.Output{
 		agentcore.OutputFile(name+".zip", zipPath),
 		agentcore.OutputBytes(name+"/SHA256SUMS", []byte(sums.String())),
-	)
+	}, shown...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,9 @@ func Initialize(t testing.TB, c *client.Client) *mcp.InitializeResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
 	defer cancel()
-	if err := c.Start(ctx); err != nil {
+	// Start's context lives as long as the client: it bounds the standalone
+	// stream of transport.WithContinuousListening (server notifications).
+	if err := c.Start(context.Background()); err != nil {
 		t.Fatalf("start MCP client: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
@@ -138,6 +140,7 @@ type File struct {
 	Filename    string `json:"filename"`
 	MIMEType    string `json:"mime_type"`
 	SizeBytes   int64  `json:"size_bytes"`
+	SHA256      string `json:"sha256"`
 }
 
 // StructuredFiles returns the files a result's structured content names:

@@ -1,0 +1,68 @@
+package agentcore
+
+import (
+	"context"
+	"net/http"
+	"sync"
+
+	"github.com/agentura/agentura/fileserve"
+)
+
+// headerRequestContext carries, from the HTTP handler to the MCP tool
+// handler, the key of the HTTP request's context. The go-sdk runs a tool
+// call under the context of its MCP session, not of the HTTP request; in
+// stateless mode each request is its own session, and a client that drops
+// the request (its only way to cancel there) must stop the call. The header
+// is set here and only here: one sent by a client is removed.
+const headerRequestContext = "X-Agentura-Request-Context"
+
+// requestContexts are the contexts of the stateless MCP requests in flight.
+type requestContexts struct {
+	mu sync.Mutex
+	m  map[string]context.Context
+}
+
+// linkRequestContexts records the context of each stateless MCP POST for
+// the tool call it carries (callContext).
+func (s *Service) linkRequestContexts(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(headerRequestContext)
+		if !s.cfg.MCPStateless || r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		key := fileserve.NewID()
+		r.Header.Set(headerRequestContext, key)
+		rc := &s.requests
+		rc.mu.Lock()
+		if rc.m == nil {
+			rc.m = map[string]context.Context{}
+		}
+		rc.m[key] = r.Context()
+		rc.mu.Unlock()
+		defer func() {
+			rc.mu.Lock()
+			delete(rc.m, key)
+			rc.mu.Unlock()
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// callContext returns ctx, ended also when the HTTP request that carried a
+// stateless call ends; stop releases it.
+func (s *Service) callContext(ctx context.Context, header http.Header) (_ context.Context, stop func()) {
+	if header == nil {
+		return ctx, func() {}
+	}
+	key := header.Get(headerRequestContext)
+	s.requests.mu.Lock()
+	httpCtx, ok := s.requests.m[key]
+	s.requests.mu.Unlock()
+	if key == "" || !ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	unlink := context.AfterFunc(httpCtx, func() { cancel(context.Cause(httpCtx)) })
+	return ctx, func() { unlink(); cancel(nil) }
+}

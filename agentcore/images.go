@@ -1,0 +1,34 @@
+package agentcore
+
+import (
+	"context"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ImageMaxBytes is the largest image an output marked ShowImage sends as an
+// MCP image content block; a larger one is handed out as a link only.
+const ImageMaxBytes = 1 << 20
+
+// images are the image content blocks of the outputs marked ShowImage.
+func (s *Service) images(ctx context.Context, res *Result) []mcp.Content {
+	var out []mcp.Content
+	for i, show := range res.images {
+		if !show || i >= len(res.stored) {
+			continue
+		}
+		m := res.stored[i]
+		if !strings.HasPrefix(m.MIMEType, "image/") || m.Size > ImageMaxBytes {
+			s.log.Debug("output not shown as an image", "name", m.Name, "mime_type", m.MIMEType, "size", m.Size, "max", ImageMaxBytes)
+			continue
+		}
+		data, err := s.readStored(ctx, m, ImageMaxBytes)
+		if err != nil {
+			s.log.Warn("could not show output as an image", "id", m.ID, "err", err)
+			continue
+		}
+		out = append(out, &mcp.ImageContent{Data: data, MIMEType: m.MIMEType})
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package agentcore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// TypedToolFunc is a tool whose structured output has a type of its own:
+// out becomes the result's structured content and its type the tool's
+// outputSchema. res, which may be nil, gives the text and the produced
+// files (from Call.FileResponse); its Data is replaced by out.
+type TypedToolFunc[In, Out any] func(ctx context.Context, call *Call, in In) (out Out, res *Result, err error)
+
+// AddTypedTool registers a tool as AddTool does, whose handler returns a
+// typed output Out, a struct. The tool publishes Out's JSON schema (the same
+// tags as inputs: json, jsonschema, enum, schema) as its outputSchema, with
+// the file fields of the produced files added (download_url, filename,
+// mime_type, size_bytes, sha256 for one; files for several), so the
+// structured content always validates against it. It panics when Out is not
+// a struct or holds file parameters, a programming error found at start-up.
+func AddTypedTool[In, Out any](s *Service, t Tool, fn TypedToolFunc[In, Out]) {
+	if err := addTypedTool(s, t, fn); err != nil {
+		panic(fmt.Sprintf("agentcore.AddTypedTool %q: %v", t.Name, err))
+	}
+}
+
+func addTypedTool[In, Out any](s *Service, t Tool, fn TypedToolFunc[In, Out]) error {
+	if fn == nil {
+		return fmt.Errorf("tool has no function")
+	}
+	out, err := OutputSchema[Out]()
+	if err != nil {
+		return err
+	}
+	return addTool(s, t, func(ctx context.Context, call *Call, in In) (*Result, error) {
+		v, res, err := fn(ctx, call, in)
+		if err != nil {
+			return nil, err
+		}
+		if res == nil {
+			res = &Result{}
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: encode its output: %w", t.Name, err)
+		}
+		res.Data = nil
+		if err := json.Unmarshal(raw, &res.Data); err != nil {
+			return nil, fmt.Errorf("tool %s: its output must encode as a JSON object: %w", t.Name, err)
+		}
+		return res, nil
+	}, out)
+}
+
+// OutputSchema returns the output schema of a typed tool returning Out
+// (see AddTypedTool).
+func OutputSchema[Out any]() (*jsonschema.Schema, error) {
+	t := reflect.TypeFor[Out]()
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("tool output type %v must be a struct", t)
+	}
+	s, files, err := inputSchema(t)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) > 0 {
+		return nil, fmt.Errorf("tool output type %v holds file parameters %v; hand files out with Call.FileResponse instead", t, files)
+	}
+	// A field of Out may share a file field's name (a tool describing a
+	// file without producing one) if it has the same type; a produced file
+	// then fills it.
+	fields := fileFields()
+	for _, name := range fileFieldOrder {
+		if own, taken := s.Properties[name]; taken {
+			if own.Type != fields[name].Type {
+				return nil, fmt.Errorf("tool output type %v has a field %q of type %s; a produced file's %s is a %s", t, name, own.Type, name, fields[name].Type)
+			}
+			continue
+		}
+		s.Properties[name] = fields[name]
+		s.PropertyOrder = append(s.PropertyOrder, name)
+	}
+	if _, taken := s.Properties["files"]; taken {
+		return nil, fmt.Errorf("tool output type %v has a field \"files\", which lists the produced files", t)
+	}
+	s.Properties["files"] = &jsonschema.Schema{Type: "array", Description: "the produced files, when there are several",
+		Items: &jsonschema.Schema{Type: "object", Properties: fileFields(), PropertyOrder: fileFieldOrder, Required: []string{"download_url", "filename", "mime_type", "size_bytes"}}}
+	s.PropertyOrder = append(s.PropertyOrder, "files")
+	return s, nil
+}
+
+// fileFieldOrder are the fields of a produced file, in order.
+var fileFieldOrder = []string{"download_url", "filename", "mime_type", "size_bytes", "sha256"}
+
+// fileFields are the schemas of a produced file's fields (transfer.File).
+func fileFields() map[string]*jsonschema.Schema {
+	return map[string]*jsonschema.Schema{
+		"download_url": {Type: "string", Format: "uri", Description: "signed, expiring download URL"},
+		"filename":     {Type: "string", Description: "display name"},
+		"mime_type":    {Type: "string"},
+		"size_bytes":   {Type: "integer", Minimum: new(float64)},
+		"sha256":       {Type: "string", Pattern: "^[0-9a-f]{64}$", Description: "hex digest of the content"},
+	}
+}

@@ -1,0 +1,256 @@
+package agentcore
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/filetype"
+	"github.com/agentura/agentura/transfer"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Produced files are MCP resources of their owner. Their URI is the signed
+// download URL a resource_link carried, so resources/read accepts any link
+// the agent returned; resources/list shows the caller's live files, newest
+// first. The owner is the caller under authentication (its files are found
+// in the store, on any replica) and, without authentication, the MCP
+// session: all anonymous callers share one store owner, so listing it would
+// show one user's files to another.
+//
+// The go-sdk serves a fixed set of resources; per-owner ones are served by a
+// receiving middleware on resources/list and resources/read, which falls
+// through to the SDK for anything else an author added with MCPServer().
+
+// resourcePageSize is how many produced files one resources/list page holds.
+const resourcePageSize = 100
+
+// producedResources tracks, without authentication, which files each MCP
+// session produced.
+type producedResources struct {
+	mu       sync.Mutex
+	sessions map[string][]fileserve.Meta
+}
+
+// record notes that session produced files, and forgets files past their
+// lifetime (ttl) in every session, so that the map does not outlive them.
+func (p *producedResources) record(session string, files []fileserve.Meta, ttl time.Duration, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sessions == nil {
+		p.sessions = map[string][]fileserve.Meta{}
+	}
+	p.sessions[session] = append(p.sessions[session], files...)
+	for id, ms := range p.sessions {
+		ms = slices.DeleteFunc(ms, func(m fileserve.Meta) bool { return expired(m, ttl, now) })
+		if len(ms) == 0 {
+			delete(p.sessions, id)
+		} else {
+			p.sessions[id] = ms
+		}
+	}
+}
+
+func (p *producedResources) of(session string) []fileserve.Meta {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.sessions[session])
+}
+
+func expired(m fileserve.Meta, ttl time.Duration, now time.Time) bool {
+	return ttl > 0 && !m.Created.Add(ttl).After(now)
+}
+
+// fileTemplate is the resource template of produced files' URIs.
+func (s *Service) fileTemplate() *mcp.ResourceTemplate {
+	return &mcp.ResourceTemplate{
+		URITemplate: s.cfg.PublicURL + "/files/{id}/{+name}{?token}",
+		Name:        "produced-file",
+		Title:       "A file this agent produced for you",
+		Description: "The download URL of a produced file (a resource_link's uri) read as a resource; " +
+			"files up to AGENT_RESOURCE_MAX_BYTES are served, larger ones only by their URL.",
+	}
+}
+
+// serveResources registers the template and the middleware that serve
+// produced files as resources.
+func (s *Service) serveResources() {
+	s.mcp.AddResourceTemplate(s.fileTemplate(), s.readProduced)
+	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch r := req.(type) {
+			case *mcp.ReadResourceRequest:
+				if r.Params != nil && s.ownURL(r.Params.URI) {
+					return s.readProduced(ctx, r)
+				}
+			case *mcp.ListResourcesRequest:
+				return s.listProduced(ctx, r, next, method)
+			}
+			return next(ctx, method, req)
+		}
+	})
+}
+
+// ownURL reports whether uri has the shape of this agent's download URLs.
+func (s *Service) ownURL(uri string) bool {
+	return strings.HasPrefix(uri, s.cfg.PublicURL+"/files/")
+}
+
+// producedChanged tells stateful sessions that the resource list changed.
+// The go-sdk sends notifications/resources/list_changed only when its own
+// set changes, to every session: re-adding the (same) template is that
+// change. A session that re-lists sees its own files only.
+func (s *Service) producedChanged(req *mcp.CallToolRequest, stored []fileserve.Meta) {
+	if len(stored) == 0 || s.cfg.MCPStateless {
+		return
+	}
+	if s.verifier == nil && req.Session != nil && req.Session.ID() != "" {
+		s.produced.record(req.Session.ID(), stored, s.cfg.OutputTTL, time.Now())
+	}
+	s.mcp.AddResourceTemplate(s.fileTemplate(), s.readProduced)
+}
+
+// readProduced answers resources/read of a produced file's URI for its
+// owner; anything else, another owner's file included, is "not found".
+func (s *Service) readProduced(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	obj, m, own, err := s.files.OpenURL(ctx, uri, ownerOfExtra(req.Extra))
+	if !own || err != nil {
+		if err != nil {
+			s.log.Debug("resources/read refused", "err", err)
+		}
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	defer obj.Close()
+	max := s.cfg.ResourceMaxBytes
+	if m.Size > max {
+		return nil, fmt.Errorf("%s is %d bytes, over the %d bytes resources/read serves (AGENT_RESOURCE_MAX_BYTES); download it from its URL instead (GET %s)",
+			m.Name, m.Size, max, transfer.Redact(uri))
+	}
+	data, err := readAllMax(obj, max, m.Name)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w; download it from its URL instead", m.Name, err)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{resourceContents(uri, m.MIMEType, data)}}, nil
+}
+
+// resourceContents holds data as text for a text type, else as a blob.
+func resourceContents(uri, mimeType string, data []byte) *mcp.ResourceContents {
+	rc := &mcp.ResourceContents{URI: uri, MIMEType: mimeType}
+	if filetype.IsText(mimeType) && utf8.Valid(data) {
+		rc.Text = string(data)
+	} else {
+		rc.Blob = data
+	}
+	return rc
+}
+
+// listProduced answers resources/list: the resources an author added (first
+// page only), then the caller's live produced files, newest first, with
+// fresh signed URLs as URIs, resourcePageSize a page.
+func (s *Service) listProduced(ctx context.Context, req *mcp.ListResourcesRequest, next mcp.MethodHandler, method string) (mcp.Result, error) {
+	cursor := ""
+	if req.Params != nil {
+		cursor = req.Params.Cursor
+	}
+	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	if cursor == "" {
+		r, err := next(ctx, method, req)
+		if err != nil {
+			return nil, err
+		}
+		if lr, ok := r.(*mcp.ListResourcesResult); ok {
+			out.Resources = append(out.Resources, lr.Resources...)
+		}
+	}
+	metas, err := s.ownedFiles(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(metas, func(a, b fileserve.Meta) int {
+		return cmp.Or(b.Created.Compare(a.Created), cmp.Compare(a.ID, b.ID))
+	})
+	start := 0
+	if cursor != "" {
+		after, err := decodeResourceCursor(cursor)
+		if err != nil {
+			return nil, err
+		}
+		start = len(metas)
+		for i, m := range metas {
+			if m.Created.Before(after.Created) || (m.Created.Equal(after.Created) && m.ID > after.ID) {
+				start = i
+				break
+			}
+		}
+	}
+	end := min(start+resourcePageSize, len(metas))
+	for _, m := range metas[start:end] {
+		uri, err := s.files.URL(m)
+		if err != nil {
+			return nil, err
+		}
+		out.Resources = append(out.Resources, &mcp.Resource{
+			URI: uri, Name: m.Name, MIMEType: m.MIMEType, Size: m.Size,
+			Meta: mcp.Meta{transfer.MetaSHA256: m.SHA256},
+		})
+	}
+	if end < len(metas) {
+		last := metas[end-1]
+		out.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(last.Created.UnixNano(), 10) + ":" + last.ID))
+	}
+	return out, nil
+}
+
+func decodeResourceCursor(c string) (fileserve.Meta, error) {
+	bad := errors.New("the cursor is not one this agent handed out; list from the start (no cursor)")
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return fileserve.Meta{}, bad
+	}
+	ns, id, ok := strings.Cut(string(raw), ":")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || err != nil {
+		return fileserve.Meta{}, bad
+	}
+	return fileserve.Meta{ID: id, Created: time.Unix(0, n)}, nil
+}
+
+// ownedFiles are the live produced files of the caller: under
+// authentication all of its outputs in the store, without it the files its
+// session produced that are still stored.
+func (s *Service) ownedFiles(ctx context.Context, req *mcp.ListResourcesRequest) ([]fileserve.Meta, error) {
+	now := time.Now()
+	var out []fileserve.Meta
+	if s.verifier != nil {
+		owner := ownerOfExtra(req.Extra)
+		err := s.store.Walk(ctx, fileserve.Outputs, func(m fileserve.Meta) error {
+			if m.Owner == owner && !expired(m, s.cfg.OutputTTL, now) {
+				out = append(out, m)
+			}
+			return nil
+		})
+		return out, err
+	}
+	if req.Session == nil || req.Session.ID() == "" {
+		return nil, nil
+	}
+	for _, m := range s.produced.of(req.Session.ID()) {
+		if expired(m, s.cfg.OutputTTL, now) {
+			continue
+		}
+		if _, err := s.store.Stat(ctx, m.Area, m.Owner, m.ID); err == nil {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}

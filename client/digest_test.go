@@ -1,0 +1,60 @@
+package client_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentura/agentura/client"
+	"github.com/agentura/agentura/transfer"
+)
+
+// Each download is checked against the sha256 the result announced (in the
+// structured content or the resource_link's _meta); a mismatch is refused
+// with a clear reason and leaves nothing in the registry, and the registry
+// entry of a good file keeps the digest.
+func TestCollectVerifiesDigests(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("served bytes"))
+	}))
+	defer srv.Close()
+	sum := sha256.Sum256([]byte("served bytes"))
+	good := hex.EncodeToString(sum[:])
+	wrong := strings.Repeat("0", 64)
+
+	reg := newRegistry(t, nil)
+	mw, err := client.New(client.Config{Registry: reg, BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &mcp.CallToolResult{
+		StructuredContent: map[string]any{"files": []any{
+			map[string]any{"download_url": srv.URL + "/files/a", "filename": "good.txt", "size_bytes": float64(12), "sha256": good},
+		}},
+		Content: []mcp.Content{
+			&mcp.ResourceLink{URI: srv.URL + "/files/a", Name: "good.txt"},
+			&mcp.ResourceLink{URI: srv.URL + "/files/b", Name: "bad.txt", Meta: mcp.Meta{transfer.MetaSHA256: wrong}},
+		},
+	}
+	mw.Collect(context.Background(), "t", res)
+	if names := client.ProducedNames(res); len(names) != 1 || names[0] != "good.txt" {
+		t.Fatalf("produced %v, want good.txt alone", names)
+	}
+	failed := client.FailedFiles(res)
+	if len(failed) != 1 || !strings.Contains(failed[0], "bad.txt") || !strings.Contains(failed[0], "sha256") {
+		t.Errorf("failed %v, want bad.txt with a sha256 reason", failed)
+	}
+	e, err := reg.Lookup("good.txt")
+	if err != nil || e.SHA256 != good {
+		t.Errorf("registry entry %+v, %v; want sha256 %s", e, err, good)
+	}
+	if _, err := reg.Lookup("bad.txt"); err == nil {
+		t.Error("bad.txt is in the registry despite its digest mismatch")
+	}
+}
