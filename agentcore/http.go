@@ -20,7 +20,7 @@ import (
 const mcpBodyOverhead = 1 << 20
 
 // Handler returns the agent's HTTP handler: /mcp, /a2a, the agent card,
-// /files/, /uploads, /healthz, /readyz and /metrics. It is built on the first
+// /files/, /uploads, /uploads/tus/, /healthz, /readyz and /metrics. It is built on the first
 // call; every call returns the same handler.
 func (s *Service) Handler() http.Handler {
 	s.handlerOnce.Do(func() { s.handler = s.buildHandler() })
@@ -54,15 +54,18 @@ func (s *Service) buildHandler() http.Handler {
 	var mcpH http.Handler = s.drainable(mcpHandler)
 	uploads := http.HandlerFunc(s.files.ServeUpload)
 	var uploadH http.Handler = uploads
+	var tusH http.Handler = s.tus
 	a2aH := s.a2aHandler()
 	if s.verifier != nil {
 		mcpH = s.requireCaller(mcpH)
 		uploadH = s.requireCaller(uploads)
+		tusH = s.requireCaller(s.tus)
 		a2aH = s.requireCaller(a2aH)
 	}
 	// Any method reaches the handlers, which answer a wrong one with a JSON 405.
 	r.Any("/mcp", gin.WrapH(mcpH))
 	r.Any("/uploads", gin.WrapH(uploadH))
+	r.Any(transfer.TusPath+"*id", gin.WrapH(tusH))
 	r.Any("/files/*path", gin.WrapF(s.files.ServeFile))
 	r.Any(transfer.A2APath, gin.WrapH(a2aH))
 	r.Any(transfer.AgentCardPath, gin.WrapH(a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(s.cardProducer))))
@@ -70,7 +73,7 @@ func (s *Service) buildHandler() http.Handler {
 	r.GET("/readyz", s.ready)
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
 	r.NoRoute(func(c *gin.Context) {
-		c.JSON(http.StatusNotFound, transfer.Error{Error: "no such endpoint; this agent serves /mcp, /a2a, " + transfer.AgentCardPath + ", /files/, /uploads, /healthz, /readyz, /metrics"})
+		c.JSON(http.StatusNotFound, transfer.Error{Error: "no such endpoint; this agent serves /mcp, /a2a, " + transfer.AgentCardPath + ", /files/, /uploads, /uploads/tus/, /healthz, /readyz, /metrics"})
 	})
 	return r
 }

@@ -61,6 +61,7 @@ type Service struct {
 	store    fileserve.Store
 	signer   *signing.Signer
 	files    *filehttp.Server
+	tus      *filehttp.Tus
 	resolver *resolver
 	sweeper  *cleanup.Sweeper
 	mcp      *mcp.Server
@@ -147,6 +148,9 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.tus, err = s.files.Tus(filehttp.TusConfig{Dir: filepath.Join(scratch, "tus"), TTL: cfg.StagingTTL}); err != nil {
+		return nil, &ConfigError{Var: "AGENT_DATA_DIR", Value: scratch, Err: err}
+	}
 	s.resolver = &resolver{
 		maxBytes: cfg.MaxUploadBytes,
 		roots:    cfg.InputRoots,
@@ -159,6 +163,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			{Area: fileserve.Outputs, TTL: cfg.OutputTTL},
 			{Area: fileserve.Staging, TTL: cfg.StagingTTL},
 		},
+		Expirers: []cleanup.Expirer{{Name: "tus", TTL: cfg.StagingTTL, Expire: s.tus.Expire}},
 		Schedule: cfg.CleanupSchedule,
 		Logger:   s.log,
 		Metrics:  s.registry,

@@ -53,6 +53,9 @@ type Config struct {
 	Store fileserve.Store
 	// Rules name the areas to sweep and their TTLs; each area at most once.
 	Rules []Rule
+	// Expirers are swept with the rules: things kept beside the store, such
+	// as unfinished resumable uploads, each with its own TTL.
+	Expirers []Expirer
 	// Schedule is a robfig/cron spec: a descriptor ("@every 10m", "@hourly",
 	// "@daily") or a standard 5-field spec ("*/5 * * * *"), optionally
 	// preceded by "CRON_TZ=<zone> ". Empty means DefaultSchedule. New
@@ -68,6 +71,17 @@ type Config struct {
 	// Now returns the current time, against which ages are measured.
 	// nil means time.Now; tests pass a fake clock.
 	Now func() time.Time
+}
+
+// Expirer is something kept beside the store that a sweep expires.
+type Expirer struct {
+	// Name labels what it expires in logs and metrics (the area label).
+	Name string
+	// TTL is the age after which its things are removed; 0 never sweeps it.
+	TTL time.Duration
+	// Expire removes what was made before cutoff and reports how many
+	// things and bytes it removed.
+	Expire func(ctx context.Context, cutoff time.Time) (files int, bytes int64, err error)
 }
 
 // Stats summarise one sweep.
@@ -86,8 +100,9 @@ type Stats struct {
 // Sweeper deletes expired files of a store, on demand ([Sweeper.Sweep]) or on
 // a schedule ([Sweeper.Start]). It is safe for concurrent use.
 type Sweeper struct {
-	store   fileserve.Store
-	rules   []Rule
+	store    fileserve.Store
+	rules    []Rule
+	expirers []Expirer
 	spec    string
 	log     *slog.Logger
 	now     func() time.Time
@@ -143,10 +158,16 @@ func New(cfg Config) (*Sweeper, error) {
 	}
 	s := &Sweeper{
 		store: cfg.Store,
-		rules: append([]Rule(nil), cfg.Rules...),
-		spec:  spec,
-		log:   cfg.Logger,
-		now:   cfg.Now,
+		rules:    append([]Rule(nil), cfg.Rules...),
+		expirers: append([]Expirer(nil), cfg.Expirers...),
+		spec:     spec,
+		log:      cfg.Logger,
+		now:      cfg.Now,
+	}
+	for _, e := range s.expirers {
+		if e.Name == "" || e.Expire == nil || e.TTL < 0 {
+			return nil, fmt.Errorf("cleanup: expirer %q needs a name, an Expire function and a TTL of 0 or more", e.Name)
+		}
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -233,6 +254,21 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 			continue
 		}
 		s.sweepArea(ctx, r.Area, now.Add(-r.TTL), &st, fail)
+	}
+	for _, e := range s.expirers {
+		if e.TTL == 0 || ctx.Err() != nil {
+			continue
+		}
+		files, bytes, err := e.Expire(ctx, now.Add(-e.TTL))
+		if err != nil && ctx.Err() == nil {
+			fail(fmt.Errorf("expire %s: %w", e.Name, err))
+		}
+		st.Files += files
+		st.Bytes += bytes
+		if s.metrics != nil {
+			s.metrics.files.WithLabelValues(e.Name).Add(float64(files))
+			s.metrics.bytes.WithLabelValues(e.Name).Add(float64(bytes))
+		}
 	}
 	st.Duration = time.Since(began)
 

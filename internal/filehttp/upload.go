@@ -59,7 +59,7 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusUnauthorized, msg)
 		return
 	}
-	tooLarge := fmt.Sprintf("upload exceeds the limit of %d bytes (AGENT_MAX_UPLOAD_BYTES)", s.maxUpload)
+	tooLarge := s.tooLarge()
 	if r.ContentLength > s.maxUpload+multipartOverhead {
 		WriteError(w, http.StatusRequestEntityTooLarge, tooLarge)
 		return
@@ -105,6 +105,11 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 // bodyReader keeps the error of the request body it reads, so that a broken
 // upload (400) is told from a store that failed (500) whatever the store
 // makes of the error.
+// tooLarge is the message of an upload over the cap.
+func (s *Server) tooLarge() string {
+	return fmt.Sprintf("upload exceeds the limit of %d bytes (AGENT_MAX_UPLOAD_BYTES)", s.maxUpload)
+}
+
 type bodyReader struct {
 	r   io.Reader
 	err error // first read error other than io.EOF
