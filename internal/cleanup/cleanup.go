@@ -103,10 +103,10 @@ type Sweeper struct {
 	store    fileserve.Store
 	rules    []Rule
 	expirers []Expirer
-	spec    string
-	log     *slog.Logger
-	now     func() time.Time
-	metrics *metrics // nil: no metrics
+	spec     string
+	log      *slog.Logger
+	now      func() time.Time
+	metrics  *metrics // nil: no metrics
 
 	mu      sync.Mutex
 	state   runState
@@ -157,7 +157,7 @@ func New(cfg Config) (*Sweeper, error) {
 		return nil, err
 	}
 	s := &Sweeper{
-		store: cfg.Store,
+		store:    cfg.Store,
 		rules:    append([]Rule(nil), cfg.Rules...),
 		expirers: append([]Expirer(nil), cfg.Expirers...),
 		spec:     spec,
