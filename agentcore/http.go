@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2asrv"
-	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/transfer"
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -75,7 +74,7 @@ func (s *Service) buildHandler() http.Handler {
 	r.NoRoute(func(c *gin.Context) {
 		c.JSON(http.StatusNotFound, transfer.Error{Error: "no such endpoint; this agent serves /mcp, /a2a, " + transfer.AgentCardPath + ", /files/, /uploads, /uploads/tus/, /healthz, /readyz, /metrics"})
 	})
-	return r
+	return s.downloadsFirst(r)
 }
 
 // ready answers 200 when the store takes files and the signing key works.
@@ -129,10 +128,7 @@ func (s *Service) drainable(h http.Handler) http.Handler {
 // requestLog logs each request with an id, and echoes the id to the caller.
 func (s *Service) requestLog() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id := c.GetHeader("X-Request-Id")
-		if id == "" || len(id) > 64 {
-			id = fileserve.NewID()[:16]
-		}
+		id := requestID(c.Request)
 		c.Header("X-Request-Id", id)
 		// The MCP handler sees request headers (req.Extra.Header), not this
 		// request's context: carry the id there for the call's logger.
