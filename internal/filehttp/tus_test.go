@@ -193,6 +193,20 @@ func TestTusLimits(t *testing.T) {
 	if resp.Header.Get("Tus-Max-Size") != "1000" {
 		t.Errorf("Tus-Max-Size = %q", resp.Header.Get("Tus-Max-Size"))
 	}
+	for range maxUnfinishedUploads - 1 {
+		tusCreate(t, env, "alice", "x.bin", 10)
+	}
+	resp, body = tusReq(t, "POST", env.back.URL+transfer.TusPath, "alice", map[string]string{
+		"Upload-Length": "10", "Upload-Metadata": "filename " + base64.StdEncoding.EncodeToString([]byte("x")),
+	}, nil)
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("upload %d: %s %s, want 429", maxUnfinishedUploads+1, resp.Status, body)
+	}
+	tusCreate(t, env, "bob", "x.bin", 10) // another owner has his own budget
+	if _, _, err := env.tus.Expire(bg, time.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	loc = tusCreate(t, env, "alice", "x.bin", 10)
 	resp, _ = tusReq(t, "DELETE", loc, "alice", nil, nil)
 	if resp.StatusCode != http.StatusNoContent {
 		t.Errorf("DELETE: %s", resp.Status)

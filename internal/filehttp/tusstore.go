@@ -43,7 +43,13 @@ type tusRecord struct {
 // expires is when an upload that is not finished by then is swept.
 func (r tusRecord) expires(ttl time.Duration) time.Time { return r.Created.Add(ttl) }
 
+// maxUnfinishedUploads bounds the unfinished uploads of one owner, each up
+// to AGENT_MAX_UPLOAD_BYTES, so that abandoned uploads cannot fill the
+// disk before the sweep takes them.
+const maxUnfinishedUploads = 16
+
 var (
+	errTusTooMany = handler.NewError("ERR_TOO_MANY_UPLOADS", fmt.Sprintf("you have %d unfinished uploads: finish them, or end them with DELETE, before starting another", maxUnfinishedUploads), http.StatusTooManyRequests)
 	errTusTooLarge = handler.NewError("ERR_UPLOAD_TOO_LARGE", "", http.StatusRequestEntityTooLarge)
 	errTusStore    = handler.NewError("ERR_UPLOAD_NOT_STORED", "the upload could not be stored; try again later", http.StatusInternalServerError)
 )
@@ -55,6 +61,11 @@ func (t *tusStore) NewUpload(ctx context.Context, info handler.FileInfo) (handle
 	rec := tusRecord{Owner: t.owner(ctx), Name: tusName(info.MetaData), Size: info.Size, Created: t.srv.now(), MetaData: info.MetaData}
 	if rec.Owner == "" {
 		return nil, handler.ErrNotFound
+	}
+	if n, err := t.unfinished(rec.Owner); err != nil {
+		return nil, t.failed(ctx, "count uploads", err)
+	} else if n >= maxUnfinishedUploads {
+		return nil, errTusTooMany
 	}
 	id := fileserve.NewID()
 	f, err := os.OpenFile(t.path(id, ".part"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
@@ -68,6 +79,26 @@ func (t *tusStore) NewUpload(ctx context.Context, info handler.FileInfo) (handle
 		return nil, t.failed(ctx, "create upload", err)
 	}
 	return up, nil
+}
+
+// unfinished counts the owner's unfinished, unexpired uploads.
+func (t *tusStore) unfinished(owner string) (int, error) {
+	entries, err := os.ReadDir(t.dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	now := t.srv.now()
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok {
+			continue
+		}
+		if rec, err := t.record(id); err == nil && rec.Owner == owner && rec.Staged == nil && now.Before(rec.expires(t.ttl)) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // GetUpload returns the caller's upload id; another owner's, an expired
