@@ -49,7 +49,7 @@ func (r tusRecord) expires(ttl time.Duration) time.Time { return r.Created.Add(t
 const maxUnfinishedUploads = 16
 
 var (
-	errTusTooMany = handler.NewError("ERR_TOO_MANY_UPLOADS", fmt.Sprintf("you have %d unfinished uploads: finish them, or end them with DELETE, before starting another", maxUnfinishedUploads), http.StatusTooManyRequests)
+	errTusTooMany  = handler.NewError("ERR_TOO_MANY_UPLOADS", fmt.Sprintf("you have %d unfinished uploads: finish them, or end them with DELETE, before starting another", maxUnfinishedUploads), http.StatusTooManyRequests)
 	errTusTooLarge = handler.NewError("ERR_UPLOAD_TOO_LARGE", "", http.StatusRequestEntityTooLarge)
 	errTusStore    = handler.NewError("ERR_UPLOAD_NOT_STORED", "the upload could not be stored; try again later", http.StatusInternalServerError)
 )
