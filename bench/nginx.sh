@@ -11,7 +11,8 @@ agent=${1:?usage: bench/nginx.sh AGENT_BINARY}
 for tool in nginx wrk curl; do
 	command -v "$tool" >/dev/null || { echo "bench-nginx needs $tool: apt-get install nginx-light wrk curl" >&2; exit 2; }
 done
-DURATION=${DURATION:-5s}     # wrk run per server
+DURATION=${DURATION:-5s}     # each wrk run
+RPS_ROUNDS=${RPS_ROUNDS:-3}  # wrk runs per server, alternating (the median is reported)
 CONNS=${CONNS:-64}           # wrk connections
 ROUNDS=${ROUNDS:-5}          # curl downloads of the big file per server
 BIG_MIB=${BIG_MIB:-256}      # size of the big file
@@ -57,7 +58,7 @@ EOF
 nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e stderr &
 pids+=($!)
 
-AGENT_ADDR=127.0.0.1:$agent_port AGENT_PUBLIC_URL=http://127.0.0.1:$agent_port AGENT_DATA_DIR=$tmp/agent \
+AGENT_SIGNING_KEY=$(head -c 32 /dev/urandom | base64) AGENT_ADDR=127.0.0.1:$agent_port AGENT_PUBLIC_URL=http://127.0.0.1:$agent_port AGENT_DATA_DIR=$tmp/agent \
 	AGENT_MAX_UPLOAD_BYTES=$((((RSS_MIB > BIG_MIB ? RSS_MIB : BIG_MIB) + 1) << 20)) AGENT_LOG_LEVEL=warn \
 	"$agent" &
 agent_pid=$!
@@ -82,8 +83,13 @@ median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)   ($(nproc) CPUs)"
 curl -fso /dev/null "$small_url"
-n_rps=$(rps "http://127.0.0.1:$nginx_port/4k.bin")
-a_rps=$(rps "$small_url")
+n_all=() a_all=()
+for _ in $(seq "$RPS_ROUNDS"); do
+	n_all+=("$(rps "http://127.0.0.1:$nginx_port/4k.bin")")
+	a_all+=("$(rps "$small_url")")
+done
+n_rps=$(median "${n_all[@]}")
+a_rps=$(median "${a_all[@]}")
 n_mb=() a_mb=()
 for _ in $(seq "$ROUNDS"); do
 	n_mb+=("$(speed "http://127.0.0.1:$nginx_port/big.bin")")
@@ -93,11 +99,12 @@ n_med=$(median "${n_mb[@]}")
 a_med=$(median "${a_mb[@]}")
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-printf '%-34s %12s %12s %8s %8s\n' "download" "nginx" "agent" "ratio" "target"
-printf '%-34s %12s %12s %8s %8s\n' "4 KiB, $CONNS conns, wrk $DURATION (req/s)" "$n_rps" "$a_rps" \
+printf '%-48s %12s %12s %8s %8s\n' "download" "nginx" "agent" "ratio" "target"
+printf '%-48s %12s %12s %8s %8s\n' "4 KiB, $CONNS conns, wrk $DURATION, median of $RPS_ROUNDS (req/s)" "$n_rps" "$a_rps" \
 	"$(awk -v a="$a_rps" -v n="$n_rps" 'BEGIN {printf "%.2f", a/n}')" "0.70"
-printf '%-34s %12s %12s %8s %8s\n' "$BIG_MIB MiB, curl median of $ROUNDS (MB/s)" "$n_med" "$a_med" \
+printf '%-48s %12s %12s %8s %8s\n' "$BIG_MIB MiB, curl median of $ROUNDS (MB/s)" "$n_med" "$a_med" \
 	"$(awk -v a="$a_med" -v n="$n_med" 'BEGIN {printf "%.2f", a/n}')" "0.95"
+echo "  (req/s runs: nginx ${n_all[*]}; agent ${a_all[*]})"
 echo "  (MB/s runs: nginx ${n_mb[*]}; agent ${a_mb[*]})"
 
 [ "$RSS_MIB" -gt 0 ] || exit 0
