@@ -364,3 +364,27 @@ func (o ownerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("X-Owner", string(o))
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// failingAdopt is a store whose Adopt fails, as a full disk or a quota would.
+type failingAdopt struct{ fileserve.Store }
+
+func (failingAdopt) Adopt(context.Context, fileserve.NewFile, string) (fileserve.Meta, error) {
+	return fileserve.Meta{}, errors.New("disk full")
+}
+
+// An upload that cannot be stored is gone: the client learns it, nothing
+// is left behind.
+func TestTusFinishFails(t *testing.T) {
+	env := newTusEnv(t, nil, func(c *Config) { c.Store = failingAdopt{c.Store} })
+	loc := tusCreate(t, env, "alice", "x.bin", 5)
+	resp, body := tusReq(t, "PATCH", loc, "alice", map[string]string{"Upload-Offset": "0"}, []byte("hello"))
+	if resp.StatusCode != http.StatusInternalServerError || resp.Header.Get(transfer.HeaderFileURL) != "" || !strings.Contains(string(body), "could not be stored") {
+		t.Errorf("completing PATCH into a failing store: %s %s", resp.Status, body)
+	}
+	if resp, _ := tusReq(t, "HEAD", loc, "alice", nil, nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("HEAD after the failed finish: %s, want 404", resp.Status)
+	}
+	if left, _ := os.ReadDir(env.dir); len(left) > 0 {
+		t.Errorf("the failed upload left %d entries", len(left))
+	}
+}

@@ -270,6 +270,9 @@ func (u *tusUpload) FinishUpload(ctx context.Context) error {
 	srv := u.store.srv
 	m, err := srv.store.Adopt(ctx, fileserve.NewFile{Area: fileserve.Staging, Owner: u.rec.Owner, Name: u.rec.Name, MaxBytes: srv.maxUpload}, u.store.path(u.id, ".part"))
 	if err != nil {
+		// tusd never finishes a complete upload twice: one that cannot be
+		// stored is removed, so the client's retry learns it is gone.
+		u.Terminate(ctx)
 		if errors.Is(err, fileserve.ErrTooLarge) {
 			e := errTusTooLarge
 			e.Message = srv.tooLarge()
