@@ -93,13 +93,8 @@ func (t *Tus) serve(w http.ResponseWriter, r *http.Request) {
 		t.mux.ServeHTTP(&tusExtensions{ResponseWriter: w}, r)
 		return
 	}
-	owner, err := t.srv.owner(r)
-	if err != nil || owner == "" {
-		msg := "authentication required"
-		if err != nil {
-			msg += ": " + err.Error()
-		}
-		WriteError(w, http.StatusUnauthorized, msg)
+	owner, ok := t.srv.caller(w, r)
+	if !ok {
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), ownerKey{}, owner))
