@@ -30,6 +30,7 @@ trap cleanup EXIT
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 nginx_port=$(freeport)
 agent_port=$(freeport)
+gofs_port=$(freeport)
 
 chmod 755 "$tmp"
 mkdir -p "$tmp/www" "$tmp/nginx" "$tmp/agent"
@@ -64,7 +65,10 @@ AGENT_SIGNING_KEY=$(head -c 32 /dev/urandom | base64) AGENT_ADDR=127.0.0.1:$agen
 agent_pid=$!
 pids+=($agent_pid)
 
-for url in "http://127.0.0.1:$nginx_port/4k.bin" "http://127.0.0.1:$agent_port/healthz"; do
+"$agent" fileserver "127.0.0.1:$gofs_port" "$tmp/www" &
+pids+=($!)
+
+for url in "http://127.0.0.1:$nginx_port/4k.bin" "http://127.0.0.1:$agent_port/healthz" "http://127.0.0.1:$gofs_port/4k.bin"; do
 	for _ in $(seq 100); do curl -fso /dev/null "$url" && break; sleep 0.1; done
 done
 
@@ -83,29 +87,34 @@ median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)   ($(nproc) CPUs)"
 curl -fso /dev/null "$small_url"
-n_all=() a_all=()
+n_all=() a_all=() g_all=()
 for _ in $(seq "$RPS_ROUNDS"); do
 	n_all+=("$(rps "http://127.0.0.1:$nginx_port/4k.bin")")
 	a_all+=("$(rps "$small_url")")
+	g_all+=("$(rps "http://127.0.0.1:$gofs_port/4k.bin")")
 done
 n_rps=$(median "${n_all[@]}")
 a_rps=$(median "${a_all[@]}")
-n_mb=() a_mb=()
+g_rps=$(median "${g_all[@]}")
+n_mb=() a_mb=() g_mb=()
 for _ in $(seq "$ROUNDS"); do
 	n_mb+=("$(speed "http://127.0.0.1:$nginx_port/big.bin")")
 	a_mb+=("$(speed "$big_url")")
+	g_mb+=("$(speed "http://127.0.0.1:$gofs_port/big.bin")")
 done
 n_med=$(median "${n_mb[@]}")
 a_med=$(median "${a_mb[@]}")
+g_med=$(median "${g_mb[@]}")
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-printf '%-48s %12s %12s %8s %8s\n' "download" "nginx" "agent" "ratio" "target"
-printf '%-48s %12s %12s %8s %8s\n' "4 KiB, $CONNS conns, wrk $DURATION, median of $RPS_ROUNDS (req/s)" "$n_rps" "$a_rps" \
-	"$(awk -v a="$a_rps" -v n="$n_rps" 'BEGIN {printf "%.2f", a/n}')" "0.70"
-printf '%-48s %12s %12s %8s %8s\n' "$BIG_MIB MiB, curl median of $ROUNDS (MB/s)" "$n_med" "$a_med" \
-	"$(awk -v a="$a_med" -v n="$n_med" 'BEGIN {printf "%.2f", a/n}')" "0.95"
-echo "  (req/s runs: nginx ${n_all[*]}; agent ${a_all[*]})"
-echo "  (MB/s runs: nginx ${n_mb[*]}; agent ${a_mb[*]})"
+ratio() { awk -v a="$1" -v n="$2" 'BEGIN {printf "%.2f", a/n}'; }
+printf '%-48s %10s %10s %8s %8s %14s %8s\n' "download" "nginx" "agent" "ratio" "target" "Go FileServer" "ratio"
+printf '%-48s %10s %10s %8s %8s %14s %8s\n' "4 KiB, $CONNS conns, wrk $DURATION, median of $RPS_ROUNDS (req/s)" \
+	"$n_rps" "$a_rps" "$(ratio "$a_rps" "$n_rps")" "0.70" "$g_rps" "$(ratio "$g_rps" "$n_rps")"
+printf '%-48s %10s %10s %8s %8s %14s %8s\n' "$BIG_MIB MiB, curl median of $ROUNDS (MB/s)" \
+	"$n_med" "$a_med" "$(ratio "$a_med" "$n_med")" "0.95" "$g_med" "$(ratio "$g_med" "$n_med")"
+echo "  (req/s runs: nginx ${n_all[*]}; agent ${a_all[*]}; Go FileServer ${g_all[*]})"
+echo "  (MB/s runs: nginx ${n_mb[*]}; agent ${a_mb[*]}; Go FileServer ${g_mb[*]})"
 
 [ "$RSS_MIB" -gt 0 ] || exit 0
 # The round trip: a tus upload of RSS_MIB MiB in one PATCH, then a download of it.
