@@ -1,7 +1,9 @@
 package agentcore
 
 import (
+	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -39,6 +41,9 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := f.s
 	id := requestID(r)
 	w.Header()["X-Request-Id"] = []string{id}
+	if uncork := cork(w, r); uncork != nil {
+		defer uncork()
+	}
 	if !s.log.Enabled(r.Context(), slog.LevelDebug) {
 		s.files.ServeFile(w, r)
 		return
@@ -48,6 +53,43 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.files.ServeFile(sw, r)
 	s.log.LogAttrs(r.Context(), slog.LevelDebug, "http", slog.String("request_id", id), slog.String("method", r.Method),
 		slog.String("path", r.URL.Path), slog.Int("status", sw.code), slog.Duration("duration", time.Since(start)))
+}
+
+// connKey carries a request's connection in its context (http.Server.ConnContext).
+type connKey struct{}
+
+// withConn is the agent's http.Server.ConnContext: it keeps the connection
+// in the context, for cork.
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// cork holds back the response's partial TCP segments (TCP_CORK) until the
+// returned function has flushed the response, so that headers and a small
+// file leave in one segment rather than two (nginx's tcp_nopush). net/http
+// writes through a 4 KiB buffer: a 4 KiB file and its headers take two
+// writes, which without the cork are two segments, each read and
+// acknowledged on its own. It returns nil when the connection is not a TCP
+// connection of the agent's own server (a program mounting Handler on its
+// server, TLS); the caller must call what it returns, or the connection
+// stays corked.
+func cork(w http.ResponseWriter, r *http.Request) func() {
+	tc, ok := r.Context().Value(connKey{}).(*net.TCPConn)
+	if !ok {
+		return nil
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil || setCork(rc, 1) != nil {
+		return nil
+	}
+	return func() {
+		// Flush what the response holds only when its length is declared:
+		// flushing an answer of unknown length would make it chunked.
+		if _, ok := w.Header()["Content-Length"]; ok {
+			http.NewResponseController(w).Flush()
+		}
+		setCork(rc, 0)
+	}
 }
 
 // statusWriter notes the status of a response for its log line.

@@ -251,6 +251,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ConnContext:       withConn, // downloads cork the connection (fastpath.go)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
