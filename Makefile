@@ -39,6 +39,13 @@ bench:
 	$(GO) run ./internal/benchreport bench/latest.txt
 	$(GO) tool benchstat bench/baseline.txt bench/latest.txt
 
+## bench-nginx: the agent's /files/ beside nginx (sendfile on) on loopback, 4 KiB req/s and 256 MiB MB/s, and the
+## agent's peak RSS over a 1 GiB tus upload + download (needs .ci/apt.d/bench.txt: nginx-light, wrk)
+.PHONY: bench-nginx
+bench-nginx:
+	$(GO) build -o build/benchagent ./internal/cmd/benchagent
+	bench/nginx.sh build/benchagent
+
 ## bench-ocr: the OCR agent (a PDF's pages read side by side) against the plain pdftoppm + tesseract loop on a
 ## 10-page PDF (speedup-vs-loop; target >= 1.8 on 2 cores), and ocr_batch on 1 vs 2 processes, best of 3 runs each
 ## (slow: about 5 minutes; kept out of BENCH_PKGS)

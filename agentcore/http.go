@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2asrv"
-	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/transfer"
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,7 +21,7 @@ import (
 const mcpBodyOverhead = 1 << 20
 
 // Handler returns the agent's HTTP handler: /mcp, /a2a, the agent card,
-// /files/, /uploads, /healthz, /readyz and /metrics. It is built on the first
+// /files/, /uploads, /uploads/tus/, /healthz, /readyz and /metrics. It is built on the first
 // call; every call returns the same handler.
 func (s *Service) Handler() http.Handler {
 	s.handlerOnce.Do(func() { s.handler = s.buildHandler() })
@@ -63,18 +62,23 @@ func (s *Service) buildHandler() http.Handler {
 	var mcpH http.Handler = s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineMCP, bodyLimit, s.drainable(s.linkRequestContexts(mcpGuard(bodyLimit, mcpHandler))))))
 	uploads := http.HandlerFunc(s.files.ServeUpload)
 	var uploadH http.Handler = s.limiter.wrap(s.pacer.wrap(uploads))
+	// tusd keeps its own read deadlines on PATCH bodies (extended as bytes
+	// arrive), so tus is rate limited but not paced.
+	var tusH http.Handler = s.limiter.wrap(s.tus)
 	a2aH := s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineA2A, bodyLimit, s.a2aHandler())))
 	if s.verifier != nil {
 		mcpH = s.requireCaller(mcpH)
 		uploadH = s.requireCaller(uploadH)
+		tusH = s.requireCaller(tusH)
 		a2aH = s.requireCaller(a2aH)
 	}
 	guard := newOriginGuard(s.cfg)
-	uploadH, a2aH = guard.wrap(uploadH), guard.wrap(a2aH)
+	uploadH, tusH, a2aH = guard.wrap(uploadH), guard.wrap(tusH), guard.wrap(a2aH)
 	cardH := guard.wrap(a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(s.cardProducer)))
 	// Any method reaches the handlers, which answer a wrong one with a JSON 405.
 	r.Any("/mcp", gin.WrapH(mcpH))
 	r.Any("/uploads", gin.WrapH(uploadH))
+	r.Any(transfer.TusPath+"*id", gin.WrapH(tusH))
 	r.Any("/files/*path", gin.WrapF(s.files.ServeFile))
 	r.Any(transfer.A2APath, gin.WrapH(a2aH))
 	r.Any(transfer.AgentCardPath, gin.WrapH(cardH))
@@ -88,9 +92,9 @@ func (s *Service) buildHandler() http.Handler {
 			c.JSON(http.StatusMethodNotAllowed, transfer.Error{Error: "method " + truncate(m, 20) + " is not allowed on " + truncate(c.Request.URL.Path, 60) + "; /files/ takes GET and HEAD, /mcp, /a2a and /uploads take POST"})
 			return
 		}
-		c.JSON(http.StatusNotFound, transfer.Error{Error: "no such endpoint; this agent serves /mcp, /a2a, " + transfer.AgentCardPath + ", /files/, /uploads, /healthz, /readyz, /metrics"})
+		c.JSON(http.StatusNotFound, transfer.Error{Error: "no such endpoint; this agent serves /mcp, /a2a, " + transfer.AgentCardPath + ", /files/, /uploads, /uploads/tus/, /healthz, /readyz, /metrics"})
 	})
-	return r
+	return s.downloadsFirst(r)
 }
 
 // knownPath reports whether p is one of the agent's endpoints.
@@ -153,10 +157,7 @@ func (s *Service) drainable(h http.Handler) http.Handler {
 // requestLog logs each request with an id, and echoes the id to the caller.
 func (s *Service) requestLog() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id := c.GetHeader("X-Request-Id")
-		if id == "" || len(id) > 64 {
-			id = fileserve.NewID()
-		}
+		id := requestID(c.Request)
 		c.Header("X-Request-Id", id)
 		// The MCP handler sees request headers (req.Extra.Header), not this
 		// request's context: carry the id there for the call's logger.

@@ -74,6 +74,7 @@ type Service struct {
 	proxies  *trustedProxies // AGENT_TRUSTED_PROXIES; nil: none
 	signer   *signing.Signer
 	files    *filehttp.Server
+	tus      *filehttp.Tus
 	resolver *resolver
 	sweeper  *cleanup.Sweeper
 	mcp      *mcp.Server
@@ -181,6 +182,9 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.tus, err = s.files.Tus(filehttp.TusConfig{Dir: filepath.Join(scratch, "tus"), TTL: cfg.StagingTTL}); err != nil {
+		return nil, &ConfigError{Var: "AGENT_DATA_DIR", Value: scratch, Err: err}
+	}
 	s.resolver = &resolver{
 		maxBytes: cfg.MaxUploadBytes,
 		roots:    cfg.InputRoots,
@@ -198,6 +202,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			{Area: fileserve.Staging, TTL: cfg.StagingTTL},
 		},
 		Records:  []cleanup.RecordRule{{Kind: a2aTaskKind, TTL: cfg.OutputTTL}},
+		Expirers: []cleanup.Expirer{{Name: "tus", TTL: cfg.StagingTTL, Expire: s.tus.Expire}},
 		Schedule: cfg.CleanupSchedule,
 		Logger:   s.log,
 		Metrics:  s.registry,
@@ -287,6 +292,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 		ReadHeaderTimeout: s.cfg.HeaderTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ConnContext:       withConn, // downloads cork the connection (fastpath.go)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

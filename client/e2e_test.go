@@ -46,6 +46,7 @@ type session struct {
 	progress  []client.Progress
 	fileGets  atomic.Int64 // GET /files/ requests the middleware made
 	uploadsOK atomic.Int64 // POST /uploads requests
+	tusPatch  atomic.Int64 // PATCH /uploads/tus/<id> requests
 }
 
 type sessionOptions struct {
@@ -63,6 +64,8 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		c.s.fileGets.Add(1)
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/uploads"):
 		c.s.uploadsOK.Add(1)
+	case r.Method == http.MethodPatch && strings.Contains(r.URL.Path, "/uploads/tus/"):
+		c.s.tusPatch.Add(1)
 	}
 	return http.DefaultTransport.RoundTrip(r)
 }
@@ -272,6 +275,26 @@ func TestLargeInputGoesThroughUploads(t *testing.T) {
 	n, last := s.uploadProgress()
 	if n < 2 || last.Done != 30<<20 || last.Total != 30<<20 || last.Name != "scan.bin" {
 		t.Errorf("upload progress: %d reports, last %+v; want several, ending at 30 MiB of scan.bin", n, last)
+	}
+}
+
+func TestInputAboveTusThresholdIsResumable(t *testing.T) {
+	secret := strings.Repeat("s3cret-", 6)
+	a := testagent.Start(t, testagent.Options{JWTSecret: secret})
+	tok := mcptest.BearerToken(t, secret, "alice")
+	s := connect(t, a, sessionOptions{token: tok, tune: func(c *client.Config) { c.TusMinBytes = 12 << 20 }})
+	data := randomBytes(t, 40<<20)
+	s.attach(t, "scan.bin", data)
+	res := s.mustCall(t, "inspect_file", `{"source": "scan.bin"}`)
+	if !strings.Contains(modelText(res), sha(data)) {
+		t.Errorf("the agent did not get the 40 MiB file intact: want sha256 %s in %q", sha(data), modelText(res))
+	}
+	if s.uploadsOK.Load() != 0 || s.tusPatch.Load() != 3 {
+		t.Errorf("POST /uploads %d times, tus PATCH %d times; want 0 and 3 (16 MiB chunks)", s.uploadsOK.Load(), s.tusPatch.Load())
+	}
+	n, last := s.uploadProgress()
+	if n < 3 || last.Done != 40<<20 || last.Total != 40<<20 || last.Name != "scan.bin" {
+		t.Errorf("upload progress: %d reports, last %+v", n, last)
 	}
 }
 

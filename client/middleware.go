@@ -44,6 +44,11 @@ type Config struct {
 	// InlineMaxBytes is the largest file sent as a data URI; 0 means
 	// DefaultInlineMaxBytes, a negative value always uploads.
 	InlineMaxBytes int64
+	// TusMinBytes is the size from which a file is uploaded resumably
+	// (tus, at the agent's /uploads/tus/: a dropped connection resumes
+	// where it broke); smaller files go in one POST to /uploads. 0 means
+	// transfer.DefaultTusThreshold, a negative value never uses tus.
+	TusMinBytes int64
 	// MaxDownloadBytes caps each produced file; 0 means DefaultMaxDownloadBytes.
 	MaxDownloadBytes int64
 	// AllowHosts are hosts ("host" or "host:port") besides the agent's own
@@ -79,6 +84,9 @@ func New(cfg Config) (*Middleware, error) {
 	}
 	if cfg.InlineMaxBytes == 0 {
 		cfg.InlineMaxBytes = DefaultInlineMaxBytes
+	}
+	if cfg.TusMinBytes == 0 {
+		cfg.TusMinBytes = transfer.DefaultTusThreshold
 	}
 	if cfg.MaxDownloadBytes <= 0 {
 		cfg.MaxDownloadBytes = DefaultMaxDownloadBytes

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/agentura/agentura/transfer"
 )
@@ -46,6 +47,9 @@ func (m *Middleware) upload(ctx context.Context, e Entry, name string) (string, 
 		return "", err
 	}
 	defer f.Close()
+	if m.cfg.TusMinBytes >= 0 && e.Size >= m.cfg.TusMinBytes {
+		return m.resumableUpload(ctx, f, e, name)
+	}
 	body := &progressReader{r: f, p: Progress{Direction: Upload, Name: name, Total: e.Size}, fn: m.cfg.Progress}
 	up, err := transfer.SendUpload(ctx, m.hc, m.base.JoinPath(transfer.UploadsPath).String(), name, body, e.Size)
 	if err != nil {
@@ -56,6 +60,19 @@ func (m *Middleware) upload(ctx context.Context, e Entry, name string) (string, 
 }
 
 // download streams rawURL into the registry under name, refusing foreign
+// resumableUpload sends a large file with tus, resuming after a dropped
+// connection, and returns the signed URL of the staged file.
+func (m *Middleware) resumableUpload(ctx context.Context, f *os.File, e Entry, name string) (string, error) {
+	p := Progress{Direction: Upload, Name: name, Total: e.Size}
+	tus := &transfer.Tus{Client: m.hc, Progress: func(done, total int64) {
+		if m.cfg.Progress != nil {
+			p.Done, p.Total = done, total
+			m.cfg.Progress(p)
+		}
+	}}
+	return tus.Send(ctx, transfer.TusEndpoint(m.base), name, f, e.Size)
+}
+
 // hosts, anything over the size cap, and content whose sha256 is not the
 // announced one (sha256 "" when the agent announced none).
 func (m *Middleware) download(ctx context.Context, rawURL, name, sha256, source string) (Entry, error) {

@@ -200,7 +200,7 @@ func (d *DiskStore) Open(ctx context.Context, area Area, owner, id string) (Obje
 	}
 	// Open the content first: once it is open, a concurrent Delete cannot
 	// take it away, and the metadata of an existing id never changes.
-	f, err := os.Open(filepath.Join(dir, dataFile))
+	f, err := openRead(filepath.Join(dir, dataFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, Meta{}, notFound(area, id)
@@ -213,6 +213,21 @@ func (d *DiskStore) Open(ctx context.Context, area Area, owner, id string) (Obje
 		return nil, Meta{}, err
 	}
 	return f, m, nil
+}
+
+// openRead opens a regular file for reading as os.Open does, without
+// registering it with the network poller, which cannot wait on regular
+// files anyway: two system calls fewer on each download (the poller's
+// registration and the switch to non-blocking mode), and as many on close.
+func openRead(path string) (*os.File, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	for err == syscall.EINTR {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // Delete removes a file. Deleting a missing file, or with an invalid id, is

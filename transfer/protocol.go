@@ -38,6 +38,9 @@ const ProducedPrefix = "Tool produced: "
 const (
 	// UploadsPath is the staging endpoint: POST a file, get a signed URL.
 	UploadsPath = "/uploads"
+	// TusPath is the resumable upload endpoint (tus 1.0): POST creates an
+	// upload, PATCH sends its bytes, HEAD tells the offset to resume from.
+	TusPath = "/uploads/tus/"
 	// A2APath serves A2A JSON-RPC (message/send, message/stream, tasks/get, ...).
 	A2APath = "/a2a"
 	// AgentCardPath serves the A2A agent card (a2a-go's well-known path).
@@ -45,6 +48,9 @@ const (
 	// HeaderFilename names the file of a raw-body upload, as
 	// UTF-8''<percent-encoded name> (RFC 8187) or plain ASCII.
 	HeaderFilename = "X-Filename"
+	// HeaderFileURL carries, on the answer that completes a tus upload,
+	// the signed URL of the staged file (what POST /uploads answers as url).
+	HeaderFileURL = "File-Url"
 )
 
 // A2A: the data part that names the tool and the card extension that names

@@ -26,6 +26,7 @@ type callFlags struct {
 	allowHosts  listFlag
 	inlineMax   sizeFlag
 	maxDownload sizeFlag
+	tusMin      sizeFlag
 	progress    string
 }
 
@@ -60,6 +61,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.out, "out", ".", "folder where produced files are saved (sub-folders kept, nothing overwritten)")
 	fs.Var(&f.allowHosts, "allow-host", "a host (host or host:port) besides the agent's own that produced files may be fetched from (repeatable)")
 	fs.Var(&f.inlineMax, "inline-max", "largest file sent inline as a data URI; larger ones go through /uploads (0: all)")
+	fs.Var(&f.tusMin, "tus-min", "smallest file uploaded resumably (tus, resumes after a dropped connection; default 64MiB)")
 	fs.Var(&f.maxDownload, "max-download", "largest produced file fetched (default 1GiB)")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bars for transfers over 1 MiB: auto (when stdout is a terminal), always, never")
 	rawURL, rest, ok := f.parse(fs, args, []string{"the tool"}, stderr)
@@ -144,6 +146,7 @@ func doCall(ctx context.Context, f *callFlags, rawURL, tool string, args json.Ra
 		Token:            f.token,
 		InlineMaxBytes:   inlineMax(int64(f.inlineMax)),
 		MaxDownloadBytes: int64(f.maxDownload),
+		TusMinBytes:      int64(f.tusMin),
 		AllowHosts:       f.allowHosts,
 		Progress:         bars.update,
 		Logger:           cn.logger,

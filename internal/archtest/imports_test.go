@@ -77,8 +77,9 @@ var rules = []rule{
 	{"internal/testagent", with(leaves, "agentcore", "examples/fileagent")},
 	{"internal/s3test", []string{"internal/requiretool"}},
 	{"internal/mcptest", leaves},
-	{"internal/limitstest", nil}, // tests only: the limits of a built agent
+	{"internal/limitstest", nil},                                                         // tests only: the limits of a built agent
 	{"internal/cmd/httpprobe", leaves},                                                   // the S3 image's health check
+	{"internal/cmd/benchagent", with(leaves, "agentcore")},                               // make bench-nginx: the file service alone
 	{"internal/cmd/gendocs", with(leaves, "agentcore", "agents/ocr", "agents/composer")}, // README and .env.example from the declarations
 	{"internal/...", nil},
 }

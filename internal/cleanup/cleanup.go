@@ -53,6 +53,9 @@ type Config struct {
 	Store fileserve.Store
 	// Rules name the areas to sweep and their TTLs; each area at most once.
 	Rules []Rule
+	// Expirers are swept with the rules: things kept beside the store, such
+	// as unfinished resumable uploads, each with its own TTL.
+	Expirers []Expirer
 	// Schedule is a robfig/cron spec: a descriptor ("@every 10m", "@hourly",
 	// "@daily") or a standard 5-field spec ("*/5 * * * *"), optionally
 	// preceded by "CRON_TZ=<zone> ". Empty means DefaultSchedule. New
@@ -94,6 +97,17 @@ const DefaultWorkers = 8
 // DefaultFullPruneEvery is the default of Config.FullPruneEvery.
 const DefaultFullPruneEvery = time.Hour
 
+// Expirer is something kept beside the store that a sweep expires.
+type Expirer struct {
+	// Name labels what it expires in logs and metrics (the area label).
+	Name string
+	// TTL is the age after which its things are removed; 0 never sweeps it.
+	TTL time.Duration
+	// Expire removes what was made before cutoff and reports how many
+	// things and bytes it removed.
+	Expire func(ctx context.Context, cutoff time.Time) (files int, bytes int64, err error)
+}
+
 // Stats summarise one sweep.
 type Stats struct {
 	// Files is the number of files deleted.
@@ -122,6 +136,7 @@ type Sweeper struct {
 	workers     int
 	fullEvery   time.Duration
 	beforeSweep func(context.Context)
+	expirers    []Expirer
 
 	pruneMu  sync.Mutex
 	lastFull map[fileserve.Area]time.Time // when each area was last fully pruned
@@ -182,6 +197,12 @@ func New(cfg Config) (*Sweeper, error) {
 		now:   cfg.Now,
 
 		beforeSweep: cfg.BeforeSweep,
+		expirers:    append([]Expirer(nil), cfg.Expirers...),
+	}
+	for _, e := range s.expirers {
+		if e.Name == "" || e.Expire == nil || e.TTL < 0 {
+			return nil, fmt.Errorf("cleanup: expirer %q needs a name, an Expire function and a TTL of 0 or more", e.Name)
+		}
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -289,6 +310,21 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 		s.sweepArea(ctx, r, now.Add(-r.TTL), &st, fail)
 	}
 	s.sweepRecords(ctx, now, &st, fail)
+	for _, e := range s.expirers {
+		if e.TTL == 0 || ctx.Err() != nil {
+			continue
+		}
+		files, bytes, err := e.Expire(ctx, now.Add(-e.TTL))
+		if err != nil && ctx.Err() == nil {
+			fail(fmt.Errorf("expire %s: %w", e.Name, err))
+		}
+		st.Files += files
+		st.Bytes += bytes
+		if s.metrics != nil {
+			s.metrics.files.WithLabelValues(e.Name).Add(float64(files))
+			s.metrics.bytes.WithLabelValues(e.Name).Add(float64(bytes))
+		}
+	}
 	st.Duration = time.Since(began)
 
 	var err error

@@ -95,6 +95,9 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	h["X-Content-Type-Options"] = headerNosniff
 	h["Content-Security-Policy"] = headerCSP
 	h["Referrer-Policy"] = headerNoReferrer
+	if plainGet(r) && serveSmall(w, obj, m) {
+		return
+	}
 	http.ServeContent(w, r, "", m.Created, sizedObject(obj, m.Size))
 }
 

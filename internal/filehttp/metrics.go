@@ -12,6 +12,7 @@ import (
 // nothing.
 type serverMetrics struct {
 	downloads     *prometheus.CounterVec
+	downloadsOK   prometheus.Counter // downloads{status="200"}
 	downloadBytes prometheus.Counter
 	uploads       *prometheus.CounterVec
 }
@@ -28,6 +29,7 @@ func newServerMetrics(reg prometheus.Registerer) (*serverMetrics, error) {
 	}, []string{"status"})); err != nil {
 		return nil, err
 	}
+	m.downloadsOK = m.downloads.WithLabelValues("200")
 	if m.downloadBytes, err = promreg.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "agentura_download_bytes_total",
 		Help: "Bytes of file content sent by /files/.",
@@ -47,7 +49,11 @@ func (m *serverMetrics) download(status int, bytes int64) {
 	if m == nil {
 		return
 	}
-	m.downloads.WithLabelValues(strconv.Itoa(status)).Inc()
+	if status == http.StatusOK {
+		m.downloadsOK.Inc() // resolved once: the label lookup is not free at this rate
+	} else {
+		m.downloads.WithLabelValues(strconv.Itoa(status)).Inc()
+	}
 	if status == http.StatusOK || status == http.StatusPartialContent {
 		m.downloadBytes.Add(float64(bytes)) // file content only, not error bodies
 	}

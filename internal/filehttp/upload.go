@@ -51,16 +51,11 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on /uploads; use POST")
 		return
 	}
-	owner, err := s.owner(r)
-	if err != nil || owner == "" {
-		msg := "authentication required"
-		if err != nil {
-			msg += ": " + err.Error()
-		}
-		WriteError(w, http.StatusUnauthorized, msg)
+	owner, ok := s.caller(w, r)
+	if !ok {
 		return
 	}
-	tooLarge := fmt.Sprintf("upload exceeds the limit of %d bytes (AGENT_MAX_UPLOAD_BYTES)", s.maxUpload)
+	tooLarge := s.tooLarge()
 	if r.ContentLength > s.maxUpload+multipartOverhead {
 		WriteError(w, http.StatusRequestEntityTooLarge, tooLarge)
 		return
@@ -108,6 +103,25 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 // bodyReader keeps the error of the request body it reads, so that a broken
 // upload (400) is told from a store that failed (500) whatever the store
 // makes of the error.
+// caller returns the owner of an upload request, or answers 401.
+func (s *Server) caller(w http.ResponseWriter, r *http.Request) (string, bool) {
+	owner, err := s.owner(r)
+	if err != nil || owner == "" {
+		msg := "authentication required"
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		WriteError(w, http.StatusUnauthorized, msg)
+		return "", false
+	}
+	return owner, true
+}
+
+// tooLarge is the message of an upload over the cap.
+func (s *Server) tooLarge() string {
+	return fmt.Sprintf("upload exceeds the limit of %d bytes (AGENT_MAX_UPLOAD_BYTES)", s.maxUpload)
+}
+
 type bodyReader struct {
 	r   io.Reader
 	err error // first read error other than io.EOF
