@@ -22,6 +22,16 @@ func TestNewScaffoldsAWorkingModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The offline steps below need the module cache to hold the checkout's
+	// whole build list (go mod tidy in the new module looks at modules that
+	// building the checkout never downloads, such as the umbrella genproto
+	// module a2a-go's gRPC packages sit beside): fill it first, as a user
+	// does once with go get.
+	warm := exec.Command("go", "mod", "download", "all")
+	warm.Dir = checkout
+	if out, err := warm.CombinedOutput(); err != nil {
+		t.Fatalf("go mod download all in the checkout (the module cache must hold agentura's dependencies): %v\n%s", err, out)
+	}
 	dir := filepath.Join(t.TempDir(), "lines-agent")
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"new", dir, "--module", "example.com/acme/lines-agent", "--replace", checkout}, &stdout, &stderr); code != 0 {

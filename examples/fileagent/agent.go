@@ -56,7 +56,7 @@ type InspectOutput struct {
 
 // ArchiveInput are the arguments of archive_files.
 type ArchiveInput struct {
-	Sources []agentcore.FileAttachment `json:"sources" jsonschema:"the files to put into the archive" schema:"minItems=1;maxItems=1000"`
+	Sources []agentcore.FileAttachment `json:"sources" jsonschema:"the files to put into the archive" schema:"minItems=1;maxItems=100"`
 	Name    string                     `json:"name,omitempty" jsonschema:"archive name without extension" schema:"default=bundle;maxLength=100;examples=bundle|scans-2024"`
 	// ShowImages asks that pictures among the sources also be shown.
 	ShowImages bool `json:"show_images,omitempty" jsonschema:"also show the archived pictures (up to 1 MiB each) in the chat"`

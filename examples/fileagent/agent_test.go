@@ -77,7 +77,9 @@ func TestArchiveNothingIsAToolError(t *testing.T) {
 	a := agenttest.Start(t, fileagent.Info, fileagent.Register)
 	_, err := a.Call(context.Background(), "archive_files", map[string]any{"sources": []string{}})
 	var te *agenttest.ToolError
-	if !errors.As(err, &te) || !strings.Contains(te.Text, "sources is empty") {
-		t.Errorf("archive of nothing: %v; want the tool's error", err)
+	// The schema says minItems 1, so the arguments are refused before the
+	// tool runs, naming what is wrong.
+	if !errors.As(err, &te) || !strings.Contains(te.Text, "sources") || !strings.Contains(te.Text, "minItems") {
+		t.Errorf("archive of nothing: %v; want a tool error naming sources and minItems", err)
 	}
 }

@@ -417,7 +417,7 @@ func sizeCases() []attackCase {
 			for i := range srcs {
 				srcs[i] = dataURI(fmt.Sprintf("f%d.txt", i), []byte{byte(i)})
 			}
-			refused(t, call(t, e.open, "", "archive_files", map[string]any{"sources": srcs}), "at most")
+			refused(t, call(t, e.open, "", "archive_files", map[string]any{"sources": srcs}), "100")
 		}},
 		{"size", "distinct inputs over the call budget", func(t *testing.T, e *env) {
 			srcs := make([]any, 4)
@@ -453,9 +453,16 @@ func sizeCases() []attackCase {
 			}
 		}},
 		{"size", "300-byte output name (E12)", func(t *testing.T, e *env) {
+			// The example's schema caps the name (maxLength 100), so the
+			// refusal comes first and says so; the composer's filename has no
+			// cap and must be cut to fit NAME_MAX with its prefix.
 			r := call(t, e.open, "", "archive_files", map[string]any{"sources": []any{"data:,x"}, "name": strings.Repeat("A", 300)})
+			if r.isError && (!strings.Contains(r.text, "maxLength") || strings.Contains(r.text, "/tmp") || strings.Contains(r.text, "too long")) {
+				t.Fatalf("a long name failed without saying which limit: %s", r.text)
+			}
+			r = call(t, e.composer, "", "compose_document", map[string]any{"markdown": "# hi", "format": "pptx", "filename": strings.Repeat("F", 300)})
 			if r.isError {
-				t.Fatalf("a long name failed: %s", r.text)
+				t.Fatalf("a long filename failed: %s", r.text)
 			}
 		}},
 		{"size", "composer pptx with 260k slides (E4)", func(t *testing.T, e *env) {

@@ -195,7 +195,8 @@ func (s *loadStats) transfer(a *mcptest.Agent, i int) {
 func TestTransfersWhileSweeping(t *testing.T) {
 	n := 500
 	a := mcptest.StartAgent(t, faultagentBinary(t), "AGENT_SIGNING_KEY="+signingKey, "AGENT_MCP_STATELESS=true",
-		"AGENT_CLEANUP_SCHEDULE=@every 1s", "AGENT_STAGING_TTL=1s", "AGENT_OUTPUT_TTL=1s")
+		"AGENT_CLEANUP_SCHEDULE=@every 1s", "AGENT_STAGING_TTL=1s", "AGENT_OUTPUT_TTL=1s",
+		"AGENT_RATE_LIMIT=0") // 500 transfers from one address: the sweeper, not the rate limit, is under test
 	defer a.Stop(t)
 	var st loadStats
 	var wg sync.WaitGroup

@@ -81,7 +81,7 @@ func post(t testing.TB, a *mcptest.Agent, n int64, seed uint64, a2a bool) string
 }
 
 // fileURL finds the download URL of the file a tool handed back.
-var fileURL = regexp.MustCompile(`http://[^"\s]*/files/[0-9a-f]{32}/(images/big|echo-in)\.bin\?token=[^"\s]+`)
+var fileURL = regexp.MustCompile(`http://[^"\s]*/files/[0-9a-f-]{32,36}/(images/big|echo-in)\.bin\?token=[^"\s]+`)
 
 // peakRSS reads VmHWM of the agent process, in bytes.
 func peakRSS(t testing.TB, a *mcptest.Agent) int64 {
