@@ -250,7 +250,7 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 	select {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the agent did not exit within 30s of SIGTERM")
-	case <-exited(a):
+	case <-a.Exited():
 	}
 	// A call that got no answer failed at the connection (reset or refused
 	// once the listener closed): it never started or was cut; either way
@@ -277,7 +277,7 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 		}
 	}
 	checkOutputs("after SIGTERM")
-	t.Logf("%d calls answered across SIGTERM, %d cut at the connection; exit: %v", calls.Load(), st.failed.Load(), a.Cmd.ProcessState)
+	t.Logf("%d calls answered across SIGTERM, %d cut at the connection; exit: %v", calls.Load(), st.failed.Load(), a.ExitErr())
 
 	// The restart finds the remains of the call cut at the shutdown timeout
 	// (its temporary file) and removes them; the answered calls' outputs stay.
@@ -287,16 +287,4 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 	if left := tmpEntries(data); len(left) != 0 {
 		t.Errorf("tmp/ holds %v after the restart", left)
 	}
-}
-
-// exited is closed once a's process has exited.
-func exited(a *mcptest.Agent) <-chan struct{} {
-	c := make(chan struct{})
-	go func() {
-		for a.Cmd.ProcessState == nil {
-			time.Sleep(20 * time.Millisecond)
-		}
-		close(c)
-	}()
-	return c
 }

@@ -184,8 +184,10 @@ func stopAgents(t *testing.T) {
 		return
 	}
 	for _, a := range []*mcptest.Agent{shared.open, shared.jwt, shared.composer} {
-		if a.Cmd.ProcessState != nil {
+		select {
+		case <-a.Exited():
 			t.Errorf("%s exited during the attacks:\n%s", a.Cmd.Path, a.Logs())
+		default:
 		}
 		a.Stop(t)
 	}

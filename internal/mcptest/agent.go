@@ -75,6 +75,16 @@ func StartAgent(t testing.TB, bin string, env ...string) *Agent {
 	return a
 }
 
+// Exited is closed once the process has exited; ExitErr is then its exit.
+func (a *Agent) Exited() <-chan struct{} { return a.exited }
+
+// ExitErr is what waiting for the process gave (nil for exit status 0);
+// read it once Exited is closed.
+func (a *Agent) ExitErr() error {
+	<-a.exited
+	return a.err
+}
+
 // Start starts the process. When the test ends a process still running is
 // killed, and if the test failed its log is shown.
 func (a *Agent) Start(t testing.TB) {
