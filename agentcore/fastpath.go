@@ -51,7 +51,8 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 	start := time.Now()
 	s.files.ServeFile(sw, r)
-	s.log.LogAttrs(r.Context(), slog.LevelDebug, "http", slog.String("request_id", id), slog.String("method", r.Method),
+	s.log.LogAttrs(r.Context(), slog.LevelDebug, "http", slog.String("request_id", id),
+		slog.String("client", s.proxies.clientAddr(r)), slog.String("method", r.Method),
 		slog.String("path", r.URL.Path), slog.Int("status", sw.code), slog.Duration("duration", time.Since(start)))
 }
 
@@ -109,7 +110,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // requestIDPrefix is random per process; a counter follows it, so request
 // ids are unique without reading random bytes per request.
 var (
-	requestIDPrefix = fileserve.NewID()[:8]
+	requestIDPrefix = fileserve.NewID()[28:] // the random end of a UUID v7 (its start is the time)
 	requestCounter  atomic.Uint64
 )
 
