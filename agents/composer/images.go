@@ -100,6 +100,14 @@ func loadImage(name, fileName, path, mimeType string, maxPixels int64, convert *
 	if decFormat == "png" && !plainPNG(data) || decFormat != "png" && decFormat != "jpeg" && decFormat != "gif" {
 		// 16-bit or interlaced PNGs (which fpdf cannot place) and formats
 		// Office may not show are converted to 8-bit PNG.
+		// A conversion holds the whole picture decoded (up to 8 bytes a
+		// pixel for 16-bit colour) beside its 8-bit copy: such a picture
+		// may have half the pixels of one placed as it is, which keeps the
+		// largest allowed within the composer's 512 MiB container.
+		if int64(cfg.Width)*int64(cfg.Height) > maxPixels/2 {
+			return nil, fmt.Errorf("embed %q (%s, %d×%d) must be converted to 8-bit PNG, and a picture converted here may have at most %d million pixels: send it as 8-bit PNG or JPEG, or scale it down",
+				name, strings.ToUpper(decFormat), cfg.Width, cfg.Height, maxPixels/2/1_000_000)
+		}
 		if convert != nil {
 			if convert.left -= int64(cfg.Width) * int64(cfg.Height); convert.left < 0 {
 				return nil, fmt.Errorf("embed %q (%s, %d×%d) would take the pictures to convert to PNG past the %d million pixels allowed in one document: send WebP, BMP, TIFF and 16-bit or interlaced PNG pictures as 8-bit PNG or JPEG, or smaller",

@@ -23,6 +23,23 @@ func writeTemp(t *testing.T, name string, data []byte) string {
 	return path
 }
 
+// TestLoadImageConversionHalvesThePixels: a picture that must be converted
+// is decoded whole, so it may have half the pixels of one placed as it is.
+func TestLoadImageConversionHalvesThePixels(t *testing.T) {
+	deep := image.NewRGBA64(image.Rect(0, 0, 8, 8)) // 64 pixels, 16-bit
+	var deepPNG bytes.Buffer
+	if err := png.Encode(&deepPNG, deep); err != nil {
+		t.Fatal(err)
+	}
+	path := writeTemp(t, "deep.png", deepPNG.Bytes())
+	if _, err := loadImage("deep.png", "deep.png", path, "image/png", 100, nil); err == nil || !strings.Contains(err.Error(), "8-bit PNG or JPEG") {
+		t.Errorf("a 64-pixel 16-bit PNG under a 100-pixel limit: %v; want a refusal saying to send 8-bit PNG or JPEG", err)
+	}
+	if _, err := loadImage("deep.png", "deep.png", path, "image/png", 128, nil); err != nil {
+		t.Errorf("under a 128-pixel limit: %v", err)
+	}
+}
+
 func TestLoadImageConverts(t *testing.T) {
 	deep := image.NewRGBA64(image.Rect(0, 0, 8, 4)) // 16-bit: fpdf cannot place it
 	deep.Set(1, 1, color.RGBA64{R: 0xffff, A: 0xffff})

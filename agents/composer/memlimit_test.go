@@ -60,7 +60,12 @@ func TestWorstInputsFitTheContainerMemory(t *testing.T) {
 	var bigPNG bytes.Buffer
 	(&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&bigPNG, big)
 	big = nil
-	deep := image.NewRGBA64(image.Rect(0, 0, side, side))
+	// A picture to convert (16-bit here) may have half the pixels.
+	deepSide := 1
+	for int64(deepSide+1)*int64(deepSide+1) <= lim.ImagePixels/2 {
+		deepSide++
+	}
+	deep := image.NewRGBA64(image.Rect(0, 0, deepSide, deepSide))
 	for i := range deep.Pix {
 		deep.Pix[i] = byte(i)
 	}
