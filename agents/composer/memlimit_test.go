@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"github.com/agentura/agentura/internal/requiretool"
 	"image"
 	"image/png"
 	"os"
@@ -30,10 +31,7 @@ func TestWorstInputsFitTheContainerMemory(t *testing.T) {
 	}
 	g, err := memcg.New(fmt.Sprintf("agentura-composer-%d", os.Getpid()), composeMemoryLimit)
 	if err != nil {
-		if os.Getenv("AGENTURA_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("memory cgroup: %v", err)
-		}
-		t.Skipf("needs a writable memory cgroup (run as root with cgroup v1 or v2): %v", err)
+		requiretool.Missing(t, fmt.Sprintf("needs a writable memory cgroup (run as root with cgroup v1 or v2): %v", err))
 	}
 	t.Cleanup(func() { g.Close() })
 	// The agent starts inside the group, as in a container: a shell joins

@@ -2,6 +2,8 @@ package attack
 
 import (
 	"bytes"
+	"fmt"
+	"github.com/agentura/agentura/internal/requiretool"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,10 +23,7 @@ func TestFullDisk(t *testing.T) {
 	dir := filepath.Join(binDir, "tmpfs-"+t.Name())
 	os.MkdirAll(dir, 0o700)
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", dir).CombinedOutput(); err != nil {
-		if os.Getenv("AGENTURA_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("mount a tmpfs: %v %s", err, out)
-		}
-		t.Skipf("needs root to mount a tmpfs (%v %s)", err, out)
+		requiretool.Missing(t, fmt.Sprintf("needs root to mount a tmpfs: %v %s", err, out))
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
 	fileBin := fileagentBinary(t)

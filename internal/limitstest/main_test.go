@@ -5,18 +5,31 @@ package limitstest
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/agentura/agentura/internal/mcptest"
 )
 
 // agentBin is the test agent, built once by TestMain (with -race when the
-// tests run with it, so a data race in the agent fails its stop check).
-var agentBin string
+// tests run with it, so a data race in the agent fails its stop check);
+// plainBin is the same agent without -race, whose memory the peak-RSS test
+// measures (the race detector multiplies it), whatever the tests run with.
+var agentBin, plainBin string
+
+const testAgentPkg = "github.com/agentura/agentura/internal/testagent/cmd/testagent"
 
 func TestMain(m *testing.M) {
 	os.Exit(mcptest.Main(m, "limitstest", func(dir string) (err error) {
-		agentBin, err = mcptest.Build(dir, "github.com/agentura/agentura/internal/testagent/cmd/testagent", mcptest.RaceEnabled())
+		if agentBin, err = mcptest.Build(dir, testAgentPkg, mcptest.RaceEnabled()); err != nil || !mcptest.RaceEnabled() {
+			plainBin = agentBin
+			return err
+		}
+		plainDir := filepath.Join(dir, "plain")
+		if err = os.Mkdir(plainDir, 0o755); err != nil {
+			return err
+		}
+		plainBin, err = mcptest.Build(plainDir, testAgentPkg, false)
 		return err
 	}))
 }
