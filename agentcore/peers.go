@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentura/agentura/settings"
 	"net"
 	"net/http"
 	"net/url"
@@ -32,7 +33,7 @@ type PeerURL struct {
 // "http://localhost:8001=http://ocr-agent:8001,http://localhost:8002=http://composer-agent:8002".
 func ParsePeerURLs(s string) ([]PeerURL, error) {
 	var out []PeerURL
-	for _, pair := range transfer.SplitList(s, ",") {
+	for _, pair := range settings.Split(s, ",") {
 		public, internal, ok := strings.Cut(pair, "=")
 		if !ok {
 			return nil, fmt.Errorf("%q is not PUBLIC=INTERNAL (for example http://localhost:8001=http://ocr-agent:8001)", pair)

@@ -99,17 +99,23 @@ func Bool(p *bool, env, doc string) *Var {
 }
 
 // Strings declares a list setting: items separated by sep, each trimmed,
-// empty ones dropped.
+// empty ones dropped (Split).
 func Strings(p *[]string, env, sep, doc string) *Var {
-	return Of(p, env, nil, doc, func(s string) ([]string, error) {
-		var out []string
-		for _, item := range strings.Split(s, sep) {
-			if item = strings.TrimSpace(item); item != "" {
-				out = append(out, item)
-			}
+	return Of(p, env, nil, doc, func(s string) ([]string, error) { return Split(s, sep), nil },
+		func(items []string) string { return strings.Join(items, sep) })
+}
+
+// Split splits the text of a list setting at sep, trims each item and
+// drops empty ones, so "a, b,," is [a b] and "" is nil. Parsers of list
+// settings declared with Of use it as Strings does.
+func Split(s, sep string) []string {
+	var out []string
+	for _, item := range strings.Split(s, sep) {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
 		}
-		return out, nil
-	}, func(items []string) string { return strings.Join(items, sep) })
+	}
+	return out
 }
 
 // Int declares a whole-number setting; 0 in the environment means the

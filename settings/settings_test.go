@@ -161,3 +161,11 @@ func TestFormatDuration(t *testing.T) {
 		t.Error(settings.FlagName("AGENT_OCR_MAX_PAGES"))
 	}
 }
+func TestSplit(t *testing.T) {
+	if got := settings.Split(" a, b,,c ,", ","); strings.Join(got, "|") != "a|b|c" {
+		t.Errorf("SplitList = %q", got)
+	}
+	if got := settings.Split("", ":"); got != nil {
+		t.Errorf("Split(\"\") = %q, want nil", got)
+	}
+}

@@ -227,15 +227,6 @@ func TestRedactUserinfo(t *testing.T) {
 	}
 }
 
-func TestSplitList(t *testing.T) {
-	if got := SplitList(" a, b,,c ,", ","); strings.Join(got, "|") != "a|b|c" {
-		t.Errorf("SplitList = %q", got)
-	}
-	if got := SplitList("", ":"); got != nil {
-		t.Errorf("SplitList(\"\") = %q, want nil", got)
-	}
-}
-
 func TestProbe(t *testing.T) {
 	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer ok.Close()
