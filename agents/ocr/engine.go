@@ -51,12 +51,6 @@ const outputLimit = 1 << 20
 
 // heavy runs a CPU-heavy command once a slot is free, returning its stdout.
 func (e *engine) heavy(ctx context.Context, name string, args ...string) ([]byte, error) {
-	return e.heavyPages(ctx, nil, name, args...)
-}
-
-// heavyPages is heavy for tesseract on a list of pages: started (if not
-// nil) hears of each page it starts (pageWatcher).
-func (e *engine) heavyPages(ctx context.Context, started func(page int), name string, args ...string) ([]byte, error) {
 	e.metrics.waiting.Inc()
 	select {
 	case e.slots <- struct{}{}:
@@ -70,18 +64,13 @@ func (e *engine) heavyPages(ctx context.Context, started func(page int), name st
 		e.metrics.running.Dec()
 		<-e.slots
 	}()
-	return e.runPages(ctx, started, name, args...)
+	return e.run(ctx, name, args...)
 }
 
 // run runs name with args, without a shell, and returns its stdout. When ctx
 // ends the process is killed; its error then wraps ctx's cause. A failure
 // carries the end of the command's stderr.
 func (e *engine) run(ctx context.Context, name string, args ...string) ([]byte, error) {
-	return e.runPages(ctx, nil, name, args...)
-}
-
-// runPages is run with started told of each page tesseract starts.
-func (e *engine) runPages(ctx context.Context, started func(page int), name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	ownGroup(cmd)
 	cmd.Env = e.env
@@ -90,9 +79,6 @@ func (e *engine) runPages(ctx context.Context, started func(page int), name stri
 	stdout := &tailBuffer{limit: outputLimit}
 	stderr := &tailBuffer{limit: 16 << 10}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if started != nil {
-		cmd.Stderr = &pageWatcher{next: stderr, started: started}
-	}
 	start := time.Now()
 	err := cmd.Run()
 	e.metrics.observe(name, start, err, ctx.Err() != nil)

@@ -76,8 +76,8 @@ func (a *Agent) recognize(ctx context.Context, src *source, req request, dir str
 		if doc.Pages, err = a.tesseract(ctx, input, outBase, doc.Languages, req.Outputs); err != nil {
 			return nil, err
 		}
-		_, total := pageSteps(src)
-		req.progress.report(total, total, "%s recognised", plural(total, "page"))
+		pages := max(src.Pages, 1) // one tesseract run reads them all
+		req.progress.report(pages, pages, "%s recognised", plural(pages, "page"))
 	}
 	a.engine.metrics.pages.Add(float64(len(doc.Pages)))
 	stem := strings.TrimSuffix(src.Name, filepath.Ext(src.Name))
