@@ -69,11 +69,12 @@ func cleanSegment(seg string) string {
 		}
 		return r
 	}, seg)
-	seg = strings.TrimSpace(seg)
-	if strings.Trim(seg, ".") == "" {
+	// Checked after shortening too: cutting a long segment may leave only
+	// its dots ("....… 0." cut to its first bytes), which is no name.
+	if seg = shorten(strings.TrimSpace(seg), MaxSegmentBytes); strings.Trim(seg, ".") == "" {
 		return ""
 	}
-	return shorten(seg, MaxSegmentBytes)
+	return seg
 }
 
 // Shorten cuts a segment to at most limit bytes at a rune boundary, keeping
