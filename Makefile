@@ -83,11 +83,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./filename
 
 ## fuzz-ci: every fuzz target for FUZZ_CI_TIME each (make check runs it): the resolver, argument decoding,
-##   names, download-token parsing, the composer's picture checks, Markdown limits and rendering. A failure leaves
-##   its input under the package's testdata/fuzz/<Target>/: commit it, it then runs in every go test.
+##   names, download-token parsing, the quick download path's request heads (against net/http's parser), the
+##   composer's picture checks, Markdown limits and rendering. A failure leaves its input under the package's
+##   testdata/fuzz/<Target>/: commit it, it then runs in every go test.
 FUZZ_CI_TIME    ?= 20s
 FUZZ_CI_TARGETS ?= ./agentcore:FuzzResolve ./agentcore:FuzzDecodeArgs ./filename:FuzzClean ./internal/signing:FuzzVerify \
-	./agents/composer:FuzzImageHeader ./agents/composer:FuzzMarkdownLimits ./agents/composer:FuzzRender
+	./agents/composer:FuzzImageHeader ./agents/composer:FuzzMarkdownLimits ./agents/composer:FuzzRender ./internal/quickget:FuzzParseHead
 .PHONY: fuzz-ci
 fuzz-ci:
 	@set -e; for t in $(FUZZ_CI_TARGETS); do \

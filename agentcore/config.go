@@ -71,6 +71,7 @@ type Config struct {
 	IdleTimeout        time.Duration // AGENT_IDLE_TIMEOUT
 	BodyTimeout        time.Duration // AGENT_BODY_TIMEOUT
 	MinBodyRate        int64         // AGENT_MIN_BODY_RATE; negative: not paced (the variable says 0)
+	NetHTTPDownloads   bool          // AGENT_NET_HTTP_DOWNLOADS
 
 	// Store, when set, is where the service keeps its files, used as it is:
 	// a store of the program's own (any fileserve.Store) instead of the one
@@ -199,6 +200,8 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.Size(&c.MinBodyRate, "AGENT_MIN_BODY_RATE", DefaultMinBodyRate,
 			"bytes per second a request body must average (after AGENT_BODY_TIMEOUT of slack), or the request fails and its connection "+
 				"is closed; `0` = no minimum").ZeroMeansOff(),
+		settings.Bool(&c.NetHTTPDownloads, "AGENT_NET_HTTP_DOWNLOADS", "serve downloads (`GET /files/…`) through net/http like every other "+
+			"request, instead of the agent's quick HTTP/1.1 path for them (docs/benchmarks.md): for comparison, or should the quick path misbehave"),
 	}
 }
 

@@ -43,6 +43,7 @@ import (
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/internal/quickget"
 	"github.com/agentura/agentura/internal/signing"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -294,8 +295,18 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		ConnContext:       withConn, // downloads cork the connection (fastpath.go)
 	}
+	// Downloads of /files/ are read and answered by the quick path, the
+	// rest by net/http; both call the same handler.
+	var server interface {
+		Serve(net.Listener) error
+		Shutdown(context.Context) error
+		Close() error
+	} = srv
+	if !s.cfg.NetHTTPDownloads {
+		server = quickget.New(filesPrefix, srv)
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- server.Serve(ln) }()
 	s.log.Info("agent serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,
 		"tools", len(s.Tools()), "auth", s.cfg.Auth, "mcp_stateless", s.cfg.MCPStateless)
 
@@ -308,8 +319,8 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	s.drain()
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
+	if err := server.Shutdown(sctx); err != nil {
+		server.Close()
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
