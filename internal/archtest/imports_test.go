@@ -49,7 +49,7 @@ var rules = []rule{
 	{"internal/filehttp", with(leaves, "fileserve", "internal/signing", "internal/boundedmap", "internal/promreg")},
 	{"internal/cleanup", []string{"fileserve", "internal/promreg"}},
 	{"agentcore", with(leaves, "fileserve", "internal/signing", "internal/filehttp", "internal/quickget", "internal/cleanup", "internal/promreg", "internal/memcg")},
-	{"internal/quickget", nil}, // downloads read and answered without net/http's per-request work
+	{"internal/quickget", nil},                                   // downloads read and answered without net/http's per-request work
 	{"agentcore/agenttest", with(leaves, "agentcore", "client")}, // the public test helper: an agent in-process, the host side in front
 
 	// The client side: the leaves, never a server package. agentcore may
