@@ -31,9 +31,10 @@ freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0
 nginx_port=$(freeport)
 agent_port=$(freeport)
 gofs_port=$(freeport)
+plain_port=$(freeport)
 
 chmod 755 "$tmp"
-mkdir -p "$tmp/www" "$tmp/nginx" "$tmp/agent"
+mkdir -p "$tmp/www" "$tmp/nginx" "$tmp/agent" "$tmp/plain"
 head -c 4096 /dev/urandom >"$tmp/www/4k.bin"
 head -c $((BIG_MIB << 20)) /dev/urandom >"$tmp/www/big.bin"
 
@@ -68,17 +69,24 @@ pids+=($agent_pid)
 "$agent" fileserver "127.0.0.1:$gofs_port" "$tmp/www" &
 pids+=($!)
 
-for url in "http://127.0.0.1:$nginx_port/4k.bin" "http://127.0.0.1:$agent_port/healthz" "http://127.0.0.1:$gofs_port/4k.bin"; do
+# The same agent with its quick download path off: every request through net/http.
+AGENT_NET_HTTP_DOWNLOADS=true AGENT_SIGNING_KEY=$(head -c 32 /dev/urandom | base64) AGENT_ADDR=127.0.0.1:$plain_port \
+	AGENT_PUBLIC_URL=http://127.0.0.1:$plain_port AGENT_DATA_DIR=$tmp/plain AGENT_LOG_LEVEL=warn "$agent" &
+pids+=($!)
+
+for url in "http://127.0.0.1:$nginx_port/4k.bin" "http://127.0.0.1:$agent_port/healthz" "http://127.0.0.1:$gofs_port/4k.bin" \
+	"http://127.0.0.1:$plain_port/healthz"; do
 	for _ in $(seq 100); do curl -fso /dev/null "$url" && break; sleep 0.1; done
 done
 
-# stage PATH NAME: POST /uploads, print the signed URL.
+# stage PATH NAME [PORT]: POST /uploads, print the signed URL.
 stage() {
-	curl -fsS -H "X-Filename: $2" --data-binary "@$1" "http://127.0.0.1:$agent_port/uploads" |
+	curl -fsS -H "X-Filename: $2" --data-binary "@$1" "http://127.0.0.1:${3:-$agent_port}/uploads" |
 		python3 -c 'import json,sys; print(json.load(sys.stdin)["url"])'
 }
 small_url=$(stage "$tmp/www/4k.bin" 4k.bin)
 big_url=$(stage "$tmp/www/big.bin" big.bin)
+plain_small_url=$(stage "$tmp/www/4k.bin" 4k.bin "$plain_port")
 
 rps() { wrk -t2 -c"$CONNS" -d"$DURATION" "$1" | awk '/Requests\/sec/ {print $2}'; }
 # median MB/s of ROUNDS curl downloads (alternating servers is done by the caller)
@@ -87,14 +95,16 @@ median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)   ($(nproc) CPUs)"
 curl -fso /dev/null "$small_url"
-n_all=() a_all=() g_all=()
+n_all=() a_all=() p_all=() g_all=()
 for _ in $(seq "$RPS_ROUNDS"); do
 	n_all+=("$(rps "http://127.0.0.1:$nginx_port/4k.bin")")
 	a_all+=("$(rps "$small_url")")
+	p_all+=("$(rps "$plain_small_url")")
 	g_all+=("$(rps "http://127.0.0.1:$gofs_port/4k.bin")")
 done
 n_rps=$(median "${n_all[@]}")
 a_rps=$(median "${a_all[@]}")
+p_rps=$(median "${p_all[@]}")
 g_rps=$(median "${g_all[@]}")
 n_mb=() a_mb=() g_mb=()
 for _ in $(seq "$ROUNDS"); do
@@ -108,12 +118,13 @@ g_med=$(median "${g_mb[@]}")
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 ratio() { awk -v a="$1" -v n="$2" 'BEGIN {printf "%.2f", a/n}'; }
-printf '%-48s %10s %10s %8s %8s %14s %8s\n' "download" "nginx" "agent" "ratio" "target" "Go FileServer" "ratio"
-printf '%-48s %10s %10s %8s %8s %14s %8s\n' "4 KiB, $CONNS conns, wrk $DURATION, median of $RPS_ROUNDS (req/s)" \
-	"$n_rps" "$a_rps" "$(ratio "$a_rps" "$n_rps")" "0.70" "$g_rps" "$(ratio "$g_rps" "$n_rps")"
-printf '%-48s %10s %10s %8s %8s %14s %8s\n' "$BIG_MIB MiB, curl median of $ROUNDS (MB/s)" \
-	"$n_med" "$a_med" "$(ratio "$a_med" "$n_med")" "0.95" "$g_med" "$(ratio "$g_med" "$n_med")"
-echo "  (req/s runs: nginx ${n_all[*]}; agent ${a_all[*]}; Go FileServer ${g_all[*]})"
+printf '%-48s %10s %10s %8s %8s %15s %8s %14s %8s\n' "download" "nginx" "agent" "ratio" "target" "agent net/http" "ratio" "Go FileServer" "ratio"
+printf '%-48s %10s %10s %8s %8s %15s %8s %14s %8s\n' "4 KiB, $CONNS conns, wrk $DURATION, median of $RPS_ROUNDS (req/s)" \
+	"$n_rps" "$a_rps" "$(ratio "$a_rps" "$n_rps")" "0.70" "$p_rps" "$(ratio "$p_rps" "$n_rps")" "$g_rps" "$(ratio "$g_rps" "$n_rps")"
+printf '%-48s %10s %10s %8s %8s %15s %8s %14s %8s\n' "$BIG_MIB MiB, curl median of $ROUNDS (MB/s)" \
+	"$n_med" "$a_med" "$(ratio "$a_med" "$n_med")" "0.95" "" "" "$g_med" "$(ratio "$g_med" "$n_med")"
+echo "  (agent net/http: the same agent with AGENT_NET_HTTP_DOWNLOADS=true, its quick download path off)"
+echo "  (req/s runs: nginx ${n_all[*]}; agent ${a_all[*]}; agent net/http ${p_all[*]}; Go FileServer ${g_all[*]})"
 echo "  (MB/s runs: nginx ${n_mb[*]}; agent ${a_mb[*]}; Go FileServer ${g_mb[*]})"
 
 [ "$RSS_MIB" -gt 0 ] || exit 0
