@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +25,9 @@ import (
 // local CA: /readyz answers through it and plain HTTP only redirects; a
 // stateless tools/call through it hands out a download URL under the
 // balancer's HTTPS address; an A2A task created through it is found by
-// tasks/get on every one of ten tries (whichever replica answers); with
+// tasks/get on every one of ten tries (whichever replica answers); a tus
+// upload in eight PATCHes through it completes (its PATCHes stick to the
+// replica holding it); with
 // one composer replica stopped, twenty downloads through it all succeed; and
 // the load test (internal/cmd/scaleload) runs through it while a replica is
 // stopped and started again, with no failed or corrupt download.
@@ -111,6 +115,12 @@ func TestComposeScaleBalancer(t *testing.T) {
 		}
 	}
 
+	// 3b. A tus upload through the balancer in eight PATCHes: its unfinished
+	// bytes lie on the replica that created it, and the balancer's stick
+	// table sends each PATCH and HEAD back there (round-robin would send
+	// half of them elsewhere); the File-Url downloads the same bytes.
+	tusThroughBalancer(t, hc, s.lbURL)
+
 	// 4. One replica stopped: twenty downloads through the balancer succeed.
 	s.stopReplica(t, 0)
 	for i := range 20 {
@@ -143,6 +153,49 @@ func TestComposeScaleBalancer(t *testing.T) {
 	t.Logf("load test through the balancer, replica B stopped and started during it:\n%s", loadOut.String())
 	if err != nil {
 		t.Errorf("the load test failed: %v", err)
+	}
+}
+
+// tusThroughBalancer uploads 1 MiB with tus in eight PATCHes through the
+// balancer at lbURL, asking the offset with HEAD before each, and
+// downloads the File-Url.
+func tusThroughBalancer(t *testing.T, hc *http.Client, lbURL string) {
+	t.Helper()
+	data := bytes.Repeat([]byte("tus through the balancer\n"), 40330)[:1<<20]
+	tus := func(method, url string, body []byte, header ...string) *http.Response {
+		req, _ := http.NewRequestWithContext(t.Context(), method, url, bytes.NewReader(body))
+		req.Header.Set("Tus-Resumable", "1.0.0")
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := hc.Do(req)
+		must(t, err, "%s %s", method, url)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	resp := tus(http.MethodPost, lbURL+"/uploads/tus/", nil, "Upload-Length", strconv.Itoa(len(data)),
+		"Upload-Metadata", "filename "+base64.StdEncoding.EncodeToString([]byte("tus-lb.txt")))
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusCreated || !strings.HasPrefix(loc, lbURL+"/uploads/tus/") {
+		t.Fatalf("tus creation through the balancer: %s, Location %q", resp.Status, loc)
+	}
+	const parts = 8
+	fileURL := ""
+	for i := range parts {
+		head := tus(http.MethodHead, loc, nil)
+		if want := strconv.Itoa(i * len(data) / parts); head.StatusCode != http.StatusOK || head.Header.Get("Upload-Offset") != want {
+			t.Fatalf("HEAD before part %d: %s, offset %q, want %s (another replica answered?)", i+1, head.Status, head.Header.Get("Upload-Offset"), want)
+		}
+		from, to := i*len(data)/parts, (i+1)*len(data)/parts
+		patch := tus(http.MethodPatch, loc, data[from:to], "Upload-Offset", strconv.Itoa(from), "Content-Type", "application/offset+octet-stream")
+		if patch.StatusCode != http.StatusNoContent {
+			t.Fatalf("PATCH %d of %d through the balancer: %s", i+1, parts, patch.Status)
+		}
+		fileURL = patch.Header.Get("File-Url")
+	}
+	if code, body := get(t, hc, fileURL); code != http.StatusOK || body != string(data) {
+		t.Errorf("File-Url of the tus upload through the balancer: %d, %d bytes, want %d", code, len(body), len(data))
 	}
 }
 
