@@ -19,7 +19,9 @@ const DefaultTusThreshold = 64 << 20
 // Tus sends files to an agent's resumable upload endpoint (TusPath, the
 // tus 1.0 protocol): it creates an upload, PATCHes its bytes in chunks, and
 // after a dropped connection asks the agent (HEAD) where to resume, waiting
-// longer between tries. The zero value is ready to use with
+// longer between tries. An upload the agent no longer knows (404 or 410:
+// it expired, or the replica holding it went away) is started over, at
+// most maxRestarts times. The zero value is ready to use with
 // http.DefaultClient and the defaults below.
 type Tus struct {
 	// Client sends the requests; it carries the caller's identity
@@ -54,9 +56,20 @@ func (t *Tus) Send(ctx context.Context, endpoint, name string, src io.ReaderAt, 
 		return fail(err)
 	}
 	var offset int64
-	failures := 0
+	failures, restarts := 0, 0
 	for {
 		fileURL, next, err := t.patch(ctx, loc, src, offset, size)
+		if gone(err) && restarts < maxRestarts {
+			// The upload is gone: make a new one and send everything again.
+			restarts++
+			lost := err
+			if loc, err = t.create(ctx, endpoint, name, size); err != nil {
+				return fail(fmt.Errorf("start over after %v: %w", lost, err))
+			}
+			offset, failures = 0, 0
+			t.progress(0, size)
+			continue
+		}
 		if err == nil && fileURL != "" {
 			return fileURL, nil
 		}
@@ -86,6 +99,13 @@ func (t *Tus) Send(ctx context.Context, endpoint, name string, src io.ReaderAt, 
 			if herr == nil {
 				break
 			}
+			if gone(herr) && restarts < maxRestarts {
+				restarts++
+				if loc, herr = t.create(ctx, endpoint, name, size); herr == nil {
+					offset = 0
+					break
+				}
+			}
 			if errors.As(herr, &fatal) {
 				return fail(herr)
 			}
@@ -98,10 +118,24 @@ func (t *Tus) Send(ctx context.Context, endpoint, name string, src io.ReaderAt, 
 	}
 }
 
-// tusFatal is an answer that retrying does not change (4xx).
-type tusFatal struct{ msg string }
+// tusFatal is an answer that retrying does not change (4xx). gone marks
+// the upload not there any more (404, 410): starting over may help.
+type tusFatal struct {
+	msg  string
+	gone bool
+}
 
 func (e *tusFatal) Error() string { return e.msg }
+
+// gone reports whether err says the upload is not there any more.
+func gone(err error) bool {
+	var fatal *tusFatal
+	return errors.As(err, &fatal) && fatal.gone
+}
+
+// maxRestarts is how often one Send starts an upload over that the agent
+// no longer knows.
+const maxRestarts = 2
 
 func (t *Tus) client() *http.Client {
 	if t.Client != nil {
@@ -142,8 +176,10 @@ func (t *Tus) progress(done, total int64) {
 func answerError(what string, resp *http.Response) error {
 	msg := what + ": " + Describe(resp)
 	switch c := resp.StatusCode; {
+	case c == http.StatusNotFound || c == http.StatusGone:
+		return &tusFatal{msg: msg, gone: true}
 	case c >= 400 && c < 500 && c != http.StatusRequestTimeout && c != http.StatusConflict && c != http.StatusTooManyRequests:
-		return &tusFatal{msg}
+		return &tusFatal{msg: msg}
 	}
 	return errors.New(msg)
 }
@@ -167,10 +203,10 @@ func (t *Tus) create(ctx context.Context, endpoint, name string, size int64) (st
 	}
 	loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
 	if err != nil || resp.Header.Get("Location") == "" {
-		return "", &tusFatal{"the agent created the upload without a usable Location"}
+		return "", &tusFatal{msg: "the agent created the upload without a usable Location"}
 	}
 	if !SameOrigin(loc, resp.Request.URL) {
-		return "", &tusFatal{fmt.Sprintf("the agent named an upload on another origin (%s); refusing to send the file there", Redact(loc.String()))}
+		return "", &tusFatal{msg: fmt.Sprintf("the agent named an upload on another origin (%s); refusing to send the file there", Redact(loc.String()))}
 	}
 	return loc.String(), nil
 }
@@ -185,7 +221,7 @@ func (t *Tus) patch(ctx context.Context, loc string, src io.ReaderAt, offset, si
 	n := min(chunk, size-offset)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, loc, io.NewSectionReader(src, offset, n))
 	if err != nil {
-		return "", 0, &tusFatal{err.Error()}
+		return "", 0, &tusFatal{msg: err.Error()}
 	}
 	req.ContentLength = n
 	if n == 0 {
@@ -204,13 +240,13 @@ func (t *Tus) patch(ctx context.Context, loc string, src io.ReaderAt, offset, si
 	}
 	next, err = strconv.ParseInt(resp.Header.Get("Upload-Offset"), 10, 64)
 	if err != nil || next < offset || next > size {
-		return "", 0, &tusFatal{fmt.Sprintf("the agent answered an Upload-Offset of %q", resp.Header.Get("Upload-Offset"))}
+		return "", 0, &tusFatal{msg: fmt.Sprintf("the agent answered an Upload-Offset of %q", resp.Header.Get("Upload-Offset"))}
 	}
 	t.progress(next, size)
 	if next == size {
 		u := resp.Header.Get(HeaderFileURL)
 		if u == "" {
-			return "", 0, &tusFatal{"the agent completed the upload without a " + HeaderFileURL}
+			return "", 0, &tusFatal{msg: "the agent completed the upload without a " + HeaderFileURL}
 		}
 		return u, next, nil
 	}
@@ -222,7 +258,7 @@ func (t *Tus) patch(ctx context.Context, loc string, src io.ReaderAt, offset, si
 func (t *Tus) head(ctx context.Context, loc string) (offset int64, fileURL string, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, loc, nil)
 	if err != nil {
-		return 0, "", &tusFatal{err.Error()}
+		return 0, "", &tusFatal{msg: err.Error()}
 	}
 	req.Header.Set("Tus-Resumable", tusVersion)
 	resp, err := t.client().Do(req)
@@ -235,7 +271,7 @@ func (t *Tus) head(ctx context.Context, loc string) (offset int64, fileURL strin
 	}
 	offset, err = strconv.ParseInt(resp.Header.Get("Upload-Offset"), 10, 64)
 	if err != nil || offset < 0 {
-		return 0, "", &tusFatal{fmt.Sprintf("the agent answered an Upload-Offset of %q", resp.Header.Get("Upload-Offset"))}
+		return 0, "", &tusFatal{msg: fmt.Sprintf("the agent answered an Upload-Offset of %q", resp.Header.Get("Upload-Offset"))}
 	}
 	return offset, resp.Header.Get(HeaderFileURL), nil
 }

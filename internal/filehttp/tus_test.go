@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -355,6 +357,83 @@ func TestTusResumesAfterCut(t *testing.T) {
 		t.Errorf("no resume from a partial offset in progress %v", progress)
 	}
 }
+
+// losingTransport is ownerTransport that, before the PATCH numbered lose,
+// deletes the upload on the agent: what a client meets when the replica
+// holding its upload went away, or the upload expired.
+type losingTransport struct {
+	owner   ownerTransport
+	lose    int
+	patches int
+	deleted string
+}
+
+func (l *losingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPatch {
+		l.patches++
+		if l.patches == l.lose {
+			del, _ := http.NewRequestWithContext(r.Context(), http.MethodDelete, r.URL.String(), nil)
+			del.Header.Set("Tus-Resumable", "1.0.0")
+			resp, err := l.owner.RoundTrip(del)
+			if err != nil {
+				return nil, err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNoContent {
+				return nil, fmt.Errorf("DELETE %s: %s", r.URL, resp.Status)
+			}
+			l.deleted = r.URL.String()
+		}
+	}
+	return l.owner.RoundTrip(r)
+}
+
+// An upload the agent no longer knows (404) is started over: the file
+// arrives whole under a new upload.
+func TestTusStartsOverWhenGone(t *testing.T) {
+	env := newTusEnv(t, nil, nil)
+	content := storetest.Pattern(3_000_000)
+	lost := &losingTransport{owner: "alice", lose: 2}
+	var progress []int64
+	client := &transfer.Tus{
+		Client:     &http.Client{Transport: lost},
+		ChunkBytes: 1 << 20,
+		Backoff:    10 * time.Millisecond,
+		Progress:   func(done, total int64) { progress = append(progress, done) },
+	}
+	fileURL, err := client.Send(bg, env.url+transfer.TusPath, "again.bin", bytes.NewReader(content), int64(len(content)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lost.deleted == "" || strings.Contains(fileURL, lost.deleted) {
+		t.Fatalf("the upload was not lost midway (deleted %q)", lost.deleted)
+	}
+	resp, got := do(t, "GET", fileURL, nil, nil)
+	if resp.StatusCode != 200 || !bytes.Equal(got, content) {
+		t.Fatalf("GET File-Url: %s, %d bytes of %d", resp.Status, len(got), len(content))
+	}
+	if want := []int64{1 << 20, 0, 1 << 20, 2 << 20, 3_000_000}; !slices.Equal(progress, want) {
+		t.Errorf("progress = %v, want %v (the restart from 0 shown)", progress, want)
+	}
+
+	// Lost on every try: it gives up, saying why.
+	always := &losingTransport{owner: "alice", lose: 1}
+	client.Client = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodPatch {
+			always.patches = 0
+		}
+		return always.RoundTrip(r)
+	})}
+	if _, err := client.Send(bg, env.url+transfer.TusPath, "never.bin", bytes.NewReader(content), int64(len(content))); err == nil ||
+		!strings.Contains(err.Error(), "404") {
+		t.Errorf("an upload lost on every try: %v, want a 404 error", err)
+	}
+}
+
+// roundTripFunc is a function as an http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // ownerTransport names the owner on every request, as a bearer would.
 type ownerTransport string
