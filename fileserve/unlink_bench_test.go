@@ -32,8 +32,9 @@ const unlinkWorkers = 8
 
 // BenchmarkUnlinkFloor is the floor under BenchmarkSweepAllExpired: what
 // deleting sweepFiles ids costs with bare system calls (unlink, and rmdir
-// for the folder layout), 8 at a time, no index, no store, after the files
-// were synced to disk. It reports ns/file, and sync-s/op for the sync(2)
+// for the folder layout), 8 at a time in the order they were written, no
+// index, no store, after the files were synced to disk; the ids are spread
+// over 100 folders as BenchmarkSweepAllExpired's are over 100 owners. It reports ns/file, and sync-s/op for the sync(2)
 // after the deletions (not timed). On a file system mounted with discard
 // each freed block is trimmed as the journal commits, which makes a file of
 // one block cost far more to delete than an empty one; compare
@@ -62,14 +63,21 @@ func BenchmarkUnlinkFloor(b *testing.B) {
 	}
 }
 
-// seedFlat writes n ids under root, each files files of size bytes, in a
-// folder of its own when folder is set, and returns the ids' paths (the
+// seedFlat writes n ids under root, spread over 100 parent folders as Seed
+// spreads files over 100 owners, each id files files of size bytes, in a
+// folder of its own when folder is set; it returns the ids' paths (the
 // folder, or the common prefix of the flat files).
 func seedFlat(b *testing.B, root string, n int, folder bool, files, size int) []string {
 	content := make([]byte, size)
 	paths := make([]string, n)
 	for i := range n {
-		p := filepath.Join(root, fmt.Sprintf("%08d", i))
+		parent := filepath.Join(root, fmt.Sprintf("owner-%d", i%100))
+		if i < 100 {
+			if err := os.MkdirAll(parent, 0o700); err != nil {
+				b.Fatal(err)
+			}
+		}
+		p := filepath.Join(parent, fmt.Sprintf("%08d", i))
 		if folder {
 			if err := os.Mkdir(p, 0o700); err != nil {
 				b.Fatal(err)
