@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +28,34 @@ func sweepFiles(b *testing.B) int {
 	return 100_000
 }
 
+// sweepDir is a fresh folder for a sweep benchmark's files: under
+// AGENTURA_SWEEP_DIR when it is set (to choose the file system measured, say
+// an ext4 mounted without discard), else under b.TempDir (TMPDIR). It is
+// removed when the benchmark ends.
+func sweepDir(b *testing.B) string {
+	parent := os.Getenv("AGENTURA_SWEEP_DIR")
+	if parent == "" {
+		return b.TempDir()
+	}
+	dir, err := os.MkdirTemp(parent, "sweepbench-")
+	if err != nil {
+		b.Fatalf("AGENTURA_SWEEP_DIR=%q: %v", parent, err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// syncAll writes every dirty block of every file system to disk and commits
+// the journals (sync(2)). After seeding it makes the files what the store's
+// commit leaves (content and metadata allocated on disk, fsynced), so that
+// deleting them frees real blocks; without it many are still delayed
+// allocations that a deletion drops for free. It returns how long it took.
+func syncAll() time.Duration {
+	began := time.Now()
+	syscall.Sync()
+	return time.Since(began)
+}
+
 // walkOnly hides a store's expiry index: the sweeper walks every file, as
 // it did before stores had an index.
 type walkOnly struct{ fileserve.Store }
@@ -44,7 +73,7 @@ var sweepVariants = []struct {
 }
 
 func newSweepStore(b *testing.B) *fileserve.DiskStore {
-	st, err := fileserve.NewDiskStore(filepath.Join(b.TempDir(), "data"))
+	st, err := fileserve.NewDiskStore(filepath.Join(sweepDir(b), "data"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -70,10 +99,11 @@ func sweeperFor(b *testing.B, st *fileserve.DiskStore, indexed bool, workers int
 }
 
 // BenchmarkSweepNothingExpired sweeps a store of sweepFiles live files, none
-// expired. The first sweep (the sweeper's full Prune) is left out: this is
-// what every scheduled sweep after it costs.
+// expired, synced to disk. The first sweep (the sweeper's full Prune) is left
+// out: this is what every scheduled sweep after it costs.
 //
 //	go test -run '^$' -bench SweepNothingExpired -benchtime 5x ./fileserve
+//	AGENTURA_SWEEP_DIR=/mnt/e4 AGENTURA_SWEEP_FILES=10000 go test -run '^$' -bench SweepNothingExpired/index -benchtime 5x ./fileserve
 func BenchmarkSweepNothingExpired(b *testing.B) {
 	n := sweepFiles(b)
 	for _, v := range sweepVariants {
@@ -83,6 +113,7 @@ func BenchmarkSweepNothingExpired(b *testing.B) {
 			if err := fileserve.Seed(st, fileserve.Outputs, n, now.Add(-time.Minute), v.indexed); err != nil {
 				b.Fatal(err)
 			}
+			syncAll()
 			s := sweeperFor(b, st, v.indexed, v.workers, now)
 			if _, err := s.Sweep(context.Background()); err != nil {
 				b.Fatal(err)
@@ -99,9 +130,14 @@ func BenchmarkSweepNothingExpired(b *testing.B) {
 }
 
 // BenchmarkSweepAllExpired sweeps a store of sweepFiles files that have all
-// expired, with a sweeper whose full Prune already ran.
+// expired, synced to disk as the store's commit leaves them, with a sweeper
+// whose full Prune already ran. Besides the sweep's time it reports
+// sync-s/op, the sync(2) right after the sweep (not timed): on a file
+// system that trims freed blocks at the journal commit (mounted with
+// discard), what the sweep left to that commit.
 //
 //	go test -run '^$' -bench SweepAllExpired -benchtime 2x ./fileserve
+//	AGENTURA_SWEEP_DIR=/mnt/e4 AGENTURA_SWEEP_FILES=10000 go test -run '^$' -bench SweepAllExpired/index -benchtime 1x ./fileserve
 func BenchmarkSweepAllExpired(b *testing.B) {
 	n := sweepFiles(b)
 	for _, v := range sweepVariants {
@@ -112,17 +148,23 @@ func BenchmarkSweepAllExpired(b *testing.B) {
 			if _, err := s.Sweep(context.Background()); err != nil { // the first sweep's full Prune
 				b.Fatal(err)
 			}
+			var synced time.Duration
 			for range b.N {
 				b.StopTimer()
 				if err := fileserve.Seed(st, fileserve.Outputs, n, now.Add(-2*time.Hour), v.indexed); err != nil {
 					b.Fatal(err)
 				}
+				syncAll()
 				b.StartTimer()
 				stats, err := s.Sweep(context.Background())
 				if err != nil || stats.Files != n {
 					b.Fatalf("sweep: %+v, %v; want %d files deleted", stats, err, n)
 				}
+				b.StopTimer()
+				synced += syncAll()
+				b.StartTimer()
 			}
+			b.ReportMetric(synced.Seconds()/float64(b.N), "sync-s/op")
 		})
 	}
 }

@@ -65,8 +65,9 @@ type Config struct {
 	// and debug lines otherwise. nil means slog.Default().
 	Logger *slog.Logger
 	// Metrics, when not nil, receives the counters agentura_sweeps_total{result},
-	// agentura_swept_files_total{area} and agentura_swept_bytes_total{area}.
-	// Sweepers sharing a registry share the counters.
+	// agentura_swept_files_total{area} and agentura_swept_bytes_total{area},
+	// and the histogram agentura_sweep_duration_seconds. Sweepers sharing a
+	// registry share them.
 	Metrics prometheus.Registerer
 	// Now returns the current time, against which ages are measured.
 	// nil means time.Now; tests pass a fake clock.
@@ -339,6 +340,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 	}
 	if s.metrics != nil {
 		s.metrics.sweeps.WithLabelValues(result).Inc()
+		s.metrics.duration.Observe(st.Duration.Seconds())
 	}
 	attrs := []any{"files", st.Files, "bytes", st.Bytes, "records", st.Records, "errors", st.Errors, "duration", st.Duration}
 	switch {

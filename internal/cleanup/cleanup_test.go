@@ -522,7 +522,13 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("%s{%s=%q} = %v before any sweep; want 0", c.name, c.label, c.value, got)
 		}
 	}
-	sweep(t, s)
+	if n, _ := histogram(t, reg, "agentura_sweep_duration_seconds"); n != 0 {
+		t.Errorf("agentura_sweep_duration_seconds counts %d sweeps before any; want 0", n)
+	}
+	st1 := sweep(t, s)
+	if n, sum := histogram(t, reg, "agentura_sweep_duration_seconds"); n != 1 || sum != st1.Duration.Seconds() {
+		t.Errorf("agentura_sweep_duration_seconds: %d sweeps, %v s in all; want 1 of %v s", n, sum, st1.Duration.Seconds())
+	}
 	for _, c := range []struct {
 		name, label, value string
 		want               float64
@@ -563,6 +569,23 @@ func counter(t *testing.T, reg *prometheus.Registry, name, label, value string) 
 		}
 	}
 	return -1
+}
+
+// histogram returns the sample count and sum of the histogram name in reg,
+// or -1 and 0 when it is not there.
+func histogram(t *testing.T, reg *prometheus.Registry, name string) (int64, float64) {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			h := mf.GetMetric()[0].GetHistogram()
+			return int64(h.GetSampleCount()), h.GetSampleSum()
+		}
+	}
+	return -1, 0
 }
 
 // hookStore wraps a store to observe and disturb it.

@@ -7,12 +7,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are the sweeper's Prometheus counters.
+// metrics are the sweeper's Prometheus counters and its histogram of sweep
+// durations.
 type metrics struct {
-	sweeps *prometheus.CounterVec // result: ok, error, interrupted, skipped
-	files  *prometheus.CounterVec // area
-	bytes  *prometheus.CounterVec // area
+	sweeps   *prometheus.CounterVec // result: ok, error, interrupted, skipped
+	files    *prometheus.CounterVec // area
+	bytes    *prometheus.CounterVec // area
+	duration prometheus.Histogram
 }
+
+// durationBuckets are the upper bounds (seconds) of the sweep duration
+// histogram: from a sweep with nothing to do (a millisecond) to one that
+// outlasts many scheduled periods.
+var durationBuckets = []float64{0.001, 0.01, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300}
 
 // newMetrics registers the counters with reg, or takes over the ones another
 // sweeper registered there before, and creates the series of every known
@@ -37,6 +44,15 @@ func newMetrics(reg prometheus.Registerer, rules []Rule) (*metrics, error) {
 		if *c, err = promreg.Register(reg, *c); err != nil {
 			return nil, fmt.Errorf("cleanup: %w", err)
 		}
+	}
+	var err error
+	m.duration, err = promreg.Register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "agentura_sweep_duration_seconds",
+		Help:    "How long cleanup sweeps took (wall clock), whatever their result; skipped sweeps are not in it.",
+		Buckets: durationBuckets,
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("cleanup: %w", err)
 	}
 	for _, result := range []string{"ok", "error", "interrupted", "skipped"} {
 		m.sweeps.WithLabelValues(result)
