@@ -177,6 +177,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		MaxUploadBytes: cfg.MaxUploadBytes,
 		Owner:          s.uploadOwner,
 		Redirect:       redirect,
+		Small:          smallReader(store),
 		Logger:         s.log,
 		Metrics:        s.registry,
 	})

@@ -75,6 +75,14 @@ func (c *Config) openStore() (store fileserve.Store, scratch string, redirect fi
 	return store, scratch, redirect, nil
 }
 
+// smallReader is the store's fileserve.SmallReader, or nil: the wrappers
+// around the store (instrumentStore, withQuota) have only the Store's
+// methods, and reading needs neither counting nor quota.
+func smallReader(store fileserve.Store) fileserve.SmallReader {
+	sr, _ := store.(fileserve.SmallReader)
+	return sr
+}
+
 // instrumentStore wraps st to count the files and bytes added to it per
 // area: agentura_files_stored_total{area} and
 // agentura_stored_bytes_total{area}. The wrapper has only the Store's

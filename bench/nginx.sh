@@ -12,9 +12,9 @@ for tool in nginx wrk curl; do
 	command -v "$tool" >/dev/null || { echo "bench-nginx needs $tool: apt-get install nginx-light wrk curl" >&2; exit 2; }
 done
 DURATION=${DURATION:-5s}     # each wrk run
-RPS_ROUNDS=${RPS_ROUNDS:-3}  # wrk runs per server, alternating (the median is reported)
+RPS_ROUNDS=${RPS_ROUNDS:-5}  # wrk runs per server, alternating (the median is reported)
 CONNS=${CONNS:-64}           # wrk connections
-ROUNDS=${ROUNDS:-5}          # curl downloads of the big file per server
+ROUNDS=${ROUNDS:-7}          # curl downloads of the big file per server
 BIG_MIB=${BIG_MIB:-256}      # size of the big file
 RSS_MIB=${RSS_MIB:-1024}     # size of the round-trip file (0 skips it)
 
@@ -61,7 +61,7 @@ nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e stderr &
 pids+=($!)
 
 AGENT_SIGNING_KEY=$(head -c 32 /dev/urandom | base64) AGENT_ADDR=127.0.0.1:$agent_port AGENT_PUBLIC_URL=http://127.0.0.1:$agent_port AGENT_DATA_DIR=$tmp/agent \
-	AGENT_MAX_UPLOAD_BYTES=$((((RSS_MIB > BIG_MIB ? RSS_MIB : BIG_MIB) + 1) << 20)) AGENT_LOG_LEVEL=warn \
+	AGENT_MAX_UPLOAD_BYTES=$((((RSS_MIB > BIG_MIB ? RSS_MIB : BIG_MIB) + 1) << 20)) AGENT_OWNER_QUOTA_BYTES=0 AGENT_LOG_LEVEL=warn \
 	"$agent" &
 agent_pid=$!
 pids+=($agent_pid)

@@ -28,3 +28,19 @@ type LocalRoot interface {
 }
 
 var _ LocalRoot = (*DiskStore)(nil)
+
+// SmallReader is a store that reads a small file whole from a cache of
+// files it keeps open: a download of a few KiB then costs a check that the
+// file is still there and one read, where Open, Read and Close cost four
+// system calls (DiskStore: an fstat and a pread against openat, fcntl, read
+// and close). The HTTP download handler asks it first for a plain GET.
+type SmallReader interface {
+	// ReadSmall reads the content of a file of at most len(buf) bytes into
+	// buf and returns its metadata and content (buf[:m.Size]). For a larger
+	// file it returns the metadata and ok false, having read nothing. A
+	// missing file, or another owner's, is ErrNotFound as with Open; a file
+	// deleted returns ErrNotFound from then on, even while others read it.
+	ReadSmall(ctx context.Context, area Area, owner, id string, buf []byte) (m Meta, content []byte, ok bool, err error)
+}
+
+var _ SmallReader = (*DiskStore)(nil)

@@ -50,6 +50,8 @@ type DiskStore struct {
 	// except in tests, which make it fail with EXDEV.
 	adoptRename func(oldpath, newpath string) error
 	metas       *boundedmap.Map[string, Meta]
+	// open holds small files served lately open (ReadSmall).
+	open openFiles
 	// owners is held shared while a file is moved into its owner folder and
 	// exclusively while Prune removes empty owner folders. Across processes,
 	// Prune's age limit and commit's retry cover the same race.
@@ -245,6 +247,7 @@ func (d *DiskStore) Delete(ctx context.Context, area Area, owner, id string) err
 		return fmt.Errorf("fileserve: delete %s file %s: %w", area, id, err)
 	}
 	d.metas.Forget(id)
+	d.open.forget(id)
 	if err := os.RemoveAll(tomb); err != nil {
 		return fmt.Errorf("fileserve: %s file %s is deleted, but removing its remains failed (Prune retries): %w", area, id, err)
 	}

@@ -153,6 +153,7 @@ func (d *DiskStore) Expire(ctx context.Context, e Expired) error {
 		}
 	}
 	d.metas.Forget(e.ID)
+	d.open.forget(e.ID)
 	if gone == 3 {
 		return notFound(e.Area, e.ID)
 	}

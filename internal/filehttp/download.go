@@ -77,28 +77,47 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 		s.redirectFile(w, r, c, area)
 		return
 	}
+	plain := plainGet(r)
+	if plain && s.small != nil {
+		// A small file from the store's cache of open files: no open or close.
+		bp := smallBufs.Get().(*[]byte)
+		defer smallBufs.Put(bp)
+		m, content, ok, err := s.small.ReadSmall(r.Context(), area, c.Owner, id, *bp)
+		if err != nil {
+			s.storeFailed(w, r, id, err)
+			return
+		}
+		if ok {
+			s.fileHeaders(w, m, c)
+			writeSmall(w, m, content)
+			return
+		}
+	}
 	obj, m, err := s.store.Open(r.Context(), area, c.Owner, id)
 	if err != nil {
 		s.storeFailed(w, r, id, err)
 		return
 	}
 	defer obj.Close()
+	s.fileHeaders(w, m, c)
+	if plain && serveSmall(w, obj, m) {
+		return
+	}
+	http.ServeContent(w, r, "", m.Created, sizedObject(obj, m.Size))
+}
 
-	ctype := contentType(m)
+// fileHeaders sets the headers of a download of m under the token claims c.
+func (s *Server) fileHeaders(w http.ResponseWriter, m fileserve.Meta, c signing.Claims) {
 	// Keys are canonical already; the fixed values are shared slices, which
 	// net/http only reads. This is the hot path of small downloads.
 	h := w.Header()
-	h["Content-Type"] = []string{ctype} // set, so ServeContent never sniffs
+	h["Content-Type"] = []string{contentType(m)} // set, so ServeContent never sniffs
 	h["Etag"] = []string{m.ETag()}
 	h["Content-Disposition"] = []string{contentDisposition(baseName(m.Name))}
 	h["Cache-Control"] = []string{cacheControl(c.ExpiresAt, s.now())}
 	h["X-Content-Type-Options"] = headerNosniff
 	h["Content-Security-Policy"] = headerCSP
 	h["Referrer-Policy"] = headerNoReferrer
-	if plainGet(r) && serveSmall(w, obj, m) {
-		return
-	}
-	http.ServeContent(w, r, "", m.Created, sizedObject(obj, m.Size))
 }
 
 // storeFailed answers a failure to find or read a file: 404 when it is not

@@ -57,6 +57,11 @@ type Config struct {
 	// store (AGENT_S3_REDIRECT); HEAD is still answered here. nil: every
 	// download streams through the server.
 	Redirect fileserve.Presigner
+	// Small, when not nil, reads small files for plain GETs from the
+	// store's cache of open files (fileserve.SmallReader). nil: Store's
+	// own, when it is a SmallReader (a store wrapped in another loses it:
+	// pass it here).
+	Small fileserve.SmallReader
 	// Metrics, when not nil, receives agentura_downloads_total{status},
 	// agentura_download_bytes_total and agentura_uploads_total{status}.
 	Metrics prometheus.Registerer
@@ -81,6 +86,7 @@ type Server struct {
 	maxUpload int64
 	owner     func(*http.Request) (string, error)
 	redirect  fileserve.Presigner
+	small     fileserve.SmallReader
 	log       *slog.Logger
 	metrics   *serverMetrics
 	now       func() time.Time
@@ -119,6 +125,7 @@ func NewServer(cfg Config) (*Server, error) {
 		maxUpload: cfg.MaxUploadBytes,
 		owner:     cfg.Owner,
 		redirect:  cfg.Redirect,
+		small:     cfg.Small,
 		log:       cfg.Logger,
 		metrics:   m,
 		tokens:    newTokenCache(),
@@ -126,6 +133,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if s.ttl == 0 {
 		s.ttl = DefaultURLTTL
+	}
+	if sr, ok := cfg.Store.(fileserve.SmallReader); ok && s.small == nil {
+		s.small = sr
 	}
 	if s.maxUpload == 0 {
 		s.maxUpload = DefaultMaxUploadBytes

@@ -48,15 +48,21 @@ func serveSmall(w http.ResponseWriter, obj fileserve.Object, m fileserve.Meta) b
 		f.Seek(0, io.SeekStart)
 		return false
 	}
+	writeSmall(w, m, buf)
+	return true
+}
+
+// writeSmall answers 200 with content, the whole of m, as
+// http.ServeContent would for a plain GET.
+func writeSmall(w http.ResponseWriter, m fileserve.Meta, content []byte) {
 	h := w.Header()
 	if !m.Created.IsZero() {
 		h["Last-Modified"] = []string{m.Created.UTC().Format(http.TimeFormat)}
 	}
 	h["Accept-Ranges"] = headerBytes
-	h["Content-Length"] = []string{strconv.FormatInt(m.Size, 10)}
+	h["Content-Length"] = []string{strconv.Itoa(len(content))}
 	w.WriteHeader(http.StatusOK)
-	w.Write(buf)
-	return true
+	w.Write(content)
 }
 
 var headerBytes = []string{"bytes"}
