@@ -60,6 +60,7 @@ EOF
 nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e stderr &
 pids+=($!)
 
+# No owner quota: the bench stores up to 1.3 GiB, over the default of 1 GiB.
 AGENT_SIGNING_KEY=$(head -c 32 /dev/urandom | base64) AGENT_ADDR=127.0.0.1:$agent_port AGENT_PUBLIC_URL=http://127.0.0.1:$agent_port AGENT_DATA_DIR=$tmp/agent \
 	AGENT_MAX_UPLOAD_BYTES=$((((RSS_MIB > BIG_MIB ? RSS_MIB : BIG_MIB) + 1) << 20)) AGENT_OWNER_QUOTA_BYTES=0 AGENT_LOG_LEVEL=warn \
 	"$agent" &
