@@ -40,6 +40,9 @@ func testHandler(t *testing.T, release <-chan struct{}) http.Handler {
 			w.Write([]byte("hello"))
 		case "/files/nolength":
 			w.Write([]byte("<html>no length declared</html>"))
+		case "/files/status-then-body":
+			w.WriteHeader(http.StatusAccepted)
+			w.Write([]byte("%PDF-1.7 sniffed after an explicit status"))
 		case "/files/big-nolength":
 			for range 10 {
 				w.Write(bytes.Repeat([]byte("x"), 20_000))
@@ -181,6 +184,8 @@ func TestSameAnswers(t *testing.T) {
 	}{
 		{name: "small", raw: get("/files/small"), methods: []string{"GET"}, quick: true},
 		{name: "no length", raw: get("/files/nolength"), methods: []string{"GET"}, quick: true},
+		{name: "status then body", raw: get("/files/status-then-body"), methods: []string{"GET"}, quick: true},
+		{name: "HEAD status then body", raw: "HEAD /files/status-then-body HTTP/1.1\r\nHost: x\r\n\r\n", methods: []string{"HEAD"}, quick: true},
 		{name: "big without length", raw: get("/files/big-nolength"), methods: []string{"GET"}, quick: true},
 		{name: "flushed", raw: get("/files/flushed"), methods: []string{"GET"}, quick: true},
 		{name: "content", raw: get("/files/content"), methods: []string{"GET"}, quick: true},

@@ -83,7 +83,6 @@ func (w *response) statusHasBody() bool {
 // Write implements http.ResponseWriter.
 func (w *response) Write(p []byte) (int, error) {
 	if !w.wroteHead {
-		w.sniff(p)
 		w.WriteHeader(http.StatusOK)
 	}
 	switch {
@@ -96,6 +95,7 @@ func (w *response) Write(p []byte) (int, error) {
 	}
 	w.written += int64(len(p))
 	if w.head {
+		w.sniff(nil, p)    // the type as a GET would have it
 		return len(p), nil // counted, not sent
 	}
 	out := w.buf()
@@ -105,6 +105,7 @@ func (w *response) Write(p []byte) (int, error) {
 	}
 	if !w.sentHead {
 		w.chunked = w.length < 0
+		w.sniff(*out, p)
 		w.appendHead()
 	}
 	if len(p) <= outBufBytes/2 {
@@ -157,6 +158,7 @@ func (w *response) Flush() {
 	}
 	if !w.sentHead {
 		w.chunked = w.length < 0 && !w.head && w.statusHasBody()
+		w.sniff(*w.buf(), nil)
 		w.appendHead()
 	}
 	w.flush(nil)
@@ -174,6 +176,7 @@ func (w *response) finish() bool {
 			w.length = w.written
 			w.header["Content-Length"] = []string{strconv.FormatInt(w.written, 10)}
 		}
+		w.sniff(*w.buf(), nil)
 		w.appendHead()
 	}
 	w.flush(nil)
@@ -291,16 +294,23 @@ func appendClean(b []byte, v string) []byte {
 	return b
 }
 
-// sniff sets the Content-Type from the first body bytes when the handler
-// set none, as net/http does.
-func (w *response) sniff(p []byte) {
-	if _, ok := w.header["Content-Type"]; ok || len(p) == 0 {
+// sniff sets the Content-Type from the first body bytes (buffered, else
+// more) when the handler set none, as net/http does when it writes the
+// headers.
+func (w *response) sniff(buffered, more []byte) {
+	if _, ok := w.header["Content-Type"]; ok || !w.statusHasBody() {
 		return
 	}
 	if _, ok := w.header["Transfer-Encoding"]; ok {
 		return
 	}
-	w.header["Content-Type"] = []string{http.DetectContentType(p)}
+	p := buffered
+	if len(p) == 0 {
+		p = more
+	}
+	if len(p) > 0 {
+		w.header["Content-Type"] = []string{http.DetectContentType(p)}
+	}
 }
 
 var (
