@@ -18,6 +18,14 @@ import (
 // a2aTaskKind is the kind of record A2A tasks are kept as in the store.
 const a2aTaskKind = "a2a-tasks"
 
+// a2aCancelKind is the kind of record that marks a task canceled. A
+// replica running the task rewrites its record with every status update
+// from what it read a moment before, so a cancel written into the record by
+// another replica could be lost in between (last writer wins); the marker
+// is written by the cancel alone and read on every read of a task that has
+// not ended.
+const a2aCancelKind = "a2a-cancels"
+
 // a2aMaxSharedTasksPerOwner bounds the tasks one owner has in a shared task
 // store: a new task beyond it pushes out the owner's task written longest
 // ago (its files stay downloadable; only tasks/get forgets it).
@@ -66,6 +74,11 @@ func (s *sharedTaskStore) save(ctx context.Context, owner string, task *a2a.Task
 	if err != nil {
 		return fmt.Errorf("encode task: %w", err)
 	}
+	if task.Status.State == a2a.TaskStateCanceled {
+		if err := s.records.PutRecord(ctx, a2aCancelKind, owner, string(task.ID), []byte("{}")); err != nil {
+			return fmt.Errorf("mark task %s canceled: %w", task.ID, err)
+		}
+	}
 	return s.records.PutRecord(ctx, a2aTaskKind, owner, string(task.ID), data)
 }
 
@@ -88,6 +101,19 @@ func (s *sharedTaskStore) get(ctx context.Context, owner string, id a2a.TaskID) 
 	}
 	if r.Owner != owner || r.Task == nil {
 		return nil, fmt.Errorf("task %s: %w", id, a2a.ErrTaskNotFound)
+	}
+	if !r.Task.Status.State.Terminal() {
+		_, err := s.records.GetRecord(ctx, a2aCancelKind, owner, string(id))
+		switch {
+		case err == nil:
+			// Canceled, though a status update of the replica running it
+			// wrote over the record since.
+			t := *r.Task
+			t.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled}
+			return &t, nil
+		case !errors.Is(err, fileserve.ErrNotFound):
+			return nil, fmt.Errorf("task %s: %w", id, err)
+		}
 	}
 	return r.Task, nil
 }

@@ -2,6 +2,7 @@ package agentcore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -203,5 +204,38 @@ func TestSharedTaskStoreBoundsTasksPerOwner(t *testing.T) {
 	ended := &a2a.Task{ID: ids[4], ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
 	if err := s.Save(ctx, ended); err == nil {
 		t.Error("a completed task was saved back to working")
+	}
+}
+
+// A cancel made on one replica survives a status update that the replica
+// running the task read before it and writes after it (the record is last
+// writer wins): reads see the task canceled, and the running replica's
+// next save is refused, which ends its execution.
+func TestSharedTaskCancelSurvivesAStaleWrite(t *testing.T) {
+	svc := newTestService(t, nil)
+	s := &sharedTaskStore{records: svc.backing.(fileserve.RecordStore), maxPerOwner: 10}
+	ctx := context.Background()
+	task := &a2a.Task{ID: a2a.NewTaskID(), ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	if err := s.Save(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	stale, _ := json.Marshal(keptRecord{Owner: AnonymousOwner, Task: task}) // what the running replica read
+	canceled := *task
+	canceled.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled}
+	if err := s.Save(ctx, &canceled); err != nil { // the other replica's tasks/cancel
+		t.Fatal(err)
+	}
+	// The running replica's status update, checked against what it read before the cancel.
+	if err := s.records.PutRecord(ctx, a2aTaskKind, AnonymousOwner, string(task.ID), stale); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(ctx, task.ID); err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("after a stale write over the cancel: %v, %+v; want it canceled", err, got)
+	}
+	if !s.canceledElsewhere(ctx, task.ID) {
+		t.Error("the running replica does not see the cancel")
+	}
+	if err := s.Save(ctx, task); !errors.Is(err, a2a.ErrTaskNotCancelable) {
+		t.Errorf("the running replica's next status update: %v, want it refused", err)
 	}
 }

@@ -203,7 +203,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			{Area: fileserve.Outputs, TTL: cfg.OutputTTL},
 			{Area: fileserve.Staging, TTL: cfg.StagingTTL},
 		},
-		Records:  []cleanup.RecordRule{{Kind: a2aTaskKind, TTL: cfg.OutputTTL}},
+		Records:  []cleanup.RecordRule{{Kind: a2aTaskKind, TTL: cfg.OutputTTL}, {Kind: a2aCancelKind, TTL: cfg.OutputTTL}},
 		Expirers: []cleanup.Expirer{{Name: "tus", TTL: cfg.StagingTTL, Expire: s.tus.Expire}},
 		Schedule: cfg.CleanupSchedule,
 		Logger:   s.log,
