@@ -64,6 +64,13 @@ func New(prefix string, srv *http.Server) *Server {
 // returns http.ErrServerClosed after Shutdown or Close.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
+	if s.closing.Load() {
+		// Shutdown or Close came first (they may race with Serve's start):
+		// like http.Server, do not serve.
+		s.mu.Unlock()
+		ln.Close()
+		return http.ErrServerClosed
+	}
 	s.ln = ln
 	s.handoff = &handoffListener{addr: ln.Addr(), conns: make(chan net.Conn), done: make(chan struct{})}
 	s.mu.Unlock()
@@ -232,14 +239,16 @@ func (qc *conn) serve() {
 		}
 		if d := s.idleTimeout(); d > 0 {
 			c.SetReadDeadline(time.Now().Add(d))
+		} else {
+			c.SetReadDeadline(time.Time{}) // not the last head's deadline
 		}
 		if _, err := br.Peek(1); err != nil {
 			return // closed, idle too long, or shut down
 		}
 		qc.idle.Store(false)
-		if d := s.srv.ReadHeaderTimeout; d > 0 {
+		if d := s.readHeaderTimeout(); d > 0 {
 			c.SetReadDeadline(time.Now().Add(d))
-		} else if s.srv.IdleTimeout > 0 {
+		} else {
 			c.SetReadDeadline(time.Time{})
 		}
 		n, err := readHead(br)
@@ -301,6 +310,15 @@ var errPanicked = errors.New("quickget: the handler panicked")
 func (s *Server) idleTimeout() time.Duration {
 	if s.srv.IdleTimeout != 0 {
 		return s.srv.IdleTimeout
+	}
+	return s.srv.ReadTimeout
+}
+
+// readHeaderTimeout is how long a request head may take, as net/http
+// reckons it.
+func (s *Server) readHeaderTimeout() time.Duration {
+	if s.srv.ReadHeaderTimeout > 0 {
+		return s.srv.ReadHeaderTimeout
 	}
 	return s.srv.ReadTimeout
 }

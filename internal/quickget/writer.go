@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // outBufBytes is the size of the buffer a response is gathered in: a
@@ -33,6 +35,7 @@ type response struct {
 	wroteHead bool   // WriteHeader was called: status is final
 	sentHead  bool   // the status line and headers are in hdr or gone
 	length    int64  // the declared Content-Length, or -1
+	lengthStr string // length as the handler wrote it, when it declared one
 	written   int64  // body bytes accepted from the handler
 	chunked   bool   // no length could be declared: the body goes in chunks
 	hdr       []byte // the status line and headers, until they are written
@@ -48,7 +51,7 @@ func (w *response) reset(head, closeAfter bool) {
 	clear(w.header)
 	w.head, w.close = head, closeAfter
 	w.status, w.wroteHead, w.sentHead, w.chunked = 0, false, false, false
-	w.length, w.written, w.err = -1, 0, nil
+	w.length, w.written, w.err, w.lengthStr = -1, 0, nil, ""
 	w.hdr = w.hdr[:0]
 }
 
@@ -68,7 +71,7 @@ func (w *response) WriteHeader(code int) {
 	w.status = code
 	if v := w.header.Get("Content-Length"); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
-			w.length = n
+			w.length, w.lengthStr = n, v
 		} else {
 			w.header.Del("Content-Length")
 		}
@@ -174,7 +177,7 @@ func (w *response) finish() bool {
 		// The handler is done: a body without a declared length is all here.
 		if w.length < 0 && w.statusHasBody() && (!w.head || w.written > 0) {
 			w.length = w.written
-			w.header["Content-Length"] = []string{strconv.FormatInt(w.written, 10)}
+			w.lengthStr = strconv.FormatInt(w.written, 10)
 		}
 		w.sniff(*w.buf(), nil)
 		w.appendHead()
@@ -252,15 +255,23 @@ func (w *response) appendHead() {
 	b = append(b, http.StatusText(w.status)...)
 	b = append(b, "\r\n"...)
 	h := w.header
-	if !w.statusHasBody() {
-		h.Del("Content-Length")
-		h.Del("Transfer-Encoding")
-	}
-	if w.chunked {
-		h["Transfer-Encoding"] = headerChunked
+	// The framing is the writer's, whatever the handler put in the map
+	// after WriteHeader (net/http writes a copy taken then): a length that
+	// differs from the body, or a length beside chunks, desyncs the client.
+	delete(h, "Content-Length")
+	delete(h, "Transfer-Encoding")
+	if w.statusHasBody() {
+		switch {
+		case w.chunked:
+			h["Transfer-Encoding"] = headerChunked
+		case w.length >= 0:
+			h["Content-Length"] = []string{w.lengthStr}
+		}
 	}
 	if w.close {
 		h["Connection"] = headerClose
+	} else if v, ok := h["Connection"]; ok && httpguts.HeaderValuesContainsToken(v, "close") {
+		w.close = true // the handler's wish, as net/http honours it
 	}
 	if _, ok := h["Date"]; !ok {
 		h["Date"] = now()
@@ -271,6 +282,9 @@ func (w *response) appendHead() {
 	}
 	slices.Sort(w.keys)
 	for _, k := range w.keys {
+		if !httpguts.ValidHeaderFieldName(k) {
+			continue // as net/http: a name cannot end the header early either
+		}
 		for _, v := range h[k] {
 			b = append(b, k...)
 			b = append(b, ": "...)
