@@ -258,15 +258,17 @@ func (w *response) appendHead() {
 	// The framing is the writer's, whatever the handler put in the map
 	// after WriteHeader (net/http writes a copy taken then): a length that
 	// differs from the body, or a length beside chunks, desyncs the client.
-	delete(h, "Content-Length")
 	delete(h, "Transfer-Encoding")
-	if w.statusHasBody() {
-		switch {
-		case w.chunked:
-			h["Transfer-Encoding"] = headerChunked
-		case w.length >= 0:
-			h["Content-Length"] = []string{w.lengthStr}
-		}
+	switch {
+	case !w.statusHasBody():
+		delete(h, "Content-Length")
+	case w.chunked:
+		delete(h, "Content-Length")
+		h["Transfer-Encoding"] = headerChunked
+	case w.length < 0:
+		delete(h, "Content-Length")
+	case len(h["Content-Length"]) != 1 || h["Content-Length"][0] != w.lengthStr:
+		h["Content-Length"] = []string{w.lengthStr}
 	}
 	if w.close {
 		h["Connection"] = headerClose
