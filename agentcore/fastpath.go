@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
@@ -70,16 +71,17 @@ func withConn(ctx context.Context, c net.Conn) context.Context {
 // file leave in one segment rather than two (nginx's tcp_nopush). net/http
 // writes through a 4 KiB buffer: a 4 KiB file and its headers take two
 // writes, which without the cork are two segments, each read and
-// acknowledged on its own. It returns nil when the connection is not a TCP
-// connection of the agent's own server (a program mounting Handler on its
-// server, TLS); the caller must call what it returns, or the connection
-// stays corked.
+// acknowledged on its own. It returns nil when the connection is not a
+// socket of the agent's own server (a program mounting Handler on its
+// server, TLS) or takes no TCP_CORK; the caller must call what it returns,
+// or the connection stays corked. A connection the quick download path
+// handed to net/http passes its socket on (syscall.Conn).
 func cork(w http.ResponseWriter, r *http.Request) func() {
-	tc, ok := r.Context().Value(connKey{}).(*net.TCPConn)
+	sc, ok := r.Context().Value(connKey{}).(syscall.Conn)
 	if !ok {
 		return nil
 	}
-	rc, err := tc.SyscallConn()
+	rc, err := sc.SyscallConn()
 	if err != nil || setCork(rc, 1) != nil {
 		return nil
 	}

@@ -47,14 +47,25 @@ type openFiles struct {
 func (o *openFiles) acquire(id string) *openFile {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	now := time.Now()
+	o.dropIdleLocked(now)
 	of := o.byID[id]
 	if of == nil {
 		return nil
 	}
 	of.refs++
-	of.used = time.Now()
+	of.used = now
 	o.lru.MoveToFront(of.elem)
 	return of
+}
+
+// dropIdleLocked closes the files not used for openFilesIdle (a file
+// deleted by another process holds its space while it is open).
+func (o *openFiles) dropIdleLocked(now time.Time) {
+	idle := now.Add(-openFilesIdle)
+	for e := o.lru.Back(); e != nil && e.Value.(*openFile).used.Before(idle); e = o.lru.Back() {
+		o.dropLocked(e.Value.(*openFile))
+	}
 }
 
 // release ends a read of of.
@@ -68,7 +79,8 @@ func (o *openFiles) release(of *openFile) {
 }
 
 // add caches the open file f of m, and closes what no longer fits or was
-// not used for openFilesIdle. f is the cache's from then on.
+// not used for openFilesIdle (acquire closes those too). f is the cache's
+// from then on.
 func (o *openFiles) add(f *os.File, m Meta) {
 	of := &openFile{id: m.ID, f: f, fd: int(f.Fd()), meta: m, used: time.Now()}
 	o.mu.Lock()
@@ -81,10 +93,10 @@ func (o *openFiles) add(f *os.File, m Meta) {
 	}
 	of.elem = o.lru.PushFront(of)
 	o.byID[m.ID] = of
-	idle := of.used.Add(-openFilesIdle)
-	for e := o.lru.Back(); e != nil && (o.lru.Len() > openFilesMax || e.Value.(*openFile).used.Before(idle)); e = o.lru.Back() {
-		o.dropLocked(e.Value.(*openFile))
+	for o.lru.Len() > openFilesMax {
+		o.dropLocked(o.lru.Back().Value.(*openFile))
 	}
+	o.dropIdleLocked(of.used)
 }
 
 // forget drops id from the cache (the file was deleted).

@@ -36,7 +36,11 @@ func rawExchange(t *testing.T, addr, raw string) string {
 	}
 }
 
-func reviewHandler() http.Handler {
+// misbehavingHandler answers in the ways the download handler never does
+// but another handler behind the quick path might: its own framing headers,
+// a length changed after WriteHeader, an invalid header name, its own
+// Connection: close.
+func misbehavingHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/files/te":
@@ -67,10 +71,10 @@ func reviewHandler() http.Handler {
 	})
 }
 
-// TestReviewHandlerFraming: the quick path must never send both a
+// TestHandlerFraming: the quick path must never send both a
 // Content-Length and Transfer-Encoding, nor a header name net/http would drop.
-func TestReviewHandlerFraming(t *testing.T) {
-	plain, quick, _ := servers(t, reviewHandler(), nil)
+func TestHandlerFraming(t *testing.T) {
+	plain, quick, _ := servers(t, misbehavingHandler(), nil)
 	for _, path := range []string{"/files/te", "/files/late-length", "/files/bad-name"} {
 		for name, addr := range map[string]string{"net/http": plain, "quick": quick} {
 			resp := rawExchange(t, addr, "GET "+path+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -86,15 +90,15 @@ func TestReviewHandlerFraming(t *testing.T) {
 	}
 }
 
-// TestReviewServeAfterShutdown: like http.Server, Serve after (or racing
+// TestServeAfterShutdown: like http.Server, Serve after (or racing
 // with) Shutdown returns ErrServerClosed instead of accepting forever.
-func TestReviewServeAfterShutdown(t *testing.T) {
+func TestServeAfterShutdown(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	q := New("/files/", &http.Server{Handler: reviewHandler(), ErrorLog: log.New(io.Discard, "", 0)})
+	q := New("/files/", &http.Server{Handler: misbehavingHandler(), ErrorLog: log.New(io.Discard, "", 0)})
 	q.Shutdown(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- q.Serve(ln) }()
@@ -108,10 +112,10 @@ func TestReviewServeAfterShutdown(t *testing.T) {
 	}
 }
 
-// TestReviewIdleWithoutIdleTimeout: with ReadHeaderTimeout set but no
+// TestIdleWithoutIdleTimeout: with ReadHeaderTimeout set but no
 // IdleTimeout (nor ReadTimeout) net/http keeps an idle connection open; the
 // quick path leaves the previous request's header deadline in place.
-func TestReviewIdleWithoutIdleTimeout(t *testing.T) {
+func TestIdleWithoutIdleTimeout(t *testing.T) {
 	for name, addr := range bothTweaked(t, func(s *http.Server) { s.ReadHeaderTimeout = 200 * time.Millisecond }) {
 		t.Run(name, func(t *testing.T) { keepAliveAfterIdle(t, addr) })
 	}
@@ -138,10 +142,10 @@ func keepAliveAfterIdle(t *testing.T, addr string) {
 	}
 }
 
-// TestReviewReadTimeoutBoundsHead: net/http bounds the head by ReadTimeout
+// TestReadTimeoutBoundsHead: net/http bounds the head by ReadTimeout
 // when ReadHeaderTimeout is 0; the quick path clears the deadline when
 // IdleTimeout is set, so a head trickled in never times out.
-func TestReviewReadTimeoutBoundsHead(t *testing.T) {
+func TestReadTimeoutBoundsHead(t *testing.T) {
 	for name, addr := range bothTweaked(t, func(s *http.Server) {
 		s.ReadTimeout = 300 * time.Millisecond
 		s.IdleTimeout = time.Minute
@@ -160,7 +164,7 @@ func TestReviewReadTimeoutBoundsHead(t *testing.T) {
 	}
 }
 
-// bothTweaked starts reviewHandler behind net/http alone and behind the
+// bothTweaked starts misbehavingHandler behind net/http alone and behind the
 // quick path, both servers tweaked alike.
 func bothTweaked(t *testing.T, tweak func(*http.Server)) map[string]string {
 	out := map[string]string{}
@@ -169,7 +173,7 @@ func bothTweaked(t *testing.T, tweak func(*http.Server)) map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := &http.Server{Handler: reviewHandler(), ErrorLog: log.New(io.Discard, "", 0)}
+		srv := &http.Server{Handler: misbehavingHandler(), ErrorLog: log.New(io.Discard, "", 0)}
 		tweak(srv)
 		if quick {
 			q := New("/files/", srv)
@@ -185,17 +189,17 @@ func bothTweaked(t *testing.T, tweak func(*http.Server)) map[string]string {
 	return out
 }
 
-// TestReviewShutdownRightAfterServe is agentcore.Service.Serve with a
+// TestShutdownRightAfterServe is agentcore.Service.Serve with a
 // context already done: go Serve(ln), then Shutdown at once. Serve must
 // return ErrServerClosed.
-func TestReviewShutdownRightAfterServe(t *testing.T) {
+func TestShutdownRightAfterServe(t *testing.T) {
 	hung := 0
 	for range 20 {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		q := New("/files/", &http.Server{Handler: reviewHandler(), ErrorLog: log.New(io.Discard, "", 0)})
+		q := New("/files/", &http.Server{Handler: misbehavingHandler(), ErrorLog: log.New(io.Discard, "", 0)})
 		done := make(chan error, 1)
 		go func() { done <- q.Serve(ln) }()
 		q.Shutdown(context.Background())
@@ -211,10 +215,10 @@ func TestReviewShutdownRightAfterServe(t *testing.T) {
 	}
 }
 
-// TestReviewChangedLengthKeepsAlive: a Content-Length changed after
+// TestChangedLengthKeepsAlive: a Content-Length changed after
 // WriteHeader must not go out with the connection kept open: the client
 // waits for bytes that belong to the next answer.
-func TestReviewChangedLengthKeepsAlive(t *testing.T) {
+func TestChangedLengthKeepsAlive(t *testing.T) {
 	for name, addr := range bothTweaked(t, func(*http.Server) {}) {
 		resp := rawExchange(t, addr, "GET /files/changed-length HTTP/1.1\r\nHost: x\r\n\r\nGET /files/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 		r, err := http.ReadResponse(bufio.NewReader(strings.NewReader(resp)), nil)
@@ -228,9 +232,9 @@ func TestReviewChangedLengthKeepsAlive(t *testing.T) {
 	}
 }
 
-// TestReviewHandlerConnectionClose: a handler's Connection: close closes
+// TestHandlerConnectionClose: a handler's Connection: close closes
 // the connection after the answer, as net/http does.
-func TestReviewHandlerConnectionClose(t *testing.T) {
+func TestHandlerConnectionClose(t *testing.T) {
 	for name, addr := range bothTweaked(t, func(*http.Server) {}) {
 		resp := rawExchange(t, addr, "GET /files/handler-close HTTP/1.1\r\nHost: x\r\n\r\nGET /files/x HTTP/1.1\r\nHost: x\r\n\r\n")
 		if n := strings.Count(resp, "HTTP/1.1 200"); n != 1 {

@@ -25,9 +25,9 @@ func (h cancelOn) Handle(_ context.Context, r slog.Record) error {
 func (h cancelOn) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h cancelOn) WithGroup(string) slog.Handler      { return h }
 
-// TestReviewServeStoppedAsItStarts: a stop (SIGTERM) that arrives as the
+// TestServeStoppedAsItStarts: a stop (SIGTERM) that arrives as the
 // service starts serving must end Serve, as it does with net/http alone.
-func TestReviewServeStoppedAsItStarts(t *testing.T) {
+func TestServeStoppedAsItStarts(t *testing.T) {
 	for _, netHTTP := range []bool{true, false} {
 		ctx, cancel := context.WithCancel(context.Background())
 		cfg := Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), PublicURL: "http://agent.test", CleanupSchedule: "@every 1h",
