@@ -161,7 +161,7 @@ func TestComposeScaleBalancer(t *testing.T) {
 // downloads the File-Url.
 func tusThroughBalancer(t *testing.T, hc *http.Client, lbURL string) {
 	t.Helper()
-	data := bytes.Repeat([]byte("tus through the balancer\n"), 40330)[:1<<20]
+	data := bytes.Repeat([]byte("tus through the balancer\n"), 42000)[:1<<20]
 	tus := func(method, url string, body []byte, header ...string) *http.Response {
 		req, _ := http.NewRequestWithContext(t.Context(), method, url, bytes.NewReader(body))
 		req.Header.Set("Tus-Resumable", "1.0.0")
