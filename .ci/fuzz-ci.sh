@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/fuzz-ci.sh TIME PKG:Target... — each fuzz target for TIME (`make fuzz-ci`, run by `make check`).
+# .ci/fuzz-ci.sh TIME PKG:Target... — each fuzz target for TIME (`make fuzz-ci`, run by `make check`).
 #
 # A target fails the run when it finds an input (go test writes it under PKG/testdata/fuzz/Target/: commit it, it
 # then runs in every go test) or fails any other way. One failure is let through, loudly: Go 1.26's fuzz
@@ -7,7 +7,7 @@
 # input found (go.dev/issue/75804, fixed in Go 1.27). That is told apart by its exact output: that line as the
 # failure's only reason, and no new file under testdata/fuzz.
 set -uo pipefail
-time=${1:?usage: bench/fuzz-ci.sh TIME PKG:Target...}
+time=${1:?usage: .ci/fuzz-ci.sh TIME PKG:Target...}
 shift
 go=${GO:-go}
 out=$(mktemp)
