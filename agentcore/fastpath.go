@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/quickget"
 )
 
 // filesPrefix is where downloads are served.
@@ -82,7 +83,7 @@ func cork(w http.ResponseWriter, r *http.Request) func() {
 		return nil
 	}
 	rc, err := sc.SyscallConn()
-	if err != nil || setCork(rc, 1) != nil {
+	if err != nil || quickget.SetCork(rc, true) != nil {
 		return nil
 	}
 	return func() {
@@ -91,7 +92,7 @@ func cork(w http.ResponseWriter, r *http.Request) func() {
 		if _, ok := w.Header()["Content-Length"]; ok {
 			http.NewResponseController(w).Flush()
 		}
-		setCork(rc, 0)
+		quickget.SetCork(rc, false)
 	}
 }
 
