@@ -3,12 +3,9 @@ package fileserve
 import (
 	"container/list"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -128,11 +125,10 @@ func (o *openFiles) len() int {
 }
 
 // ReadSmall reads a file of at most len(buf) bytes whole (SmallReader):
-// from the cache of open files when it is there and still linked, else by
-// opening it, after which it is cached.
+// from the cache of open files when it is there and still linked, else
+// through Open (its checks and errors), after which it is cached.
 func (d *DiskStore) ReadSmall(ctx context.Context, area Area, owner, id string, buf []byte) (Meta, []byte, bool, error) {
-	dir, err := d.fileDir(area, owner, id)
-	if err != nil {
+	if _, err := d.fileDir(area, owner, id); err != nil {
 		return Meta{}, nil, false, err
 	}
 	if of := d.open.acquire(id); of != nil {
@@ -149,17 +145,14 @@ func (d *DiskStore) ReadSmall(ctx context.Context, area Area, owner, id string, 
 	if m, ok := d.metas.Get(id); ok && m.Size > int64(len(buf)) && m.Area == area && m.Owner == owner {
 		return m, nil, false, nil // too big for buf: Open it (which checks that it is there)
 	}
-	f, err := openRead(filepath.Join(dir, dataFile))
+	obj, m, err := d.Open(ctx, area, owner, id)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return Meta{}, nil, false, notFound(area, id)
-		}
-		return Meta{}, nil, false, fmt.Errorf("fileserve: open %s file %s: %w", area, id, err)
+		return Meta{}, nil, false, err
 	}
-	m, err := d.meta(dir, area, owner, id, true)
-	if err != nil || m.Size > int64(len(buf)) {
+	f := obj.(*os.File) // Open's Object is an *os.File
+	if m.Size > int64(len(buf)) {
 		f.Close()
-		return m, nil, false, err
+		return m, nil, false, nil
 	}
 	if _, err := io.ReadFull(f, buf[:m.Size]); err != nil {
 		f.Close()

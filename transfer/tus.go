@@ -57,16 +57,26 @@ func (t *Tus) Send(ctx context.Context, endpoint, name string, src io.ReaderAt, 
 	}
 	var offset int64
 	failures, restarts := 0, 0
+	// startOver makes a new upload when the agent no longer knows loc
+	// (lost: its answer), to send everything again; it reports false when
+	// the restarts are used up.
+	startOver := func(lost error) (bool, error) {
+		if !gone(lost) || restarts == maxRestarts {
+			return false, nil
+		}
+		restarts++
+		newLoc, err := t.create(ctx, endpoint, name, size)
+		if err != nil {
+			return false, fmt.Errorf("start over after %v: %w", lost, err)
+		}
+		loc, offset, failures = newLoc, 0, 0
+		return true, nil
+	}
 	for {
 		fileURL, next, err := t.patch(ctx, loc, src, offset, size)
-		if gone(err) && restarts < maxRestarts {
-			// The upload is gone: make a new one and send everything again.
-			restarts++
-			lost := err
-			if loc, err = t.create(ctx, endpoint, name, size); err != nil {
-				return fail(fmt.Errorf("start over after %v: %w", lost, err))
-			}
-			offset, failures = 0, 0
+		if again, serr := startOver(err); serr != nil {
+			return fail(serr)
+		} else if again {
 			t.progress(0, size)
 			continue
 		}
@@ -99,12 +109,12 @@ func (t *Tus) Send(ctx context.Context, endpoint, name string, src io.ReaderAt, 
 			if herr == nil {
 				break
 			}
-			if gone(herr) && restarts < maxRestarts {
-				restarts++
-				if loc, herr = t.create(ctx, endpoint, name, size); herr == nil {
-					offset = 0
-					break
-				}
+			again, serr := startOver(herr)
+			if again {
+				break
+			}
+			if serr != nil {
+				return fail(serr)
 			}
 			if errors.As(herr, &fatal) {
 				return fail(herr)

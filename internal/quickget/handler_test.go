@@ -113,8 +113,8 @@ func TestServeAfterShutdown(t *testing.T) {
 }
 
 // TestIdleWithoutIdleTimeout: with ReadHeaderTimeout set but no
-// IdleTimeout (nor ReadTimeout) net/http keeps an idle connection open; the
-// quick path leaves the previous request's header deadline in place.
+// IdleTimeout (nor ReadTimeout) an idle connection stays open, on both
+// paths: the previous request's header deadline does not linger.
 func TestIdleWithoutIdleTimeout(t *testing.T) {
 	for name, addr := range bothTweaked(t, func(s *http.Server) { s.ReadHeaderTimeout = 200 * time.Millisecond }) {
 		t.Run(name, func(t *testing.T) { keepAliveAfterIdle(t, addr) })
@@ -142,9 +142,9 @@ func keepAliveAfterIdle(t *testing.T, addr string) {
 	}
 }
 
-// TestReadTimeoutBoundsHead: net/http bounds the head by ReadTimeout
-// when ReadHeaderTimeout is 0; the quick path clears the deadline when
-// IdleTimeout is set, so a head trickled in never times out.
+// TestReadTimeoutBoundsHead: with ReadHeaderTimeout 0, ReadTimeout
+// bounds the head on both paths, IdleTimeout set or not: a head trickled
+// in does not keep the connection forever.
 func TestReadTimeoutBoundsHead(t *testing.T) {
 	for name, addr := range bothTweaked(t, func(s *http.Server) {
 		s.ReadTimeout = 300 * time.Millisecond
@@ -165,28 +165,10 @@ func TestReadTimeoutBoundsHead(t *testing.T) {
 }
 
 // bothTweaked starts misbehavingHandler behind net/http alone and behind the
-// quick path, both servers tweaked alike.
+// quick path (servers), both servers tweaked alike.
 func bothTweaked(t *testing.T, tweak func(*http.Server)) map[string]string {
-	out := map[string]string{}
-	for _, quick := range []bool{false, true} {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &http.Server{Handler: misbehavingHandler(), ErrorLog: log.New(io.Discard, "", 0)}
-		tweak(srv)
-		if quick {
-			q := New("/files/", srv)
-			go q.Serve(ln)
-			t.Cleanup(func() { q.Close() })
-			out["quick"] = ln.Addr().String()
-		} else {
-			go srv.Serve(ln)
-			t.Cleanup(func() { srv.Close() })
-			out["net/http"] = ln.Addr().String()
-		}
-	}
-	return out
+	plain, quick, _ := servers(t, misbehavingHandler(), tweak)
+	return map[string]string{"net/http": plain, "quick": quick}
 }
 
 // TestShutdownRightAfterServe is agentcore.Service.Serve with a

@@ -85,7 +85,7 @@ func testHandler(t *testing.T, release <-chan struct{}) http.Handler {
 }
 
 // servers starts the handler behind net/http alone and behind the quick
-// path, and returns their addresses.
+// path, both servers tweaked alike, and returns their addresses.
 func servers(t *testing.T, h http.Handler, tweak func(*http.Server)) (plain, quick string, q *Server) {
 	t.Helper()
 	quiet := log.New(io.Discard, "", 0)
@@ -94,6 +94,9 @@ func servers(t *testing.T, h http.Handler, tweak func(*http.Server)) (plain, qui
 		t.Fatal(err)
 	}
 	a := &http.Server{Handler: h, ErrorLog: quiet}
+	if tweak != nil {
+		tweak(a)
+	}
 	go a.Serve(lnA)
 	t.Cleanup(func() { a.Close() })
 	lnB, err := net.Listen("tcp", "127.0.0.1:0")
