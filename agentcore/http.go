@@ -13,7 +13,6 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/agentura/agentura/transfer"
 	"github.com/gin-gonic/gin"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -47,12 +46,7 @@ func (s *Service) buildHandler() http.Handler {
 
 	// An inline file arrives as base64 (4/3 of its size) inside JSON-RPC.
 	bodyLimit := s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{
-			Stateless:           s.cfg.MCPStateless,
-			Logger:              sdkLogger(s.log),
-			MaxRequestBodyBytes: bodyLimit,
-		})
+	mcpHandler := s.mcpHandler(bodyLimit) // protocol.go: every revision on one endpoint
 	// Each owner's requests are rate limited (ratelimit.go): the caller
 	// once verified, else the client address; bodies must keep flowing
 	// (slowbody.go). Inline files are decoded into staged files as the body
