@@ -130,13 +130,16 @@ func (s *Service) ready(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"status": "ready", "checks": checks})
 }
 
-// drainable ends a standalone MCP stream (GET /mcp, which lasts as long as
-// the session) when shutdown begins, so shutdown does not wait on it. Tool
-// calls (POST) are not cut: they finish within ShutdownTimeout and their
-// results reach the caller, as do downloads in flight.
+// drainable ends the standing MCP streams when shutdown begins, so shutdown
+// does not wait on them: GET /mcp of a session (which lasts as long as the
+// session) and a 2026-07-28 subscriptions/listen (which lasts until the
+// client ends it; its method is in the Mcp-Method header, which the go-sdk
+// checks against the body). Tool calls are not cut: they finish within
+// ShutdownTimeout and their results reach the caller, as do downloads in
+// flight.
 func (s *Service) drainable(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet {
+		if r.Method != http.MethodGet && r.Header.Get(headerMethod) != methodListen {
 			h.ServeHTTP(w, r)
 			return
 		}

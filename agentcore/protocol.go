@@ -34,6 +34,11 @@ const (
 	headerProtocolVersion = "Mcp-Protocol-Version"
 	// headerSessionID names the session of a request of an older revision.
 	headerSessionID = "Mcp-Session-Id"
+	// headerMethod repeats a 2026-07-28 request's method (SEP-2243).
+	headerMethod = "Mcp-Method"
+	// methodListen opens a 2026-07-28 request's standing stream of
+	// notifications.
+	methodListen = "subscriptions/listen"
 	// JSONSchemaDialect is the dialect the agent's tool schemas declare
 	// ($schema): the default of MCP since 2025-11-25 (SEP-1613) and the
 	// one 2026-07-28 opens tool schemas to (SEP-2106).

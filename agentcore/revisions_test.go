@@ -59,34 +59,20 @@ func TestSessionlessRevisionInEveryMode(t *testing.T) {
 			svc, srv, logs := serveLogged(t, stateless)
 			a := mcptest.NewSessionless(srv.URL + "/mcp")
 
-			disc := mcptest.Call[struct {
-				SupportedVersions []string `json:"supportedVersions"`
-				Capabilities      struct {
-					Tools     *struct{ ListChanged bool } `json:"tools"`
-					Resources *struct{ ListChanged bool } `json:"resources"`
-				} `json:"capabilities"`
-				Instructions string `json:"instructions"`
-			}](t, a, "server/discover", nil)
+			disc := mcptest.Call[mcptest.Discovered](t, a, "server/discover", nil)
 			if !slices.Contains(disc.SupportedVersions, mcptest.Revision) || !slices.Contains(disc.SupportedVersions, "2025-11-25") ||
 				disc.Capabilities.Tools == nil || !disc.Capabilities.Tools.ListChanged || disc.Capabilities.Resources == nil ||
 				!disc.Capabilities.Resources.ListChanged || disc.Instructions != "echo files back" {
 				t.Fatalf("server/discover: %+v", disc)
 			}
 
-			tools := mcptest.Call[struct {
-				Tools []struct {
-					Name        string         `json:"name"`
-					InputSchema map[string]any `json:"inputSchema"`
-				} `json:"tools"`
-				TTLMs      *int   `json:"ttlMs"`
-				CacheScope string `json:"cacheScope"`
-			}](t, a, "tools/list", nil)
+			tools := mcptest.Call[mcptest.ToolList](t, a, "tools/list", nil)
 			if len(tools.Tools) != 1 || tools.Tools[0].InputSchema["$schema"] != JSONSchemaDialect || tools.TTLMs == nil || tools.CacheScope != "public" {
 				t.Fatalf("tools/list: %+v", tools)
 			}
 
 			lst := a.Listen(t, map[string]any{"resourcesListChanged": true, "toolsListChanged": true})
-			expect(t, lst, "notifications/subscriptions/acknowledged")
+			lst.Wait(t, "notifications/subscriptions/acknowledged")
 
 			type callResult struct {
 				Structured struct {
@@ -99,7 +85,7 @@ func TestSessionlessRevisionInEveryMode(t *testing.T) {
 			if res.IsError || res.Structured.Filename != "a.txt" || res.Meta[mcptest.MetaOwner] == nil {
 				t.Fatalf("tools/call: %+v", res)
 			}
-			expect(t, lst, "notifications/resources/list_changed")
+			lst.Wait(t, "notifications/resources/list_changed")
 
 			b := mcptest.NewSessionless(srv.URL + "/mcp")
 			mcptest.Call[callResult](t, b, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"source": "data:text/plain;name=b.txt;base64,aGVsbG8="}})
@@ -153,7 +139,7 @@ func TestSessionlessRevisionInEveryMode(t *testing.T) {
 			}
 
 			AddTool(svc, Tool{Name: "later"}, func(context.Context, *Call, struct{}) (*Result, error) { return &Result{}, nil })
-			expect(t, lst, "notifications/tools/list_changed")
+			lst.Wait(t, "notifications/tools/list_changed")
 
 			// An initialize-based client of 2025-11-25, without a standing
 			// stream, beside it: list changes have nowhere to go on its
@@ -166,24 +152,5 @@ func TestSessionlessRevisionInEveryMode(t *testing.T) {
 				t.Errorf("the agent logged warnings over ordinary calls:\n%s", strings.Join(w, "\n"))
 			}
 		})
-	}
-}
-
-// expect waits for a notification of method on l.
-func expect(t *testing.T, l *mcptest.Listener, method string) mcptest.Message {
-	t.Helper()
-	timeout := time.After(time.Minute)
-	for {
-		select {
-		case m, ok := <-l.Notifications:
-			if !ok {
-				t.Fatalf("the listen stream ended before %s", method)
-			}
-			if m.Method == method {
-				return m
-			}
-		case <-timeout:
-			t.Fatalf("no %s within a minute", method)
-		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Revision is the current MCP revision, the first without sessions
@@ -141,6 +142,32 @@ func (c *Sessionless) Send(ctx context.Context, method string, params map[string
 	return ans, nil
 }
 
+// Discovered is the answer to server/discover (the fields tests read).
+type Discovered struct {
+	SupportedVersions []string `json:"supportedVersions"`
+	Capabilities      struct {
+		Tools     *ListChanged `json:"tools"`
+		Resources *ListChanged `json:"resources"`
+	} `json:"capabilities"`
+	Instructions string `json:"instructions"`
+}
+
+// ListChanged is a capability whose list may change.
+type ListChanged struct {
+	ListChanged bool `json:"listChanged"`
+}
+
+// ToolList is the answer to tools/list (the fields tests read), with the
+// cache hints of 2026-07-28.
+type ToolList struct {
+	Tools []struct {
+		Name        string         `json:"name"`
+		InputSchema map[string]any `json:"inputSchema"`
+	} `json:"tools"`
+	TTLMs      *int   `json:"ttlMs"`
+	CacheScope string `json:"cacheScope"`
+}
+
 // Call is [Sessionless.Send] for a test: an HTTP failure or a JSON-RPC
 // error fails it; the result is decoded into a T.
 func Call[T any](t testing.TB, c *Sessionless, method string, params map[string]any) T {
@@ -250,6 +277,26 @@ type Listener struct {
 	// the stream ends.
 	Notifications <-chan Message
 	cancel        context.CancelFunc
+}
+
+// Wait waits for a notification of method on the stream, skipping others;
+// the stream ending first, or CallTimeout passing, fails the test.
+func (l *Listener) Wait(t testing.TB, method string) Message {
+	t.Helper()
+	timeout := time.After(CallTimeout)
+	for {
+		select {
+		case m, ok := <-l.Notifications:
+			if !ok {
+				t.Fatalf("the listen stream ended before %s", method)
+			}
+			if m.Method == method {
+				return m
+			}
+		case <-timeout:
+			t.Fatalf("no %s within %v", method, CallTimeout)
+		}
+	}
 }
 
 // Close ends the stream (dropping the request is the cancellation).
