@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // serveLogged is serveTestService with the agent's log kept at INFO.
@@ -152,5 +153,29 @@ func TestSessionlessRevisionInEveryMode(t *testing.T) {
 				t.Errorf("the agent logged warnings over ordinary calls:\n%s", strings.Join(w, "\n"))
 			}
 		})
+	}
+}
+
+// Every older revision the go-sdk knows is served as before, through
+// initialize, in both modes, on the same endpoint.
+func TestOlderRevisionsInEveryMode(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		_, srv, logs := serveLogged(t, stateless)
+		for _, v := range mcp.SupportedProtocolVersions() {
+			if v >= revisionSessionless {
+				continue
+			}
+			cs := connectAt(t, srv.URL, "", v)
+			if got := cs.InitializeResult().ProtocolVersion; got != v {
+				t.Errorf("stateless=%v: asked for %s, negotiated %s", stateless, v, got)
+			}
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"source": "data:text/plain;name=a.txt;base64,aGVsbG8="}})
+			if err != nil || res.IsError {
+				t.Errorf("stateless=%v, %s: %v %+v", stateless, v, err, res)
+			}
+		}
+		if w := mcptest.Warnings(logs.String()); len(w) > 0 {
+			t.Errorf("stateless=%v: warnings:\n%s", stateless, strings.Join(w, "\n"))
+		}
 	}
 }
