@@ -10,9 +10,11 @@ import (
 
 // headerRequestContext carries, from the HTTP handler to the MCP tool
 // handler, the key of the HTTP request's context. The go-sdk runs a tool
-// call under the context of its MCP session, not of the HTTP request; in
-// stateless mode each request is its own session, and a client that drops
-// the request (its only way to cancel there) must stop the call. The header
+// call under the context of its MCP session, not of the HTTP request; a
+// request served statelessly (2026-07-28, or AGENT_MCP_STATELESS) is its own
+// session, and a client that drops the request (the cancellation of
+// 2026-07-28 over HTTP, the only one there is without a session) must stop
+// the call. The header
 // is set here and only here: one sent by a client is removed.
 const headerRequestContext = "X-Agentura-Request-Context"
 
@@ -22,12 +24,12 @@ type requestContexts struct {
 	m  map[string]context.Context
 }
 
-// linkRequestContexts records the context of each stateless MCP POST for
-// the tool call it carries (callContext).
+// linkRequestContexts records the context of each MCP POST served
+// statelessly for the tool call it carries (callContext).
 func (s *Service) linkRequestContexts(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(headerRequestContext)
-		if !s.cfg.MCPStateless || r.Method != http.MethodPost {
+		if r.Method != http.MethodPost || !s.servedStateless(r) {
 			h.ServeHTTP(w, r)
 			return
 		}

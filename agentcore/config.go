@@ -173,7 +173,7 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.Bool(&c.S3Redirect, "AGENT_S3_REDIRECT", "with `s3://` storage: a GET of `/files/…` whose token is valid "+
 			"answers `302` to a presigned S3 URL (valid ≤ 5 min, never past the token), so bytes flow from the store to the "+
 			"client directly; HEAD is still answered by the agent"),
-		settings.Bool(&c.MCPStateless, "AGENT_MCP_STATELESS", "stateless streamable HTTP, for load balancers without sticky sessions"),
+		settings.Bool(&c.MCPStateless, "AGENT_MCP_STATELESS", "serve the older MCP revisions (initialize-based) statelessly too, for load balancers without sticky sessions; 2026-07-28 is served statelessly either way"),
 		settings.Duration(&c.ShutdownTimeout, "AGENT_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout,
 			"how long SIGTERM waits for tool calls and downloads in flight"),
 		settings.String(&c.LogLevel, "AGENT_LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`; `debug` logs every request with its id").Check(checkLogLevel),

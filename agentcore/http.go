@@ -13,7 +13,6 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/agentura/agentura/transfer"
 	"github.com/gin-gonic/gin"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -47,12 +46,7 @@ func (s *Service) buildHandler() http.Handler {
 
 	// An inline file arrives as base64 (4/3 of its size) inside JSON-RPC.
 	bodyLimit := s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{
-			Stateless:           s.cfg.MCPStateless,
-			Logger:              sdkLogger(s.log),
-			MaxRequestBodyBytes: bodyLimit,
-		})
+	mcpHandler := s.mcpHandler(bodyLimit) // protocol.go: every revision on one endpoint
 	// Each owner's requests are rate limited (ratelimit.go): the caller
 	// once verified, else the client address; bodies must keep flowing
 	// (slowbody.go). Inline files are decoded into staged files as the body
@@ -136,13 +130,16 @@ func (s *Service) ready(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"status": "ready", "checks": checks})
 }
 
-// drainable ends a standalone MCP stream (GET /mcp, which lasts as long as
-// the session) when shutdown begins, so shutdown does not wait on it. Tool
-// calls (POST) are not cut: they finish within ShutdownTimeout and their
-// results reach the caller, as do downloads in flight.
+// drainable ends the standing MCP streams when shutdown begins, so shutdown
+// does not wait on them: GET /mcp of a session (which lasts as long as the
+// session) and a 2026-07-28 subscriptions/listen (which lasts until the
+// client ends it; its method is in the Mcp-Method header, which the go-sdk
+// checks against the body). Tool calls are not cut: they finish within
+// ShutdownTimeout and their results reach the caller, as do downloads in
+// flight.
 func (s *Service) drainable(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet {
+		if r.Method != http.MethodGet && r.Header.Get(headerMethod) != methodListen {
 			h.ServeHTTP(w, r)
 			return
 		}

@@ -14,13 +14,13 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 		Name:        rt.def.Name,
 		Title:       rt.def.Title,
 		Description: rt.def.Description,
-		InputSchema: rt.def.InputSchema,
+		InputSchema: withDialect(rt.def.InputSchema),
 	}
 	if len(rt.def.FileParams) > 0 {
 		t.Meta = mcp.Meta{transfer.MetaFileParams: rt.def.FileParams}
 	}
 	if rt.def.OutputSchema != nil {
-		t.OutputSchema = rt.def.OutputSchema
+		t.OutputSchema = withDialect(rt.def.OutputSchema)
 	}
 	t.Annotations = &mcp.ToolAnnotations{
 		Title:           rt.def.Title,
@@ -31,6 +31,10 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 	}
 	name := rt.def.Name
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		scope, handle, err := s.callScope(req, readMeta(req))
+		if err != nil {
+			return nil, err
+		}
 		var requestID string
 		if req.Extra != nil {
 			requestID = req.Extra.Header.Get("X-Request-Id")
@@ -39,13 +43,18 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 			defer stop()
 		}
 		res, err := s.invoke(withCallHooks(ctx, s.mcpCallHooks(ctx, req, name)), name, ownerOfExtra(req.Extra), requestID, req.Params.Arguments)
+		var out *mcp.CallToolResult
 		if err != nil {
-			out := &mcp.CallToolResult{}
+			out = &mcp.CallToolResult{}
 			out.SetError(err)
-			return out, nil
+		} else {
+			s.producedChanged(ctx, scope, res.stored)
+			out = s.renderMCP(ctx, res)
 		}
-		s.producedChanged(req, res.stored)
-		return s.renderMCP(ctx, res), nil
+		if handle != "" {
+			out.Meta = mcp.Meta{transfer.MetaOwner: handle}
+		}
+		return out, nil
 	})
 }
 

@@ -45,8 +45,15 @@ func TestProgressRateLimit(t *testing.T) {
 }
 
 // A large URL input is reported to a client that asked for info logs, every
-// fetchReportEvery bytes, as Call.Log messages.
+// fetchReportEvery bytes, as Call.Log messages: asked with logging/setLevel
+// on 2025-11-25, with the logLevel in the request's _meta on 2026-07-28.
 func TestFetchReportedToClient(t *testing.T) {
+	for _, revision := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(revision, func(t *testing.T) { testFetchReportedToClient(t, revision) })
+	}
+}
+
+func testFetchReportedToClient(t *testing.T, revision string) {
 	body := bytes.Repeat([]byte("x"), 2*fetchReportEvery+10)
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
@@ -74,15 +81,19 @@ func TestFetchReportedToClient(t *testing.T) {
 		},
 	})
 	ctx := context.Background()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: revision})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+	var meta mcp.Meta
+	if revision >= revisionSessionless {
+		meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
+	} else if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "size", Arguments: map[string]any{"source": origin.URL + "/big.bin"}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "size", Arguments: map[string]any{"source": origin.URL + "/big.bin"}, Meta: meta})
 	if err != nil || res.IsError {
 		t.Fatalf("call: %v %+v", err, res)
 	}

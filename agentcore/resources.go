@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -23,9 +22,10 @@ import (
 // download URL a resource_link carried, so resources/read accepts any link
 // the agent returned; resources/list shows the caller's live files, newest
 // first. The owner is the caller under authentication (its files are found
-// in the store, on any replica) and, without authentication, the MCP
-// session: all anonymous callers share one store owner, so listing it would
-// show one user's files to another.
+// in the store, on any replica) and, without authentication, the caller's
+// scope, its MCP session or its owner handle (ownerscope.go): all anonymous
+// callers share one store owner, so listing it would show one user's files
+// to another.
 //
 // The go-sdk serves a fixed set of resources; per-owner ones are served by a
 // receiving middleware on resources/list and resources/read, which falls
@@ -33,42 +33,6 @@ import (
 
 // resourcePageSize is how many produced files one resources/list page holds.
 const resourcePageSize = 100
-
-// producedResources tracks, without authentication, which files each MCP
-// session produced.
-type producedResources struct {
-	mu       sync.Mutex
-	sessions map[string][]fileserve.Meta
-}
-
-// record notes that session produced files, and forgets files past their
-// lifetime (ttl) in every session, so that the map does not outlive them.
-func (p *producedResources) record(session string, files []fileserve.Meta, ttl time.Duration, now time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.sessions == nil {
-		p.sessions = map[string][]fileserve.Meta{}
-	}
-	p.sessions[session] = append(p.sessions[session], files...)
-	for id, ms := range p.sessions {
-		ms = slices.DeleteFunc(ms, func(m fileserve.Meta) bool { return expired(m, ttl, now) })
-		if len(ms) == 0 {
-			delete(p.sessions, id)
-		} else {
-			p.sessions[id] = ms
-		}
-	}
-}
-
-func (p *producedResources) of(session string) []fileserve.Meta {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.sessions[session])
-}
-
-func expired(m fileserve.Meta, ttl time.Duration, now time.Time) bool {
-	return ttl > 0 && !m.Created.Add(ttl).After(now)
-}
 
 // fileTemplate is the resource template of produced files' URIs.
 func (s *Service) fileTemplate() *mcp.ResourceTemplate {
@@ -105,16 +69,21 @@ func (s *Service) ownURL(uri string) bool {
 	return strings.HasPrefix(uri, s.cfg.PublicURL+"/files/")
 }
 
-// producedChanged tells stateful sessions that the resource list changed.
-// The go-sdk sends notifications/resources/list_changed only when its own
-// set changes, to every session: re-adding the (same) template is that
-// change. A session that re-lists sees its own files only.
-func (s *Service) producedChanged(req *mcp.CallToolRequest, stored []fileserve.Meta) {
-	if len(stored) == 0 || s.cfg.MCPStateless {
+// producedChanged places the files a call stored in the caller's scope
+// (ownerscope.go) and tells clients that the resource list changed: the
+// go-sdk sends notifications/resources/list_changed when its own set
+// changes, to every session of an older revision and to each 2026-07-28
+// subscriptions/listen stream that asked for it; re-adding the (same)
+// template is that change. It has no per-caller notification: a client
+// that re-lists sees its own files only.
+func (s *Service) producedChanged(ctx context.Context, scope string, stored []fileserve.Meta) {
+	if len(stored) == 0 {
 		return
 	}
-	if s.verifier == nil && req.Session != nil && req.Session.ID() != "" {
-		s.produced.record(req.Session.ID(), stored, s.cfg.OutputTTL, time.Now())
+	if scope != "" {
+		if err := s.scopes.add(ctx, scope, stored, s.cfg.OutputTTL); err != nil {
+			s.log.Warn("produced files not listed for their caller", "err", err)
+		}
 	}
 	s.mcp.AddResourceTemplate(s.fileTemplate(), s.readProduced)
 }
@@ -140,7 +109,7 @@ func (s *Service) readProduced(ctx context.Context, req *mcp.ReadResourceRequest
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w; download it from its URL instead", m.Name, err)
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{resourceContents(uri, m.MIMEType, data)}}, nil
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{resourceContents(uri, m.MIMEType, data)}, Cacheable: cacheHints(req)}, nil
 }
 
 // resourceContents holds data as text for a text type, else as a blob.
@@ -162,7 +131,7 @@ func (s *Service) listProduced(ctx context.Context, req *mcp.ListResourcesReques
 	if req.Params != nil {
 		cursor = req.Params.Cursor
 	}
-	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, Cacheable: cacheHints(req)}
 	if cursor == "" {
 		r, err := next(ctx, method, req)
 		if err != nil {
@@ -226,12 +195,12 @@ func decodeResourceCursor(c string) (fileserve.Meta, error) {
 }
 
 // ownedFiles are the live produced files of the caller: under
-// authentication all of its outputs in the store, without it the files its
-// session produced that are still stored.
+// authentication all of its outputs in the store, without it the files
+// produced in its scope (its session or its owner handle).
 func (s *Service) ownedFiles(ctx context.Context, req *mcp.ListResourcesRequest) ([]fileserve.Meta, error) {
 	now := time.Now()
-	var out []fileserve.Meta
 	if s.verifier != nil {
+		var out []fileserve.Meta
 		owner := ownerOfExtra(req.Extra)
 		err := s.store.Walk(ctx, fileserve.Outputs, func(m fileserve.Meta) error {
 			if m.Owner == owner && !expired(m, s.cfg.OutputTTL, now) {
@@ -241,16 +210,9 @@ func (s *Service) ownedFiles(ctx context.Context, req *mcp.ListResourcesRequest)
 		})
 		return out, err
 	}
-	if req.Session == nil || req.Session.ID() == "" {
-		return nil, nil
+	scope, err := s.listScope(req, readMeta(req))
+	if err != nil || scope == "" {
+		return nil, err
 	}
-	for _, m := range s.produced.of(req.Session.ID()) {
-		if expired(m, s.cfg.OutputTTL, now) {
-			continue
-		}
-		if _, err := s.store.Stat(ctx, m.Area, m.Owner, m.ID); err == nil {
-			out = append(out, m)
-		}
-	}
-	return out, nil
+	return s.scopedFiles(ctx, scope)
 }

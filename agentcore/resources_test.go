@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -14,10 +15,17 @@ type countInput struct {
 	Size int `json:"size"`
 }
 
-// resources/list pages through a session's produced files newest first,
-// another session (without auth) sees none of them, and resources/read
-// refuses a file over AGENT_RESOURCE_MAX_BYTES, naming the download URL.
+// resources/list pages through a caller's produced files newest first (its
+// session's on 2025-11-25, its owner handle's on 2026-07-28), another
+// caller (without auth) sees none of them, and resources/read refuses a
+// file over AGENT_RESOURCE_MAX_BYTES, naming the download URL.
 func TestResourcesListAndReadLimits(t *testing.T) {
+	for _, revision := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(revision, func(t *testing.T) { testResourcesListAndReadLimits(t, revision) })
+	}
+}
+
+func testResourcesListAndReadLimits(t *testing.T, revision string) {
 	svc, srv := serveTestService(t, func(c *Config) { c.ResourceMaxBytes = 100 })
 	AddTool(svc, Tool{Name: "make"}, func(ctx context.Context, call *Call, in countInput) (*Result, error) {
 		var outs []Output
@@ -26,13 +34,25 @@ func TestResourcesListAndReadLimits(t *testing.T) {
 		}
 		return call.FileResponse(ctx, outs...)
 	})
-	cs := connect(t, srv.URL, "")
-	other := connect(t, srv.URL, "")
+	cs := connectAt(t, srv.URL, "", revision)
+	other := connectAt(t, srv.URL, "", revision)
+	if got := cs.InitializeResult().ProtocolVersion; got != revision {
+		t.Fatalf("negotiated %s, want %s", got, revision)
+	}
 	ctx := context.Background()
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "make", Arguments: map[string]any{"n": resourcePageSize + 5, "size": 10}}); err != nil {
+	first, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "make", Arguments: map[string]any{"n": resourcePageSize + 5, "size": 10}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	big, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "make", Arguments: map[string]any{"n": 1, "size": 101}})
+	// On 2026-07-28 the caller carries its owner handle; the second call
+	// joins the first one's scope by it.
+	var meta mcp.Meta
+	if h, ok := first.Meta[transfer.MetaOwner].(string); ok {
+		meta = mcp.Meta{transfer.MetaOwner: h}
+	} else if revision >= revisionSessionless {
+		t.Fatalf("a sessionless result without an owner handle: _meta %v", first.Meta)
+	}
+	big, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "make", Arguments: map[string]any{"n": 1, "size": 101}, Meta: meta})
 	if err != nil || big.IsError {
 		t.Fatal(err, big)
 	}
@@ -42,7 +62,7 @@ func TestResourcesListAndReadLimits(t *testing.T) {
 	cursor := ""
 	pages := 0
 	for {
-		res, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+		res, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor, Meta: meta})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,9 +85,9 @@ func TestResourcesListAndReadLimits(t *testing.T) {
 		t.Errorf("first listed %q, want the newest file (the big one, f000.txt of the second call)", names[0])
 	}
 	if res, err := other.ListResources(ctx, &mcp.ListResourcesParams{}); err != nil || len(res.Resources) != 0 {
-		t.Errorf("another session lists %+v (%v), want none", res, err)
+		t.Errorf("another caller lists %+v (%v), want none", res, err)
 	}
-	if _, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: "bogus!"}); err == nil {
+	if _, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: "bogus!", Meta: meta}); err == nil {
 		t.Error("a bogus cursor was accepted")
 	}
 

@@ -84,10 +84,10 @@ type Service struct {
 	verifier *callerVerifier
 	calls    *callFolders
 	slots    *callSlots
-	limiter  *rateLimiter      // nil: no rate limit
-	pacer    *bodyPacer        // nil: bodies not paced
-	produced producedResources // per-session produced files, without auth
-	requests requestContexts   // stateless MCP requests in flight (cancel.go)
+	limiter  *rateLimiter    // nil: no rate limit
+	pacer    *bodyPacer      // nil: bodies not paced
+	scopes   ownerScopes     // what each anonymous caller produced (ownerscope.go)
+	requests requestContexts // stateless MCP requests in flight (cancel.go)
 
 	mu        sync.RWMutex
 	tools     map[string]*registeredTool
@@ -203,7 +203,8 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			{Area: fileserve.Outputs, TTL: cfg.OutputTTL},
 			{Area: fileserve.Staging, TTL: cfg.StagingTTL},
 		},
-		Records:  []cleanup.RecordRule{{Kind: a2aTaskKind, TTL: cfg.OutputTTL}, {Kind: a2aCancelKind, TTL: cfg.OutputTTL}},
+		Records: []cleanup.RecordRule{{Kind: a2aTaskKind, TTL: cfg.OutputTTL}, {Kind: a2aCancelKind, TTL: cfg.OutputTTL},
+			{Kind: scopeRecordKind, TTL: cfg.OutputTTL}},
 		Expirers: []cleanup.Expirer{{Name: "tus", TTL: cfg.StagingTTL, Expire: s.tus.Expire}},
 		Schedule: cfg.CleanupSchedule,
 		Logger:   s.log,
@@ -212,8 +213,8 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if err != nil {
 		return nil, &ConfigError{Var: "AGENT_CLEANUP_SCHEDULE", Value: cfg.CleanupSchedule, Err: err}
 	}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version},
-		&mcp.ServerOptions{Instructions: info.Instructions, Logger: sdkLogger(s.log), SupportedProtocolVersions: protocolVersions(cfg.MCPStateless)})
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version}, s.serverOptions())
+	s.scopes.records, _ = store.(fileserve.RecordStore)
 	s.serveResources()
 	return s, nil
 }
@@ -365,18 +366,4 @@ func (s *Service) serveStdio(ctx context.Context, ln net.Listener) error {
 		return nil
 	}
 	return err
-}
-
-// protocolVersions are the MCP versions served. A stateful server leaves out
-// 2026-07-28 and later: the go-sdk answers a client's server/discover for it
-// but then refuses its session requests, which strands clients such as
-// mcp-go v1.2.1 that negotiate it; without it, they fall back to initialize.
-func protocolVersions(stateless bool) []string {
-	var out []string
-	for _, v := range mcp.SupportedProtocolVersions() {
-		if stateless || v < "2026-07-28" {
-			out = append(out, v)
-		}
-	}
-	return out
 }

@@ -281,9 +281,17 @@ func callerToken(t *testing.T, secret, sub string) string {
 
 func connect(t *testing.T, url, token string) *mcp.ClientSession {
 	t.Helper()
+	return connectAt(t, url, token, "")
+}
+
+// connectAt is connect asking for an MCP revision: "" for the newest both
+// ends speak (the go-sdk's default).
+func connectAt(t *testing.T, url, token, revision string) *mcp.ClientSession {
+	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil)
 	hc := &http.Client{Transport: bearer{token, http.DefaultTransport}}
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: revision})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,7 @@ type Middleware struct {
 
 	mu    sync.Mutex
 	tools map[string]*mcp.Tool
+	owner string // the agent's owner handle, carried in _meta (owner.go)
 }
 
 // New checks cfg and returns a Middleware.
@@ -127,9 +128,11 @@ func (m *Middleware) Attach(c *mcp.Client) { c.AddSendingMiddleware(m.Sending) }
 func (m *Middleware) Registry() *Registry { return m.cfg.Registry }
 
 // Sending is the go-sdk sending middleware: it learns the tools' schemas
-// from tools/list and rewrites tools/call on the way out and back.
+// from tools/list, rewrites tools/call on the way out and back, and carries
+// the agent's owner handle (owner.go).
 func (m *Middleware) Sending(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		m.carryOwner(req)
 		switch method {
 		case "tools/list":
 			res, err := next(ctx, method, req)
@@ -138,7 +141,11 @@ func (m *Middleware) Sending(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, err
 		case "tools/call":
-			return m.callTool(ctx, req, next)
+			res, err := m.callTool(ctx, req, next)
+			if err == nil {
+				m.keepOwner(res)
+			}
+			return res, err
 		}
 		return next(ctx, method, req)
 	}

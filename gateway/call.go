@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"mime"
 	"net/url"
 	"os"
@@ -44,7 +45,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (
 	if err != nil {
 		return toolError(fmt.Sprintf("%s: %v. Nothing was sent to the agent.", req.Params.Name, err)), nil
 	}
-	params := &mcp.CallToolParams{Name: r.tool.Name, Arguments: args}
+	params := &mcp.CallToolParams{Name: r.tool.Name, Arguments: args, Meta: maps.Clone(r.agent.logMeta)}
 	if prog.token != nil {
 		params.SetProgressToken(prog.id)
 	}

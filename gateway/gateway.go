@@ -52,6 +52,10 @@ type agent struct {
 	name    string // as used in clashing tool names
 	base    string // HTTP base for /uploads and downloads, "" if unknown
 	session *mcp.ClientSession
+	// logMeta asks for the agent's log messages in each call's _meta
+	// (2026-07-28, where logging/setLevel is gone); nil: asked once
+	// with logging/setLevel, or not at all.
+	logMeta mcp.Meta
 }
 
 // route is where a host's tool goes.
@@ -188,13 +192,22 @@ func (g *Gateway) connect(ctx context.Context, ac Agent) (*agent, error) {
 			a.name = ir.ServerInfo.Name
 		}
 	}
+	// The agent's log messages at info and above are forwarded to the
+	// host: asked for once per session on older revisions, per request on
+	// 2026-07-28 (the go-sdk negotiated the newest revision both speak).
 	if ir := s.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
-		if err := s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		if ir.ProtocolVersion >= sessionlessRevision {
+			a.logMeta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
+		} else if err := s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 			g.log.Debug("agent refused a logging level", "agent", what, "err", err)
 		}
 	}
 	return a, nil
 }
+
+// sessionlessRevision is the first MCP revision without sessions, where a
+// client names its log level in each request's _meta.
+const sessionlessRevision = "2026-07-28"
 
 // headerTransport adds fixed headers to every request.
 type headerTransport struct {

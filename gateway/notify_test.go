@@ -18,8 +18,18 @@ import (
 
 // Notifications between a host and an agent through the gateway: both are
 // go-sdk peers (the agent on real HTTP, the host in memory), the gateway the
-// real one.
+// real one. The gateway speaks the newest revision the agent serves: over
+// initialize and a session (2025-11-25) with a stateful agent, and
+// 2026-07-28 with a stateless one, where it asks for log messages in each
+// call's _meta, list changes come over subscriptions/listen and a dropped
+// request is the cancellation.
 func TestNotificationsPassThrough(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(map[bool]string{false: "2025-11-25", true: "2026-07-28"}[stateless], func(t *testing.T) { testNotificationsPassThrough(t, stateless) })
+	}
+}
+
+func testNotificationsPassThrough(t *testing.T, stateless bool) {
 	agent := mcp.NewServer(&mcp.Implementation{Name: "notifier", Version: "1"}, nil)
 	started, cancelled := make(chan struct{}), make(chan struct{})
 	mcp.AddTool(agent, &mcp.Tool{Name: "work", Description: "works"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
@@ -40,7 +50,8 @@ func TestNotificationsPassThrough(t *testing.T) {
 		close(cancelled)
 		return nil, nil, ctx.Err()
 	})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return agent }, nil))
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return agent },
+		&mcp.StreamableHTTPOptions{Stateless: stateless, PropagateRequestCancellation: true}))
 	defer ts.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -25,6 +25,13 @@ const (
 	// MetaFailed is the key under a rewritten result's _meta that lists the
 	// produced files that could not be fetched, as "name: reason".
 	MetaFailed = "agentura/failed"
+	// MetaOwner is the key under _meta that carries an anonymous caller's
+	// owner handle: an agent returns it with each tool result of a call
+	// that has no MCP session (MCP 2026-07-28, or AGENT_MCP_STATELESS) and
+	// takes it back in the _meta of later requests, so that resources/list
+	// shows the files produced under it and no one else's. It is opaque,
+	// signed and unguessable; a caller keeps it as it keeps a session.
+	MetaOwner = "agentura/owner"
 	// MetaSHA256 is the key under a resource_link's _meta (and an A2A file
 	// artifact's metadata) that holds the file's lowercase hex sha256.
 	MetaSHA256 = "sha256"

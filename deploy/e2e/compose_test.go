@@ -5,6 +5,7 @@ package e2e
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -240,6 +241,15 @@ func TestCompose(t *testing.T) {
 	if got := ocrText(t, ocr, fileOf(t, out, "invoice.pdf")); !strings.Contains(got, "4711") {
 		t.Errorf("OCR of the composer's PDF lacks 4711:\n%s", got)
 	}
+
+	// The current MCP revision, 2026-07-28, on the same deployment; its long
+	// OCR reads a many-page PDF the composer made.
+	var long strings.Builder
+	for i := range 600 {
+		fmt.Fprintf(&long, "Line %d of the long report, recognised page after page.\n\n", i+1)
+	}
+	out = callTool(t, composer, "compose_document", map[string]any{"markdown": long.String(), "format": "pdf", "filename": "long.pdf"})
+	currentRevision(t, d, scan, staged, fileOf(t, out, "long.pdf"))
 
 	// 3. Restart: the key and the files are in the volume, the URL still works.
 	if out, err := d.run("restart", "composer-agent"); err != nil {

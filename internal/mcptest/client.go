@@ -12,9 +12,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Protocol is the MCP protocol version the client is pinned to. mcp-go
-// v1.2.1 prefers 2026-07-28 (no initialize handshake), which a stateful
-// go-sdk server does not speak (DESIGN.md §4).
+// Protocol is the MCP protocol version the client is pinned to: the newest
+// revision served through initialize and a session. mcp-go v1.2.1 would
+// prefer 2026-07-28 (no initialize); agents serve that too, and tests of it
+// use [Sessionless].
 const Protocol = mcp.ProtocolVersion20251125
 
 // CallTimeout bounds one MCP request or download; OCR under -race on a busy
