@@ -205,11 +205,11 @@ func New(cfg Config) (*Sweeper, error) {
 	s := &Sweeper{
 		lagWarn: lagWarnAfter(sched),
 		startup: make(chan struct{}),
-		store: cfg.Store,
-		rules: append([]Rule(nil), cfg.Rules...),
-		spec:  spec,
-		log:   cfg.Logger,
-		now:   cfg.Now,
+		store:   cfg.Store,
+		rules:   append([]Rule(nil), cfg.Rules...),
+		spec:    spec,
+		log:     cfg.Logger,
+		now:     cfg.Now,
 
 		beforeSweep: cfg.BeforeSweep,
 		expirers:    append([]Expirer(nil), cfg.Expirers...),
