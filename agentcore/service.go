@@ -140,7 +140,10 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.store, err = instrumentStore(store, s.registry); err != nil {
+	// Every read for a caller goes through live: a file past its TTL is
+	// gone there at once, whether or not the sweeper has deleted it yet.
+	live := fileserve.NewTTLStore(store, cfg.areaTTL, nil)
+	if s.store, err = instrumentStore(live, s.registry); err != nil {
 		return nil, err
 	}
 	s.backing = store
@@ -177,7 +180,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		MaxUploadBytes: cfg.MaxUploadBytes,
 		Owner:          s.uploadOwner,
 		Redirect:       redirect,
-		Small:          smallReader(store),
+		Small:          live.SmallReader(),
 		Logger:         s.log,
 		Metrics:        s.registry,
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/promreg"
@@ -75,12 +76,13 @@ func (c *Config) openStore() (store fileserve.Store, scratch string, redirect fi
 	return store, scratch, redirect, nil
 }
 
-// smallReader is the store's fileserve.SmallReader, or nil: the wrappers
-// around the store (instrumentStore, withQuota) have only the Store's
-// methods, and reading needs neither counting nor quota.
-func smallReader(store fileserve.Store) fileserve.SmallReader {
-	sr, _ := store.(fileserve.SmallReader)
-	return sr
+// areaTTL is the time to live of the files of an area: AGENT_OUTPUT_TTL
+// for outputs, AGENT_STAGING_TTL for staged inputs.
+func (c *Config) areaTTL(a fileserve.Area) time.Duration {
+	if a == fileserve.Outputs {
+		return c.OutputTTL
+	}
+	return c.StagingTTL
 }
 
 // instrumentStore wraps st to count the files and bytes added to it per
