@@ -106,36 +106,6 @@ func knownPath(p string) bool {
 	return strings.HasPrefix(p, "/files/")
 }
 
-// ready answers 200 when the store takes files and the signing key works.
-func (s *Service) ready(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
-	defer cancel()
-	checks := gin.H{}
-	ok := true
-	if err := s.store.Ready(ctx); err != nil {
-		checks["storage"], ok = err.Error(), false
-	} else {
-		checks["storage"] = "ok"
-	}
-	if _, err := s.signer.Sign(probeClaims()); err != nil {
-		checks["signing_key"], ok = err.Error(), false
-	} else {
-		checks["signing_key"] = "ok"
-	}
-	for _, chk := range s.readiness() {
-		if err := chk.fn(ctx); err != nil {
-			checks[chk.name], ok = err.Error(), false
-		} else {
-			checks[chk.name] = "ok"
-		}
-	}
-	if !ok {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "not ready", "checks": checks})
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"status": "ready", "checks": checks})
-}
-
 // drainable ends a standalone MCP stream (GET /mcp, which lasts as long as
 // the session) when shutdown begins, so shutdown does not wait on it. Tool
 // calls (POST) are not cut: they finish within ShutdownTimeout and their

@@ -94,6 +94,7 @@ type Service struct {
 	toolOrder []string
 
 	checks []readinessCheck
+	readyz readyProbe // the last result of the readiness checks
 
 	draining context.Context // done when shutdown begins
 	drain    context.CancelFunc

@@ -147,8 +147,9 @@ type Sweeper struct {
 
 	// busy is held by the sweep Start runs and by each scheduled one: a
 	// scheduled sweep due while the start-up sweep runs is skipped.
-	busy    sync.Mutex
-	startup chan struct{} // closed when the start-up sweep has ended
+	busy      sync.Mutex
+	startup   chan struct{} // closed when the start-up sweep has ended
+	startedAt time.Time     // when Start began the start-up sweep; guarded by mu
 
 	pruneMu  sync.Mutex
 	lastFull map[fileserve.Area]time.Time // when each area was last fully pruned
@@ -420,6 +421,7 @@ func (s *Sweeper) Start(ctx context.Context) error {
 		cancel()
 		return fmt.Errorf("cleanup: schedule %q: %w", s.spec, err)
 	}
+	s.startedAt = time.Now()
 	s.busy.Lock() // before the schedule starts: the start-up sweep goes first
 	s.running.Add(2)
 	go func() {
@@ -436,6 +438,23 @@ func (s *Sweeper) Start(ctx context.Context) error {
 	}()
 	s.log.InfoContext(ctx, "cleanup: sweeper started", "schedule", s.spec, "rules", s.describeRules())
 	return nil
+}
+
+// StartupSweep reports whether the start-up sweep is running, and since
+// when.
+func (s *Sweeper) StartupSweep() (running bool, since time.Time) {
+	s.mu.Lock()
+	since = s.startedAt
+	s.mu.Unlock()
+	if since.IsZero() {
+		return false, since
+	}
+	select {
+	case <-s.startup:
+		return false, since
+	default:
+		return true, since
+	}
 }
 
 // StartupDone is closed once the sweep Start runs first has ended (done,
