@@ -108,7 +108,9 @@ func errorWithMessage(e handler.Error, msg string) handler.Error {
 }
 
 // ownerDir is the folder of owner's uploads.
-func (t *tusStore) ownerDir(owner string) string { return filepath.Join(t.dir, fileserve.OwnerKey(owner)) }
+func (t *tusStore) ownerDir(owner string) string {
+	return filepath.Join(t.dir, fileserve.OwnerKey(owner))
+}
 
 func (t *tusStore) path(owner, id, ext string) string {
 	return filepath.Join(t.ownerDir(owner), id+ext)
