@@ -79,7 +79,7 @@ func (s *Service) buildHandler() http.Handler {
 	r.Any("/mcp", gin.WrapH(mcpH))
 	r.Any("/uploads", gin.WrapH(uploadH))
 	r.Any(transfer.TusPath+"*id", gin.WrapH(tusH))
-	r.Any("/files/*path", gin.WrapF(s.files.ServeFile))
+	r.Any("/files/*path", gin.WrapH(s.fileRoutes())) // downloads, DELETE, revoke (files.go)
 	r.Any(transfer.A2APath, gin.WrapH(a2aH))
 	r.Any(transfer.AgentCardPath, gin.WrapH(cardH))
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })

@@ -44,6 +44,7 @@ import (
 	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/internal/quickget"
+	"github.com/agentura/agentura/internal/revocation"
 	"github.com/agentura/agentura/internal/signing"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,6 +77,7 @@ type Service struct {
 	signer   *signing.Signer
 	files    *filehttp.Server
 	tus      *filehttp.Tus
+	revoked  *revocation.List // revoked URLs and deleted files, shared by the replicas
 	resolver *resolver
 	sweeper  *cleanup.Sweeper
 	mcp      *mcp.Server
@@ -173,6 +175,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			return nil, err
 		}
 	}
+	s.revoked = s.newRevocations()
 	s.files, err = filehttp.NewServer(filehttp.Config{
 		Store:          s.store,
 		Signer:         s.signer,
@@ -184,6 +187,8 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		Small:          live.SmallReader(),
 		Logger:         s.log,
 		Metrics:        s.registry,
+		Revocations:    s.revoked,
+		OwnerVerified:  cfg.Auth == "jwt",
 	})
 	if err != nil {
 		return nil, err
@@ -207,7 +212,10 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			{Area: fileserve.Outputs, TTL: cfg.OutputTTL},
 			{Area: fileserve.Staging, TTL: cfg.StagingTTL},
 		},
-		Records:  []cleanup.RecordRule{{Kind: a2aTaskKind, TTL: cfg.OutputTTL}, {Kind: a2aCancelKind, TTL: cfg.OutputTTL}},
+		Records: []cleanup.RecordRule{
+			{Kind: a2aTaskKind, TTL: cfg.OutputTTL}, {Kind: a2aCancelKind, TTL: cfg.OutputTTL},
+			{Kind: revocation.Kind, TTL: cfg.revocationTTL()},
+		},
 		Expirers: []cleanup.Expirer{{Name: "tus", TTL: cfg.StagingTTL, Expire: s.tus.Expire}},
 		Schedule: cfg.CleanupSchedule,
 		Logger:   s.log,
@@ -292,6 +300,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("start cleanup: %w", err)
 	}
 	defer s.sweeper.Stop()
+	go s.revoked.Run(ctx) // revocations and deletions of the other replicas
 
 	srv := &http.Server{
 		Handler:           s.Handler(),
