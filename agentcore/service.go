@@ -153,7 +153,16 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if s.store, err = withQuota(s.store, cfg, s.registry, s.metrics.refused); err != nil {
 		return nil, err
 	}
-	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls"), store); err != nil {
+	s.revoked = s.newRevocations()
+	// Output journals go where the files go: into the call folders when
+	// they lie in the store (a disk store), else into the store's records
+	// (S3), which a replica coming back on a fresh volume still finds.
+	var records fileserve.RecordStore
+	if _, local := store.(fileserve.LocalRoot); !local {
+		records, _ = store.(fileserve.RecordStore)
+	}
+	deleted := func(ctx context.Context, id string) { s.revoked.FileDeleted(ctx, id) }
+	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls"), s.store, records, deleted); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -175,7 +184,6 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			return nil, err
 		}
 	}
-	s.revoked = s.newRevocations()
 	s.files, err = filehttp.NewServer(filehttp.Config{
 		Store:          s.store,
 		Signer:         s.signer,
