@@ -553,8 +553,8 @@ func TestTusMetadataCapped(t *testing.T) {
 	}
 }
 
-// With a quota, an upload reserves its Upload-Length (and its record's
-// charge) when it is created: unfinished uploads cannot hold more than the
+// With a quota, an upload reserves its Upload-Length when it is created
+// (its record counts once it is finished): unfinished uploads cannot hold more than the
 // quota. The reservation ends with DELETE and with expiry, and the staged
 // file draws on it.
 func TestTusReservesQuota(t *testing.T) {

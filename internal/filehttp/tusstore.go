@@ -28,10 +28,10 @@ import (
 //
 // Counting an owner's unfinished uploads reads that owner's folder alone,
 // never another owner's. With a quota (the store is a fileserve.Reserver),
-// an upload reserves its Upload-Length and the charge of its record when
-// it is created; the staged file draws on that reservation, the record's
-// charge stays until the record expires, and termination and expiry
-// release it.
+// an upload reserves its Upload-Length when it is created, and the staged
+// file draws on that reservation; the record of a finished upload then
+// holds tusRecordCharge until it expires; termination and expiry release
+// what is held.
 type tusStore struct {
 	dir   string
 	srv   *Server
@@ -54,13 +54,14 @@ type tusRecord struct {
 // expires is when an upload that is not finished by then is swept.
 func (r tusRecord) expires(ttl time.Duration) time.Time { return r.Created.Add(ttl) }
 
-// reserved is what the upload holds of its owner's quota: its record's
-// charge, and its bytes while it is not staged.
+// reserved is what the upload holds of its owner's quota: its bytes until
+// it is staged (then the staged file counts them), its record's charge
+// after (the records of finished uploads are the ones that pile up).
 func (r tusRecord) reserved() int64 {
 	if r.Staged != nil {
 		return tusRecordCharge
 	}
-	return tusRecordCharge + r.Size
+	return r.Size
 }
 
 // Bounds of an owner's uploads.
@@ -505,6 +506,9 @@ func (u *tusUpload) FinishUpload(ctx context.Context) error {
 	if err := u.save(); err != nil {
 		srv.store.Delete(ctx, m.Area, m.Owner, m.ID)
 		return u.store.failed(ctx, "note finished upload", err)
+	}
+	if u.store.quota != nil {
+		u.store.quota.Hold(u.rec.Owner, reservation(u.id), u.rec.reserved())
 	}
 	os.Remove(part) // Adopt moved or copied it
 	return nil
