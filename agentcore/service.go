@@ -154,15 +154,8 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		return nil, err
 	}
 	s.revoked = s.newRevocations()
-	// Output journals go where the files go: into the call folders when
-	// they lie in the store (a disk store), else into the store's records
-	// (S3), which a replica coming back on a fresh volume still finds.
-	var records fileserve.RecordStore
-	if _, local := store.(fileserve.LocalRoot); !local {
-		records, _ = store.(fileserve.RecordStore)
-	}
 	deleted := func(ctx context.Context, id string) { s.revoked.FileDeleted(ctx, id) }
-	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls"), s.store, records, deleted); err != nil {
+	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls"), s.store, journalRecords(store), deleted); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -290,8 +283,8 @@ func (s *Service) Logger() *slog.Logger { return s.log }
 
 // Run serves HTTP on cfg.Addr until ctx is done, then shuts down gracefully:
 // it stops accepting, ends MCP streams, and lets downloads in flight finish
-// (up to ShutdownTimeout). The cleanup sweeper runs once before serving and
-// then on its schedule.
+// (up to ShutdownTimeout). The cleanup sweeper runs once at start-up, in the
+// background while the service serves, and then on its schedule.
 func (s *Service) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
@@ -308,7 +301,9 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("start cleanup: %w", err)
 	}
 	defer s.sweeper.Stop()
-	go s.revoked.Run(ctx) // revocations and deletions of the other replicas
+	revCtx, stopRevocations := context.WithCancel(ctx)
+	defer stopRevocations()
+	go s.revoked.Run(revCtx) // revocations and deletions of the other replicas
 
 	srv := &http.Server{
 		Handler:           s.Handler(),

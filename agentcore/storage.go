@@ -85,6 +85,18 @@ func (c *Config) areaTTL(a fileserve.Area) time.Duration {
 	return c.StagingTTL
 }
 
+// journalRecords is where the output journals of st go: nil, into the call
+// folders, when those lie in the store (a disk store: they are under its
+// root), else the store's records (S3), which a replica coming back on a
+// fresh volume still finds (see outputJournal).
+func journalRecords(st fileserve.Store) fileserve.RecordStore {
+	if _, local := st.(fileserve.LocalRoot); local {
+		return nil
+	}
+	rs, _ := st.(fileserve.RecordStore)
+	return rs
+}
+
 // instrumentStore wraps st to count the files and bytes added to it per
 // area: agentura_files_stored_total{area} and
 // agentura_stored_bytes_total{area}. The wrapper has only the Store's
