@@ -146,7 +146,6 @@ func (s *Server) ServeRevoke(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusInternalServerError, "the URL could not be revoked; try again later")
 		return
 	}
-	s.tokens.Forget(token)
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "fileserve: download URL revoked", slog.String("id", id), slog.String("token_id", signing.TokenID(token)))
 	w.WriteHeader(http.StatusNoContent)
 }
