@@ -3,11 +3,13 @@
 package agentcore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/agentura/agentura/fileserve"
@@ -19,16 +21,27 @@ import (
 // one volume, a restart overlapping its predecessor): each removes only the
 // folders whose lock nobody holds, which a crash left behind.
 type callFolders struct {
+	parent   string   // <store>/calls
 	dir      string   // <store>/calls/<instance>
 	instance string   // the random instance id
 	lock     *os.File // <store>/calls/<instance>.lock, flock'ed exclusively
-	store    fileserve.Store
+	// store deletes the outputs of journals rolled back (the store the
+	// quota counts); nil: none are.
+	store fileserve.Store
+	// records keeps the output journals (outputJournal) where every
+	// replica sees them; nil: journals are files in the call folders.
+	records fileserve.RecordStore
+	// deleted, when not nil, tells the other replicas of an output rolled
+	// back (their quotas forget it).
+	deleted func(ctx context.Context, id string)
+	live    sync.Map // names of this process's journal records in progress
 }
 
 // openCallFolders takes this process's share of parent after removing the
 // folders of processes that are gone; the outputs their unfinished calls
-// had added are deleted from st first (rollbackJournals).
-func openCallFolders(parent string, st fileserve.Store) (*callFolders, error) {
+// had added are deleted from st first (their journals, in rs when not nil,
+// else in their folders), and deleted told of each.
+func openCallFolders(parent string, st fileserve.Store, rs fileserve.RecordStore, deleted func(context.Context, string)) (*callFolders, error) {
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return nil, fmt.Errorf("create call folders: %w", err)
 	}
@@ -37,8 +50,9 @@ func openCallFolders(parent string, st fileserve.Store) (*callFolders, error) {
 		return nil, err
 	}
 	defer unlock()
-	removeAbandonedCallFolders(parent, st)
-	instance := fileserve.NewID()
+	c := &callFolders{parent: parent, store: st, records: rs, deleted: deleted, instance: fileserve.NewID()}
+	c.removeAbandoned()
+	instance := c.instance
 	lock, err := os.OpenFile(filepath.Join(parent, instance+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create call folder lock: %w", err)
@@ -47,12 +61,12 @@ func openCallFolders(parent string, st fileserve.Store) (*callFolders, error) {
 		lock.Close()
 		return nil, fmt.Errorf("lock call folder: %w", err)
 	}
-	dir := filepath.Join(parent, instance)
-	if err := os.Mkdir(dir, 0o700); err != nil {
+	c.dir, c.lock = filepath.Join(parent, instance), lock
+	if err := os.Mkdir(c.dir, 0o700); err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("create call folder: %w", err)
 	}
-	return &callFolders{dir: dir, instance: instance, lock: lock, store: st}, nil
+	return c, nil
 }
 
 // lockCallFolders takes the lock of the folder parent. Processes starting
@@ -76,25 +90,36 @@ func lockCallFolders(parent string) (unlock func(), err error) {
 
 // sweep removes the folders of processes that have stopped since this one
 // started (replicas sharing the volume), rolling back their unfinished
-// calls' outputs; the sweeper calls it on its schedule.
+// calls' outputs, and rolls back the journals of processes gone elsewhere
+// (replicas on other volumes, whose journals lapsed); the sweeper calls it
+// on its schedule.
 func (c *callFolders) sweep() {
-	parent := filepath.Dir(c.dir)
-	unlock, err := lockCallFolders(parent)
+	unlock, err := lockCallFolders(c.parent)
 	if err != nil {
 		return
 	}
 	defer unlock()
-	removeAbandonedCallFolders(parent, c.store)
+	c.removeAbandoned()
 }
 
-// removeAbandonedCallFolders removes the folders of processes that are gone:
-// those whose lock file can be locked, or that have no lock file at all.
-// The outputs listed in their journals are deleted from st first.
-func removeAbandonedCallFolders(parent string, st fileserve.Store) {
+// removeAbandoned removes the folders of processes that are gone: those
+// whose lock file can be locked, or that have no lock file at all. The
+// outputs listed in their journals are deleted first; then the journal
+// records of every process gone (reapJournals).
+func (c *callFolders) removeAbandoned() {
+	parent := c.parent
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return
 	}
+	dead := map[string]bool{}
+	var locks []*os.File
+	defer func() {
+		for _, l := range locks {
+			os.Remove(l.Name())
+			l.Close()
+		}
+	}()
 	for _, e := range entries {
 		name := e.Name()
 		if !e.IsDir() {
@@ -111,13 +136,14 @@ func removeAbandonedCallFolders(parent string, st fileserve.Store) {
 				continue
 			}
 		}
-		rollbackJournals(st, filepath.Join(parent, name))
+		c.rollbackJournals(filepath.Join(parent, name))
 		os.RemoveAll(filepath.Join(parent, name))
+		dead[name] = true
 		if lock != nil {
-			os.Remove(lockPath)
-			lock.Close()
+			locks = append(locks, lock) // removed once the records are reaped
 		}
 	}
+	c.reapJournals(dead)
 	// Lock files whose folder is gone.
 	for _, e := range entries {
 		if name, ok := strings.CutSuffix(e.Name(), ".lock"); ok && !e.IsDir() {
@@ -138,26 +164,46 @@ func removeAbandonedCallFolders(parent string, st fileserve.Store) {
 // anything tagged with its id, so the answer for a tag found on disk is
 // final once it is true.
 func (c *callFolders) gone(instance string) bool {
+	st := c.lockHeld(instance)
+	return st == lockFree || st == lockMissing
+}
+
+// lockState is what the lock file of a process tells of it.
+type lockState int
+
+const (
+	lockUnknown lockState = iota // not a process id, or the file cannot be read
+	lockMissing                  // no lock file here: gone, or on another volume
+	lockHeld                     // held: the process is alive
+	lockFree                     // there and free: the process is gone
+)
+
+// lockHeld reads the lock file of the process of instance id.
+func (c *callFolders) lockHeld(instance string) lockState {
 	if !fileserve.ValidID(instance) {
-		return false
+		return lockUnknown
 	}
-	lock, err := os.OpenFile(filepath.Join(filepath.Dir(c.dir), instance+".lock"), os.O_RDWR, 0)
+	lock, err := os.OpenFile(filepath.Join(c.parent, instance+".lock"), os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return lockMissing
+	}
 	if err != nil {
-		return errors.Is(err, os.ErrNotExist)
+		return lockUnknown
 	}
 	defer lock.Close()
 	if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		return false // held: alive
+		return lockHeld
 	}
 	syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	return true
+	return lockFree
 }
 
 // close removes this process's folder and releases its lock. The outputs
 // of calls still unfinished (a shutdown that timed out) are deleted first,
 // as after a crash.
 func (c *callFolders) close() {
-	rollbackJournals(c.store, c.dir)
+	c.rollbackJournals(c.dir)
+	c.reapJournals(map[string]bool{c.instance: true})
 	os.RemoveAll(c.dir)
 	os.Remove(c.lock.Name())
 	c.lock.Close()

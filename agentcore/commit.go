@@ -4,32 +4,63 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
 )
 
 // journalFile is the name, in a call's folder, of the journal of the
-// outputs its FileResponse has added so far.
+// outputs its FileResponse has added so far, on a store without records.
 const journalFile = "outputs.pending"
+
+// Journals kept in the store's records (fileserve.RecordStore), where
+// every replica sharing the store sees them: kind pendingKind, all under
+// journalOwner (one listing reads them all), named <instance>.<journal id>.
+const (
+	pendingKind  = "pending-outputs"
+	journalOwner = "*"
+	// journalRenew is how often a journal in progress is written again,
+	// to show its process is alive.
+	journalRenew = 10 * time.Second
+	// journalLease is how long a journal stays untouched before another
+	// replica takes its process for dead and rolls it back. Replicas'
+	// clocks must agree well within journalLease - journalRenew.
+	journalLease = 30 * time.Second
+)
 
 // outputJournal makes the outputs of one FileResponse one commit. Before
 // each output becomes visible in the store (fileserve.NewFile.Pending), its
-// area, owner and id are appended to a journal in the call's folder and
-// synced; once every output is stored the journal is removed, and only then
-// are the download URLs handed out. A process that crashes in between leaves
-// the journal in its call folder, and the next start-up sweep of abandoned
-// call folders (removeAbandonedCallFolders) deletes every file it lists
-// before removing the folder: after a crash none of the call's outputs stays
-// stored, on disk and on S3 alike.
+// area, owner and id are written to a journal; once every output is stored
+// the journal is removed (the commit), and only then are the download URLs
+// handed out. A process that crashes in between leaves the journal, and
+// whoever finds it abandoned deletes every file it lists: after a crash
+// none of the call's outputs stays stored, on disk and on S3 alike.
+//
+// When the call folders lie in the store (a DiskStore: they are under its
+// root) the journal is a file in the call's folder, synced, rolled back by
+// the next process on that volume (callFolders.removeAbandoned). Otherwise
+// (S3) it is a record of the store (fileserve.RecordStore), rewritten every
+// journalRenew while the response runs: a replica that comes back on a
+// fresh volume, or any other replica, finds it and rolls it back once its
+// process is gone (its lock in the call folders free, or the journal
+// untouched for journalLease).
 type outputJournal struct {
-	path    string
+	calls   *callFolders
+	path    string // the local journal file
 	f       *os.File
-	entries []journalEntry // what is recorded
+	name    string // the record's name, once written
+	entries []journalEntry
+
+	mu      sync.Mutex    // orders the record's writes: record and renew
+	renew   chan struct{} // closed to stop renewing
+	renewed chan struct{} // closed once renewing stopped
 }
 
 // journalEntry is a line of the journal.
@@ -39,17 +70,86 @@ type journalEntry struct {
 	ID    string         `json:"id"`
 }
 
-func newOutputJournal(callDir string) *outputJournal {
-	return &outputJournal{path: filepath.Join(callDir, journalFile)}
+// journalRecord is the content of a journal kept as a record.
+type journalRecord struct {
+	Instance string         `json:"instance"`
+	Entries  []journalEntry `json:"entries"`
 }
 
-// record appends m to the journal and syncs it; it is the Pending hook of
-// every output, so a file is journaled before anyone can see it.
+func (c *callFolders) newOutputJournal(callDir string) *outputJournal {
+	return &outputJournal{calls: c, path: filepath.Join(callDir, journalFile)}
+}
+
+// record writes m into the journal; it is the Pending hook of every
+// output, so a file is journaled before anyone can see it.
 func (j *outputJournal) record(m fileserve.Meta) error {
 	e := journalEntry{Area: m.Area, Owner: m.Owner, ID: m.ID}
 	if slices.Contains(j.entries, e) {
 		return nil
 	}
+	j.entries = append(j.entries, e)
+	var err error
+	if j.calls.records != nil {
+		err = j.writeRecord()
+	} else {
+		err = j.appendFile(e)
+	}
+	if err != nil {
+		j.entries = j.entries[:len(j.entries)-1]
+	}
+	return err
+}
+
+// writeRecord writes the journal's record whole, and starts renewing it
+// after the first write.
+func (j *outputJournal) writeRecord() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.name == "" {
+		j.name = j.calls.instance + "." + fileserve.NewID()
+		j.calls.live.Store(j.name, true)
+	}
+	if err := j.put(); err != nil {
+		return err
+	}
+	if j.renew == nil {
+		j.renew, j.renewed = make(chan struct{}), make(chan struct{})
+		go j.renewing()
+	}
+	return nil
+}
+
+// put writes the record. j.mu is held.
+func (j *outputJournal) put() error {
+	b, err := json.Marshal(journalRecord{Instance: j.calls.instance, Entries: j.entries})
+	if err != nil {
+		return err
+	}
+	if err := j.calls.records.PutRecord(context.Background(), pendingKind, journalOwner, j.name, b); err != nil {
+		return fmt.Errorf("write the output journal: %w", err)
+	}
+	return nil
+}
+
+// renewing writes the record again every journalRenew until stopped.
+func (j *outputJournal) renewing() {
+	defer close(j.renewed)
+	t := time.NewTicker(journalRenew)
+	defer t.Stop()
+	for {
+		select {
+		case <-j.renew:
+			return
+		case <-t.C:
+			j.mu.Lock()
+			j.put() // a failure shows at the next write or the commit
+			j.mu.Unlock()
+		}
+	}
+}
+
+// appendFile appends e to the local journal file and syncs it.
+func (j *outputJournal) appendFile(e journalEntry) error {
 	if j.f == nil {
 		if err := os.MkdirAll(filepath.Dir(j.path), 0o700); err != nil {
 			return fmt.Errorf("create the call folder: %w", err)
@@ -70,33 +170,69 @@ func (j *outputJournal) record(m fileserve.Meta) error {
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("sync the output journal: %w", err)
 	}
-	j.entries = append(j.entries, e)
 	return nil
 }
 
 // rollback deletes every output recorded so far: a failed response keeps
 // none, including one whose store failed after making it visible.
-func (j *outputJournal) rollback(ctx context.Context, st fileserve.Store) {
+func (j *outputJournal) rollback(ctx context.Context) {
 	ctx = context.WithoutCancel(ctx)
 	for _, e := range j.entries {
-		_ = st.Delete(ctx, e.Area, e.Owner, e.ID)
+		j.calls.remove(ctx, e)
 	}
 }
 
-// done ends the commit: the outputs recorded are kept (commit) or are
-// already deleted by the caller; either way the journal goes.
+// commit ends the journal of a response whose outputs are all stored: it
+// is removed, and from then on the outputs are kept. An error means the
+// journal may remain, and its outputs be rolled back later: the caller
+// rolls them back now and fails.
+func (j *outputJournal) commit() error {
+	j.stopRenewing()
+	if j.f != nil {
+		j.f.Close()
+		j.f = nil
+		if err := os.Remove(j.path); err != nil {
+			return fmt.Errorf("remove the output journal: %w", err)
+		}
+	}
+	if j.name != "" {
+		if err := j.calls.records.DeleteRecord(context.Background(), pendingKind, journalOwner, j.name); err != nil {
+			return fmt.Errorf("remove the output journal: %w", err)
+		}
+		j.calls.live.Delete(j.name)
+		j.name = ""
+	}
+	return nil
+}
+
+// done ends the journal of a response that committed or rolled back. A
+// journal record it fails to remove is no longer live: the next sweep
+// rolls it back (its outputs are deleted already).
 func (j *outputJournal) done() {
+	j.stopRenewing()
 	if j.f != nil {
 		j.f.Close()
 		os.Remove(j.path)
 	}
+	if j.name != "" {
+		j.calls.records.DeleteRecord(context.Background(), pendingKind, journalOwner, j.name)
+		j.calls.live.Delete(j.name)
+	}
 }
 
-// rollbackJournals deletes from st every file listed in the journals of
-// the call folders under instanceDir, the folder of a process that is gone:
+func (j *outputJournal) stopRenewing() {
+	if j.renew != nil {
+		close(j.renew)
+		<-j.renewed
+		j.renew = nil
+	}
+}
+
+// rollbackJournals deletes every file listed in the journal files of the
+// call folders under instanceDir, the folder of a process that is gone:
 // the outputs of calls it did not finish. It reports how many it deleted.
-func rollbackJournals(st fileserve.Store, instanceDir string) int {
-	if st == nil {
+func (c *callFolders) rollbackJournals(instanceDir string) int {
+	if c.store == nil {
 		return 0
 	}
 	journals, _ := filepath.Glob(filepath.Join(instanceDir, "*", journalFile))
@@ -115,13 +251,71 @@ func rollbackJournals(st fileserve.Store, instanceDir string) int {
 			if json.Unmarshal(sc.Bytes(), &e) != nil {
 				continue
 			}
-			if st.Delete(ctx, e.Area, e.Owner, e.ID) == nil {
+			if c.remove(ctx, e) == nil {
 				n++
 			}
 		}
 		f.Close()
 	}
 	return n
+}
+
+// reapJournals rolls back the journal records of processes that are gone:
+// those of the instances in dead, those whose process's lock on the shared
+// call folders is free, those untouched for journalLease, and this
+// process's own that no response holds any more (a commit that failed to
+// remove its record). It reports how many outputs it deleted.
+func (c *callFolders) reapJournals(dead map[string]bool) int {
+	if c.records == nil || c.store == nil {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	infos, err := c.records.Records(ctx, pendingKind, journalOwner)
+	if err != nil {
+		return 0 // the next sweep tries again
+	}
+	n := 0
+	for _, in := range infos {
+		instance, _, _ := strings.Cut(in.Name, ".")
+		switch {
+		case dead[instance]:
+		case instance == c.instance:
+			if _, live := c.live.Load(in.Name); live {
+				continue
+			}
+		case c.lockHeld(instance) == lockFree:
+		case time.Since(in.Changed) < journalLease:
+			continue
+		}
+		b, err := c.records.GetRecord(ctx, pendingKind, journalOwner, in.Name)
+		if errors.Is(err, fileserve.ErrNotFound) {
+			continue // committed, or reaped by another replica, meanwhile
+		}
+		var rec journalRecord
+		if err != nil || json.Unmarshal(b, &rec) != nil {
+			continue
+		}
+		for _, e := range rec.Entries {
+			if c.remove(ctx, e) == nil {
+				n++
+			}
+		}
+		c.records.DeleteRecord(ctx, pendingKind, journalOwner, in.Name)
+	}
+	return n
+}
+
+// remove deletes an output of a journal rolled back, through the store the
+// quota counts, and tells the other replicas' quotas.
+func (c *callFolders) remove(ctx context.Context, e journalEntry) error {
+	if err := c.store.Delete(ctx, e.Area, e.Owner, e.ID); err != nil {
+		return err
+	}
+	if c.deleted != nil {
+		c.deleted(ctx, e.ID)
+	}
+	return nil
 }
 
 // removeDeadTemp tags the temporary files of a store the service opened
@@ -152,9 +346,9 @@ func (s *Service) removeTempOf(to fileserve.TempOwners) {
 }
 
 // reapStopped reaps what processes that stopped while this one runs
-// (replicas sharing the volume) left: their unfinished calls' outputs and,
-// when temp is not nil, their temporary files. The sweeper runs it before
-// every sweep.
+// (replicas sharing the volume or the store) left: their unfinished calls'
+// outputs and, when temp is not nil, their temporary files. The sweeper
+// runs it before every sweep.
 func (s *Service) reapStopped(temp fileserve.TempOwners) {
 	s.calls.sweep()
 	if temp != nil {

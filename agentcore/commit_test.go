@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentura/agentura/fileserve"
 )
@@ -97,4 +98,76 @@ func TestStartingProcessLeavesLiveResponseAlone(t *testing.T) {
 			t.Errorf("output %s of the live process: %v", m.Name, err)
 		}
 	}
+}
+
+// recordsOnly is a store with records whose files do not lie in a local
+// folder, as S3's: its output journals are records of the store.
+type recordsOnly struct {
+	fileserve.Store
+	fileserve.RecordStore
+}
+
+// A replica that comes back on a fresh data folder (its call folders and
+// their locks lost) finds the journal of the response its predecessor did
+// not finish in the shared store, and rolls it back once the journal's
+// lease has lapsed: the orphan is gone and no quota counts it. While the
+// lease runs, the journal is left alone.
+func TestJournalInSharedStoreOutlivesTheVolume(t *testing.T) {
+	disk, err := fileserve.NewDiskStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := recordsOnly{disk, disk}
+	a := newTestService(t, func(c *Config) { c.Store = st })
+	ctx := context.Background()
+	call := a.newCall("make", "alice", "")
+	defer call.end()
+	g := &gate{reached: make(chan struct{}), open: make(chan struct{}), r: &failingReader{}}
+	reached := g.reached
+	done := make(chan error, 1)
+	go func() {
+		_, err := call.FileResponse(ctx, OutputBytes("a.txt", []byte("first")), OutputReader("b.txt", g))
+		done <- err
+	}()
+	<-reached // the first output is stored, its journal a record
+	infos, _ := disk.Records(ctx, pendingKind, journalOwner)
+	if len(infos) != 1 {
+		t.Fatalf("journal records while the response runs: %v; want 1", infos)
+	}
+	if _, err := os.Stat(filepath.Join(call.dir, journalFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a local journal was written beside the record: %v", err)
+	}
+
+	b := newTestService(t, func(c *Config) { c.Store = st; c.OwnerQuotaBytes = 1 << 20 }) // a fresh data folder
+	b.sweeper.Sweep(ctx)
+	if n := countFiles(t, disk, fileserve.Outputs); n != 1 {
+		t.Fatalf("the other replica rolled back a journal whose lease runs: %d outputs left, want 1", n)
+	}
+	// The lease lapses: the journal was last written long ago.
+	old := time.Now().Add(-2 * journalLease)
+	os.Chtimes(filepath.Join(disk.Root(), fileserve.RecordsDir, pendingKind, fileserve.OwnerKey(journalOwner), infos[0].Name), old, old)
+	b.sweeper.Sweep(ctx)
+	if n := countFiles(t, disk, fileserve.Outputs); n != 0 {
+		t.Errorf("after the lease lapsed %d outputs of the dead response are still stored", n)
+	}
+	if left, _ := disk.Records(ctx, pendingKind, journalOwner); len(left) != 0 {
+		t.Errorf("the journal record is still there: %v", left)
+	}
+	if used, _ := b.store.(*quotaCounted).Used(ctx, "alice"); used != 0 {
+		t.Errorf("the quota still counts %d bytes of the rolled-back output", used)
+	}
+	close(g.open)
+	<-done
+}
+
+// failingReader fails its first read, as a dying process's output would.
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("the process died") }
+
+func countFiles(t *testing.T, st fileserve.Store, area fileserve.Area) int {
+	t.Helper()
+	n := 0
+	st.Walk(context.Background(), area, func(fileserve.Meta) error { n++; return nil })
+	return n
 }

@@ -234,7 +234,7 @@ func TestCallFoldersOfProcessesStartingTogether(t *testing.T) {
 		opened := make(chan *callFolders, n)
 		for range n {
 			go func() {
-				cf, err := openCallFolders(parent, nil)
+				cf, err := openCallFolders(parent, nil, nil, nil)
 				if err != nil {
 					t.Error(err)
 				}

@@ -73,7 +73,7 @@ func (s *Service) buildHandler() http.Handler {
 	r.Any("/mcp", gin.WrapH(mcpH))
 	r.Any("/uploads", gin.WrapH(uploadH))
 	r.Any(transfer.TusPath+"*id", gin.WrapH(tusH))
-	r.Any("/files/*path", gin.WrapF(s.files.ServeFile))
+	r.Any("/files/*path", gin.WrapH(s.fileRoutes())) // downloads, DELETE, revoke (files.go)
 	r.Any(transfer.A2APath, gin.WrapH(a2aH))
 	r.Any(transfer.AgentCardPath, gin.WrapH(cardH))
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
@@ -98,36 +98,6 @@ func knownPath(p string) bool {
 		return true
 	}
 	return strings.HasPrefix(p, "/files/")
-}
-
-// ready answers 200 when the store takes files and the signing key works.
-func (s *Service) ready(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
-	defer cancel()
-	checks := gin.H{}
-	ok := true
-	if err := s.store.Ready(ctx); err != nil {
-		checks["storage"], ok = err.Error(), false
-	} else {
-		checks["storage"] = "ok"
-	}
-	if _, err := s.signer.Sign(probeClaims()); err != nil {
-		checks["signing_key"], ok = err.Error(), false
-	} else {
-		checks["signing_key"] = "ok"
-	}
-	for _, chk := range s.readiness() {
-		if err := chk.fn(ctx); err != nil {
-			checks[chk.name], ok = err.Error(), false
-		} else {
-			checks[chk.name] = "ok"
-		}
-	}
-	if !ok {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "not ready", "checks": checks})
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"status": "ready", "checks": checks})
 }
 
 // drainable ends the standing MCP streams when shutdown begins, so shutdown

@@ -27,12 +27,7 @@ func withQuota(st fileserve.Store, cfg Config, reg prometheus.Registerer, refuse
 		Limit:   cfg.OwnerQuotaBytes,
 		Refresh: cfg.QuotaRefresh,
 		Setting: "AGENT_OWNER_QUOTA_BYTES",
-		TTL: func(a fileserve.Area) time.Duration {
-			if a == fileserve.Outputs {
-				return cfg.OutputTTL
-			}
-			return cfg.StagingTTL
-		},
+		TTL:     cfg.areaTTL,
 	})
 	if err != nil {
 		return nil, err

@@ -2,9 +2,15 @@ package agentcore
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentura/agentura/internal/signing"
+	"github.com/gin-gonic/gin"
 )
 
 type readinessCheck struct {
@@ -14,11 +20,16 @@ type readinessCheck struct {
 
 // AddReadinessCheck adds a check to /readyz, such as "the tesseract command
 // runs". While fn returns an error, /readyz answers 503 with the error's text
-// under name; make the text say what is missing and how to install it.
+// under name; make the text say what is missing and how to install it. fn
+// gets a context that ends after a few seconds: a check that answers later
+// counts as failed.
 func (s *Service) AddReadinessCheck(name string, fn func(context.Context) error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.checks = append(s.checks, readinessCheck{name: name, fn: fn})
+	s.mu.Unlock()
+	s.readyz.mu.Lock()
+	s.readyz.stale = true // the next /readyz runs the new check
+	s.readyz.mu.Unlock()
 }
 
 func (s *Service) readiness() []readinessCheck {
@@ -30,4 +41,164 @@ func (s *Service) readiness() []readinessCheck {
 // probeClaims are signed by /readyz to prove the key works.
 func probeClaims() signing.Claims {
 	return signing.Claims{Owner: "readyz", FileID: "probe", ExpiresAt: time.Now().Add(time.Minute)}
+}
+
+// Timings of /readyz.
+const (
+	// readyCheckTimeout is how long the checks of one probe may take.
+	readyCheckTimeout = 5 * time.Second
+	// readyFresh is the age up to which a probe's result is answered
+	// without probing again.
+	readyFresh = time.Second
+	// readyWait is how long /readyz waits for a probe it started before
+	// it answers from the last result: well within a health checker's own
+	// timeout (Kubernetes: 1 s by default).
+	readyWait = 500 * time.Millisecond
+	// startupSweepReady is how long /readyz says not ready while the
+	// start-up sweep runs; past it the agent is ready while the sweep goes
+	// on (files past their TTL are never served either way).
+	startupSweepReady = 10 * time.Second
+)
+
+// readyProbe runs the readiness checks in the background, one probe at a
+// time, and keeps the last result: /readyz answers from it within
+// readyWait, even while the store hangs (an S3 outage), and never piles up
+// probes on a store that does not answer.
+type readyProbe struct {
+	mu      sync.Mutex
+	running bool
+	started time.Time     // when the running probe began
+	done    chan struct{} // closed when the running probe ends
+	ended   time.Time     // when the last probe ended; zero: none yet
+	stale   bool          // the checks changed since the last probe
+	checks  map[string]string
+	ok      bool
+	logged  map[string]string // the failures last logged, by check
+}
+
+// result returns the checks' state: a fresh probe's when one ends within
+// readyWait, else the last one's. run is a probe.
+func (p *readyProbe) result(run func(context.Context) (map[string]string, bool)) (map[string]string, bool) {
+	p.mu.Lock()
+	if !p.running && (p.stale || time.Since(p.ended) > readyFresh) {
+		p.running, p.started, p.done, p.stale = true, time.Now(), make(chan struct{}), false
+		go func(done chan struct{}) {
+			ctx, cancel := context.WithTimeout(context.Background(), readyCheckTimeout)
+			checks, ok := run(ctx)
+			cancel()
+			p.mu.Lock()
+			p.running, p.ended, p.checks, p.ok = false, time.Now(), checks, ok
+			p.mu.Unlock()
+			close(done)
+		}(p.done)
+	}
+	done := p.done
+	p.mu.Unlock()
+	if done != nil {
+		select {
+		case <-done:
+		case <-time.After(readyWait):
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	checks := map[string]string{}
+	for k, v := range p.checks {
+		checks[k] = v
+	}
+	ok := p.ok
+	switch hung := time.Since(p.started); {
+	case p.running && p.ended.IsZero():
+		checks["probe"] = "the first readiness checks are still running; ask again in a moment"
+		ok = false
+	case p.running && hung > readyCheckTimeout+readyWait:
+		checks["probe"] = fmt.Sprintf("the readiness checks have not answered for %s (the storage may hang)", hung.Round(time.Second))
+		ok = false
+	}
+	return checks, ok
+}
+
+// ready answers /readyz: 200 when the store takes files, the signing key
+// works, the agent's own checks pass and the start-up sweep is over (or
+// has run for startupSweepReady); 503 with what is wrong otherwise. The
+// body names no server path or address: the log has the details.
+func (s *Service) ready(c *gin.Context) {
+	checks, ok := s.readyz.result(s.runReadiness)
+	if !ok {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "not ready", "checks": checks})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ready", "checks": checks})
+}
+
+// runReadiness runs every readiness check once, logs what changed, and
+// returns the public text of each.
+func (s *Service) runReadiness(ctx context.Context) (map[string]string, bool) {
+	checks := map[string]string{}
+	details := map[string]error{}
+	fail := func(name, public string, err error) {
+		checks[name] = public
+		details[name] = err
+	}
+	if err := s.store.Ready(ctx); err != nil {
+		fail("storage", storageNotReady(err), err)
+	} else {
+		checks["storage"] = "ok"
+	}
+	if _, err := s.signer.Sign(probeClaims()); err != nil {
+		fail("signing_key", err.Error(), err)
+	} else {
+		checks["signing_key"] = "ok"
+	}
+	for _, chk := range s.readiness() {
+		if err := chk.fn(ctx); err != nil {
+			fail(chk.name, err.Error(), err)
+		} else {
+			checks[chk.name] = "ok"
+		}
+	}
+	if running, since := s.sweeper.StartupSweep(); running && time.Since(since) < startupSweepReady {
+		checks["cleanup"] = fmt.Sprintf("the start-up sweep is running (%s so far); ready once it ends, or after %s at most", time.Since(since).Round(time.Second), startupSweepReady)
+	} else {
+		checks["cleanup"] = "ok"
+	}
+	s.logReadiness(details)
+	ok := len(details) == 0 && checks["cleanup"] == "ok"
+	return checks, ok
+}
+
+// logReadiness logs each check that starts failing or fails differently,
+// with the full error, and each that recovers.
+func (s *Service) logReadiness(details map[string]error) {
+	s.readyz.mu.Lock()
+	defer s.readyz.mu.Unlock()
+	for name, err := range details {
+		if s.readyz.logged[name] != err.Error() {
+			s.log.Warn("not ready", "check", name, "err", err)
+		}
+	}
+	for name := range s.readyz.logged {
+		if details[name] == nil {
+			s.log.Info("ready again", "check", name)
+		}
+	}
+	s.readyz.logged = map[string]string{}
+	for name, err := range details {
+		s.readyz.logged[name] = err.Error()
+	}
+}
+
+// storageNotReady is what /readyz says of a store that cannot take files:
+// the cause in words, without the paths, keys or addresses the error
+// holds (the log has it whole).
+func storageNotReady(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "the store is full: free space or grow the volume (the agent's log names it)"
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("the store did not answer within %s: check that it is up and reachable (the agent's log has the error)", readyCheckTimeout)
+	case errors.Is(err, syscall.EROFS), errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return "the store is not writable: check the volume's mount and permissions (the agent's log names it)"
+	}
+	return "the store cannot take files now (the agent's log has the error)"
 }

@@ -105,7 +105,7 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 	if len(outputs) == 0 {
 		return nil, errors.New("FileResponse: no outputs given")
 	}
-	journal := newOutputJournal(c.dir)
+	journal := c.svc.calls.newOutputJournal(c.dir)
 	defer journal.done()
 	res := &Result{}
 	taken := map[string]bool{}
@@ -117,17 +117,21 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 			err = journal.record(meta)
 		}
 		if err != nil {
-			journal.rollback(ctx, c.svc.store)
+			journal.rollback(ctx)
 			return nil, fmt.Errorf("store output %q: %w", name, err)
 		}
 		url, err := c.svc.files.URL(meta)
 		if err != nil {
-			journal.rollback(ctx, c.svc.store)
+			journal.rollback(ctx)
 			return nil, fmt.Errorf("sign URL of %q: %w", name, err)
 		}
 		res.stored = append(res.stored, meta)
 		res.images = append(res.images, o.ShowImage)
 		res.Files = append(res.Files, transfer.File{DownloadURL: url, Filename: meta.Name, MIMEType: meta.MIMEType, SizeBytes: meta.Size, SHA256: meta.SHA256})
+	}
+	if err := journal.commit(); err != nil {
+		journal.rollback(ctx)
+		return nil, fmt.Errorf("commit the outputs: %w", err)
 	}
 	return res, nil
 }

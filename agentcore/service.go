@@ -44,6 +44,7 @@ import (
 	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/internal/quickget"
+	"github.com/agentura/agentura/internal/revocation"
 	"github.com/agentura/agentura/internal/signing"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,6 +77,7 @@ type Service struct {
 	signer   *signing.Signer
 	files    *filehttp.Server
 	tus      *filehttp.Tus
+	revoked  *revocation.List // revoked URLs and deleted files, shared by the replicas
 	resolver *resolver
 	sweeper  *cleanup.Sweeper
 	mcp      *mcp.Server
@@ -94,6 +96,7 @@ type Service struct {
 	toolOrder []string
 
 	checks []readinessCheck
+	readyz readyProbe // the last result of the readiness checks
 
 	draining context.Context // done when shutdown begins
 	drain    context.CancelFunc
@@ -140,14 +143,19 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.store, err = instrumentStore(store, s.registry); err != nil {
+	// Every read for a caller goes through live: a file past its TTL is
+	// gone there at once, whether or not the sweeper has deleted it yet.
+	live := fileserve.NewTTLStore(store, cfg.areaTTL, nil)
+	if s.store, err = instrumentStore(live, s.registry); err != nil {
 		return nil, err
 	}
 	s.backing = store
 	if s.store, err = withQuota(s.store, cfg, s.registry, s.metrics.refused); err != nil {
 		return nil, err
 	}
-	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls"), store); err != nil {
+	s.revoked = s.newRevocations()
+	deleted := func(ctx context.Context, id string) { s.revoked.FileDeleted(ctx, id) }
+	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls"), s.store, journalRecords(store), deleted); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -177,9 +185,11 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		MaxUploadBytes: cfg.MaxUploadBytes,
 		Owner:          s.uploadOwner,
 		Redirect:       redirect,
-		Small:          smallReader(store),
+		Small:          live.SmallReader(),
 		Logger:         s.log,
 		Metrics:        s.registry,
+		Revocations:    s.revoked,
+		OwnerVerified:  cfg.Auth == "jwt",
 	})
 	if err != nil {
 		return nil, err
@@ -203,8 +213,10 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			{Area: fileserve.Outputs, TTL: cfg.OutputTTL},
 			{Area: fileserve.Staging, TTL: cfg.StagingTTL},
 		},
-		Records: []cleanup.RecordRule{{Kind: a2aTaskKind, TTL: cfg.OutputTTL}, {Kind: a2aCancelKind, TTL: cfg.OutputTTL},
-			{Kind: scopeRecordKind, TTL: cfg.OutputTTL}},
+		Records: []cleanup.RecordRule{
+			{Kind: a2aTaskKind, TTL: cfg.OutputTTL}, {Kind: a2aCancelKind, TTL: cfg.OutputTTL},
+			{Kind: scopeRecordKind, TTL: cfg.OutputTTL}, {Kind: revocation.Kind, TTL: cfg.revocationTTL()},
+		},
 		Expirers: []cleanup.Expirer{{Name: "tus", TTL: cfg.StagingTTL, Expire: s.tus.Expire}},
 		Schedule: cfg.CleanupSchedule,
 		Logger:   s.log,
@@ -271,8 +283,8 @@ func (s *Service) Logger() *slog.Logger { return s.log }
 
 // Run serves HTTP on cfg.Addr until ctx is done, then shuts down gracefully:
 // it stops accepting, ends MCP streams, and lets downloads in flight finish
-// (up to ShutdownTimeout). The cleanup sweeper runs once before serving and
-// then on its schedule.
+// (up to ShutdownTimeout). The cleanup sweeper runs once at start-up, in the
+// background while the service serves, and then on its schedule.
 func (s *Service) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
@@ -289,6 +301,9 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("start cleanup: %w", err)
 	}
 	defer s.sweeper.Stop()
+	revCtx, stopRevocations := context.WithCancel(ctx)
+	defer stopRevocations()
+	go s.revoked.Run(revCtx) // revocations and deletions of the other replicas
 
 	srv := &http.Server{
 		Handler:           s.Handler(),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/promreg"
@@ -75,12 +76,25 @@ func (c *Config) openStore() (store fileserve.Store, scratch string, redirect fi
 	return store, scratch, redirect, nil
 }
 
-// smallReader is the store's fileserve.SmallReader, or nil: the wrappers
-// around the store (instrumentStore, withQuota) have only the Store's
-// methods, and reading needs neither counting nor quota.
-func smallReader(store fileserve.Store) fileserve.SmallReader {
-	sr, _ := store.(fileserve.SmallReader)
-	return sr
+// areaTTL is the time to live of the files of an area: AGENT_OUTPUT_TTL
+// for outputs, AGENT_STAGING_TTL for staged inputs.
+func (c *Config) areaTTL(a fileserve.Area) time.Duration {
+	if a == fileserve.Outputs {
+		return c.OutputTTL
+	}
+	return c.StagingTTL
+}
+
+// journalRecords is where the output journals of st go: nil, into the call
+// folders, when those lie in the store (a disk store: they are under its
+// root), else the store's records (S3), which a replica coming back on a
+// fresh volume still finds (see outputJournal).
+func journalRecords(st fileserve.Store) fileserve.RecordStore {
+	if _, local := st.(fileserve.LocalRoot); local {
+		return nil
+	}
+	rs, _ := st.(fileserve.RecordStore)
+	return rs
 }
 
 // instrumentStore wraps st to count the files and bytes added to it per

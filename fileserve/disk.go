@@ -376,7 +376,7 @@ func (d *DiskStore) Ready(ctx context.Context) error {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(d.root, &st); err == nil {
 		if free := int64(st.Bavail) * int64(st.Bsize); free < readyFreeBytes {
-			return fmt.Errorf("fileserve: store %s is full: %d bytes free, less than the %d a file needs; free space or grow the volume", d.root, free, readyFreeBytes)
+			return fmt.Errorf("fileserve: store %s is full: %d bytes free, less than the %d a file needs; free space or grow the volume: %w", d.root, free, readyFreeBytes, syscall.ENOSPC)
 		}
 	}
 	f, err := os.CreateTemp(filepath.Join(d.root, tmpDir), "ready-")

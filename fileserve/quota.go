@@ -60,8 +60,9 @@ type QuotaConfig struct {
 	// Limit is the most bytes one owner may hold, all areas together.
 	// Required: positive.
 	Limit int64
-	// TTL gives each area's lifetime, to say when space frees up; nil: the
-	// error names no time.
+	// TTL gives each area's lifetime: a file past it no longer counts (it
+	// is gone for callers, whether or not the sweeper has deleted it yet),
+	// and errors say when space frees up. nil: files count until deleted.
 	TTL func(Area) time.Duration
 	// Refresh is how often the usage is read again from the store with
 	// Walk, to see what other processes sharing the store added and
@@ -69,19 +70,42 @@ type QuotaConfig struct {
 	Refresh time.Duration
 	// Setting names the quota's setting in errors ("AGENT_OWNER_QUOTA_BYTES").
 	Setting string
+	// Now is the clock files expire by; nil means time.Now.
+	Now func() time.Time
 }
+
+// Reserver is a store that holds quota for files still arriving
+// elsewhere, such as unfinished resumable uploads, so that bytes on their
+// way count before they are added. A QuotaStore is one; a file added with
+// NewFile.Reservation draws on the reservation it names.
+type Reserver interface {
+	// Reserve holds n bytes of owner's quota under key (replacing what key
+	// held), or fails with a *QuotaError when they do not fit.
+	Reserve(ctx context.Context, owner, key string, n int64) error
+	// Hold is Reserve for bytes that are already there, such as the
+	// unfinished uploads a restarted process finds: it counts them whether
+	// or not they fit.
+	Hold(owner, key string, n int64)
+	// Release ends the reservation key; releasing a missing one does nothing.
+	Release(owner, key string)
+}
+
+var _ Reserver = (*QuotaStore)(nil)
 
 // QuotaStore is a Store that bounds the bytes each owner holds. It counts
 // them while streaming: a Put is refused with a *QuotaError as soon as the
 // bytes read would take the owner past the limit, an Adopt before it
-// starts, and in both cases nothing of the file is left.
+// starts, and in both cases nothing of the file is left. Reservations
+// ([Reserver]) count with the files.
 //
 // The usage is this process's accounting, read from the store (Walk over
 // every area) on first use and again every Refresh: files this process
 // adds or deletes count at once, those of other processes sharing the
-// store from the next refresh. With N replicas an owner can briefly hold
-// up to about N × Limit if it writes to all of them at once within a
-// refresh interval.
+// store from the next refresh, or at once when the program tells it
+// ([QuotaStore.Forget]). A file past its TTL stops counting when it
+// expires, on every process. With N replicas an owner can briefly hold up
+// to about N × Limit if it writes to all of them at once within a refresh
+// interval.
 type QuotaStore struct {
 	Store
 	cfg QuotaConfig
@@ -94,11 +118,41 @@ type QuotaStore struct {
 	firstLoad sync.Mutex // held by the first reading
 }
 
-// ownerUsage is what one owner holds and is adding.
+// ownerUsage is what one owner holds, is adding and has reserved.
 type ownerUsage struct {
 	files    map[string]quotaFile // by id
 	held     int64                // sum of files' sizes
-	reserved int64                // bytes of Puts in flight
+	inflight int64                // bytes of Puts and Adopts in flight
+	holds    map[string]int64     // reservations by key
+	holding  int64                // sum of holds
+}
+
+// used is everything that counts against the owner.
+func (u *ownerUsage) used() int64 { return u.held + u.inflight + u.holding }
+
+// setHold makes reservation key n bytes (0: none).
+func (u *ownerUsage) setHold(key string, n int64) {
+	u.holding += n - u.holds[key]
+	if n == 0 {
+		delete(u.holds, key)
+		return
+	}
+	if u.holds == nil {
+		u.holds = map[string]int64{}
+	}
+	u.holds[key] = n
+}
+
+// claim moves reservation key into the bytes in flight, for a file that
+// draws on it, and returns its size.
+func (u *ownerUsage) claim(key string) int64 {
+	if key == "" {
+		return 0
+	}
+	n := u.holds[key]
+	u.setHold(key, 0)
+	u.inflight += n
+	return n
 }
 
 // quotaFile is one file counted against its owner.
@@ -117,16 +171,20 @@ type quotaChange struct {
 }
 
 // NewQuotaStore wraps st with the per-owner quota of cfg. The wrapper has
-// only the Store's methods: capabilities (Presigner, LocalRoot) are asked
-// of st itself.
+// only the Store's methods and Reserver: capabilities (Presigner,
+// LocalRoot) are asked of st itself.
 func NewQuotaStore(st Store, cfg QuotaConfig) (*QuotaStore, error) {
 	if cfg.Limit <= 0 {
 		return nil, fmt.Errorf("fileserve: quota %d must be positive", cfg.Limit)
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	return &QuotaStore{Store: st, cfg: cfg, owners: map[string]*ownerUsage{}}, nil
 }
 
-// Used returns the bytes owner holds, with those of its Puts in flight.
+// Used returns the bytes owner holds, with those of its Puts in flight and
+// its reservations.
 func (q *QuotaStore) Used(ctx context.Context, owner string) (int64, error) {
 	if err := q.load(ctx); err != nil {
 		return 0, err
@@ -134,7 +192,8 @@ func (q *QuotaStore) Used(ctx context.Context, owner string) (int64, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if u := q.owners[owner]; u != nil {
-		return u.held + u.reserved, nil
+		q.dropExpired(u)
+		return u.used(), nil
 	}
 	return 0, nil
 }
@@ -145,14 +204,37 @@ func (q *QuotaStore) EachOwner(fn func(owner string, used int64)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for o, u := range q.owners {
-		if u.held+u.reserved > 0 {
-			fn(o, u.held+u.reserved)
+		q.dropExpired(u)
+		if n := u.used(); n > 0 {
+			fn(o, n)
 		}
 	}
 }
 
 // Limit returns the quota in bytes.
 func (q *QuotaStore) Limit() int64 { return q.cfg.Limit }
+
+// expired reports whether f is past its area's TTL.
+func (q *QuotaStore) expired(f quotaFile, now time.Time) bool {
+	if q.cfg.TTL == nil {
+		return false
+	}
+	ttl := q.cfg.TTL(f.area)
+	return ttl > 0 && !now.Before(f.created.Add(ttl))
+}
+
+// dropExpired stops counting u's files past their TTL. q.mu is held.
+func (q *QuotaStore) dropExpired(u *ownerUsage) {
+	if q.cfg.TTL == nil {
+		return
+	}
+	now := q.cfg.Now()
+	for id, f := range u.files {
+		if q.expired(f, now) {
+			u.remove(id)
+		}
+	}
+}
 
 // load reads the usage from the store on first use (again on the next
 // call when that failed), and starts a refresh in the background once the
@@ -185,14 +267,19 @@ func (q *QuotaStore) load(ctx context.Context) error {
 func (q *QuotaStore) refresh(ctx context.Context) error {
 	found := map[string]*ownerUsage{}
 	var err error
+	now := q.cfg.Now()
 	for _, area := range []Area{Outputs, Staging} {
 		err = q.Store.Walk(ctx, area, func(m Meta) error {
+			f := quotaFile{area: m.Area, size: m.Size, created: m.Created}
+			if q.expired(f, now) {
+				return nil
+			}
 			u := found[m.Owner]
 			if u == nil {
 				u = &ownerUsage{files: map[string]quotaFile{}}
 				found[m.Owner] = u
 			}
-			u.add(m.ID, quotaFile{area: m.Area, size: m.Size, created: m.Created})
+			u.add(m.ID, f)
 			return nil
 		})
 		if err != nil {
@@ -223,12 +310,12 @@ func (q *QuotaStore) refresh(ctx context.Context) error {
 		}
 	}
 	q.walkLog = nil
-	for o, u := range q.owners { // Puts in flight go on counting
-		if u.reserved > 0 {
+	for o, u := range q.owners { // additions in flight and reservations go on counting
+		if u.inflight > 0 || u.holding > 0 {
 			if found[o] == nil {
 				found[o] = &ownerUsage{files: map[string]quotaFile{}}
 			}
-			found[o].reserved = u.reserved
+			found[o].inflight, found[o].holds, found[o].holding = u.inflight, u.holds, u.holding
 		}
 	}
 	q.owners = found
@@ -261,22 +348,32 @@ func (q *QuotaStore) usage(owner string) *ownerUsage {
 	return u
 }
 
-// reserve counts n more bytes against owner for an addition that has
-// reserved own bytes before, or returns the QuotaError of a file that does
-// not fit. q.mu is held.
+// fits reports whether n more bytes fit in owner's quota, once the files
+// past their TTL stop counting. q.mu is held.
+func (q *QuotaStore) fits(u *ownerUsage, n int64) bool {
+	if u.used()+n <= q.cfg.Limit {
+		return true
+	}
+	q.dropExpired(u)
+	return u.used()+n <= q.cfg.Limit
+}
+
+// reserve counts n more bytes in flight against owner for an addition
+// that counts own bytes already, or returns the QuotaError of a file that
+// does not fit. q.mu is held.
 func (q *QuotaStore) reserve(owner string, own, n int64) error {
 	u := q.usage(owner)
-	if u.held+u.reserved+n > q.cfg.Limit {
+	if !q.fits(u, n) {
 		return q.exceeded(owner, u, own)
 	}
-	u.reserved += n
+	u.inflight += n
 	return nil
 }
 
-// exceeded is the error for owner, whose refused addition had reserved
-// own bytes. q.mu is held.
+// exceeded is the error for owner, whose refused addition counts own
+// bytes already. q.mu is held.
 func (q *QuotaStore) exceeded(owner string, u *ownerUsage, own int64) *QuotaError {
-	e := &QuotaError{Owner: owner, Limit: q.cfg.Limit, Used: u.held + u.reserved - own, Setting: q.cfg.Setting}
+	e := &QuotaError{Owner: owner, Limit: q.cfg.Limit, Used: u.used() - own, Setting: q.cfg.Setting}
 	if q.cfg.TTL != nil {
 		for _, f := range u.files {
 			if at := f.created.Add(q.cfg.TTL(f.area)); e.FreesAt.IsZero() || at.Before(e.FreesAt) {
@@ -287,18 +384,26 @@ func (q *QuotaStore) exceeded(owner string, u *ownerUsage, own int64) *QuotaErro
 	return e
 }
 
-// settle ends a reservation of n bytes and counts m when it was stored.
-func (q *QuotaStore) settle(owner string, n int64, m Meta, stored bool) {
+// settle ends an addition that had n bytes in flight, claimed of them
+// from reservation key, and counts m when it was stored. What the file
+// did not use of the reservation is held again under key: all of it when
+// the addition failed, the rest beyond m.Size when it was stored.
+func (q *QuotaStore) settle(owner, key string, n, claimed int64, m Meta, stored bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	u := q.usage(owner)
-	u.reserved -= n
+	u.inflight -= n
+	back := claimed
 	if stored {
 		f := quotaFile{area: m.Area, size: m.Size, created: m.Created}
 		u.add(m.ID, f)
 		if q.walking {
 			q.walkLog = append(q.walkLog, quotaChange{owner: owner, id: m.ID, file: f})
 		}
+		back = max(claimed-m.Size, 0)
+	}
+	if back > 0 {
+		u.setHold(key, u.holds[key]+back)
 	}
 }
 
@@ -307,9 +412,12 @@ func (q *QuotaStore) Put(ctx context.Context, f NewFile, r io.Reader) (Meta, err
 	if err := q.load(ctx); err != nil {
 		return Meta{}, err
 	}
-	qr := &quotaReader{q: q, owner: f.Owner, r: r}
+	q.mu.Lock()
+	claimed := q.usage(f.Owner).claim(f.Reservation)
+	q.mu.Unlock()
+	qr := &quotaReader{q: q, owner: f.Owner, r: r, n: claimed, credit: claimed}
 	m, err := q.Store.Put(ctx, f, qr)
-	q.settle(f.Owner, qr.n, m, err == nil)
+	q.settle(f.Owner, f.Reservation, qr.n, claimed, m, err == nil)
 	if qr.err != nil { // whatever the store made of it
 		if err == nil { // the store ignored the read error: take the file back
 			q.Delete(context.WithoutCancel(ctx), m.Area, m.Owner, m.ID)
@@ -329,13 +437,18 @@ func (q *QuotaStore) Adopt(ctx context.Context, f NewFile, path string) (Meta, e
 		return Meta{}, fmt.Errorf("fileserve: adopt: %w", err)
 	}
 	q.mu.Lock()
-	err = q.reserve(f.Owner, 0, fi.Size())
-	q.mu.Unlock()
-	if err != nil {
+	u := q.usage(f.Owner)
+	claimed := u.claim(f.Reservation)
+	need := max(fi.Size()-claimed, 0)
+	if err := q.reserve(f.Owner, claimed, need); err != nil {
+		u.inflight -= claimed
+		u.setHold(f.Reservation, u.holds[f.Reservation]+claimed)
+		q.mu.Unlock()
 		return Meta{}, err
 	}
+	q.mu.Unlock()
 	m, err := q.Store.Adopt(ctx, f, path)
-	q.settle(f.Owner, fi.Size(), m, err == nil)
+	q.settle(f.Owner, f.Reservation, claimed+need, claimed, m, err == nil)
 	return m, err
 }
 
@@ -344,25 +457,77 @@ func (q *QuotaStore) Delete(ctx context.Context, area Area, owner, id string) er
 	err := q.Store.Delete(ctx, area, owner, id)
 	if err == nil {
 		q.mu.Lock()
-		if u := q.owners[owner]; u != nil {
-			u.remove(id)
-		}
-		if q.walking {
-			q.walkLog = append(q.walkLog, quotaChange{owner: owner, id: id, deleted: true})
-		}
+		q.forget(owner, id)
 		q.mu.Unlock()
 	}
 	return err
 }
 
+// forget stops counting owner's file id. q.mu is held.
+func (q *QuotaStore) forget(owner, id string) {
+	if u := q.owners[owner]; u != nil {
+		u.remove(id)
+	}
+	if q.walking {
+		q.walkLog = append(q.walkLog, quotaChange{owner: owner, id: id, deleted: true})
+	}
+}
+
+// Forget stops counting the file id, which another process sharing the
+// store deleted: its space is free here at once, not at the next refresh.
+func (q *QuotaStore) Forget(id string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for owner, u := range q.owners {
+		if _, ok := u.files[id]; ok {
+			q.forget(owner, id)
+			return
+		}
+	}
+}
+
+// Reserve holds n bytes of owner's quota under key; see [Reserver].
+func (q *QuotaStore) Reserve(ctx context.Context, owner, key string, n int64) error {
+	if err := q.load(ctx); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	u := q.usage(owner)
+	old := u.holds[key]
+	if !q.fits(u, n-old) {
+		return q.exceeded(owner, u, old)
+	}
+	u.setHold(key, n)
+	return nil
+}
+
+// Hold counts n bytes under key whether or not they fit; see [Reserver].
+func (q *QuotaStore) Hold(owner, key string, n int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.usage(owner).setHold(key, n)
+}
+
+// Release ends the reservation key; see [Reserver].
+func (q *QuotaStore) Release(owner, key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if u := q.owners[owner]; u != nil {
+		u.setHold(key, 0)
+	}
+}
+
 // quotaReader counts what it reads against its owner and fails with the
-// QuotaError once the owner would pass the quota.
+// QuotaError once the owner would pass the quota. It draws on credit (a
+// reservation the file claimed) first.
 type quotaReader struct {
-	q     *QuotaStore
-	owner string
-	r     io.Reader
-	n     int64 // bytes reserved
-	err   error // the QuotaError, once hit
+	q      *QuotaStore
+	owner  string
+	r      io.Reader
+	n      int64 // bytes in flight for this file: credit claimed and bytes reserved
+	credit int64 // claimed bytes not read yet
+	err    error // the QuotaError, once hit
 }
 
 func (qr *quotaReader) Read(p []byte) (int, error) {
@@ -371,14 +536,18 @@ func (qr *quotaReader) Read(p []byte) (int, error) {
 	}
 	n, err := qr.r.Read(p)
 	if n > 0 {
-		qr.q.mu.Lock()
-		qerr := qr.q.reserve(qr.owner, qr.n, int64(n))
-		qr.q.mu.Unlock()
-		if qerr != nil {
-			qr.err = qerr
-			return 0, qerr
+		use := min(qr.credit, int64(n))
+		qr.credit -= use
+		if need := int64(n) - use; need > 0 {
+			qr.q.mu.Lock()
+			qerr := qr.q.reserve(qr.owner, qr.n, need)
+			qr.q.mu.Unlock()
+			if qerr != nil {
+				qr.err = qerr
+				return 0, qerr
+			}
+			qr.n += need
 		}
-		qr.n += int64(n)
 	}
 	return n, err
 }

@@ -85,3 +85,123 @@ func BenchmarkQuotaFirstLoad(b *testing.B) {
 		}
 	}
 }
+
+// A file past its TTL stops counting when it expires, before the sweeper
+// deletes it: what the sweeper deletes is free at once, on every process.
+func TestQuotaExpiredFilesStopCounting(t *testing.T) {
+	ctx := context.Background()
+	disk := newTestStore(t)
+	var ahead time.Duration
+	clock := func() time.Time { return time.Now().Add(ahead) }
+	q, err := NewQuotaStore(disk, QuotaConfig{Limit: 1000, TTL: func(Area) time.Duration { return time.Minute }, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Put(ctx, NewFile{Area: Staging, Owner: "alice", Name: "a"}, bytes.NewReader(make([]byte, 800))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Put(ctx, NewFile{Area: Staging, Owner: "alice", Name: "b"}, bytes.NewReader(make([]byte, 800))); !errors.Is(err, ErrQuotaExceeded) {
+		t.Fatalf("second put within the TTL: %v; want the quota refused", err)
+	}
+	ahead = 2 * time.Minute // the first file expired; nobody swept it
+	if used, _ := q.Used(ctx, "alice"); used != 0 {
+		t.Errorf("alice uses %d once her file expired, want 0", used)
+	}
+	if _, err := q.Put(ctx, NewFile{Area: Staging, Owner: "alice", Name: "b"}, bytes.NewReader(make([]byte, 800))); err != nil {
+		t.Fatalf("put once the first file expired: %v", err)
+	}
+}
+
+// A reservation counts like a file; a file adopted against it draws on it
+// first; what is left stays until released; a failed adoption gives the
+// reservation back.
+func TestQuotaReservations(t *testing.T) {
+	ctx := context.Background()
+	disk := newTestStore(t)
+	q, err := NewQuotaStore(disk, QuotaConfig{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Reserve(ctx, "alice", "up1", 700); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Reserve(ctx, "alice", "up2", 400); !errors.Is(err, ErrQuotaExceeded) {
+		t.Fatalf("a second reservation over the quota: %v; want refused", err)
+	}
+	if _, err := q.Put(ctx, NewFile{Area: Staging, Owner: "alice", Name: "x"}, bytes.NewReader(make([]byte, 400))); !errors.Is(err, ErrQuotaExceeded) {
+		t.Fatalf("a put over the reserved quota: %v; want refused", err)
+	}
+	p := filepath.Join(t.TempDir(), "part")
+	os.WriteFile(p, make([]byte, 600), 0o600)
+	// A failed adoption (no such file) keeps the reservation.
+	if _, err := q.Adopt(ctx, NewFile{Area: Staging, Owner: "alice", Name: "x", Reservation: "up1"}, p+".missing"); err == nil {
+		t.Fatal("adopting a missing file succeeded")
+	}
+	if used, _ := q.Used(ctx, "alice"); used != 700 {
+		t.Fatalf("after a failed adoption alice uses %d, want the 700 reserved", used)
+	}
+	m, err := q.Adopt(ctx, NewFile{Area: Staging, Owner: "alice", Name: "x", Reservation: "up1"}, p)
+	if err != nil {
+		t.Fatalf("adopting against the reservation: %v", err)
+	}
+	if used, _ := q.Used(ctx, "alice"); used != 700 {
+		t.Fatalf("after the adoption alice uses %d, want 600 of file and 100 still reserved", used)
+	}
+	q.Release("alice", "up1")
+	if used, _ := q.Used(ctx, "alice"); used != 600 {
+		t.Fatalf("after the release alice uses %d, want 600", used)
+	}
+	// Another process deleted the file: Forget frees its space here.
+	if err := disk.Delete(ctx, m.Area, m.Owner, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	q.Forget(m.ID)
+	if used, _ := q.Used(ctx, "alice"); used != 0 {
+		t.Fatalf("after Forget alice uses %d, want 0", used)
+	}
+	q.Hold("alice", "found", 5000) // what is on disk counts, fitting or not
+	if err := q.Reserve(ctx, "alice", "up3", 1); !errors.Is(err, ErrQuotaExceeded) {
+		t.Fatalf("a reservation beside a hold over the quota: %v; want refused", err)
+	}
+}
+
+// TTLStore hides a file past its TTL from every read, before it is swept.
+func TestTTLStoreHidesExpiredFiles(t *testing.T) {
+	ctx := context.Background()
+	disk := newTestStore(t)
+	var ahead time.Duration
+	st := NewTTLStore(disk, func(a Area) time.Duration {
+		if a == Outputs {
+			return 0 // forever
+		}
+		return time.Minute
+	}, func() time.Time { return time.Now().Add(ahead) })
+	staged, _ := st.Put(ctx, NewFile{Area: Staging, Owner: "alice", Name: "s"}, strings.NewReader("staged"))
+	kept, _ := st.Put(ctx, NewFile{Area: Outputs, Owner: "alice", Name: "o"}, strings.NewReader("output"))
+	if _, err := st.Stat(ctx, Staging, "alice", staged.ID); err != nil {
+		t.Fatalf("Stat of a fresh file: %v", err)
+	}
+	ahead = time.Minute
+	if _, err := st.Stat(ctx, Staging, "alice", staged.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Stat of an expired file: %v; want ErrNotFound", err)
+	}
+	if _, _, err := st.Open(ctx, Staging, "alice", staged.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Open of an expired file: %v; want ErrNotFound", err)
+	}
+	if _, _, _, err := st.SmallReader().ReadSmall(ctx, Staging, "alice", staged.ID, make([]byte, 100)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("ReadSmall of an expired file: %v; want ErrNotFound", err)
+	}
+	n := 0
+	st.Walk(ctx, Staging, func(Meta) error { n++; return nil })
+	if n != 0 {
+		t.Errorf("Walk lists %d expired files", n)
+	}
+	if _, err := disk.Stat(ctx, Staging, "alice", staged.ID); err != nil {
+		t.Errorf("the store underneath lost the file the sweeper must delete: %v", err)
+	}
+	if obj, _, err := st.Open(ctx, Outputs, "alice", kept.ID); err != nil {
+		t.Errorf("an area kept forever: %v", err)
+	} else {
+		obj.Close()
+	}
+}

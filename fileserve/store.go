@@ -63,6 +63,10 @@ type NewFile struct {
 	// agentcore.Call.FileResponse) records there what to remove should it
 	// crash before the last. Every store must call it (storetest checks).
 	Pending func(Meta) error
+	// Reservation names quota held for this file ahead of its bytes (a
+	// resumable upload's, see Reserver): a QuotaStore counts the file
+	// against it first. Other stores ignore it.
+	Reservation string
 }
 
 // Object is an open stored file. It reads and seeks; on local disk it is an

@@ -52,6 +52,9 @@ const (
 	A2APath = "/a2a"
 	// AgentCardPath serves the A2A agent card (a2a-go's well-known path).
 	AgentCardPath = "/.well-known/agent-card.json"
+	// RevokePath revokes one download URL: POST {"url": "<download URL>"}
+	// (RevokeRequest). DELETE on a download URL deletes the file itself.
+	RevokePath = "/files/revoke"
 	// HeaderFilename names the file of a raw-body upload, as
 	// UTF-8''<percent-encoded name> (RFC 8187) or plain ASCII.
 	HeaderFilename = "X-Filename"

@@ -31,6 +31,11 @@ type Upload struct {
 	MIMEType  string `json:"mime_type"`
 }
 
+// RevokeRequest is the body of POST RevokePath: the download URL to end.
+type RevokeRequest struct {
+	URL string `json:"url"`
+}
+
 // Error is the body of every error answer of the HTTP endpoints.
 type Error struct {
 	Error string `json:"error"`

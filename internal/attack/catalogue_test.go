@@ -42,7 +42,7 @@ func TestAttacks(t *testing.T) {
 
 func catalogue() []attackCase {
 	var cs []attackCase
-	for _, part := range [][]attackCase{tokenCases(), nameCases(), ssrfCases(), sizeCases(), servedCases(), authCases(), protocolCases()} {
+	for _, part := range [][]attackCase{tokenCases(), nameCases(), ssrfCases(), sizeCases(), servedCases(), authCases(), protocolCases(), deleteCases()} {
 		cs = append(cs, part...)
 	}
 	return cs

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentura/agentura/internal/mcptest"
 )
@@ -45,13 +46,31 @@ func TestFullDisk(t *testing.T) {
 	f.Close()
 	os.Truncate(filler, mustSize(t, filler)-4<<20)
 
-	r := do(t, http.MethodGet, a.URL+"/readyz", nil)
-	if r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), "full") {
-		t.Errorf("/readyz on a full disk: %s", r)
+	var r reply
+	for range 20 { // /readyz answers from its last probe: the next one sees the disk full
+		if r = do(t, http.MethodGet, a.URL+"/readyz", nil); r.status == http.StatusServiceUnavailable {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), "full") || strings.Contains(string(r.body), dir) {
+		t.Errorf("/readyz on a full disk: %s; want 503 saying the store is full, without a path", r)
 	}
 	r = do(t, http.MethodPost, a.URL+"/uploads", bytes.NewReader(make([]byte, 8<<20)), "X-Filename", "big.bin")
 	if r.status < 400 || r.status >= 600 || strings.Contains(string(r.body), dir) {
 		t.Errorf("upload on a full disk: %s", r)
+	}
+	// A tus PATCH that fills the disk: the answer says so, without the
+	// path of the upload's file.
+	tr := do(t, http.MethodPost, a.URL+"/uploads/tus/", nil, "Tus-Resumable", "1.0.0", "Upload-Length", "8388608", "Upload-Metadata", tusMeta("big.bin"))
+	if tr.status != http.StatusCreated {
+		t.Errorf("tus creation on a nearly full disk: %s", tr)
+	} else {
+		p := tusPatch(t, tr.header.Get("Location"), 0, make([]byte, 8<<20))
+		if p.status != http.StatusInsufficientStorage || strings.Contains(string(p.body), dir) || !strings.Contains(string(p.body), "full") {
+			t.Errorf("tus PATCH on a full disk: %s; want 507 saying the storage is full, without a path", p)
+		}
+		do(t, http.MethodDelete, tr.header.Get("Location"), nil, "Tus-Resumable", "1.0.0")
 	}
 	res := call(t, a, "", "archive_files", map[string]any{"sources": []any{dataURI("a.bin", bytes.Repeat([]byte{1}, 6<<20))}})
 	if !res.isError || strings.Contains(res.text, dir) || strings.Contains(res.text, "no space left") {

@@ -6,8 +6,10 @@
 // creation lies further back than the area's TTL, and then lets the store
 // prune what is left empty or abandoned (owner folders without files,
 // temporary files of interrupted writes). [Sweeper.Start] sweeps once right
-// away, so that a restarted agent cleans up before it serves, and then on a
-// robfig/cron schedule (AGENT_CLEANUP_SCHEDULE).
+// away, in the background (a restarted agent serves while it sweeps: a
+// file past its TTL is never served, whether or not it is deleted yet), and
+// then on a robfig/cron schedule (AGENT_CLEANUP_SCHEDULE). How late the
+// sweeper deletes files is its lag, a metric and a warning.
 //
 // Sweeping is idempotent and needs no coordination: several sweepers, in one
 // process or in several replicas sharing a store, may run at once. A file
@@ -66,8 +68,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics, when not nil, receives the counters agentura_sweeps_total{result},
 	// agentura_swept_files_total{area} and agentura_swept_bytes_total{area},
-	// and the histogram agentura_sweep_duration_seconds. Sweepers sharing a
-	// registry share them.
+	// the histogram agentura_sweep_duration_seconds and the gauge
+	// agentura_sweep_lag_seconds. Sweepers sharing a registry share them.
 	Metrics prometheus.Registerer
 	// Now returns the current time, against which ages are measured.
 	// nil means time.Now; tests pass a fake clock.
@@ -122,6 +124,9 @@ type Stats struct {
 	Errors int
 	// Duration is how long the sweep took (wall clock).
 	Duration time.Duration
+	// Lag is how long after its expiry the most overdue file of the sweep
+	// was deleted; 0 when it deleted none.
+	Lag time.Duration
 }
 
 // Sweeper deletes expired files of a store, on demand ([Sweeper.Sweep]) or on
@@ -138,6 +143,13 @@ type Sweeper struct {
 	fullEvery   time.Duration
 	beforeSweep func(context.Context)
 	expirers    []Expirer
+	lagWarn     time.Duration // a lag beyond it is logged as a warning
+
+	// busy is held by the sweep Start runs and by each scheduled one: a
+	// scheduled sweep due while the start-up sweep runs is skipped.
+	busy      sync.Mutex
+	startup   chan struct{} // closed when the start-up sweep has ended
+	startedAt time.Time     // when Start began the start-up sweep; guarded by mu
 
 	pruneMu  sync.Mutex
 	lastFull map[fileserve.Area]time.Time // when each area was last fully pruned
@@ -190,12 +202,15 @@ func New(cfg Config) (*Sweeper, error) {
 	if err := CheckSchedule(spec); err != nil {
 		return nil, err
 	}
+	sched, _ := parse(spec) // checked
 	s := &Sweeper{
-		store: cfg.Store,
-		rules: append([]Rule(nil), cfg.Rules...),
-		spec:  spec,
-		log:   cfg.Logger,
-		now:   cfg.Now,
+		lagWarn: lagWarnAfter(sched),
+		startup: make(chan struct{}),
+		store:   cfg.Store,
+		rules:   append([]Rule(nil), cfg.Rules...),
+		spec:    spec,
+		log:     cfg.Logger,
+		now:     cfg.Now,
 
 		beforeSweep: cfg.BeforeSweep,
 		expirers:    append([]Expirer(nil), cfg.Expirers...),
@@ -236,6 +251,17 @@ func New(cfg Config) (*Sweeper, error) {
 	}
 	return s, nil
 }
+
+// lagWarnAfter is the lag beyond which a sweep is logged as a warning: two
+// periods of the schedule (a file expiring right after a sweep waits one),
+// and at least minLagWarn.
+func lagWarnAfter(sched cron.Schedule) time.Duration {
+	first := sched.Next(time.Now())
+	return max(2*sched.Next(first).Sub(first), minLagWarn)
+}
+
+// minLagWarn is the least lag that is worth a warning.
+const minLagWarn = 10 * time.Second
 
 // Schedule returns the cron spec the sweeper runs on.
 func (s *Sweeper) Schedule() string { return s.spec }
@@ -341,8 +367,13 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 	if s.metrics != nil {
 		s.metrics.sweeps.WithLabelValues(result).Inc()
 		s.metrics.duration.Observe(st.Duration.Seconds())
+		s.metrics.lag.Set(st.Lag.Seconds())
 	}
-	attrs := []any{"files", st.Files, "bytes", st.Bytes, "records", st.Records, "errors", st.Errors, "duration", st.Duration}
+	attrs := []any{"files", st.Files, "bytes", st.Bytes, "records", st.Records, "errors", st.Errors, "duration", st.Duration, "lag", st.Lag}
+	if st.Lag > s.lagWarn {
+		s.log.WarnContext(ctx, "cleanup: the sweeper lags: it deleted files long after they expired (they were not served meanwhile, but held disk and quota); "+
+			"sweep more often (AGENT_CLEANUP_SCHEDULE) or give the store faster disks", "lag", st.Lag, "warn_after", s.lagWarn, "duration", st.Duration)
+	}
 	switch {
 	case st.Errors > 0:
 		s.log.WarnContext(ctx, "cleanup: sweep done with errors", append(attrs, "err", first)...)
@@ -356,45 +387,28 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 	return st, err
 }
 
-// Start sweeps once, before it returns, so that a starting agent serves from
-// a clean store; then it sweeps on the schedule, in the background, until ctx
-// ends or Stop is called. Scheduled sweeps never overlap: one that is due
-// while the previous still runs is skipped. A failing sweep is logged and does
-// not stop the schedule, so Start fails only if ctx ends before the schedule
-// is set up, or the sweeper was started or stopped before: a Sweeper starts
-// once.
+// Start sweeps once right away, in the background, and then on the
+// schedule, until ctx ends or Stop is called; it returns at once, so that a
+// starting agent serves while it sweeps a large store ([Sweeper.StartupDone]
+// tells when the start-up sweep is over). Sweeps never overlap: a scheduled
+// sweep due while the previous one (or the start-up sweep) still runs is
+// skipped. A failing sweep is logged and does not stop the schedule, so
+// Start fails only if ctx has ended, or the sweeper was started or stopped
+// before: a Sweeper starts once.
 func (s *Sweeper) Start(ctx context.Context) error {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	switch s.state {
 	case started:
-		s.mu.Unlock()
 		return errors.New("cleanup: the sweeper was already started; a Sweeper starts once")
 	case stopped:
-		s.mu.Unlock()
 		return errors.New("cleanup: the sweeper was stopped; make a new one with New")
 	}
 	if err := ctx.Err(); err != nil {
-		s.mu.Unlock()
 		return fmt.Errorf("cleanup: start: %w", err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	s.state, s.cancel = started, cancel
-	s.running.Add(1) // the start-up sweep; Stop waits for it
-	s.mu.Unlock()
-
-	s.Sweep(runCtx) // logs and counts its own outcome; a failure does not stop the schedule
-	s.running.Done()
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state == stopped { // Stop was called during the start-up sweep
-		return nil
-	}
-	if err := ctx.Err(); err != nil {
-		s.state = stopped
-		cancel()
-		return fmt.Errorf("cleanup: start: %w", err)
-	}
 	logger := cronLogger{log: s.log, skipped: s.skipped}
 	c := cron.New(
 		cron.WithParser(parser),
@@ -407,8 +421,16 @@ func (s *Sweeper) Start(ctx context.Context) error {
 		cancel()
 		return fmt.Errorf("cleanup: schedule %q: %w", s.spec, err)
 	}
+	s.startedAt = time.Now()
+	s.busy.Lock() // before the schedule starts: the start-up sweep goes first
+	s.running.Add(2)
+	go func() {
+		defer s.running.Done()
+		defer close(s.startup)
+		defer s.busy.Unlock()
+		s.Sweep(runCtx) // logs and counts its own outcome; a failure does not stop the schedule
+	}()
 	c.Start()
-	s.running.Add(1)
 	go func() {
 		defer s.running.Done()
 		<-runCtx.Done()
@@ -418,11 +440,38 @@ func (s *Sweeper) Start(ctx context.Context) error {
 	return nil
 }
 
-// scheduled is the job the cron runs.
+// StartupSweep reports whether the start-up sweep is running, and since
+// when.
+func (s *Sweeper) StartupSweep() (running bool, since time.Time) {
+	s.mu.Lock()
+	since = s.startedAt
+	s.mu.Unlock()
+	if since.IsZero() {
+		return false, since
+	}
+	select {
+	case <-s.startup:
+		return false, since
+	default:
+		return true, since
+	}
+}
+
+// StartupDone is closed once the sweep Start runs first has ended (done,
+// or cut short by Stop). Before Start it is open.
+func (s *Sweeper) StartupDone() <-chan struct{} { return s.startup }
+
+// scheduled is the job the cron runs; it is skipped while the start-up
+// sweep runs.
 func (s *Sweeper) scheduled(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	if !s.busy.TryLock() {
+		cronLogger{log: s.log, skipped: s.skipped}.Info("skip")
+		return
+	}
+	defer s.busy.Unlock()
 	s.Sweep(ctx) // logs and counts its own outcome
 }
 

@@ -256,7 +256,9 @@ func TestSweepPrunesAbandonedTempFiles(t *testing.T) {
 	}
 }
 
-func TestStartSweepsBeforeReturning(t *testing.T) {
+// Start returns at once and sweeps in the background: StartupDone tells
+// when the start-up sweep is over.
+func TestStartSweepsInBackground(t *testing.T) {
 	st := newStore(t)
 	old := put(t, st, fileserve.Outputs, "alice", "old.txt", []byte("old"))
 	b := boundary(t)
@@ -267,8 +269,13 @@ func TestStartSweepsBeforeReturning(t *testing.T) {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	select {
+	case <-s.StartupDone():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the start-up sweep did not end within 30s")
+	}
 	if exists(t, st, old) {
-		t.Fatal("Start returned before the start-up sweep deleted the expired file")
+		t.Fatal("the start-up sweep did not delete the expired file")
 	}
 	if !exists(t, st, fresh) {
 		t.Fatal("the start-up sweep deleted a fresh file")
@@ -291,6 +298,7 @@ func TestScheduleFires(t *testing.T) {
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	<-s.StartupDone()
 	if got := counter(t, reg, "agentura_sweeps_total", "result", "ok"); got != 1 {
 		t.Fatalf("after Start: %v sweeps; want the start-up sweep", got)
 	}
@@ -783,4 +791,34 @@ func TestSweepHonoursContext(t *testing.T) {
 	if stats.Files > 2 || stats.Errors != 0 {
 		t.Fatalf("stats %+v; want at most 2 files and no errors counted for the cancellation", stats)
 	}
+}
+
+// A sweep reports how late it deleted its most overdue file, in Stats.Lag
+// and agentura_sweep_lag_seconds.
+func TestSweepReportsLag(t *testing.T) {
+	st := newStore(t)
+	put(t, st, fileserve.Outputs, "alice", "old.txt", []byte("old"))
+	b := boundary(t)
+	reg := prometheus.NewRegistry()
+	s := newSweeper(t, cleanup.Config{Store: st, Metrics: reg, Now: at(b.Add(outputTTL + time.Hour))})
+	stats, err := s.Sweep(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Files != 1 || stats.Lag < time.Hour || stats.Lag > time.Hour+time.Minute {
+		t.Fatalf("swept %d files with a lag of %v; want 1 file about an hour overdue", stats.Files, stats.Lag)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "agentura_sweep_lag_seconds" {
+			if v := mf.GetMetric()[0].GetGauge().GetValue(); v < 3600 {
+				t.Fatalf("agentura_sweep_lag_seconds = %v; want about 3600", v)
+			}
+			return
+		}
+	}
+	t.Fatal("agentura_sweep_lag_seconds is not registered")
 }

@@ -46,11 +46,12 @@ func ExampleSweeper() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Start sweeps once before it returns, then keeps to the schedule.
+	// Start sweeps once in the background, then keeps to the schedule.
 	if err := sweeper.Start(ctx); err != nil {
 		log.Fatal(err)
 	}
 	defer sweeper.Stop()
+	<-sweeper.StartupDone()
 
 	_, err = store.Stat(ctx, fileserve.Staging, "alice", upload.ID)
 	fmt.Println("scan.pdf swept:", errors.Is(err, fileserve.ErrNotFound))

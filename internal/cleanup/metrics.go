@@ -14,6 +14,7 @@ type metrics struct {
 	files    *prometheus.CounterVec // area
 	bytes    *prometheus.CounterVec // area
 	duration prometheus.Histogram
+	lag      prometheus.Gauge
 }
 
 // durationBuckets are the upper bounds (seconds) of the sweep duration
@@ -50,6 +51,13 @@ func newMetrics(reg prometheus.Registerer, rules []Rule) (*metrics, error) {
 		Name:    "agentura_sweep_duration_seconds",
 		Help:    "How long cleanup sweeps took (wall clock), whatever their result; skipped sweeps are not in it.",
 		Buckets: durationBuckets,
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("cleanup: %w", err)
+	}
+	m.lag, err = promreg.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "agentura_sweep_lag_seconds",
+		Help: "How long after its expiry the last sweep deleted its most overdue file (0: it deleted none). Expired files are never served; a growing lag means the sweeper falls behind and they hold disk.",
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("cleanup: %w", err)

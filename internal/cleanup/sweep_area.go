@@ -38,6 +38,7 @@ func (s *Sweeper) sweepArea(ctx context.Context, r Rule, cutoff time.Time, st *S
 		defer mu.Unlock()
 		st.Files++
 		st.Bytes += v.size
+		st.Lag = max(st.Lag, s.now().Sub(v.created.Add(r.TTL)))
 		if s.metrics != nil {
 			s.metrics.files.WithLabelValues(string(r.Area)).Inc()
 			s.metrics.bytes.WithLabelValues(string(r.Area)).Add(float64(v.size))

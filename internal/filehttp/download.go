@@ -204,17 +204,29 @@ var (
 	headerNoReferrer = []string{"no-referrer"}
 )
 
-// verify checks a download token, remembering those that pass.
+// verify checks a download token, remembering those that pass, and
+// refuses a revoked one.
 func (s *Server) verify(token string) (signing.Claims, error) {
-	if c, ok := s.tokens.valid(token, s.now()); ok {
-		return c, nil
+	c, ok := s.tokens.valid(token, s.now())
+	if !ok {
+		var err error
+		if c, err = s.signer.Verify(token); err != nil {
+			return signing.Claims{}, err
+		}
+		s.tokens.Put(token, c)
 	}
-	c, err := s.signer.Verify(token)
-	if err != nil {
-		return signing.Claims{}, err
+	if s.isRevoked(token) {
+		return signing.Claims{}, errRevoked
 	}
-	s.tokens.Put(token, c)
 	return c, nil
+}
+
+// errRevoked is the error of a revoked token.
+var errRevoked = &signing.VerifyError{Err: signing.ErrRevoked, Reason: "this download URL was revoked; ask for the file again"}
+
+// isRevoked reports whether token is on the revocation list.
+func (s *Server) isRevoked(token string) bool {
+	return s.revoked != nil && s.revoked.Revoked(token)
 }
 
 // queryToken returns the first "token" parameter of a raw query, without

@@ -21,7 +21,8 @@ import (
 // deployment's audience) own is false and err nil: the caller fetches it
 // like any URL. For our URL, own is true and err says what is wrong when
 // the token is invalid or expired, when it was issued to a caller other
-// than owner, or when the file is gone.
+// than owner, when it was revoked, or when the file is gone (deleted, or
+// past its TTL).
 func (s *Server) OpenURL(ctx context.Context, rawURL, owner string) (obj fileserve.Object, m fileserve.Meta, own bool, err error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
@@ -45,6 +46,9 @@ func (s *Server) OpenURL(ctx context.Context, rawURL, owner string) (obj fileser
 	}
 	if c.FileID != id {
 		return nil, fileserve.Meta{}, true, fmt.Errorf("fileserve: the download URL of file %s carries the token of another file", id)
+	}
+	if s.isRevoked(token) {
+		return nil, fileserve.Meta{}, true, fmt.Errorf("fileserve: the download URL of file %s was revoked; ask for the file again", id)
 	}
 	if c.Owner != owner {
 		return nil, fileserve.Meta{}, true, fmt.Errorf("fileserve: the download URL of file %s belongs to another caller; only the caller it was issued to may use it", id)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/revocation"
 	"github.com/agentura/agentura/internal/signing"
 	"github.com/agentura/agentura/transfer"
 	"github.com/prometheus/client_golang/prometheus"
@@ -65,6 +66,15 @@ type Config struct {
 	// Metrics, when not nil, receives agentura_downloads_total{status},
 	// agentura_download_bytes_total and agentura_uploads_total{status}.
 	Metrics prometheus.Registerer
+	// Revocations, when not nil, is the list of revoked URLs, shared with
+	// the other replicas: a revoked URL is refused (403) by downloads and
+	// by OpenURL, ServeRevoke adds to it, and ServeDelete tells it of the
+	// files it deletes. nil: URLs cannot be revoked.
+	Revocations *revocation.List
+	// OwnerVerified says that Owner verifies the caller's credentials
+	// (AGENT_AUTH=jwt): a DELETE may then name a file by its id alone.
+	// Otherwise a DELETE must carry the file's URL token.
+	OwnerVerified bool
 }
 
 // Server offers the HTTP endpoints of a Store: downloads with signed tokens
@@ -91,6 +101,8 @@ type Server struct {
 	metrics   *serverMetrics
 	now       func() time.Time
 	tokens    *tokenCache
+	revoked   *revocation.List // nil: no revocations
+	verified  bool             // Config.OwnerVerified
 }
 
 // NewServer checks cfg and returns a Server.
@@ -130,6 +142,8 @@ func NewServer(cfg Config) (*Server, error) {
 		metrics:   m,
 		tokens:    newTokenCache(),
 		now:       time.Now,
+		revoked:   cfg.Revocations,
+		verified:  cfg.OwnerVerified,
 	}
 	if s.ttl == 0 {
 		s.ttl = DefaultURLTTL

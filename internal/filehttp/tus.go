@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/transfer"
 	"github.com/tus/tusd/v2/pkg/handler"
 	"github.com/tus/tusd/v2/pkg/memorylocker"
@@ -18,9 +19,11 @@ import (
 
 // TusConfig configures the resumable uploads of [Server.Tus].
 type TusConfig struct {
-	// Dir holds the unfinished uploads. It should lie on the store's file
-	// system (for a DiskStore: under its root), so a finished upload is
-	// adopted by rename. It is made if missing.
+	// Dir holds the unfinished uploads, in a folder per owner. It should
+	// lie on the store's file system (for a DiskStore: under its root), so
+	// a finished upload is adopted by rename. It is made if missing; the
+	// records found in it count against the quota (Server's store a
+	// fileserve.Reserver) from the start.
 	Dir string
 	// TTL is how long an unfinished upload is kept, counted from its
 	// creation: the staging TTL. 0 means DefaultURLTTL.
@@ -31,7 +34,12 @@ type TusConfig struct {
 // transfer.TusPath (core, creation, termination, expiration). It stages
 // files as POST /uploads does, for the same owner and under the same cap;
 // the PATCH that completes an upload answers 204 with the signed URL of the
-// staged file in the File-Url header. Use [Server.Tus] to make one.
+// staged file in the File-Url header. With a quota an upload reserves its
+// Upload-Length when it is created (507 when it does not fit);
+// Upload-Metadata is capped at 8 KiB and only the file name is kept. An
+// upload complete while the store cannot take it (an outage) is kept: the
+// PATCH answers 503 with Retry-After, and the client's resumption stores
+// it. Use [Server.Tus] to make one.
 type Tus struct {
 	srv   *Server
 	store *tusStore
@@ -57,6 +65,8 @@ func (s *Server) Tus(cfg TusConfig) (*Tus, error) {
 		o, _ := ctx.Value(ownerKey{}).(string)
 		return o
 	}}
+	st.quota, _ = s.store.(fileserve.Reserver)
+	st.holdAll()
 	composer := handler.NewStoreComposer()
 	composer.UseCore(st)
 	composer.UseTerminater(st)
@@ -97,11 +107,15 @@ func (t *Tus) serve(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if r.Method == http.MethodPost && metadataBytes(r.Header) > maxTusMetadataBytes {
+		WriteError(w, http.StatusBadRequest, fmt.Sprintf("Upload-Metadata is %d bytes, more than the %d accepted: send the file name (filename <base64>) and little else", metadataBytes(r.Header), maxTusMetadataBytes))
+		return
+	}
 	r = r.WithContext(context.WithValue(r.Context(), ownerKey{}, owner))
 	if id := t.uploadID(r); id != "" {
 		// A finished upload names its file on HEAD and PATCH too, so a
 		// client whose completing PATCH lost its answer gets the URL.
-		if rec, err := t.store.record(id); err == nil && rec.Owner == owner {
+		if rec, err := t.store.record(owner, id); err == nil {
 			h := w.Header()
 			if rec.Staged != nil {
 				if u, err := t.srv.URL(*rec.Staged); err == nil {
@@ -113,6 +127,15 @@ func (t *Tus) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	t.mux.ServeHTTP(w, r)
+}
+
+// metadataBytes is the size of a request's Upload-Metadata headers.
+func metadataBytes(h http.Header) int {
+	n := 0
+	for _, v := range h.Values("Upload-Metadata") {
+		n += len(v)
+	}
+	return n
 }
 
 // uploadID is the upload id a request's path names, "" for the collection.
@@ -158,7 +181,7 @@ func (t *Tus) create(hook handler.HookEvent) (handler.HTTPResponse, handler.File
 
 // finished adds the File-Url of the staged file to the completing answer.
 func (t *Tus) finished(hook handler.HookEvent) (handler.HTTPResponse, error) {
-	rec, err := t.store.record(hook.Upload.ID)
+	rec, err := t.store.record(t.store.owner(hook.Context), hook.Upload.ID)
 	if err != nil || rec.Staged == nil {
 		return handler.HTTPResponse{}, errTusStore
 	}
@@ -172,8 +195,8 @@ func (t *Tus) finished(hook handler.HookEvent) (handler.HTTPResponse, error) {
 // Expire removes the uploads created before cutoff (unfinished ones and
 // the records of finished ones) and reports how many unfinished uploads
 // and bytes it removed. The cleanup sweeper calls it with the staging TTL.
-func (t *Tus) Expire(_ context.Context, cutoff time.Time) (files int, bytes int64, err error) {
-	return t.store.expire(cutoff)
+func (t *Tus) Expire(ctx context.Context, cutoff time.Time) (files int, bytes int64, err error) {
+	return t.store.expire(ctx, cutoff)
 }
 
 // tusExtensions adds "expiration", which this server implements around

@@ -444,26 +444,166 @@ func (o ownerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// failingAdopt is a store whose Adopt fails, as a full disk or a quota would.
-type failingAdopt struct{ fileserve.Store }
-
-func (failingAdopt) Adopt(context.Context, fileserve.NewFile, string) (fileserve.Meta, error) {
-	return fileserve.Meta{}, errors.New("disk full")
+// failingAdopt is a store whose Adopt fails while down is set, as an S3
+// store does during an outage.
+type failingAdopt struct {
+	fileserve.Store
+	down *atomic.Bool
 }
 
-// An upload that cannot be stored is gone: the client learns it, nothing
-// is left behind.
-func TestTusFinishFails(t *testing.T) {
-	env := newTusEnv(t, nil, func(c *Config) { c.Store = failingAdopt{c.Store} })
-	loc := tusCreate(t, env, "alice", "x.bin", 5)
-	resp, body := tusReq(t, "PATCH", loc, "alice", map[string]string{"Upload-Offset": "0"}, []byte("hello"))
-	if resp.StatusCode != http.StatusInternalServerError || resp.Header.Get(transfer.HeaderFileURL) != "" || !strings.Contains(string(body), "could not be stored") {
+func (f failingAdopt) Adopt(ctx context.Context, nf fileserve.NewFile, path string) (fileserve.Meta, error) {
+	if f.down.Load() {
+		return fileserve.Meta{}, errors.New("s3store: put s3://bucket/staging/x: connection refused")
+	}
+	return f.Store.Adopt(ctx, nf, path)
+}
+
+// An upload complete while the store is down is kept: the completing PATCH
+// answers a retryable 503, HEAD asks for the last byte, and once the store
+// is back the PATCH that sends it stores the upload whole. Nothing is lost.
+func TestTusFinishFailsThenResumes(t *testing.T) {
+	down := &atomic.Bool{}
+	down.Store(true)
+	env := newTusEnv(t, nil, func(c *Config) { c.Store = failingAdopt{Store: c.Store, down: down} })
+	content := storetest.Pattern(5000)
+	loc := tusCreate(t, env, "alice", "x.bin", len(content))
+	resp, body := tusReq(t, "PATCH", loc, "alice", map[string]string{"Upload-Offset": "0"}, content)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || resp.Header.Get(transfer.HeaderFileURL) != "" || !strings.Contains(string(body), "kept") {
 		t.Errorf("completing PATCH into a failing store: %s %s", resp.Status, body)
 	}
-	if resp, _ := tusReq(t, "HEAD", loc, "alice", nil, nil); resp.StatusCode != http.StatusNotFound {
-		t.Errorf("HEAD after the failed finish: %s, want 404", resp.Status)
+	if strings.Contains(string(body), "connection refused") || strings.Contains(string(body), env.dir) {
+		t.Errorf("the answer shows the store's error: %s", body)
 	}
-	if left, _ := os.ReadDir(env.dir); len(left) > 0 {
-		t.Errorf("the failed upload left %d entries", len(left))
+	resp, _ = tusReq(t, "HEAD", loc, "alice", nil, nil)
+	last := strconv.Itoa(len(content) - 1)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Upload-Offset") != last {
+		t.Fatalf("HEAD after the failed finish: %s offset %q, want 200 and %s", resp.Status, resp.Header.Get("Upload-Offset"), last)
+	}
+	// Still down: the retry keeps it too.
+	resp, _ = tusReq(t, "PATCH", loc, "alice", map[string]string{"Upload-Offset": last}, content[len(content)-1:])
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("retry while the store is down: %s", resp.Status)
+	}
+	down.Store(false)
+	resp, body = tusReq(t, "PATCH", loc, "alice", map[string]string{"Upload-Offset": last}, content[len(content)-1:])
+	fileURL := resp.Header.Get(transfer.HeaderFileURL)
+	if resp.StatusCode != http.StatusNoContent || fileURL == "" {
+		t.Fatalf("retry once the store is back: %s %s", resp.Status, body)
+	}
+	if resp, got := do(t, "GET", fileURL, nil, nil); resp.StatusCode != 200 || !bytes.Equal(got, content) {
+		t.Fatalf("GET File-Url: %s, %d bytes", resp.Status, len(got))
+	}
+
+	// The Go client rides the outage out on its own.
+	down.Store(true)
+	go func() { time.Sleep(1500 * time.Millisecond); down.Store(false) }()
+	tc := &transfer.Tus{Client: &http.Client{Transport: ownerTransport("alice")}, Backoff: 200 * time.Millisecond, Retries: 8}
+	u, err := tc.Send(bg, env.back.URL+transfer.TusPath, "y.bin", bytes.NewReader(content), int64(len(content)))
+	if err != nil {
+		t.Fatalf("transfer.Tus through the outage: %v", err)
+	}
+	if resp, got := do(t, "GET", u, nil, nil); resp.StatusCode != 200 || !bytes.Equal(got, content) {
+		t.Fatalf("GET of the client's upload: %s, %d bytes", resp.Status, len(got))
+	}
+}
+
+// An upload that can never be stored (over the size cap the store
+// enforces) is gone: the client learns it, nothing is left behind.
+func TestTusFinishRefused(t *testing.T) {
+	env := newTusEnv(t, nil, func(c *Config) { c.Store = tooLargeAdopt{c.Store} })
+	loc := tusCreate(t, env, "alice", "x.bin", 5)
+	resp, body := tusReq(t, "PATCH", loc, "alice", map[string]string{"Upload-Offset": "0"}, []byte("hello"))
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || resp.Header.Get(transfer.HeaderFileURL) != "" {
+		t.Errorf("completing PATCH refused by the store: %s %s", resp.Status, body)
+	}
+	if resp, _ := tusReq(t, "HEAD", loc, "alice", nil, nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("HEAD after the refused finish: %s, want 404", resp.Status)
+	}
+	if left, _ := filepath.Glob(filepath.Join(env.dir, "*", "*")); len(left) > 0 {
+		t.Errorf("the refused upload left %v", left)
+	}
+}
+
+// tooLargeAdopt is a store whose Adopt refuses every file as too large.
+type tooLargeAdopt struct{ fileserve.Store }
+
+func (tooLargeAdopt) Adopt(context.Context, fileserve.NewFile, string) (fileserve.Meta, error) {
+	return fileserve.Meta{}, fmt.Errorf("adopt: %w", fileserve.ErrTooLarge)
+}
+
+// Upload-Metadata is capped; the record keeps only the name.
+func TestTusMetadataCapped(t *testing.T) {
+	env := newTusEnv(t, nil, nil)
+	big := "filename " + base64.StdEncoding.EncodeToString([]byte("x.bin")) + ",junk " + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("j"), 700_000))
+	resp, body := tusReq(t, "POST", env.back.URL+transfer.TusPath, "alice", map[string]string{"Upload-Length": "1", "Upload-Metadata": big}, nil)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "Upload-Metadata") {
+		t.Errorf("a 0.9 MB Upload-Metadata: %s %s; want 400 naming the header", resp.Status, body)
+	}
+	fit := "filename " + base64.StdEncoding.EncodeToString([]byte("x.bin")) + ",junk " + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("j"), 5000))
+	resp, body = tusReq(t, "POST", env.back.URL+transfer.TusPath, "alice", map[string]string{"Upload-Length": "1", "Upload-Metadata": fit}, nil)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("metadata under the cap: %s %s", resp.Status, body)
+	}
+	records, _ := filepath.Glob(filepath.Join(env.dir, fileserve.OwnerKey("alice"), "*.json"))
+	if len(records) != 1 {
+		t.Fatalf("records of alice: %v", records)
+	}
+	if b, _ := os.ReadFile(records[0]); len(b) > tusRecordCharge || bytes.Contains(b, []byte("jjjj")) {
+		t.Errorf("the record keeps more than the name (%d bytes): %.200s", len(b), b)
+	}
+}
+
+// With a quota, an upload reserves its Upload-Length when it is created
+// (its record counts once it is finished): unfinished uploads cannot hold more than the
+// quota. The reservation ends with DELETE and with expiry, and the staged
+// file draws on it.
+func TestTusReservesQuota(t *testing.T) {
+	var q *fileserve.QuotaStore
+	env := newTusEnv(t, nil, func(c *Config) {
+		var err error
+		if q, err = fileserve.NewQuotaStore(c.Store, fileserve.QuotaConfig{Limit: 100_000}); err != nil {
+			t.Fatal(err)
+		}
+		c.Store = q
+	})
+	create := func(size int) (*http.Response, []byte) {
+		return tusReq(t, "POST", env.back.URL+transfer.TusPath, "alice", map[string]string{
+			"Upload-Length": strconv.Itoa(size), "Upload-Metadata": "filename " + base64.StdEncoding.EncodeToString([]byte("x.bin")),
+		}, nil)
+	}
+	first := tusCreate(t, env, "alice", "a.bin", 60_000)
+	if resp, body := create(60_000); resp.StatusCode != http.StatusInsufficientStorage || !strings.Contains(string(body), "quota") {
+		t.Fatalf("a second upload over the quota: %s %s; want 507", resp.Status, body)
+	}
+	if resp, _ := tusReq(t, "DELETE", first, "alice", nil, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %s", resp.Status)
+	}
+	if used, _ := q.Used(bg, "alice"); used != 0 {
+		t.Errorf("after DELETE alice uses %d, want 0", used)
+	}
+	content := storetest.Pattern(60_000)
+	loc := tusCreate(t, env, "alice", "b.bin", len(content))
+	resp, body := tusReq(t, "PATCH", loc, "alice", map[string]string{"Upload-Offset": "0"}, content)
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("completing PATCH within the reservation: %s %s", resp.Status, body)
+	}
+	if used, _ := q.Used(bg, "alice"); used != int64(len(content))+tusRecordCharge {
+		t.Errorf("after the upload alice uses %d, want the file and the record's charge, %d", used, len(content)+tusRecordCharge)
+	}
+	// A process started on the same folder counts the records it finds.
+	q2, _ := fileserve.NewQuotaStore(env.st, fileserve.QuotaConfig{Limit: 100_000})
+	srv2, _ := NewServer(Config{Store: q2, Signer: env.srv.signer, PublicURL: env.url})
+	tus2, err := srv2.Tus(TusConfig{Dir: env.dir, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used, _ := q2.Used(bg, "alice"); used != int64(len(content))+tusRecordCharge {
+		t.Errorf("a restarted process counts %d for alice, want %d", used, len(content)+tusRecordCharge)
+	}
+	if _, _, err := tus2.Expire(bg, time.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if used, _ := q2.Used(bg, "alice"); used != int64(len(content)) {
+		t.Errorf("after expiry alice uses %d, want the staged file alone, %d", used, len(content))
 	}
 }

@@ -40,6 +40,9 @@ var (
 	ErrExpired    = errors.New("token has expired")
 	ErrAudience   = errors.New("token is for another audience")
 	ErrClaims     = errors.New("token lacks a required claim")
+	// ErrRevoked: the token was revoked. Verify never returns it; a server
+	// that keeps a revocation list (internal/revocation) does.
+	ErrRevoked = errors.New("token was revoked")
 )
 
 // VerifyError is the error of a failed verification. Err is one of the Err*
@@ -274,4 +277,14 @@ func classify(err, keyErr error) error {
 func isAlgError(err error) bool {
 	// golang-jwt reports "signing method X is invalid" as an invalid signature.
 	return strings.Contains(err.Error(), "signing method")
+}
+
+// TokenID names a token for revocation: 32 hex digits of the SHA-256 of the
+// whole token. Tokens carry no id of their own; this one works for every
+// token ever issued, and a token is one string only (strict base64, an HMAC
+// over header and body), so a revoked token cannot be re-spelled into one
+// that passes.
+func TokenID(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:16])
 }

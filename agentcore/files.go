@@ -1,0 +1,53 @@
+package agentcore
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/revocation"
+	"github.com/agentura/agentura/transfer"
+)
+
+// fileRoutes serves /files/: downloads (GET, HEAD; the front handler
+// answers most of them before the router, fastpath.go), DELETE of a file
+// by its owner, and POST transfer.RevokePath. Deleting takes the caller's
+// identity as /uploads does (a bearer under AGENT_AUTH=jwt); revoking
+// takes the URL alone. Both are rate limited and refused from foreign
+// browser origins.
+func (s *Service) fileRoutes() http.Handler {
+	guard := newOriginGuard(s.cfg)
+	var del http.Handler = http.HandlerFunc(s.files.ServeDelete)
+	if s.verifier != nil {
+		del = s.requireCaller(del)
+	}
+	del = guard.wrap(s.limiter.wrap(del))
+	revoke := guard.wrap(s.limiter.wrap(http.HandlerFunc(s.files.ServeRevoke)))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == transfer.RevokePath:
+			revoke.ServeHTTP(w, r)
+		case r.Method == http.MethodDelete:
+			del.ServeHTTP(w, r)
+		default:
+			s.files.ServeFile(w, r)
+		}
+	})
+}
+
+// revocationTTL is how long the sweeper keeps a revocation record: until
+// every URL it can deny has expired, and at least a minute (a deletion's
+// record must reach every replica's quota).
+func (c *Config) revocationTTL() time.Duration { return max(c.URLTTL, time.Minute) }
+
+// newRevocations makes the service's revocation list, kept in the store's
+// records when it has them, and telling the quota of files deleted on
+// other replicas.
+func (s *Service) newRevocations() *revocation.List {
+	var forget func(string)
+	if q, ok := s.store.(interface{ Forget(id string) }); ok {
+		forget = q.Forget
+	}
+	rs, _ := s.backing.(fileserve.RecordStore)
+	return revocation.New(rs, forget, s.log)
+}
