@@ -41,6 +41,11 @@ type Agent struct {
 	// AllowHosts are hosts besides the agent's origin that its produced
 	// files may be fetched from.
 	AllowHosts []string `json:"allow_hosts,omitempty"`
+	// ProtocolVersion is the MCP revision to ask the agent for; empty means
+	// the newest the gateway speaks (2026-07-28, without a session),
+	// falling back to what the agent answers. "2025-11-25" asks for a
+	// session through initialize.
+	ProtocolVersion string `json:"protocol_version,omitempty"`
 }
 
 // Config configures a Gateway. Agents is required; the rest has defaults.
@@ -54,10 +59,19 @@ type Config struct {
 	Out string `json:"out,omitempty"`
 	// Token is the bearer token of agents that give none of their own.
 	Token string `json:"token,omitempty"`
-	// InlineMaxBytes is the largest file sent inline (client.Config).
+	// InlineMaxBytes is the largest file sent inline; larger ones go
+	// through the agent's /uploads. As in client.Config, 0 means the
+	// default (10 MiB) and a negative value sends every file through
+	// /uploads; in a configuration file (and as --inline-max) 0 means
+	// every file through /uploads, and leaving it out the default.
 	InlineMaxBytes int64 `json:"inline_max_bytes,omitempty"`
 	// MaxDownloadBytes caps each produced file (client.Config).
 	MaxDownloadBytes int64 `json:"max_download_bytes,omitempty"`
+	// AllowFileURIs passes a data: URI or an http(s) URL the model wrote
+	// in a file position on to the agent as it is. By default it is
+	// refused (client.Config.RefuseLiterals): the model names files, and
+	// neither pastes their bytes nor points an agent at a URL.
+	AllowFileURIs bool `json:"allow_file_uris,omitempty"`
 	// Logger logs what the gateway does; nil discards. With stdio, it must
 	// not write to stdout.
 	Logger *slog.Logger `json:"-"`
@@ -72,7 +86,6 @@ func LoadConfig(path string) (Config, error) {
 		return Config{}, fmt.Errorf("read the gateway configuration: %w", err)
 	}
 	ext := strings.ToLower(filepath.Ext(path))
-	var cfg Config
 	if ext == ".yaml" || ext == ".yml" || (ext != ".json" && !json.Valid(raw)) {
 		// YAML to generic values, then through JSON, so both forms share
 		// the field names and the strict check.
@@ -84,10 +97,23 @@ func LoadConfig(path string) (Config, error) {
 			return Config{}, fmt.Errorf("%s: %w", path, err)
 		}
 	}
+	// The file's inline_max_bytes means what --inline-max means: 0 is every
+	// file through /uploads, absent the default.
+	var file struct {
+		Config
+		InlineMaxBytes *int64 `json:"inline_max_bytes,omitempty"`
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		return Config{}, fmt.Errorf("%s: %w (fields: agents[{name, url, command, env, base_url, token, headers, allow_hosts}], roots, out, token, inline_max_bytes, max_download_bytes)", path, err)
+	if err := dec.Decode(&file); err != nil {
+		return Config{}, fmt.Errorf("%s: %w (fields: agents[{name, url, command, env, base_url, token, headers, allow_hosts, protocol_version}], roots, out, token, inline_max_bytes, max_download_bytes, allow_file_uris)", path, err)
+	}
+	cfg := file.Config
+	if n := file.InlineMaxBytes; n != nil {
+		if *n < 0 {
+			return Config{}, fmt.Errorf("%s: inline_max_bytes %d: give a size in bytes, or 0 to send every file through the agent's /uploads", path, *n)
+		}
+		cfg.InlineMaxBytes = InlineMax(*n)
 	}
 	dir := filepath.Dir(path)
 	for i, r := range cfg.Roots {
@@ -99,6 +125,16 @@ func LoadConfig(path string) (Config, error) {
 		cfg.Out = filepath.Join(dir, cfg.Out)
 	}
 	return cfg, nil
+}
+
+// InlineMax turns an inline limit as a person gives it (--inline-max,
+// inline_max_bytes), where 0 means every file through /uploads, into
+// Config.InlineMaxBytes, where that is a negative value.
+func InlineMax(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // check validates the agents and fills in endpoints.

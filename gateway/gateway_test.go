@@ -44,12 +44,7 @@ func TestToolNamesPrefixOnlyClashes(t *testing.T) {
 }
 
 func TestNameAgentsDistinctAndSafe(t *testing.T) {
-	agents := []*agent{{name: "ocr-agent"}, {name: "ocr-agent"}, {name: "my agent!"}, {name: ""}}
-	nameAgents(agents)
-	var got []string
-	for _, a := range agents {
-		got = append(got, a.name)
-	}
+	got := nameAgents([]string{"ocr-agent", "ocr-agent", "my agent!", ""})
 	if want := []string{"ocr-agent", "ocr-agent_2", "my_agent", "agent4"}; !slices.Equal(got, want) {
 		t.Errorf("agent names %v, want %v", got, want)
 	}

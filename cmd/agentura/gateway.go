@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,7 +34,9 @@ type gatewayFlags struct {
 	allowHosts  listFlag
 	inlineMax   sizeFlag
 	maxDownload sizeFlag
+	allowURIs   bool
 	verbose     bool
+	set         map[string]bool // the flags given on the command line
 }
 
 func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -45,13 +48,16 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP at http://ADDR/mcp (a loopback address such as 127.0.0.1:8090) instead of stdio")
 	fs.StringVar(&f.token, "token", os.Getenv("AGENTURA_TOKEN"), "bearer token for agents with AGENT_AUTH=jwt that have none in --config (default $AGENTURA_TOKEN)")
 	fs.Var(&f.allowHosts, "allow-host", "a host (host or host:port) besides an agent's own that produced files may be fetched from (repeatable)")
-	fs.Var(&f.inlineMax, "inline-max", "largest file sent inline as a data URI; larger ones go through /uploads (0: all)")
+	fs.Var(&f.inlineMax, "inline-max", "largest file sent inline as a data URI; larger ones go through /uploads (0: all; inline_max_bytes in --config)")
 	fs.Var(&f.maxDownload, "max-download", "largest produced file fetched (default 1GiB)")
+	fs.BoolVar(&f.allowURIs, "allow-file-uris", false, "pass data: URIs and http(s) URLs the model writes where a file name goes on to the agent (default: refused)")
 	fs.BoolVar(&f.verbose, "v", false, "log calls and transfers to stderr")
 	urls, _, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
 	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	cfg, err := f.gatewayConfig(urls, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentura gateway: %v\n", err)
@@ -89,11 +95,16 @@ func (f *gatewayFlags) gatewayConfig(urls []string, stderr io.Writer) (gateway.C
 	if f.token != "" {
 		cfg.Token = f.token
 	}
-	if f.inlineMax != defaultInline || cfg.InlineMaxBytes == 0 {
-		cfg.InlineMaxBytes = inlineMax(int64(f.inlineMax))
+	// A flag given wins over the file; 0 means every file through /uploads
+	// in both (gateway.InlineMax).
+	if f.set["inline-max"] {
+		cfg.InlineMaxBytes = gateway.InlineMax(int64(f.inlineMax))
 	}
 	if f.maxDownload > 0 {
 		cfg.MaxDownloadBytes = int64(f.maxDownload)
+	}
+	if f.allowURIs {
+		cfg.AllowFileURIs = true
 	}
 	level := slog.LevelWarn
 	if f.verbose {
