@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -93,7 +94,7 @@ func LoadConfig(path string) (Config, error) {
 		if err := yaml.Unmarshal(raw, &v); err != nil {
 			return Config{}, fmt.Errorf("%s: not YAML: %w", path, err)
 		}
-		if raw, err = json.Marshal(v); err != nil {
+		if raw, err = json.Marshal(yamlDates(v)); err != nil {
 			return Config{}, fmt.Errorf("%s: %w", path, err)
 		}
 	}
@@ -125,6 +126,27 @@ func LoadConfig(path string) (Config, error) {
 		cfg.Out = filepath.Join(dir, cfg.Out)
 	}
 	return cfg, nil
+}
+
+// yamlDates turns the dates YAML reads from unquoted values such as
+// protocol_version: 2025-11-25 back into the text that was written.
+func yamlDates(v any) any {
+	switch x := v.(type) {
+	case time.Time:
+		if x.Equal(x.Truncate(24*time.Hour)) && x.Location() == time.UTC {
+			return x.Format(time.DateOnly)
+		}
+		return x.Format(time.RFC3339Nano)
+	case map[string]any:
+		for k, c := range x {
+			x[k] = yamlDates(c)
+		}
+	case []any:
+		for i, c := range x {
+			x[i] = yamlDates(c)
+		}
+	}
+	return v
 }
 
 // InlineMax turns an inline limit as a person gives it (--inline-max,

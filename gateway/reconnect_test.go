@@ -128,18 +128,7 @@ func newGateway(t *testing.T, ctx context.Context, agents ...gateway.Agent) (*ga
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
-	h := &host{listChanged: make(chan struct{}, 64)}
-	c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { h.listChanged <- struct{}{} },
-	})
-	ct, st := mcp.NewInMemoryTransports()
-	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	if h.session, err = c.Connect(ctx, ct, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.session.Close() })
+	h := connectHost(t, ctx, g)
 	return g, h
 }
 

@@ -40,11 +40,28 @@ type gatewayFlags struct {
 }
 
 func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, listen, err := parseGatewayArgs(args, stderr)
+	if errors.Is(err, errUsage) {
+		return exitUsage
+	}
+	if err := serveGateway(ctx, cfg, listen, stderr); err != nil {
+		fmt.Fprintf(stderr, "agentura gateway: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// errUsage is parseGatewayArgs' error once it has told the user why.
+var errUsage = errors.New("usage")
+
+// parseGatewayArgs reads the flags, the configuration file and the URLs of
+// `agentura gateway` into a configuration and the --listen address.
+func parseGatewayArgs(args []string, stderr io.Writer) (gateway.Config, string, error) {
 	f := gatewayFlags{inlineMax: defaultInline}
 	fs := newFlagSet("gateway", gatewayUsage, stderr)
 	fs.StringVar(&f.config, "config", "", "configuration file (JSON or YAML): agents (url or command, token, headers), roots, out")
 	fs.Var(&f.roots, "root", "a folder whose files may be named, by a path relative to it or an absolute path (repeatable; default: the current directory)")
-	fs.StringVar(&f.out, "out", "", "folder where produced files are saved, sub-folders kept, nothing overwritten (default ./"+gateway.DefaultOut+")")
+	fs.StringVar(&f.out, "out", "", "folder under which each run saves produced files in a folder of its own, sub-folders kept, nothing overwritten (default ./"+gateway.DefaultOut+")")
 	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP at http://ADDR/mcp (a loopback address such as 127.0.0.1:8090) instead of stdio")
 	fs.StringVar(&f.token, "token", os.Getenv("AGENTURA_TOKEN"), "bearer token for agents with AGENT_AUTH=jwt that have none in --config (default $AGENTURA_TOKEN)")
 	fs.Var(&f.allowHosts, "allow-host", "a host (host or host:port) besides an agent's own that produced files may be fetched from (repeatable)")
@@ -54,7 +71,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.BoolVar(&f.verbose, "v", false, "log calls and transfers to stderr")
 	urls, _, err := parseInterspersed(fs, args)
 	if err != nil {
-		return exitUsage
+		return gateway.Config{}, "", errUsage
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
@@ -62,13 +79,9 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		fmt.Fprintf(stderr, "agentura gateway: %v\n", err)
 		fs.Usage()
-		return exitUsage
+		return cfg, "", errUsage
 	}
-	if err := serveGateway(ctx, cfg, f.listen, stderr); err != nil {
-		fmt.Fprintf(stderr, "agentura gateway: %v\n", err)
-		return exitFailed
-	}
-	return exitOK
+	return cfg, f.listen, nil
 }
 
 // gatewayConfig merges the configuration file, the flags and the URLs.
