@@ -206,8 +206,17 @@ func (w *rewriter) literal(at, content string) error {
 	if !strings.HasPrefix(strings.ToLower(content), "data:") {
 		what = "the URL " + transfer.Redact(content)
 	}
-	return fieldError(at, fmt.Errorf("%w: %s is not a file name; name a file instead", ErrLiteralFile, what))
+	return fieldError(at, &literalError{what})
 }
+
+// literalError is the error of content written where a file name goes.
+type literalError struct{ what string }
+
+func (e *literalError) Error() string {
+	return e.what + " is written where a file name goes: name a file instead"
+}
+
+func (e *literalError) Unwrap() error { return ErrLiteralFile }
 
 // resolved reports whether content is already a file rather than a name.
 func resolved(content string) bool {

@@ -98,6 +98,9 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (
 	}
 	mw.Collect(ctx, r.tool.Name, res)
 	g.finish(ctx, res, r.tool.Name)
+	// The agent's owner handle is the gateway's to keep, not the host's:
+	// a signed token like the URLs scrubbed above.
+	delete(res.Meta, transfer.MetaOwner)
 	return res, nil
 }
 
@@ -118,7 +121,7 @@ func agentError(err error) bool {
 func (g *Gateway) argumentError(tool string, err error) string {
 	msg := fmt.Sprintf("%s: %v", tool, err)
 	if errors.Is(err, client.ErrLiteralFile) {
-		msg += fmt.Sprintf(" — a file of this conversation (list_files) or a path under %s. (The gateway passes data: URIs and URLs on only when started with --allow-file-uris.)", g.roots)
+		msg += fmt.Sprintf(" — a file of this conversation (list_files) or a path under %s; the gateway passes data: URIs and URLs on to the agent only when started with --allow-file-uris", g.roots)
 	}
 	return msg + ". Nothing was sent to the agent."
 }

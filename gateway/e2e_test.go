@@ -108,7 +108,7 @@ func (n *notes) progress() []string {
 }
 
 // leaks lists what must never reach a host: bytes, data URIs, the agents'
-// URLs (signed or not) and tokens.
+// URLs (signed or not), tokens and the agents' owner handles.
 func leaks(t *testing.T, what string, res *mcp.CallToolResult, agentURLs ...string) {
 	t.Helper()
 	raw, err := json.Marshal(res)
@@ -116,7 +116,7 @@ func leaks(t *testing.T, what string, res *mcp.CallToolResult, agentURLs ...stri
 		t.Fatal(err)
 	}
 	s := string(raw)
-	for _, bad := range append([]string{"data:", "base64", "blob", "token=", "sig=", "expires="}, agentURLs...) {
+	for _, bad := range append([]string{"data:", "base64", "blob", "token=", "sig=", "expires=", "agentura/owner"}, agentURLs...) {
 		if strings.Contains(strings.ToLower(s), strings.ToLower(bad)) {
 			t.Errorf("%s: the host received %q: %s", what, bad, s)
 		}

@@ -126,7 +126,7 @@ func TestWrittenFileContentRefusedUnlessAllowed(t *testing.T) {
 				}
 				continue
 			}
-			if !res.IsError || !strings.Contains(text, "is not a file name") || !strings.Contains(text, "--allow-file-uris") ||
+			if !res.IsError || !strings.Contains(text, "is written where a file name goes") || !strings.Contains(text, "--allow-file-uris") ||
 				!strings.Contains(text, "Nothing was sent") || strings.Contains(text, "SECRET") {
 				t.Errorf("refused %.20s: is_error %v, %q", content, res.IsError, text)
 			}
