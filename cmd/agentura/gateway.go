@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -119,11 +118,7 @@ func (f *gatewayFlags) gatewayConfig(urls []string, stderr io.Writer) (gateway.C
 	if f.allowURIs {
 		cfg.AllowFileURIs = true
 	}
-	level := slog.LevelWarn
-	if f.verbose {
-		level = slog.LevelDebug
-	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger = stderrLogger(f.verbose, stderr)
 	if len(cfg.Agents) == 0 {
 		return cfg, errors.New("no agents: give an agent's MCP URL (http://localhost:8001/mcp) or a --config file naming agents")
 	}
