@@ -44,6 +44,7 @@ type Gateway struct {
 	// Close cancels it and waits for wg.
 	bg      context.Context
 	stopBG  context.CancelFunc
+	bgMu    sync.Mutex // orders background's Add before Close's Wait
 	wg      sync.WaitGroup
 	started atomic.Bool // New has listed the tools: a reconnection lists them again
 
@@ -180,7 +181,9 @@ func (g *Gateway) Registry() *client.Registry { return g.reg }
 // Close ends the agents' sessions and removes the registry's copies (the
 // files saved in Out stay).
 func (g *Gateway) Close() error {
+	g.bgMu.Lock()
 	g.stopBG()
+	g.bgMu.Unlock()
 	var errs []error
 	for _, a := range g.agents {
 		a.mu.Lock()
@@ -213,15 +216,7 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			// Not from the notification's goroutine: listing needs the connection.
-			g.wg.Add(1)
-			go func() {
-				defer g.wg.Done()
-				ctx, cancel := context.WithTimeout(g.bg, time.Minute)
-				defer cancel()
-				if err := g.refresh(ctx); err != nil && g.bg.Err() == nil {
-					g.log.Warn("tools not listed again after a change", "agent", a.label(), "err", err)
-				}
-			}()
+			g.background(func() { g.refreshLogged("tools not listed again after a change", a) })
 		},
 	})
 	var watch listenWatch

@@ -122,25 +122,13 @@ func (g *Gateway) session(ctx context.Context, a *agent) (*mcp.ClientSession, er
 	if wasDown != nil {
 		g.log.Info("agent reachable", "agent", a.what)
 	}
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		g.watch(a, d.s)
-	}()
-	if !g.started.Load() {
-		return d.s, nil // New lists every agent's tools once all are tried
+	g.background(func() { g.watch(a, d.s) })
+	if g.started.Load() {
+		// Its tools may have changed (a new version was started): list
+		// them, apart from whoever asked for the session. (Until New has
+		// listed every agent's tools, New does it.)
+		g.background(func() { g.refreshLogged("tools not listed after connecting", a) })
 	}
-	// Its tools may have changed (a new version was started): list them,
-	// apart from whoever asked for the session.
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		ctx, cancel := context.WithTimeout(g.bg, time.Minute)
-		defer cancel()
-		if err := g.refresh(ctx); err != nil && g.bg.Err() == nil {
-			g.log.Warn("tools not listed", "err", err)
-		}
-	}()
 	return d.s, nil
 }
 
@@ -189,9 +177,7 @@ func (g *Gateway) retryLater(a *agent, now bool) {
 	}
 	a.retrying = true
 	a.mu.Unlock()
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
+	started := g.background(func() {
 		defer func() {
 			a.mu.Lock()
 			a.retrying = false
@@ -217,7 +203,37 @@ func (g *Gateway) retryLater(a *agent, now bool) {
 			}
 			delay = min(max(2*delay, retryFirst), retryMax)
 		}
+	})
+	if !started {
+		a.mu.Lock()
+		a.retrying = false
+		a.mu.Unlock()
+	}
+}
+
+// background runs fn in a goroutine that Close waits for, unless Close has
+// begun; it reports whether fn runs.
+func (g *Gateway) background(fn func()) bool {
+	g.bgMu.Lock()
+	defer g.bgMu.Unlock()
+	if g.bg.Err() != nil {
+		return false
+	}
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		fn()
 	}()
+	return true
+}
+
+// refreshLogged is refresh in the background, its failure logged.
+func (g *Gateway) refreshLogged(what string, a *agent) {
+	ctx, cancel := context.WithTimeout(g.bg, time.Minute)
+	defer cancel()
+	if err := g.refresh(ctx); err != nil && g.bg.Err() == nil {
+		g.log.Warn(what, "agent", a.label(), "err", err)
+	}
 }
 
 // downReason is why the agent has no session, for a tool error: short, and
