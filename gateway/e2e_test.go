@@ -39,6 +39,10 @@ import (
 var cliBin, ocrBin, composerBin, fileagentBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(stdioAgentEnv) != "" {
+		serveStdioAgent() // this binary as a stdio agent of a test (reconnect_test.go)
+		return
+	}
 	os.Exit(mcptest.Main(m, "gateway-e2e", func(dir string) (err error) {
 		race := mcptest.RaceEnabled()
 		if cliBin, err = mcptest.Build(dir, "../cmd/agentura", race); err != nil {

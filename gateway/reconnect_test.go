@@ -2,9 +2,11 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -328,5 +330,49 @@ func TestClashingToolsSayWhoseTheyAre(t *testing.T) {
 	}
 	if a.calls.Load() != 1 || b.calls.Load() != 1 {
 		t.Errorf("twin ran %d, twin_2 %d calls; want one each", a.calls.Load(), b.calls.Load())
+	}
+}
+
+// stdioAgentEnv makes the test binary a stdio agent: a go-sdk server on
+// stdin/stdout with a tool "work" and a tool "crash" that exits at once.
+const stdioAgentEnv = "AGENTURA_GATEWAY_TEST_STDIO_AGENT"
+
+func serveStdioAgent() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "stdio-agent", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "work"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("worked in process %d", os.Getpid())}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		os.Exit(3)
+		return nil, nil, nil
+	})
+	s.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// A stdio agent that dies is started again: the call it died in is a tool
+// error that says it may have run, the next call works, in a new process.
+func TestStdioAgentStartedAgain(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, h := newGateway(t, ctx, gateway.Agent{Name: "local", Command: []string{os.Args[0]}, Env: []string{stdioAgentEnv + "=1"}})
+	first := h.call(t, ctx, "work")
+	if first.IsError {
+		t.Fatalf("work: %s", resultText(first))
+	}
+	res := h.call(t, ctx, "crash")
+	if text := resultText(res); !res.IsError || !strings.Contains(text, "the agent local stopped answering during the call") {
+		t.Errorf("crash: is_error %v, %q; want a tool error saying the agent stopped during the call", res.IsError, text)
+	}
+	var again string
+	waitFor(t, &sync.Mutex{}, func() bool {
+		r, err := h.session.CallTool(ctx, &mcp.CallToolParams{Name: "work", Arguments: map[string]any{}})
+		if err == nil && !r.IsError {
+			again = resultText(r)
+			return true
+		}
+		return false
+	}, func() string { return "work did not work again after the agent died" })
+	if again == resultText(first) {
+		t.Errorf("work answered %q after the crash, as before it: want a new process", again)
 	}
 }
