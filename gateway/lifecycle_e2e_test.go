@@ -169,6 +169,7 @@ func testLifeCycle(t *testing.T, protocol string) {
 	// c starts: its tools appear, the host is told, and they work.
 	c.Start(t)
 	c.WaitReady(t)
+	cReady := time.Now()
 	for deadline := time.Now().Add(90 * time.Second); !slices.Contains(tools(), "c_inspect_file"); {
 		if time.Now().After(deadline) {
 			t.Fatalf("c's tools did not appear within 90s of its start: %v", tools())
@@ -178,9 +179,7 @@ func testLifeCycle(t *testing.T, protocol string) {
 		case <-time.After(2 * time.Second):
 		}
 	}
-	if len(listChanged) == 0 && !slices.Contains(tools(), "c_inspect_file") {
-		t.Errorf("the host was not told the tool list changed")
-	}
+	t.Logf("c's tools appeared %v after c was ready", time.Since(cReady).Round(time.Millisecond))
 	inspect("c")
 
 	// a crashes and is started again on its address: the next call works.
@@ -188,7 +187,9 @@ func testLifeCycle(t *testing.T, protocol string) {
 	a = again(t, a)
 	a.Start(t)
 	a.WaitReady(t)
+	restarted := time.Now()
 	inspect("a")
+	t.Logf("the first call after a's restart took %v", time.Since(restarted).Round(time.Millisecond))
 
 	// b stops: a call to its tool is a clear tool error, the gateway goes
 	// on; b back, its tools work again.
