@@ -48,16 +48,17 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (
 	var res *mcp.CallToolResult
 	for try := 0; ; try++ {
 		s, err := g.session(ctx, r.agent)
+		if err != nil && ctx.Err() != nil {
+			return toolError(fmt.Sprintf("%s: cancelled while the gateway connected to the agent %s. Nothing was sent to the agent.", req.Params.Name, r.agent.label())), nil
+		}
 		if err != nil {
-			a := r.agent
-			a.mu.Lock()
-			why := a.down
-			a.mu.Unlock()
+			r.agent.mu.Lock()
+			why := r.agent.down // the connection's failure, rather than a waiter's
+			r.agent.mu.Unlock()
 			if why == nil {
 				why = err
 			}
-			return toolError(fmt.Sprintf("%s: the agent %s is not reachable (%s). The gateway reconnects by itself as soon as it answers; call the tool again then. Nothing was sent to the agent.",
-				req.Params.Name, r.agent.label(), downReason(why))), nil
+			return unreachable(req.Params.Name, r.agent, why), nil
 		}
 		// Resolved again on a second try: an upload went to the agent
 		// that restarted.
@@ -72,7 +73,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (
 		if prog.token != nil {
 			params.SetProgressToken(prog.id)
 		}
-		probe := &callProbe{}
+		probe := &callProbe{http: r.agent.cfg.URL != ""}
 		res, err = s.CallTool(withProbe(ctx, probe), params)
 		if err == nil {
 			break
@@ -86,8 +87,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (
 			if try == 0 {
 				continue
 			}
-			return toolError(fmt.Sprintf("%s: the agent %s is not reachable (%s). The gateway reconnects by itself as soon as it answers; call the tool again then. Nothing was sent to the agent.",
-				req.Params.Name, r.agent.label(), downReason(err))), nil
+			return unreachable(req.Params.Name, r.agent, err), nil
 		}
 		if agentError(err) {
 			return toolError(fmt.Sprintf("%s: the agent %s failed: %s", req.Params.Name, r.agent.label(), scrub(err.Error()))), nil
@@ -102,6 +102,12 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (
 	// a signed token like the URLs scrubbed above.
 	delete(res.Meta, transfer.MetaOwner)
 	return res, nil
+}
+
+// unreachable is the tool error of a call that did not reach the agent a.
+func unreachable(tool string, a *agent, why error) *mcp.CallToolResult {
+	return toolError(fmt.Sprintf("%s: the agent %s is not reachable (%s). The gateway reconnects by itself as soon as it answers; call the tool again then. Nothing was sent to the agent.",
+		tool, a.label(), downReason(why)))
 }
 
 // codeRejected is the code of the go-sdk's error for a request its

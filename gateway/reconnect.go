@@ -29,7 +29,8 @@ import (
 //   - tools/list: it changes nothing;
 //   - the download of a produced file (the client package: a GET of a
 //     signed URL, kept only when whole);
-//   - tools/call, only when it provably never reached the agent: the
+//   - tools/call, only when it provably never reached the agent: no HTTP
+//     request was made (the session was found closing first), the
 //     connection was refused (no byte of the request was written), or the
 //     agent answered 404 to a request naming a session, which the MCP
 //     transport defines as "this session does not exist" and which a
@@ -162,7 +163,9 @@ func (g *Gateway) lost(a *agent, s *mcp.ClientSession, why error) {
 	if g.bg.Err() != nil {
 		return
 	}
-	g.log.Warn("lost the session with the agent; reconnecting", "agent", a.what, "err", why)
+	// Routine (a restart, a stream a proxy cut): a reconnection that fails
+	// is what warns.
+	g.log.Info("lost the session with the agent; reconnecting", "agent", a.what, "err", why)
 	g.retryLater(a, true)
 }
 
@@ -257,6 +260,9 @@ func downReason(err error) string {
 // callProbe records what became of the HTTP request that carried a
 // tools/call: whether any of it was written, and the status it got.
 type callProbe struct {
+	// http is set for an agent over HTTP, whose every request passes the
+	// probe: no request seen is then no request sent.
+	http    bool
 	mu      sync.Mutex
 	seen    bool // the first request with this probe has been made
 	wrote   bool
@@ -272,15 +278,16 @@ func withProbe(ctx context.Context, p *callProbe) context.Context {
 	return context.WithValue(ctx, probeKey{}, p)
 }
 
-// unsent reports whether the call provably never reached the agent: no
-// byte of its request was written (the connection was refused), or the
-// agent answered 404 to a request naming a session ("session not found",
-// answered before the message is read).
+// unsent reports whether the call provably never reached the agent: over
+// HTTP no request was made (the session was closing), no byte of it was
+// written (the connection was refused), or the agent answered 404 to a
+// request naming a session ("session not found", answered before the
+// message is read).
 func (p *callProbe) unsent() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.seen {
-		return false // not HTTP (stdio), or never tried: nothing is known
+		return p.http // stdio: nothing is known
 	}
 	return !p.wrote || (p.status == http.StatusNotFound && p.session)
 }
