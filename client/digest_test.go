@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -56,5 +58,50 @@ func TestCollectVerifiesDigests(t *testing.T) {
 	}
 	if _, err := reg.Lookup("bad.txt"); err == nil {
 		t.Error("bad.txt is in the registry despite its digest mismatch")
+	}
+}
+
+// A download cut short on the network is tried once more (a GET is
+// idempotent, and nothing of the failed try is kept); a download the agent
+// refuses (403) is not.
+func TestDownloadRetriedOnceAfterANetworkFailure(t *testing.T) {
+	payload := []byte(strings.Repeat("the whole file\n", 4096))
+	var gets, refusals atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/files/refused" {
+			refusals.Add(1)
+			http.Error(w, `{"error": "token expired"}`, http.StatusForbidden)
+			return
+		}
+		if gets.Add(1) == 1 {
+			// Half the file, then the connection drops.
+			w.Header().Set("Content-Length", strconv.Itoa(len(payload)))
+			w.Write(payload[:len(payload)/2])
+			w.(http.Flusher).Flush()
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
+		w.Write(payload)
+	}))
+	defer srv.Close()
+	reg := newRegistry(t, nil)
+	mw, err := client.New(client.Config{Registry: reg, BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &mcp.CallToolResult{Content: []mcp.Content{
+		&mcp.ResourceLink{URI: srv.URL + "/files/a", Name: "a.txt"},
+		&mcp.ResourceLink{URI: srv.URL + "/files/refused", Name: "b.txt"},
+	}}
+	mw.Collect(context.Background(), "t", res)
+	if names := client.ProducedNames(res); len(names) != 1 || names[0] != "a.txt" || gets.Load() != 2 {
+		t.Fatalf("produced %v after %d GETs, want a.txt after 2 (the first cut short)", names, gets.Load())
+	}
+	if e, _ := reg.Lookup("a.txt"); e.Size != int64(len(payload)) {
+		t.Errorf("a.txt has %d bytes, want %d", e.Size, len(payload))
+	}
+	if refusals.Load() != 1 {
+		t.Errorf("the refused download was asked %d times, want once", refusals.Load())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -29,8 +30,10 @@ var notValues = map[string]bool{"default": true, "examples": true, "const": true
 // $defs entry) becomes a string, or an array of strings where the position
 // takes a list, whose description is the node's own followed by hint (say
 // "a file name from this conversation or a path under /home/me"). The
-// markers go, so the model is not asked for file contents. Everything else
-// of the schema is kept as it is.
+// markers go, so the model is not asked for file contents, and so do the
+// definitions ($defs, definitions) nothing references any more, such as the
+// agent-side FileAttachment whose content a model must never write.
+// Everything else of the schema is kept as it is.
 func HostSchema(inputSchema any, hint string) (map[string]any, error) {
 	b, err := json.Marshal(inputSchema)
 	if err != nil {
@@ -81,7 +84,86 @@ func HostSchema(inputSchema any, hint string) (map[string]any, error) {
 			c.node[k] = v
 		}
 	}
+	pruneDefinitions(root)
 	return root, nil
+}
+
+// definitionKeys are the keywords under which a schema keeps definitions
+// that "$ref"s name: 2020-12's and draft-07's.
+var definitionKeys = []string{"$defs", "definitions"}
+
+// pruneDefinitions removes from root's definitions every entry that no
+// "$ref" reaches from the rest of the schema (directly, or through other
+// definitions that are reached), and a definitions keyword left empty.
+func pruneDefinitions(root map[string]any) {
+	reached := map[string]bool{} // "#/$defs/X"
+	var pending []string
+	var refs func(v any, depth int)
+	refs = func(v any, depth int) {
+		if depth > maxSchemaDepth {
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if r, ok := x["$ref"].(string); ok && !reached[r] {
+				reached[r] = true
+				pending = append(pending, r)
+			}
+			for k, c := range x {
+				if !notValues[k] {
+					refs(c, depth+1)
+				}
+			}
+		case []any:
+			for _, c := range x {
+				refs(c, depth+1)
+			}
+		}
+	}
+	for k, v := range root {
+		if k != "$defs" && k != "definitions" {
+			refs(v, 0)
+		}
+	}
+	// A definition reached may name others.
+	s := &schema{root: root}
+	for len(pending) > 0 {
+		r := pending[0]
+		pending = pending[1:]
+		if n := s.pointer(r); n != nil {
+			refs(n, 0)
+		}
+	}
+	for _, key := range definitionKeys {
+		defs, ok := root[key].(map[string]any)
+		if !ok {
+			continue
+		}
+		for name := range defs {
+			if !reachedDefinition(reached, key, name) {
+				delete(defs, name)
+			}
+		}
+		if len(defs) == 0 {
+			delete(root, key)
+		}
+	}
+}
+
+// reachedDefinition reports whether a reached "$ref" names the definition
+// key/name or something inside it ("#/$defs/X/properties/y").
+func reachedDefinition(reached map[string]bool, key, name string) bool {
+	esc := strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
+	prefix := "#/" + key + "/" + esc
+	for r := range reached {
+		if r == prefix || strings.HasPrefix(r, prefix+"/") {
+			return true
+		}
+		if u, err := url.PathUnescape(r); err == nil && u != r && (u == prefix || strings.HasPrefix(u, prefix+"/")) {
+			return true
+		}
+	}
+	return false
 }
 
 // hostFile is what the file node n becomes in a host's schema.

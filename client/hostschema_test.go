@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/client"
 )
 
@@ -164,5 +166,53 @@ func TestHostFormArgumentsResolve(t *testing.T) {
 	_, err = mw.RewriteArguments(context.Background(), tool, json.RawMessage(`{"source": "missing.png"}`))
 	if err == nil || !strings.Contains(err.Error(), "no such file under the roots") {
 		t.Errorf("missing name: %v", err)
+	}
+}
+
+// The schema an agentura agent publishes refers to its FileAttachment
+// definition, whose content describes what the agent accepts (data URIs,
+// URLs, paths, base64): once every file position is a name, nothing refers
+// to it, and a host must not show it, while a definition a kept property
+// names (directly or through another definition) stays.
+func TestHostSchemaDropsUnreferencedDefinitions(t *testing.T) {
+	type Embed struct {
+		Name    string                `json:"name"`
+		Content agentcore.FileContent `json:"content,omitempty"`
+	}
+	type Input struct {
+		Source  agentcore.FileAttachment   `json:"source"`
+		Sources []agentcore.FileAttachment `json:"sources,omitempty"`
+		Embeds  []Embed                    `json:"embeds,omitempty"`
+	}
+	agentSide, _, err := agentcore.InputSchema[Input]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(agentSide)
+	if !strings.Contains(string(raw), `"FileAttachment"`) || !strings.Contains(string(raw), "base64") {
+		t.Fatalf("the agent's schema has no FileAttachment definition describing base64 to drop: %s", raw)
+	}
+	out := hostSchema(t, string(raw))
+	shown, _ := json.Marshal(out)
+	for _, bad := range []string{"FileAttachment", "base64", "data URI", "x-file"} {
+		if strings.Contains(string(shown), bad) {
+			t.Errorf("the host's schema still holds %q: %s", bad, shown)
+		}
+	}
+	// A definition a kept property names stays, and so does one that only a
+	// kept definition names; one nothing names goes.
+	out = hostSchema(t, `{"type": "object",
+	  "$defs": {"Layout": {"type": "object", "properties": {"margins": {"$ref": "#/$defs/Margins"}}},
+	            "Margins": {"type": "object", "properties": {"top": {"type": "integer"}}},
+	            "File": {"type": "object", "properties": {"content": {"type": "string", "description": "base64"}}},
+	            "Unused": {"type": "string"}},
+	  "properties": {"layout": {"$ref": "#/$defs/Layout"}, "doc": {"anyOf": [{"$ref": "#/$defs/File"}, {"type": "string"}], "x-file": true}}}`)
+	var kept []string
+	for name := range at(out, "$defs") {
+		kept = append(kept, name)
+	}
+	slices.Sort(kept)
+	if !slices.Equal(kept, []string{"Layout", "Margins"}) {
+		t.Errorf("definitions kept: %v, want Layout and Margins", kept)
 	}
 }

@@ -59,6 +59,12 @@ type Config struct {
 	Progress func(Progress)
 	// Logger logs transfers at debug level; nil discards.
 	Logger *slog.Logger
+	// RefuseLiterals makes a data: URI or an http(s) URL written where a
+	// file name goes an error wrapping ErrLiteralFile, and the call is not
+	// sent; by default such content goes to the agent as it is. A host whose
+	// model writes the arguments sets it: a model pasting bytes or pointing
+	// an agent at a URL is what the file specification keeps out.
+	RefuseLiterals bool
 	// Resolve, if set, is asked for a name the registry does not hold: it
 	// may register the file (from a folder the host trusts, say) and return
 	// its entry, or return an error that says what is missing. Nil means a
@@ -238,7 +244,7 @@ func (m *Middleware) RewriteArguments(ctx context.Context, tool *mcp.Tool, args 
 	if err != nil {
 		return nil, err
 	}
-	w := &rewriter{s: s, send: m.send}
+	w := &rewriter{s: s, send: m.send, refuseLiterals: m.cfg.RefuseLiterals}
 	return w.rewriteArgs(ctx, decoded)
 }
 

@@ -2,9 +2,12 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/agentura/agentura/transfer"
 )
 
 // fileSender turns the registry file a model named into what goes over the
@@ -17,7 +20,14 @@ type fileSender func(ctx context.Context, key string) (content, name string, err
 type rewriter struct {
 	s    *schema
 	send fileSender
+	// refuseLiterals refuses content that already is a file (a data: URI
+	// or a URL) instead of passing it on (Config.RefuseLiterals).
+	refuseLiterals bool
 }
+
+// ErrLiteralFile is wrapped by the error of a data: URI or URL written
+// where a file name goes, under Config.RefuseLiterals.
+var ErrLiteralFile = errors.New("a data: URI or URL written in place of a file name")
 
 // rewriteArgs returns args with every file field resolved. args is the
 // decoded JSON of the arguments (maps, slices, strings, json.Number, ...).
@@ -150,7 +160,7 @@ func (w *rewriter) one(ctx context.Context, v any, n map[string]any, at string) 
 	switch x := v.(type) {
 	case string:
 		if resolved(x) {
-			return x, nil
+			return x, w.literal(at, x)
 		}
 		content, name, err := w.send(ctx, x)
 		if err != nil {
@@ -167,8 +177,11 @@ func (w *rewriter) one(ctx context.Context, v any, n map[string]any, at string) 
 		if key == "" {
 			key = name
 		}
-		if key == "" || resolved(key) {
+		if key == "" {
 			return x, nil
+		}
+		if resolved(key) {
+			return x, w.literal(at, key)
 		}
 		c, sent, err := w.send(ctx, key)
 		if err != nil {
@@ -182,6 +195,28 @@ func (w *rewriter) one(ctx context.Context, v any, n map[string]any, at string) 
 	}
 	return v, nil
 }
+
+// literal is what becomes of content that already is a file: nil (it is
+// sent as it is) or, under refuseLiterals, an error that says what it is.
+func (w *rewriter) literal(at, content string) error {
+	if !w.refuseLiterals {
+		return nil
+	}
+	what := "a data: URI"
+	if !strings.HasPrefix(strings.ToLower(content), "data:") {
+		what = "the URL " + transfer.Redact(content)
+	}
+	return fieldError(at, &literalError{what})
+}
+
+// literalError is the error of content written where a file name goes.
+type literalError struct{ what string }
+
+func (e *literalError) Error() string {
+	return e.what + " is written where a file name goes: name a file instead"
+}
+
+func (e *literalError) Unwrap() error { return ErrLiteralFile }
 
 // resolved reports whether content is already a file rather than a name.
 func resolved(content string) bool {

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -31,10 +32,17 @@ const foreignSchema = `{
 
 func rewrite(t *testing.T, schema, args string) (map[string]any, error) {
 	t.Helper()
+	return rewriteWith(t, client.Config{}, schema, args)
+}
+
+// rewriteWith is rewrite with cfg (its Registry is made here).
+func rewriteWith(t *testing.T, cfg client.Config, schema, args string) (map[string]any, error) {
+	t.Helper()
 	reg := newRegistry(t, nil)
 	add(t, reg, "a.txt", "alpha")
 	add(t, reg, "logo.png", "\x89PNG\r\n\x1a\n")
-	mw, err := client.New(client.Config{Registry: reg})
+	cfg.Registry = reg
+	mw, err := client.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,5 +198,33 @@ func TestSelfReferringBranchesEnd(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("self-referring branches were still being walked after 30 s")
+	}
+}
+
+// A data: URI or URL where a file name goes is sent as it is by default
+// (a person wrote it on the command line) and refused under RefuseLiterals
+// (a model wrote it), in every shape: a string, an object's content, an
+// object's name, an item of a list.
+func TestRefuseLiterals(t *testing.T) {
+	const dataURI = "data:text/plain;base64,YWxwaGE="
+	const link = "https://files.example/x.pdf?token=SECRET"
+	for _, args := range []string{
+		`{"main": "` + dataURI + `"}`,
+		`{"main": {"name": "x.pdf", "content": "` + link + `"}}`,
+		`{"main": {"name": "` + link + `"}}`,
+		`{"extras": ["a.txt", "` + link + `"]}`,
+		`{"options": {"logo": "` + dataURI + `"}}`,
+	} {
+		if _, err := rewrite(t, foreignSchema, args); err != nil {
+			t.Errorf("%s, by default: %v, want it sent as it is", args, err)
+		}
+		_, err := rewriteWith(t, client.Config{RefuseLiterals: true}, foreignSchema, args)
+		if !errors.Is(err, client.ErrLiteralFile) || !strings.Contains(err.Error(), "argument ") || strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("%s, refused: %v, want ErrLiteralFile naming the argument, without the URL's query", args, err)
+		}
+	}
+	// Names still resolve.
+	if out, err := rewriteWith(t, client.Config{RefuseLiterals: true}, foreignSchema, `{"main": "a.txt"}`); err != nil || out["main"].(map[string]any)["name"] != "a.txt" {
+		t.Errorf("a name under RefuseLiterals: %v %v", out, err)
 	}
 }

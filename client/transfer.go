@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"syscall"
+	"time"
 
 	"github.com/agentura/agentura/transfer"
 )
@@ -59,7 +62,6 @@ func (m *Middleware) upload(ctx context.Context, e Entry, name string) (string, 
 	return up.URL, nil
 }
 
-// download streams rawURL into the registry under name, refusing foreign
 // resumableUpload sends a large file with tus, resuming after a dropped
 // connection, and returns the signed URL of the staged file.
 func (m *Middleware) resumableUpload(ctx context.Context, f *os.File, e Entry, name string) (string, error) {
@@ -73,9 +75,43 @@ func (m *Middleware) resumableUpload(ctx context.Context, f *os.File, e Entry, n
 	return tus.Send(ctx, transfer.TusEndpoint(m.base), name, f, e.Size)
 }
 
+// download streams rawURL into the registry under name, refusing foreign
 // hosts, anything over the size cap, and content whose sha256 is not the
-// announced one (sha256 "" when the agent announced none).
+// announced one (sha256 "" when the agent announced none). A GET is
+// idempotent and the registry keeps nothing of a failed one, so a download
+// that failed on the network (the connection refused, reset or cut short)
+// is tried once more, after retryDelay; a refusal, a status other than 200,
+// a file over the cap or a wrong digest is not.
 func (m *Middleware) download(ctx context.Context, rawURL, name, sha256, source string) (Entry, error) {
+	e, err := m.downloadOnce(ctx, rawURL, name, sha256, source)
+	if err == nil || !transient(ctx, err) {
+		return e, err
+	}
+	m.cfg.Logger.Debug("download failed on the network, trying once more", "name", name, "err", err)
+	select {
+	case <-ctx.Done():
+		return Entry{}, err
+	case <-time.After(retryDelay):
+	}
+	return m.downloadOnce(ctx, rawURL, name, sha256, source)
+}
+
+// retryDelay is the pause before a failed download is tried again: long
+// enough for a restarting agent to be listening again.
+const retryDelay = 500 * time.Millisecond
+
+// transient reports whether err is a network failure a second try may not
+// meet: not the caller's end, not a refusal of the URL or of the content.
+func transient(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || errors.Is(err, transfer.ErrTooLarge) || errors.Is(err, transfer.ErrForeignURL) || errors.Is(err, transfer.ErrDigestMismatch) {
+		return false
+	}
+	var op *net.OpError
+	return errors.As(err, &op) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// downloadOnce is one try of download.
+func (m *Middleware) downloadOnce(ctx context.Context, rawURL, name, sha256, source string) (Entry, error) {
 	guard := transfer.Guard{Origin: m.base, AllowHosts: m.cfg.AllowHosts, AllowSetting: allowSetting, OriginSetting: originSetting}
 	resp, err := guard.Get(ctx, m.hc, rawURL, m.cfg.MaxDownloadBytes)
 	if err != nil {

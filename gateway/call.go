@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/client"
@@ -23,7 +24,9 @@ import (
 
 // call forwards a host's tool call to its agent: the file names in the
 // arguments resolved and sent as the client package sends them, the
-// produced files fetched, saved in Out and named in the result.
+// produced files fetched, saved in Out and named in the result. An agent
+// that is away is a tool error; a call that provably never reached the
+// agent is sent once more after reconnecting (reconnect.go).
 func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (*mcp.CallToolResult, error) {
 	prog := g.calls.start(ctx, req.Session, req.Params.GetProgressToken())
 	defer g.calls.end(prog)
@@ -34,6 +37,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (
 		InlineMaxBytes:   g.cfg.InlineMaxBytes,
 		MaxDownloadBytes: g.cfg.MaxDownloadBytes,
 		AllowHosts:       r.agent.cfg.AllowHosts,
+		RefuseLiterals:   !g.cfg.AllowFileURIs,
 		Progress:         prog.transfer,
 		Logger:           g.log,
 		Resolve:          g.resolve,
@@ -41,21 +45,91 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (
 	if err != nil {
 		return nil, err
 	}
-	args, err := mw.RewriteArguments(ctx, r.tool, req.Params.Arguments)
-	if err != nil {
-		return toolError(fmt.Sprintf("%s: %v. Nothing was sent to the agent.", req.Params.Name, err)), nil
-	}
-	params := &mcp.CallToolParams{Name: r.tool.Name, Arguments: args, Meta: maps.Clone(r.agent.logMeta)}
-	if prog.token != nil {
-		params.SetProgressToken(prog.id)
-	}
-	res, err := r.agent.session.CallTool(ctx, params)
-	if err != nil {
-		return toolError(fmt.Sprintf("%s: the agent %s failed: %s", req.Params.Name, r.agent.name, scrub(err.Error()))), nil
+	var res *mcp.CallToolResult
+	for try := 0; ; try++ {
+		s, err := g.session(ctx, r.agent)
+		if err != nil && ctx.Err() != nil {
+			return toolError(fmt.Sprintf("%s: cancelled while the gateway connected to the agent %s. Nothing was sent to the agent.", req.Params.Name, r.agent.label())), nil
+		}
+		if err != nil {
+			r.agent.mu.Lock()
+			why := r.agent.down // the connection's failure, rather than a waiter's
+			r.agent.mu.Unlock()
+			if why == nil {
+				why = err
+			}
+			return unreachable(req.Params.Name, r.agent, why), nil
+		}
+		// Resolved again on a second try: an upload went to the agent
+		// that restarted.
+		args, err := mw.RewriteArguments(ctx, r.tool, req.Params.Arguments)
+		if err != nil {
+			return toolError(g.argumentError(req.Params.Name, err)), nil
+		}
+		r.agent.mu.Lock()
+		meta := maps.Clone(r.agent.logMeta)
+		r.agent.mu.Unlock()
+		params := &mcp.CallToolParams{Name: r.tool.Name, Arguments: args, Meta: meta}
+		if prog.token != nil {
+			params.SetProgressToken(prog.id)
+		}
+		probe := &callProbe{http: r.agent.cfg.URL != ""}
+		res, err = s.CallTool(withProbe(ctx, probe), params)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return toolError(fmt.Sprintf("%s: cancelled before the agent %s answered.", req.Params.Name, r.agent.label())), nil
+		}
+		if probe.unsent() {
+			g.log.Info("the call did not reach the agent; reconnecting", "agent", r.agent.what, "tool", r.tool.Name, "err", err)
+			g.lost(r.agent, s, err)
+			if try == 0 {
+				continue
+			}
+			return unreachable(req.Params.Name, r.agent, err), nil
+		}
+		if agentError(err) {
+			return toolError(fmt.Sprintf("%s: the agent %s failed: %s", req.Params.Name, r.agent.label(), scrub(err.Error()))), nil
+		}
+		g.log.Warn("the call broke off", "agent", r.agent.what, "tool", r.tool.Name, "err", err)
+		return toolError(fmt.Sprintf("%s: the agent %s stopped answering during the call (%s): the call may or may not have run, and is not repeated. The gateway reconnects by itself; call the tool again if you need its result.",
+			req.Params.Name, r.agent.label(), downReason(err))), nil
 	}
 	mw.Collect(ctx, r.tool.Name, res)
 	g.finish(ctx, res, r.tool.Name)
+	// The agent's owner handle is the gateway's to keep, not the host's:
+	// a signed token like the URLs scrubbed above.
+	delete(res.Meta, transfer.MetaOwner)
 	return res, nil
+}
+
+// unreachable is the tool error of a call that did not reach the agent a.
+func unreachable(tool string, a *agent, why error) *mcp.CallToolResult {
+	return toolError(fmt.Sprintf("%s: the agent %s is not reachable (%s). The gateway reconnects by itself as soon as it answers; call the tool again then. Nothing was sent to the agent.",
+		tool, a.label(), downReason(why)))
+}
+
+// codeRejected is the code of the go-sdk's error for a request its
+// transport could not deliver or got no answer to (jsonrpc2.ErrRejected,
+// internal to the go-sdk): the transport's failure, not the agent's.
+const codeRejected = -32005
+
+// agentError reports whether err is the agent's own JSON-RPC error (an
+// unknown tool, invalid parameters): the agent answered, its session is
+// fine.
+func agentError(err error) bool {
+	var rpc *jsonrpc.Error
+	return errors.As(err, &rpc) && rpc.Code != codeRejected
+}
+
+// argumentError is the tool error of arguments that could not be resolved.
+func (g *Gateway) argumentError(tool string, err error) string {
+	msg := fmt.Sprintf("%s: %v", tool, err)
+	if errors.Is(err, client.ErrLiteralFile) {
+		msg += fmt.Sprintf(" — a file of this conversation (list_files) or a path under %s; the gateway passes data: URIs and URLs on to the agent only when started with --allow-file-uris", g.roots)
+	}
+	return msg + ". Nothing was sent to the agent."
 }
 
 func toolError(text string) *mcp.CallToolResult {
@@ -68,6 +142,9 @@ func toolError(text string) *mcp.CallToolResult {
 // the agent and the model call it by afterwards; the same unchanged file
 // named again by its path is the entry it already has.
 func (g *Gateway) resolve(ctx context.Context, name string) (client.Entry, error) {
+	if strings.TrimSpace(name) == "" {
+		return client.Entry{}, g.missing(name, errEmptyName)
+	}
 	f, full, err := g.roots.openPath(name)
 	if err != nil {
 		return client.Entry{}, g.missing(name, err)
@@ -96,6 +173,9 @@ func (g *Gateway) resolve(ctx context.Context, name string) (client.Entry, error
 	return e, nil
 }
 
+// errEmptyName is the error of an empty file name.
+var errEmptyName = errors.New("empty file name")
+
 // pathKey is a file under a root as it was when it was registered.
 type pathKey struct {
 	path    string
@@ -110,6 +190,9 @@ func (g *Gateway) missing(name string, err error) error {
 	list := "none yet"
 	if len(known) > 0 {
 		list = strings.Join(known, ", ")
+	}
+	if errors.Is(err, errEmptyName) {
+		return fmt.Errorf("no file named (the name is empty): give a file of this conversation (%s) or a path under %s", list, g.roots)
 	}
 	if errors.Is(err, errOutside) {
 		return fmt.Errorf("file %q refused: it is not under the gateway's roots (%s); files of this conversation: %s", name, g.roots, list)
@@ -175,11 +258,18 @@ func (g *Gateway) save(n string) (savedLine, mcp.Content, error) {
 		return savedLine{}, nil, err
 	}
 	defer f.Close()
-	saved, err := transfer.Save(g.out, e.Name, f, 0, 0o644)
+	dir, err := g.out.folder()
 	if err != nil {
 		return savedLine{}, nil, err
 	}
-	shown := display(saved.Path)
+	saved, err := transfer.Save(dir, e.Name, f, 0, 0o644)
+	if err != nil {
+		return savedLine{}, nil, err
+	}
+	if saved.Name != e.Name {
+		g.log.Warn("a produced file was saved under another name than the conversation's: something else wrote into this run's folder", "name", e.Name, "saved", saved.Path)
+	}
+	shown := saved.Path // absolute: right whatever folder the host started the gateway in
 	g.mu.Lock()
 	g.saved[e.Name] = shown
 	g.mu.Unlock()
@@ -207,17 +297,6 @@ func (g *Gateway) saveInline(ctx context.Context, lines, links []mcp.Content, da
 		return append(lines, &mcp.TextContent{Text: transfer.ProducedPrefix + e.Describe()}), links
 	}
 	return append(lines, &mcp.TextContent{Text: l.new}), append(links, link)
-}
-
-// display is how a saved path is shown: relative to the working directory
-// when under it ("agentura-files/report.pdf"), else absolute.
-func display(p string) string {
-	if wd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(wd, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return filepath.ToSlash(rel)
-		}
-	}
-	return p
 }
 
 // fileURI is the file:// URI of an absolute path.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -41,6 +42,11 @@ type Agent struct {
 	// AllowHosts are hosts besides the agent's origin that its produced
 	// files may be fetched from.
 	AllowHosts []string `json:"allow_hosts,omitempty"`
+	// ProtocolVersion is the MCP revision to ask the agent for; empty means
+	// the newest the gateway speaks (2026-07-28, without a session),
+	// falling back to what the agent answers. "2025-11-25" asks for a
+	// session through initialize.
+	ProtocolVersion string `json:"protocol_version,omitempty"`
 }
 
 // Config configures a Gateway. Agents is required; the rest has defaults.
@@ -54,10 +60,19 @@ type Config struct {
 	Out string `json:"out,omitempty"`
 	// Token is the bearer token of agents that give none of their own.
 	Token string `json:"token,omitempty"`
-	// InlineMaxBytes is the largest file sent inline (client.Config).
+	// InlineMaxBytes is the largest file sent inline; larger ones go
+	// through the agent's /uploads. As in client.Config, 0 means the
+	// default (10 MiB) and a negative value sends every file through
+	// /uploads; in a configuration file (and as --inline-max) 0 means
+	// every file through /uploads, and leaving it out the default.
 	InlineMaxBytes int64 `json:"inline_max_bytes,omitempty"`
 	// MaxDownloadBytes caps each produced file (client.Config).
 	MaxDownloadBytes int64 `json:"max_download_bytes,omitempty"`
+	// AllowFileURIs passes a data: URI or an http(s) URL the model wrote
+	// in a file position on to the agent as it is. By default it is
+	// refused (client.Config.RefuseLiterals): the model names files, and
+	// neither pastes their bytes nor points an agent at a URL.
+	AllowFileURIs bool `json:"allow_file_uris,omitempty"`
 	// Logger logs what the gateway does; nil discards. With stdio, it must
 	// not write to stdout.
 	Logger *slog.Logger `json:"-"`
@@ -72,7 +87,6 @@ func LoadConfig(path string) (Config, error) {
 		return Config{}, fmt.Errorf("read the gateway configuration: %w", err)
 	}
 	ext := strings.ToLower(filepath.Ext(path))
-	var cfg Config
 	if ext == ".yaml" || ext == ".yml" || (ext != ".json" && !json.Valid(raw)) {
 		// YAML to generic values, then through JSON, so both forms share
 		// the field names and the strict check.
@@ -80,14 +94,27 @@ func LoadConfig(path string) (Config, error) {
 		if err := yaml.Unmarshal(raw, &v); err != nil {
 			return Config{}, fmt.Errorf("%s: not YAML: %w", path, err)
 		}
-		if raw, err = json.Marshal(v); err != nil {
+		if raw, err = json.Marshal(yamlDates(v)); err != nil {
 			return Config{}, fmt.Errorf("%s: %w", path, err)
 		}
 	}
+	// The file's inline_max_bytes means what --inline-max means: 0 is every
+	// file through /uploads, absent the default.
+	var file struct {
+		Config
+		InlineMaxBytes *int64 `json:"inline_max_bytes,omitempty"`
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		return Config{}, fmt.Errorf("%s: %w (fields: agents[{name, url, command, env, base_url, token, headers, allow_hosts}], roots, out, token, inline_max_bytes, max_download_bytes)", path, err)
+	if err := dec.Decode(&file); err != nil {
+		return Config{}, fmt.Errorf("%s: %w (fields: agents[{name, url, command, env, base_url, token, headers, allow_hosts, protocol_version}], roots, out, token, inline_max_bytes, max_download_bytes, allow_file_uris)", path, err)
+	}
+	cfg := file.Config
+	if n := file.InlineMaxBytes; n != nil {
+		if *n < 0 {
+			return Config{}, fmt.Errorf("%s: inline_max_bytes %d: give a size in bytes, or 0 to send every file through the agent's /uploads", path, *n)
+		}
+		cfg.InlineMaxBytes = InlineMax(*n)
 	}
 	dir := filepath.Dir(path)
 	for i, r := range cfg.Roots {
@@ -99,6 +126,37 @@ func LoadConfig(path string) (Config, error) {
 		cfg.Out = filepath.Join(dir, cfg.Out)
 	}
 	return cfg, nil
+}
+
+// yamlDates turns the dates YAML reads from unquoted values such as
+// protocol_version: 2025-11-25 back into the text that was written.
+func yamlDates(v any) any {
+	switch x := v.(type) {
+	case time.Time:
+		if x.Equal(x.Truncate(24*time.Hour)) && x.Location() == time.UTC {
+			return x.Format(time.DateOnly)
+		}
+		return x.Format(time.RFC3339Nano)
+	case map[string]any:
+		for k, c := range x {
+			x[k] = yamlDates(c)
+		}
+	case []any:
+		for i, c := range x {
+			x[i] = yamlDates(c)
+		}
+	}
+	return v
+}
+
+// InlineMax turns an inline limit as a person gives it (--inline-max,
+// inline_max_bytes), where 0 means every file through /uploads, into
+// Config.InlineMaxBytes, where that is a negative value.
+func InlineMax(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // check validates the agents and fills in endpoints.

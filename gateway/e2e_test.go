@@ -36,9 +36,13 @@ import (
 )
 
 // The binaries TestMain builds.
-var cliBin, ocrBin, composerBin string
+var cliBin, ocrBin, composerBin, fileagentBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(stdioAgentEnv) != "" {
+		serveStdioAgent() // this binary as a stdio agent of a test (reconnect_test.go)
+		return
+	}
 	os.Exit(mcptest.Main(m, "gateway-e2e", func(dir string) (err error) {
 		race := mcptest.RaceEnabled()
 		if cliBin, err = mcptest.Build(dir, "../cmd/agentura", race); err != nil {
@@ -47,7 +51,10 @@ func TestMain(m *testing.M) {
 		if ocrBin, err = mcptest.Build(dir, "../cmd/ocr-agent", race); err != nil {
 			return err
 		}
-		composerBin, err = mcptest.Build(dir, "../cmd/composer-agent", race)
+		if composerBin, err = mcptest.Build(dir, "../cmd/composer-agent", race); err != nil {
+			return err
+		}
+		fileagentBin, err = mcptest.Build(dir, "../examples/fileagent/cmd/fileagent", race)
 		return err
 	}))
 }
@@ -105,7 +112,7 @@ func (n *notes) progress() []string {
 }
 
 // leaks lists what must never reach a host: bytes, data URIs, the agents'
-// URLs (signed or not) and tokens.
+// URLs (signed or not), tokens and the agents' owner handles.
 func leaks(t *testing.T, what string, res *mcp.CallToolResult, agentURLs ...string) {
 	t.Helper()
 	raw, err := json.Marshal(res)
@@ -113,7 +120,7 @@ func leaks(t *testing.T, what string, res *mcp.CallToolResult, agentURLs ...stri
 		t.Fatal(err)
 	}
 	s := string(raw)
-	for _, bad := range append([]string{"data:", "base64", "blob", "token=", "sig=", "expires="}, agentURLs...) {
+	for _, bad := range append([]string{"data:", "base64", "blob", "token=", "sig=", "expires=", "agentura/owner"}, agentURLs...) {
 		if strings.Contains(strings.ToLower(s), strings.ToLower(bad)) {
 			t.Errorf("%s: the host received %q: %s", what, bad, s)
 		}
@@ -221,11 +228,14 @@ func TestGatewayStdio(t *testing.T) {
 		})
 		mcptest.MustSucceed(t, "compose_document", res)
 		text := mcptest.Text(res)
-		want := regexp.MustCompile(`Tool produced: report\.pdf \(PDF, [0-9.]+ [KM]B\) — saved as agentura-files/report\.pdf`)
-		if !want.MatchString(text) {
-			t.Errorf("compose text %q lacks %s", text, want)
+		// Absolute, in a folder of this run under --out, under the name the model knows.
+		want := regexp.MustCompile(`Tool produced: report\.pdf \(PDF, [0-9.]+ [KM]B\) — saved as (` +
+			regexp.QuoteMeta(filepath.Join(root, "agentura-files")) + `/\d{4}-\d\d-\d\d_\d{6}(-\d+)?/report\.pdf)\n`)
+		m := want.FindStringSubmatch(text + "\n")
+		if m == nil {
+			t.Fatalf("compose text %q lacks %s", text, want)
 		}
-		reportPath = filepath.Join(root, "agentura-files", "report.pdf")
+		reportPath = m[1]
 		b, err := os.ReadFile(reportPath)
 		if err != nil || !bytes.HasPrefix(b, []byte("%PDF-")) {
 			t.Fatalf("report.pdf not saved in --out as a PDF: %v", err)
@@ -288,7 +298,7 @@ func TestGatewayStdio(t *testing.T) {
 		mcptest.MustSucceed(t, "add_file", res)
 		res = mcptest.CallTool(t, c, "list_files", map[string]any{})
 		text := mcptest.Text(res)
-		for _, want := range []string{"invoice.png (PNG", "scan.png (PNG", "report.pdf (PDF", "saved as agentura-files/report.pdf"} {
+		for _, want := range []string{"invoice.png (PNG", "scan.png (PNG", "report.pdf (PDF", "saved as " + reportPath} {
 			if !strings.Contains(text, want) {
 				t.Errorf("list_files %q lacks %q", text, want)
 			}
@@ -302,7 +312,7 @@ func TestGatewayStdio(t *testing.T) {
 	t.Run("NothingOverwritten", func(t *testing.T) {
 		res := mcptest.CallTool(t, c, "compose_document", map[string]any{"markdown": "# Again\n", "filename": "report"})
 		mcptest.MustSucceed(t, "compose_document", res)
-		if text := mcptest.Text(res); !strings.Contains(text, "saved as agentura-files/report (2).pdf") {
+		if text := mcptest.Text(res); !strings.Contains(text, "saved as "+filepath.Join(filepath.Dir(reportPath), "report (2).pdf")) {
 			t.Errorf("second report: %q, want it saved as report (2).pdf", text)
 		}
 	})

@@ -9,10 +9,11 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,11 +34,19 @@ type Gateway struct {
 	log    *slog.Logger
 	reg    *client.Registry
 	roots  *roots
-	out    string // absolute
+	out    *outFolder
 	hint   string // what a file position's description says
 	server *mcp.Server
 	agents []*agent
 	calls  *progressRoutes
+
+	// bg bounds what runs in the background (reconnections, listings);
+	// Close cancels it and waits for wg.
+	bg      context.Context
+	stopBG  context.CancelFunc
+	bgMu    sync.Mutex // orders background's Add before Close's Wait
+	wg      sync.WaitGroup
+	started atomic.Bool // New has listed the tools: a reconnection lists them again
 
 	refreshing sync.Mutex // one refresh at a time, so the last listing wins
 	mu         sync.Mutex
@@ -46,26 +55,49 @@ type Gateway struct {
 	byPath     map[pathKey]string // a file under a root → its registry name
 }
 
-// agent is a connected agent.
+// agent is an agent the gateway fronts, connected or not (reconnect.go).
 type agent struct {
-	cfg     Agent
-	name    string // as used in clashing tool names
-	base    string // HTTP base for /uploads and downloads, "" if unknown
-	session *mcp.ClientSession
+	cfg  Agent
+	what string // its URL or command, for logs
+	base string // HTTP base for /uploads and downloads, "" if unknown
+
+	mu sync.Mutex
+	// given is its name from the configuration, else the one it gave
+	// itself; name is that made fit for tool names and distinct (refresh).
+	given, name string
+	session     *mcp.ClientSession // nil while it has none
 	// logMeta asks for the agent's log messages in each call's _meta
 	// (2026-07-28, where logging/setLevel is gone); nil: asked once
 	// with logging/setLevel, or not at all.
-	logMeta mcp.Meta
+	logMeta  mcp.Meta
+	tools    []*mcp.Tool // as last listed; kept while the agent is away
+	down     error       // why the last attempt to connect failed
+	dial     *dialing    // the attempt under way
+	retrying bool        // the background is trying to reconnect
+}
+
+// label is the agent's name for messages.
+func (a *agent) label() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.name != "" {
+		return a.name
+	}
+	return a.what
 }
 
 // route is where a host's tool goes.
 type route struct {
 	agent *agent
 	tool  *mcp.Tool
+	desc  string // the description the host was given
 }
 
-// New connects to every agent of cfg, lists their tools and returns the
-// gateway; serve its Server on a transport. Close it when done.
+// New connects to the agents of cfg, lists their tools and returns the
+// gateway; serve its Server on a transport. Close it when done. An agent
+// that does not answer within connectTimeout does not stop it: it is
+// logged, tried again in the background, and its tools are shown to the
+// host once it answers.
 func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -74,6 +106,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
+	g.bg, g.stopBG = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
 			g.Close()
@@ -86,8 +119,8 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if out == "" {
 		out = DefaultOut
 	}
-	if g.out, err = filepath.Abs(out); err != nil {
-		return nil, fmt.Errorf("gateway: --out %s: %w", out, err)
+	if g.out, err = newOutFolder(out, time.Now()); err != nil {
+		return nil, err
 	}
 	if g.reg, err = client.NewRegistry("", &client.RegistryOptions{TTL: registryTTL}); err != nil {
 		return nil, err
@@ -96,21 +129,46 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "agentura-gateway", Version: "1"}, &mcp.ServerOptions{
 		Logger: g.log,
 		Instructions: "Name files by their file names (as list_files shows them) or by their paths under " + g.roots.String() +
-			"; never paste file contents. Files the tools produce are saved under " + g.out + " and can be named in later calls.",
+			"; never paste file contents. Files the tools produce are saved in a folder of this conversation under " + g.out.parent +
+			" under the names you know them by, and can be named in later calls.",
 	})
 	for i := range cfg.Agents {
-		a, err := g.connect(ctx, cfg.Agents[i])
-		if err != nil {
-			return nil, err
-		}
-		g.agents = append(g.agents, a)
+		g.agents = append(g.agents, newAgent(cfg.Agents[i], cfg.Token))
 	}
-	nameAgents(g.agents)
 	g.addOwnTools()
+	// Every agent at once: one that does not answer holds up no other.
+	var wg sync.WaitGroup
+	for _, a := range g.agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g.session(ctx, a) // a failure is logged and tried again in the background
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// From here an agent that answers late has its tools listed by itself.
+	g.started.Store(true)
 	if err := g.refresh(ctx); err != nil {
 		return nil, err
 	}
 	return g, nil
+}
+
+// newAgent is the agent of ac, not yet connected.
+func newAgent(ac Agent, token string) *agent {
+	a := &agent{cfg: ac, base: ac.BaseURL, given: ac.Name, what: ac.URL}
+	if ac.Token == "" {
+		a.cfg.Token = token
+	}
+	if ac.URL == "" {
+		a.what = strings.Join(ac.Command, " ")
+	} else if a.base == "" {
+		a.base, _ = client.BaseURLFromEndpoint(ac.URL)
+	}
+	return a
 }
 
 // Server is the MCP server to run on a transport (mcp.StdioTransport, or
@@ -123,10 +181,20 @@ func (g *Gateway) Registry() *client.Registry { return g.reg }
 // Close ends the agents' sessions and removes the registry's copies (the
 // files saved in Out stay).
 func (g *Gateway) Close() error {
+	g.bgMu.Lock()
+	g.stopBG()
+	g.bgMu.Unlock()
 	var errs []error
 	for _, a := range g.agents {
-		errs = append(errs, a.session.Close())
+		a.mu.Lock()
+		s := a.session
+		a.session = nil
+		a.mu.Unlock()
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
 	}
+	g.wg.Wait()
 	if g.reg != nil {
 		errs = append(errs, g.reg.Close())
 	}
@@ -136,12 +204,10 @@ func (g *Gateway) Close() error {
 	return errors.Join(errs...)
 }
 
-// connect opens a session with one agent.
-func (g *Gateway) connect(ctx context.Context, ac Agent) (*agent, error) {
-	a := &agent{cfg: ac, base: ac.BaseURL}
-	if ac.Token == "" {
-		a.cfg.Token = g.cfg.Token
-	}
+// connect opens a session with the agent a: a new connection (for a stdio
+// agent, a new process) each time.
+func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, error) {
+	ac := a.cfg
 	c := mcp.NewClient(&mcp.Implementation{Name: "agentura-gateway", Version: "1"}, &mcp.ClientOptions{
 		Logger:                      g.log,
 		ProgressNotificationHandler: g.agentProgress,
@@ -150,59 +216,58 @@ func (g *Gateway) connect(ctx context.Context, ac Agent) (*agent, error) {
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			// Not from the notification's goroutine: listing needs the connection.
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
-				if err := g.refresh(ctx); err != nil {
-					g.log.Warn("tools not listed again after a change", "agent", a.name, "err", err)
-				}
-			}()
+			g.background(func() { g.refreshLogged("tools not listed again after a change", a) })
 		},
 	})
+	var watch listenWatch
 	var tr mcp.Transport
-	what := ac.URL
 	if ac.URL != "" {
 		u, _ := url.Parse(ac.URL)
-		if a.base == "" {
-			a.base, _ = client.BaseURLFromEndpoint(ac.URL)
-		}
 		hc := transfer.WithBearer(nil, a.cfg.Token, u) // the token goes to the agent's origin only
+		var next http.RoundTripper = hc.Transport
 		if len(ac.Headers) > 0 {
-			hc = &http.Client{Transport: headerTransport{headers: ac.Headers, next: hc.Transport}}
+			next = headerTransport{headers: ac.Headers, next: next}
 		}
+		hc = &http.Client{Transport: &watchTransport{next: next, listenEnded: watch.ended(g, a)}}
 		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: hc}
 	} else {
-		what = strings.Join(ac.Command, " ")
 		cmd := exec.Command(ac.Command[0], ac.Command[1:]...)
 		cmd.Env = append(os.Environ(), ac.Env...)
 		cmd.Stderr = os.Stderr // a host shows a stdio server's stderr in its log
 		tr = &mcp.CommandTransport{Command: cmd}
 	}
-	s, err := c.Connect(ctx, tr, nil)
+	var opts *mcp.ClientSessionOptions
+	if ac.ProtocolVersion != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: ac.ProtocolVersion}
+	}
+	s, err := c.Connect(ctx, tr, opts)
 	if err != nil {
 		if strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)) {
-			return nil, fmt.Errorf("gateway: connect to %s: %w: the agent wants a bearer token (AGENT_AUTH=jwt): give it with --token, $AGENTURA_TOKEN or the agent's token in the configuration file", what, err)
+			return nil, fmt.Errorf("gateway: connect to %s: %w: the agent wants a bearer token (AGENT_AUTH=jwt): give it with --token, $AGENTURA_TOKEN or the agent's token in the configuration file", a.what, err)
 		}
-		return nil, fmt.Errorf("gateway: connect to %s: %w", what, err)
+		return nil, fmt.Errorf("gateway: connect to %s: %w", a.what, err)
 	}
-	a.session = s
-	a.name = ac.Name
-	if a.name == "" {
-		if ir := s.InitializeResult(); ir != nil && ir.ServerInfo != nil {
-			a.name = ir.ServerInfo.Name
-		}
-	}
+	watch.session.Store(s)
+	var logMeta mcp.Meta
 	// The agent's log messages at info and above are forwarded to the
 	// host: asked for once per session on older revisions, per request on
 	// 2026-07-28 (the go-sdk negotiated the newest revision both speak).
 	if ir := s.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
 		if ir.ProtocolVersion >= sessionlessRevision {
-			a.logMeta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
+			logMeta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
 		} else if err := s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
-			g.log.Debug("agent refused a logging level", "agent", what, "err", err)
+			g.log.Debug("agent refused a logging level", "agent", a.what, "err", err)
 		}
 	}
-	return a, nil
+	a.mu.Lock()
+	if ac.Name == "" {
+		if ir := s.InitializeResult(); ir != nil && ir.ServerInfo != nil {
+			a.given = ir.ServerInfo.Name
+		}
+	}
+	a.logMeta = logMeta
+	a.mu.Unlock()
+	return s, nil
 }
 
 // sessionlessRevision is the first MCP revision without sessions, where a
@@ -229,11 +294,15 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
-// nameAgents makes the agents' names fit for tool names and distinct.
-func nameAgents(agents []*agent) {
+// nameAgents makes the agents' names fit for tool names and distinct: the
+// characters a tool name cannot hold become "_", an agent without a name
+// is "agent<N>" (its place in the configuration), and a name already taken
+// by an agent listed before gets "_2", "_3", ...
+func nameAgents(given []string) []string {
 	seen := map[string]int{}
-	for i, a := range agents {
-		n := strings.Trim(unsafeName.ReplaceAllString(a.name, "_"), "_")
+	names := make([]string, len(given))
+	for i, g := range given {
+		n := strings.Trim(unsafeName.ReplaceAllString(g, "_"), "_")
 		if n == "" {
 			n = fmt.Sprintf("agent%d", i+1)
 		}
@@ -241,8 +310,9 @@ func nameAgents(agents []*agent) {
 		if seen[n] > 1 {
 			n = fmt.Sprintf("%s_%d", n, seen[n])
 		}
-		a.name = n
+		names[i] = n
 	}
+	return names
 }
 
 // Own tool names, which an agent's tool of the same name must not hide.
@@ -251,10 +321,16 @@ const (
 	toolAddFile   = "add_file"
 )
 
+// ownAgent stands for the gateway itself among the owners of a tool name.
+const ownAgent = -1
+
 // namedTool is a tool of the agent at index Agent.
 type namedTool struct {
 	Agent int
 	Tool  *mcp.Tool
+	// Others are the other agents (ownAgent: the gateway) with a tool of
+	// the same name, when the name clashes.
+	Others []int
 }
 
 // toolNames names the tools of each agent for the host: a tool keeps its
@@ -262,44 +338,109 @@ type namedTool struct {
 // then it is "<agent>_<tool>". tools[i] are the tools of agents[i]; the
 // result maps the host's names to (agent index, tool).
 func toolNames(agentNames []string, tools [][]*mcp.Tool) map[string]namedTool {
-	owners := map[string]map[int]bool{toolListFiles: {-1: true}, toolAddFile: {-1: true}}
+	owners := map[string][]int{toolListFiles: {ownAgent}, toolAddFile: {ownAgent}}
 	for i, ts := range tools {
 		for _, t := range ts {
-			if owners[t.Name] == nil {
-				owners[t.Name] = map[int]bool{}
+			if !slices.Contains(owners[t.Name], i) {
+				owners[t.Name] = append(owners[t.Name], i)
 			}
-			owners[t.Name][i] = true
 		}
 	}
 	out := map[string]namedTool{}
 	for i, ts := range tools {
 		for _, t := range ts {
 			name := t.Name
+			nt := namedTool{Agent: i, Tool: t}
 			if len(owners[name]) > 1 {
 				name = agentNames[i] + "_" + t.Name
+				nt.Others = slices.DeleteFunc(slices.Clone(owners[t.Name]), func(o int) bool { return o == i })
 			}
-			out[name] = namedTool{i, t}
+			out[name] = nt
 		}
 	}
 	return out
 }
 
-// refresh lists every agent's tools and shows them to the host: added,
-// replaced, and removed when gone (the go-sdk tells the host the list
-// changed).
+// clashNote is what the description of a tool renamed for a clash adds: the
+// agent it belongs to, and who else has a tool of that name.
+func clashNote(names []string, nt namedTool) string {
+	var others []string
+	for _, o := range nt.Others {
+		if o == ownAgent {
+			others = append(others, "the gateway")
+		} else {
+			others = append(others, "agent "+names[o])
+		}
+	}
+	return fmt.Sprintf("(The tool %s of agent %s; %s has a tool of the same name.)", nt.Tool.Name, names[nt.Agent], strings.Join(others, " and "))
+}
+
+// listTools lists the tools of the agent a, trying once more after
+// reconnecting when it fails (tools/list changes nothing). An agent without
+// a session is not dialled: its last listing is kept.
+func (g *Gateway) listTools(ctx context.Context, a *agent) ([]*mcp.Tool, error) {
+	s := a.live()
+	if s == nil {
+		return nil, errNoSession
+	}
+	var err error
+	for try := 0; try < 2; try++ {
+		var tools []*mcp.Tool
+		for t, e := range s.Tools(ctx, nil) {
+			if e != nil {
+				err = e
+				break
+			}
+			tools = append(tools, t)
+		}
+		if err == nil {
+			return tools, nil
+		}
+		if ctx.Err() != nil || try == 1 {
+			break
+		}
+		g.lost(a, s, err)
+		if s, err = g.session(ctx, a); err != nil {
+			break
+		}
+	}
+	return nil, err
+}
+
+// errNoSession is listTools' error for an agent that has no session.
+var errNoSession = errors.New("no session")
+
+// refresh lists the tools of every agent that has a session and shows the
+// tools of all to the host: added, replaced, and removed when gone (the
+// go-sdk tells the host the list changed). An agent that cannot be listed
+// keeps the tools it had.
 func (g *Gateway) refresh(ctx context.Context) error {
 	g.refreshing.Lock()
 	defer g.refreshing.Unlock()
-	names := make([]string, len(g.agents))
+	for _, a := range g.agents {
+		tools, err := g.listTools(ctx, a)
+		switch {
+		case err == nil:
+			a.mu.Lock()
+			a.tools = tools
+			a.mu.Unlock()
+		case errors.Is(err, errNoSession):
+		default:
+			g.log.Warn("tools not listed; the last listing is kept", "agent", a.label(), "err", err)
+		}
+	}
+	given := make([]string, len(g.agents))
 	tools := make([][]*mcp.Tool, len(g.agents))
 	for i, a := range g.agents {
-		names[i] = a.name
-		for t, err := range a.session.Tools(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("gateway: list the tools of %s: %w", a.name, err)
-			}
-			tools[i] = append(tools[i], t)
-		}
+		a.mu.Lock()
+		given[i], tools[i] = a.given, a.tools
+		a.mu.Unlock()
+	}
+	names := nameAgents(given)
+	for i, a := range g.agents {
+		a.mu.Lock()
+		a.name = names[i]
+		a.mu.Unlock()
 	}
 	named := toolNames(names, tools)
 	g.mu.Lock()
@@ -315,18 +456,26 @@ func (g *Gateway) refresh(ctx context.Context) error {
 	}
 	routes := map[string]route{}
 	for n, at := range named {
+		desc := at.Tool.Description
+		if len(at.Others) > 0 {
+			desc = strings.TrimSpace(desc + "\n\n" + clashNote(names, at))
+		}
+		if old, ok := g.routes[n]; ok && old.tool == at.Tool && old.desc == desc {
+			routes[n] = old // unchanged: not added again
+			continue
+		}
 		schema, err := client.HostSchema(at.Tool.InputSchema, g.hint)
 		if err != nil {
 			g.log.Warn("tool left out: its input schema is unreadable", "agent", names[at.Agent], "tool", at.Tool.Name, "err", err)
 			continue
 		}
 		schema["type"] = "object"
-		r := route{agent: g.agents[at.Agent], tool: at.Tool}
+		r := route{agent: g.agents[at.Agent], tool: at.Tool, desc: desc}
 		routes[n] = r
 		host := &mcp.Tool{
 			Name:        n,
 			Title:       at.Tool.Title,
-			Description: at.Tool.Description,
+			Description: desc,
 			InputSchema: schema,
 			Annotations: at.Tool.Annotations,
 			// No output schema: the structured content the host gets has

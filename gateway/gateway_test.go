@@ -44,12 +44,7 @@ func TestToolNamesPrefixOnlyClashes(t *testing.T) {
 }
 
 func TestNameAgentsDistinctAndSafe(t *testing.T) {
-	agents := []*agent{{name: "ocr-agent"}, {name: "ocr-agent"}, {name: "my agent!"}, {name: ""}}
-	nameAgents(agents)
-	var got []string
-	for _, a := range agents {
-		got = append(got, a.name)
-	}
+	got := nameAgents([]string{"ocr-agent", "ocr-agent", "my agent!", ""})
 	if want := []string{"ocr-agent", "ocr-agent_2", "my_agent", "agent4"}; !slices.Equal(got, want) {
 		t.Errorf("agent names %v, want %v", got, want)
 	}
@@ -121,5 +116,31 @@ func TestRootsKeepNamesInside(t *testing.T) {
 	}
 	if _, err := r.open("sub"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a folder: %v", err)
+	}
+}
+
+// inline_max_bytes in a configuration file means what --inline-max means:
+// 0 sends every file through /uploads, a size is that size, and leaving it
+// out is the default (Config.InlineMaxBytes 0).
+func TestLoadConfigInlineMax(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		line string
+		want int64
+	}{{"", 0}, {"inline_max_bytes: 0\n", -1}, {"inline_max_bytes: 4096\n", 4096}} {
+		p := filepath.Join(dir, "gw.yaml")
+		os.WriteFile(p, []byte("agents: [{url: http://localhost:8001, protocol_version: 2025-11-25}]\n"+tc.line), 0o600)
+		cfg, err := LoadConfig(p)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		if cfg.InlineMaxBytes != tc.want || cfg.Agents[0].ProtocolVersion != "2025-11-25" {
+			t.Errorf("%q: InlineMaxBytes %d (want %d), protocol %q", tc.line, cfg.InlineMaxBytes, tc.want, cfg.Agents[0].ProtocolVersion)
+		}
+	}
+	p := filepath.Join(dir, "neg.yaml")
+	os.WriteFile(p, []byte("agents: [{url: http://localhost:8001}]\ninline_max_bytes: -5\n"), 0o600)
+	if _, err := LoadConfig(p); err == nil || !strings.Contains(err.Error(), "inline_max_bytes -5") {
+		t.Errorf("a negative inline_max_bytes: %v", err)
 	}
 }

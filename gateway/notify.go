@@ -114,7 +114,7 @@ func (g *Gateway) agentProgress(_ context.Context, req *mcp.ProgressNotification
 // forwardLog passes an agent's log message to every host session, named
 // after the agent; each session's own level (logging/setLevel) filters it.
 func (g *Gateway) forwardLog(ctx context.Context, a *agent, lp *mcp.LoggingMessageParams) {
-	logger := a.name
+	logger := a.label()
 	if lp.Logger != "" {
 		logger += "/" + lp.Logger
 	}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentura/agentura/client"
+	"github.com/agentura/agentura/gateway"
 )
 
 // version is the CLI's version, sent as the client's implementation version.
@@ -144,7 +145,7 @@ func doCall(ctx context.Context, f *callFlags, rawURL, tool string, args json.Ra
 		Registry:         reg,
 		BaseURL:          cn.base,
 		Token:            f.token,
-		InlineMaxBytes:   inlineMax(int64(f.inlineMax)),
+		InlineMaxBytes:   gateway.InlineMax(int64(f.inlineMax)),
 		MaxDownloadBytes: int64(f.maxDownload),
 		TusMinBytes:      int64(f.tusMin),
 		AllowHosts:       f.allowHosts,
@@ -186,15 +187,6 @@ func doCall(ctx context.Context, f *callFlags, rawURL, tool string, args json.Ra
 		return exitFailed, fmt.Errorf("%d produced file(s) could not be fetched: %s", len(out.Failed), strings.Join(out.Failed, "; "))
 	}
 	return exitOK, nil
-}
-
-// inlineMax maps --inline-max to Config.InlineMaxBytes, where 0 means the
-// default: on the command line 0 means "never inline".
-func inlineMax(n int64) int64 {
-	if n == 0 {
-		return -1
-	}
-	return n
 }
 
 // modelText is the text a model would read: every text block of the result.

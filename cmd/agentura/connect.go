@@ -29,6 +29,16 @@ type conn struct {
 	tr      mcp.Transport // the transport, before Connect
 }
 
+// stderrLogger logs to stderr: everything with -v, warnings and errors
+// without.
+func stderrLogger(verbose bool, stderr io.Writer) *slog.Logger {
+	level := slog.LevelWarn
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+}
+
 // endpointOf completes a bare base URL with /mcp.
 func endpointOf(raw string) (string, error) {
 	u, err := url.Parse(raw)
@@ -44,11 +54,7 @@ func endpointOf(raw string) (string, error) {
 // prepare builds the go-sdk client and transport for the flags; attach adds
 // middleware before Connect.
 func prepare(c *common, rawURL string, stderr io.Writer) (*conn, error) {
-	level := slog.LevelWarn
-	if c.verbose {
-		level = slog.LevelDebug
-	}
-	cn := &conn{logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
+	cn := &conn{logger: stderrLogger(c.verbose, stderr)}
 	cn.mcp = mcp.NewClient(&mcp.Implementation{Name: "agentura", Version: version}, &mcp.ClientOptions{Logger: cn.logger})
 	cn.base = c.baseURL
 	if c.stdio {

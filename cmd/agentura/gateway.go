@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -33,36 +33,54 @@ type gatewayFlags struct {
 	allowHosts  listFlag
 	inlineMax   sizeFlag
 	maxDownload sizeFlag
+	allowURIs   bool
 	verbose     bool
+	set         map[string]bool // the flags given on the command line
 }
 
 func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f := gatewayFlags{inlineMax: defaultInline}
-	fs := newFlagSet("gateway", gatewayUsage, stderr)
-	fs.StringVar(&f.config, "config", "", "configuration file (JSON or YAML): agents (url or command, token, headers), roots, out")
-	fs.Var(&f.roots, "root", "a folder whose files may be named, by a path relative to it or an absolute path (repeatable; default: the current directory)")
-	fs.StringVar(&f.out, "out", "", "folder where produced files are saved, sub-folders kept, nothing overwritten (default ./"+gateway.DefaultOut+")")
-	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP at http://ADDR/mcp (a loopback address such as 127.0.0.1:8090) instead of stdio")
-	fs.StringVar(&f.token, "token", os.Getenv("AGENTURA_TOKEN"), "bearer token for agents with AGENT_AUTH=jwt that have none in --config (default $AGENTURA_TOKEN)")
-	fs.Var(&f.allowHosts, "allow-host", "a host (host or host:port) besides an agent's own that produced files may be fetched from (repeatable)")
-	fs.Var(&f.inlineMax, "inline-max", "largest file sent inline as a data URI; larger ones go through /uploads (0: all)")
-	fs.Var(&f.maxDownload, "max-download", "largest produced file fetched (default 1GiB)")
-	fs.BoolVar(&f.verbose, "v", false, "log calls and transfers to stderr")
-	urls, _, err := parseInterspersed(fs, args)
-	if err != nil {
+	cfg, listen, err := parseGatewayArgs(args, stderr)
+	if errors.Is(err, errUsage) {
 		return exitUsage
 	}
-	cfg, err := f.gatewayConfig(urls, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentura gateway: %v\n", err)
-		fs.Usage()
-		return exitUsage
-	}
-	if err := serveGateway(ctx, cfg, f.listen, stderr); err != nil {
+	if err := serveGateway(ctx, cfg, listen, stderr); err != nil {
 		fmt.Fprintf(stderr, "agentura gateway: %v\n", err)
 		return exitFailed
 	}
 	return exitOK
+}
+
+// errUsage is parseGatewayArgs' error once it has told the user why.
+var errUsage = errors.New("usage")
+
+// parseGatewayArgs reads the flags, the configuration file and the URLs of
+// `agentura gateway` into a configuration and the --listen address.
+func parseGatewayArgs(args []string, stderr io.Writer) (gateway.Config, string, error) {
+	f := gatewayFlags{inlineMax: defaultInline}
+	fs := newFlagSet("gateway", gatewayUsage, stderr)
+	fs.StringVar(&f.config, "config", "", "configuration file (JSON or YAML): agents (url or command, token, headers), roots, out")
+	fs.Var(&f.roots, "root", "a folder whose files may be named, by a path relative to it or an absolute path (repeatable; default: the current directory)")
+	fs.StringVar(&f.out, "out", "", "folder under which each run saves produced files in a folder of its own, sub-folders kept, nothing overwritten (default ./"+gateway.DefaultOut+")")
+	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP at http://ADDR/mcp (a loopback address such as 127.0.0.1:8090) instead of stdio")
+	fs.StringVar(&f.token, "token", os.Getenv("AGENTURA_TOKEN"), "bearer token for agents with AGENT_AUTH=jwt that have none in --config (default $AGENTURA_TOKEN)")
+	fs.Var(&f.allowHosts, "allow-host", "a host (host or host:port) besides an agent's own that produced files may be fetched from (repeatable)")
+	fs.Var(&f.inlineMax, "inline-max", "largest file sent inline as a data URI; larger ones go through /uploads (0: all; inline_max_bytes in --config)")
+	fs.Var(&f.maxDownload, "max-download", "largest produced file fetched (default 1GiB)")
+	fs.BoolVar(&f.allowURIs, "allow-file-uris", false, "pass data: URIs and http(s) URLs the model writes where a file name goes on to the agent (default: refused)")
+	fs.BoolVar(&f.verbose, "v", false, "log calls and transfers to stderr")
+	urls, _, err := parseInterspersed(fs, args)
+	if err != nil {
+		return gateway.Config{}, "", errUsage
+	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	cfg, err := f.gatewayConfig(urls, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentura gateway: %v\n", err)
+		fs.Usage()
+		return cfg, "", errUsage
+	}
+	return cfg, f.listen, nil
 }
 
 // gatewayConfig merges the configuration file, the flags and the URLs.
@@ -89,17 +107,18 @@ func (f *gatewayFlags) gatewayConfig(urls []string, stderr io.Writer) (gateway.C
 	if f.token != "" {
 		cfg.Token = f.token
 	}
-	if f.inlineMax != defaultInline || cfg.InlineMaxBytes == 0 {
-		cfg.InlineMaxBytes = inlineMax(int64(f.inlineMax))
+	// A flag given wins over the file; 0 means every file through /uploads
+	// in both (gateway.InlineMax).
+	if f.set["inline-max"] {
+		cfg.InlineMaxBytes = gateway.InlineMax(int64(f.inlineMax))
 	}
 	if f.maxDownload > 0 {
 		cfg.MaxDownloadBytes = int64(f.maxDownload)
 	}
-	level := slog.LevelWarn
-	if f.verbose {
-		level = slog.LevelDebug
+	if f.allowURIs {
+		cfg.AllowFileURIs = true
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger = stderrLogger(f.verbose, stderr)
 	if len(cfg.Agents) == 0 {
 		return cfg, errors.New("no agents: give an agent's MCP URL (http://localhost:8001/mcp) or a --config file naming agents")
 	}

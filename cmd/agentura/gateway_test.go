@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -115,6 +116,35 @@ func TestGatewayUsage(t *testing.T) {
 		r := runCLI(t, t.TempDir(), tc.args...)
 		if r.code == exitOK || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%v: %s\nwant a failure saying %q", tc.args, r, tc.want)
+		}
+	}
+}
+
+// --inline-max 0 and inline_max_bytes: 0 both send every file through
+// /uploads; a flag given wins over the file, a flag left alone does not.
+func TestGatewayInlineMaxFlagAndFile(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "gw.yaml")
+	os.WriteFile(cfgFile, []byte("agents: [{url: http://localhost:8001}]\ninline_max_bytes: 0\n"), 0o600)
+	plain := filepath.Join(dir, "plain.yaml")
+	os.WriteFile(plain, []byte("agents: [{url: http://localhost:8001}]\n"), 0o600)
+	for _, tc := range []struct {
+		args []string
+		want int64
+	}{
+		{[]string{"--config", cfgFile}, -1},
+		{[]string{"--config", plain}, 0},
+		{[]string{"--config", plain, "--inline-max", "0"}, -1},
+		{[]string{"--config", cfgFile, "--inline-max", "1MiB"}, 1 << 20},
+		{[]string{"--inline-max", "0", "http://localhost:8001/mcp"}, -1},
+		{[]string{"http://localhost:8001/mcp"}, 0},
+	} {
+		cfg, _, err := parseGatewayArgs(tc.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if cfg.InlineMaxBytes != tc.want {
+			t.Errorf("%v: InlineMaxBytes %d, want %d", tc.args, cfg.InlineMaxBytes, tc.want)
 		}
 	}
 }

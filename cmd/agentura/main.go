@@ -40,6 +40,7 @@ Usage:
   agentura call  [flags] <url> <tool> [--attach PATH]... [--json ARGS] [--out DIR]
   agentura call  [flags] --stdio <tool> [--attach PATH]... [--json ARGS] -- CMD [ARG]...
   agentura gateway [flags] [<url>]...   (an MCP server fronting agents for a chat host)
+  agentura check [flags] <url>          (what of the file contract a server meets; --stdio -- CMD too)
   agentura new   DIR --module PATH [--replace LOCAL_CHECKOUT]   (scaffold an agent module)
 
 <url> is the agent's MCP endpoint (http://localhost:8001/mcp; a bare base URL gets /mcp).
@@ -59,12 +60,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runCall(ctx, args[1:], stdout, stderr)
 	case "gateway":
 		return runGateway(ctx, args[1:], stdout, stderr)
+	case "check":
+		return runCheck(ctx, args[1:], stdout, stderr)
 	case "new":
 		return runNew(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usageHeader)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "agentura: unknown command %q: use tools, call, gateway or new\n\n%s", args[0], usageHeader)
+	fmt.Fprintf(stderr, "agentura: unknown command %q: use tools, call, gateway, check or new\n\n%s", args[0], usageHeader)
 	return exitUsage
 }

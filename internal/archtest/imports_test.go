@@ -60,7 +60,9 @@ var rules = []rule{
 	{"a2acall", leaves},
 	// The gateway is a host: the client package, never a server package.
 	{"gateway", with(leaves, "client")},
-	{"cmd/agentura", with(leaves, "client", "gateway")},
+	// The contract check is a host too: it drives any MCP server.
+	{"contractcheck", with(leaves, "client")},
+	{"cmd/agentura", with(leaves, "client", "gateway", "contractcheck")},
 
 	// Agents know only agentcore and the leaves (and their own sub-packages);
 	// their mains are thin: agentcore, the agent and the S3 store's scheme.

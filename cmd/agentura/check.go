@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentura/agentura/contractcheck"
+)
+
+// checkUsage is the synopsis of `agentura check`.
+const checkUsage = "agentura check [flags] <url>\n" +
+	"       agentura check [flags] --stdio -- CMD [ARG]...\n\n" +
+	"Drives any MCP server (in any language) and reports, point by point, what of the file contract\n" +
+	"(docs/contract.md) it meets; the exit status is 1 when a point fails. It calls a tool that takes a\n" +
+	"file with a small file it makes (--tool, --file and --args to choose)."
+
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var c common
+	var tool, file, argsJSON, serveAddr, serveURL string
+	var jsonOut bool
+	fs := newFlagSet("check", checkUsage, stderr)
+	c.register(fs)
+	fs.StringVar(&tool, "tool", "", "the tool to call (default: up to three tools with a file parameter, preferring one that produces a file)")
+	fs.StringVar(&file, "file", "", "a sample file to send (default: a small file of a type the parameter accepts)")
+	fs.StringVar(&argsJSON, "args", "", "more arguments for the call, as a JSON object (@FILE reads it from FILE)")
+	fs.StringVar(&serveAddr, "serve-addr", "127.0.0.1:0", "where the check serves the sample for the input by URL, when the server has no /uploads")
+	fs.StringVar(&serveURL, "serve-url", "", "the base URL the server reaches that address by (default http://<serve-addr>)")
+	fs.BoolVar(&jsonOut, "json", false, "print the report as JSON (for CI)")
+	rawURL, _, ok := c.parse(fs, args, nil, stderr)
+	if !ok {
+		return exitUsage
+	}
+	var extra map[string]any
+	if argsJSON != "" {
+		raw, err := readArgs(argsJSON)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentura check: %v\n", strings.Replace(err.Error(), "--json", "--args", 1))
+			return exitUsage
+		}
+		json.Unmarshal(raw, &extra)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	target := contractcheck.Target{URL: rawURL, Token: c.token, BaseURL: c.baseURL}
+	if c.stdio {
+		target.Command = c.command
+		if c.verbose {
+			target.Stderr = stderr
+		}
+	}
+	if rawURL != "" {
+		endpoint, err := endpointOf(rawURL)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentura check: %v\n", err)
+			return exitUsage
+		}
+		target.URL = endpoint
+	}
+	report := contractcheck.Run(ctx, target, contractcheck.Options{
+		Tool: tool, SampleFile: file, Arguments: extra, ServeAddr: serveAddr, ServeURL: serveURL,
+		Logger: stderrLogger(c.verbose, stderr),
+	})
+	if jsonOut || c.output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(report)
+	} else {
+		report.WriteText(stdout)
+	}
+	if failed := report.Failed(); len(failed) > 0 {
+		fmt.Fprintf(stderr, "agentura check: %d point(s) failed: %s\n", len(failed), strings.Join(failed, ", "))
+		return exitFailed
+	}
+	return exitOK
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentura/agentura/internal/mcptest"
+)
+
+// `agentura check`: a table and status 0 for an agent that meets the
+// contract, JSON with --json, status 1 naming the failed point for a server
+// that does not, status 2 without a server.
+func TestCheckCommand(t *testing.T) {
+	a := mcptest.StartAgent(t, agentBin)
+	r := runCLI(t, t.TempDir(), "check", a.URL)
+	if r.code != exitOK || !strings.Contains(r.stdout, "13 points: 12 pass, 0 fail, 0 skipped, 1 not offered") ||
+		!strings.Contains(r.stdout, "PASS         token") {
+		t.Errorf("check of the example agent:\n%s", r)
+	}
+	r = runCLI(t, t.TempDir(), "check", "--json", a.URL+"/mcp")
+	var report struct {
+		Tool   string
+		Points []struct{ ID, Status string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || r.code != exitOK || len(report.Points) != 13 || report.Tool != "archive_files" {
+		t.Errorf("check --json: %v\n%s", err, r)
+	}
+
+	// A server whose tool takes text but marks no file parameter.
+	plain := mcp.NewServer(&mcp.Implementation{Name: "plain", Version: "1"}, nil)
+	mcp.AddTool(plain, &mcp.Tool{Name: "echo", Description: "echoes"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return plain }, nil))
+	defer ts.Close()
+	r = runCLI(t, t.TempDir(), "check", ts.URL+"/mcp")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "1 point(s) failed: file-params") || !strings.Contains(r.stdout, "FAIL         file-params") {
+		t.Errorf("check of a server without file parameters:\n%s", r)
+	}
+
+	if r = runCLI(t, t.TempDir(), "check"); r.code != exitUsage {
+		t.Errorf("check without a server:\n%s", r)
+	}
+}

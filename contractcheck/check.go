@@ -1,0 +1,841 @@
+package contractcheck
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentura/agentura/client"
+	"github.com/agentura/agentura/transfer"
+)
+
+// Target is the server to check: an MCP endpoint over streamable HTTP
+// (URL), or a command that speaks MCP on stdio (Command).
+type Target struct {
+	// URL is the MCP endpoint, http://localhost:8001/mcp.
+	URL string
+	// Command is a stdio server's command and arguments; Env is added to
+	// its environment, and its standard error goes to Stderr (nil: dropped).
+	Command []string
+	Env     []string
+	Stderr  io.Writer
+	// Token is a bearer token, sent to the server's origin only.
+	Token string
+	// BaseURL is the server's HTTP base, where /uploads lies: derived from
+	// URL when empty; a stdio server has none unless given.
+	BaseURL string
+}
+
+// Options tunes a check; the zero value checks the first tools that take a
+// file with a file the checker makes.
+type Options struct {
+	// Tool is the tool to call; empty tries the tools with a file
+	// parameter, up to three.
+	Tool string
+	// SampleFile is a file to send instead of a made-up one.
+	SampleFile string
+	// Arguments are given to the call besides the file (and win over the
+	// values made up for required parameters).
+	Arguments map[string]any
+	// ServeAddr is where the checker serves the sample for the input by URL
+	// when the server has no /uploads; empty means 127.0.0.1:0.
+	ServeAddr string
+	// ServeURL is the base of that URL as the server reaches it (a server in
+	// a container: http://host.docker.internal:PORT); empty means
+	// http://<the address served>.
+	ServeURL string
+	// Timeout bounds each request to the server; 0 means two minutes.
+	Timeout time.Duration
+	// Logger logs what the check does; nil discards.
+	Logger *slog.Logger
+}
+
+// maxTries is how many tools with a file parameter are tried when none is
+// named.
+const maxTries = 3
+
+// checker holds one check under way.
+type checker struct {
+	t    Target
+	o    Options
+	r    *Report
+	s    *mcp.ClientSession
+	hc   *http.Client // uploads and downloads, the token to the server's origin only
+	base *url.URL     // nil: unknown
+	reg  *client.Registry
+	log  *slog.Logger
+}
+
+// Run checks the server and returns what it found; it never fails as a
+// whole: a server that cannot be reached is a report whose first point
+// failed.
+func Run(ctx context.Context, t Target, o Options) *Report {
+	c := &checker{t: t, o: o, r: &Report{Target: t.URL}, log: o.Logger}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.o.Timeout <= 0 {
+		c.o.Timeout = 2 * time.Minute
+	}
+	if t.URL == "" {
+		c.r.Target = strings.Join(t.Command, " ")
+	}
+	c.run(ctx)
+	return c.r
+}
+
+func (c *checker) run(ctx context.Context) {
+	if err := c.connect(ctx); err != nil {
+		c.r.add(PointConnect, Fail, "%v", err)
+		return
+	}
+	defer c.s.Close()
+	reg, err := client.NewRegistry("", nil)
+	if err != nil {
+		c.r.add(PointConnect, Fail, "a registry for the sample: %v", err)
+		return
+	}
+	c.reg = reg
+	defer reg.Close()
+
+	tools, err := c.tools(ctx)
+	if err != nil {
+		c.r.add(PointTools, Fail, "tools/list: %v", err)
+		return
+	}
+	c.r.add(PointTools, Pass, "%d tools", len(tools))
+	files := c.fileParams(tools)
+	c.mcpFileObjects(tools)
+
+	call := c.inline(ctx, tools, files)
+	staged := c.uploads(ctx)
+	urlRes := c.byURL(ctx, call, staged)
+
+	res := call.res
+	if res == nil || len(outputFiles(res)) == 0 {
+		if urlRes != nil && len(outputFiles(urlRes)) > 0 {
+			res = urlRes
+		}
+	}
+	outs := c.outputs(res)
+	c.downloads(ctx, outs)
+	c.token(ctx, outs)
+	c.fileTransfer(ctx)
+}
+
+// connect opens the session: the newest revision both sides speak.
+func (c *checker) connect(ctx context.Context) error {
+	mc := mcp.NewClient(&mcp.Implementation{Name: "agentura-check", Version: "1"}, &mcp.ClientOptions{Logger: c.log})
+	registerFileTransfer(mc)
+	var tr mcp.Transport
+	hc := &http.Client{}
+	switch {
+	case c.t.URL != "":
+		u, err := url.Parse(c.t.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%q is not an MCP URL such as http://localhost:8001/mcp", c.t.URL)
+		}
+		if c.t.BaseURL == "" {
+			c.t.BaseURL, _ = client.BaseURLFromEndpoint(c.t.URL)
+		}
+		tr = &mcp.StreamableClientTransport{Endpoint: c.t.URL, HTTPClient: transfer.WithBearer(nil, c.t.Token, u), DisableStandaloneSSE: true}
+	case len(c.t.Command) > 0:
+		cmd := exec.Command(c.t.Command[0], c.t.Command[1:]...)
+		cmd.Env = append(os.Environ(), c.t.Env...)
+		cmd.Stderr = c.t.Stderr
+		tr = &mcp.CommandTransport{Command: cmd}
+	default:
+		return errors.New("nothing to check: give a URL or a command")
+	}
+	if c.t.BaseURL != "" {
+		b, err := url.Parse(strings.TrimRight(c.t.BaseURL, "/"))
+		if err != nil || b.Host == "" {
+			return fmt.Errorf("base URL %q is not an http(s) URL", c.t.BaseURL)
+		}
+		c.base = b
+	}
+	c.hc = transfer.WithBearer(hc, c.t.Token, c.base)
+	cctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+	defer cancel()
+	s, err := mc.Connect(cctx, tr, nil)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	c.s = s
+	ir := s.InitializeResult()
+	if ir != nil && ir.ServerInfo != nil {
+		c.r.Server = strings.TrimSpace(ir.ServerInfo.Name + " " + ir.ServerInfo.Version)
+	}
+	if ir != nil {
+		c.r.Protocol = ir.ProtocolVersion
+	}
+	c.r.add(PointConnect, Pass, "%s, MCP %s", c.r.Server, c.r.Protocol)
+	return nil
+}
+
+func (c *checker) tools(ctx context.Context) ([]*mcp.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+	defer cancel()
+	var tools []*mcp.Tool
+	for t, err := range c.s.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, t)
+	}
+	slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	return tools, nil
+}
+
+// fileParams reports the tools' marked file parameters and returns them by
+// tool.
+func (c *checker) fileParams(tools []*mcp.Tool) map[string][]client.FileField {
+	files := map[string][]client.FileField{}
+	var lines []string
+	for _, t := range tools {
+		fields, err := client.FileFields(t.InputSchema)
+		if err != nil || len(fields) == 0 {
+			continue
+		}
+		files[t.Name] = fields
+		var paths []string
+		for _, f := range fields {
+			paths = append(paths, f.Path)
+		}
+		lines = append(lines, t.Name+": "+strings.Join(paths, ", "))
+	}
+	if len(files) == 0 {
+		c.r.add(PointFileParams, Fail, "no tool marks a parameter with \"x-file\": true or \"x-mcp-file\": a host cannot tell which arguments are files, and sends the model's text")
+		return files
+	}
+	c.r.add(PointFileParams, Pass, "%s", strings.Join(lines, "\n"))
+	return files
+}
+
+// mcpFileObjects checks every x-mcp-file marker: true, or the draft's object
+// whose accept is a list of MIME types (or extensions), maxSize a size in
+// bytes and transferModes a list of names.
+func (c *checker) mcpFileObjects(tools []*mcp.Tool) {
+	var objects, flags int
+	var bad []string
+	for _, t := range tools {
+		walkMarkers(decodeSchema(t.InputSchema), "", func(at string, v any) {
+			switch x := v.(type) {
+			case bool:
+				flags++
+			case node:
+				objects++
+				bad = append(bad, badMCPFile(t.Name+"."+at, x)...)
+			default:
+				bad = append(bad, fmt.Sprintf("%s.%s: x-mcp-file is %s; want true or an object {accept, maxSize, transferModes}", t.Name, at, jsonOf(v)))
+			}
+		})
+	}
+	switch {
+	case len(bad) > 0:
+		c.r.add(PointMCPFile, Fail, "%s", strings.Join(bad, "\n"))
+	case objects+flags == 0:
+		c.r.add(PointMCPFile, NotOffered, "no x-mcp-file marker (x-file alone is enough for this contract)")
+	case objects == 0:
+		c.r.add(PointMCPFile, Pass, "x-mcp-file: true on %d parameter(s); the draft's object form would add accept and maxSize", flags)
+	default:
+		c.r.add(PointMCPFile, Pass, "%d object(s), %d true", objects, flags)
+	}
+}
+
+// walkMarkers calls fn with each x-mcp-file value below n and where it is.
+func walkMarkers(n node, at string, fn func(at string, v any)) {
+	for k, v := range n {
+		switch k {
+		case "x-mcp-file":
+			fn(strings.TrimPrefix(at, "."), v)
+			continue
+		case "default", "examples", "enum", "const":
+			continue
+		}
+		switch x := v.(type) {
+		case node:
+			walkMarkers(x, at+"."+k, fn)
+		case []any:
+			for i, item := range x {
+				if m, ok := item.(node); ok {
+					walkMarkers(m, fmt.Sprintf("%s.%s[%d]", at, k, i), fn)
+				}
+			}
+		}
+	}
+}
+
+var mimePattern = regexp.MustCompile(`^([a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+*-]+|\.[a-z0-9]+)$`)
+
+// badMCPFile lists what is wrong with an x-mcp-file object.
+func badMCPFile(at string, o node) []string {
+	var bad []string
+	if v, ok := o["accept"]; ok {
+		list, isList := v.([]any)
+		if !isList {
+			bad = append(bad, fmt.Sprintf("%s: accept is %s; want a list of MIME types such as [\"image/png\", \"image/*\"]", at, jsonOf(v)))
+		}
+		for _, a := range list {
+			if s, ok := a.(string); !ok || !mimePattern.MatchString(strings.ToLower(s)) {
+				bad = append(bad, fmt.Sprintf("%s: accept holds %s, not a MIME type (type/subtype, type/*) or an extension (.pdf)", at, jsonOf(a)))
+			}
+		}
+	}
+	if v, ok := o["maxSize"]; ok {
+		if f, isNum := v.(float64); !isNum || f < 0 || f != float64(int64(f)) {
+			bad = append(bad, fmt.Sprintf("%s: maxSize is %s; want a size in bytes", at, jsonOf(v)))
+		}
+	}
+	if v, ok := o["transferModes"]; ok {
+		list, isList := v.([]any)
+		if !isList {
+			bad = append(bad, fmt.Sprintf("%s: transferModes is %s; want a list such as [\"inline\", \"upload\"]", at, jsonOf(v)))
+		}
+		for _, m := range list {
+			if _, ok := m.(string); !ok {
+				bad = append(bad, fmt.Sprintf("%s: transferModes holds %s, not a name", at, jsonOf(m)))
+			}
+		}
+	}
+	return bad
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// called is the call that passed the inline point: its tool, arguments
+// (with the sample inline) and result.
+type called struct {
+	tool  *mcp.Tool
+	field string
+	smp   sample
+	args  any // rewritten: the sample as a data: URI
+	res   *mcp.CallToolResult
+}
+
+// inline sends the sample inline to the tools with a file parameter, up to
+// maxTries (or the one named), and keeps the first that answers, preferring
+// one that produces a file.
+func (c *checker) inline(ctx context.Context, tools []*mcp.Tool, files map[string][]client.FileField) called {
+	var tries []*mcp.Tool
+	for _, t := range tools {
+		if (c.o.Tool == "" || t.Name == c.o.Tool) && len(files[t.Name]) > 0 {
+			tries = append(tries, t)
+		}
+	}
+	if c.o.Tool != "" && len(tries) == 0 {
+		why := "it has no file parameter"
+		if !slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return t.Name == c.o.Tool }) {
+			why = "the server has no such tool"
+		}
+		c.r.add(PointInline, Fail, "--tool %s: %s", c.o.Tool, why)
+		return called{}
+	}
+	if len(tries) == 0 {
+		c.r.add(PointInline, Skip, "no tool has a file parameter to send a file to")
+		return called{}
+	}
+	if len(tries) > maxTries {
+		tries = tries[:maxTries]
+	}
+	var first called
+	var failures []string
+	for _, t := range tries {
+		cl, err := c.callInline(ctx, t, files[t.Name])
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("%s (%s as %s): %v", t.Name, cl.smp.name, cl.field, err))
+			continue
+		}
+		if len(outputFiles(cl.res)) > 0 {
+			first = cl
+			break
+		}
+		if first.res == nil {
+			first = cl
+		}
+	}
+	if first.res == nil {
+		c.r.add(PointInline, Fail, "%s", strings.Join(failures, "\n"))
+		return first
+	}
+	c.r.Tool, c.r.Parameter = first.tool.Name, first.field
+	c.r.Sample = fmt.Sprintf("%s (%s, %d bytes)", first.smp.name, first.smp.mime, len(first.smp.data))
+	detail := fmt.Sprintf("%s resolved %s sent as a data: URI in %s", first.tool.Name, first.smp.name, first.field)
+	if len(failures) > 0 {
+		detail += "\nbefore it: " + strings.Join(failures, "\n")
+	}
+	c.r.add(PointInline, Pass, "%s", detail)
+	return first
+}
+
+// callInline calls tool with the sample, inline, in its first file field.
+func (c *checker) callInline(ctx context.Context, tool *mcp.Tool, fields []client.FileField) (called, error) {
+	root := decodeSchema(tool.InputSchema)
+	field := fields[0]
+	cl := called{tool: tool, field: field.Path}
+	fn, _ := fieldNode(root, field.Path)
+	smp, err := c.sample(fn, tool)
+	if err != nil {
+		return cl, err
+	}
+	cl.smp = smp
+	e, err := c.reg.Add(ctx, smp.name, bytes.NewReader(smp.data), client.SourceUpload)
+	if err != nil {
+		return cl, err
+	}
+	mw, err := client.New(client.Config{Registry: c.reg, InlineMaxBytes: 1 << 40})
+	if err != nil {
+		return cl, err
+	}
+	args, err := mw.RewriteArguments(ctx, tool, buildArgs(root, field.Path, e.Name, c.o.Arguments))
+	if err != nil {
+		return cl, fmt.Errorf("arguments: %w", err)
+	}
+	cl.args = args
+	cl.res, err = c.call(ctx, tool.Name, args)
+	return cl, err
+}
+
+// sample is the file to send to the parameter n of tool: the user's, or
+// one of a type the parameter accepts.
+func (c *checker) sample(n node, tool *mcp.Tool) (sample, error) {
+	if c.o.SampleFile != "" {
+		b, err := os.ReadFile(c.o.SampleFile)
+		if err != nil {
+			return sample{}, fmt.Errorf("the sample file: %w", err)
+		}
+		mt := http.DetectContentType(b)
+		return sample{name: filepath.Base(c.o.SampleFile), mime: strings.Split(mt, ";")[0], data: b}, nil
+	}
+	return makeSample(guessKind(acceptOf(n), describe(n), tool.Description)), nil
+}
+
+// call calls a tool; a tool error is an error with the tool's text.
+func (c *checker) call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+	defer cancel()
+	res, err := c.s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, err
+	}
+	if res.IsError {
+		return res, fmt.Errorf("the tool answered with an error: %s", clip(textOf(res), 400))
+	}
+	return res, nil
+}
+
+// uploads stages the sample with POST <base>/uploads, as the contract's
+// agents offer, and returns the staged file's URL ("" when not offered).
+func (c *checker) uploads(ctx context.Context) string {
+	e, err := c.reg.Lookup(firstName(c.reg))
+	if err != nil {
+		c.r.add(PointUploads, Skip, "no sample was made (no tool takes a file)")
+		return ""
+	}
+	if c.base == nil {
+		c.r.add(PointUploads, NotOffered, "the server's HTTP base is unknown (a stdio server: give its base URL to check /uploads)")
+		return ""
+	}
+	f, err := os.Open(e.Path)
+	if err != nil {
+		c.r.add(PointUploads, Skip, "%v", err)
+		return ""
+	}
+	defer f.Close()
+	endpoint := c.base.JoinPath(transfer.UploadsPath).String()
+	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, f)
+	req.ContentLength = e.Size
+	req.Header.Set("Content-Type", "application/octet-stream")
+	req.Header.Set(transfer.HeaderFilename, "UTF-8''"+url.PathEscape(e.Name))
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.r.add(PointUploads, Fail, "POST %s: %v", endpoint, err)
+		return ""
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
+		c.r.add(PointUploads, NotOffered, "POST %s answered %s: large files must then go by a URL the server fetches", endpoint, resp.Status)
+		return ""
+	case http.StatusOK, http.StatusCreated:
+	default:
+		c.r.add(PointUploads, Fail, "POST %s answered %s", endpoint, transfer.Describe(resp))
+		return ""
+	}
+	var up transfer.Upload
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&up); err != nil {
+		c.r.add(PointUploads, Fail, "POST %s: the answer is not the JSON {url, name, size_bytes, mime_type}: %v", endpoint, err)
+		return ""
+	}
+	var missing []string
+	if u, err := url.Parse(up.URL); up.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		missing = append(missing, "url (an http(s) URL)")
+	}
+	if up.Name == "" {
+		missing = append(missing, "name")
+	}
+	if up.SizeBytes != e.Size {
+		missing = append(missing, fmt.Sprintf("size_bytes (%d, sent %d)", up.SizeBytes, e.Size))
+	}
+	if up.MIMEType == "" {
+		missing = append(missing, "mime_type")
+	}
+	if len(missing) > 0 {
+		c.r.add(PointUploads, Fail, "POST %s answered %s without a right %s", endpoint, resp.Status, strings.Join(missing, ", "))
+		return ""
+	}
+	c.r.add(PointUploads, Pass, "%s answered %s with {url, name, size_bytes, mime_type}", transfer.UploadsPath, resp.Status)
+	return up.URL
+}
+
+func firstName(reg *client.Registry) string {
+	if names := reg.Names(); len(names) > 0 {
+		return names[0]
+	}
+	return ""
+}
+
+// byURL calls the tool again with the sample given by URL: the staged
+// upload's when there is one, else one the checker serves.
+func (c *checker) byURL(ctx context.Context, cl called, staged string) *mcp.CallToolResult {
+	if cl.res == nil {
+		c.r.add(PointURL, Skip, "no tool call succeeded with the file inline")
+		return nil
+	}
+	how := "a URL of the server's own /uploads"
+	link := staged
+	if link == "" {
+		srv, u, err := c.serve(cl.smp)
+		if err != nil {
+			c.r.add(PointURL, Skip, "serve the sample: %v", err)
+			return nil
+		}
+		defer srv.Close()
+		link, how = u, "a URL the checker serves ("+u+")"
+	}
+	args := replaceDataURIs(cl.args, link)
+	res, err := c.call(ctx, cl.tool.Name, args)
+	if err != nil {
+		hint := ""
+		if staged == "" {
+			hint = "\n(a server that guards its fetches refuses loopback URLs: give the checker an address the server may fetch, or allow it)"
+		}
+		c.r.add(PointURL, Fail, "%s with %s sent by %s: %v%s", cl.tool.Name, cl.smp.name, how, err, hint)
+		return nil
+	}
+	c.r.add(PointURL, Pass, "%s resolved %s sent by %s", cl.tool.Name, cl.smp.name, how)
+	return res
+}
+
+// serve serves the sample over HTTP for the input by URL.
+func (c *checker) serve(s sample) (*http.Server, string, error) {
+	addr := c.o.ServeAddr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/"+s.name, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", s.mime)
+		w.Write(s.data)
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	base := c.o.ServeURL
+	if base == "" {
+		base = "http://" + ln.Addr().String()
+	}
+	return srv, strings.TrimRight(base, "/") + "/" + s.name, nil
+}
+
+// replaceDataURIs returns a copy of args with every data: URI replaced by
+// link.
+func replaceDataURIs(args any, link string) any {
+	switch x := args.(type) {
+	case string:
+		if strings.HasPrefix(strings.ToLower(x), "data:") {
+			return link
+		}
+	case map[string]any:
+		out := map[string]any{}
+		for k, v := range x {
+			out[k] = replaceDataURIs(v, link)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, v := range x {
+			out[i] = replaceDataURIs(v, link)
+		}
+		return out
+	}
+	return args
+}
+
+func textOf(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// output is a produced file as a result announces it.
+type output struct {
+	fields map[string]any
+	url    string
+	name   string
+	mime   string
+	size   int64
+	sha256 string
+}
+
+// outputFiles reads the produced files of a result's structured content:
+// the object itself when it has download_url, or the items of "files".
+func outputFiles(res *mcp.CallToolResult) []map[string]any {
+	if res == nil {
+		return nil
+	}
+	sc := res.StructuredContent
+	if raw, ok := sc.(json.RawMessage); ok {
+		json.Unmarshal(raw, &sc)
+	}
+	m, _ := sc.(map[string]any)
+	if _, ok := m["download_url"]; ok {
+		return []map[string]any{m}
+	}
+	var out []map[string]any
+	list, _ := m["files"].([]any)
+	for _, f := range list {
+		if fm, ok := f.(map[string]any); ok {
+			out = append(out, fm)
+		}
+	}
+	return out
+}
+
+var hexDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// outputs checks the produced files' fields and links, and returns those
+// whose fields allow a download.
+func (c *checker) outputs(res *mcp.CallToolResult) []output {
+	files := outputFiles(res)
+	if len(files) == 0 {
+		why := "the tool called produced no file: name one that does with --tool (and its arguments with --args)"
+		if res != nil && slices.ContainsFunc(res.Content, func(ct mcp.Content) bool {
+			_, link := ct.(*mcp.ResourceLink)
+			_, emb := ct.(*mcp.EmbeddedResource)
+			return link || emb
+		}) {
+			c.r.add(PointOutputFields, Fail, "the result names a file (resource_link or embedded resource) but its structuredContent has no download_url: give {download_url, filename, mime_type, size_bytes, sha256}, flat for one file or under \"files\"")
+		} else {
+			c.r.add(PointOutputFields, Skip, "%s", why)
+		}
+		c.r.add(PointOutputLinks, Skip, "%s", why)
+		return nil
+	}
+	var outs []output
+	var bad, good []string
+	for i, f := range files {
+		o := output{fields: f}
+		o.url, _ = f["download_url"].(string)
+		o.name, _ = f["filename"].(string)
+		o.mime, _ = f["mime_type"].(string)
+		o.sha256, _ = f["sha256"].(string)
+		what := fmt.Sprintf("file %d (%s)", i+1, o.name)
+		var wrong []string
+		if u, err := url.Parse(o.url); o.url == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			wrong = append(wrong, "download_url (an absolute http(s) URL)")
+		}
+		if o.name == "" || strings.HasPrefix(o.name, "/") || slices.Contains(strings.Split(o.name, "/"), "..") {
+			wrong = append(wrong, "filename (a name, or a relative path without ..)")
+		}
+		if !mimePattern.MatchString(strings.ToLower(strings.Split(o.mime, ";")[0])) || strings.HasPrefix(o.mime, ".") {
+			wrong = append(wrong, "mime_type (type/subtype)")
+		}
+		if n, ok := f["size_bytes"].(float64); !ok || n < 0 || n != float64(int64(n)) {
+			wrong = append(wrong, "size_bytes (a whole number of bytes)")
+			o.size = -1
+		} else {
+			o.size = int64(n)
+		}
+		if !hexDigest.MatchString(o.sha256) {
+			wrong = append(wrong, "sha256 (64 lowercase hex digits)")
+		}
+		if len(wrong) > 0 {
+			bad = append(bad, what+": missing or wrong "+strings.Join(wrong, ", "))
+		} else {
+			good = append(good, fmt.Sprintf("%s: %s, %d bytes", o.name, o.mime, o.size))
+		}
+		if o.url != "" {
+			outs = append(outs, o)
+		}
+	}
+	if len(bad) > 0 {
+		c.r.add(PointOutputFields, Fail, "%s", strings.Join(bad, "\n"))
+	} else {
+		c.r.add(PointOutputFields, Pass, "%s", strings.Join(good, "\n"))
+	}
+	c.links(res, outs)
+	return outs
+}
+
+// links checks a resource_link and a "Tool produced:" line per file.
+func (c *checker) links(res *mcp.CallToolResult, outs []output) {
+	var links []*mcp.ResourceLink
+	for _, ct := range res.Content {
+		if l, ok := ct.(*mcp.ResourceLink); ok {
+			links = append(links, l)
+		}
+	}
+	text := textOf(res)
+	var bad []string
+	for _, o := range outs {
+		if !slices.ContainsFunc(links, func(l *mcp.ResourceLink) bool { return samePath(l.URI, o.url) }) {
+			bad = append(bad, o.name+": no resource_link to its download_url")
+		}
+		if !strings.Contains(text, transfer.ProducedPrefix+path1(o.name)) && !strings.Contains(text, transfer.ProducedPrefix+o.name) {
+			bad = append(bad, fmt.Sprintf("%s: no text line \"%s%s (…) <url>\" for models without a host's help", o.name, transfer.ProducedPrefix, o.name))
+		}
+	}
+	if len(bad) > 0 {
+		c.r.add(PointOutputLinks, Fail, "%s", strings.Join(bad, "\n"))
+		return
+	}
+	c.r.add(PointOutputLinks, Pass, "%d resource_link(s) and \"%s\" line(s)", len(outs), strings.TrimSpace(transfer.ProducedPrefix))
+}
+
+// path1 is the last segment of a slash path.
+func path1(p string) string { return p[strings.LastIndex(p, "/")+1:] }
+
+// samePath reports whether two URLs name the same resource, tokens aside.
+func samePath(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && ua.Scheme == ub.Scheme && ua.Host == ub.Host && ua.Path == ub.Path
+}
+
+// maxDownload caps each download of the check.
+const maxDownload = 256 << 20
+
+// downloads fetches each produced file and compares it with what the
+// result announced, and the answer's headers with the contract's.
+func (c *checker) downloads(ctx context.Context, outs []output) {
+	if len(outs) == 0 {
+		c.r.add(PointDownload, Skip, "no produced file to download")
+		c.r.add(PointHeaders, Skip, "no produced file to download")
+		return
+	}
+	var bad, good, badH, goodH []string
+	for _, o := range outs {
+		resp, body, err := c.get(ctx, o.url)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("%s: %v", o.name, err))
+			continue
+		}
+		if resp.StatusCode != http.StatusOK {
+			bad = append(bad, fmt.Sprintf("%s: GET answered %s", o.name, resp.Status))
+			continue
+		}
+		sum := sha256.Sum256(body)
+		got := hex.EncodeToString(sum[:])
+		var wrong []string
+		if o.size >= 0 && int64(len(body)) != o.size {
+			wrong = append(wrong, fmt.Sprintf("%d bytes, announced %d", len(body), o.size))
+		}
+		if o.sha256 != "" && got != o.sha256 {
+			wrong = append(wrong, fmt.Sprintf("sha256 %s, announced %s", got, o.sha256))
+		}
+		if len(wrong) > 0 {
+			bad = append(bad, o.name+": "+strings.Join(wrong, "; "))
+		} else {
+			good = append(good, fmt.Sprintf("%s: %d bytes, sha256 as announced", o.name, len(body)))
+		}
+		var h []string
+		if cd := strings.ToLower(resp.Header.Get("Content-Disposition")); !strings.HasPrefix(cd, "attachment") {
+			h = append(h, fmt.Sprintf("Content-Disposition %q, want attachment; filename=…", resp.Header.Get("Content-Disposition")))
+		}
+		if !strings.EqualFold(resp.Header.Get("X-Content-Type-Options"), "nosniff") {
+			h = append(h, "no X-Content-Type-Options: nosniff")
+		}
+		if ct := strings.TrimSpace(strings.Split(resp.Header.Get("Content-Type"), ";")[0]); o.mime != "" && !strings.EqualFold(ct, strings.Split(o.mime, ";")[0]) {
+			h = append(h, fmt.Sprintf("Content-Type %q, announced %q", ct, o.mime))
+		}
+		if len(h) > 0 {
+			badH = append(badH, o.name+": "+strings.Join(h, "; "))
+		} else {
+			goodH = append(goodH, o.name+": attachment, nosniff, "+o.mime)
+		}
+	}
+	if len(bad) > 0 {
+		c.r.add(PointDownload, Fail, "%s", strings.Join(bad, "\n"))
+	} else {
+		c.r.add(PointDownload, Pass, "%s", strings.Join(good, "\n"))
+	}
+	switch {
+	case len(badH) > 0:
+		c.r.add(PointHeaders, Fail, "%s", strings.Join(badH, "\n"))
+	case len(goodH) == 0:
+		c.r.add(PointHeaders, Skip, "no download answered")
+	default:
+		c.r.add(PointHeaders, Pass, "%s", strings.Join(goodH, "\n"))
+	}
+}
+
+// get GETs u and reads its body (capped).
+func (c *checker) get(ctx context.Context, u string) (*http.Response, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("GET %s: %w", transfer.Redact(u), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
+	if err != nil {
+		return resp, nil, fmt.Errorf("GET %s: %w", transfer.Redact(u), err)
+	}
+	if len(body) > maxDownload {
+		return resp, nil, fmt.Errorf("GET %s: more than %d bytes", transfer.Redact(u), maxDownload)
+	}
+	return resp, body, nil
+}

@@ -1,0 +1,21 @@
+// Package contractcheck drives any MCP server, written in any language, and
+// reports point by point what of agentura's file contract (docs/contract.md)
+// it meets: file parameters marked with x-file or x-mcp-file (and the
+// draft's x-mcp-file object well formed), a file sent inline as a data: URI
+// and by URL resolved, produced files announced with download_url,
+// filename, mime_type, size_bytes and sha256 and linked by resource_link,
+// their URLs downloading the announced bytes with the contract's headers, a
+// tampered or missing token refused, and the file-transfer draft's methods
+// (files/authorizeUpload, files/authorizeDownload) if offered.
+//
+// It needs a tool to call: it takes the tools with a file parameter, sends
+// each (up to three, or the one named) a small file it generates of a type
+// the parameter's schema or description accepts (PNG, JPEG, PDF, CSV, JSON,
+// Markdown, HTML or text), with the other required arguments made up from
+// the schema, and keeps the first that answers, preferring one that
+// produces a file. A file and arguments of one's own can be given.
+//
+// It is a host: it imports the client package (to find file parameters and
+// put the file where the schema wants it) and the leaves, never a server
+// package. `agentura check` is its command line.
+package contractcheck
