@@ -15,7 +15,12 @@ require (
 	golang.org/x/exp v0.0.0-20260824195058-e88cd73687aa
 )
 
-require github.com/go-json-experiment/json v1.27.2
+require (
+	github.com/MicahParks/keyfunc/v3 v3.9.2
+	github.com/go-json-experiment/json v1.27.2
+)
+
+require github.com/MicahParks/jwkset v0.11.4 // indirect
 
 require (
 	github.com/a2aproject/a2a-go v0.3.3
