@@ -16,17 +16,17 @@ import (
 
 // common are the flags both commands share: how to reach the agent.
 type common struct {
-	stdio   bool
-	token   string
+	stdio bool
+	token string
 	// oauthClientID and tokenFile sign in to agents with AGENT_AUTH=oauth
 	// (client.SignIn).
 	oauthClientID string
 	tokenFile     string
-	baseURL string
-	output  string
-	timeout time.Duration
-	verbose bool
-	command []string // after "--", with --stdio
+	baseURL       string
+	output        string
+	timeout       time.Duration
+	verbose       bool
+	command       []string // after "--", with --stdio
 }
 
 func (c *common) register(fs *flag.FlagSet) {
