@@ -9,11 +9,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/a2acall"
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/examples/fileagent"
 	"github.com/agentura/agentura/internal/hydratest"
@@ -283,6 +286,23 @@ func TestOAuthWithHydra(t *testing.T) {
 		resp, body := post(t, base, "/mcp", old, list)
 		if resp.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("a token of the retired key: %s %s", resp.Status, body)
+		}
+	})
+
+	t.Run("an agent calls it over A2A with client credentials", func(t *testing.T) {
+		secret := p.ServiceClient(t, "peer-agent", allScopes, base)
+		in := filepath.Join(t.TempDir(), "peer.txt")
+		os.WriteFile(in, []byte("from a peer agent"), 0o644)
+		c := &a2acall.Client{Credentials: &a2acall.ClientCredentials{ClientID: "peer-agent", ClientSecret: secret}, Dir: t.TempDir()}
+		res, err := c.CallSkill(ctx, base, "archive_files", map[string]any{"name": "peer"}, in)
+		if err != nil {
+			t.Fatalf("A2A call with client credentials: %v", err)
+		}
+		if len(res.Files) == 0 {
+			t.Errorf("no file back: %+v", res)
+		}
+		if _, err := (&a2acall.Client{}).CallSkill(ctx, base, "archive_files", nil, in); err == nil || !strings.Contains(err.Error(), "401") {
+			t.Errorf("without credentials: %v", err)
 		}
 	})
 
