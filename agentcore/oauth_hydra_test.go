@@ -5,10 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,8 +15,6 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/a2acall"
-	"github.com/agentura/agentura/agentcore"
-	"github.com/agentura/agentura/examples/fileagent"
 	"github.com/agentura/agentura/internal/hydratest"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,44 +23,6 @@ import (
 
 // allScopes is what a host of the agent asks for.
 const allScopes = "tools:call files:read files:write"
-
-// oauthAgent is the example file agent with AGENT_AUTH=oauth, served on
-// loopback, its issuer the given Hydra.
-func oauthAgent(t *testing.T, p *hydratest.Provider) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := agentcore.ConfigFromLookup(func(string) (string, bool) { return "", false }, "fileagent", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	iss, _ := url.Parse(p.Issuer)
-	cfg.DataDir = t.TempDir()
-	cfg.StorageURL = "file://" + cfg.DataDir
-	cfg.PublicURL = "http://" + ln.Addr().String()
-	cfg.Auth = "oauth"
-	cfg.OAuthIssuer = p.Issuer
-	cfg.FetchAllowHosts = []string{iss.Host} // the issuer is on loopback: allowed past the SSRF guard by name
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc, err := agentcore.New(agentcore.Info{Name: "fileagent"}, cfg, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fileagent.Register(svc); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		svc.Close()
-	})
-	return cfg.PublicURL
-}
 
 // hostHandler is the go-sdk's own OAuth client (authorization code + PKCE)
 // for a pre-registered public client, whose browser step signs user in.
@@ -149,7 +107,7 @@ func challenge(t *testing.T, resp *http.Response) map[string]string {
 // does: from a bare 401 to a tools/call with a file, given only its URL.
 func TestOAuthWithHydra(t *testing.T) {
 	p := hydratest.Start(t)
-	base := oauthAgent(t, p)
+	base := hydratest.Agent(t, p)
 	p.PublicClient(t, "gosdk-host", allScopes, base)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -261,12 +261,22 @@ func DefaultTokenFile() string {
 
 // OpenTokenFile returns the token file at path, which need not exist yet.
 // An existing file readable by others is refused: it holds credentials.
+// One process gets one TokenFile per path, so that the sign-ins to several
+// agents (the gateway's) take turns writing it.
 func OpenTokenFile(path string) (*TokenFile, error) {
-	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("token file %s is readable by others (mode %o): chmod 600 it, it holds credentials", path, st.Mode().Perm())
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
 	}
-	return &TokenFile{path: path}, nil
+	if st, err := os.Stat(abs); err == nil && st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("token file %s is readable by others (mode %o): chmod 600 it, it holds credentials", abs, st.Mode().Perm())
+	}
+	f, _ := tokenFiles.LoadOrStore(abs, &TokenFile{path: abs})
+	return f.(*TokenFile), nil
 }
+
+// tokenFiles are the token files this process opened, by path.
+var tokenFiles sync.Map
 
 func (f *TokenFile) read() (map[string]keptToken, error) {
 	all := map[string]keptToken{}

@@ -52,6 +52,7 @@ type agent struct {
 	name    string // as used in clashing tool names
 	base    string // HTTP base for /uploads and downloads, "" if unknown
 	session *mcp.ClientSession
+	hc      *http.Client // uploads and downloads with the agent's OAuth token (auth.go); nil: cfg.Token
 	// logMeta asks for the agent's log messages in each call's _meta
 	// (2026-07-28, where logging/setLevel is gone); nil: asked once
 	// with logging/setLevel, or not at all.
@@ -170,7 +171,12 @@ func (g *Gateway) connect(ctx context.Context, ac Agent) (*agent, error) {
 		if len(ac.Headers) > 0 {
 			hc = &http.Client{Transport: headerTransport{headers: ac.Headers, next: hc.Transport}}
 		}
-		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: hc}
+		st := &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: hc}
+		var err error
+		if st.OAuthHandler, a.hc, err = g.signIn(ac, u); err != nil { // auth.go
+			return nil, fmt.Errorf("gateway: sign in to %s: %w", ac.URL, err)
+		}
+		tr = st
 	} else {
 		what = strings.Join(ac.Command, " ")
 		cmd := exec.Command(ac.Command[0], ac.Command[1:]...)
@@ -181,7 +187,7 @@ func (g *Gateway) connect(ctx context.Context, ac Agent) (*agent, error) {
 	s, err := c.Connect(ctx, tr, nil)
 	if err != nil {
 		if strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)) {
-			return nil, fmt.Errorf("gateway: connect to %s: %w: the agent wants a bearer token (AGENT_AUTH=jwt): give it with --token, $AGENTURA_TOKEN or the agent's token in the configuration file", what, err)
+			return nil, fmt.Errorf("gateway: connect to %s: %w: the agent wants a bearer token: give it with --token, $AGENTURA_TOKEN or the agent's token in the configuration file (AGENT_AUTH=jwt), or sign in with --oauth-client-id (AGENT_AUTH=oauth)", what, err)
 		}
 		return nil, fmt.Errorf("gateway: connect to %s: %w", what, err)
 	}

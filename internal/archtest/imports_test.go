@@ -77,7 +77,7 @@ var rules = []rule{
 	{"internal/testagent/cmd/testagent", []string{"agentcore", "internal/testagent"}}, // the test agent as a binary
 	{"internal/testagent", with(leaves, "agentcore", "examples/fileagent")},
 	{"internal/s3test", []string{"internal/requiretool"}},
-	{"internal/hydratest", []string{"internal/demologin", "internal/requiretool"}}, // a real identity provider (Ory Hydra) for the OAuth tests
+	{"internal/hydratest", []string{"internal/demologin", "internal/requiretool", "agentcore", "examples/fileagent"}}, // a real identity provider (Ory Hydra) for the OAuth tests
 	{"internal/demologin", nil},                                // the demo login and consent pages of that provider
 	{"internal/cmd/demologin", []string{"internal/demologin"}}, // the same as a binary (make up-auth)
 	{"internal/mcptest", leaves},
