@@ -328,6 +328,9 @@ type Browser struct {
 	// Deliver makes SignIn also GET the redirect to the client (a loopback
 	// listener of a host waiting for the code), as a browser would.
 	Deliver bool
+	// Transport makes the browser's requests (one that trusts the
+	// provider's CA); nil means http.DefaultTransport.
+	Transport http.RoundTripper
 }
 
 var challengeField = regexp.MustCompile(`name="login_challenge" value="([^"]*)"`)
@@ -342,7 +345,7 @@ func (b Browser) SignIn(ctx context.Context, authURL string) (*url.URL, error) {
 	}
 	jar, _ := cookiejar.New(nil)
 	var final *url.URL
-	hc := &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+	hc := &http.Client{Jar: jar, Timeout: 30 * time.Second, Transport: b.Transport, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		// The provider's and the login app's pages are followed; a
 		// redirect anywhere else is the answer to the client.
 		if req.URL.Host == start.Host || strings.HasSuffix(req.URL.Path, "/login") || strings.HasSuffix(req.URL.Path, "/consent") {
