@@ -25,7 +25,7 @@ import (
 type deployment struct {
 	root, file, envFile, project string
 	extra                        []string // further compose files (-f), after file
-	ocrURL, composerURL          string // public base URLs, as the host reaches the agents
+	ocrURL, composerURL          string   // public base URLs, as the host reaches the agents
 	compose                      []string
 }
 
