@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/a2acall"
+	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/internal/hydratest"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -261,6 +263,30 @@ func TestOAuthWithHydra(t *testing.T) {
 		}
 		if _, err := (&a2acall.Client{}).CallSkill(ctx, base, "archive_files", nil, in); err == nil || !strings.Contains(err.Error(), "401") {
 			t.Errorf("without credentials: %v", err)
+		}
+	})
+
+	t.Run("opaque tokens by introspection", func(t *testing.T) {
+		admin, _ := url.Parse(p.AdminURL)
+		introspecting := hydratest.Agent(t, p, func(c *agentcore.Config) {
+			c.OAuthIntrospectionURL = p.AdminURL + "/admin/oauth2/introspect"
+			c.FetchAllowHosts = append(c.FetchAllowHosts, admin.Host)
+		})
+		p.CreateClient(t, hydratest.Client{ID: "svc-opaque", Secret: "opaque-secret", GrantTypes: []string{"client_credentials"},
+			Scope: allScopes, Audience: []string{introspecting}, AuthMethod: "client_secret_basic", Strategy: "opaque"})
+		tok := p.ClientCredentialsToken(t, "svc-opaque", "opaque-secret", allScopes, introspecting+"/mcp")
+		if strings.Count(tok, ".") == 2 {
+			t.Fatalf("the token is a JWT, not opaque: %.40s", tok)
+		}
+		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+		if resp, body := post(t, introspecting, "/mcp", tok, init); resp.StatusCode != http.StatusOK {
+			t.Fatalf("an active opaque token: %s %s", resp.Status, body)
+		}
+		if resp, body := post(t, base, "/mcp", tok, init); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "not a JWT") {
+			t.Errorf("an agent without introspection: %s %s", resp.Status, body)
+		}
+		if resp, body := post(t, introspecting, "/mcp", "made-up-opaque-token", init); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "not active") {
+			t.Errorf("an unknown opaque token: %s %s", resp.Status, body)
 		}
 	})
 

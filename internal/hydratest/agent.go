@@ -15,8 +15,8 @@ import (
 // Agent serves the example file agent on loopback with AGENT_AUTH=oauth,
 // its issuer p (allowed past the SSRF guard by name, as it is on
 // loopback), until the test ends. It returns the agent's base URL, which
-// is also its AGENT_PUBLIC_URL.
-func Agent(tb testing.TB, p *Provider) string {
+// is also its AGENT_PUBLIC_URL. Each edit changes the configuration first.
+func Agent(tb testing.TB, p *Provider, edits ...func(*agentcore.Config)) string {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -33,6 +33,9 @@ func Agent(tb testing.TB, p *Provider) string {
 	cfg.Auth = "oauth"
 	cfg.OAuthIssuer = p.Issuer
 	cfg.FetchAllowHosts = []string{iss.Host}
+	for _, e := range edits {
+		e(&cfg)
+	}
 	svc, err := agentcore.New(agentcore.Info{Name: "fileagent"}, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		tb.Fatal(err)
