@@ -30,8 +30,16 @@ const allScopes = "tools:call files:read files:write"
 // for a pre-registered public client, whose browser step signs user in.
 func hostHandler(t *testing.T, clientID, user string) *auth.AuthorizationCodeHandler {
 	t.Helper()
+	return hostHandlerFiltering(t, clientID, user, nil)
+}
+
+// hostHandlerFiltering is hostHandler whose host narrows the scopes it asks
+// for with filter.
+func hostHandlerFiltering(t *testing.T, clientID, user string, filter func([]string) []string) *auth.AuthorizationCodeHandler {
+	t.Helper()
 	browser := hydratest.Browser{User: user, Password: hydratest.Users[user]}
 	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		ScopeFilter:         filter,
 		PreregisteredClient: &oauthex.ClientCredentials{ClientID: clientID},
 		RedirectURL:         "http://127.0.0.1:" + freePort(t) + "/callback",
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
@@ -164,6 +172,24 @@ func TestOAuthWithHydra(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("alice's own output is not among her resources: %+v", list.Resources)
+		}
+	})
+
+	t.Run("the go-sdk client steps up on 403 insufficient_scope", func(t *testing.T) {
+		rounds := 0
+		s := connect(t, ctx, base, hostHandlerFiltering(t, "gosdk-host", "alice", func(scopes []string) []string {
+			rounds++
+			if rounds == 1 {
+				return []string{"files:read"} // a host that first asks for less
+			}
+			return scopes
+		}))
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "inspect_file", Arguments: map[string]any{"source": dataURI("step.txt", "step up")}})
+		if err != nil || res.IsError {
+			t.Fatalf("tools/call after the step-up: %v %+v", err, res)
+		}
+		if rounds != 2 {
+			t.Errorf("%d sign-ins, want 2 (files:read, then tools:call on the 403)", rounds)
 		}
 	})
 
