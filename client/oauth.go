@@ -203,14 +203,25 @@ func (o *OAuth) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*a
 			msg = "The sign-in failed: " + e + ". You may close this window."
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Connection", "close")
 		io.WriteString(w, "<!doctype html><title>agentura</title><p>"+html.EscapeString(msg)+"</p>")
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush() // the page reaches the browser before the listener closes
+		}
 		select {
 		case got <- a:
 		default:
 		}
 	})}
 	go srv.Serve(ln)
-	defer srv.Close()
+	defer func() {
+		// Shutdown lets the answer to the browser finish; Close would cut it.
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if srv.Shutdown(sctx) != nil {
+			srv.Close()
+		}
+	}()
 	if err := o.cfg.OpenURL(ctx, args.URL); err != nil {
 		return nil, err
 	}
