@@ -154,9 +154,46 @@ up: images
 down:
 	$(COMPOSE) -p $(COMPOSE_PROJECT) -f deploy/docker-compose.yml down
 
+## hydra: Ory Hydra v2.3.0, the identity provider of the OAuth tests and of make up-auth, into $(go env GOPATH)/bin:
+##   .ci/setup.d/40-hydra.sh builds it from the Go module proxy through the tools module deploy/hydra (cgo, sqlite
+##   tags; 10-20 minutes the first time on two busy cores, skipped when that version is there)
+HYDRA_BIN := $(shell $(GO) env GOPATH)/bin/hydra
+.PHONY: hydra image-auth up-auth down-auth
+hydra:
+	.ci/setup.d/40-hydra.sh
+
+## image-auth: the images of the sign-in demo: agentura/hydra (Hydra on the local Debian base, deploy/Dockerfile.hydra)
+##   and agentura/demologin (the demo login page on scratch, deploy/Dockerfile.demologin)
+AUTH_IMAGE_CTX ?= build/images-auth
+image-auth: hydra
+	$(call image-rootfs,$(AUTH_IMAGE_CTX))
+	cp $(HYDRA_BIN) $(AUTH_IMAGE_CTX)/hydra
+	$(STATIC_GO) -o $(AUTH_IMAGE_CTX)/httpprobe ./internal/cmd/httpprobe
+	$(STATIC_GO) -o $(AUTH_IMAGE_CTX)/demologin ./internal/cmd/demologin
+	cp deploy/hydra/start.sh deploy/hydra/clients.json deploy/Dockerfile.hydra deploy/Dockerfile.demologin $(AUTH_IMAGE_CTX)/
+	BASE_IMAGE=$(BASE_IMAGE) deploy/make-base-image.sh
+	docker build -q --build-arg BASE_IMAGE=$(BASE_IMAGE) -t agentura/hydra:$(IMAGE_TAG) -f $(AUTH_IMAGE_CTX)/Dockerfile.hydra $(AUTH_IMAGE_CTX)
+	docker build -q -t agentura/demologin:$(IMAGE_TAG) -f $(AUTH_IMAGE_CTX)/Dockerfile.demologin $(AUTH_IMAGE_CTX)
+	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
+
+## up-auth: the agents as OAuth 2.1 resource servers (AGENT_AUTH=oauth) of a real identity provider:
+##   deploy/docker-compose.yml with deploy/docker-compose.auth.yml, Hydra on https://localhost:4444 and the demo login
+##   page (a DEMO user store: DEMO_USERS, default alice and bob) on https://localhost:4446, their certificate from a
+##   local CA in build/auth-tls (trust build/auth-tls/ca.pem); sign in with
+##   `agentura call http://localhost:8001/mcp ... --oauth-client-id agentura-cli`; down-auth: stop it
+AUTH_PROJECT ?= agenturaauth
+AUTH_TLS     ?= build/auth-tls
+AUTH_COMPOSE  = $(COMPOSE) -p $(AUTH_PROJECT) -f deploy/docker-compose.yml -f deploy/docker-compose.auth.yml
+up-auth: images image-auth
+	SCALE_TLS_NAMES=hydra,demologin deploy/scale-tls.sh $(AUTH_TLS)
+	AUTH_TLS_DIR=$(abspath $(AUTH_TLS)) $(AUTH_COMPOSE) up -d
+	COMPOSE_PROJECT_NAME=$(AUTH_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.yml
+down-auth:
+	$(AUTH_COMPOSE) down
+
 ## e2e: build the images, then test them on the Docker engine: each image with testcontainers-go, the compose
 ## deployment driven from the host with the agentura CLI (deploy/e2e.sh; fails when Docker is missing)
-e2e: images image-s3 image-lb
+e2e: images image-s3 image-lb image-auth
 	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi
 	deploy/e2e.sh
 

@@ -15,7 +15,12 @@ require (
 	golang.org/x/exp v0.0.0-20260824195058-e88cd73687aa
 )
 
-require github.com/go-json-experiment/json v1.27.2
+require (
+	github.com/MicahParks/keyfunc/v3 v3.9.2
+	github.com/go-json-experiment/json v1.27.2
+)
+
+require github.com/MicahParks/jwkset v0.11.4 // indirect
 
 require (
 	github.com/a2aproject/a2a-go v0.3.3
@@ -78,7 +83,7 @@ require (
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/image v0.48.0
 	golang.org/x/net v0.60.0
-	golang.org/x/oauth2 v0.37.0 // indirect
+	golang.org/x/oauth2 v0.37.0
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect

@@ -89,6 +89,10 @@ type Client struct {
 	// with AGENT_AUTH=jwt), to its origin only (transfer.SameOrigin); its
 	// sub owns the files of the call there.
 	Token string
+	// Credentials, when set, get a token by client credentials from the
+	// identity provider an agent's card names (an agent with
+	// AGENT_AUTH=oauth); Token is then not sent to such an agent.
+	Credentials *ClientCredentials
 	// Dir receives the produced files. Empty: a new temporary folder per
 	// call that brings files back (Result.Dir), which the caller
 	// removes; a call that fails leaves none.
@@ -102,6 +106,8 @@ type Client struct {
 	// origin, whose file URIs may be downloaded (an agent whose
 	// AGENT_PUBLIC_URL names another host).
 	DownloadHosts []string
+
+	tokens tokenSources // by client credentials (oauth.go)
 }
 
 // CallSkill calls skill of the agent at agentURL (its base URL, where
@@ -120,6 +126,11 @@ func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map
 	card, err := agentcard.NewResolver(hc).Resolve(ctx, base.String())
 	if err != nil {
 		return nil, fmt.Errorf("read the agent card of %s: %w", base, err)
+	}
+	if c.Credentials != nil {
+		if hc, err = c.withClientCredentials(ctx, hc, base, card); err != nil {
+			return nil, err
+		}
 	}
 	if !slices.ContainsFunc(card.Skills, func(s a2a.AgentSkill) bool { return s.ID == skill }) {
 		ids := make([]string, len(card.Skills))

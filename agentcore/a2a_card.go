@@ -20,7 +20,7 @@ const a2aBearerScheme a2a.SecuritySchemeName = "bearer"
 // AgentCard returns the agent's A2A card: one skill per registered tool, in
 // registration order, with its description, input and output MIME types
 // and an example; the JSON-RPC endpoint at <AGENT_PUBLIC_URL>/a2a; streaming;
-// and, with AGENT_AUTH=jwt, a bearer security requirement.
+// and, with AGENT_AUTH=jwt or oauth, its security schemes.
 func (s *Service) AgentCard() *a2a.AgentCard {
 	base := s.cfg.PublicURL
 	card := &a2a.AgentCard{
@@ -56,14 +56,7 @@ func (s *Service) AgentCard() *a2a.AgentCard {
 		card.DefaultOutputModes = append(card.DefaultOutputModes, "*/*")
 	}
 	if s.verifier != nil {
-		card.SecuritySchemes = a2a.NamedSecuritySchemes{
-			a2aBearerScheme: a2a.HTTPAuthSecurityScheme{
-				Scheme:       "bearer",
-				BearerFormat: "JWT",
-				Description:  "Authorization: Bearer <JWT>; its sub claim names the caller, who owns the files of the call.",
-			},
-		}
-		card.Security = []a2a.SecurityRequirements{{a2aBearerScheme: a2a.SecuritySchemeScopes{}}}
+		s.cardSecurity(card) // oauth_http.go
 	}
 	return card
 }

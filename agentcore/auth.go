@@ -21,6 +21,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
+// tokenVerifier checks a caller's bearer token: callerVerifier under
+// AGENT_AUTH=jwt, oauthResource under AGENT_AUTH=oauth. An error wraps
+// auth.ErrInvalidToken (401), or errIssuerUnavailable (503).
+type tokenVerifier interface {
+	verify(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error)
+}
+
 // callerVerifier checks the bearer tokens of callers when AGENT_AUTH=jwt.
 // The algorithm is pinned by the kind of key: HS256 for a secret, RS256 for
 // an RSA key, ES256 for an ECDSA P-256 key, EdDSA for an Ed25519 key.
@@ -97,7 +104,8 @@ func (v *callerVerifier) verify(_ context.Context, token string, _ *http.Request
 }
 
 // requireCaller lets through requests with a valid bearer token and answers
-// others with 401 and a JSON reason. Behind it the go-sdk's middleware puts
+// others with 401 and a JSON reason, with the challenge bearerChallenge
+// writes (under AGENT_AUTH=oauth every 401 and 403 behind it carries one). Behind it the go-sdk's middleware puts
 // the token's identity where the MCP handler (req.Extra.TokenInfo) and the
 // upload handler (auth.TokenInfoFromContext) read it.
 func (s *Service) requireCaller(next http.Handler) http.Handler {
@@ -114,15 +122,24 @@ func (s *Service) requireCaller(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		token = strings.TrimSpace(token)
+		if s.oauth != nil {
+			w = &challengeWriter{ResponseWriter: w, s: s, r: r}
+		}
 		if !strings.EqualFold(scheme, "Bearer") || token == "" {
-			w.Header().Set("WWW-Authenticate", "Bearer") // RFC 6750 §3.1: no error code without credentials
-			filehttp.WriteError(w, http.StatusUnauthorized, "authentication required: send Authorization: Bearer <JWT> (AGENT_AUTH=jwt)")
+			w.Header().Set("WWW-Authenticate", s.bearerChallenge(r, "", "", nil))
+			filehttp.WriteError(w, http.StatusUnauthorized, "authentication required: send Authorization: Bearer <token> (AGENT_AUTH="+s.cfg.Auth+")")
 			return
 		}
 		ti, err := s.verifier.verify(r.Context(), token, r)
+		if errors.Is(err, errIssuerUnavailable) {
+			w.Header().Set("Retry-After", "10")
+			filehttp.WriteError(w, http.StatusServiceUnavailable, "the bearer token cannot be checked now, try again shortly: "+err.Error())
+			return
+		}
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			filehttp.WriteError(w, http.StatusUnauthorized, "bearer token refused: "+strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": "))
+			why := strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": ")
+			w.Header().Set("WWW-Authenticate", s.bearerChallenge(r, "invalid_token", why, nil))
+			filehttp.WriteError(w, http.StatusUnauthorized, "bearer token refused: "+why)
 			return
 		}
 		withInfo.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedCaller{}, ti)))

@@ -61,6 +61,12 @@ type Config struct {
 	AuthJWTIssuer     []string // AGENT_AUTH_JWT_ISSUER: a caller token's iss must be one of these; empty: not checked
 	AllowedOrigins    []string // AGENT_ALLOWED_ORIGINS: browser origins allowed to POST to /a2a and /uploads; empty: same origin only
 
+	OAuthIssuer           string   // AGENT_OAUTH_ISSUER (AGENT_AUTH=oauth)
+	OAuthAudience         []string // AGENT_OAUTH_AUDIENCE; empty: <PublicURL>/mcp and <PublicURL>
+	OAuthIntrospectionURL string   // AGENT_OAUTH_INTROSPECTION_URL; empty: opaque tokens refused
+	OAuthClientID         string   // AGENT_OAUTH_CLIENT_ID: the agent's own client, for introspection
+	OAuthClientSecret     string   // AGENT_OAUTH_CLIENT_SECRET
+
 	MaxConcurrentCalls int           // AGENT_MAX_CONCURRENT_CALLS
 	QueueTimeout       time.Duration // AGENT_QUEUE_TIMEOUT
 	OwnerQuotaBytes    int64         // AGENT_OWNER_QUOTA_BYTES; negative: no quota (the variable says 0)
@@ -146,8 +152,10 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			"(`http://localhost:8001=http://ocr-agent:8001`): a URL input under a peer's public base is fetched from its "+
 			"internal one, through a client of its own that alone may dial that host:port (named directly, the internal "+
 			"URL is still refused by the SSRF guard)", ParsePeerURLs, formatPeerURLs).Shown("empty"),
-		settings.String(&c.Auth, "AGENT_AUTH", "none", "`none`, or `jwt`: callers of `/mcp`, `/a2a` and `/uploads` send "+
-			"`Authorization: Bearer <JWT>` (401 without); `sub` is the owner").OneOf("none", "jwt"),
+		settings.String(&c.Auth, "AGENT_AUTH", "none", "`none`; `jwt`: callers of `/mcp`, `/a2a` and `/uploads` send "+
+			"`Authorization: Bearer <JWT>` (401 without) checked with the key below; `oauth`: the agent is an OAuth 2.1 resource server "+
+			"of AGENT_OAUTH_ISSUER as the MCP authorization specification says (docs/security.md); either way `sub` is the owner").
+			OneOf("none", "jwt", "oauth"),
 		settings.String(&c.AuthJWTSecret, "AGENT_AUTH_JWT_SECRET", "", "HS256 secret (≥ 32 bytes) for caller tokens").Secret().
 			Row("HS256 secret (≥ 32 bytes), or a PEM public key: RSA (RS256), ECDSA P-256 (ES256) or Ed25519 (EdDSA)"),
 		settings.String(&c.AuthJWTKeyFile, "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", "",
@@ -158,6 +166,16 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 				"the identity provider (or the secret) serves more than this agent**, or a token issued for another service is accepted here"),
 		settings.Strings(&c.AuthJWTIssuer, "AGENT_AUTH_JWT_ISSUER", ",", "comma-separated: a caller token's `iss` must be one of these").
 			Shown("empty: not checked").JoinRow(),
+		settings.String(&c.OAuthIssuer, "AGENT_OAUTH_ISSUER", "", "with `AGENT_AUTH=oauth`: the identity provider's issuer URL, exactly as "+
+			"its tokens' `iss` says (`https://auth.example.com/realms/agents`); its RFC 8414 or OpenID Connect metadata names its keys (JWKS), "+
+			"read through the SSRF guard: a private host must be listed in AGENT_FETCH_ALLOW_HOSTS or mapped by AGENT_PEER_URLS"),
+		settings.Strings(&c.OAuthAudience, "AGENT_OAUTH_AUDIENCE", ",", "comma-separated: an access token's `aud` must name one of these "+
+			"(a provider that names its APIs otherwise, e.g. `api://agent`)").Shown("`<AGENT_PUBLIC_URL>/mcp,<AGENT_PUBLIC_URL>`"),
+		settings.String(&c.OAuthIntrospectionURL, "AGENT_OAUTH_INTROSPECTION_URL", "", "RFC 7662 introspection endpoint that checks opaque "+
+			"(non-JWT) access tokens, each answer kept 30 s").Shown("empty: opaque tokens refused"),
+		settings.String(&c.OAuthClientID, "AGENT_OAUTH_CLIENT_ID", "", "the agent's own client at the provider, for introspection").
+			Row("the agent's own client id and secret at the provider, sent (HTTP Basic) to AGENT_OAUTH_INTROSPECTION_URL"),
+		settings.String(&c.OAuthClientSecret, "AGENT_OAUTH_CLIENT_SECRET", "", "the secret of AGENT_OAUTH_CLIENT_ID").Secret().JoinRow(),
 		settings.Strings(&c.AllowedOrigins, "AGENT_ALLOWED_ORIGINS", ",", "comma-separated browser origins (`https://app.example.com`) "+
 			"allowed to POST to `/a2a` and `/uploads` cross-site (a browser request whose `Origin` is neither the agent itself nor listed "+
 			"gets 403). Whatever it says, an agent listening on a loopback address answers `/a2a`, `/uploads` and the agent card only "+
@@ -256,6 +274,7 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 	c.AuthJWTIssuer = slices.Clone(c.AuthJWTIssuer)
 	c.AllowedOrigins = slices.Clone(c.AllowedOrigins)
 	c.TrustedProxies = slices.Clone(c.TrustedProxies)
+	c.OAuthAudience = slices.Clone(c.OAuthAudience)
 	vars := c.Settings(agent, defaultAddr)
 	vars.Defaults()
 	var errs []error
@@ -334,6 +353,18 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 		}
 		if c.AuthJWTSecret != "" && len(c.AuthJWTSecret) < 32 {
 			bad("AGENT_AUTH_JWT_SECRET", "(hidden)", errors.New("must be at least 32 bytes"))
+		}
+	}
+	if c.Auth == "oauth" {
+		if c.OAuthIssuer == "" {
+			bad("AGENT_AUTH", c.Auth, errors.New("oauth needs AGENT_OAUTH_ISSUER, the identity provider's issuer URL"))
+		} else if err := httpsOrLoopback(c.OAuthIssuer); err != nil {
+			bad("AGENT_OAUTH_ISSUER", c.OAuthIssuer, fmt.Errorf("%w; an issuer is an https URL (http only on loopback, for development)", err))
+		}
+		if c.OAuthIntrospectionURL != "" {
+			if err := httpsOrLoopback(c.OAuthIntrospectionURL); err != nil {
+				bad("AGENT_OAUTH_INTROSPECTION_URL", c.OAuthIntrospectionURL, err)
+			}
 		}
 	}
 	if err := c.checkStorage(); err != nil {

@@ -53,13 +53,16 @@ func (s *Service) buildHandler() http.Handler {
 	// arrives (inline.go), so the SDKs parse a small JSON; mcpGuard answers
 	// what the SDK would answer unhelpfully (hardening); a stateless
 	// request that drops cancels its call (cancel.go).
-	var mcpH http.Handler = s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineMCP, bodyLimit, s.drainable(s.linkRequestContexts(mcpGuard(bodyLimit, mcpHandler))))))
+	// Under AGENT_AUTH=oauth each JSON-RPC method needs its scope, read
+	// once inline files are out of the body (oauth_http.go).
+	var mcpH http.Handler = s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineMCP, bodyLimit,
+		s.requireScopes(methodScopes(mcpScope), s.drainable(s.linkRequestContexts(mcpGuard(bodyLimit, mcpHandler)))))))
 	uploads := http.HandlerFunc(s.files.ServeUpload)
-	var uploadH http.Handler = s.limiter.wrap(s.pacer.wrap(uploads))
+	var uploadH http.Handler = s.limiter.wrap(s.pacer.wrap(s.requireScope(ScopeFilesWrite, uploads)))
 	// tusd keeps its own read deadlines on PATCH bodies (extended as bytes
 	// arrive), so tus is rate limited but not paced.
-	var tusH http.Handler = s.limiter.wrap(s.tus)
-	a2aH := s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineA2A, bodyLimit, s.a2aHandler())))
+	var tusH http.Handler = s.limiter.wrap(s.requireScope(ScopeFilesWrite, s.tus))
+	a2aH := s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineA2A, bodyLimit, s.requireScopes(methodScopes(a2aScope), s.a2aHandler()))))
 	if s.verifier != nil {
 		mcpH = s.requireCaller(mcpH)
 		uploadH = s.requireCaller(uploadH)
@@ -76,6 +79,11 @@ func (s *Service) buildHandler() http.Handler {
 	r.Any("/files/*path", gin.WrapH(s.fileRoutes())) // downloads, DELETE, revoke (files.go)
 	r.Any(transfer.A2APath, gin.WrapH(a2aH))
 	r.Any(transfer.AgentCardPath, gin.WrapH(cardH))
+	if s.oauth != nil {
+		for path, h := range s.protectedResources() {
+			r.Any(path, gin.WrapH(h)) // GET and OPTIONS (CORS); others get 405
+		}
+	}
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.ready)
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))

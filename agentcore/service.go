@@ -83,7 +83,8 @@ type Service struct {
 	mcp      *mcp.Server
 	registry *prometheus.Registry
 	metrics  *serviceMetrics
-	verifier *callerVerifier
+	verifier tokenVerifier  // nil: AGENT_AUTH=none
+	oauth    *oauthResource // AGENT_AUTH=oauth (oauth.go)
 	calls    *callFolders
 	slots    *callSlots
 	limiter  *rateLimiter    // nil: no rate limit
@@ -204,6 +205,11 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		files:    s.files,
 		fetch:    newFetcher(cfg.FetchAllowHosts, cfg.FetchTimeout).withPeers(cfg.PeerURLs),
 	}
+	if cfg.Auth == "oauth" {
+		s.oauth = newOAuthResource(cfg, s.resolver.fetch, s.log)
+		s.verifier = s.oauth
+		s.AddReadinessCheck("identity_provider", s.oauth.ready)
+	}
 	s.sweeper, err = cleanup.New(cleanup.Config{
 		// The store itself, not its instrumented wrapper: the sweeper uses
 		// its expiry index (fileserve.ExpiryIndex) when it has one.
@@ -264,6 +270,9 @@ func (s *Service) loadKeys() ([]signing.Key, error) {
 // their lock. Call it once the service has stopped serving.
 func (s *Service) Close() error {
 	s.calls.close()
+	if s.oauth != nil {
+		s.oauth.close()
+	}
 	return nil
 }
 

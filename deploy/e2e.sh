@@ -14,6 +14,9 @@ teardown() {
 	# The scale-out test's project (TestComposeScale); its file needs its secrets set, any value does for down.
 	SCALE_SIGNING_KEY=x S3_ACCESS_KEY=x S3_SECRET_KEY=x "${compose[@]}" -p "${project}scale" -f deploy/docker-compose.scale.yml \
 		down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
+	# The sign-in test's project (TestComposeAuth): the agents with Hydra and the demo login.
+	"${compose[@]}" -p "${project}auth" -f deploy/docker-compose.yml -f deploy/docker-compose.auth.yml \
+		down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
 	rm -f "$log"
 }
 trap teardown EXIT INT TERM

@@ -34,6 +34,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (
 		Registry:         g.reg,
 		BaseURL:          r.agent.base,
 		Token:            r.agent.cfg.Token,
+		HTTPClient:       r.agent.client(),
 		InlineMaxBytes:   g.cfg.InlineMaxBytes,
 		MaxDownloadBytes: g.cfg.MaxDownloadBytes,
 		AllowHosts:       r.agent.cfg.AllowHosts,

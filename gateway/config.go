@@ -37,6 +37,9 @@ type Agent struct {
 	// Token is a bearer token (agents with AGENT_AUTH=jwt); empty means
 	// Config.Token.
 	Token string `json:"token,omitempty"`
+	// OAuthClientID is the gateway's client at the identity provider of an
+	// agent with AGENT_AUTH=oauth; empty means Config.OAuthClientID.
+	OAuthClientID string `json:"oauth_client_id,omitempty"`
 	// Headers are sent with every MCP request to URL (not with downloads).
 	Headers map[string]string `json:"headers,omitempty"`
 	// AllowHosts are hosts besides the agent's origin that its produced
@@ -60,6 +63,16 @@ type Config struct {
 	Out string `json:"out,omitempty"`
 	// Token is the bearer token of agents that give none of their own.
 	Token string `json:"token,omitempty"`
+	// OAuthClientID signs the gateway in to agents with AGENT_AUTH=oauth
+	// (a public client for the redirect http://127.0.0.1/callback at their
+	// identity provider): authorization code with PKCE in the browser.
+	OAuthClientID string `json:"oauth_client_id,omitempty"`
+	// TokenFile keeps the OAuth tokens (0600); empty means
+	// client.DefaultTokenFile().
+	TokenFile string `json:"token_file,omitempty"`
+	// OpenURL shows a sign-in page to the user; nil prints it on stderr and
+	// opens the desktop's browser (client.ShowSignIn).
+	OpenURL openURL `json:"-"`
 	// InlineMaxBytes is the largest file sent inline; larger ones go
 	// through the agent's /uploads. As in client.Config, 0 means the
 	// default (10 MiB) and a negative value sends every file through

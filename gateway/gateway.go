@@ -66,6 +66,7 @@ type agent struct {
 	// itself; name is that made fit for tool names and distinct (refresh).
 	given, name string
 	session     *mcp.ClientSession // nil while it has none
+	httpClient  *http.Client       // uploads and downloads with the agent's OAuth token (auth.go); nil: cfg.Token
 	// logMeta asks for the agent's log messages in each call's _meta
 	// (2026-07-28, where logging/setLevel is gone); nil: asked once
 	// with logging/setLevel, or not at all.
@@ -74,6 +75,14 @@ type agent struct {
 	down     error       // why the last attempt to connect failed
 	dial     *dialing    // the attempt under way
 	retrying bool        // the background is trying to reconnect
+}
+
+// client is the HTTP client of the agent's uploads and downloads: nil
+// unless it signs in with OAuth (then it carries the token).
+func (a *agent) client() *http.Client {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.httpClient
 }
 
 // label is the agent's name for messages.
@@ -228,8 +237,15 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		if len(ac.Headers) > 0 {
 			next = headerTransport{headers: ac.Headers, next: next}
 		}
+		oauth, ahc, err := g.signIn(ac, u) // auth.go
+		if err != nil {
+			return nil, fmt.Errorf("gateway: sign in to %s: %w", ac.URL, err)
+		}
+		a.mu.Lock()
+		a.httpClient = ahc
+		a.mu.Unlock()
 		hc = &http.Client{Transport: &watchTransport{next: next, listenEnded: watch.ended(g, a)}}
-		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: hc}
+		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: hc, OAuthHandler: oauth}
 	} else {
 		cmd := exec.Command(ac.Command[0], ac.Command[1:]...)
 		cmd.Env = append(os.Environ(), ac.Env...)
@@ -243,7 +259,7 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 	s, err := c.Connect(ctx, tr, opts)
 	if err != nil {
 		if strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)) {
-			return nil, fmt.Errorf("gateway: connect to %s: %w: the agent wants a bearer token (AGENT_AUTH=jwt): give it with --token, $AGENTURA_TOKEN or the agent's token in the configuration file", a.what, err)
+			return nil, fmt.Errorf("gateway: connect to %s: %w: the agent wants a bearer token: give it with --token, $AGENTURA_TOKEN or the agent's token in the configuration file (AGENT_AUTH=jwt), or sign in with --oauth-client-id (AGENT_AUTH=oauth)", a.what, err)
 		}
 		return nil, fmt.Errorf("gateway: connect to %s: %w", a.what, err)
 	}

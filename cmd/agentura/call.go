@@ -145,6 +145,7 @@ func doCall(ctx context.Context, f *callFlags, rawURL, tool string, args json.Ra
 		Registry:         reg,
 		BaseURL:          cn.base,
 		Token:            f.token,
+		HTTPClient:       cn.hc,
 		InlineMaxBytes:   gateway.InlineMax(int64(f.inlineMax)),
 		MaxDownloadBytes: int64(f.maxDownload),
 		TusMinBytes:      int64(f.tusMin),

@@ -303,7 +303,7 @@ func TestCallWithTokenForJWTAgents(t *testing.T) {
 		t.Errorf("the file did not go through /uploads: %s", got)
 	}
 	r = runCLIEnv(t, dir, []string{"AGENTURA_TOKEN="}, args...)
-	if r.code != 1 || !strings.Contains(r.stderr, "Unauthorized: the agent wants a bearer token (AGENT_AUTH=jwt): give it with --token or $AGENTURA_TOKEN") {
+	if r.code != 1 || !strings.Contains(r.stderr, "Unauthorized: the agent wants a bearer token: give it with --token or $AGENTURA_TOKEN (AGENT_AUTH=jwt)") {
 		t.Errorf("without a token: want exit 1 and what to do:\n%s", r)
 	}
 }

@@ -27,6 +27,9 @@ type conn struct {
 	logger  *slog.Logger  // stderr logger at debug (with -v) or warn
 	mcp     *mcp.Client   // the client, before Connect
 	tr      mcp.Transport // the transport, before Connect
+	// hc makes uploads and downloads: it carries the OAuth token under
+	// --oauth-client-id; nil means the middleware's own client.
+	hc *http.Client
 }
 
 // stderrLogger logs to stderr: everything with -v, warnings and errors
@@ -78,12 +81,22 @@ func prepare(c *common, rawURL string, stderr io.Writer) (*conn, error) {
 		}
 	}
 	u, _ := url.Parse(endpoint)
-	cn.tr = &mcp.StreamableClientTransport{
+	tr := &mcp.StreamableClientTransport{
 		Endpoint:             endpoint,
 		DisableStandaloneSSE: true, // one command, no server-initiated messages to wait for
 		// The token goes to the endpoint's origin only.
 		HTTPClient: transfer.WithBearer(nil, c.token, u),
 	}
+	if c.oauthClientID != "" {
+		o, err := signIn(c, endpoint, stderr)
+		if err != nil {
+			return nil, err
+		}
+		tr.OAuthHandler = o.Handler()
+		base, _ := url.Parse(cn.base)
+		cn.hc = o.HTTPClient(nil, base)
+	}
+	cn.tr = tr
 	return cn, nil
 }
 
@@ -92,7 +105,8 @@ func (cn *conn) connect(ctx context.Context) error {
 	s, err := cn.mcp.Connect(ctx, cn.tr, nil)
 	if err != nil {
 		if strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)) {
-			return fmt.Errorf("connect: %w: the agent wants a bearer token (AGENT_AUTH=jwt): give it with --token or $AGENTURA_TOKEN", err)
+			return fmt.Errorf("connect: %w: the agent wants a bearer token: give it with --token or $AGENTURA_TOKEN (AGENT_AUTH=jwt), "+
+				"or sign in with --oauth-client-id (AGENT_AUTH=oauth: the agent's /.well-known/oauth-protected-resource names its identity provider)", err)
 		}
 		return cn.explain(fmt.Errorf("connect: %w", err))
 	}
@@ -132,4 +146,15 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.buf.String()
+}
+
+// signIn prepares the OAuth sign-in of --oauth-client-id to endpoint: the
+// URL to sign in at is printed to stderr (and opened in the browser), the
+// tokens kept in --token-file.
+func signIn(c *common, endpoint string, stderr io.Writer) (*client.OAuth, error) {
+	tokens, err := client.OpenTokenFile(c.tokenFile)
+	if err != nil {
+		return nil, err
+	}
+	return client.SignIn(endpoint, client.OAuthConfig{ClientID: c.oauthClientID, Tokens: tokens, OpenURL: client.ShowSignIn(stderr)})
 }

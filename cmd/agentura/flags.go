@@ -16,18 +16,27 @@ import (
 
 // common are the flags both commands share: how to reach the agent.
 type common struct {
-	stdio   bool
-	token   string
-	baseURL string
-	output  string
-	timeout time.Duration
-	verbose bool
-	command []string // after "--", with --stdio
+	stdio bool
+	token string
+	// oauthClientID and tokenFile sign in to agents with AGENT_AUTH=oauth
+	// (client.SignIn).
+	oauthClientID string
+	tokenFile     string
+	baseURL       string
+	output        string
+	timeout       time.Duration
+	verbose       bool
+	command       []string // after "--", with --stdio
 }
 
 func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.stdio, "stdio", false, "talk to a stdio agent started from the command after --")
 	fs.StringVar(&c.token, "token", os.Getenv("AGENTURA_TOKEN"), "bearer token for agents with AGENT_AUTH=jwt (default $AGENTURA_TOKEN)")
+	fs.StringVar(&c.oauthClientID, "oauth-client-id", os.Getenv("AGENTURA_OAUTH_CLIENT_ID"), "for agents with AGENT_AUTH=oauth: this host's "+
+		"client id at the agent's identity provider (a public client for the redirect http://127.0.0.1/callback); the sign-in opens "+
+		"in the browser and its tokens are kept in --token-file (default $AGENTURA_OAUTH_CLIENT_ID)")
+	fs.StringVar(&c.tokenFile, "token-file", envOr("AGENTURA_TOKEN_FILE", client.DefaultTokenFile()), "where OAuth tokens are kept, mode 0600 "+
+		"(default $AGENTURA_TOKEN_FILE, else in the user's config folder)")
 	fs.StringVar(&c.baseURL, "base-url", "", "the agent's HTTP base for /uploads and /files (default: the URL without /mcp; needed with --stdio for large files)")
 	fs.StringVar(&c.output, "output", "text", "text, or json for scripts")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up on the whole command after this long")
@@ -148,3 +157,11 @@ func parseSize(v string) (int64, error) {
 
 // defaultInline is the inline threshold shown in the help.
 const defaultInline = client.DefaultInlineMaxBytes
+
+// envOr returns the variable name's value, or def when it is empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

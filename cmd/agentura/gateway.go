@@ -30,6 +30,8 @@ type gatewayFlags struct {
 	out         string
 	listen      string
 	token       string
+	oauthClient string
+	tokenFile   string
 	allowHosts  listFlag
 	inlineMax   sizeFlag
 	maxDownload sizeFlag
@@ -63,6 +65,9 @@ func parseGatewayArgs(args []string, stderr io.Writer) (gateway.Config, string, 
 	fs.StringVar(&f.out, "out", "", "folder under which each run saves produced files in a folder of its own, sub-folders kept, nothing overwritten (default ./"+gateway.DefaultOut+")")
 	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP at http://ADDR/mcp (a loopback address such as 127.0.0.1:8090) instead of stdio")
 	fs.StringVar(&f.token, "token", os.Getenv("AGENTURA_TOKEN"), "bearer token for agents with AGENT_AUTH=jwt that have none in --config (default $AGENTURA_TOKEN)")
+	fs.StringVar(&f.oauthClient, "oauth-client-id", os.Getenv("AGENTURA_OAUTH_CLIENT_ID"), "for agents with AGENT_AUTH=oauth: the gateway's client id at "+
+		"their identity provider; the sign-in URL is printed on stderr and opened in the browser (default $AGENTURA_OAUTH_CLIENT_ID)")
+	fs.StringVar(&f.tokenFile, "token-file", os.Getenv("AGENTURA_TOKEN_FILE"), "where OAuth tokens are kept, mode 0600 (default $AGENTURA_TOKEN_FILE, else in the user's config folder)")
 	fs.Var(&f.allowHosts, "allow-host", "a host (host or host:port) besides an agent's own that produced files may be fetched from (repeatable)")
 	fs.Var(&f.inlineMax, "inline-max", "largest file sent inline as a data URI; larger ones go through /uploads (0: all; inline_max_bytes in --config)")
 	fs.Var(&f.maxDownload, "max-download", "largest produced file fetched (default 1GiB)")
@@ -106,6 +111,12 @@ func (f *gatewayFlags) gatewayConfig(urls []string, stderr io.Writer) (gateway.C
 	}
 	if f.token != "" {
 		cfg.Token = f.token
+	}
+	if f.oauthClient != "" {
+		cfg.OAuthClientID = f.oauthClient
+	}
+	if f.tokenFile != "" {
+		cfg.TokenFile = f.tokenFile
 	}
 	// A flag given wins over the file; 0 means every file through /uploads
 	// in both (gateway.InlineMax).

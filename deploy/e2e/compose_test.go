@@ -24,7 +24,8 @@ import (
 // operator's by its project name, its env file and (optionally) its ports.
 type deployment struct {
 	root, file, envFile, project string
-	ocrURL, composerURL          string // public base URLs, as the host reaches the agents
+	extra                        []string // further compose files (-f), after file
+	ocrURL, composerURL          string   // public base URLs, as the host reaches the agents
 	compose                      []string
 }
 
@@ -61,6 +62,14 @@ func composeCommand(t *testing.T) []string {
 // down again, volumes included, when the test ends.
 func startDeployment(t *testing.T) *deployment {
 	t.Helper()
+	return startDeploymentWith(t, "agenturae2e", nil, nil)
+}
+
+// startDeploymentWith is startDeployment under project with the compose
+// files extra (paths under deploy/) added and the variables set added to
+// the env file.
+func startDeploymentWith(t *testing.T, project string, extra []string, vars map[string]string) *deployment {
+	t.Helper()
 	requireDocker(t)
 	root := repoRoot(t)
 	ocrPort, composerPort := envPort(t, "E2E_OCR_PORT", 8001), envPort(t, "E2E_COMPOSER_PORT", 8002)
@@ -68,7 +77,7 @@ func startDeployment(t *testing.T) *deployment {
 		root:        root,
 		file:        filepath.Join(root, "deploy", "docker-compose.yml"),
 		envFile:     filepath.Join(t.TempDir(), "e2e.env"),
-		project:     "agenturae2e",
+		project:     project,
 		ocrURL:      "http://localhost:" + strconv.Itoa(ocrPort),
 		composerURL: "http://localhost:" + strconv.Itoa(composerPort),
 		compose:     composeCommand(t),
@@ -82,7 +91,13 @@ func startDeployment(t *testing.T) *deployment {
 		"OCR_PUBLIC_URL":       d.ocrURL,
 		"COMPOSER_PUBLIC_URL":  d.composerURL,
 	}
+	for _, f := range extra {
+		d.extra = append(d.extra, filepath.Join(root, "deploy", f))
+	}
 	env := string(example)
+	for k, v := range vars {
+		env += "\n" + k + "=" + v + "\n"
+	}
 	for k, v := range set {
 		re := regexp.MustCompile(`(?m)^` + k + `=.*$`)
 		if !re.MatchString(env) {
@@ -110,7 +125,11 @@ func startDeployment(t *testing.T) *deployment {
 
 // run runs one Compose command on the project.
 func (d *deployment) run(args ...string) (string, error) {
-	full := append(append(d.compose[1:], "-p", d.project, "-f", d.file, "--env-file", d.envFile), args...)
+	full := append(append([]string{}, d.compose[1:]...), "-p", d.project, "-f", d.file)
+	for _, f := range d.extra {
+		full = append(full, "-f", f)
+	}
+	full = append(append(full, "--env-file", d.envFile), args...)
 	cmd := exec.Command(d.compose[0], full...)
 	cmd.Dir = filepath.Dir(d.file)
 	out, err := cmd.CombinedOutput()

@@ -49,7 +49,7 @@ var rules = []rule{
 	{"internal/revocation", []string{"fileserve", "internal/signing"}}, // revoked URLs and deleted files, shared through the store's records
 	{"internal/filehttp", with(leaves, "fileserve", "internal/signing", "internal/boundedmap", "internal/promreg", "internal/revocation")},
 	{"internal/cleanup", []string{"fileserve", "internal/promreg"}},
-	{"agentcore", with(leaves, "fileserve", "internal/signing", "internal/filehttp", "internal/quickget", "internal/cleanup", "internal/promreg", "internal/memcg", "internal/revocation")},
+	{"agentcore", with(leaves, "fileserve", "internal/signing", "internal/filehttp", "internal/quickget", "internal/cleanup", "internal/promreg", "internal/memcg", "internal/revocation", "internal/boundedmap")},
 	{"internal/quickget", nil},                                   // downloads read and answered without net/http's per-request work
 	{"agentcore/agenttest", with(leaves, "agentcore", "client")}, // the public test helper: an agent in-process, the host side in front
 
@@ -80,6 +80,9 @@ var rules = []rule{
 	{"internal/testagent/cmd/testagent", []string{"agentcore", "internal/testagent"}}, // the test agent as a binary
 	{"internal/testagent", with(leaves, "agentcore", "examples/fileagent")},
 	{"internal/s3test", []string{"internal/requiretool"}},
+	{"internal/hydratest", []string{"internal/demologin", "internal/requiretool", "agentcore", "examples/fileagent"}}, // a real identity provider (Ory Hydra) for the OAuth tests
+	{"internal/demologin", nil},                                // the demo login and consent pages of that provider
+	{"internal/cmd/demologin", []string{"internal/demologin"}}, // the same as a binary (make up-auth)
 	{"internal/mcptest", leaves},
 	{"internal/limitstest", nil},                                                         // tests only: the limits of a built agent
 	{"internal/cmd/httpprobe", leaves},                                                   // the S3 image's health check

@@ -1,0 +1,393 @@
+package agentcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/time/rate"
+)
+
+// The scopes of AGENT_AUTH=oauth: what a caller's access token lets it do
+// (docs/security.md). A token of this agent with none of them may still
+// connect, list tools and ping.
+const (
+	// ScopeToolsCall lets a caller run tools: MCP tools/call and tasks,
+	// A2A message/send, message/stream and tasks/cancel.
+	ScopeToolsCall = "tools:call"
+	// ScopeFilesRead lets a caller read what it produced: MCP resources/*,
+	// A2A tasks/get and tasks/resubscribe.
+	ScopeFilesRead = "files:read"
+	// ScopeFilesWrite lets a caller stage inputs: POST /uploads and tus.
+	ScopeFilesWrite = "files:write"
+)
+
+// oauthScopes are the scopes the protected-resource metadata lists.
+var oauthScopes = []string{ScopeToolsCall, ScopeFilesRead, ScopeFilesWrite}
+
+// asymmetricAlgs are the JWS algorithms an issuer's access token may be
+// signed with: public-key ones only, so a token signed with the public key
+// as an HMAC secret (or with "none") never verifies.
+var asymmetricAlgs = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+const (
+	// jwksMaxBytes caps a JWKS (and any other answer of the issuer): a
+	// dozen RSA keys take about 10 KiB.
+	jwksMaxBytes = 512 << 10
+	// jwksRefreshInterval is how often the JWKS is read again, so that a
+	// key the issuer retired stops verifying without a restart.
+	jwksRefreshInterval = 15 * time.Minute
+	// jwksUnknownKIDEvery is the least time between two reads of the JWKS
+	// caused by tokens naming a key it does not hold (a new key after a
+	// rotation), so that made-up key ids cannot make the agent hammer the
+	// issuer.
+	jwksUnknownKIDEvery = 10 * time.Second
+	// discoveryRetry is the least time between two attempts at reading the
+	// issuer's metadata while it cannot be read.
+	discoveryRetry = 5 * time.Second
+	// tokenLeeway is the clock skew allowed on exp, nbf and iat.
+	tokenLeeway = 30 * time.Second
+	// issuerTimeout bounds one request to the issuer.
+	issuerTimeout = 15 * time.Second
+)
+
+// errIssuerUnavailable marks a token that could not be checked because the
+// issuer's metadata or keys cannot be read: the caller is told to retry
+// (503), not to sign in again (401).
+var errIssuerUnavailable = errors.New("the identity provider cannot be reached")
+
+// oauthResource is the agent as an OAuth 2.1 resource server
+// (AGENT_AUTH=oauth), as the MCP authorization specification asks: it
+// verifies access tokens of one issuer (AGENT_OAUTH_ISSUER) with the keys
+// the issuer publishes (its JWKS, found through its RFC 8414 or OpenID
+// Connect metadata, read again on an unknown key id and every
+// jwksRefreshInterval), or by introspection (RFC 7662) for opaque tokens, and
+// accepts only tokens whose audience names this agent.
+type oauthResource struct {
+	issuer     string
+	resource   string   // the canonical URI of /mcp: <AGENT_PUBLIC_URL>/mcp
+	origin     string   // AGENT_PUBLIC_URL, the resource of /a2a and /uploads
+	audiences  []string // AGENT_OAUTH_AUDIENCE: a token's aud must name one
+	client     *http.Client
+	introspect *introspector // nil: opaque tokens are refused
+	log        *slog.Logger
+	ctx        context.Context // ends the JWKS refresh; cancelled by close
+	stop       context.CancelFunc
+
+	unknownKID *rate.Limiter // reads of the JWKS for a key id it lacks
+
+	mu      sync.Mutex
+	meta    *issuerMeta
+	keys    keyfunc.Keyfunc
+	tried   time.Time // last failed discovery
+	lastErr error
+}
+
+// issuerMeta is what the agent learnt of its issuer.
+type issuerMeta struct {
+	*oauthex.AuthServerMeta
+	url  string // where it was read
+	oidc bool   // from OpenID Connect discovery (not RFC 8414)
+}
+
+// newOAuthResource prepares the resource server of cfg; fetch is the
+// agent's SSRF-guarded fetcher, through which every request to the issuer
+// goes (its host must be allowed in AGENT_FETCH_ALLOW_HOSTS, or mapped by
+// AGENT_PEER_URLS, when it is private). Nothing is fetched yet.
+func newOAuthResource(cfg Config, fetch *fetcher, log *slog.Logger) *oauthResource {
+	o := &oauthResource{
+		issuer:    cfg.OAuthIssuer,
+		origin:    cfg.PublicURL,
+		resource:  cfg.PublicURL + "/mcp",
+		audiences: cfg.OAuthAudience,
+		client:    &http.Client{Transport: issuerTransport{fetch: fetch}, Timeout: issuerTimeout},
+		log:       log,
+	}
+	if len(o.audiences) == 0 {
+		o.audiences = []string{o.resource, o.origin}
+	}
+	if cfg.OAuthIntrospectionURL != "" {
+		o.introspect = &introspector{url: cfg.OAuthIntrospectionURL, clientID: cfg.OAuthClientID, secret: cfg.OAuthClientSecret,
+			client: o.client, issuer: o.issuer}
+		o.introspect.cache.Limit = 10000
+	}
+	o.unknownKID = rate.NewLimiter(rate.Every(jwksUnknownKIDEvery), 1)
+	o.ctx, o.stop = context.WithCancel(context.Background())
+	return o
+}
+
+// close stops the JWKS refresh.
+func (o *oauthResource) close() { o.stop() }
+
+// issuerTransport sends the agent's requests to its issuer through the SSRF
+// guard (and a peer's internal URL), and caps every answer at jwksMaxBytes.
+type issuerTransport struct{ fetch *fetcher }
+
+func (t issuerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	client, raw := t.fetch.clientFor(req.URL.String())
+	if raw != req.URL.String() {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return nil, err
+		}
+		req = req.Clone(req.Context())
+		req.URL, req.Host = u, ""
+	}
+	resp, err := client.Transport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.ContentLength > jwksMaxBytes {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s answered %d bytes, more than the %d an identity provider's metadata or key set may take", req.URL.Host, resp.ContentLength, jwksMaxBytes)
+	}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, left: jwksMaxBytes, host: req.URL.Host}
+	return resp, nil
+}
+
+// cappedBody fails a body that runs past its cap instead of truncating it.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+	host string
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		if n, _ := b.ReadCloser.Read(one[:]); n > 0 {
+			return 0, fmt.Errorf("%s answered more than the %d bytes an identity provider's metadata or key set may take", b.host, jwksMaxBytes)
+		}
+		return b.ReadCloser.Read(p)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// metadataURLs are where an issuer's metadata may be (RFC 8414 §3.1, and
+// OpenID Connect Discovery with the path inserted and appended), in the
+// order the MCP specification tries them; oidc marks the OpenID Connect ones.
+func metadataURLs(issuer string) (urls []string, oidc []bool) {
+	u, err := url.Parse(issuer)
+	if err != nil {
+		return nil, nil
+	}
+	path := strings.Trim(u.Path, "/")
+	at := func(p string, isOIDC bool) {
+		v := *u
+		v.Path, v.RawPath = p, ""
+		urls, oidc = append(urls, v.String()), append(oidc, isOIDC)
+	}
+	if path == "" {
+		at("/.well-known/oauth-authorization-server", false)
+		at("/.well-known/openid-configuration", true)
+		return urls, oidc
+	}
+	at("/.well-known/oauth-authorization-server/"+path, false)
+	at("/.well-known/openid-configuration/"+path, true)
+	at("/"+path+"/.well-known/openid-configuration", true)
+	return urls, oidc
+}
+
+// discover reads the issuer's metadata and prepares its key set. The
+// metadata must name this very issuer (a document naming another is
+// refused), and its jwks_uri be https (or loopback http).
+func (o *oauthResource) discover(ctx context.Context) (*issuerMeta, keyfunc.Keyfunc, error) {
+	urls, oidc := metadataURLs(o.issuer)
+	var meta *issuerMeta
+	for i, u := range urls {
+		asm, err := oauthex.GetAuthServerMeta(ctx, u, o.issuer, o.client)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read the metadata of issuer %s at %s: %w", o.issuer, u, err)
+		}
+		if asm != nil {
+			meta = &issuerMeta{AuthServerMeta: asm, url: u, oidc: oidc[i]}
+			break
+		}
+	}
+	if meta == nil {
+		return nil, nil, fmt.Errorf("issuer %s publishes no metadata (tried %s); AGENT_OAUTH_ISSUER must be the issuer exactly as its tokens' iss says", o.issuer, strings.Join(urls, ", "))
+	}
+	if meta.JWKSURI == "" {
+		if o.introspect == nil {
+			return nil, nil, fmt.Errorf("issuer %s publishes no jwks_uri; set AGENT_OAUTH_INTROSPECTION_URL to check its tokens by introspection", o.issuer)
+		}
+		return meta, nil, nil
+	}
+	if err := httpsOrLoopback(meta.JWKSURI); err != nil {
+		return nil, nil, fmt.Errorf("issuer %s: jwks_uri %w", o.issuer, err)
+	}
+	strict := false
+	keys, err := keyfunc.NewDefaultOverrideCtx(o.ctx, []string{meta.JWKSURI}, keyfunc.Override{
+		Client:                    o.client,
+		HTTPTimeout:               issuerTimeout,
+		NoErrorReturnFirstHTTPReq: &strict,
+		RefreshInterval:           jwksRefreshInterval,
+		// keyFunc limits the reads for unknown key ids (o.unknownKID); the
+		// library's limiter lets each through, and its wait bounds the read.
+		RefreshUnknownKID: rate.NewLimiter(rate.Inf, 1),
+		RateLimitWaitMax:  issuerTimeout,
+		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
+			return func(_ context.Context, err error) {
+				o.log.Warn("could not read the identity provider's keys again; the ones read before stay in use", "jwks_uri", u, "err", err)
+			}
+		},
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the keys of issuer %s at %s: %w", o.issuer, meta.JWKSURI, err)
+	}
+	return meta, keys, nil
+}
+
+// httpsOrLoopback accepts an https URL, or an http one on a loopback host.
+func httpsOrLoopback(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL: %v", raw, err)
+	}
+	if u.Scheme == "https" {
+		return nil
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); u.Scheme == "http" && (host == "localhost" || (ip != nil && ip.IsLoopback())) {
+		return nil
+	}
+	return fmt.Errorf("%q is neither https nor http on a loopback address", raw)
+}
+
+// issuerState returns the issuer's metadata and keys, discovering them on
+// first use and, while that fails, again at most every discoveryRetry.
+func (o *oauthResource) issuerState(ctx context.Context) (*issuerMeta, keyfunc.Keyfunc, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.meta != nil {
+		return o.meta, o.keys, nil
+	}
+	if !o.tried.IsZero() && time.Since(o.tried) < discoveryRetry {
+		return nil, nil, fmt.Errorf("%w: %v", errIssuerUnavailable, o.lastErr)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*issuerTimeout)
+	defer cancel()
+	meta, keys, err := o.discover(ctx)
+	if err != nil {
+		o.tried, o.lastErr = time.Now(), err
+		o.log.Warn("cannot read the identity provider's metadata; tokens are refused with 503 until it can be read", "issuer", o.issuer, "err", err)
+		return nil, nil, fmt.Errorf("%w: %v", errIssuerUnavailable, err)
+	}
+	o.meta, o.keys = meta, keys
+	return meta, keys, nil
+}
+
+// ready is the /readyz check: the issuer's metadata and keys were read.
+func (o *oauthResource) ready(ctx context.Context) error {
+	_, _, err := o.issuerState(ctx)
+	return err
+}
+
+// accessClaims are the claims of an access token (RFC 9068) the agent reads.
+type accessClaims struct {
+	jwt.RegisteredClaims
+	Scope    scopeList `json:"scope,omitempty"`
+	Scp      scopeList `json:"scp,omitempty"`
+	ClientID string    `json:"client_id,omitempty"`
+}
+
+// verify checks a caller's bearer token (an auth.TokenVerifier): a JWT by
+// signature with the issuer's keys, an opaque token by introspection.
+func (o *oauthResource) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	if strings.Count(token, ".") != 2 {
+		if o.introspect == nil {
+			return nil, fmt.Errorf("%w: the token is not a JWT, and this agent checks opaque tokens only when AGENT_OAUTH_INTROSPECTION_URL is set", auth.ErrInvalidToken)
+		}
+		return o.introspect.verify(ctx, token, o.accept)
+	}
+	_, keys, err := o.issuerState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if keys == nil {
+		return nil, fmt.Errorf("%w: the issuer publishes no keys (jwks_uri), so a JWT cannot be checked here", auth.ErrInvalidToken)
+	}
+	var c accessClaims
+	_, err = jwt.ParseWithClaims(token, &c, o.keyFunc(ctx, keys),
+		jwt.WithValidMethods(asymmetricAlgs), jwt.WithIssuer(o.issuer), jwt.WithExpirationRequired(), jwt.WithLeeway(tokenLeeway))
+	switch {
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		return nil, fmt.Errorf("%w: the token's iss %q is not this agent's issuer %s (AGENT_OAUTH_ISSUER)", auth.ErrInvalidToken, c.Issuer, o.issuer)
+	case errors.Is(err, keyfunc.ErrKeyfunc):
+		return nil, fmt.Errorf("%w: the token's signing key is not one issuer %s publishes (%v)", auth.ErrInvalidToken, o.issuer, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
+	}
+	scopes := c.Scp
+	if len(scopes) == 0 {
+		scopes = c.Scope
+	}
+	return o.accept(c.Subject, c.Audience, scopes, c.ExpiresAt.Time, c.ClientID)
+}
+
+// keyFunc finds the key of a token in the issuer's key set. A key id the
+// set lacks makes it read the set again (a key added by a rotation), at
+// most once every jwksUnknownKIDEvery: a token naming an unknown key
+// meanwhile fails at once, so that made-up key ids neither hammer the
+// issuer nor hold requests waiting.
+func (o *oauthResource) keyFunc(ctx context.Context, keys keyfunc.Keyfunc) jwt.Keyfunc {
+	kf := keys.KeyfuncCtx(ctx)
+	return func(t *jwt.Token) (any, error) {
+		if kid, ok := t.Header["kid"].(string); ok && !knownKID(ctx, keys, kid) && !o.unknownKID.Allow() {
+			return nil, fmt.Errorf("%w: key id %q is not in the issuer's key set, read again less than %s ago", keyfunc.ErrKeyfunc, truncate(kid, 80), jwksUnknownKIDEvery)
+		}
+		return kf(t)
+	}
+}
+
+// knownKID reports whether the key set read last holds kid.
+func knownKID(ctx context.Context, keys keyfunc.Keyfunc, kid string) bool {
+	all, err := keys.Storage().KeyReadAll(ctx)
+	if err != nil {
+		return false
+	}
+	for _, k := range all {
+		if k.Marshal().KID == kid {
+			return true
+		}
+	}
+	return false
+}
+
+// accept turns a verified token's claims into the caller: its audience must
+// name this agent, its sub becomes the owner.
+func (o *oauthResource) accept(sub string, aud []string, scopes []string, exp time.Time, clientID string) (*auth.TokenInfo, error) {
+	ok := false
+	for _, a := range o.audiences {
+		ok = ok || oauthex.MatchesResource(aud, a)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: the token's audience %q does not name this agent (%s); ask the identity provider for a token with resource=%s (RFC 8707), or audience=%s",
+			auth.ErrInvalidToken, aud, strings.Join(o.audiences, " or "), o.resource, o.resource)
+	}
+	if sub == "" {
+		return nil, fmt.Errorf("%w: the token has no sub claim to name the caller", auth.ErrInvalidToken)
+	}
+	extra := map[string]any{}
+	if clientID != "" {
+		extra["client_id"] = clientID
+	}
+	return &auth.TokenInfo{UserID: sub, Scopes: scopes, Expiration: exp, Extra: extra}, nil
+}

@@ -1,0 +1,322 @@
+package agentcore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/transfer"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// ProtectedResourcePath is where an agent with AGENT_AUTH=oauth serves its
+// OAuth protected-resource metadata (RFC 9728): the agent's own document
+// here, /mcp's at this path followed by /mcp, as the MCP specification
+// has clients look for it.
+const ProtectedResourcePath = "/.well-known/oauth-protected-resource"
+
+// a2aOAuthScheme and a2aOIDCScheme name the card's security schemes under
+// AGENT_AUTH=oauth.
+const (
+	a2aOAuthScheme a2a.SecuritySchemeName = "oauth2"
+	a2aOIDCScheme  a2a.SecuritySchemeName = "oidc"
+)
+
+// scopeDescriptions say what each scope allows, for the agent card.
+var scopeDescriptions = map[string]string{
+	ScopeToolsCall:  "run the agent's tools (MCP tools/call, A2A message/send)",
+	ScopeFilesRead:  "read the files the caller's calls produced (MCP resources, A2A tasks/get)",
+	ScopeFilesWrite: "stage input files (POST /uploads, tus)",
+}
+
+// protectedResources serves the protected-resource metadata: the agent's
+// (resource AGENT_PUBLIC_URL) and /mcp's (resource AGENT_PUBLIC_URL/mcp).
+func (s *Service) protectedResources() map[string]http.Handler {
+	doc := func(resource string) http.Handler {
+		return auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+			Resource:               resource,
+			AuthorizationServers:   []string{s.oauth.issuer},
+			ScopesSupported:        oauthScopes,
+			BearerMethodsSupported: []string{"header"},
+			ResourceName:           s.describe(),
+		})
+	}
+	return map[string]http.Handler{
+		ProtectedResourcePath:          doc(s.oauth.origin),
+		ProtectedResourcePath + "/mcp": doc(s.oauth.resource),
+	}
+}
+
+// challengeScopes are the scopes a 401 on path names: what a host needs
+// for its usual work there.
+func challengeScopes(path string) []string {
+	switch {
+	case path == "/mcp":
+		return oauthScopes
+	case path == transfer.A2APath:
+		return []string{ScopeToolsCall, ScopeFilesRead}
+	}
+	return []string{ScopeFilesWrite} // /uploads, tus
+}
+
+// bearerChallenge is the WWW-Authenticate value of a request to r's
+// endpoint refused with code ("" when no token came, "invalid_token",
+// "insufficient_scope"): under AGENT_AUTH=oauth it names the
+// protected-resource metadata and the scopes wanted (RFC 6750 §3, RFC 9728
+// §5.1); scopes nil means the endpoint's usual ones.
+func (s *Service) bearerChallenge(r *http.Request, code, desc string, scopes []string) string {
+	if s.oauth == nil {
+		if code == "" {
+			return "Bearer" // RFC 6750 §3.1: no error code without credentials
+		}
+		return `Bearer error="` + code + `"`
+	}
+	meta := s.cfg.PublicURL + ProtectedResourcePath
+	if r.URL.Path == "/mcp" {
+		meta += "/mcp"
+	}
+	if scopes == nil {
+		scopes = challengeScopes(r.URL.Path)
+	}
+	params := []string{`resource_metadata="` + meta + `"`, `scope="` + strings.Join(scopes, " ") + `"`}
+	if code != "" {
+		params = append(params, `error="`+code+`"`)
+	}
+	if desc != "" {
+		params = append(params, `error_description="`+quotable(desc)+`"`)
+	}
+	return "Bearer " + strings.Join(params, ", ")
+}
+
+// quotable makes s fit a quoted-string of RFC 6750 (%x20-21 / %x23-5B / %x5D-7E).
+func quotable(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		switch {
+		case c == '"':
+			b.WriteByte('\'')
+		case c == '\\' || c < 0x20 || c > 0x7e:
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return truncate(b.String(), 300)
+}
+
+// challengeWriter adds the endpoint's challenge to any 401 or 403 answered
+// behind requireCaller without one (the go-sdk's own, the origin guard's),
+// so that every refusal points a client at the metadata.
+type challengeWriter struct {
+	http.ResponseWriter
+	s *Service
+	r *http.Request
+}
+
+// WriteHeader adds the challenge to a 401 or 403.
+func (c *challengeWriter) WriteHeader(code int) {
+	if (code == http.StatusUnauthorized || code == http.StatusForbidden) && c.Header().Get("WWW-Authenticate") == "" {
+		c.Header().Set("WWW-Authenticate", c.s.bearerChallenge(c.r, "", "", nil))
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+// Flush sends what was written so far (streamed answers).
+func (c *challengeWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (c *challengeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// requireScope refuses, under AGENT_AUTH=oauth, a request whose token lacks
+// scope with 403 insufficient_scope; otherwise it is next itself.
+func (s *Service) requireScope(scope string, next http.Handler) http.Handler {
+	return s.requireScopes(func(*http.Request) ([]string, error) { return []string{scope}, nil }, next)
+}
+
+// requireScopes refuses, under AGENT_AUTH=oauth, a request whose token
+// lacks one of the scopes need names for it, with 403 insufficient_scope
+// naming them all (so a host steps up once); otherwise it is next itself.
+func (s *Service) requireScopes(need func(*http.Request) ([]string, error), next http.Handler) http.Handler {
+	if s.oauth == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ti := auth.TokenInfoFromContext(r.Context())
+		if ti == nil {
+			next.ServeHTTP(w, r) // requireCaller answered already
+			return
+		}
+		scopes, err := need(r)
+		if err != nil {
+			next.ServeHTTP(w, r) // the handler answers a body it cannot read
+			return
+		}
+		var missing []string
+		for _, sc := range scopes {
+			if sc != "" && !slices.Contains(ti.Scopes, sc) && !slices.Contains(missing, sc) {
+				missing = append(missing, sc)
+			}
+		}
+		if len(missing) == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		desc := fmt.Sprintf("this request needs the scope %s, which the token lacks", strings.Join(missing, " and "))
+		w.Header().Set("WWW-Authenticate", s.bearerChallenge(r, "insufficient_scope", desc, missing))
+		filehttp.WriteError(w, http.StatusForbidden, desc+fmt.Sprintf(" (it has %q); sign in again asking for it", ti.Scopes))
+	})
+}
+
+// mcpScope is the scope an MCP method needs; "" for none beyond a token of
+// this agent (initialize, tools/list, ping, notifications...).
+func mcpScope(method string) string {
+	switch {
+	case method == "tools/call", strings.HasPrefix(method, "tasks/"):
+		return ScopeToolsCall
+	case strings.HasPrefix(method, "resources/"), method == "files/authorizeDownload":
+		return ScopeFilesRead
+	case method == "files/authorizeUpload":
+		return ScopeFilesWrite
+	}
+	return ""
+}
+
+// a2aScope is the scope an A2A method needs; "" for none (the card).
+func a2aScope(method string) string {
+	switch {
+	case method == "message/send", method == "message/stream", method == "tasks/cancel",
+		strings.HasPrefix(method, "tasks/pushNotificationConfig/"):
+		return ScopeToolsCall
+	case strings.HasPrefix(method, "tasks/"):
+		return ScopeFilesRead
+	}
+	return ""
+}
+
+// methodScopes returns, for requireScopes, the scopes the JSON-RPC methods
+// of a request need: the Mcp-Method header's (2026-07-28), else those the
+// body names (one message or a batch), read as a token stream and put back.
+func methodScopes(scope func(string) string) func(*http.Request) ([]string, error) {
+	return func(r *http.Request) ([]string, error) {
+		if m := r.Header.Get(headerMethod); m != "" {
+			return []string{scope(m)}, nil
+		}
+		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+			return nil, nil
+		}
+		var seen bytes.Buffer
+		methods, err := jsonRPCMethods(jsontext.NewDecoder(io.TeeReader(r.Body, &seen)))
+		r.Body = readCloser{io.MultiReader(&seen, r.Body), r.Body}
+		out := make([]string, len(methods))
+		for i, m := range methods {
+			out[i] = scope(m)
+		}
+		return out, err
+	}
+}
+
+// jsonRPCMethods reads the "method" members of a JSON-RPC message or batch.
+func jsonRPCMethods(dec *jsontext.Decoder) ([]string, error) {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	if tok.Kind() == '[' {
+		var out []string
+		for dec.PeekKind() == '{' {
+			if _, err := dec.ReadToken(); err != nil {
+				return out, err
+			}
+			m, err := objectMethod(dec)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, m)
+		}
+		return out, nil
+	}
+	if tok.Kind() != '{' {
+		return nil, nil
+	}
+	m, err := objectMethod(dec)
+	return []string{m}, err
+}
+
+// objectMethod reads the rest of an object whose '{' was read and returns
+// its "method" member.
+func objectMethod(dec *jsontext.Decoder) (string, error) {
+	method := ""
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return method, err
+		}
+		if name.Kind() == '"' && name.String() == "method" && dec.PeekKind() == '"' {
+			v, err := dec.ReadToken()
+			if err != nil {
+				return method, err
+			}
+			method = v.String()
+			continue
+		}
+		if err := dec.SkipValue(); err != nil {
+			return method, err
+		}
+	}
+	_, err := dec.ReadToken()
+	return method, err
+}
+
+// cardSecurity declares on the card how a peer gets a token: under
+// AGENT_AUTH=oauth the issuer's OAuth 2.0 flows (authorization code for a
+// user, client credentials for an agent) and, when it is an OpenID Connect
+// provider, its discovery URL; under AGENT_AUTH=jwt a bearer JWT.
+func (s *Service) cardSecurity(card *a2a.AgentCard) {
+	if s.oauth == nil {
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{
+			a2aBearerScheme: a2a.HTTPAuthSecurityScheme{
+				Scheme:       "bearer",
+				BearerFormat: "JWT",
+				Description:  "Authorization: Bearer <JWT>; its sub claim names the caller, who owns the files of the call.",
+			},
+		}
+		card.Security = []a2a.SecurityRequirements{{a2aBearerScheme: a2a.SecuritySchemeScopes{}}}
+		return
+	}
+	need := a2a.SecuritySchemeScopes{ScopeToolsCall, ScopeFilesRead}
+	desc := fmt.Sprintf("OAuth 2.1 access token of %s whose audience is %s (send resource=%s, RFC 8707; the protected-resource metadata is %s); its sub names the caller, who owns the files of the call.",
+		s.oauth.issuer, s.oauth.origin, s.oauth.origin, s.cfg.PublicURL+ProtectedResourcePath)
+	meta, _, err := s.oauth.issuerState(context.Background())
+	if err != nil {
+		// The issuer cannot be read now: still say what kind of token it is.
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{a2aBearerScheme: a2a.HTTPAuthSecurityScheme{Scheme: "bearer", BearerFormat: "JWT", Description: desc}}
+		card.Security = []a2a.SecurityRequirements{{a2aBearerScheme: a2a.SecuritySchemeScopes{}}}
+		return
+	}
+	flows := a2a.OAuthFlows{ClientCredentials: &a2a.ClientCredentialsOAuthFlow{TokenURL: meta.TokenEndpoint, Scopes: scopeDescriptions}}
+	if meta.AuthorizationEndpoint != "" {
+		flows.AuthorizationCode = &a2a.AuthorizationCodeOAuthFlow{AuthorizationURL: meta.AuthorizationEndpoint, TokenURL: meta.TokenEndpoint, Scopes: scopeDescriptions}
+	}
+	scheme := a2a.OAuth2SecurityScheme{Description: desc, Flows: flows}
+	if !meta.oidc {
+		scheme.Oauth2MetadataURL = meta.url
+	}
+	card.SecuritySchemes = a2a.NamedSecuritySchemes{a2aOAuthScheme: scheme}
+	card.Security = []a2a.SecurityRequirements{{a2aOAuthScheme: need}}
+	if meta.oidc {
+		card.SecuritySchemes[a2aOIDCScheme] = a2a.OpenIDConnectSecurityScheme{Description: desc, OpenIDConnectURL: meta.url}
+		card.Security = append(card.Security, a2a.SecurityRequirements{a2aOIDCScheme: need})
+	}
+}
