@@ -53,7 +53,7 @@ func (s *Service) buildHandler() http.Handler {
 	// arrives (inline.go), so the SDKs parse a small JSON; mcpGuard answers
 	// what the SDK would answer unhelpfully (hardening); a stateless
 	// request that drops cancels its call (cancel.go).
-	var mcpH http.Handler = s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineMCP, bodyLimit, s.drainable(s.linkRequestContexts(mcpGuard(bodyLimit, mcpHandler))))))
+	var mcpH http.Handler = s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineMCP, bodyLimit, s.drainable(s.linkRequestContexts(mcpGuard(bodyLimit, s.taskHTTP(mcpHandler)))))))
 	uploads := http.HandlerFunc(s.files.ServeUpload)
 	var uploadH http.Handler = s.limiter.wrap(s.pacer.wrap(uploads))
 	// tusd keeps its own read deadlines on PATCH bodies (extended as bytes
