@@ -43,7 +43,7 @@ func (s *Service) a2aHandler() http.Handler {
 	h := a2asrv.NewHandler(&a2aExecutor{svc: s, ended: ended, shared: shared},
 		a2asrv.WithLogger(s.log.With("transport", "a2a")),
 		a2asrv.WithTaskStore(tasks),
-		a2asrv.WithCallInterceptor(&a2aInterceptor{tasks: tasks}),
+		a2asrv.WithCallInterceptor(&a2aInterceptor{tasks: tasks, shared: shared}),
 	)
 	if shared != nil {
 		h = &a2aFollower{RequestHandler: h, tasks: shared, every: a2aFollowEvery}
@@ -278,7 +278,8 @@ type a2aInlineKey struct{}
 // task history.
 type a2aInterceptor struct {
 	a2asrv.PassthroughCallInterceptor
-	tasks a2asrv.TaskStore
+	tasks  a2asrv.TaskStore
+	shared *sharedTaskStore // nil: tasks kept in memory
 }
 
 // Before takes inline file bytes out of an incoming message into the
@@ -291,6 +292,13 @@ func (i *a2aInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req
 	case *a2a.MessageSendParams:
 		if p == nil || p.Message == nil {
 			return ctx, nil
+		}
+		if i.shared != nil && p.Message.TaskID == "" {
+			// A new task's record must fit under the owner's quota (E14):
+			// refused here, the caller is told why.
+			if err := i.shared.ledger.charge(ctx, ownerFromContext(ctx), a2aKeptMessageBytes, true); err != nil {
+				return ctx, fmt.Errorf("%w: %w", a2a.ErrInvalidRequest, err)
+			}
 		}
 		inline := map[int]a2a.FileBytes{}
 		for n, part := range p.Message.Parts {

@@ -184,8 +184,29 @@ func (l *taskLedger) charge(ctx context.Context, owner string, extra int64, stri
 		l.quota.Hold(owner, taskQuotaKey, total)
 		return nil
 	}
-	return l.quota.Reserve(ctx, owner, taskQuotaKey, total)
+	err := l.quota.Reserve(ctx, owner, taskQuotaKey, total)
+	if qe, ok := errors.AsType[*fileserve.QuotaError](err); ok {
+		return &taskQuotaError{records: total, qe: qe}
+	}
+	return err
 }
+
+// taskQuotaError is the error of a task whose record does not fit under
+// its owner's quota.
+type taskQuotaError struct {
+	records int64 // what the owner's task records would hold
+	qe      *fileserve.QuotaError
+}
+
+func (e *taskQuotaError) Error() string {
+	return fmt.Sprintf("%v: the records of your tasks (%s) and your files (%s) would pass your %s quota (%s); "+
+		"an ended task is kept, and counted, until AGENT_OUTPUT_TTL after its last change: delete files you no longer need, "+
+		"or try again once older tasks expired", fileserve.ErrQuotaExceeded, fileserve.FormatBytes(e.records), fileserve.FormatBytes(e.qe.Used),
+		fileserve.FormatBytes(e.qe.Limit), e.qe.Setting)
+}
+
+// Unwrap gives the quota's error.
+func (e *taskQuotaError) Unwrap() error { return e.qe }
 
 // taskQuotaKey is the reservation of an owner's task records.
 const taskQuotaKey = "task-records"

@@ -170,7 +170,7 @@ func (s *Service) serveTaskListen(w http.ResponseWriter, r *http.Request, l *tas
 		return
 	}
 	ctx := r.Context()
-	var agreed []string
+	agreed := []string{}
 	for _, id := range l.taskIDs {
 		if len(agreed) == maxListenTasks {
 			break
@@ -298,6 +298,19 @@ func (ss *sessionStreams) serve(w http.ResponseWriter, r *http.Request, h http.H
 	h.ServeHTTP(iw, r)
 }
 
+// isOpen reports whether session id has a standing stream open here.
+func (ss *sessionStreams) isOpen(id string) bool {
+	ss.mu.Lock()
+	iw := ss.streams[id]
+	ss.mu.Unlock()
+	if iw == nil {
+		return false
+	}
+	iw.mu.Lock()
+	defer iw.mu.Unlock()
+	return iw.open() && !iw.closed
+}
+
 // notify writes msg into the stream of session id, if it has one open.
 func (ss *sessionStreams) notify(id string, msg any) bool {
 	ss.mu.Lock()
@@ -310,21 +323,31 @@ func (ss *sessionStreams) notify(id string, msg any) bool {
 // Write each, and the agent writes events of its own between them.
 type injectingWriter struct {
 	http.ResponseWriter
-	mu      sync.Mutex
-	started bool // the go-sdk has answered: the stream is open
-	closed  bool
+	mu     sync.Mutex
+	status int // what the go-sdk answered; 0: not yet
+	closed bool
+}
+
+// open reports whether the go-sdk answered with an event stream.
+func (iw *injectingWriter) open() bool {
+	return iw.status == http.StatusOK && iw.Header().Get("Content-Type") == "text/event-stream"
 }
 
 func (iw *injectingWriter) WriteHeader(code int) {
 	iw.mu.Lock()
 	defer iw.mu.Unlock()
-	iw.started = code == http.StatusOK
+	if iw.status == 0 {
+		iw.status = code
+	}
 	iw.ResponseWriter.WriteHeader(code)
 }
 
 func (iw *injectingWriter) Write(p []byte) (int, error) {
 	iw.mu.Lock()
 	defer iw.mu.Unlock()
+	if iw.status == 0 {
+		iw.status = http.StatusOK
+	}
 	return iw.ResponseWriter.Write(p)
 }
 
@@ -332,6 +355,9 @@ func (iw *injectingWriter) Write(p []byte) (int, error) {
 func (iw *injectingWriter) Flush() {
 	iw.mu.Lock()
 	defer iw.mu.Unlock()
+	if iw.status == 0 {
+		iw.status = http.StatusOK
+	}
 	http.NewResponseController(iw.ResponseWriter).Flush()
 }
 
@@ -342,7 +368,7 @@ func (iw *injectingWriter) Unwrap() http.ResponseWriter { return iw.ResponseWrit
 func (iw *injectingWriter) inject(msg any) bool {
 	iw.mu.Lock()
 	defer iw.mu.Unlock()
-	if !iw.started || iw.closed {
+	if !iw.open() || iw.closed {
 		return false
 	}
 	return sseEvent(iw.ResponseWriter, msg) == nil
