@@ -244,14 +244,15 @@ func (l *taskLedger) track(parent context.Context, owner, id string) (ctx contex
 	}, nil
 }
 
-// finish removes the lease and cancel marker of a task whose outcome is
-// recorded.
+// finish removes the lease of a task whose outcome is recorded. A cancel
+// marker stays until the sweeper removes it (AGENT_OUTPUT_TTL): a status
+// update the running replica wrote over the cancel may still be in the
+// task's record, and the marker is what says it was canceled.
 func (l *taskLedger) finish(ctx context.Context, owner, id string) {
 	ctx = context.WithoutCancel(ctx)
 	if err := l.records.DeleteRecord(ctx, taskLeaseKind, owner, id); err != nil {
 		l.log.Warn("task lease not removed; it runs out by itself", "task", id, "err", err)
 	}
-	_ = l.records.DeleteRecord(ctx, taskCancelKind, owner, id)
 }
 
 // watch renews the lease of a task running here and looks for its cancel

@@ -58,8 +58,6 @@ const (
 	// metaImmediateResponse is what a 2025-11-25 host may show the model
 	// while the task runs.
 	metaImmediateResponse = "io.modelcontextprotocol/model-immediate-response"
-	// metaTaskProgress holds a running task's last progress report.
-	metaTaskProgress = "agentura/progress"
 )
 
 // taskParams are the params of every tasks/* request.
@@ -421,7 +419,7 @@ func progressMeta(t *mcpTask) mcp.Meta {
 	if t.Progress.Total > 0 {
 		p["total"] = t.Progress.Total
 	}
-	return mcp.Meta{metaTaskProgress: p}
+	return mcp.Meta{transfer.MetaTaskProgress: p}
 }
 
 // taskLookupError is the JSON-RPC error of a task that cannot be read.
