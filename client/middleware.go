@@ -132,7 +132,7 @@ func BaseURLFromEndpoint(endpoint string) (string, error) {
 // tasks/* requests of GetTask and CancelTask.
 func (m *Middleware) Attach(c *mcp.Client) {
 	c.AddSendingMiddleware(m.Sending)
-	registerTaskMethods(c)
+	RegisterTaskMethods(c)
 }
 
 // Registry is the registry the middleware resolves names in and registers

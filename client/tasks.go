@@ -150,10 +150,33 @@ type ackResult struct {
 	ResultType string `json:"resultType,omitempty"`
 }
 
-// registerTaskMethods lets c send tasks/get and tasks/cancel.
-func registerTaskMethods(c *mcp.Client) {
+// RegisterTaskMethods lets c send the tasks/get and tasks/cancel of
+// GetTask, WaitTask and CancelTask; Attach does it. A host that calls a
+// session's tools without the middleware attached (the gateway) calls it,
+// and declares the extension in its client's capabilities
+// (TaskCapabilities).
+func RegisterTaskMethods(c *mcp.Client) {
 	_ = mcp.AddSendingCustomMethod[*taskParams, *wireTask](c, "tasks/get")
 	_ = mcp.AddSendingCustomMethod[*taskParams, *ackResult](c, "tasks/cancel")
+}
+
+// TaskCapabilities returns caps (nil: the go-sdk client's default, roots
+// whose list may change) declaring the Tasks extension, for
+// mcp.ClientOptions.Capabilities: every request of that client then
+// declares it, and its transport needs an HTTP client from WithTasks.
+func TaskCapabilities(caps *mcp.ClientCapabilities) *mcp.ClientCapabilities {
+	out := &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}
+	if caps != nil {
+		c := *caps
+		out = &c
+	}
+	exts := map[string]any{}
+	for k, v := range out.Extensions {
+		exts[k] = v
+	}
+	out.Extensions = exts
+	out.AddExtension(ExtTasks, nil)
+	return out
 }
 
 // taskBox carries, in a request's context, what the HTTP client saw of a

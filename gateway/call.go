@@ -23,11 +23,52 @@ import (
 
 // call forwards a host's tool call to its agent: the file names in the
 // arguments resolved and sent as the client package sends them, the
-// produced files fetched, saved in Out and named in the result.
+// produced files fetched, saved in Out and named in the result. A task the
+// agent makes of the call is waited for (tasks.go passes it on instead to
+// a host that supports tasks).
 func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (*mcp.CallToolResult, error) {
+	res, _, err := g.run(ctx, req, r, false)
+	return res, err
+}
+
+// run is call; with pass, a task the agent makes is returned, not waited
+// for.
+func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pass bool) (*mcp.CallToolResult, *client.Task, error) {
 	prog := g.calls.start(ctx, req.Session, req.Params.GetProgressToken())
 	defer g.calls.end(prog)
-	mw, err := client.New(client.Config{
+	mw, err := g.middleware(r, prog)
+	if err != nil {
+		return nil, nil, err
+	}
+	args, err := mw.RewriteArguments(ctx, r.tool, req.Params.Arguments)
+	if err != nil {
+		return toolError(fmt.Sprintf("%s: %v. Nothing was sent to the agent.", req.Params.Name, err)), nil, nil
+	}
+	params := &mcp.CallToolParams{Name: r.tool.Name, Arguments: args, Meta: maps.Clone(r.agent.logMeta)}
+	if prog.token != nil {
+		params.SetProgressToken(prog.id)
+	}
+	res, task, err := mw.StartTool(ctx, r.agent.session, params)
+	if err != nil {
+		return toolError(fmt.Sprintf("%s: the agent %s failed: %s", req.Params.Name, r.agent.name, scrub(err.Error()))), nil, nil
+	}
+	if task != nil {
+		if pass {
+			return nil, task, nil
+		}
+		if res, err = g.waitTask(ctx, mw, r, task); err != nil {
+			return toolError(fmt.Sprintf("%s: the agent %s failed: %s", req.Params.Name, r.agent.name, scrub(err.Error()))), nil, nil
+		}
+	} else {
+		mw.Collect(ctx, r.tool.Name, res)
+	}
+	g.finish(ctx, res, r.tool.Name)
+	return res, nil, nil
+}
+
+// middleware is the client middleware of one call to r's agent.
+func (g *Gateway) middleware(r route, prog *callProgress) (*client.Middleware, error) {
+	return client.New(client.Config{
 		Registry:         g.reg,
 		BaseURL:          r.agent.base,
 		Token:            r.agent.cfg.Token,
@@ -35,27 +76,10 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (
 		MaxDownloadBytes: g.cfg.MaxDownloadBytes,
 		AllowHosts:       r.agent.cfg.AllowHosts,
 		Progress:         prog.transfer,
+		Task:             prog.task,
 		Logger:           g.log,
 		Resolve:          g.resolve,
 	})
-	if err != nil {
-		return nil, err
-	}
-	args, err := mw.RewriteArguments(ctx, r.tool, req.Params.Arguments)
-	if err != nil {
-		return toolError(fmt.Sprintf("%s: %v. Nothing was sent to the agent.", req.Params.Name, err)), nil
-	}
-	params := &mcp.CallToolParams{Name: r.tool.Name, Arguments: args, Meta: maps.Clone(r.agent.logMeta)}
-	if prog.token != nil {
-		params.SetProgressToken(prog.id)
-	}
-	res, err := r.agent.session.CallTool(ctx, params)
-	if err != nil {
-		return toolError(fmt.Sprintf("%s: the agent %s failed: %s", req.Params.Name, r.agent.name, scrub(err.Error()))), nil
-	}
-	mw.Collect(ctx, r.tool.Name, res)
-	g.finish(ctx, res, r.tool.Name)
-	return res, nil
 }
 
 func toolError(text string) *mcp.CallToolResult {

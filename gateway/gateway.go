@@ -38,6 +38,8 @@ type Gateway struct {
 	server *mcp.Server
 	agents []*agent
 	calls  *progressRoutes
+	// hostTasks are the agents' tasks passed through to hosts (tasks.go).
+	hostTasks hostTasks
 
 	refreshing sync.Mutex // one refresh at a time, so the last listing wins
 	mu         sync.Mutex
@@ -94,7 +96,8 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	}
 	g.hint = "a file name from this conversation or a path under " + g.roots.String()
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "agentura-gateway", Version: "1"}, &mcp.ServerOptions{
-		Logger: g.log,
+		Logger:       g.log,
+		Capabilities: serverCapabilities(), // tasks.go
 		Instructions: "Name files by their file names (as list_files shows them) or by their paths under " + g.roots.String() +
 			"; never paste file contents. Files the tools produce are saved under " + g.out + " and can be named in later calls.",
 	})
@@ -107,6 +110,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	}
 	nameAgents(g.agents)
 	g.addOwnTools()
+	g.serveTasks()
 	if err := g.refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -142,7 +146,7 @@ func (g *Gateway) connect(ctx context.Context, ac Agent) (*agent, error) {
 	if ac.Token == "" {
 		a.cfg.Token = g.cfg.Token
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "agentura-gateway", Version: "1"}, &mcp.ClientOptions{
+	opts := mcp.ClientOptions{
 		Logger:                      g.log,
 		ProgressNotificationHandler: g.agentProgress,
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
@@ -158,7 +162,7 @@ func (g *Gateway) connect(ctx context.Context, ac Agent) (*agent, error) {
 				}
 			}()
 		},
-	})
+	}
 	var tr mcp.Transport
 	what := ac.URL
 	if ac.URL != "" {
@@ -170,7 +174,7 @@ func (g *Gateway) connect(ctx context.Context, ac Agent) (*agent, error) {
 		if len(ac.Headers) > 0 {
 			hc = &http.Client{Transport: headerTransport{headers: ac.Headers, next: hc.Transport}}
 		}
-		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: hc}
+		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: agentTasks(&opts, hc)}
 	} else {
 		what = strings.Join(ac.Command, " ")
 		cmd := exec.Command(ac.Command[0], ac.Command[1:]...)
@@ -178,6 +182,8 @@ func (g *Gateway) connect(ctx context.Context, ac Agent) (*agent, error) {
 		cmd.Stderr = os.Stderr // a host shows a stdio server's stderr in its log
 		tr = &mcp.CommandTransport{Command: cmd}
 	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "agentura-gateway", Version: "1"}, &opts)
+	client.RegisterTaskMethods(c)
 	s, err := c.Connect(ctx, tr, nil)
 	if err != nil {
 		if strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)) {
