@@ -95,6 +95,7 @@ type Service struct {
 	ledger         *taskLedger
 	tasks          *mcpTasks
 	taskListeners  taskWake       // wakes task listen streams (tasks_http.go)
+	inlineClaims   inlineClaims   // inline files a task may take over (tasks_inline.go)
 	sessionStreams sessionStreams // 2025-11-25 standing streams, for task notifications
 
 	mu        sync.RWMutex

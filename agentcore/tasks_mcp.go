@@ -202,7 +202,8 @@ type taskCall struct {
 	handle    string // the owner handle to return with the result
 	requestID string
 	raw       json.RawMessage
-	ttl       time.Duration // asked for by the client; 0: the agent's
+	staged    []fileserve.Meta // the request's inline files, removed when the task ends
+	ttl       time.Duration    // asked for by the client; 0: the agent's
 	// progress forwards Call.Progress to the request that made the task
 	// (its progressToken stays valid for the task's life on 2025-11-25);
 	// nil: none.
@@ -223,6 +224,12 @@ func (m *mcpTasks) start(ctx context.Context, c taskCall) (_ *mcpTask, ended <-c
 	now := time.Now()
 	t := &mcpTask{ID: newTaskID(), Owner: c.owner, Scope: c.scope, Handle: c.handle, Tool: c.tool,
 		Status: taskWorking, Message: "running " + c.tool, Created: now, Updated: now, TTL: ttl}
+	started := false
+	defer func() {
+		if !started {
+			m.svc.discardStored(ctx, c.staged)
+		}
+	}()
 	if err := m.makeRoom(ctx, c.owner); err != nil {
 		return nil, nil, fmt.Errorf("make room for a task: %w", err)
 	}
@@ -247,6 +254,7 @@ func (m *mcpTasks) start(ctx context.Context, c taskCall) (_ *mcpTask, ended <-c
 	m.ended[t.ID] = endedCh
 	m.mu.Unlock()
 	first := *t
+	started = true
 	go func() {
 		defer func() {
 			m.mu.Lock()
@@ -257,6 +265,7 @@ func (m *mcpTasks) start(ctx context.Context, c taskCall) (_ *mcpTask, ended <-c
 		pw := &progressWriter{tasks: m, task: t, forward: c.progress, changed: c.changed}
 		res, err := m.svc.invoke(withCallHooks(tctx, &callHooks{progress: pw.report}), c.tool, c.owner, c.requestID, c.raw)
 		pw.stop()
+		m.svc.discardStored(tctx, c.staged)
 		m.end(tctx, t, res, err, context.Cause(tctx), c)
 		done()
 		m.ledger.finish(tctx, c.owner, t.ID)

@@ -292,6 +292,7 @@ func (s *Service) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp
 	c := taskCall{tool: def.Name, owner: ownerOfExtra(r.Extra), scope: scope, handle: handle, raw: r.Params.Arguments, ttl: ttl}
 	if r.Extra != nil {
 		c.requestID = r.Extra.Header.Get("X-Request-Id")
+		c.staged = s.inlineClaims.claim(r.Extra.Header) // read by the task, after the answer
 	}
 	if token := r.Params.GetProgressToken(); token != nil && r.Session != nil {
 		session, detached := r.Session, context.WithoutCancel(ctx)
