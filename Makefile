@@ -228,7 +228,7 @@ down-scale:
 	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml $$envf rm -f -s -v composer && \
 	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml $$envf down
 
-## e2e-scale: only the scale-out tests (deploy/e2e TestComposeScale and TestComposeScaleBalancer; make e2e runs them
-##   too); E2E_LOAD_DURATION sets the length of the load test through the balancer (default 20s)
+## e2e-scale: only the scale-out tests (deploy/e2e TestComposeScale, TestComposeScaleBalancer and TestScaleTasks; make
+##   e2e runs them too); E2E_LOAD_DURATION sets the length of the load test through the balancer (default 20s)
 e2e-scale:
-	$(MAKE) e2e E2E_RUN=TestComposeScale
+	$(MAKE) e2e E2E_RUN='TestComposeScale|TestScaleTasks'
