@@ -309,6 +309,18 @@ func testTasksAcrossReplicas(t *testing.T, edit func(*Config)) {
 			t.Errorf("%d outputs stored after the cancel", n)
 		}
 	}
+
+	// A completed task is read, its file downloaded, on a replica started
+	// after it ended (a restart).
+	done := startTask(t, a)
+	<-long.started
+	long.releaseAll()
+	waitTask(t, a, done.TaskID, "completed")
+	_, later := serveTestService(t, edit)
+	got := getTask(t, tasksClient(later.URL), done.TaskID)
+	if name, _, body := fileOf(t, got.Result); got.Status != "completed" || name != "result.txt" || string(body) != string(long.payload) {
+		t.Errorf("a completed task on a replica started later: %+v", got)
+	}
 }
 
 func TestTasksAcrossReplicasOnDisk(t *testing.T) {
