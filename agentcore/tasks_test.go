@@ -517,7 +517,7 @@ func TestTasksCore2025(t *testing.T) {
 // failed, with the reason, by any replica, and the failure is recorded:
 // an MCP task whose lease ran out, one that never got a lease and is older
 // than one, and an A2A task likewise; a task whose lease is alive stays
-// working.
+// working; one past its TTL has expired.
 func TestTaskLeaseLapsed(t *testing.T) {
 	svcs, urls, _ := taskReplicas(t, 1, func(c *Config) { c.TaskLease = 2 * time.Second })
 	svc, c := svcs[0], tasksClient(urls[0])
@@ -550,6 +550,15 @@ func TestTaskLeaseLapsed(t *testing.T) {
 	}
 	if got := getTask(t, c, "ALIVE"); got.Status != "working" {
 		t.Errorf("a task whose lease is alive: %+v", got)
+	}
+	// A task past its TTL is gone for its caller, whether or not the
+	// sweeper removed it yet.
+	old := working("OLD", now.Add(-2*time.Hour))
+	old.Status, old.Result = taskCompleted, &keptResult{Text: "done long ago"}
+	put(mcpTaskKind, "OLD", old)
+	if ans := send(t, c, "tasks/get", map[string]any{"taskId": "OLD"}); ans.Response.Error == nil || ans.Response.Error.Code != -32602 ||
+		!strings.Contains(ans.Response.Error.Message, "expired") {
+		t.Errorf("tasks/get of a task past its TTL: %s %+v", ans.Response.Result, ans.Response.Error)
 	}
 
 	shared := &sharedTaskStore{records: rs, ledger: svc.ledger, maxPerOwner: 10}
