@@ -239,7 +239,8 @@ image-lb:
 	docker build -q --build-arg BASE_IMAGE=$(BASE_IMAGE) -t agentura/lb:$(IMAGE_TAG) -f deploy/Dockerfile.lb deploy/lb
 	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
 
-## up-scale: the scale-out variant (deploy/docker-compose.scale.yml): versitygw and SCALE_REPLICAS (2) composer replicas sharing
+## up-scale: the scale-out variant (deploy/docker-compose.scale.yml): versitygw, SCALE_REPLICAS (2) composer replicas and
+##   SCALE_OCR_REPLICAS (1) OCR replicas (https://localhost:8444) sharing
 ##   one bucket and one signing key behind an HAProxy balancer on https://localhost:8443; settings in
 ##   deploy/.env.scale, written with fresh secrets (mode 0600) by deploy/scale-env.sh when missing; the balancer's
 ##   certificate from a local CA in build/scale-tls (curl --cacert build/scale-tls/ca.pem); down-scale: stop it
@@ -247,10 +248,11 @@ image-lb:
 SCALE_PROJECT ?= agenturascale
 SCALE_ENV     ?= deploy/.env.scale
 SCALE_REPLICAS ?= 2
+SCALE_OCR_REPLICAS ?= 1
 up-scale: images image-s3 image-lb
 	deploy/scale-env.sh $(SCALE_ENV)
 	deploy/scale-tls.sh build/scale-tls
-	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) up -d --scale composer=$(SCALE_REPLICAS)
+	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) up -d --scale composer=$(SCALE_REPLICAS) --scale ocr=$(SCALE_OCR_REPLICAS)
 	@# wait-healthy.sh's Compose calls interpolate the file too: export the env file's lines as they are (no shell
 	@# evaluation, so secrets may hold any character).
 	bash -c 'while IFS= read -r l; do export "$$l"; done < <(grep -E "^[A-Z0-9_]+=" "$(SCALE_ENV)"); \
@@ -263,7 +265,7 @@ down-scale:
 	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml $$envf rm -f -s -v composer && \
 	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml $$envf down
 
-## e2e-scale: only the scale-out tests (deploy/e2e TestComposeScale and TestComposeScaleBalancer; make e2e runs them
-##   too); E2E_LOAD_DURATION sets the length of the load test through the balancer (default 20s)
+## e2e-scale: only the scale-out tests (deploy/e2e TestComposeScale, TestComposeScaleBalancer and TestScaleTasks; make
+##   e2e runs them too); E2E_LOAD_DURATION sets the length of the load test through the balancer (default 20s)
 e2e-scale:
-	$(MAKE) e2e E2E_RUN=TestComposeScale
+	$(MAKE) e2e E2E_RUN='TestComposeScale|TestScaleTasks'

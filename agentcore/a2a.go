@@ -2,6 +2,7 @@ package agentcore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -28,8 +29,8 @@ func (s *Service) a2aHandler() http.Handler {
 	// replica and a restarted process find them; in memory otherwise.
 	var tasks a2asrv.TaskStore = newA2ATaskStore(s.cfg.URLTTL, s.cfg.OutputTTL)
 	var shared *sharedTaskStore
-	if rs, ok := s.backing.(fileserve.RecordStore); ok {
-		shared = &sharedTaskStore{records: rs, maxPerOwner: a2aMaxSharedTasksPerOwner}
+	if rs, ok := s.backing.(fileserve.RecordStore); ok && s.ledger != nil {
+		shared = &sharedTaskStore{records: rs, ledger: s.ledger, maxPerOwner: a2aMaxSharedTasksPerOwner}
 		tasks = shared
 	}
 	ended, err := promreg.Register(s.registry, prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -42,7 +43,7 @@ func (s *Service) a2aHandler() http.Handler {
 	h := a2asrv.NewHandler(&a2aExecutor{svc: s, ended: ended, shared: shared},
 		a2asrv.WithLogger(s.log.With("transport", "a2a")),
 		a2asrv.WithTaskStore(tasks),
-		a2asrv.WithCallInterceptor(&a2aInterceptor{tasks: tasks}),
+		a2asrv.WithCallInterceptor(&a2aInterceptor{tasks: tasks, shared: shared}),
 	)
 	if shared != nil {
 		h = &a2aFollower{RequestHandler: h, tasks: shared, every: a2aFollowEvery}
@@ -85,7 +86,8 @@ type a2aExecutor struct {
 	svc   *Service
 	ended *prometheus.CounterVec // tasks by final state
 	// shared is the task store other replicas share, nil when tasks are
-	// kept in memory: a task canceled on another replica ends here too.
+	// kept in memory: the task holds a lease while it runs here, and a
+	// cancel made on another replica ends it here too (tasks.go).
 	shared *sharedTaskStore
 }
 
@@ -126,6 +128,22 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 		return err
 	}
 	requestID, _ := ctx.Value(a2aRequestID{}).(string)
+	owner := ownerFromContext(ctx)
+	if x.shared != nil {
+		// The lease says this replica runs the task: a task whose replica
+		// died is failed on any replica's read (tasks.go).
+		ledger := x.shared.ledger
+		if err := ledger.begin(ctx, owner, string(rc.TaskID), 0); err != nil {
+			return fail(err)
+		}
+		defer ledger.finish(ctx, owner, string(rc.TaskID))
+		tctx, done, err := ledger.track(ctx, owner, string(rc.TaskID))
+		if err != nil {
+			return fail(err)
+		}
+		defer done()
+		ctx = tctx
+	}
 	// Should reporting fail half-way, the tool stops too.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -138,7 +156,7 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	progress := make(chan progressReport, 1)
 	hooks := &callHooks{progress: func(p progressReport) { latest(progress, p) }}
 	go func(raw []byte) {
-		res, err := s.invoke(withCallHooks(ctx, hooks), def.Name, ownerFromContext(ctx), requestID, raw)
+		res, err := s.invoke(withCallHooks(ctx, hooks), def.Name, owner, requestID, raw)
 		done <- outcome{res, err}
 	}(raw)
 	raw = nil // the call holds the arguments (and inline files) now
@@ -154,13 +172,22 @@ wait:
 			if err := q.Write(ctx, a2aProgressEvent(rc, def.Name, p)); err != nil {
 				return err
 			}
-		case <-tick.C:
-			if x.shared != nil && x.shared.canceledElsewhere(ctx, rc.TaskID) {
-				stop()
+		case <-ctx.Done():
+			out = <-done // the tool stops with its context; what it stored is discarded
+			switch cause := context.Cause(ctx); {
+			case errors.Is(cause, errTaskCanceled):
+				x.ended.WithLabelValues(string(a2a.TaskStateCanceled)).Inc()
 				ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCanceled, agentText(rc, "canceled by the caller"))
 				ev.Final = true
 				return q.Write(context.WithoutCancel(ctx), ev)
+			case errors.Is(cause, errLeaseLost), errors.Is(cause, errTaskShutdown):
+				x.ended.WithLabelValues(string(a2a.TaskStateFailed)).Inc()
+				ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateFailed, agentText(rc, fmt.Sprintf("%s stopped: %v; send the message again", def.Name, cause)))
+				ev.Final = true
+				return q.Write(context.WithoutCancel(ctx), ev)
 			}
+			return nil // canceled here: Cancel reported the task's end
+		case <-tick.C:
 			elapsed := time.Since(start).Round(time.Second)
 			ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, agentText(rc, fmt.Sprintf("still running %s (%s)", def.Name, elapsed)))
 			ev.Metadata = map[string]any{"elapsed_seconds": int(elapsed.Seconds())}
@@ -170,7 +197,7 @@ wait:
 		}
 	}
 	if ctx.Err() != nil {
-		return nil // canceled: Cancel reported the task's end
+		return nil // canceled as the tool returned: Cancel reported the task's end
 	}
 	select { // the last report, sent just before the tool returned
 	case p := <-progress:
@@ -251,7 +278,8 @@ type a2aInlineKey struct{}
 // task history.
 type a2aInterceptor struct {
 	a2asrv.PassthroughCallInterceptor
-	tasks a2asrv.TaskStore
+	tasks  a2asrv.TaskStore
+	shared *sharedTaskStore // nil: tasks kept in memory
 }
 
 // Before takes inline file bytes out of an incoming message into the
@@ -264,6 +292,13 @@ func (i *a2aInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req
 	case *a2a.MessageSendParams:
 		if p == nil || p.Message == nil {
 			return ctx, nil
+		}
+		if i.shared != nil && p.Message.TaskID == "" {
+			// A new task's record must fit under the owner's quota (E14):
+			// refused here, the caller is told why.
+			if err := i.shared.ledger.charge(ctx, ownerFromContext(ctx), a2aKeptMessageBytes, true); err != nil {
+				return ctx, fmt.Errorf("%w: %w", a2a.ErrInvalidRequest, err)
+			}
 		}
 		inline := map[int]a2a.FileBytes{}
 		for n, part := range p.Message.Parts {

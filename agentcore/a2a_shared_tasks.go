@@ -18,14 +18,6 @@ import (
 // a2aTaskKind is the kind of record A2A tasks are kept as in the store.
 const a2aTaskKind = "a2a-tasks"
 
-// a2aCancelKind is the kind of record that marks a task canceled. A
-// replica running the task rewrites its record with every status update
-// from what it read a moment before, so a cancel written into the record by
-// another replica could be lost in between (last writer wins); the marker
-// is written by the cancel alone and read on every read of a task that has
-// not ended.
-const a2aCancelKind = "a2a-cancels"
-
 // a2aMaxSharedTasksPerOwner bounds the tasks one owner has in a shared task
 // store: a new task beyond it pushes out the owner's task written longest
 // ago (its files stay downloadable; only tasks/get forgets it).
@@ -39,16 +31,27 @@ const a2aFollowEvery = 500 * time.Millisecond
 // (fileserve.RecordStore), one per task and owner: every replica sharing
 // the store finds them, and they outlive a restart. Another owner's task is
 // not found. The sweeper deletes a task AGENT_OUTPUT_TTL after its last
-// update; each owner has at most maxPerOwner.
+// update; each owner has at most maxPerOwner, and they count against the
+// owner's quota with its MCP tasks (the ledger's charge), holding a bounded
+// part of each message (boundHistory).
+//
+// What MCP tasks share with these is the ledger (tasks.go): a cancel is a
+// marker record of its own (a replica running the task rewrites its record
+// with every status update from what it read a moment before, so a cancel
+// written into the record by another replica could be lost in between),
+// read on every read of a task that has not ended; a task whose replica's
+// lease ran out is failed on read, with the reason.
 type sharedTaskStore struct {
 	records     fileserve.RecordStore
+	ledger      *taskLedger
 	maxPerOwner int
 }
 
 // keptRecord is the JSON of a task record.
 type keptRecord struct {
-	Owner string    `json:"owner"`
-	Task  *a2a.Task `json:"task"`
+	Owner   string    `json:"owner"`
+	Task    *a2a.Task `json:"task"`
+	Updated time.Time `json:"updated"`
 }
 
 // Save implements a2asrv.TaskStore. A task that already ended (canceled on
@@ -60,26 +63,37 @@ func (s *sharedTaskStore) Save(ctx context.Context, task *a2a.Task) error {
 
 func (s *sharedTaskStore) save(ctx context.Context, owner string, task *a2a.Task) error {
 	prev, err := s.get(ctx, owner, task.ID)
+	data, merr := json.Marshal(keptRecord{Owner: owner, Task: boundHistory(task), Updated: time.Now()})
+	if merr != nil {
+		return fmt.Errorf("encode task: %w", merr)
+	}
 	switch {
 	case errors.Is(err, a2a.ErrTaskNotFound):
 		if err := s.makeRoom(ctx, owner); err != nil {
 			return err
+		}
+		if err := s.ledger.charge(ctx, owner, int64(len(data)), true); err != nil {
+			return fmt.Errorf("task %s not kept: %w", task.ID, err)
 		}
 	case err != nil:
 		return err
 	case prev.Status.State.Terminal() && prev.Status.State != task.Status.State:
 		return fmt.Errorf("task %s already ended %s; its state stays: %w", task.ID, prev.Status.State, a2a.ErrTaskNotCancelable)
 	}
-	data, err := json.Marshal(keptRecord{Owner: owner, Task: task})
-	if err != nil {
-		return fmt.Errorf("encode task: %w", err)
-	}
 	if task.Status.State == a2a.TaskStateCanceled {
-		if err := s.records.PutRecord(ctx, a2aCancelKind, owner, string(task.ID), []byte("{}")); err != nil {
-			return fmt.Errorf("mark task %s canceled: %w", task.ID, err)
+		if err := s.ledger.cancel(ctx, owner, string(task.ID)); err != nil {
+			return err
 		}
 	}
-	return s.records.PutRecord(ctx, a2aTaskKind, owner, string(task.ID), data)
+	if err := s.records.PutRecord(ctx, a2aTaskKind, owner, string(task.ID), data); err != nil {
+		return err
+	}
+	if task.Status.State.Terminal() {
+		// What an ended task holds (its artifacts) counts whether or not
+		// it fits: the result is made.
+		_ = s.ledger.charge(ctx, owner, 0, false)
+	}
+	return nil
 }
 
 // Get implements a2asrv.TaskStore: a task of another owner is not found.
@@ -102,20 +116,46 @@ func (s *sharedTaskStore) get(ctx context.Context, owner string, id a2a.TaskID) 
 	if r.Owner != owner || r.Task == nil {
 		return nil, fmt.Errorf("task %s: %w", id, a2a.ErrTaskNotFound)
 	}
-	if !r.Task.Status.State.Terminal() {
-		_, err := s.records.GetRecord(ctx, a2aCancelKind, owner, string(id))
-		switch {
-		case err == nil:
-			// Canceled, though a status update of the replica running it
-			// wrote over the record since.
-			t := *r.Task
-			t.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled}
-			return &t, nil
-		case !errors.Is(err, fileserve.ErrNotFound):
+	if r.Task.Status.State.Terminal() {
+		return r.Task, nil
+	}
+	switch canceled, err := s.ledger.canceled(ctx, owner, string(id)); {
+	case err != nil:
+		return nil, fmt.Errorf("task %s: %w", id, err)
+	case canceled:
+		// Canceled, though a status update of the replica running it
+		// wrote over the record since.
+		t := *r.Task
+		t.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled}
+		return &t, nil
+	}
+	if r.Task.Status.State == a2a.TaskStateSubmitted || r.Task.Status.State == a2a.TaskStateWorking {
+		reason, err := s.ledger.lapsed(ctx, owner, string(id), r.Updated)
+		if err != nil {
 			return nil, fmt.Errorf("task %s: %w", id, err)
+		}
+		if reason != "" {
+			return s.failLapsed(ctx, owner, r.Task, reason)
 		}
 	}
 	return r.Task, nil
+}
+
+// failLapsed records and returns task failed because its replica's lease
+// ran out.
+func (s *sharedTaskStore) failLapsed(ctx context.Context, owner string, task *a2a.Task, reason string) (*a2a.Task, error) {
+	t := *task
+	now := time.Now()
+	msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, &t, a2a.TextPart{Text: reason})
+	t.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg, Timestamp: &now}
+	data, err := json.Marshal(keptRecord{Owner: owner, Task: boundHistory(&t), Updated: now})
+	if err == nil {
+		err = s.records.PutRecord(ctx, a2aTaskKind, owner, string(t.ID), data)
+	}
+	if err != nil {
+		s.ledger.log.Warn("lapsed A2A task not recorded failed; it is reported failed on every read", "task", t.ID, "err", err)
+	}
+	return &t, nil
 }
 
 // makeRoom deletes the owner's tasks written longest ago until a new one

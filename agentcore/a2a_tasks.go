@@ -104,7 +104,7 @@ func newA2ATaskStore(keepDone, keepAny time.Duration) *a2aTaskStore {
 
 // Save implements a2asrv.TaskStore.
 func (s *a2aTaskStore) Save(ctx context.Context, task *a2a.Task) error {
-	data, err := json.Marshal(task)
+	data, err := json.Marshal(boundHistory(task))
 	if err != nil {
 		return fmt.Errorf("encode task: %w", err)
 	}

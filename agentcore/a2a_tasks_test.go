@@ -10,8 +10,9 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 )
 
-// Tasks keep their messages, arguments and all: the store holds a bounded
-// amount of them, giving up the finished tasks saved longest ago.
+// Tasks keep their artifacts whole (and a bounded part of their messages):
+// the store holds a bounded amount of them, giving up the finished tasks
+// saved longest ago.
 func TestA2ATaskStoreKeepsABoundedNumberOfBytes(t *testing.T) {
 	s := newA2ATaskStore(time.Hour, 24*time.Hour)
 	s.maxBytes = 3 << 20
@@ -20,9 +21,9 @@ func TestA2ATaskStoreKeepsABoundedNumberOfBytes(t *testing.T) {
 	var ids []a2a.TaskID
 	save := func(state a2a.TaskState) a2a.TaskID {
 		t.Helper()
-		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"skill": "t", "arguments": map[string]any{"text": big}}})
+		art := &a2a.Artifact{ID: a2a.NewArtifactID(), Parts: a2a.ContentParts{a2a.TextPart{Text: big}}}
 		id := a2a.NewTaskID()
-		if err := s.Save(ctx, &a2a.Task{ID: id, ContextID: "c", History: []*a2a.Message{msg}, Status: a2a.TaskStatus{State: state}}); err != nil {
+		if err := s.Save(ctx, &a2a.Task{ID: id, ContextID: "c", Artifacts: []*a2a.Artifact{art}, Status: a2a.TaskStatus{State: state}}); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)

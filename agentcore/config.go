@@ -55,6 +55,8 @@ type Config struct {
 	AWSAccessKeyID, AWSSecretAccessKey, AWSSessionToken, AWSRegion string
 
 	A2AStatusInterval time.Duration // AGENT_A2A_STATUS_INTERVAL
+	TaskLease         time.Duration // AGENT_TASK_LEASE
+	TasksPerOwner     int           // AGENT_TASKS_PER_OWNER
 
 	MaxCallInputBytes int64    // AGENT_MAX_CALL_INPUT_BYTES: all file inputs of one tool call together; default 4 × MaxUploadBytes
 	AuthJWTAudience   []string // AGENT_AUTH_JWT_AUDIENCE: a caller token's aud must name one of these; empty: not checked
@@ -197,6 +199,12 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.String(&c.LogLevel, "AGENT_LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`; `debug` logs every request with its id").Check(checkLogLevel),
 		settings.Duration(&c.A2AStatusInterval, "AGENT_A2A_STATUS_INTERVAL", DefaultA2AStatusInterval,
 			"how often a running A2A task reports \"still running\" on `message/stream`"),
+		settings.Duration(&c.TaskLease, "AGENT_TASK_LEASE", DefaultTaskLease,
+			"lease of a running task (MCP or A2A), renewed by its replica every quarter of it: a task whose replica "+
+				"died is reported `failed`, with the reason, at most this long after the last renewal"),
+		settings.Int(&c.TasksPerOwner, "AGENT_TASKS_PER_OWNER", DefaultTasksPerOwner,
+			"tasks (MCP and A2A) one owner may have running at once, over every replica sharing the store; "+
+				"a new one beyond it is refused, saying so").Positive(),
 		settings.Int(&c.MaxConcurrentCalls, "AGENT_MAX_CONCURRENT_CALLS", DefaultMaxConcurrentCalls(),
 			"tool calls (MCP and A2A) that run at once; more wait for a free slot").Positive().Shown("4 × CPUs"),
 		settings.Duration(&c.QueueTimeout, "AGENT_QUEUE_TIMEOUT", DefaultQueueTimeout,

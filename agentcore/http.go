@@ -56,7 +56,7 @@ func (s *Service) buildHandler() http.Handler {
 	// Under AGENT_AUTH=oauth each JSON-RPC method needs its scope, read
 	// once inline files are out of the body (oauth_http.go).
 	var mcpH http.Handler = s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineMCP, bodyLimit,
-		s.requireScopes(methodScopes(mcpScope), s.drainable(s.linkRequestContexts(mcpGuard(bodyLimit, mcpHandler)))))))
+		s.requireScopes(methodScopes(mcpScope), s.drainable(s.linkRequestContexts(mcpGuard(bodyLimit, s.taskHTTP(mcpHandler))))))))
 	uploads := http.HandlerFunc(s.files.ServeUpload)
 	var uploadH http.Handler = s.limiter.wrap(s.pacer.wrap(s.requireScope(ScopeFilesWrite, uploads)))
 	// tusd keeps its own read deadlines on PATCH bodies (extended as bytes

@@ -60,6 +60,7 @@ const (
 // after its answer, so its files stay until AGENT_STAGING_TTL.
 func (s *Service) inlineFiles(proto inlineProtocol, limit int64, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(headerInlineStaged)
 		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody ||
 			(r.ContentLength >= 0 && r.ContentLength < inlineMinBody) || r.ContentLength > limit {
 			h.ServeHTTP(w, r)
@@ -91,7 +92,9 @@ func (s *Service) inlineFiles(proto inlineProtocol, limit int64, h http.Handler)
 			return
 		}
 		if !p.keep {
-			defer p.discard()
+			// A tools/call answered with a task takes the files over
+			// (tasks_inline.go); the rest go with the request.
+			defer s.inlineClaims.offer(r, p)()
 		}
 		r = r.WithContext(r.Context())
 		r.Body = io.NopCloser(bytes.NewReader(out))

@@ -39,6 +39,14 @@ const (
 	// methodListen opens a 2026-07-28 request's standing stream of
 	// notifications.
 	methodListen = "subscriptions/listen"
+	// revisionTasks is the revision whose core has tasks (SEP-1686): a
+	// tools/call asks for one with a "task" parameter.
+	revisionTasks = "2025-11-25"
+	// extTasks is the Tasks extension (SEP-2663) of 2026-07-28: a client
+	// declares it in each request's capabilities, the server in
+	// server/discover, and the server then answers a call of a long tool
+	// with a task.
+	extTasks = "io.modelcontextprotocol/tasks"
 	// JSONSchemaDialect is the dialect the agent's tool schemas declare
 	// ($schema): the default of MCP since 2025-11-25 (SEP-1613) and the
 	// one 2026-07-28 opens tool schemas to (SEP-2106).
@@ -105,7 +113,7 @@ func (s *Service) serverOptions() *mcp.ServerOptions {
 	return &mcp.ServerOptions{
 		Instructions: s.info.Instructions,
 		Logger:       sdkLogger(s.log),
-		Capabilities: capabilities(),
+		Capabilities: capabilities(s.tasks != nil),
 		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) { *c = cacheHints(req) },
 	}
 }
@@ -114,13 +122,20 @@ func (s *Service) serverOptions() *mcp.ServerOptions {
 // and server/discover: tools and resources whose lists may change (tools
 // added at run time; produced files), and log messages (logging/setLevel on
 // older revisions, the logLevel in _meta on 2026-07-28). Extensions the
-// agent serves are declared here too, with AddExtension.
-func capabilities() *mcp.ServerCapabilities {
-	return &mcp.ServerCapabilities{
+// agent serves are declared here too, with AddExtension: the Tasks
+// extension when the store keeps tasks (tasks). The tasks capability of
+// 2025-11-25 is added to initialize results of that revision alone
+// (tasks_wire.go), the go-sdk knowing no such field.
+func capabilities(tasks bool) *mcp.ServerCapabilities {
+	c := &mcp.ServerCapabilities{
 		Tools:     &mcp.ToolCapabilities{ListChanged: true},
 		Resources: &mcp.ResourceCapabilities{ListChanged: true},
 		Logging:   &mcp.LoggingCapabilities{},
 	}
+	if tasks {
+		c.AddExtension(extTasks, nil)
+	}
+	return c
 }
 
 // cacheHints are the cache-control fields (ttlMs, cacheScope) of a list or
@@ -153,6 +168,12 @@ type requestMeta struct {
 	// ownerHandle is the anonymous caller's owner handle (owner.go), ""
 	// when the request carries none.
 	ownerHandle string
+	// revision is the 2026-07-28 (or later) revision the request names;
+	// "" for a request of an older revision, which names none.
+	revision string
+	// tasks reports whether the request's client capabilities declare
+	// the Tasks extension (2026-07-28 declares capabilities per request).
+	tasks bool
 }
 
 // readMeta reads the request's _meta.
@@ -168,5 +189,33 @@ func readMeta(req mcp.Request) requestMeta {
 	}
 	meta := p.GetMeta()
 	m.ownerHandle, _ = meta[transfer.MetaOwner].(string)
+	if v, _ := meta[mcp.MetaKeyProtocolVersion].(string); sessionlessRevision(v) {
+		m.revision = v
+	}
+	if caps, ok := meta[mcp.MetaKeyClientCapabilities].(map[string]any); ok {
+		exts, _ := caps["extensions"].(map[string]any)
+		_, m.tasks = exts[extTasks]
+	}
 	return m
+}
+
+// legacyRevision is the revision of a request of an older revision: the
+// one its session negotiated in initialize (the client's, when the go-sdk
+// serves it, else 2025-11-25), or, served statelessly, the one its
+// MCP-Protocol-Version header names.
+func legacyRevision(req mcp.Request) string {
+	v := ""
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+		if ip := ss.InitializeParams(); ip != nil {
+			v = ip.ProtocolVersion
+		}
+	}
+	if v == "" && req.GetExtra() != nil {
+		v = req.GetExtra().Header.Get(headerProtocolVersion)
+	}
+	switch v {
+	case "2025-06-18", "2025-03-26", "2024-11-05":
+		return v
+	}
+	return revisionTasks
 }

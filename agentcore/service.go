@@ -91,6 +91,13 @@ type Service struct {
 	pacer    *bodyPacer      // nil: bodies not paced
 	scopes   ownerScopes     // what each anonymous caller produced (ownerscope.go)
 	requests requestContexts // stateless MCP requests in flight (cancel.go)
+	// ledger is what MCP and A2A tasks share (tasks.go), tasks the MCP
+	// tasks; both nil when the store keeps no records.
+	ledger         *taskLedger
+	tasks          *mcpTasks
+	taskListeners  taskWake       // wakes task listen streams (tasks_http.go)
+	inlineClaims   inlineClaims   // inline files a task may take over (tasks_inline.go)
+	sessionStreams sessionStreams // 2025-11-25 standing streams, for task notifications
 
 	mu        sync.RWMutex
 	tools     map[string]*registeredTool
@@ -220,7 +227,8 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			{Area: fileserve.Staging, TTL: cfg.StagingTTL},
 		},
 		Records: []cleanup.RecordRule{
-			{Kind: a2aTaskKind, TTL: cfg.OutputTTL}, {Kind: a2aCancelKind, TTL: cfg.OutputTTL},
+			{Kind: a2aTaskKind, TTL: cfg.OutputTTL}, {Kind: mcpTaskKind, TTL: cfg.OutputTTL},
+			{Kind: taskCancelKind, TTL: cfg.OutputTTL}, {Kind: taskLeaseKind, TTL: taskLeaseSweep},
 			{Kind: scopeRecordKind, TTL: cfg.OutputTTL}, {Kind: revocation.Kind, TTL: cfg.revocationTTL()},
 		},
 		Expirers: []cleanup.Expirer{{Name: "tus", TTL: cfg.StagingTTL, Expire: s.tus.Expire}},
@@ -231,9 +239,11 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if err != nil {
 		return nil, &ConfigError{Var: "AGENT_CLEANUP_SCHEDULE", Value: cfg.CleanupSchedule, Err: err}
 	}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version}, s.serverOptions())
 	s.scopes.records, _ = store.(fileserve.RecordStore)
+	s.openTasks(store)
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version}, s.serverOptions())
 	s.serveResources()
+	s.serveTasks()
 	return s, nil
 }
 
@@ -269,6 +279,7 @@ func (s *Service) loadKeys() ([]signing.Key, error) {
 // Close releases what New took: it removes this process's call folders and
 // their lock. Call it once the service has stopped serving.
 func (s *Service) Close() error {
+	s.closeTasks()
 	s.calls.close()
 	if s.oauth != nil {
 		s.oauth.close()
@@ -347,8 +358,10 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	if err := server.Shutdown(sctx); err != nil {
 		server.Close()
+		s.closeTasks()
 		return fmt.Errorf("shutdown: %w", err)
 	}
+	s.waitTasks(sctx) // tasks in flight finish like requests, or end failed
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -46,6 +46,12 @@ type Tool struct {
 	// Examples optionally lists example requests for the agent card. Default:
 	// one derived from the input schema.
 	Examples []string
+	// Long marks a tool whose calls may run for minutes (a 200-page OCR, a
+	// large document): over MCP it runs as a durable task whenever the
+	// client supports tasks (tasks_wire.go), polled on any replica and
+	// surviving the client's disconnection. A call that ends within about
+	// a second is answered directly all the same.
+	Long bool
 }
 
 // ToolDef is a registered tool: its description, its input schema, and the
@@ -72,6 +78,8 @@ type ToolFunc[In any] func(ctx context.Context, call *Call, in In) (*Result, err
 type registeredTool struct {
 	def ToolDef
 	run func(ctx context.Context, call *Call, raw json.RawMessage) (*Result, error)
+	// check decodes and validates arguments without running the tool.
+	check func(raw json.RawMessage) error
 }
 
 // AddTool registers a tool whose arguments decode into In, a struct. The
@@ -109,6 +117,10 @@ func addTool[In any](s *Service, t Tool, fn ToolFunc[In], out *jsonschema.Schema
 			}
 			return fn(ctx, call, in)
 		},
+		check: func(raw json.RawMessage) error {
+			var in In
+			return dec.decode(raw, &in)
+		},
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -130,6 +142,18 @@ func (s *Service) Tools() []ToolDef {
 		out = append(out, s.tools[name].def)
 	}
 	return out
+}
+
+// checkArguments decodes and validates raw as the arguments of the tool
+// name, without running it.
+func (s *Service) checkArguments(name string, raw json.RawMessage) error {
+	s.mu.RLock()
+	rt, ok := s.tools[name]
+	s.mu.RUnlock()
+	if !ok {
+		return fmt.Errorf("%w %q", ErrUnknownTool, name)
+	}
+	return rt.check(raw)
 }
 
 // ErrUnknownTool is returned by Invoke for a tool that is not registered.

@@ -65,6 +65,14 @@ type Config struct {
 	// model writes the arguments sets it: a model pasting bytes or pointing
 	// an agent at a URL is what the file specification keeps out.
 	RefuseLiterals bool
+	// Tasks declares the MCP Tasks extension on each tools/call (MCP
+	// 2026-07-28; the session's transport needs an HTTP client from
+	// WithTasks): an agent then answers a long call with a task, which
+	// CallTool waits for, polling it, and StartTool returns (tasks.go).
+	Tasks bool
+	// Task, if set, is told each state of a task the middleware follows
+	// (progress, status message), from the goroutine of the call.
+	Task func(*Task)
 	// Resolve, if set, is asked for a name the registry does not hold: it
 	// may register the file (from a folder the host trusts, say) and return
 	// its entry, or return an error that says what is missing. Nil means a
@@ -126,8 +134,12 @@ func BaseURLFromEndpoint(endpoint string) (string, error) {
 	return u.String(), nil
 }
 
-// Attach adds the middleware to c's sending side.
-func (m *Middleware) Attach(c *mcp.Client) { c.AddSendingMiddleware(m.Sending) }
+// Attach adds the middleware to c's sending side, and lets c send the
+// tasks/* requests of GetTask and CancelTask.
+func (m *Middleware) Attach(c *mcp.Client) {
+	c.AddSendingMiddleware(m.Sending)
+	RegisterTaskMethods(c)
+}
 
 // Registry is the registry the middleware resolves names in and registers
 // produced files into.
@@ -152,6 +164,8 @@ func (m *Middleware) Sending(next mcp.MethodHandler) mcp.MethodHandler {
 				m.keepOwner(res)
 			}
 			return res, err
+		case "tasks/get", "tasks/cancel":
+			declareTasks(req) // the agent asks for it on every tasks/* request
 		}
 		return next(ctx, method, req)
 	}
@@ -218,7 +232,12 @@ func (m *Middleware) callTool(ctx context.Context, req mcp.Request, next mcp.Met
 		p.Arguments = args
 		set(&p)
 	}
-	res, err := next(ctx, "tools/call", req)
+	var res mcp.Result
+	if m.cfg.Tasks {
+		res, err = m.callAsTask(ctx, req, next)
+	} else {
+		res, err = next(ctx, "tools/call", req)
+	}
 	if err != nil {
 		return res, err
 	}

@@ -11,9 +11,12 @@ log=$(mktemp)
 if docker compose version >/dev/null 2>&1; then compose=(docker compose); else compose=(docker-compose); fi
 teardown() {
 	"${compose[@]}" -p "$project" -f deploy/docker-compose.yml down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
-	# The scale-out test's project (TestComposeScale); its file needs its secrets set, any value does for down.
-	SCALE_SIGNING_KEY=x S3_ACCESS_KEY=x S3_SECRET_KEY=x "${compose[@]}" -p "${project}scale" -f deploy/docker-compose.scale.yml \
-		down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
+	# The scale-out tests' projects (TestComposeScale, TestScaleTasks); the file needs its secrets set, any value
+	# does for down.
+	for p in "${project}scale" "${project}tasks"; do
+		SCALE_SIGNING_KEY=x S3_ACCESS_KEY=x S3_SECRET_KEY=x "${compose[@]}" -p "$p" -f deploy/docker-compose.scale.yml \
+			down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
+	done
 	# The sign-in test's project (TestComposeAuth): the agents with Hydra and the demo login.
 	"${compose[@]}" -p "${project}auth" -f deploy/docker-compose.yml -f deploy/docker-compose.auth.yml \
 		down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true

@@ -26,31 +26,31 @@ import (
 // arguments resolved and sent as the client package sends them, the
 // produced files fetched, saved in Out and named in the result. An agent
 // that is away is a tool error; a call that provably never reached the
-// agent is sent once more after reconnecting (reconnect.go).
+// agent is sent once more after reconnecting (reconnect.go). A task the
+// agent makes of the call is waited for (tasks.go passes it on instead to
+// a host that supports tasks).
 func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (*mcp.CallToolResult, error) {
+	res, _, err := g.run(ctx, req, r, false)
+	return res, err
+}
+
+// run is call; with pass, a task the agent makes is returned, not waited
+// for.
+func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pass bool) (*mcp.CallToolResult, *client.Task, error) {
 	prog := g.calls.start(ctx, req.Session, req.Params.GetProgressToken())
 	defer g.calls.end(prog)
-	mw, err := client.New(client.Config{
-		Registry:         g.reg,
-		BaseURL:          r.agent.base,
-		Token:            r.agent.cfg.Token,
-		HTTPClient:       r.agent.client(),
-		InlineMaxBytes:   g.cfg.InlineMaxBytes,
-		MaxDownloadBytes: g.cfg.MaxDownloadBytes,
-		AllowHosts:       r.agent.cfg.AllowHosts,
-		RefuseLiterals:   !g.cfg.AllowFileURIs,
-		Progress:         prog.transfer,
-		Logger:           g.log,
-		Resolve:          g.resolve,
-	})
+	mw, err := g.middleware(r, prog)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var res *mcp.CallToolResult
+	var (
+		res  *mcp.CallToolResult
+		task *client.Task
+	)
 	for try := 0; ; try++ {
 		s, err := g.session(ctx, r.agent)
 		if err != nil && ctx.Err() != nil {
-			return toolError(fmt.Sprintf("%s: cancelled while the gateway connected to the agent %s. Nothing was sent to the agent.", req.Params.Name, r.agent.label())), nil
+			return toolError(fmt.Sprintf("%s: cancelled while the gateway connected to the agent %s. Nothing was sent to the agent.", req.Params.Name, r.agent.label())), nil, nil
 		}
 		if err != nil {
 			r.agent.mu.Lock()
@@ -59,13 +59,13 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (
 			if why == nil {
 				why = err
 			}
-			return unreachable(req.Params.Name, r.agent, why), nil
+			return unreachable(req.Params.Name, r.agent, why), nil, nil
 		}
 		// Resolved again on a second try: an upload went to the agent
 		// that restarted.
 		args, err := mw.RewriteArguments(ctx, r.tool, req.Params.Arguments)
 		if err != nil {
-			return toolError(g.argumentError(req.Params.Name, err)), nil
+			return toolError(g.argumentError(req.Params.Name, err)), nil, nil
 		}
 		r.agent.mu.Lock()
 		meta := maps.Clone(r.agent.logMeta)
@@ -75,12 +75,12 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (
 			params.SetProgressToken(prog.id)
 		}
 		probe := &callProbe{http: r.agent.cfg.URL != ""}
-		res, err = s.CallTool(withProbe(ctx, probe), params)
+		res, task, err = mw.StartTool(withProbe(ctx, probe), s, params)
 		if err == nil {
 			break
 		}
 		if ctx.Err() != nil {
-			return toolError(fmt.Sprintf("%s: cancelled before the agent %s answered.", req.Params.Name, r.agent.label())), nil
+			return toolError(fmt.Sprintf("%s: cancelled before the agent %s answered.", req.Params.Name, r.agent.label())), nil, nil
 		}
 		if probe.unsent() {
 			g.log.Info("the call did not reach the agent; reconnecting", "agent", r.agent.what, "tool", r.tool.Name, "err", err)
@@ -88,21 +88,49 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (
 			if try == 0 {
 				continue
 			}
-			return unreachable(req.Params.Name, r.agent, err), nil
+			return unreachable(req.Params.Name, r.agent, err), nil, nil
 		}
 		if agentError(err) {
-			return toolError(fmt.Sprintf("%s: the agent %s failed: %s", req.Params.Name, r.agent.label(), scrub(err.Error()))), nil
+			return toolError(fmt.Sprintf("%s: the agent %s failed: %s", req.Params.Name, r.agent.label(), scrub(err.Error()))), nil, nil
 		}
 		g.log.Warn("the call broke off", "agent", r.agent.what, "tool", r.tool.Name, "err", err)
 		return toolError(fmt.Sprintf("%s: the agent %s stopped answering during the call (%s): the call may or may not have run, and is not repeated. The gateway reconnects by itself; call the tool again if you need its result.",
-			req.Params.Name, r.agent.label(), downReason(err))), nil
+			req.Params.Name, r.agent.label(), downReason(err))), nil, nil
 	}
-	mw.Collect(ctx, r.tool.Name, res)
+	if task != nil {
+		if pass {
+			return nil, task, nil
+		}
+		var err error
+		if res, err = g.waitTask(ctx, mw, r, task); err != nil {
+			return toolError(fmt.Sprintf("%s: the agent %s failed: %s", req.Params.Name, r.agent.label(), scrub(err.Error()))), nil, nil
+		}
+	} else {
+		mw.Collect(ctx, r.tool.Name, res)
+	}
 	g.finish(ctx, res, r.tool.Name)
 	// The agent's owner handle is the gateway's to keep, not the host's:
 	// a signed token like the URLs scrubbed above.
 	delete(res.Meta, transfer.MetaOwner)
-	return res, nil
+	return res, nil, nil
+}
+
+// middleware is the client middleware of one call to r's agent.
+func (g *Gateway) middleware(r route, prog *callProgress) (*client.Middleware, error) {
+	return client.New(client.Config{
+		Registry:         g.reg,
+		BaseURL:          r.agent.base,
+		Token:            r.agent.cfg.Token,
+		HTTPClient:       r.agent.client(),
+		InlineMaxBytes:   g.cfg.InlineMaxBytes,
+		MaxDownloadBytes: g.cfg.MaxDownloadBytes,
+		AllowHosts:       r.agent.cfg.AllowHosts,
+		RefuseLiterals:   !g.cfg.AllowFileURIs,
+		Progress:         prog.transfer,
+		Task:             prog.task,
+		Logger:           g.log,
+		Resolve:          g.resolve,
+	})
 }
 
 // unreachable is the tool error of a call that did not reach the agent a.

@@ -39,6 +39,8 @@ type Gateway struct {
 	server *mcp.Server
 	agents []*agent
 	calls  *progressRoutes
+	// hostTasks are the agents' tasks passed through to hosts (tasks.go).
+	hostTasks hostTasks
 
 	// bg bounds what runs in the background (reconnections, listings);
 	// Close cancels it and waits for wg.
@@ -136,7 +138,8 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	}
 	g.hint = "a file name from this conversation or a path under " + g.roots.String()
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "agentura-gateway", Version: "1"}, &mcp.ServerOptions{
-		Logger: g.log,
+		Logger:       g.log,
+		Capabilities: serverCapabilities(), // tasks.go
 		Instructions: "Name files by their file names (as list_files shows them) or by their paths under " + g.roots.String() +
 			"; never paste file contents. Files the tools produce are saved in a folder of this conversation under " + g.out.parent +
 			" under the names you know them by, and can be named in later calls.",
@@ -145,6 +148,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		g.agents = append(g.agents, newAgent(cfg.Agents[i], cfg.Token))
 	}
 	g.addOwnTools()
+	g.serveTasks()
 	// Every agent at once: one that does not answer holds up no other.
 	var wg sync.WaitGroup
 	for _, a := range g.agents {
@@ -217,7 +221,7 @@ func (g *Gateway) Close() error {
 // agent, a new process) each time.
 func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, error) {
 	ac := a.cfg
-	c := mcp.NewClient(&mcp.Implementation{Name: "agentura-gateway", Version: "1"}, &mcp.ClientOptions{
+	opts := mcp.ClientOptions{
 		Logger:                      g.log,
 		ProgressNotificationHandler: g.agentProgress,
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
@@ -227,7 +231,7 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 			// Not from the notification's goroutine: listing needs the connection.
 			g.background(func() { g.refreshLogged("tools not listed again after a change", a) })
 		},
-	})
+	}
 	var watch listenWatch
 	var tr mcp.Transport
 	if ac.URL != "" {
@@ -245,18 +249,20 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		a.httpClient = ahc
 		a.mu.Unlock()
 		hc = &http.Client{Transport: &watchTransport{next: next, listenEnded: watch.ended(g, a)}}
-		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: hc, OAuthHandler: oauth}
+		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: agentTasks(&opts, hc), OAuthHandler: oauth}
 	} else {
 		cmd := exec.Command(ac.Command[0], ac.Command[1:]...)
 		cmd.Env = append(os.Environ(), ac.Env...)
 		cmd.Stderr = os.Stderr // a host shows a stdio server's stderr in its log
 		tr = &mcp.CommandTransport{Command: cmd}
 	}
-	var opts *mcp.ClientSessionOptions
+	var sopts *mcp.ClientSessionOptions
 	if ac.ProtocolVersion != "" {
-		opts = &mcp.ClientSessionOptions{ProtocolVersion: ac.ProtocolVersion}
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: ac.ProtocolVersion}
 	}
-	s, err := c.Connect(ctx, tr, opts)
+	c := mcp.NewClient(&mcp.Implementation{Name: "agentura-gateway", Version: "1"}, &opts)
+	client.RegisterTaskMethods(c)
+	s, err := c.Connect(ctx, tr, sopts)
 	if err != nil {
 		if strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)) {
 			return nil, fmt.Errorf("gateway: connect to %s: %w: the agent wants a bearer token: give it with --token, $AGENTURA_TOKEN or the agent's token in the configuration file (AGENT_AUTH=jwt), or sign in with --oauth-client-id (AGENT_AUTH=oauth)", a.what, err)

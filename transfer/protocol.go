@@ -35,6 +35,10 @@ const (
 	// MetaSHA256 is the key under a resource_link's _meta (and an A2A file
 	// artifact's metadata) that holds the file's lowercase hex sha256.
 	MetaSHA256 = "sha256"
+	// MetaTaskProgress is the key under a running MCP task's _meta (its
+	// tasks/get answer and notifications) that holds the tool's last
+	// progress report: {"progress": done, "total": total}.
+	MetaTaskProgress = "agentura/progress"
 )
 
 // ProducedPrefix starts the text line that names a produced file for models

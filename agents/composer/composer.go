@@ -137,6 +137,9 @@ func RegisterConfig(svc *agentcore.Service, cfg Config, lim Limits) error {
 			"application/vnd.openxmlformats-officedocument.presentationml.presentation",
 			"text/html", "text/markdown",
 		},
+		// A large document renders for a while: a task for a client that
+		// supports them (a page done within a second is answered at once).
+		Long: true,
 	}, c.compose)
 	agentcore.AddTool(svc, agentcore.Tool{
 		Name:        "merge_pdfs",

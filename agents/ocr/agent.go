@@ -82,6 +82,9 @@ func (a *Agent) Register(svc *agentcore.Service) error {
 		ReadOnly:    true,
 		InputTypes:  inputs,
 		OutputTypes: outputs,
+		// A PDF of many pages takes minutes: a task for a client that
+		// supports them (a scan done within a second is answered at once).
+		Long: true,
 	}, a.ocrDocument)
 	agentcore.AddTool(svc, agentcore.Tool{
 		Name:  "ocr_batch",
@@ -91,6 +94,7 @@ func (a *Agent) Register(svc *agentcore.Service) error {
 		ReadOnly:    true,
 		InputTypes:  inputs,
 		OutputTypes: outputs,
+		Long:        true,
 	}, a.ocrBatch)
 	svc.AddReadinessCheck("tesseract", a.checkTesseract)
 	svc.AddReadinessCheck("pdftoppm", a.checkPoppler)

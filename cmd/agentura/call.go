@@ -29,6 +29,7 @@ type callFlags struct {
 	maxDownload sizeFlag
 	tusMin      sizeFlag
 	progress    string
+	task        string
 }
 
 // savedFile is a produced file saved on disk, as --output json prints it.
@@ -50,6 +51,8 @@ type callOutput struct {
 	Attached   []string    `json:"attached"`
 	Files      []savedFile `json:"files"`
 	Failed     []string    `json:"failed,omitempty"`
+	// Task is the id of the task the agent ran the call as, if it did.
+	Task string `json:"task,omitempty"`
 }
 
 func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -65,6 +68,8 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&f.tusMin, "tus-min", "smallest file uploaded resumably (tus, resumes after a dropped connection; default 64MiB)")
 	fs.Var(&f.maxDownload, "max-download", "largest produced file fetched (default 1GiB)")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bars for transfers over 1 MiB: auto (when stdout is a terminal), always, never")
+	fs.StringVar(&f.task, "task", "auto", "auto: a long tool's call runs as an MCP task the agent keeps (it survives a dropped connection; "+
+		"Ctrl-C leaves it running, \"agentura task get\" resumes it); never: hold the request open to the end")
 	rawURL, rest, ok := f.parse(fs, args, []string{"the tool"}, stderr)
 	if !ok {
 		return exitUsage
@@ -72,6 +77,10 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tool := rest[0]
 	if f.progress != "auto" && f.progress != "always" && f.progress != "never" {
 		fmt.Fprintf(stderr, "agentura call: --progress %q: use auto, always or never\n", f.progress)
+		return exitUsage
+	}
+	if f.task != "auto" && f.task != "never" {
+		fmt.Fprintf(stderr, "agentura call: --task %q: use auto or never\n", f.task)
 		return exitUsage
 	}
 	arguments, err := readArgs(f.args)
@@ -135,12 +144,14 @@ func doCall(ctx context.Context, f *callFlags, rawURL, tool string, args json.Ra
 		}
 	}
 
+	tasks := f.task == "auto" && !f.stdio // tasks need the HTTP transport
 	cn, err := prepare(&f.common, rawURL, stderr)
 	if err != nil {
 		return exitUsage, err
 	}
 	bars := newProgress(stderr, f.progress == "always" ||
 		(f.progress == "auto" && f.output == "text" && isTerminal(stdout)))
+	follow := &taskFollower{w: stderr, url: rawURL, quiet: f.output != "text", out: out}
 	mw, err := client.New(client.Config{
 		Registry:         reg,
 		BaseURL:          cn.base,
@@ -152,6 +163,8 @@ func doCall(ctx context.Context, f *callFlags, rawURL, tool string, args json.Ra
 		AllowHosts:       f.allowHosts,
 		Progress:         bars.update,
 		Logger:           cn.logger,
+		Tasks:            tasks,
+		Task:             follow.told,
 	})
 	if err != nil {
 		return exitUsage, err
@@ -165,8 +178,14 @@ func doCall(ctx context.Context, f *callFlags, rawURL, tool string, args json.Ra
 	res, err := cn.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	bars.done()
 	if err != nil {
-		return exitFailed, cn.explain(err)
+		return exitFailed, cn.explain(follow.explain(err))
 	}
+	return saveResult(reg, res, tool, f.out, out)
+}
+
+// saveResult fills out from a tool's result and saves its produced files
+// (fetched into reg by the middleware) under dir.
+func saveResult(reg *client.Registry, res *mcp.CallToolResult, tool, dir string, out *callOutput) (int, error) {
 	out.IsError = res.IsError
 	out.Text = modelText(res)
 	out.Structured = res.StructuredContent
@@ -178,7 +197,7 @@ func doCall(ctx context.Context, f *callFlags, rawURL, tool string, args json.Ra
 		if err != nil {
 			return exitFailed, err
 		}
-		path, err := saveFile(e, f.out)
+		path, err := saveFile(e, dir)
 		if err != nil {
 			return exitFailed, err
 		}

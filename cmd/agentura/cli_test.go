@@ -15,10 +15,12 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -312,4 +314,72 @@ func freePort(t *testing.T) string {
 	t.Helper()
 	_, port, _ := net.SplitHostPort(mcptest.FreeAddr(t))
 	return port
+}
+
+// A long tool's call runs as an MCP task: the CLI says so and how to
+// resume, follows the task to its end and saves its file; Ctrl-C leaves
+// the task running and prints the command that picks it up, which then
+// saves the result from another process; "agentura task cancel" cancels
+// one; --task never holds the request open as before.
+func TestCallLongToolAsTask(t *testing.T) {
+	a := testagent.Start(t, testagent.Options{})
+	dir := t.TempDir()
+	r := runCLI(t, dir, "call", a.Endpoint, "long_sleep", "--json", `{"millis": 2500}`, "--out", "done")
+	if r.code != 0 || !strings.Contains(r.stderr, "the agent runs the call as a task; if this stops, resume with: agentura task get "+a.Endpoint) ||
+		!strings.Contains(r.stderr, "completed") {
+		t.Fatalf("a long call:\n%s", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "done", "slept.txt")); err != nil || string(b) != "slept 2500 ms\n" {
+		t.Errorf("the task's file: %q %v", b, err)
+	}
+
+	// Ctrl-C, then resumption by another process.
+	cmd := exec.Command(cliBin, "call", a.Endpoint, "long_sleep", "--json", `{"millis": 4000}`, "--out", "later")
+	cmd.Dir = dir
+	var out bytes.Buffer
+	stderr, _ := cmd.StderrPipe()
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var errText strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.Contains(errText.String(), "resume with") {
+		n, err := stderr.Read(buf)
+		errText.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("the CLI ended before naming its task: %s", errText.String())
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	rest, _ := io.ReadAll(stderr)
+	errText.Write(rest)
+	err := cmd.Wait()
+	ee, _ := err.(*exec.ExitError)
+	hint := regexp.MustCompile(`agentura task get \S+ (\S+)`).FindStringSubmatch(errText.String())
+	if ee == nil || ee.ExitCode() != 1 || hint == nil || !strings.Contains(errText.String(), "the agent goes on with it") {
+		t.Fatalf("Ctrl-C during a task: %v\n%s", err, errText.String())
+	}
+	r = runCLI(t, dir, "task", "get", a.Endpoint, hint[1], "--out", "later")
+	if r.code != 0 || !strings.Contains(r.stdout, "later/slept.txt") {
+		t.Fatalf("agentura task get after Ctrl-C:\n%s", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "later", "slept.txt")); err != nil || string(b) != "slept 4000 ms\n" {
+		t.Errorf("the resumed task's file: %q %v", b, err)
+	}
+
+	r = runCLI(t, dir, "call", a.Endpoint, "long_sleep", "--json", `{"millis": 60000}`, "--timeout", "2s")
+	hint = regexp.MustCompile(`agentura task get \S+ (\S+)`).FindStringSubmatch(r.stderr)
+	if r.code != 1 || hint == nil {
+		t.Fatalf("a call whose --timeout ends first:\n%s", r)
+	}
+	r = runCLI(t, dir, "task", "cancel", a.Endpoint, hint[1], "--output", "json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"status": "cancelled"`) {
+		t.Errorf("agentura task cancel:\n%s", r)
+	}
+
+	r = runCLI(t, dir, "call", a.Endpoint, "long_sleep", "--json", `{"millis": 1500}`, "--task", "never", "--out", "never")
+	if r.code != 0 || strings.Contains(r.stderr, "task") || !strings.Contains(r.stdout, "never/slept.txt") {
+		t.Errorf("--task never:\n%s", r)
+	}
 }

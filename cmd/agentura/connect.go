@@ -84,8 +84,9 @@ func prepare(c *common, rawURL string, stderr io.Writer) (*conn, error) {
 	tr := &mcp.StreamableClientTransport{
 		Endpoint:             endpoint,
 		DisableStandaloneSSE: true, // one command, no server-initiated messages to wait for
-		// The token goes to the endpoint's origin only.
-		HTTPClient: transfer.WithBearer(nil, c.token, u),
+		// The token goes to the endpoint's origin only; the middleware sees
+		// the tasks an agent answers with (client.WithTasks).
+		HTTPClient: client.WithTasks(transfer.WithBearer(nil, c.token, u)),
 	}
 	if c.oauthClientID != "" {
 		o, err := signIn(c, endpoint, stderr)

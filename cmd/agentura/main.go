@@ -6,6 +6,7 @@
 //	agentura tools http://localhost:8001/mcp
 //	agentura call http://localhost:8001/mcp ocr_document --attach scan.png --json '{"source": "scan.png"}' --out results
 //	agentura call --stdio inspect_file --attach a.pdf --json '{"source": "a.pdf"}' -- fileagent --stdio
+//	agentura task get http://localhost:8001/mcp 5TQ2GZ4N3XKJ7WMCQ2V6Y4ZJ3A --out results
 //
 // Exit status: 0 on success, 1 when the call failed (a tool error, a name not
 // in the registry, a produced file that could not be fetched), 2 on a usage
@@ -39,6 +40,8 @@ Usage:
   agentura tools [flags] <url>
   agentura call  [flags] <url> <tool> [--attach PATH]... [--json ARGS] [--out DIR]
   agentura call  [flags] --stdio <tool> [--attach PATH]... [--json ARGS] -- CMD [ARG]...
+  agentura task get [flags] <url> <id> [--out DIR]   (the result of a call the agent ran as a task)
+  agentura task cancel [flags] <url> <id>
   agentura gateway [flags] [<url>]...   (an MCP server fronting agents for a chat host)
   agentura check [flags] <url>          (what of the file contract a server meets; --stdio -- CMD too)
   agentura new   DIR --module PATH [--replace LOCAL_CHECKOUT]   (scaffold an agent module)
@@ -58,6 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runTools(ctx, args[1:], stdout, stderr)
 	case "call":
 		return runCall(ctx, args[1:], stdout, stderr)
+	case "task":
+		return runTask(ctx, args[1:], stdout, stderr)
 	case "gateway":
 		return runGateway(ctx, args[1:], stdout, stderr)
 	case "check":
@@ -68,6 +73,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usageHeader)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "agentura: unknown command %q: use tools, call, gateway, check or new\n\n%s", args[0], usageHeader)
+	fmt.Fprintf(stderr, "agentura: unknown command %q: use tools, call, task, gateway, check or new\n\n%s", args[0], usageHeader)
 	return exitUsage
 }

@@ -35,6 +35,8 @@ type scaleDeployment struct {
 	replicas   []replica
 	s3URL      string // S3_PUBLIC_ENDPOINT: where a redirect sends clients
 	lbURL      string // the balancer's HTTPS base
+	ocrLBURL   string // the balancer's HTTPS base of the OCR replicas (their public URL)
+	opts       scaleOptions
 	lbHTTPURL  string // the balancer's plain HTTP base (redirects only)
 	tlsDir     string // the local CA (ca.pem) and the balancer's lb.pem
 }
@@ -49,23 +51,41 @@ type scaleDeployment struct {
 // as `make images`). embed sets AGENT_EMBED_MAX_BYTES.
 func startScale(t *testing.T, embed string) *scaleDeployment {
 	t.Helper()
+	return startScaleWith(t, scaleOptions{embed: embed, project: "agenturae2escale", composer: scaleReplicas})
+}
+
+// scaleOptions are what a run of the scale-out deployment varies.
+type scaleOptions struct {
+	embed    string            // AGENT_EMBED_MAX_BYTES
+	project  string            // the Compose project (deploy/e2e.sh tears it down too)
+	composer int               // composer replicas
+	ocr      int               // OCR replicas
+	env      map[string]string // further settings of the env file
+}
+
+// startScaleWith is startScale with the options o.
+func startScaleWith(t *testing.T, o scaleOptions) *scaleDeployment {
+	t.Helper()
+	embed := o.embed
 	requireDocker(t)
 	root := repoRoot(t)
 	tag := os.Getenv("IMAGE_TAG")
 	if tag == "" {
 		tag = "latest"
 	}
-	s3Port, lbPort, lbHTTPPort := freePort(t), freePort(t), freePort(t)
+	s3Port, lbPort, lbHTTPPort, lbOCRPort := freePort(t), freePort(t), freePort(t), freePort(t)
 	s := &scaleDeployment{
 		deployment: &deployment{
 			root:    root,
 			file:    filepath.Join(root, "deploy", "docker-compose.scale.yml"),
 			envFile: filepath.Join(t.TempDir(), "scale.env"),
-			project: "agenturae2escale", // deploy/e2e.sh tears this project down too
+			project: o.project,
 			compose: composeCommand(t),
 		},
+		opts: o,
 	}
 	s.lbURL = "https://localhost:" + strconv.Itoa(lbPort)
+	s.ocrLBURL = "https://localhost:" + strconv.Itoa(lbOCRPort)
 	s.lbHTTPURL = "http://localhost:" + strconv.Itoa(lbHTTPPort)
 	s.publicURL = s.lbURL
 	s.tlsDir = filepath.Join(t.TempDir(), "tls")
@@ -77,6 +97,9 @@ func startScale(t *testing.T, embed string) *scaleDeployment {
 	set := map[string]string{
 		"COMPOSE_PROJECT_NAME":  s.project,
 		"COMPOSER_IMAGE":        "agentura/composer-agent:" + tag,
+		"OCR_IMAGE":             "agentura/ocr-agent:" + tag,
+		"LB_OCR_HTTPS_PORT":     strconv.Itoa(lbOCRPort),
+		"SCALE_OCR_PUBLIC_URL":  s.ocrLBURL,
 		"S3_IMAGE":              "agentura/s3:" + tag,
 		"LB_IMAGE":              "agentura/lb:" + tag,
 		"LB_HTTPS_PORT":         strconv.Itoa(lbPort),
@@ -94,6 +117,9 @@ func startScale(t *testing.T, embed string) *scaleDeployment {
 		// The load test's clients all come from this host, one address to
 		// the replicas: the rate limit would be what is measured.
 		"AGENT_RATE_LIMIT": "0",
+	}
+	for k, v := range o.env {
+		set[k] = v
 	}
 	env := string(example)
 	for k, v := range set {
@@ -119,7 +145,7 @@ func startScale(t *testing.T, embed string) *scaleDeployment {
 			t.Errorf("compose down: %v\n%s", err, out)
 		}
 	})
-	if out, err := s.run("up", "-d", "--scale", "composer="+strconv.Itoa(scaleReplicas)); err != nil {
+	if out, err := s.run("up", "-d", "--scale", "composer="+strconv.Itoa(o.composer), "--scale", "ocr="+strconv.Itoa(o.ocr)); err != nil {
 		t.Fatalf("compose up: %v\n%s", err, out)
 	}
 	s.waitHealthy(t)
@@ -139,26 +165,36 @@ type replica struct {
 // names, and sets aURL and bURL to the first two.
 func (s *scaleDeployment) findReplicas(t *testing.T) {
 	t.Helper()
-	out, err := s.run("ps", "-q", "composer")
-	if err != nil {
-		t.Fatalf("compose ps composer: %v\n%s", err, out)
+	s.replicas = s.serviceReplicas(t, "composer", 8002, s.opts.composer)
+	if len(s.replicas) >= 2 {
+		s.aURL, s.bURL = s.replicas[0].url, s.replicas[1].url
 	}
-	s.replicas = nil
+}
+
+// serviceReplicas are the want containers of service, in the order of
+// their names, each reached at its address in the network on port.
+func (s *scaleDeployment) serviceReplicas(t *testing.T, service string, port, want int) []replica {
+	t.Helper()
+	out, err := s.run("ps", "-q", service)
+	if err != nil {
+		t.Fatalf("compose ps %s: %v\n%s", service, err, out)
+	}
+	var replicas []replica
 	for _, id := range strings.Fields(out) {
 		f := strings.Fields(run(t, nil, "docker", "inspect", "-f", "{{.Name}} {{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", id))
 		if len(f) < 2 {
 			t.Fatalf("container %s has no address in the network", id)
 		}
-		s.replicas = append(s.replicas, replica{id: f[0] + " " + id, url: "http://" + f[1] + ":8002"})
+		replicas = append(replicas, replica{id: f[0] + " " + id, url: "http://" + f[1] + ":" + strconv.Itoa(port)})
 	}
-	if len(s.replicas) != scaleReplicas {
-		t.Fatalf("%d composer replicas run, want %d", len(s.replicas), scaleReplicas)
+	if len(replicas) != want {
+		t.Fatalf("%d %s replicas run, want %d", len(replicas), service, want)
 	}
-	slices.SortFunc(s.replicas, func(a, b replica) int { return strings.Compare(a.id, b.id) })
-	for i := range s.replicas {
-		s.replicas[i].id = strings.Fields(s.replicas[i].id)[1]
+	slices.SortFunc(replicas, func(a, b replica) int { return strings.Compare(a.id, b.id) })
+	for i := range replicas {
+		replicas[i].id = strings.Fields(replicas[i].id)[1]
 	}
-	s.aURL, s.bURL = s.replicas[0].url, s.replicas[1].url
+	return replicas
 }
 
 // stopReplica stops replica i (0 is A) as `docker stop` does: SIGTERM, then

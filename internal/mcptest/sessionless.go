@@ -47,6 +47,9 @@ type Sessionless struct {
 	// KeepOwner makes the client take it from each result that carries one.
 	Owner     string
 	KeepOwner bool
+	// Extensions, when set, are the extensions the client declares in its
+	// capabilities (e.g. {"io.modelcontextprotocol/tasks": {}}).
+	Extensions map[string]any
 
 	mu   sync.Mutex
 	next atomic.Int64
@@ -88,10 +91,14 @@ type Answer struct {
 // Meta is the _meta of a 2026-07-28 request: the revision, the client and
 // its capabilities, and the owner handle when the client has one.
 func (c *Sessionless) Meta() map[string]any {
+	caps := map[string]any{}
+	if c.Extensions != nil {
+		caps["extensions"] = c.Extensions
+	}
 	m := map[string]any{
 		MetaProtocolVersion:    Revision,
 		MetaClientInfo:         map[string]any{"name": "agentura-mcptest-sessionless", "version": "1.0.0"},
-		MetaClientCapabilities: map[string]any{},
+		MetaClientCapabilities: caps,
 	}
 	c.mu.Lock()
 	if c.Owner != "" {
@@ -223,6 +230,9 @@ func (c *Sessionless) post(ctx context.Context, method string, params map[string
 		req.Header.Set("Mcp-Name", fmt.Sprint(params["name"]))
 	case "resources/read":
 		req.Header.Set("Mcp-Name", fmt.Sprint(params["uri"]))
+	case "tasks/get", "tasks/cancel", "tasks/update":
+		// The Tasks extension names the task (a balancer's routing key).
+		req.Header.Set("Mcp-Name", fmt.Sprint(params["taskId"]))
 	}
 	return http.DefaultClient.Do(req)
 }

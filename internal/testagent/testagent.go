@@ -153,6 +153,23 @@ func Register(svc *agentcore.Service) error {
 				return nil, ctx.Err()
 			}
 		})
+	agentcore.AddTool(svc, agentcore.Tool{Name: "long_sleep", Long: true, Description: "Hold the call for the given time, reporting progress each second; " +
+		"a long tool: a client supporting tasks gets a task (tests of tasks)."},
+		func(ctx context.Context, call *agentcore.Call, in SleepInput) (*agentcore.Result, error) {
+			end := time.Now().Add(time.Duration(in.Millis) * time.Millisecond)
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			for s := 1; time.Now().Before(end); s++ {
+				select {
+				case <-time.After(time.Until(end)):
+				case <-tick.C:
+					call.Progress(float64(s), float64(in.Millis/1000), fmt.Sprintf("%d s slept", s))
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return call.FileResponse(ctx, agentcore.OutputBytes("slept.txt", []byte(fmt.Sprintf("slept %d ms\n", in.Millis))))
+		})
 	agentcore.AddTool(svc, agentcore.Tool{
 		Name:        "compose_page",
 		Description: "Write a Markdown page that shows images; returns the page and each image under images/.",

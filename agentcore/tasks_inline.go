@@ -1,0 +1,66 @@
+package agentcore
+
+import (
+	"net/http"
+	"sync"
+
+	"github.com/agentura/agentura/fileserve"
+)
+
+// The inline files of a request (inline.go) are staged for the request
+// and removed once it is answered. A tools/call answered with a task is
+// answered before its tool has read them: the task takes them over, and
+// removes them when it ends.
+
+// headerInlineStaged carries, from the inline pass to the tools/call
+// handler, the key under which the request's staged inline files wait to
+// be taken over. Set by the inline pass alone: a client's own is removed.
+const headerInlineStaged = "X-Agentura-Inline-Staged"
+
+// inlineClaims are the staged inline files of the MCP requests in flight.
+type inlineClaims struct {
+	mu     sync.Mutex
+	passes map[string]*inlinePass
+}
+
+// offer makes p's files claimable by the handling of r, and returns what
+// the request's end does: remove them, unless they were claimed.
+func (c *inlineClaims) offer(r *http.Request, p *inlinePass) func() {
+	if len(p.staged) == 0 {
+		return func() {}
+	}
+	key := fileserve.NewID()
+	r.Header.Set(headerInlineStaged, key)
+	c.mu.Lock()
+	if c.passes == nil {
+		c.passes = map[string]*inlinePass{}
+	}
+	c.passes[key] = p
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		_, unclaimed := c.passes[key]
+		delete(c.passes, key)
+		c.mu.Unlock()
+		if unclaimed {
+			p.discard()
+		}
+	}
+}
+
+// claim takes over the staged files of the request whose header is h:
+// they are the caller's to remove.
+func (c *inlineClaims) claim(h http.Header) []fileserve.Meta {
+	if h == nil {
+		return nil
+	}
+	key := h.Get(headerInlineStaged)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.passes[key]
+	if p == nil {
+		return nil
+	}
+	delete(c.passes, key)
+	return p.staged
+}

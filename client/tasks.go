@@ -1,0 +1,469 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentura/agentura/transfer"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MCP tasks (the Tasks extension of 2026-07-28): with Config.Tasks the
+// middleware declares the extension on tools/call, and an agent answers a
+// call of a long tool with a task instead of holding the request for
+// minutes. The go-sdk client knows no tasks: it decodes the task into an
+// empty CallToolResult and drops its id. So the transport's HTTP client is
+// wrapped (WithTasks) to read the task from the answer as it passes, and
+// tasks/get and tasks/cancel are custom methods of the go-sdk client.
+//
+// A plain ClientSession.CallTool then waits for the task, polling it, and
+// returns its result, its files fetched as for any call: a host that knows
+// nothing of tasks gets what it got before, and a dropped connection or a
+// proxy's idle timeout no longer loses the work. StartTool returns the task
+// instead, for a host that follows it itself (GetTask, WaitTask,
+// CancelTask), across restarts if it keeps the id.
+
+// ExtTasks is the name of the Tasks extension.
+const ExtTasks = "io.modelcontextprotocol/tasks"
+
+// Task statuses.
+const (
+	TaskWorking       = "working"
+	TaskInputRequired = "input_required"
+	TaskCompleted     = "completed"
+	TaskFailed        = "failed"
+	TaskCancelled     = "cancelled"
+)
+
+// Task is an MCP task as an agent reports it.
+type Task struct {
+	// ID names the task; with the agent's URL it is all a host needs to
+	// follow it later.
+	ID            string
+	Status        string
+	StatusMessage string
+	CreatedAt     time.Time
+	LastUpdatedAt time.Time
+	// TTL is how long the task is kept after its creation (0: unlimited).
+	TTL time.Duration
+	// PollInterval is how often the agent asks to be polled.
+	PollInterval time.Duration
+	// Progress and Total are the tool's last progress report (Total 0:
+	// unknown), when the agent tells it.
+	Progress, Total float64
+	// Result is the tool's result once completed, its files fetched and
+	// rewritten as for any call (see Middleware).
+	Result *mcp.CallToolResult
+	// Err is the error of a failed task.
+	Err *TaskError
+}
+
+// Ended reports whether the task is in a terminal status.
+func (t *Task) Ended() bool {
+	return t.Status == TaskCompleted || t.Status == TaskFailed || t.Status == TaskCancelled
+}
+
+// TaskError is the JSON-RPC error a failed task ended with.
+type TaskError struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *TaskError) Error() string { return e.Message }
+
+// ErrTaskRunning is what CallTool returns when its context ends while the
+// agent still runs its task: the work goes on, and the *TaskRunningError
+// names the task to resume with GetTask or WaitTask.
+var ErrTaskRunning = errors.New("the call is still running as a task")
+
+// TaskRunningError says which task a call left running.
+type TaskRunningError struct {
+	Task  *Task
+	Cause error
+}
+
+func (e *TaskRunningError) Error() string {
+	return fmt.Sprintf("%v: task %s (%s); its result can be fetched until it expires", ErrTaskRunning, e.Task.ID, e.Cause)
+}
+
+func (e *TaskRunningError) Unwrap() []error { return []error{ErrTaskRunning, e.Cause} }
+
+// wireTask is a Task as the extension writes it: CreateTaskResult,
+// tasks/get's result and notifications/tasks.
+type wireTask struct {
+	mcp.ResultBase
+	ResultType     string          `json:"resultType,omitempty"`
+	TaskID         string          `json:"taskId"`
+	Status         string          `json:"status"`
+	StatusMessage  string          `json:"statusMessage,omitempty"`
+	CreatedAt      string          `json:"createdAt,omitempty"`
+	LastUpdatedAt  string          `json:"lastUpdatedAt,omitempty"`
+	TTLMs          *int64          `json:"ttlMs"`
+	PollIntervalMs *int64          `json:"pollIntervalMs,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	Error          *TaskError      `json:"error,omitempty"`
+}
+
+// task turns the wire form into a Task (its result decoded, not yet
+// collected).
+func (w *wireTask) task() (*Task, error) {
+	t := &Task{ID: w.TaskID, Status: w.Status, StatusMessage: w.StatusMessage, Err: w.Error}
+	t.CreatedAt, _ = time.Parse(time.RFC3339Nano, w.CreatedAt)
+	t.LastUpdatedAt, _ = time.Parse(time.RFC3339Nano, w.LastUpdatedAt)
+	if w.TTLMs != nil {
+		t.TTL = time.Duration(*w.TTLMs) * time.Millisecond
+	}
+	if w.PollIntervalMs != nil {
+		t.PollInterval = time.Duration(*w.PollIntervalMs) * time.Millisecond
+	}
+	if p, ok := w.Meta[transfer.MetaTaskProgress].(map[string]any); ok {
+		t.Progress, _ = p["progress"].(float64)
+		t.Total, _ = p["total"].(float64)
+	}
+	if len(w.Result) > 0 && string(w.Result) != "null" {
+		t.Result = &mcp.CallToolResult{}
+		if err := json.Unmarshal(w.Result, t.Result); err != nil {
+			return nil, fmt.Errorf("task %s: its result is not a tool result: %w", w.TaskID, err)
+		}
+	}
+	return t, nil
+}
+
+// taskParams are the params of tasks/get and tasks/cancel.
+type taskParams struct {
+	mcp.ParamsBase
+	TaskID string `json:"taskId"`
+}
+
+// ackResult is the empty answer of tasks/cancel.
+type ackResult struct {
+	mcp.ResultBase
+	ResultType string `json:"resultType,omitempty"`
+}
+
+// RegisterTaskMethods lets c send the tasks/get and tasks/cancel of
+// GetTask, WaitTask and CancelTask; Attach does it. A host that calls a
+// session's tools without the middleware attached (the gateway) calls it,
+// and declares the extension in its client's capabilities
+// (TaskCapabilities).
+func RegisterTaskMethods(c *mcp.Client) {
+	_ = mcp.AddSendingCustomMethod[*taskParams, *wireTask](c, "tasks/get")
+	_ = mcp.AddSendingCustomMethod[*taskParams, *ackResult](c, "tasks/cancel")
+}
+
+// TaskCapabilities returns caps (nil: the go-sdk client's default, roots
+// whose list may change) declaring the Tasks extension, for
+// mcp.ClientOptions.Capabilities: every request of that client then
+// declares it, and its transport needs an HTTP client from WithTasks.
+func TaskCapabilities(caps *mcp.ClientCapabilities) *mcp.ClientCapabilities {
+	out := &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}
+	if caps != nil {
+		c := *caps
+		out = &c
+	}
+	exts := map[string]any{}
+	for k, v := range out.Extensions {
+		exts[k] = v
+	}
+	out.Extensions = exts
+	out.AddExtension(ExtTasks, nil)
+	return out
+}
+
+// taskBox carries, in a request's context, what the HTTP client saw of a
+// task: the task a tools/call was answered with, and the task a tasks/*
+// request names (its Mcp-Name header).
+type taskBox struct {
+	name string // Mcp-Name for tasks/*
+
+	mu   sync.Mutex
+	task *wireTask // set when a tools/call was answered with a task
+}
+
+type taskBoxKey struct{}
+
+func boxFrom(ctx context.Context) *taskBox {
+	b, _ := ctx.Value(taskBoxKey{}).(*taskBox)
+	return b
+}
+
+func (b *taskBox) set(w *wireTask) {
+	b.mu.Lock()
+	b.task = w
+	b.mu.Unlock()
+}
+
+func (b *taskBox) get() *wireTask {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.task
+}
+
+// WithTasks returns an HTTP client for an MCP transport (the go-sdk's
+// StreamableClientTransport.HTTPClient) that lets the middleware see the
+// tasks an agent answers with; hc nil means http.DefaultClient. Without it
+// a Config.Tasks middleware cannot tell a task from an empty result, and
+// refuses to declare the extension.
+func WithTasks(hc *http.Client) *http.Client {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	out := *hc
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	out.Transport = taskTripper{base}
+	return &out
+}
+
+// taskTripper sets the Mcp-Name of tasks/* requests and reads the task out
+// of a tools/call's answer.
+type taskTripper struct{ base http.RoundTripper }
+
+func (t taskTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	box := boxFrom(req.Context())
+	if box == nil {
+		return t.base.RoundTrip(req)
+	}
+	if box.name != "" {
+		req = req.Clone(req.Context())
+		req.Header.Set("Mcp-Name", box.name)
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || box.name != "" || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		if err == nil {
+			box.see(body)
+		}
+	case "text/event-stream":
+		resp.Body = &sseTap{rc: resp.Body, box: box}
+	}
+	return resp, nil
+}
+
+// see records the task a JSON-RPC response carries, if it carries one.
+func (b *taskBox) see(msg []byte) {
+	var m struct {
+		Result *wireTask `json:"result"`
+	}
+	if json.Unmarshal(msg, &m) == nil && m.Result != nil && m.Result.ResultType == "task" && m.Result.TaskID != "" {
+		b.set(m.Result)
+	}
+}
+
+// sseTap passes an SSE stream on while reading the data of its events.
+type sseTap struct {
+	rc   io.ReadCloser
+	box  *taskBox
+	line []byte // the line being read
+	data bytes.Buffer
+}
+
+func (s *sseTap) Read(p []byte) (int, error) {
+	n, err := s.rc.Read(p)
+	for _, c := range p[:n] {
+		if c != '\n' {
+			if len(s.line) < 64<<20 {
+				s.line = append(s.line, c)
+			}
+			continue
+		}
+		line := strings.TrimSuffix(string(s.line), "\r")
+		s.line = s.line[:0]
+		if d, ok := strings.CutPrefix(line, "data:"); ok {
+			s.data.WriteString(strings.TrimPrefix(d, " "))
+		} else if line == "" && s.data.Len() > 0 {
+			s.box.see(s.data.Bytes())
+			s.data.Reset()
+		}
+	}
+	return n, err
+}
+
+func (s *sseTap) Close() error { return s.rc.Close() }
+
+// declareTasks adds the Tasks extension to the client capabilities of a
+// 2026-07-28 request's _meta (the go-sdk put the client's own there).
+func declareTasks(req mcp.Request) {
+	p := req.GetParams()
+	if p == nil {
+		return
+	}
+	meta := p.GetMeta()
+	v, ok := meta[mcp.MetaKeyClientCapabilities]
+	if !ok {
+		return // an older revision: capabilities were declared in initialize
+	}
+	var caps map[string]any
+	b, _ := json.Marshal(v)
+	if json.Unmarshal(b, &caps) != nil || caps == nil {
+		caps = map[string]any{}
+	}
+	exts, _ := caps["extensions"].(map[string]any)
+	if exts == nil {
+		exts = map[string]any{}
+	}
+	exts[ExtTasks] = map[string]any{}
+	caps["extensions"] = exts
+	meta[mcp.MetaKeyClientCapabilities] = caps
+	p.SetMeta(meta)
+}
+
+// startKey marks a tools/call whose caller follows a task itself
+// (StartTool): the middleware returns at once.
+type startKey struct{}
+
+// StartTool calls a tool and returns its result, or, when the agent made
+// a task of the call, the task (and a nil result), which the caller
+// follows with GetTask or WaitTask. The middleware must have Config.Tasks
+// and the session's transport an HTTP client from WithTasks.
+func (m *Middleware) StartTool(ctx context.Context, session *mcp.ClientSession, params *mcp.CallToolParams) (*mcp.CallToolResult, *Task, error) {
+	box := &taskBox{}
+	ctx = context.WithValue(context.WithValue(ctx, taskBoxKey{}, box), startKey{}, true)
+	res, err := session.CallTool(ctx, params)
+	if err != nil {
+		return nil, nil, err
+	}
+	if w := box.get(); w != nil {
+		t, err := w.task()
+		return nil, t, err
+	}
+	return res, nil, nil
+}
+
+// GetTask asks the agent about task id. A completed task's result has
+// its files fetched and rewritten, as a tool call's would (once per call
+// of GetTask: a host asks again only to fetch them again).
+func (m *Middleware) GetTask(ctx context.Context, session *mcp.ClientSession, id string) (*Task, error) {
+	return m.getTask(ctx, session, id, true)
+}
+
+// getTask is GetTask, fetching a completed task's files when collect.
+func (m *Middleware) getTask(ctx context.Context, session *mcp.ClientSession, id string, collect bool) (*Task, error) {
+	ctx = context.WithValue(ctx, taskBoxKey{}, &taskBox{name: id})
+	w, err := mcp.CallCustomMethod[*taskParams, *wireTask](ctx, session, "tasks/get", &taskParams{TaskID: id})
+	if err != nil {
+		return nil, fmt.Errorf("tasks/get %s: %w", id, err)
+	}
+	t, err := w.task()
+	if err != nil {
+		return nil, err
+	}
+	if collect && t.Result != nil && !t.Result.IsError {
+		m.Collect(ctx, "task "+id, t.Result)
+	}
+	m.keepOwner(t.Result)
+	return t, nil
+}
+
+// CancelTask asks the agent to cancel task id; the task may still end
+// otherwise (GetTask tells).
+func (m *Middleware) CancelTask(ctx context.Context, session *mcp.ClientSession, id string) error {
+	ctx = context.WithValue(ctx, taskBoxKey{}, &taskBox{name: id})
+	_, err := mcp.CallCustomMethod[*taskParams, *ackResult](ctx, session, "tasks/cancel", &taskParams{TaskID: id})
+	if err != nil {
+		return fmt.Errorf("tasks/cancel %s: %w", id, err)
+	}
+	return nil
+}
+
+// WaitTask polls task id at the interval the agent asks (at least 200 ms,
+// 1 s when it asks none) until it ends, telling each answer to Config.Task.
+// It returns the task's result (its files fetched), a *TaskError for a
+// failed task, an error saying so for a cancelled one; when ctx ends first,
+// a *TaskRunningError: the task runs on.
+func (m *Middleware) WaitTask(ctx context.Context, session *mcp.ClientSession, id string) (*mcp.CallToolResult, error) {
+	return m.waitTask(ctx, session, id, true)
+}
+
+// waitTask is WaitTask, fetching the result's files when collect.
+func (m *Middleware) waitTask(ctx context.Context, session *mcp.ClientSession, id string, collect bool) (*mcp.CallToolResult, error) {
+	for {
+		t, err := m.getTask(context.WithoutCancel(ctx), session, id, collect)
+		if err != nil {
+			return nil, err
+		}
+		if m.cfg.Task != nil {
+			m.cfg.Task(t)
+		}
+		switch t.Status {
+		case TaskCompleted:
+			if t.Result == nil {
+				return nil, fmt.Errorf("task %s completed without a result", id)
+			}
+			return t.Result, nil
+		case TaskFailed:
+			if t.Err != nil {
+				return nil, t.Err
+			}
+			return nil, fmt.Errorf("task %s failed: %s", id, t.StatusMessage)
+		case TaskCancelled:
+			return nil, fmt.Errorf("task %s was cancelled", id)
+		case TaskInputRequired:
+			return nil, fmt.Errorf("task %s asks for input, which this host cannot give: %s", id, t.StatusMessage)
+		}
+		wait := t.PollInterval
+		if wait <= 0 {
+			wait = time.Second
+		}
+		timer := time.NewTimer(max(wait, 200*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, &TaskRunningError{Task: t, Cause: context.Cause(ctx)}
+		case <-timer.C:
+		}
+	}
+}
+
+// callAsTask is the tools/call of a Config.Tasks middleware: the extension
+// declared, and a task the agent answers with waited for (unless the
+// caller follows it itself: StartTool). The result's files are the
+// caller's to fetch.
+func (m *Middleware) callAsTask(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	box := boxFrom(ctx)
+	if box == nil {
+		box = &taskBox{}
+		ctx = context.WithValue(ctx, taskBoxKey{}, box)
+	}
+	declareTasks(req)
+	res, err := next(ctx, "tools/call", req)
+	if err != nil {
+		return res, err
+	}
+	w := box.get()
+	if w == nil {
+		if b, _ := json.Marshal(res); bytes.Contains(b, []byte(`"resultType":"task"`)) {
+			return nil, errors.New("the agent answered with a task the transport hid: give the MCP transport an HTTP client from client.WithTasks")
+		}
+		return res, nil
+	}
+	if follow, _ := ctx.Value(startKey{}).(bool); follow {
+		return res, nil
+	}
+	session, _ := req.GetSession().(*mcp.ClientSession)
+	if session == nil {
+		return nil, fmt.Errorf("the agent answered with task %s, and there is no session to follow it", w.TaskID)
+	}
+	if t, err := w.task(); err == nil && m.cfg.Task != nil {
+		m.cfg.Task(t)
+	}
+	return m.waitTask(ctx, session, w.TaskID, false)
+}
