@@ -60,7 +60,11 @@ func TestTasksThroughTheGateway(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("long_sleep through the gateway: %v %+v", err, res)
 	}
-	if b, err := os.ReadFile(filepath.Join(out, "slept.txt")); err != nil || string(b) != "slept 2500 ms\n" {
+	m := savedAs.FindStringSubmatch(resultText(res))
+	if m == nil || m[1] != "slept.txt" || !strings.HasPrefix(m[2], out+string(filepath.Separator)) {
+		t.Fatalf("the task's file, saved in a folder of Out: %q", resultText(res))
+	}
+	if b, err := os.ReadFile(m[2]); err != nil || string(b) != "slept 2500 ms\n" {
 		t.Errorf("the task's file in Out: %q %v", b, err)
 	}
 	mu.Lock()
