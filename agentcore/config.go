@@ -433,7 +433,7 @@ func inside(x, y string) bool {
 // storage URL.
 func (c *Config) storageDir() (string, error) {
 	if c.Store != nil {
-		if lr, ok := c.Store.(fileserve.LocalRoot); ok {
+		if lr, ok := fileserve.As[fileserve.LocalRoot](c.Store); ok {
 			return lr.Root(), nil
 		}
 		return "", errors.New("the store keeps no files on local disk")

@@ -366,7 +366,7 @@ func (l *taskLedger) wait(ctx context.Context) bool {
 // openTasks sets up the tasks of a store that keeps records: the ledger
 // both protocols share and the MCP tasks.
 func (s *Service) openTasks(store fileserve.Store) {
-	rs, ok := store.(fileserve.RecordStore)
+	rs, ok := fileserve.As[fileserve.RecordStore](store)
 	if !ok {
 		return
 	}
