@@ -18,9 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// DefaultA2AStatusInterval is how often a running A2A task reports that it
+// defaultA2AStatusInterval is how often a running A2A task reports that it
 // is still working, on message/stream.
-const DefaultA2AStatusInterval = 5 * time.Second
+const defaultA2AStatusInterval = 5 * time.Second
 
 // a2aHandler returns the handler of /a2a: a2a-go's JSON-RPC transport over
 // a request handler whose executor runs tools through Invoke.
@@ -250,7 +250,7 @@ func (s *Service) a2aStatusInterval() time.Duration {
 	if s.cfg.A2AStatusInterval > 0 {
 		return s.cfg.A2AStatusInterval
 	}
-	return DefaultA2AStatusInterval
+	return defaultA2AStatusInterval
 }
 
 // tool returns the registered tool called name.
