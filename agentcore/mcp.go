@@ -19,6 +19,15 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 	if len(rt.def.FileParams) > 0 {
 		t.Meta = mcp.Meta{transfer.MetaFileParams: rt.def.FileParams}
 	}
+	if ui := toolUIMeta(rt.def.Tool); ui != nil {
+		if t.Meta == nil {
+			t.Meta = mcp.Meta{}
+		}
+		t.Meta[transfer.MetaUI] = ui
+		if uri, ok := ui["resourceUri"]; ok {
+			t.Meta[transfer.MetaUIResourceURI] = uri // hosts of early drafts
+		}
+	}
 	if rt.def.OutputSchema != nil {
 		t.OutputSchema = withDialect(rt.def.OutputSchema)
 	}

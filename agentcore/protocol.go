@@ -135,6 +135,8 @@ func capabilities(tasks bool) *mcp.ServerCapabilities {
 	if tasks {
 		c.AddExtension(extTasks, nil)
 	}
+	// MCP Apps: the views (apps.go) are ui:// resources of this type.
+	c.AddExtension(transfer.AppsExtension, map[string]any{"mimeTypes": []string{transfer.AppMIMEType}})
 	return c
 }
 

@@ -52,6 +52,15 @@ type Tool struct {
 	// surviving the client's disconnection. A call that ends within about
 	// a second is answered directly all the same.
 	Long bool
+	// View is the URI of the MCP Apps view (a ui:// resource added with
+	// AddView) a host shows this tool's results in. Default: agentura's
+	// file view for a tool that hands out files (see OutputTypes), none
+	// for one that does not; NoView turns the file view off.
+	View string
+	// Visibility optionally says who may call the tool under MCP Apps:
+	// "model" (the model sees it), "app" (views may call it). Default:
+	// both.
+	Visibility []string
 }
 
 // ToolDef is a registered tool: its description, its input schema, and the

@@ -41,6 +41,34 @@ const (
 	MetaTaskProgress = "agentura/progress"
 )
 
+// MCP Apps (the extension io.modelcontextprotocol/ui, stable revision
+// 2026-01-26): views are ui:// resources of type AppMIMEType that a tool
+// names in _meta.ui.resourceUri; a host shows one in a sandboxed iframe,
+// under a CSP built from the resource's _meta.ui.csp.
+const (
+	// AppsExtension is the extension's identifier, under the extensions of
+	// client and server capabilities.
+	AppsExtension = "io.modelcontextprotocol/ui"
+	// AppsRevision is the revision of the extension agentura implements,
+	// the protocolVersion of its views' ui/initialize.
+	AppsRevision = "2026-01-26"
+	// AppMIMEType is the MIME type of an HTML view.
+	AppMIMEType = "text/html;profile=mcp-app"
+	// MetaUI is the key under a tool's and a view resource's _meta that
+	// holds the extension's fields (resourceUri, visibility; csp,
+	// prefersBorder).
+	MetaUI = "ui"
+	// MetaUIResourceURI is the deprecated flat key of a tool's view
+	// (_meta["ui/resourceUri"]), still read by hosts of early drafts.
+	MetaUIResourceURI = "ui/resourceUri"
+	// FilesViewURI is the view agentura links to every tool that hands
+	// out files: each produced file with a preview and a download button.
+	FilesViewURI = "ui://agentura/files"
+	// UploadViewURI is the view of the attach_file tool: files dropped on
+	// it are uploaded to the agent (tus) and named to the model.
+	UploadViewURI = "ui://agentura/upload"
+)
+
 // ProducedPrefix starts the text line that names a produced file for models
 // without client middleware: "Tool produced: report.pptx (PowerPoint, 1.0 MB) <url>".
 const ProducedPrefix = "Tool produced: "
