@@ -48,9 +48,6 @@ type View struct {
 	HTML string
 }
 
-// NoView, as a Tool's View, gives a tool that hands out files no view.
-const NoView = "-"
-
 // AddView registers an MCP Apps view, served as a ui:// resource of type
 // text/html;profile=mcp-app with the CSP of agentura's own views (the
 // agent's public origin for connections and images, nothing else). Name it
@@ -131,14 +128,14 @@ func mustView(name string) string {
 
 // toolUIMeta is the _meta.ui of a tool: the view that shows its results
 // (the file view for a tool that hands out files, unless its author named
-// another or NoView) and who may call it. Nil when there is nothing to say.
+// another or set NoView) and who may call it. Nil when there is nothing to say.
 func toolUIMeta(t Tool) map[string]any {
 	view := t.View
-	if view == "" && t.producesFiles() {
+	if view == "" && t.producesFiles() && !t.NoView {
 		view = transfer.FilesViewURI
 	}
 	ui := map[string]any{}
-	if view != "" && view != NoView {
+	if view != "" {
 		ui["resourceUri"] = view
 	}
 	if len(t.Visibility) > 0 {

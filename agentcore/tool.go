@@ -54,9 +54,11 @@ type Tool struct {
 	Long bool
 	// View is the URI of the MCP Apps view (a ui:// resource added with
 	// AddView) a host shows this tool's results in. Default: agentura's
-	// file view for a tool that hands out files (see OutputTypes), none
-	// for one that does not; NoView turns the file view off.
+	// file view (transfer.FilesViewURI) for a tool that hands out files
+	// (see OutputTypes), none for one that does not.
 	View string
+	// NoView turns the default file view off.
+	NoView bool
 	// Visibility optionally says who may call the tool under MCP Apps:
 	// "model" (the model sees it), "app" (views may call it). Default:
 	// both.
