@@ -61,7 +61,10 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 			out = s.renderMCP(ctx, res)
 		}
 		if handle != "" {
-			out.Meta = mcp.Meta{transfer.MetaOwner: handle}
+			if out.Meta == nil {
+				out.Meta = mcp.Meta{}
+			}
+			out.Meta[transfer.MetaOwner] = handle
 		}
 		return out, nil
 	})
@@ -82,6 +85,9 @@ func ownerOfExtra(extra *mcp.RequestExtra) string {
 // file, and an embedded resource per file up to EmbedMaxBytes.
 func (s *Service) renderMCP(ctx context.Context, res *Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{StructuredContent: res.Structured()}
+	if len(res.meta) > 0 {
+		out.Meta = mcp.Meta(res.meta)
+	}
 	if res.Text != "" {
 		out.Content = append(out.Content, &mcp.TextContent{Text: res.Text})
 	}

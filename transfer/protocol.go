@@ -67,7 +67,28 @@ const (
 	// UploadViewURI is the view of the attach_file tool: files dropped on
 	// it are uploaded to the agent (tus) and named to the model.
 	UploadViewURI = "ui://agentura/upload"
+	// MetaUploadCapability is the key under attach_file's result _meta
+	// that hands its view an UploadCapability.
+	MetaUploadCapability = "agentura/upload"
+	// HeaderUploadCapability carries an UploadCapability's token on the
+	// tus requests of a view: a sandboxed page (Origin: null) holding no
+	// credentials of its own.
+	HeaderUploadCapability = "X-Upload-Capability"
 )
+
+// UploadCapability lets an MCP Apps view upload files for the caller of
+// attach_file, straight to the agent with tus: short-lived, bound to that
+// caller, good for nothing else.
+type UploadCapability struct {
+	// Endpoint is the agent's tus endpoint (<public URL>/uploads/tus/).
+	Endpoint string `json:"endpoint"`
+	// Token goes in the HeaderUploadCapability header of each request.
+	Token string `json:"token"`
+	// ExpiresAt is when the token stops being accepted (RFC 3339).
+	ExpiresAt string `json:"expires_at"`
+	// MaxBytes is the largest file the agent takes (AGENT_MAX_UPLOAD_BYTES).
+	MaxBytes int64 `json:"max_bytes"`
+}
 
 // ProducedPrefix starts the text line that names a produced file for models
 // without client middleware: "Tool produced: report.pptx (PowerPoint, 1.0 MB) <url>".

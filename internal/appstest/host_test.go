@@ -455,20 +455,29 @@ func (b *browser) view(t *testing.T, expr string, out any) {
 func (b *browser) tryView(expr string, out any) error {
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
-	tree, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{})
+	id, err := b.viewContext(ctx)
 	if err != nil {
 		return err
 	}
+	return b.eval(id, expr, out)
+}
+
+// viewContext is the script context of the view's frame.
+func (b *browser) viewContext(ctx context.Context) (runtime.ExecutionContextID, error) {
+	tree, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{})
+	if err != nil {
+		return 0, err
+	}
 	if tree.FrameTree == nil || len(tree.FrameTree.ChildFrames) == 0 {
-		return errors.New("the host page has no view frame")
+		return 0, errors.New("the host page has no view frame")
 	}
 	b.mu.Lock()
 	id, ok := b.exe[tree.FrameTree.ChildFrames[0].Frame.ID]
 	b.mu.Unlock()
 	if !ok {
-		return errors.New("the view frame has no script context yet")
+		return 0, errors.New("the view frame has no script context yet")
 	}
-	return b.eval(id, expr, out)
+	return id, nil
 }
 
 func exceptionText(e *runtime.ExceptionDetails) string {
