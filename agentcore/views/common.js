@@ -122,6 +122,14 @@ function httpURL(u) {
   } catch (e) { return ""; }
 }
 
+// fileURL returns u when it is a file: URL (a copy a gateway saved on the user's machine), else "".
+function fileURL(u) {
+  try {
+    const p = new URL(String(u));
+    return p.protocol === "file:" ? p.href : "";
+  } catch (e) { return ""; }
+}
+
 function humanSize(n) {
   if (typeof n !== "number" || !isFinite(n) || n < 0) return "";
   const units = ["B", "KB", "MB", "GB", "TB"];

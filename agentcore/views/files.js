@@ -12,6 +12,21 @@ let byName = new Map(); // filename -> file, for images a Markdown page refers t
 // filesOf reads the produced files of a CallToolResult: structuredContent ({files: [...]} or one file
 // flat), else the resource_link blocks of its content.
 function filesOf(result) {
+  const files = producedOf(result);
+  // Through agentura's gateway the files are saved on the user's machine: its result names each saved copy
+  // with a file:// resource_link (and no download URL). The view shows where, and opens it through the host.
+  const saved = new Map();
+  for (const b of (result && Array.isArray(result.content)) ? result.content : []) {
+    if (b && b.type === "resource_link" && fileURL(b.uri)) saved.set(String(b.name), fileURL(b.uri));
+  }
+  for (const f of files) {
+    const base = f.filename.split("/").pop();
+    if (!httpURL(f.download_url) && saved.has(base)) f.saved = saved.get(base);
+  }
+  return files;
+}
+
+function producedOf(result) {
   const sc = result && result.structuredContent;
   const one = (f) => f && typeof f === "object" && typeof f.download_url === "string" && typeof f.filename === "string";
   if (sc && Array.isArray(sc.files)) return sc.files.filter(one);
@@ -101,13 +116,17 @@ function card(f, base) {
 }
 
 function downloadButton(f, status) {
-  const url = httpURL(f.download_url);
+  const url = httpURL(f.download_url) || f.saved || "";
   const a = el("a", "button", "Download");
   if (!url) {
     a.setAttribute("aria-disabled", "true");
     a.classList.add("secondary");
     a.textContent = "No link";
     return a;
+  }
+  if (f.saved) {
+    a.textContent = "Open";
+    status.textContent = "Saved as " + decodeURIComponent(new URL(f.saved).pathname);
   }
   a.href = url;
   a.target = "_blank";
