@@ -5,7 +5,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"html"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/agentura/agentura/transfer"
@@ -110,20 +112,43 @@ func (s *Service) serveViews() {
 	}
 }
 
+// ViewPage builds the HTML page of a view on agentura's view kit, the one
+// its own views use: the host bridge (app.start, app.on, app.request,
+// app.notify, app.openLink; the theme and size handled), the helpers el
+// (an element whose text is set as text), httpURL and humanSize, and CSS
+// variables that follow the host's theme (--bg, --fg, --line, --accent,
+// ...). body is the page's markup; style and script are its own CSS and
+// JavaScript, which call app.on(...) for the notifications they need and
+// then app.start({name, version}).
+func ViewPage(title, body, style, script string) string {
+	return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + html.EscapeString(title) +
+		"</title>\n<style>\n" + readView("common.css") + "\n" + inlineSafe(style) + "\n</style>\n</head>\n<body>\n" + body +
+		"\n<script>\n" + readView("common.js") + "\n" + inlineSafe(script) + "\n</script>\n</body>\n</html>\n"
+}
+
+// closingTag is the end of an inline script or style.
+var closingTag = regexp.MustCompile(`(?i)</(script|style)`)
+
+// inlineSafe keeps text inlined in a script or style element from closing
+// it early ("<\/script" means the same in a JavaScript string).
+func inlineSafe(text string) string { return closingTag.ReplaceAllString(text, `<\/$1`) }
+
+// readView reads an embedded view file.
+func readView(f string) string {
+	b, err := viewFiles.ReadFile("views/" + f)
+	if err != nil {
+		panic(fmt.Sprintf("agentcore: embedded view file %s: %v", f, err))
+	}
+	return string(b)
+}
+
 // mustView assembles the page views/<name>.html: its {{style}} and
 // {{script}} placeholders take views/common.css, views/common.js and
 // views/<name>.js, so every view is one self-contained document.
 func mustView(name string) string {
-	read := func(f string) string {
-		b, err := viewFiles.ReadFile("views/" + f)
-		if err != nil {
-			panic(fmt.Sprintf("agentcore: embedded view file %s: %v", f, err))
-		}
-		return string(b)
-	}
-	page := read(name + ".html")
-	page = strings.Replace(page, "{{style}}", read("common.css"), 1)
-	return strings.Replace(page, "{{script}}", read("common.js")+"\n"+read(name+".js"), 1)
+	page := readView(name + ".html")
+	page = strings.Replace(page, "{{style}}", readView("common.css"), 1)
+	return strings.Replace(page, "{{script}}", readView("common.js")+"\n"+readView(name+".js"), 1)
 }
 
 // toolUIMeta is the _meta.ui of a tool: the view that shows its results
