@@ -22,13 +22,16 @@ function filesOf(result) {
   for (const f of files) {
     const base = f.filename.split("/").pop();
     if (!httpURL(f.download_url) && saved.has(base)) f.saved = saved.get(base);
+    else if (fileURL(f.download_url)) f.saved = fileURL(f.download_url);
   }
   return files;
 }
 
 function producedOf(result) {
   const sc = result && result.structuredContent;
-  const one = (f) => f && typeof f === "object" && typeof f.download_url === "string" && typeof f.filename === "string";
+  // A gateway's result keeps the fields but drops download_url (it saved the files).
+  const one = (f) => f && typeof f === "object" && typeof f.filename === "string" &&
+    (typeof f.download_url === "string" || typeof f.mime_type === "string");
   if (sc && Array.isArray(sc.files)) return sc.files.filter(one);
   if (one(sc)) return [sc];
   const out = [];
@@ -126,14 +129,15 @@ function downloadButton(f, status) {
   }
   if (f.saved) {
     a.textContent = "Open";
-    status.textContent = "Saved as " + decodeURIComponent(new URL(f.saved).pathname);
+    const where = el("div", "saved muted", "Saved as " + decodeURIComponent(new URL(f.saved).pathname));
+    status.before(where);
   }
   a.href = url;
   a.target = "_blank";
   a.rel = "noopener noreferrer";
   a.addEventListener("click", (ev) => {
     ev.preventDefault();
-    app.openLink(url).then(() => { status.textContent = "Download opened."; status.className = "status muted"; },
+    app.openLink(url).then(() => { status.textContent = f.saved ? "Opened." : "Download opened."; status.className = "status muted"; },
       (e) => { status.textContent = "Could not open the link: " + e.message; status.className = "status error"; });
   });
   return a;
