@@ -65,6 +65,7 @@ func (s *Service) AddAttachTool() error {
 			"and their names and URLs come back to you as context, to pass as the content of a file parameter. " +
 			"Use it when the user wants to give you a file you do not have.",
 		ReadOnly: true, OutputTypes: []string{}, View: transfer.UploadViewURI,
+		scope: ScopeFilesWrite, // the capability uploads, as POST /uploads does
 	}, s.attach, nil)
 }
 
@@ -106,11 +107,12 @@ var (
 // viewUploads routes the tus requests of an upload view (Origin: null,
 // carrying a capability, or the preflight asking to send one) to tus with
 // the capability's owner and CORS answers; every other request goes to
-// next, the endpoint as it always was.
-func (s *Service) viewUploads(tus, next http.Handler) http.Handler {
+// next, the endpoint as it always was (a request for a Host that is not
+// the agent's included: next refuses it, as DNS rebinding).
+func (s *Service) viewUploads(guard *originGuard, tus, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Origin") != "null" {
-			next.ServeHTTP(w, r)
+		if r.Header.Get("Origin") != "null" || guard.hostRefusal(r) != "" {
+			next.ServeHTTP(w, r) // which refuses a rebound Host
 			return
 		}
 		token := r.Header.Get(transfer.HeaderUploadCapability)

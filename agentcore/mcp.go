@@ -2,6 +2,8 @@ package agentcore
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
@@ -38,8 +40,13 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 		IdempotentHint:  rt.def.Idempotent,
 		OpenWorldHint:   &rt.def.OpenWorld,
 	}
-	name := rt.def.Name
+	name, scope := rt.def.Name, rt.def.scope
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if scope != "" && s.oauth != nil && (req.Extra == nil || req.Extra.TokenInfo == nil || !slices.Contains(req.Extra.TokenInfo.Scopes, scope)) {
+			out := &mcp.CallToolResult{}
+			out.SetError(fmt.Errorf("tool %s needs the scope %s, which the token lacks; sign in again asking for it", name, scope))
+			return out, nil
+		}
 		scope, handle, err := s.callScope(req, readMeta(req))
 		if err != nil {
 			return nil, err

@@ -63,6 +63,11 @@ type Tool struct {
 	// "model" (the model sees it), "app" (views may call it). Default:
 	// both.
 	Visibility []string
+
+	// scope is an OAuth scope a caller needs beyond tools:call
+	// (AGENT_AUTH=oauth): files:write for attach_file, whose result lets
+	// its view upload.
+	scope string
 }
 
 // ToolDef is a registered tool: its description, its input schema, and the
