@@ -174,6 +174,27 @@ func TestFileView(t *testing.T) {
 		saveScreenshot(t, b, "apps-files-markdown.png")
 	})
 
+	t.Run("HostIgnoresTheCSP", func(t *testing.T) {
+		// Under the extension's restrictive default nothing of the agent
+		// loads: every file is still listed, with its digest and link.
+		args := map[string]any{"markdown": "# Notes\n\n![Chart](chart.png)\n", "format": "md", "filename": "notes.md",
+			"embeds": []any{map[string]any{"name": "chart.png", "content": chartURI}}}
+		res := a.call(t, "compose_document", args)
+		files := producedFiles(t, res)
+		b.open(t, h.newSessionIgnoringCSP(t, "compose_document", args, res, "light"))
+		b.waitView(t, `document.querySelectorAll(".preview").length === 2 && [...document.querySelectorAll(".preview")].every(p => p.textContent.startsWith("No preview"))`, 30*time.Second)
+		var got struct {
+			Names, Links, SHAs []string
+		}
+		b.view(t, `({ Names: [...document.querySelectorAll(".name")].map(e => e.title), Links: [...document.querySelectorAll("a.button")].map(a => a.href),
+			SHAs: [...document.querySelectorAll(".sha")].map(e => e.textContent.replace("sha256 ", "")) })`, &got)
+		for i, f := range files {
+			if i >= len(got.Names) || got.Names[i] != f.Filename || got.Links[i] != f.DownloadURL || got.SHAs[i] != f.SHA256 {
+				t.Errorf("file %d: the view shows %+v; want %s with its link and sha256", i, got, f.Filename)
+			}
+		}
+	})
+
 	t.Run("PDFDownload", func(t *testing.T) {
 		args := map[string]any{"markdown": "# Invoice 2026-114\n\nThree lines, one total.\n", "format": "pdf", "filename": "invoice.pdf"}
 		res := a.call(t, "compose_document", args)

@@ -132,7 +132,15 @@ type hostSession struct {
 	Arguments map[string]any      `json:"arguments"`
 	Result    *mcp.CallToolResult `json:"result,omitempty"`
 	html      string
+	// ignoreCSP plays a host that ignores _meta.ui.csp: the extension's
+	// restrictive default applies.
+	ignoreCSP bool
 }
+
+// restrictiveCSP is the policy the extension prescribes when a view
+// declares none.
+const restrictiveCSP = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; " +
+	"img-src 'self' data:; media-src 'self' data:; connect-src 'none'"
 
 // testHost serves the host page on one origin and the views on another,
 // each view with the CSP its resource declares.
@@ -177,7 +185,11 @@ func newHost(t *testing.T, a *testAgent) *testHost {
 			http.NotFound(w, r)
 			return
 		}
-		w.Header().Set("Content-Security-Policy", viewCSP(s.CSP))
+		csp := viewCSP(s.CSP)
+		if s.ignoreCSP {
+			csp = restrictiveCSP
+		}
+		w.Header().Set("Content-Security-Policy", csp)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, s.html)
 	})
@@ -282,6 +294,18 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // res in it. It returns the host page's URL.
 func (h *testHost) newSession(t *testing.T, name string, args map[string]any, res *mcp.CallToolResult, theme string) string {
 	t.Helper()
+	return h.openSession(t, name, args, res, theme, false)
+}
+
+// newSessionIgnoringCSP is newSession in a host that ignores the view's
+// _meta.ui.csp and applies the restrictive default.
+func (h *testHost) newSessionIgnoringCSP(t *testing.T, name string, args map[string]any, res *mcp.CallToolResult, theme string) string {
+	t.Helper()
+	return h.openSession(t, name, args, res, theme, true)
+}
+
+func (h *testHost) openSession(t *testing.T, name string, args map[string]any, res *mcp.CallToolResult, theme string, ignoreCSP bool) string {
+	t.Helper()
 	tool, ok := h.agent.tools[name]
 	if !ok {
 		t.Fatalf("the agent has no tool %s", name)
@@ -311,7 +335,7 @@ func (h *testHost) newSession(t *testing.T, name string, args map[string]any, re
 	defer h.mu.Unlock()
 	sid := strconv.Itoa(len(h.sessions) + 1)
 	h.sessions[sid] = &hostSession{Tool: name, ToolDef: tool, ViewURI: uri, ViewURL: h.views.URL + "/view/" + sid,
-		CSP: csp, Theme: theme, Arguments: args, Result: res, html: rr.Contents[0].Text}
+		CSP: csp, Theme: theme, Arguments: args, Result: res, html: rr.Contents[0].Text, ignoreCSP: ignoreCSP}
 	return h.pages.URL + "/host?sid=" + sid
 }
 
