@@ -362,6 +362,7 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.Flag("disable-site-isolation-trials", true),
 		chromedp.Flag("disable-features", "IsolateOrigins,site-per-process"),
 		chromedp.Flag("force-device-scale-factor", "1"),
+		chromedp.Flag("disable-dev-shm-usage", true), // containers have a small /dev/shm
 		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		}),
