@@ -65,13 +65,13 @@ func (s *Service) AddView(v View) error {
 		return errors.New("a view needs a Name and its HTML")
 	}
 	meta := s.viewMeta()
-	html := v.HTML
+	page := v.HTML
 	s.mcp.AddResource(&mcp.Resource{
 		URI: v.URI, Name: v.Name, Title: v.Title, Description: v.Description,
 		MIMEType: transfer.AppMIMEType, Meta: meta,
 	}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
-			URI: req.Params.URI, MIMEType: transfer.AppMIMEType, Text: html, Meta: meta,
+			URI: req.Params.URI, MIMEType: transfer.AppMIMEType, Text: page, Meta: meta,
 		}}}, nil
 	})
 	return nil
