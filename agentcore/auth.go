@@ -152,6 +152,9 @@ type verifiedCaller struct{}
 // uploadOwner is the owner of an /uploads request: the verified caller (the
 // bearer middleware ran before), or AnonymousOwner without authentication.
 func (s *Service) uploadOwner(r *http.Request) (string, error) {
+	if owner, ok := r.Context().Value(capabilityOwner{}).(string); ok {
+		return owner, nil // an upload view's capability (apps_upload.go)
+	}
 	if s.verifier == nil {
 		return AnonymousOwner, nil
 	}

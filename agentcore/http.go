@@ -71,6 +71,9 @@ func (s *Service) buildHandler() http.Handler {
 	}
 	guard := newOriginGuard(s.cfg)
 	uploadH, tusH, a2aH = guard.wrap(uploadH), guard.wrap(tusH), guard.wrap(a2aH)
+	// An MCP Apps upload view (Origin: null) reaches tus by its capability
+	// alone (apps_upload.go).
+	tusH = s.viewUploads(guard, s.limiter.wrap(s.tus), tusH)
 	cardH := guard.wrap(a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(s.cardProducer)))
 	// Any method reaches the handlers, which answer a wrong one with a JSON 405.
 	r.Any("/mcp", gin.WrapH(mcpH))

@@ -2,6 +2,8 @@ package agentcore
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
@@ -19,6 +21,15 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 	if len(rt.def.FileParams) > 0 {
 		t.Meta = mcp.Meta{transfer.MetaFileParams: rt.def.FileParams}
 	}
+	if ui := toolUIMeta(rt.def.Tool); ui != nil {
+		if t.Meta == nil {
+			t.Meta = mcp.Meta{}
+		}
+		t.Meta[transfer.MetaUI] = ui
+		if uri, ok := ui["resourceUri"]; ok {
+			t.Meta[transfer.MetaUIResourceURI] = uri // hosts of early drafts
+		}
+	}
 	if rt.def.OutputSchema != nil {
 		t.OutputSchema = withDialect(rt.def.OutputSchema)
 	}
@@ -29,8 +40,13 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 		IdempotentHint:  rt.def.Idempotent,
 		OpenWorldHint:   &rt.def.OpenWorld,
 	}
-	name := rt.def.Name
+	name, scope := rt.def.Name, rt.def.scope
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if scope != "" && s.oauth != nil && (req.Extra == nil || req.Extra.TokenInfo == nil || !slices.Contains(req.Extra.TokenInfo.Scopes, scope)) {
+			out := &mcp.CallToolResult{}
+			out.SetError(fmt.Errorf("tool %s needs the scope %s, which the token lacks; sign in again asking for it", name, scope))
+			return out, nil
+		}
 		scope, handle, err := s.callScope(req, readMeta(req))
 		if err != nil {
 			return nil, err
@@ -52,7 +68,10 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 			out = s.renderMCP(ctx, res)
 		}
 		if handle != "" {
-			out.Meta = mcp.Meta{transfer.MetaOwner: handle}
+			if out.Meta == nil {
+				out.Meta = mcp.Meta{}
+			}
+			out.Meta[transfer.MetaOwner] = handle
 		}
 		return out, nil
 	})
@@ -73,6 +92,9 @@ func ownerOfExtra(extra *mcp.RequestExtra) string {
 // file, and an embedded resource per file up to EmbedMaxBytes.
 func (s *Service) renderMCP(ctx context.Context, res *Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{StructuredContent: res.Structured()}
+	if len(res.meta) > 0 {
+		out.Meta = mcp.Meta(res.meta)
+	}
 	if res.Text != "" {
 		out.Content = append(out.Content, &mcp.TextContent{Text: res.Text})
 	}

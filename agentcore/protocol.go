@@ -123,7 +123,7 @@ func (s *Service) serverOptions() *mcp.ServerOptions {
 // added at run time; produced files), and log messages (logging/setLevel on
 // older revisions, the logLevel in _meta on 2026-07-28). Extensions the
 // agent serves are declared here too, with AddExtension: the Tasks
-// extension when the store keeps tasks (tasks). The tasks capability of
+// extension when the store keeps tasks (tasks), and MCP Apps (apps.go). The tasks capability of
 // 2025-11-25 is added to initialize results of that revision alone
 // (tasks_wire.go), the go-sdk knowing no such field.
 func capabilities(tasks bool) *mcp.ServerCapabilities {
@@ -135,6 +135,8 @@ func capabilities(tasks bool) *mcp.ServerCapabilities {
 	if tasks {
 		c.AddExtension(extTasks, nil)
 	}
+	// MCP Apps: the views (apps.go) are ui:// resources of this type.
+	c.AddExtension(transfer.AppsExtension, map[string]any{"mimeTypes": []string{transfer.AppMIMEType}})
 	return c
 }
 

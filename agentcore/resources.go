@@ -124,7 +124,7 @@ func resourceContents(uri, mimeType string, data []byte) *mcp.ResourceContents {
 }
 
 // listProduced answers resources/list: the resources an author added (first
-// page only), then the caller's live produced files, newest first, with
+// page only; views left out), then the caller's live produced files, newest first, with
 // fresh signed URLs as URIs, resourcePageSize a page.
 func (s *Service) listProduced(ctx context.Context, req *mcp.ListResourcesRequest, next mcp.MethodHandler, method string) (mcp.Result, error) {
 	cursor := ""
@@ -138,7 +138,14 @@ func (s *Service) listProduced(ctx context.Context, req *mcp.ListResourcesReques
 			return nil, err
 		}
 		if lr, ok := r.(*mcp.ListResourcesResult); ok {
-			out.Resources = append(out.Resources, lr.Resources...)
+			for _, res := range lr.Resources {
+				// Views (ui://, apps.go) are found through their tools'
+				// _meta.ui.resourceUri; MCP Apps lets a server leave
+				// them out of the list, which stays the caller's files.
+				if !strings.HasPrefix(res.URI, "ui://") {
+					out.Resources = append(out.Resources, res)
+				}
+			}
 		}
 	}
 	metas, err := s.ownedFiles(ctx, req)

@@ -59,6 +59,7 @@ type Result struct {
 
 	stored []fileserve.Meta // parallel to Files
 	images []bool           // parallel to Files: Output.ShowImage
+	meta   map[string]any   // the MCP result's _meta (attach_file's capability)
 }
 
 // TextResult is a result with text only.

@@ -51,12 +51,10 @@ func (g *originGuard) wrap(next http.Handler) http.Handler {
 
 // refusal says why r is refused, or "".
 func (g *originGuard) refusal(r *http.Request) string {
-	host := strings.ToLower(r.Host)
-	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
-		if isLoopbackHost(local.String()) && !isLoopbackHost(host) && host != g.publicHost {
-			return "Host " + quoteShort(r.Host) + " is not this agent's: an agent listening on a loopback address answers only requests for localhost, a loopback address or AGENT_PUBLIC_URL's host (DNS rebinding protection); set AGENT_PUBLIC_URL to the name clients use"
-		}
+	if msg := g.hostRefusal(r); msg != "" {
+		return msg
 	}
+	host := strings.ToLower(r.Host)
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return ""
@@ -72,6 +70,17 @@ func (g *originGuard) refusal(r *http.Request) string {
 		return ""
 	}
 	return "cross-site request from Origin " + quoteShort(r.Header.Get("Origin")) + " refused; if this web application may use the agent, add its origin to AGENT_ALLOWED_ORIGINS"
+}
+
+// hostRefusal says why r's Host is refused (DNS rebinding), or "".
+func (g *originGuard) hostRefusal(r *http.Request) string {
+	host := strings.ToLower(r.Host)
+	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
+		if isLoopbackHost(local.String()) && !isLoopbackHost(host) && host != g.publicHost {
+			return "Host " + quoteShort(r.Host) + " is not this agent's: an agent listening on a loopback address answers only requests for localhost, a loopback address or AGENT_PUBLIC_URL's host (DNS rebinding protection); set AGENT_PUBLIC_URL to the name clients use"
+		}
+	}
+	return ""
 }
 
 // isLoopbackHost reports whether host[:port] names localhost or a loopback IP.

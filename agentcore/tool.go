@@ -52,6 +52,22 @@ type Tool struct {
 	// surviving the client's disconnection. A call that ends within about
 	// a second is answered directly all the same.
 	Long bool
+	// View is the URI of the MCP Apps view (a ui:// resource added with
+	// AddView) a host shows this tool's results in. Default: agentura's
+	// file view (transfer.FilesViewURI) for a tool that hands out files
+	// (see OutputTypes), none for one that does not.
+	View string
+	// NoView turns the default file view off.
+	NoView bool
+	// Visibility optionally says who may call the tool under MCP Apps:
+	// "model" (the model sees it), "app" (views may call it). Default:
+	// both.
+	Visibility []string
+
+	// scope is an OAuth scope a caller needs beyond tools:call
+	// (AGENT_AUTH=oauth): files:write for attach_file, whose result lets
+	// its view upload.
+	scope string
 }
 
 // ToolDef is a registered tool: its description, its input schema, and the

@@ -502,6 +502,7 @@ func (g *Gateway) refresh(ctx context.Context) error {
 			Annotations: at.Tool.Annotations,
 			// No output schema: the structured content the host gets has
 			// no download URLs, which the agent's schema may require.
+			Meta: g.hostUIMeta(g.agents[at.Agent], names[at.Agent], at.Tool), // MCP Apps (apps.go)
 		}
 		g.server.AddTool(host, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return g.call(ctx, req, r)

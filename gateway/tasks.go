@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/client"
+	"github.com/agentura/agentura/transfer"
 )
 
 // MCP tasks through the gateway. Towards an agent over HTTP the gateway
@@ -35,10 +36,13 @@ import (
 const extTasks = client.ExtTasks
 
 // serverCapabilities are the gateway's: log messages (the go-sdk's
-// default) and the Tasks extension; tools are added by the go-sdk.
+// default), the Tasks and MCP Apps extensions; tools and resources are
+// added by the go-sdk.
 func serverCapabilities() *mcp.ServerCapabilities {
 	c := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
 	c.AddExtension(extTasks, nil)
+	// MCP Apps: the agents' views, forwarded (apps.go).
+	c.AddExtension(transfer.AppsExtension, map[string]any{"mimeTypes": []string{transfer.AppMIMEType}})
 	return c
 }
 

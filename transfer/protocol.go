@@ -41,6 +41,55 @@ const (
 	MetaTaskProgress = "agentura/progress"
 )
 
+// MCP Apps (the extension io.modelcontextprotocol/ui, stable revision
+// 2026-01-26): views are ui:// resources of type AppMIMEType that a tool
+// names in _meta.ui.resourceUri; a host shows one in a sandboxed iframe,
+// under a CSP built from the resource's _meta.ui.csp.
+const (
+	// AppsExtension is the extension's identifier, under the extensions of
+	// client and server capabilities.
+	AppsExtension = "io.modelcontextprotocol/ui"
+	// AppsRevision is the revision of the extension agentura implements,
+	// the protocolVersion of its views' ui/initialize.
+	AppsRevision = "2026-01-26"
+	// AppMIMEType is the MIME type of an HTML view.
+	AppMIMEType = "text/html;profile=mcp-app"
+	// MetaUI is the key under a tool's and a view resource's _meta that
+	// holds the extension's fields (resourceUri, visibility; csp,
+	// prefersBorder).
+	MetaUI = "ui"
+	// MetaUIResourceURI is the deprecated flat key of a tool's view
+	// (_meta["ui/resourceUri"]), still read by hosts of early drafts.
+	MetaUIResourceURI = "ui/resourceUri"
+	// FilesViewURI is the view agentura links to every tool that hands
+	// out files: each produced file with a preview and a download button.
+	FilesViewURI = "ui://agentura/files"
+	// UploadViewURI is the view of the attach_file tool: files dropped on
+	// it are uploaded to the agent (tus) and named to the model.
+	UploadViewURI = "ui://agentura/upload"
+	// MetaUploadCapability is the key under attach_file's result _meta
+	// that hands its view an UploadCapability.
+	MetaUploadCapability = "agentura/upload"
+	// HeaderUploadCapability carries an UploadCapability's token on the
+	// tus requests of a view: a sandboxed page (Origin: null) holding no
+	// credentials of its own.
+	HeaderUploadCapability = "X-Upload-Capability"
+)
+
+// UploadCapability lets an MCP Apps view upload files for the caller of
+// attach_file, straight to the agent with tus: short-lived, bound to that
+// caller, good for nothing else.
+type UploadCapability struct {
+	// Endpoint is the agent's tus endpoint (<public URL>/uploads/tus/).
+	Endpoint string `json:"endpoint"`
+	// Token goes in the HeaderUploadCapability header of each request.
+	Token string `json:"token"`
+	// ExpiresAt is when the token stops being accepted (RFC 3339).
+	ExpiresAt string `json:"expires_at"`
+	// MaxBytes is the largest file the agent takes (AGENT_MAX_UPLOAD_BYTES).
+	MaxBytes int64 `json:"max_bytes"`
+}
+
 // ProducedPrefix starts the text line that names a produced file for models
 // without client middleware: "Tool produced: report.pptx (PowerPoint, 1.0 MB) <url>".
 const ProducedPrefix = "Tool produced: "

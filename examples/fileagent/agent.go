@@ -9,7 +9,9 @@
 // archive_files has schema-tag constraints with a default, reports progress
 // per file (Call.Progress), logs to the client (Call.Log) and can show a
 // picture it archives as an image (Output.ShowImage). Every produced file
-// carries its sha256 and can be read back with resources/read.
+// carries its sha256 and can be read back with resources/read. In hosts
+// that support MCP Apps, archive_files' results show in agentura's file view
+// and inspect_file's in a view of its own (view.go).
 package fileagent
 
 import (
@@ -64,6 +66,9 @@ type ArchiveInput struct {
 
 // Register adds the agent's tools to svc.
 func Register(svc *agentcore.Service) error {
+	if err := svc.AddView(inspectView()); err != nil {
+		return err
+	}
 	agentcore.AddTypedTool(svc, agentcore.Tool{
 		Name:        "inspect_file",
 		Title:       "Inspect a file",
@@ -71,6 +76,7 @@ func Register(svc *agentcore.Service) error {
 		ReadOnly:    true,
 		OutputTypes: []string{}, // no files out
 		Idempotent:  true,
+		View:        InspectViewURI, // its own MCP Apps view (view.go)
 	}, inspectFile)
 	agentcore.AddTool(svc, agentcore.Tool{
 		Name:        "archive_files",

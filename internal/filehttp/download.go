@@ -118,6 +118,10 @@ func (s *Server) fileHeaders(w http.ResponseWriter, m fileserve.Meta, c signing.
 	h["X-Content-Type-Options"] = headerNosniff
 	h["Content-Security-Policy"] = headerCSP
 	h["Referrer-Policy"] = headerNoReferrer
+	// The signed URL is the capability, never a cookie: any page holding
+	// it may read the file, as curl may. MCP Apps views (sandboxed, Origin
+	// null) fetch their previews so.
+	h["Access-Control-Allow-Origin"] = headerAnyOrigin
 }
 
 // storeFailed answers a failure to find or read a file: 404 when it is not
@@ -202,6 +206,7 @@ var (
 	headerNosniff    = []string{"nosniff"}
 	headerCSP        = []string{downloadCSP}
 	headerNoReferrer = []string{"no-referrer"}
+	headerAnyOrigin  = []string{"*"}
 )
 
 // verify checks a download token, remembering those that pass, and

@@ -1,0 +1,149 @@
+package agentcore
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/internal/signing"
+	"github.com/agentura/agentura/transfer"
+)
+
+// The upload view: the tool attach_file opens a view (transfer.UploadViewURI)
+// that takes files by drag-and-drop or a picker and uploads them straight to
+// the agent with tus (resumable: a dropped connection resumes where it
+// stopped), then names them to the model with ui/update-model-context. The
+// bytes never pass through the host's JSON-RPC or the model.
+//
+// The view runs sandboxed (Origin: null) and holds no credentials: it is
+// authorised by an upload capability that attach_file's result hands it in
+// _meta (transfer.MetaUploadCapability), a token signed with the URL key,
+// bound to the caller, expiring with the download URLs (AGENT_URL_TTL, at
+// most an hour). The tus endpoint admits exactly such requests from a null
+// origin, answering them with CORS headers; any other cross-site request
+// is refused as before (sameorigin.go).
+
+// AttachToolName is the name of the tool AddAttachTool adds.
+const AttachToolName = "attach_file"
+
+// capabilityArea is the Area claim of an upload capability: no storage
+// area, so a capability is never a download token, nor a download token a
+// capability.
+const capabilityArea = "upload-capability"
+
+// maxCapabilityTTL caps an upload capability's lifetime.
+const maxCapabilityTTL = time.Hour
+
+// AttachInput is the input of attach_file.
+type AttachInput struct {
+	// Note says what to ask the user for; the view shows it.
+	Note string `json:"note,omitempty" jsonschema:"what to ask the user for, shown above the drop zone (e.g. the invoice to read)"`
+}
+
+// AddAttachTool adds the tool attach_file and its upload view: a host that
+// supports MCP Apps shows a drop zone whose files reach the agent by tus,
+// and the model receives their names and URLs (usable as any file
+// parameter's content). A host without MCP Apps gets a text saying how to
+// stage a file instead (POST /uploads).
+func (s *Service) AddAttachTool() error {
+	if err := s.AddView(View{
+		URI: transfer.UploadViewURI, Name: "agentura-upload", Title: "Attach files",
+		Description: "Drop files to upload them to the agent (resumable); the model receives their names and URLs.",
+		HTML:        mustView("upload"),
+	}); err != nil {
+		return err
+	}
+	return addTool(s, Tool{
+		Name:  AttachToolName,
+		Title: "Attach files",
+		Description: "Open an upload view where the user drops or picks files of any size; they go straight to this agent, " +
+			"and their names and URLs come back to you as context, to pass as the content of a file parameter. " +
+			"Use it when the user wants to give you a file you do not have.",
+		ReadOnly: true, OutputTypes: []string{}, View: transfer.UploadViewURI,
+		scope: ScopeFilesWrite, // the capability uploads, as POST /uploads does
+	}, s.attach, nil)
+}
+
+// attach answers attach_file: a capability for the view, text for hosts
+// without one.
+func (s *Service) attach(ctx context.Context, call *Call, in AttachInput) (*Result, error) {
+	ttl := min(s.cfg.URLTTL, maxCapabilityTTL)
+	exp := time.Now().Add(ttl)
+	token, err := s.signer.Sign(signing.Claims{Owner: call.Owner, FileID: fileserve.NewID(), Area: capabilityArea, ExpiresAt: exp})
+	if err != nil {
+		return nil, fmt.Errorf("sign the upload capability: %w", err)
+	}
+	endpoint := s.cfg.PublicURL + transfer.TusPath
+	res := &Result{
+		Text: "The upload view is open: files the user drops there go straight to this agent, and their names and URLs reach you " +
+			"as context. Without the view, a file is staged with POST " + s.cfg.PublicURL + transfer.UploadsPath +
+			" (or tus at " + endpoint + ") and its URL given as a file's content.",
+		Data: map[string]any{"note": in.Note, "max_bytes": s.cfg.MaxUploadBytes},
+	}
+	res.meta = map[string]any{transfer.MetaUploadCapability: transfer.UploadCapability{
+		Endpoint: endpoint, Token: token, ExpiresAt: exp.UTC().Format(time.RFC3339), MaxBytes: s.cfg.MaxUploadBytes,
+	}}
+	return res, nil
+}
+
+// capabilityOwner carries the owner of a verified upload capability in a
+// request's context to uploadOwner.
+type capabilityOwner struct{}
+
+// Headers of the CORS answers to a view's tus requests.
+var (
+	capabilityMethods = "POST, HEAD, PATCH, DELETE, OPTIONS"
+	capabilityHeaders = strings.Join([]string{"Tus-Resumable", "Upload-Length", "Upload-Metadata", "Upload-Offset",
+		"Upload-Defer-Length", "Content-Type", transfer.HeaderUploadCapability}, ", ")
+	capabilityExposed = strings.Join([]string{"Location", "Tus-Resumable", "Upload-Offset", "Upload-Length",
+		"Upload-Expires", transfer.HeaderFileURL}, ", ")
+)
+
+// viewUploads routes the tus requests of an upload view (Origin: null,
+// carrying a capability, or the preflight asking to send one) to tus with
+// the capability's owner and CORS answers; every other request goes to
+// next, the endpoint as it always was (a request for a Host that is not
+// the agent's included: next refuses it, as DNS rebinding).
+func (s *Service) viewUploads(guard *originGuard, tus, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Origin") != "null" || guard.hostRefusal(r) != "" {
+			next.ServeHTTP(w, r) // which refuses a rebound Host
+			return
+		}
+		token := r.Header.Get(transfer.HeaderUploadCapability)
+		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" &&
+			slices.ContainsFunc(strings.Split(r.Header.Get("Access-Control-Request-Headers"), ","), func(h string) bool {
+				return strings.EqualFold(strings.TrimSpace(h), transfer.HeaderUploadCapability)
+			})
+		if token == "" && !preflight {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*") // no credentials are sent, or accepted
+		h.Set("Access-Control-Expose-Headers", capabilityExposed)
+		h.Add("Vary", "Origin")
+		if preflight {
+			h.Set("Access-Control-Allow-Methods", capabilityMethods)
+			h.Set("Access-Control-Allow-Headers", capabilityHeaders)
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		c, err := s.signer.Verify(token)
+		if err != nil || c.Area != capabilityArea || c.Owner == "" {
+			reason := "the upload capability is not one this agent issued"
+			if err != nil {
+				reason = "upload capability refused: " + err.Error()
+			}
+			filehttp.WriteError(w, http.StatusForbidden, reason+"; call "+AttachToolName+" again for a fresh upload view")
+			return
+		}
+		tus.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), capabilityOwner{}, c.Owner)))
+	})
+}

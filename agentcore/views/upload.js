@@ -1,0 +1,186 @@
+// The upload view: files dropped or picked here go straight to the agent with tus 1.0 (creation, core):
+// a small client written here, as the views carry no third-party code. A dropped connection is resumed from
+// the offset the agent confirms (HEAD). The model receives only names and URLs, with ui/update-model-context.
+
+const CHUNK = 16 << 20;          // bytes per PATCH
+const RETRY_MAX = 40;            // attempts per file after a failure
+const RETRY_PAUSE_MAX = 8000;    // ms between attempts, at most
+
+let cap = null;                  // transfer.UploadCapability from attach_file's result _meta
+const queue = [];                // files waiting for the capability
+const attached = [];             // {name, url, size_bytes, mime_type}
+
+const list = document.getElementById("list");
+const drop = document.getElementById("drop");
+const picker = document.getElementById("picker");
+
+function b64utf8(s) {
+  const bytes = new TextEncoder().encode(s);
+  let bin = "";
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin);
+}
+
+// xhr sends one request; it resolves with the XMLHttpRequest once answered (any status) and rejects on a
+// network failure. onProgress gets the bytes of the body sent so far.
+function xhr(method, url, headers, body, onProgress) {
+  return new Promise((resolve, reject) => {
+    const x = new XMLHttpRequest();
+    x.open(method, url);
+    x.timeout = 120000;
+    for (const [k, v] of Object.entries(headers)) x.setRequestHeader(k, v);
+    x.setRequestHeader("Tus-Resumable", "1.0.0");
+    x.setRequestHeader("X-Upload-Capability", cap.token);
+    if (onProgress) x.upload.onprogress = (e) => onProgress(e.loaded);
+    x.onload = () => resolve(x);
+    x.onerror = () => reject(new Error("the connection to the agent failed"));
+    x.ontimeout = () => reject(new Error("the agent did not answer in time"));
+    x.onabort = () => reject(new Error("aborted"));
+    x.send(body === undefined ? null : body);
+  });
+}
+
+function errorOf(x) {
+  try { const j = JSON.parse(x.responseText); if (j && j.error) return j.error; } catch (e) {}
+  return "the agent answered " + x.status;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// upload sends one file, resuming after failures; it returns the File-Url of the staged file.
+async function upload(file, ui) {
+  const meta = "filename " + b64utf8(file.name) + (file.type ? ",filetype " + b64utf8(file.type) : "");
+  const created = await xhr("POST", cap.endpoint, { "Upload-Length": String(file.size), "Upload-Metadata": meta });
+  if (created.status !== 201) throw new Error(errorOf(created));
+  if (created.getResponseHeader("File-Url")) return created.getResponseHeader("File-Url"); // an empty file
+  const location = new URL(created.getResponseHeader("Location"), cap.endpoint).href;
+  let offset = 0, failures = 0;
+  for (;;) {
+    try {
+      if (offset < file.size) {
+        const end = Math.min(offset + CHUNK, file.size);
+        const x = await xhr("PATCH", location, { "Upload-Offset": String(offset), "Content-Type": "application/offset+octet-stream" },
+          file.slice(offset, end), (n) => ui.progress(offset + n, file.size));
+        if (x.status === 204) {
+          offset = Number(x.getResponseHeader("Upload-Offset"));
+          ui.progress(offset, file.size);
+          const done = x.getResponseHeader("File-Url");
+          if (done) return done;
+          failures = 0;
+          continue;
+        }
+        if (x.status !== 409 && x.status < 500 && x.status !== 429) throw Object.assign(new Error(errorOf(x)), { final: true });
+        throw new Error(errorOf(x));
+      }
+      // Complete, but the answer naming the file was lost: HEAD names it.
+      throw new Error("the completing answer was lost");
+    } catch (e) {
+      if (e.final || ++failures > RETRY_MAX) throw e;
+      ui.state("Connection lost — resuming…");
+      await sleep(Math.min(RETRY_PAUSE_MAX, 500 * 2 ** Math.min(failures, 5)));
+      try {
+        const h = await xhr("HEAD", location, {});
+        if (h.status === 200) {
+          const done = h.getResponseHeader("File-Url");
+          if (done) return done;
+          offset = Number(h.getResponseHeader("Upload-Offset")) || 0;
+          ui.progress(offset, file.size);
+          ui.resumed();
+        } else if (h.status === 404 || h.status === 410 || h.status === 403) {
+          throw Object.assign(new Error(errorOf(h)), { final: true });
+        }
+      } catch (he) {
+        if (he.final) throw he;
+      }
+    }
+  }
+}
+
+function item(file) {
+  const box = el("div", "item");
+  const row = el("div", "row");
+  const state = el("span", "state muted", "Waiting…");
+  row.append(el("span", "fname", file.name), state);
+  const bar = el("div", "bar");
+  const fill = el("div");
+  bar.appendChild(fill);
+  box.append(row, el("div", "muted", humanSize(file.size) + (file.type ? " · " + file.type : "")), bar);
+  list.appendChild(box);
+  app.reportSize();
+  return {
+    box,
+    progress(done, total) {
+      const pct = total > 0 ? Math.floor((done / total) * 100) : 100;
+      fill.style.width = pct + "%";
+      box.dataset.progress = String(pct);
+      state.textContent = pct + " %";
+    },
+    state(text) { state.textContent = text; },
+    resumed() { box.dataset.resumed = String(Number(box.dataset.resumed || 0) + 1); },
+  };
+}
+
+async function tellModel() {
+  const lines = attached.map((f) => "- " + f.name + " (" + humanSize(f.size_bytes) + "): " + f.url);
+  await app.request("ui/update-model-context", {
+    content: [{ type: "text", text: "The user attached these files (pass a URL as a file parameter's content):\n" + lines.join("\n") }],
+    structuredContent: { attached },
+  }).catch((e) => console.warn("the host did not take the model context:", e.message));
+}
+
+async function start(file) {
+  const ui = item(file);
+  if (cap.max_bytes > 0 && file.size > cap.max_bytes) {
+    ui.box.classList.add("failed");
+    ui.state("Too large: the agent takes files up to " + humanSize(cap.max_bytes));
+    return;
+  }
+  try {
+    ui.state("Uploading…");
+    const url = await upload(file, ui);
+    ui.progress(file.size, file.size);
+    ui.box.classList.add("done");
+    ui.box.dataset.url = url;
+    ui.state("Attached");
+    attached.push({ name: file.name, url, size_bytes: file.size, mime_type: file.type || "" });
+    await tellModel();
+  } catch (e) {
+    ui.box.classList.add("failed");
+    ui.state("Failed: " + e.message);
+  }
+  app.reportSize();
+}
+
+function take(files) {
+  for (const f of files) {
+    if (cap) start(f); else queue.push(f);
+  }
+}
+
+drop.addEventListener("dragover", (ev) => { ev.preventDefault(); drop.classList.add("over"); });
+drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+drop.addEventListener("drop", (ev) => {
+  ev.preventDefault();
+  drop.classList.remove("over");
+  if (ev.dataTransfer && ev.dataTransfer.files) take([...ev.dataTransfer.files]);
+});
+picker.addEventListener("change", () => { take([...picker.files]); picker.value = ""; });
+
+app.on("ui/notifications/tool-input", (p) => {
+  const note = p.arguments && p.arguments.note;
+  if (typeof note === "string" && note) document.getElementById("note").textContent = note;
+});
+app.on("ui/notifications/tool-result", (result) => {
+  const c = result && result._meta && result._meta["agentura/upload"];
+  if (!c || typeof c.token !== "string" || !httpURL(c.endpoint)) {
+    document.getElementById("limit").textContent = "This result carries no upload capability: ask the agent again.";
+    return;
+  }
+  cap = { endpoint: httpURL(c.endpoint), token: c.token, max_bytes: Number(c.max_bytes) || 0 };
+  if (cap.max_bytes) document.getElementById("limit").textContent = "Up to " + humanSize(cap.max_bytes) + " a file";
+  document.body.dataset.ready = "1";
+  take(queue.splice(0));
+});
+app.start({ name: "agentura-upload", version: "1.0.0" }).catch((e) => {
+  document.getElementById("limit").textContent = "This view needs an MCP Apps host: " + e.message;
+});
