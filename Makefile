@@ -83,13 +83,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./filename
 
 ## fuzz-ci: every fuzz target for FUZZ_CI_TIME each (make check runs it): the resolver, argument decoding,
-##   names, download-token parsing, the quick download path's request heads (against net/http's parser), the
-##   composer's picture checks, Markdown limits and rendering. A failure leaves its input under the package's
+##   names, download-token parsing, the composer's picture checks, Markdown limits and rendering. A failure leaves its input under the package's
 ##   testdata/fuzz/<Target>/: commit it, it then runs in every go test. (.ci/fuzz-ci.sh lets through, loudly, the
 ##   "context deadline exceeded" that Go 1.26's fuzz coordinator can report with no input found: go.dev/issue/75804.)
 FUZZ_CI_TIME    ?= 20s
 FUZZ_CI_TARGETS ?= ./agentcore:FuzzResolve ./agentcore:FuzzDecodeArgs ./filename:FuzzClean ./internal/signing:FuzzVerify \
-	./agents/composer:FuzzImageHeader ./agents/composer:FuzzMarkdownLimits ./agents/composer:FuzzRender ./internal/quickget:FuzzParseHead
+	./agents/composer:FuzzImageHeader ./agents/composer:FuzzMarkdownLimits ./agents/composer:FuzzRender
 .PHONY: fuzz-ci
 fuzz-ci:
 	GO=$(GO) .ci/fuzz-ci.sh $(FUZZ_CI_TIME) $(FUZZ_CI_TARGETS)

@@ -71,7 +71,7 @@ pids+=($agent_pid)
 pids+=($!)
 
 # The same agent with its quick download path off: every request through net/http.
-AGENT_NET_HTTP_DOWNLOADS=true AGENT_SIGNING_KEY=$(head -c 32 /dev/urandom | base64) AGENT_ADDR=127.0.0.1:$plain_port \
+AGENT_SIGNING_KEY=$(head -c 32 /dev/urandom | base64) AGENT_ADDR=127.0.0.1:$plain_port \
 	AGENT_PUBLIC_URL=http://127.0.0.1:$plain_port AGENT_DATA_DIR=$tmp/plain AGENT_LOG_LEVEL=warn "$agent" &
 pids+=($!)
 

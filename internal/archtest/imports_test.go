@@ -42,6 +42,7 @@ var rules = []rule{
 	{"internal/promreg", nil},    // the Prometheus registry the server layers share
 	{"internal/memcg", nil},      // the cgroup memory limit, for GOMEMLIMIT
 	{"internal/boundedmap", nil}, // a size-capped map for fileserve and its HTTP handlers
+	{"internal/connlimit", nil},  // caps on the connections a server holds open
 	{"fileserve", with(leaves, "internal/boundedmap")},
 	{"fileserve/s3store", with(leaves, "fileserve")},                   // the S3 store, linked only where imported
 	{"fileserve/storetest", []string{"fileserve"}},                     // the Store conformance suite
@@ -49,8 +50,7 @@ var rules = []rule{
 	{"internal/revocation", []string{"fileserve", "internal/signing"}}, // revoked URLs and deleted files, shared through the store's records
 	{"internal/filehttp", with(leaves, "fileserve", "internal/signing", "internal/boundedmap", "internal/promreg", "internal/revocation")},
 	{"internal/cleanup", []string{"fileserve", "internal/promreg"}},
-	{"agentcore", with(leaves, "fileserve", "internal/signing", "internal/filehttp", "internal/quickget", "internal/cleanup", "internal/promreg", "internal/memcg", "internal/revocation", "internal/boundedmap")},
-	{"internal/quickget", nil},                                   // downloads read and answered without net/http's per-request work
+	{"agentcore", with(leaves, "fileserve", "internal/signing", "internal/filehttp", "internal/connlimit", "internal/cleanup", "internal/promreg", "internal/memcg", "internal/revocation", "internal/boundedmap")},
 	{"agentcore/agenttest", with(leaves, "agentcore", "client")}, // the public test helper: an agent in-process, the host side in front
 
 	// The client side: the leaves, never a server package. agentcore may

@@ -71,6 +71,11 @@ type Config struct {
 	// by OpenURL, ServeRevoke adds to it, and ServeDelete tells it of the
 	// files it deletes. nil: URLs cannot be revoked.
 	Revocations *revocation.List
+	// WriteTimeout bounds each write of a download: the deadline moves
+	// forward as bytes go out, so a client that stops reading is dropped
+	// after it and a slow but steady one is not (AGENT_WRITE_TIMEOUT).
+	// 0: no write deadline.
+	WriteTimeout time.Duration
 	// OwnerVerified says that Owner verifies the caller's credentials
 	// (AGENT_AUTH=jwt): a DELETE may then name a file by its id alone.
 	// Otherwise a DELETE must carry the file's URL token.
@@ -103,6 +108,8 @@ type Server struct {
 	tokens    *tokenCache
 	revoked   *revocation.List // nil: no revocations
 	verified  bool             // Config.OwnerVerified
+
+	writeTimeout time.Duration // Config.WriteTimeout
 }
 
 // NewServer checks cfg and returns a Server.
@@ -129,21 +136,22 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("fileserve: %w", err)
 	}
 	s := &Server{
-		store:     cfg.Store,
-		signer:    cfg.Signer,
-		publicURL: pub,
-		basePath:  strings.TrimRight(u.Path, "/"),
-		ttl:       cfg.URLTTL,
-		maxUpload: cfg.MaxUploadBytes,
-		owner:     cfg.Owner,
-		redirect:  cfg.Redirect,
-		small:     cfg.Small,
-		log:       cfg.Logger,
-		metrics:   m,
-		tokens:    newTokenCache(),
-		now:       time.Now,
-		revoked:   cfg.Revocations,
-		verified:  cfg.OwnerVerified,
+		store:        cfg.Store,
+		signer:       cfg.Signer,
+		publicURL:    pub,
+		basePath:     strings.TrimRight(u.Path, "/"),
+		ttl:          cfg.URLTTL,
+		maxUpload:    cfg.MaxUploadBytes,
+		owner:        cfg.Owner,
+		redirect:     cfg.Redirect,
+		small:        cfg.Small,
+		log:          cfg.Logger,
+		metrics:      m,
+		tokens:       newTokenCache(),
+		now:          time.Now,
+		revoked:      cfg.Revocations,
+		verified:     cfg.OwnerVerified,
+		writeTimeout: cfg.WriteTimeout,
 	}
 	if s.ttl == 0 {
 		s.ttl = DefaultURLTTL
