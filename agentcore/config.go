@@ -46,6 +46,7 @@ type Config struct {
 	AuthJWTKeyFile   string        // AGENT_AUTH_JWT_PUBLIC_KEY_FILE
 	StorageURL       string        // AGENT_STORAGE_URL
 	S3Redirect       bool          // AGENT_S3_REDIRECT
+	AccelRedirect    string        // AGENT_ACCEL_REDIRECT
 	MCPStateless     bool          // AGENT_MCP_STATELESS
 	ShutdownTimeout  time.Duration // AGENT_SHUTDOWN_TIMEOUT
 	LogLevel         string        // AGENT_LOG_LEVEL
@@ -196,6 +197,9 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.Bool(&c.S3Redirect, "AGENT_S3_REDIRECT", "with `s3://` storage: a GET of `/files/…` whose token is valid "+
 			"answers `302` to a presigned S3 URL (valid ≤ 5 min, never past the token), so bytes flow from the store to the "+
 			"client directly; HEAD is still answered by the agent"),
+		settings.String(&c.AccelRedirect, "AGENT_ACCEL_REDIRECT", "", "with disk storage behind nginx: the path of nginx's internal "+
+			"location serving the data folder (such as `/internal-files/`); a download whose token, owner and expiry check out is "+
+			"answered with its headers and `X-Accel-Redirect`, and nginx sends the bytes (docs/deployment.md); empty: the agent sends them"),
 		settings.Bool(&c.MCPStateless, "AGENT_MCP_STATELESS", "serve the older MCP revisions (initialize-based) statelessly too, for load balancers without sticky sessions; 2026-07-28 is served statelessly either way"),
 		settings.Duration(&c.ShutdownTimeout, "AGENT_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout,
 			"how long SIGTERM waits for tool calls and downloads in flight"),

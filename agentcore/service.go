@@ -187,6 +187,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			return nil, err
 		}
 	}
+	accel, _ := store.(fileserve.LocalPath) // the wrappers in front hide it
 	s.files, err = filehttp.NewServer(filehttp.Config{
 		Store:          s.store,
 		Signer:         s.signer,
@@ -201,8 +202,13 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		Revocations:    s.revoked,
 		OwnerVerified:  cfg.Auth == "jwt",
 		WriteTimeout:   cfg.WriteTimeout,
+		AccelRedirect:  cfg.AccelRedirect,
+		Accel:          accel,
 	})
 	if err != nil {
+		if cfg.AccelRedirect != "" {
+			return nil, &ConfigError{Var: "AGENT_ACCEL_REDIRECT", Value: cfg.AccelRedirect, Err: err}
+		}
 		return nil, err
 	}
 	if s.tus, err = s.files.Tus(filehttp.TusConfig{Dir: filepath.Join(scratch, "tus"), TTL: cfg.StagingTTL}); err != nil {

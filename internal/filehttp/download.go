@@ -87,6 +87,10 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 		s.redirectFile(w, r, c, area)
 		return
 	}
+	if s.accel != nil && accelerable(r) {
+		s.accelFile(w, r, c, area)
+		return
+	}
 	plain := plainGet(r)
 	if plain && s.small != nil {
 		// A small file from the store's cache of open files: no open or close.
