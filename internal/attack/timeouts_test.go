@@ -72,14 +72,14 @@ func requests(t *testing.T, a *mcptest.Agent) map[string]string {
 	host := strings.TrimPrefix(a.URL, "http://")
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	return map[string]string{
-		"/healthz": "GET /healthz HTTP/1.1\r\nHost: "+host+"\r\n\r\n",
-		"/readyz":  "GET /readyz HTTP/1.1\r\nHost: "+host+"\r\n\r\n",
-		"/metrics": "GET /metrics HTTP/1.1\r\nHost: "+host+"\r\n\r\n",
-		"/files/":  "GET " + fu.RequestURI() + " HTTP/1.1\r\nHost: "+host+"\r\n\r\n",
+		"/healthz": "GET /healthz HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
+		"/readyz":  "GET /readyz HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
+		"/metrics": "GET /metrics HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
+		"/files/":  "GET " + fu.RequestURI() + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
 		"/mcp": fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
 			"MCP-Protocol-Version: 2025-06-18\r\nContent-Length: %d\r\n\r\n%s", len(ping), ping),
-		"/uploads": "POST /uploads HTTP/1.1\r\nHost: "+host+"\r\nX-Filename: u.txt\r\nContent-Length: 2\r\n\r\nhi",
-		"/nowhere": "GET /nowhere HTTP/1.1\r\nHost: "+host+"\r\n\r\n",
+		"/uploads": "POST /uploads HTTP/1.1\r\nHost: " + host + "\r\nX-Filename: u.txt\r\nContent-Length: 2\r\n\r\nhi",
+		"/nowhere": "GET /nowhere HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
 	}
 }
 
