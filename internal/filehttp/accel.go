@@ -35,6 +35,8 @@ func (s *Server) accelFile(w http.ResponseWriter, r *http.Request, c signing.Cla
 		return
 	}
 	s.fileHeaders(w, m, c)
-	w.Header()["X-Accel-Redirect"] = []string{s.accelPrefix + s.accel.ContentPath(m)}
+	h := w.Header()
+	h["X-Accel-Redirect"] = []string{s.accelPrefix + s.accel.ContentPath(m)}
+	h["Content-Length"] = []string{"0"} // the agent's answer is empty; nginx sends the file's length
 	w.WriteHeader(http.StatusOK)
 }

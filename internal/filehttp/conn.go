@@ -59,7 +59,13 @@ func (c *countingWriter) finish(uncork func()) {
 		return
 	}
 	c.extend()
-	http.NewResponseController(c.ResponseWriter).Flush()
+	// Flush only an answer of declared length: flushing one of unknown
+	// length would make it chunked, and a peer (nginx after
+	// X-Accel-Redirect) could no longer keep the connection. Every answer
+	// of ServeFile declares it but http.ServeContent's rare 416.
+	if _, ok := c.Header()["Content-Length"]; ok {
+		http.NewResponseController(c.ResponseWriter).Flush()
+	}
 	if uncork != nil {
 		uncork()
 	}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -278,6 +279,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(b)+1))
 	w.WriteHeader(code)
 	w.Write(append(b, '\n'))
 }
