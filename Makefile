@@ -192,7 +192,7 @@ down-auth:
 
 ## e2e: build the images, then test them on the Docker engine: each image with testcontainers-go, the compose
 ## deployment driven from the host with the agentura CLI (deploy/e2e.sh; fails when Docker is missing)
-e2e: images image-s3 image-lb image-auth
+e2e: images image-s3 image-lb image-auth image-nginx
 	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi
 	deploy/e2e.sh
 
@@ -237,6 +237,22 @@ image-lb:
 	BASE_IMAGE=$(BASE_IMAGE) deploy/make-base-image.sh
 	docker build -q --build-arg BASE_IMAGE=$(BASE_IMAGE) -t agentura/lb:$(IMAGE_TAG) -f deploy/Dockerfile.lb deploy/lb
 	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
+
+## image-nginx: nginx in front of an agent (agentura/nginx): nginx-light from Debian's package on the local base
+##   image (deploy/Dockerfile.nginx, deploy/nginx/)
+## up-nginx: the composer agent behind nginx, which sends its downloads (X-Accel-Redirect; deploy/docker-compose.nginx.yml)
+##   on http://localhost:8080 (NGINX_PORT); down-nginx: stop it
+.PHONY: image-nginx up-nginx down-nginx
+NGINX_PROJECT ?= agenturanginx
+image-nginx:
+	BASE_IMAGE=$(BASE_IMAGE) deploy/make-base-image.sh
+	docker build -q --build-arg BASE_IMAGE=$(BASE_IMAGE) -t agentura/nginx:$(IMAGE_TAG) -f deploy/Dockerfile.nginx deploy/nginx
+	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
+up-nginx: images image-nginx
+	$(COMPOSE) -p $(NGINX_PROJECT) -f deploy/docker-compose.nginx.yml up -d
+	COMPOSE_PROJECT_NAME=$(NGINX_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.nginx.yml
+down-nginx:
+	$(COMPOSE) -p $(NGINX_PROJECT) -f deploy/docker-compose.nginx.yml down
 
 ## up-scale: the scale-out variant (deploy/docker-compose.scale.yml): versitygw, SCALE_REPLICAS (2) composer replicas and
 ##   SCALE_OCR_REPLICAS (1) OCR replicas (https://localhost:8444) sharing
