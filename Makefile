@@ -83,13 +83,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./filename
 
 ## fuzz-ci: every fuzz target for FUZZ_CI_TIME each (make check runs it): the resolver, argument decoding,
-##   names, download-token parsing, the quick download path's request heads (against net/http's parser), the
-##   composer's picture checks, Markdown limits and rendering. A failure leaves its input under the package's
+##   names, download-token parsing, the composer's picture checks, Markdown limits and rendering. A failure leaves its input under the package's
 ##   testdata/fuzz/<Target>/: commit it, it then runs in every go test. (.ci/fuzz-ci.sh lets through, loudly, the
 ##   "context deadline exceeded" that Go 1.26's fuzz coordinator can report with no input found: go.dev/issue/75804.)
 FUZZ_CI_TIME    ?= 20s
 FUZZ_CI_TARGETS ?= ./agentcore:FuzzResolve ./agentcore:FuzzDecodeArgs ./filename:FuzzClean ./internal/signing:FuzzVerify \
-	./agents/composer:FuzzImageHeader ./agents/composer:FuzzMarkdownLimits ./agents/composer:FuzzRender ./internal/quickget:FuzzParseHead
+	./agents/composer:FuzzImageHeader ./agents/composer:FuzzMarkdownLimits ./agents/composer:FuzzRender
 .PHONY: fuzz-ci
 fuzz-ci:
 	GO=$(GO) .ci/fuzz-ci.sh $(FUZZ_CI_TIME) $(FUZZ_CI_TARGETS)
@@ -193,7 +192,7 @@ down-auth:
 
 ## e2e: build the images, then test them on the Docker engine: each image with testcontainers-go, the compose
 ## deployment driven from the host with the agentura CLI (deploy/e2e.sh; fails when Docker is missing)
-e2e: images image-s3 image-lb image-auth
+e2e: images image-s3 image-lb image-auth image-nginx
 	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi
 	deploy/e2e.sh
 
@@ -238,6 +237,22 @@ image-lb:
 	BASE_IMAGE=$(BASE_IMAGE) deploy/make-base-image.sh
 	docker build -q --build-arg BASE_IMAGE=$(BASE_IMAGE) -t agentura/lb:$(IMAGE_TAG) -f deploy/Dockerfile.lb deploy/lb
 	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
+
+## image-nginx: nginx in front of an agent (agentura/nginx): nginx-light from Debian's package on the local base
+##   image (deploy/Dockerfile.nginx, deploy/nginx/)
+## up-nginx: the composer agent behind nginx, which sends its downloads (X-Accel-Redirect; deploy/docker-compose.nginx.yml)
+##   on http://localhost:8080 (NGINX_PORT); down-nginx: stop it
+.PHONY: image-nginx up-nginx down-nginx
+NGINX_PROJECT ?= agenturanginx
+image-nginx:
+	BASE_IMAGE=$(BASE_IMAGE) deploy/make-base-image.sh
+	docker build -q --build-arg BASE_IMAGE=$(BASE_IMAGE) -t agentura/nginx:$(IMAGE_TAG) -f deploy/Dockerfile.nginx deploy/nginx
+	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
+up-nginx: images image-nginx
+	$(COMPOSE) -p $(NGINX_PROJECT) -f deploy/docker-compose.nginx.yml up -d
+	COMPOSE_PROJECT_NAME=$(NGINX_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.nginx.yml
+down-nginx:
+	$(COMPOSE) -p $(NGINX_PROJECT) -f deploy/docker-compose.nginx.yml down
 
 ## up-scale: the scale-out variant (deploy/docker-compose.scale.yml): versitygw, SCALE_REPLICAS (2) composer replicas and
 ##   SCALE_OCR_REPLICAS (1) OCR replicas (https://localhost:8444) sharing

@@ -1,6 +1,6 @@
 module github.com/agentura/agentura
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/gabriel-vasile/mimetype v1.4.16
@@ -84,7 +84,7 @@ require (
 	golang.org/x/arch v0.22.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/image v0.48.0
-	golang.org/x/net v0.60.0
+	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.37.0
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
 	golang.org/x/sync v0.25.0 // indirect

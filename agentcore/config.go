@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/cleanup"
+	"github.com/agentura/agentura/internal/connlimit"
 	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/settings"
 )
@@ -45,6 +46,7 @@ type Config struct {
 	AuthJWTKeyFile   string        // AGENT_AUTH_JWT_PUBLIC_KEY_FILE
 	StorageURL       string        // AGENT_STORAGE_URL
 	S3Redirect       bool          // AGENT_S3_REDIRECT
+	AccelRedirect    string        // AGENT_ACCEL_REDIRECT
 	MCPStateless     bool          // AGENT_MCP_STATELESS
 	ShutdownTimeout  time.Duration // AGENT_SHUTDOWN_TIMEOUT
 	LogLevel         string        // AGENT_LOG_LEVEL
@@ -79,7 +81,9 @@ type Config struct {
 	IdleTimeout        time.Duration // AGENT_IDLE_TIMEOUT
 	BodyTimeout        time.Duration // AGENT_BODY_TIMEOUT
 	MinBodyRate        int64         // AGENT_MIN_BODY_RATE; negative: not paced (the variable says 0)
-	NetHTTPDownloads   bool          // AGENT_NET_HTTP_DOWNLOADS
+	WriteTimeout       time.Duration // AGENT_WRITE_TIMEOUT; negative: no write deadline (the variable says 0)
+	MaxConnections     int           // AGENT_MAX_CONNECTIONS; negative: no cap (the variable says 0)
+	MaxClientConns     int           // AGENT_MAX_CLIENT_CONNECTIONS; negative: no cap (the variable says 0)
 
 	// Store, when set, is where the service keeps its files, used as it is:
 	// a store of the program's own (any fileserve.Store) instead of the one
@@ -193,6 +197,9 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.Bool(&c.S3Redirect, "AGENT_S3_REDIRECT", "with `s3://` storage: a GET of `/files/…` whose token is valid "+
 			"answers `302` to a presigned S3 URL (valid ≤ 5 min, never past the token), so bytes flow from the store to the "+
 			"client directly; HEAD is still answered by the agent"),
+		settings.String(&c.AccelRedirect, "AGENT_ACCEL_REDIRECT", "", "with disk storage behind nginx: the path of nginx's internal "+
+			"location serving the data folder (such as `/internal-files/`); a download whose token, owner and expiry check out is "+
+			"answered with its headers and `X-Accel-Redirect`, and nginx sends the bytes (docs/deployment.md); empty: the agent sends them"),
 		settings.Bool(&c.MCPStateless, "AGENT_MCP_STATELESS", "serve the older MCP revisions (initialize-based) statelessly too, for load balancers without sticky sessions; 2026-07-28 is served statelessly either way"),
 		settings.Duration(&c.ShutdownTimeout, "AGENT_SHUTDOWN_TIMEOUT", defaultShutdownTimeout,
 			"how long SIGTERM waits for tool calls and downloads in flight"),
@@ -226,8 +233,15 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.Size(&c.MinBodyRate, "AGENT_MIN_BODY_RATE", defaultMinBodyRate,
 			"bytes per second a request body must average (after AGENT_BODY_TIMEOUT of slack), or the request fails and its connection "+
 				"is closed; `0` = no minimum").ZeroMeansOff(),
-		settings.Bool(&c.NetHTTPDownloads, "AGENT_NET_HTTP_DOWNLOADS", "serve downloads (`GET /files/…`) through net/http like every other "+
-			"request, instead of the agent's quick HTTP/1.1 path for them (docs/benchmarks.md): for comparison, or should the quick path misbehave"),
+		settings.Duration(&c.WriteTimeout, "AGENT_WRITE_TIMEOUT", defaultWriteTimeout,
+			"how long a download may wait on its client: the deadline moves as the file goes out, so a client that stops reading "+
+				"is dropped and a slow but steady one (a 512 KiB piece per timeout) is not; `0` = no deadline").ZeroMeansOff(),
+		settings.Int(&c.MaxConnections, "AGENT_MAX_CONNECTIONS", connlimit.DefaultMax(),
+			"connections open at once; a new one beyond it takes the place of the one idle (or silent) the longest, "+
+				"or is closed when every one is busy; `0` = no cap").ZeroMeansOff().Shown("½ of the open-file limit"),
+		settings.Int(&c.MaxClientConns, "AGENT_MAX_CLIENT_CONNECTIONS", defaultMaxClientConns,
+			"connections open at once from one client address (`AGENT_TRUSTED_PROXIES` are exempt); a new one beyond it takes "+
+				"the place of that client's connection idle the longest, or is closed when every one is busy; `0` = no cap").ZeroMeansOff(),
 	}
 }
 

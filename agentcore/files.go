@@ -9,8 +9,7 @@ import (
 	"github.com/agentura/agentura/transfer"
 )
 
-// fileRoutes serves /files/: downloads (GET, HEAD; the front handler
-// answers most of them before the router, fastpath.go), DELETE of a file
+// fileRoutes serves /files/: downloads (GET, HEAD), DELETE of a file
 // by its owner, and POST transfer.RevokePath. Deleting takes the caller's
 // identity as /uploads does (a bearer under AGENT_AUTH=jwt); revoking
 // takes the URL alone. Both are rate limited and refused from foreign

@@ -99,7 +99,7 @@ func (s *Service) buildHandler() http.Handler {
 		}
 		c.JSON(http.StatusNotFound, transfer.Error{Error: "no such endpoint; this agent serves /mcp, /a2a, " + transfer.AgentCardPath + ", /files/, /uploads, /uploads/tus/, /healthz, /readyz, /metrics"})
 	})
-	return s.downloadsFirst(r)
+	return r
 }
 
 // knownPath reports whether p is one of the agent's endpoints.

@@ -42,8 +42,8 @@ import (
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/cleanup"
+	"github.com/agentura/agentura/internal/connlimit"
 	"github.com/agentura/agentura/internal/filehttp"
-	"github.com/agentura/agentura/internal/quickget"
 	"github.com/agentura/agentura/internal/revocation"
 	"github.com/agentura/agentura/internal/signing"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -87,8 +87,9 @@ type Service struct {
 	oauth    *oauthResource // AGENT_AUTH=oauth (oauth.go)
 	calls    *callFolders
 	slots    *callSlots
-	limiter  *rateLimiter    // nil: no rate limit
-	pacer    *bodyPacer      // nil: bodies not paced
+	limiter  *rateLimiter // nil: no rate limit
+	pacer    *bodyPacer   // nil: bodies not paced
+	conns    *connlimit.Limiter
 	scopes   ownerScopes     // what each anonymous caller produced (ownerscope.go)
 	requests requestContexts // stateless MCP requests in flight (cancel.go)
 	// ledger is what MCP and A2A tasks share (tasks.go), tasks the MCP
@@ -146,6 +147,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	s.slots = newCallSlots(cfg.MaxConcurrentCalls, cfg.QueueTimeout, s.metrics)
 	s.limiter = newRateLimiter(cfg, s.metrics.refused)
 	s.pacer = newBodyPacer(cfg, s.metrics.refused)
+	s.conns = s.newConnLimiter()
 
 	store, scratch, redirect, err := cfg.openStore()
 	if err != nil {
@@ -185,6 +187,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			return nil, err
 		}
 	}
+	accel, _ := store.(fileserve.LocalPath) // the wrappers in front hide it
 	s.files, err = filehttp.NewServer(filehttp.Config{
 		Store:          s.store,
 		Signer:         s.signer,
@@ -198,8 +201,14 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		Metrics:        s.registry,
 		Revocations:    s.revoked,
 		OwnerVerified:  cfg.Auth == "jwt",
+		WriteTimeout:   cfg.WriteTimeout,
+		AccelRedirect:  cfg.AccelRedirect,
+		Accel:          accel,
 	})
 	if err != nil {
+		if cfg.AccelRedirect != "" {
+			return nil, &ConfigError{Var: "AGENT_ACCEL_REDIRECT", Value: cfg.AccelRedirect, Err: err}
+		}
 		return nil, err
 	}
 	if s.tus, err = s.files.Tus(filehttp.TusConfig{Dir: filepath.Join(scratch, "tus"), TTL: cfg.StagingTTL}); err != nil {
@@ -326,23 +335,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopRevocations()
 	go s.revoked.Run(revCtx) // revocations and deletions of the other replicas
 
-	srv := &http.Server{
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: s.cfg.HeaderTimeout,
-		IdleTimeout:       s.cfg.IdleTimeout,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		ConnContext:       withConn, // downloads cork the connection (fastpath.go)
-	}
-	// Downloads of /files/ are read and answered by the quick path, the
-	// rest by net/http; both call the same handler.
-	var server interface {
-		Serve(net.Listener) error
-		Shutdown(context.Context) error
-		Close() error
-	} = srv
-	if !s.cfg.NetHTTPDownloads {
-		server = quickget.New(filesPrefix, srv)
-	}
+	server, ln := s.httpServer(ln)
 	errc := make(chan error, 1)
 	go func() { errc <- server.Serve(ln) }()
 	s.log.Info("agent serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,

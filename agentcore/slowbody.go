@@ -20,6 +20,12 @@ const (
 	defaultMinBodyRate   = 10 << 10
 )
 
+// Defaults of the settings of held connections (serve.go).
+const (
+	defaultWriteTimeout   = time.Minute // nginx's send_timeout
+	defaultMaxClientConns = 128
+)
+
 // bodyPacer makes the bodies of requests keep flowing: a body must start
 // within AGENT_BODY_TIMEOUT and then arrive at AGENT_MIN_BODY_RATE bytes
 // per second on average (the timeout is the slack), or the connection's

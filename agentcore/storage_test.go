@@ -101,7 +101,8 @@ func TestConfigStore(t *testing.T) {
 }
 
 // TestConfigStoreConflicts: a storage URL other than the default beside
-// Config.Store, or AGENT_S3_REDIRECT with a store that cannot presign, stops
+// Config.Store, AGENT_S3_REDIRECT with a store that cannot presign, or
+// AGENT_ACCEL_REDIRECT with one whose files are not on a local disk, stops
 // New with the variable named; an S3 store (a fileserve.Presigner) takes
 // redirects, and its call folders lie in the data folder.
 func TestConfigStoreConflicts(t *testing.T) {
@@ -115,6 +116,9 @@ func TestConfigStoreConflicts(t *testing.T) {
 	}{
 		{func(c *Config) { c.Store, c.StorageURL = disk, "file://"+t.TempDir() }, "AGENT_STORAGE_URL"},
 		{func(c *Config) { c.Store, c.S3Redirect = disk, true }, "AGENT_S3_REDIRECT"},
+		// X-Accel-Redirect names files on a local disk: a store whose files lie elsewhere cannot.
+		{func(c *Config) { c.Store, c.AccelRedirect = struct{ fileserve.Store }{disk}, "/internal-files/" }, "AGENT_ACCEL_REDIRECT"},
+		{func(c *Config) { c.Store, c.AccelRedirect = disk, "internal-files" }, "AGENT_ACCEL_REDIRECT"},
 	} {
 		cfg := Config{DataDir: t.TempDir(), PublicURL: "http://agent.test"}
 		tc.edit(&cfg)

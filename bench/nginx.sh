@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # bench/nginx.sh AGENT_BINARY — the agent's /files/ beside nginx (sendfile on)
-# serving the same bytes on loopback, in one run, and the agent's peak RSS
-# over a 1 GiB round trip (tus upload, then download through /files/).
+# serving the same bytes on loopback, in one run: the agent alone, and nginx
+# in front of an agent that answers verified downloads with X-Accel-Redirect
+# (deploy/nginx/agent-files.conf, AGENT_ACCEL_REDIRECT), each against nginx
+# alone; then the agent's peak RSS over a 1 GiB round trip (tus upload, then
+# download through /files/).
 # `make bench-nginx` builds the agent (internal/cmd/benchagent) and runs it.
 # Needs nginx (Debian nginx-light), wrk and curl: .ci/apt.d/bench.txt.
 # Everything listens on 127.0.0.1 only and is stopped at the end.
@@ -31,14 +34,22 @@ freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0
 nginx_port=$(freeport)
 agent_port=$(freeport)
 gofs_port=$(freeport)
-plain_port=$(freeport)
+accel_port=$(freeport) # the agent behind nginx
+front_port=$(freeport) # nginx in front of it
 
 chmod 755 "$tmp"
-mkdir -p "$tmp/www" "$tmp/nginx" "$tmp/agent" "$tmp/plain"
+mkdir -p "$tmp/www" "$tmp/nginx" "$tmp/agent" "$tmp/accel"
 head -c 4096 /dev/urandom >"$tmp/www/4k.bin"
 head -c $((BIG_MIB << 20)) /dev/urandom >"$tmp/www/big.bin"
 
+# The deployment's server block, pointed at this run's agent, port and data folder.
+here=$(cd "$(dirname "$0")" && pwd)
+sed -e "s|server composer-agent:8002;|server 127.0.0.1:$accel_port;|" -e "s|listen 8080;|listen 127.0.0.1:$front_port;|" \
+	-e "s|alias /data/;|alias $tmp/accel/;|" "$here/../deploy/nginx/agent-files.conf" >"$tmp/nginx/agent-files.conf"
+grep -q "alias $tmp/accel/;" "$tmp/nginx/agent-files.conf" || { echo "deploy/nginx/agent-files.conf changed its shape" >&2; exit 1; }
+
 cat >"$tmp/nginx/nginx.conf" <<EOF
+user $(id -un);
 worker_processes auto;
 daemon off;
 pid $tmp/nginx/nginx.pid;
@@ -55,6 +66,7 @@ http {
 		listen 127.0.0.1:$nginx_port;
 		root $tmp/www;
 	}
+	include $tmp/nginx/agent-files.conf;
 }
 EOF
 nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e stderr &
@@ -70,13 +82,14 @@ pids+=($agent_pid)
 "$agent" fileserver "127.0.0.1:$gofs_port" "$tmp/www" &
 pids+=($!)
 
-# The same agent with its quick download path off: every request through net/http.
-AGENT_NET_HTTP_DOWNLOADS=true AGENT_SIGNING_KEY=$(head -c 32 /dev/urandom | base64) AGENT_ADDR=127.0.0.1:$plain_port \
-	AGENT_PUBLIC_URL=http://127.0.0.1:$plain_port AGENT_DATA_DIR=$tmp/plain AGENT_LOG_LEVEL=warn "$agent" &
+# An agent behind nginx: its URLs name nginx, whose internal location sends the files (X-Accel-Redirect).
+AGENT_ACCEL_REDIRECT=/internal-files/ AGENT_TRUSTED_PROXIES=127.0.0.1 AGENT_SIGNING_KEY=$(head -c 32 /dev/urandom | base64) AGENT_ADDR=127.0.0.1:$accel_port \
+	AGENT_PUBLIC_URL=http://127.0.0.1:$front_port AGENT_DATA_DIR=$tmp/accel AGENT_OWNER_QUOTA_BYTES=0 AGENT_LOG_LEVEL=warn \
+	AGENT_MAX_UPLOAD_BYTES=$(((BIG_MIB + 1) << 20)) "$agent" &
 pids+=($!)
 
 for url in "http://127.0.0.1:$nginx_port/4k.bin" "http://127.0.0.1:$agent_port/healthz" "http://127.0.0.1:$gofs_port/4k.bin" \
-	"http://127.0.0.1:$plain_port/healthz"; do
+	"http://127.0.0.1:$accel_port/healthz" "http://127.0.0.1:$front_port/healthz"; do
 	for _ in $(seq 100); do curl -fso /dev/null "$url" && break; sleep 0.1; done
 done
 
@@ -87,7 +100,15 @@ stage() {
 }
 small_url=$(stage "$tmp/www/4k.bin" 4k.bin)
 big_url=$(stage "$tmp/www/big.bin" big.bin)
-plain_small_url=$(stage "$tmp/www/4k.bin" 4k.bin "$plain_port")
+accel_small_url=$(stage "$tmp/www/4k.bin" 4k.bin "$accel_port")
+accel_big_url=$(stage "$tmp/www/big.bin" big.bin "$accel_port")
+# Through nginx: the bytes, and the headers the agent sets, must come out as from the agent itself.
+hdrs=$(curl -fsS -D - -o "$tmp/check.bin" "$accel_small_url" | tr -d '\r')
+cmp -s "$tmp/check.bin" "$tmp/www/4k.bin" || { echo "the download through nginx is not the file" >&2; exit 1; }
+for h in 'content-disposition: attachment' 'x-content-type-options: nosniff' 'content-security-policy: ' 'etag: "'; do
+	grep -qi "^$h" <<<"$hdrs" || { echo "the download through nginx lacks $h:" >&2; echo "$hdrs" >&2; exit 1; }
+done
+grep -qi '^x-accel-redirect' <<<"$hdrs" && { echo "nginx passed X-Accel-Redirect on to the client" >&2; exit 1; }
 
 rps() { wrk -t2 -c"$CONNS" -d"$DURATION" "$1" | awk '/Requests\/sec/ {print $2}'; }
 # median MB/s of ROUNDS curl downloads (alternating servers is done by the caller)
@@ -96,37 +117,40 @@ median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)   ($(nproc) CPUs)"
 curl -fso /dev/null "$small_url"
-n_all=() a_all=() p_all=() g_all=()
+n_all=() a_all=() x_all=() g_all=()
 for _ in $(seq "$RPS_ROUNDS"); do
 	n_all+=("$(rps "http://127.0.0.1:$nginx_port/4k.bin")")
 	a_all+=("$(rps "$small_url")")
-	p_all+=("$(rps "$plain_small_url")")
+	x_all+=("$(rps "$accel_small_url")")
 	g_all+=("$(rps "http://127.0.0.1:$gofs_port/4k.bin")")
 done
 n_rps=$(median "${n_all[@]}")
 a_rps=$(median "${a_all[@]}")
-p_rps=$(median "${p_all[@]}")
+x_rps=$(median "${x_all[@]}")
 g_rps=$(median "${g_all[@]}")
-n_mb=() a_mb=() g_mb=()
+n_mb=() a_mb=() x_mb=() g_mb=()
 for _ in $(seq "$ROUNDS"); do
 	n_mb+=("$(speed "http://127.0.0.1:$nginx_port/big.bin")")
 	a_mb+=("$(speed "$big_url")")
+	x_mb+=("$(speed "$accel_big_url")")
 	g_mb+=("$(speed "http://127.0.0.1:$gofs_port/big.bin")")
 done
 n_med=$(median "${n_mb[@]}")
 a_med=$(median "${a_mb[@]}")
+x_med=$(median "${x_mb[@]}")
 g_med=$(median "${g_mb[@]}")
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 ratio() { awk -v a="$1" -v n="$2" 'BEGIN {printf "%.2f", a/n}'; }
-printf '%-48s %10s %10s %8s %8s %15s %8s %14s %8s\n' "download" "nginx" "agent" "ratio" "target" "agent net/http" "ratio" "Go FileServer" "ratio"
-printf '%-48s %10s %10s %8s %8s %15s %8s %14s %8s\n' "4 KiB, $CONNS conns, wrk $DURATION, median of $RPS_ROUNDS (req/s)" \
-	"$n_rps" "$a_rps" "$(ratio "$a_rps" "$n_rps")" "0.70" "$p_rps" "$(ratio "$p_rps" "$n_rps")" "$g_rps" "$(ratio "$g_rps" "$n_rps")"
-printf '%-48s %10s %10s %8s %8s %15s %8s %14s %8s\n' "$BIG_MIB MiB, curl median of $ROUNDS (MB/s)" \
-	"$n_med" "$a_med" "$(ratio "$a_med" "$n_med")" "0.95" "" "" "$g_med" "$(ratio "$g_med" "$n_med")"
-echo "  (agent net/http: the same agent with AGENT_NET_HTTP_DOWNLOADS=true, its quick download path off)"
-echo "  (req/s runs: nginx ${n_all[*]}; agent ${a_all[*]}; agent net/http ${p_all[*]}; Go FileServer ${g_all[*]})"
-echo "  (MB/s runs: nginx ${n_mb[*]}; agent ${a_mb[*]}; Go FileServer ${g_mb[*]})"
+printf '%-48s %10s %10s %7s %7s %14s %7s %7s %13s %7s\n' "download" "nginx" "agent" "ratio" "target" "nginx+X-Accel" "ratio" "target" "Go FileServer" "ratio"
+printf '%-48s %10s %10s %7s %7s %14s %7s %7s %13s %7s\n' "4 KiB, $CONNS conns, wrk $DURATION, median of $RPS_ROUNDS (req/s)" \
+	"$n_rps" "$a_rps" "$(ratio "$a_rps" "$n_rps")" "-" "$x_rps" "$(ratio "$x_rps" "$n_rps")" "0.90" "$g_rps" "$(ratio "$g_rps" "$n_rps")"
+printf '%-48s %10s %10s %7s %7s %14s %7s %7s %13s %7s\n' "$BIG_MIB MiB, curl median of $ROUNDS (MB/s)" \
+	"$n_med" "$a_med" "$(ratio "$a_med" "$n_med")" "0.95" "$x_med" "$(ratio "$x_med" "$n_med")" "0.90" "$g_med" "$(ratio "$g_med" "$n_med")"
+echo "  (nginx+X-Accel: nginx in front of the agent (deploy/nginx/agent-files.conf), the agent checking each download and"
+echo "   answering X-Accel-Redirect (AGENT_ACCEL_REDIRECT), nginx sending the file; ratios against nginx alone)"
+echo "  (req/s runs: nginx ${n_all[*]}; agent ${a_all[*]}; nginx+X-Accel ${x_all[*]}; Go FileServer ${g_all[*]})"
+echo "  (MB/s runs: nginx ${n_mb[*]}; agent ${a_mb[*]}; nginx+X-Accel ${x_mb[*]}; Go FileServer ${g_mb[*]})"
 
 [ "$RSS_MIB" -gt 0 ] || exit 0
 # The round trip: a tus upload of RSS_MIB MiB in one PATCH, then a download of it.

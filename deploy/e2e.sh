@@ -20,6 +20,8 @@ teardown() {
 	# The sign-in test's project (TestComposeAuth): the agents with Hydra and the demo login.
 	"${compose[@]}" -p "${project}auth" -f deploy/docker-compose.yml -f deploy/docker-compose.auth.yml \
 		down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
+	# The nginx variant's project (TestComposeNginx).
+	"${compose[@]}" -p "${project}nginx" -f deploy/docker-compose.nginx.yml down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
 	rm -f "$log"
 }
 trap teardown EXIT INT TERM

@@ -30,6 +30,19 @@ type LocalRoot interface {
 
 var _ LocalRoot = (*DiskStore)(nil)
 
+// LocalPath is a LocalRoot that can name where each file's content lies
+// under Root, so that a web server in front of the agent, reading the same
+// folder, can send it (nginx's X-Accel-Redirect) once the agent has
+// checked the request.
+type LocalPath interface {
+	LocalRoot
+	// ContentPath returns the slash-separated path of m's content
+	// relative to Root.
+	ContentPath(m Meta) string
+}
+
+var _ LocalPath = (*DiskStore)(nil)
+
 // SmallReader is a store that reads a small file whole from a cache of
 // files it keeps open: a download of a few KiB then costs a check that the
 // file is still there and one read, where Open, Read and Close cost four

@@ -397,6 +397,12 @@ func (d *DiskStore) Ready(ctx context.Context) error {
 	return nil
 }
 
+// ContentPath returns the path of m's content relative to Root:
+// <area>/<ownerkey>/<id>/data.
+func (d *DiskStore) ContentPath(m Meta) string {
+	return string(m.Area) + "/" + OwnerKey(m.Owner) + "/" + m.ID + "/" + dataFile
+}
+
 // fileDir returns the folder of a file after checking every part of the
 // name; anything invalid is not found.
 func (d *DiskStore) fileDir(area Area, owner, id string) (string, error) {

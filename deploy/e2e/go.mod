@@ -1,6 +1,6 @@
 module github.com/agentura/agentura/deploy/e2e
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/agentura/agentura v0.0.0

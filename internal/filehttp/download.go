@@ -33,9 +33,19 @@ const downloadCSP = "default-src 'none'; sandbox"
 // Mount it at /files/ with the full path in r.URL.Path (net/http ServeMux,
 // or gin's GET /files/*path with gin.WrapF); a prefix stripped by
 // http.StripPrefix works too.
+//
+// Every write of a download has a deadline of Config.WriteTimeout, moved
+// forward as the file goes out: a client that stops reading is dropped, a
+// slow but steady one is not. On the server's own connections
+// (ConnContext) the response is corked until it is whole.
 func (s *Server) ServeFile(w http.ResponseWriter, r *http.Request) {
 	cw := &countingWriter{ResponseWriter: w}
+	if s.writeTimeout > 0 {
+		cw.rc, cw.timeout = http.NewResponseController(w), s.writeTimeout
+	}
+	uncork := cork(r)
 	s.serveFile(cw, r)
+	cw.finish(uncork)
 	s.metrics.download(cw.status(), cw.n)
 }
 
@@ -75,6 +85,10 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.redirect != nil && r.Method == http.MethodGet && c.ExpiresAt.Sub(s.now()) >= minRedirectTTL {
 		s.redirectFile(w, r, c, area)
+		return
+	}
+	if s.accel != nil && accelerable(r) {
+		s.accelFile(w, r, c, area)
 		return
 	}
 	plain := plainGet(r)

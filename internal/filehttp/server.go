@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,6 +72,22 @@ type Config struct {
 	// by OpenURL, ServeRevoke adds to it, and ServeDelete tells it of the
 	// files it deletes. nil: URLs cannot be revoked.
 	Revocations *revocation.List
+	// AccelRedirect, when not empty, is the path prefix of a web server's
+	// internal location (such as "/internal-files/") that serves the
+	// folder of Accel: a download whose token checks out, without
+	// preconditions, is answered with its headers and
+	// `X-Accel-Redirect: <prefix><Accel.ContentPath>`, and nginx in front
+	// sends the bytes (AGENT_ACCEL_REDIRECT). The token, owner and expiry
+	// are checked here as for any download. Requires Accel.
+	AccelRedirect string
+	// Accel names where a file's content lies under the folder the web
+	// server reads; nil: Store's own, when it is a fileserve.LocalPath.
+	Accel fileserve.LocalPath
+	// WriteTimeout bounds each write of a download: the deadline moves
+	// forward as bytes go out, so a client that stops reading is dropped
+	// after it and a slow but steady one is not (AGENT_WRITE_TIMEOUT).
+	// 0: no write deadline.
+	WriteTimeout time.Duration
 	// OwnerVerified says that Owner verifies the caller's credentials
 	// (AGENT_AUTH=jwt): a DELETE may then name a file by its id alone.
 	// Otherwise a DELETE must carry the file's URL token.
@@ -103,6 +120,10 @@ type Server struct {
 	tokens    *tokenCache
 	revoked   *revocation.List // nil: no revocations
 	verified  bool             // Config.OwnerVerified
+
+	writeTimeout time.Duration       // Config.WriteTimeout
+	accelPrefix  string              // Config.AccelRedirect
+	accel        fileserve.LocalPath // nil: no X-Accel-Redirect
 }
 
 // NewServer checks cfg and returns a Server.
@@ -129,27 +150,41 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("fileserve: %w", err)
 	}
 	s := &Server{
-		store:     cfg.Store,
-		signer:    cfg.Signer,
-		publicURL: pub,
-		basePath:  strings.TrimRight(u.Path, "/"),
-		ttl:       cfg.URLTTL,
-		maxUpload: cfg.MaxUploadBytes,
-		owner:     cfg.Owner,
-		redirect:  cfg.Redirect,
-		small:     cfg.Small,
-		log:       cfg.Logger,
-		metrics:   m,
-		tokens:    newTokenCache(),
-		now:       time.Now,
-		revoked:   cfg.Revocations,
-		verified:  cfg.OwnerVerified,
+		store:        cfg.Store,
+		signer:       cfg.Signer,
+		publicURL:    pub,
+		basePath:     strings.TrimRight(u.Path, "/"),
+		ttl:          cfg.URLTTL,
+		maxUpload:    cfg.MaxUploadBytes,
+		owner:        cfg.Owner,
+		redirect:     cfg.Redirect,
+		small:        cfg.Small,
+		log:          cfg.Logger,
+		metrics:      m,
+		tokens:       newTokenCache(),
+		now:          time.Now,
+		revoked:      cfg.Revocations,
+		verified:     cfg.OwnerVerified,
+		writeTimeout: cfg.WriteTimeout,
+		accelPrefix:  cfg.AccelRedirect,
 	}
 	if s.ttl == 0 {
 		s.ttl = DefaultURLTTL
 	}
 	if sr, ok := cfg.Store.(fileserve.SmallReader); ok && s.small == nil {
 		s.small = sr
+	}
+	if cfg.AccelRedirect != "" {
+		if !strings.HasPrefix(cfg.AccelRedirect, "/") || !strings.HasSuffix(cfg.AccelRedirect, "/") || strings.ContainsAny(cfg.AccelRedirect, "?#% \t\r\n") {
+			return nil, fmt.Errorf("fileserve: X-Accel-Redirect prefix %q must be a path that starts and ends with /, such as /internal-files/ (AGENT_ACCEL_REDIRECT)", cfg.AccelRedirect)
+		}
+		s.accel = cfg.Accel
+		if lp, ok := cfg.Store.(fileserve.LocalPath); ok && s.accel == nil {
+			s.accel = lp
+		}
+		if s.accel == nil {
+			return nil, errors.New("fileserve: X-Accel-Redirect needs a store whose files lie on a local disk that the web server reads, such as the disk store; this store is not one (AGENT_ACCEL_REDIRECT with AGENT_STORAGE_URL)")
+		}
 	}
 	if s.maxUpload == 0 {
 		s.maxUpload = DefaultMaxUploadBytes
@@ -244,6 +279,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(b)+1))
 	w.WriteHeader(code)
 	w.Write(append(b, '\n'))
 }

@@ -3,6 +3,7 @@ package filehttp
 import (
 	"io"
 	"net/http"
+	"time"
 )
 
 // countingWriter records the status and counts the body bytes of a
@@ -14,6 +15,11 @@ type countingWriter struct {
 	http.ResponseWriter
 	code int   // first final status written; 0 until then
 	n    int64 // body bytes written
+
+	// rc moves the connection's write deadline to timeout from now before
+	// each write (conn.go); nil: no write deadline.
+	rc      *http.ResponseController
+	timeout time.Duration
 
 	resolved bool
 	rf       io.ReaderFrom // nil: no ReaderFrom in the chain
@@ -42,6 +48,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	if c.code == 0 {
 		c.code = http.StatusOK
 	}
+	c.extend()
 	n, err := c.ResponseWriter.Write(p)
 	c.n += int64(n)
 	return n, err
@@ -54,7 +61,13 @@ func (c *countingWriter) ReadFrom(src io.Reader) (int64, error) {
 		c.code = http.StatusOK
 	}
 	if rf := c.readerFrom(); rf != nil {
-		n, err := rf.ReadFrom(src)
+		var n int64
+		var err error
+		if c.rc != nil {
+			n, err = c.readFromInSteps(rf, src)
+		} else {
+			n, err = rf.ReadFrom(src)
+		}
 		c.n += n
 		return n, err
 	}

@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-// Downloads are served ahead of the router and keep what its middleware
-// gives: a request id (the caller's, or a new one per request).
-func TestDownloadsAheadOfTheRouter(t *testing.T) {
+// Downloads take the router's one route for /files/ and get what its
+// middleware gives: a request id (the caller's, or a new one per request).
+func TestDownloadsThroughTheRouter(t *testing.T) {
 	svc := newTestService(t, nil)
 	h := svc.Handler()
 	ids := map[string]bool{}
@@ -40,7 +40,7 @@ func TestDownloadsAheadOfTheRouter(t *testing.T) {
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/files/x", nil))
 	if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("X-Request-Id") == "" {
-		t.Errorf("POST /files/ = %d, id %q; want 405 from the router, with an id", rec.Code, rec.Header().Get("X-Request-Id"))
+		t.Errorf("POST /files/ = %d, id %q; want 405, with an id", rec.Code, rec.Header().Get("X-Request-Id"))
 	}
 }
 

@@ -1,0 +1,24 @@
+package agentcore
+
+import (
+	"net/http"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/agentura/agentura/fileserve"
+)
+
+// requestIDPrefix is random per process; a counter follows it, so request
+// ids are unique without reading random bytes per request.
+var (
+	requestIDPrefix = fileserve.NewID()[28:] // the random end of a UUID v7 (its start is the time)
+	requestCounter  atomic.Uint64
+)
+
+// requestID is the caller's X-Request-Id (up to 64 bytes), or a new one.
+func requestID(r *http.Request) string {
+	if v := r.Header["X-Request-Id"]; len(v) > 0 && v[0] != "" && len(v[0]) <= 64 {
+		return v[0]
+	}
+	return requestIDPrefix + strconv.FormatUint(requestCounter.Add(1), 16)
+}
