@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentura/agentura/agents/ocr"
 	"github.com/agentura/agentura/agents/ocr/internal/ocrtest"
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 // TestPagesInParallel: a PDF's pages read side by side give the same text,
@@ -38,7 +39,7 @@ func TestPagesInParallel(t *testing.T) {
 		cmd := exec.Command(name, args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if out, err := procgroup.CombinedOutput(cmd); err != nil {
 			t.Fatalf("%s: %v: %s", name, err, out)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 // TestNewScaffoldsAWorkingModule: `agentura new` with --replace pointing at
@@ -29,7 +31,7 @@ func TestNewScaffoldsAWorkingModule(t *testing.T) {
 	// does once with go get.
 	warm := exec.Command("go", "mod", "download", "all")
 	warm.Dir = checkout
-	if out, err := warm.CombinedOutput(); err != nil {
+	if out, err := procgroup.CombinedOutput(warm); err != nil {
 		t.Fatalf("go mod download all in the checkout (the module cache must hold agentura's dependencies): %v\n%s", err, out)
 	}
 	dir := filepath.Join(t.TempDir(), "lines-agent")
@@ -55,11 +57,11 @@ func TestNewScaffoldsAWorkingModule(t *testing.T) {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if out, err := procgroup.CombinedOutput(cmd); err != nil {
 			t.Fatalf("go %s in the new module: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	if out, _ := exec.Command("gofmt", "-l", dir).Output(); len(out) > 0 {
+	if out, _ := procgroup.Output(exec.Command("gofmt", "-l", dir)); len(out) > 0 {
 		t.Errorf("the new module is not gofmt-clean: %s", out)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 // leaves may be imported by both sides, server and client (DESIGN §6).
@@ -66,7 +68,7 @@ var rules = []rule{
 
 	// Agents know only agentcore and the leaves (and their own sub-packages);
 	// their mains are thin: agentcore, the agent and the S3 store's scheme.
-	{"agents/ocr/internal/ocrtest", []string{"internal/requiretool"}}, // the OCR tests' inputs
+	{"agents/ocr/internal/ocrtest", []string{"internal/requiretool", "internal/procgroup"}}, // the OCR tests' inputs
 	{"agents/ocr/...", with(leaves, "agentcore", "agents/ocr/...")},
 	{"agents/composer/...", with(leaves, "agentcore", "agents/composer/...")},
 	{"cmd/ocr-agent", []string{"agentcore", "agents/ocr", "fileserve/s3store"}},
@@ -79,11 +81,12 @@ var rules = []rule{
 	// Test helpers under internal/: only tests import them.
 	{"internal/testagent/cmd/testagent", []string{"agentcore", "internal/testagent"}}, // the test agent as a binary
 	{"internal/testagent", with(leaves, "agentcore", "examples/fileagent")},
-	{"internal/s3test", []string{"internal/requiretool"}},
-	{"internal/hydratest", []string{"internal/demologin", "internal/requiretool", "agentcore", "examples/fileagent"}}, // a real identity provider (Ory Hydra) for the OAuth tests
+	{"internal/procgroup", nil}, // tests' processes in a group of their own, killed with the test binary
+	{"internal/s3test", []string{"internal/requiretool", "internal/procgroup"}},
+	{"internal/hydratest", []string{"internal/demologin", "internal/requiretool", "internal/procgroup", "agentcore", "examples/fileagent"}}, // a real identity provider (Ory Hydra) for the OAuth tests
 	{"internal/demologin", nil},                                // the demo login and consent pages of that provider
 	{"internal/cmd/demologin", []string{"internal/demologin"}}, // the same as a binary (make up-auth)
-	{"internal/mcptest", leaves},
+	{"internal/mcptest", with(leaves, "internal/procgroup")},
 	{"internal/limitstest", nil},                                                         // tests only: the limits of a built agent
 	{"internal/cmd/httpprobe", leaves},                                                   // the S3 image's health check
 	{"internal/cmd/benchagent", with(leaves, "agentcore")},                               // make bench-nginx: the file service alone
@@ -119,14 +122,14 @@ func modulePackages(t *testing.T) map[string][]string {
 	if err != nil {
 		t.Fatalf("the go command is not on PATH, and this test asks it for the import graph: %v", err)
 	}
-	out, err := exec.Command(goCmd, "list", "-m", "-f", "{{.Path}} {{.Dir}}").Output()
+	out, err := procgroup.Output(exec.Command(goCmd, "list", "-m", "-f", "{{.Path}} {{.Dir}}"))
 	if err != nil {
 		t.Fatalf("go list -m: %v", stderrOf(err))
 	}
 	mod, dir, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
 	cmd := exec.Command(goCmd, "list", "-e", "-json=ImportPath,Imports,Error", "./...")
 	cmd.Dir = dir
-	out, err = cmd.Output()
+	out, err = procgroup.Output(cmd)
 	if err != nil {
 		t.Fatalf("go list ./... in %s: %v", dir, stderrOf(err))
 	}
