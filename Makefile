@@ -29,9 +29,14 @@ run:
 run-ocr:
 	$(GO) run ./cmd/ocr-agent
 
-## test: every test, with the race detector
+## test: every test, with the race detector; TEST_TIMEOUT bounds each package's test binary (go test -timeout;
+##   default 30m: the slowest package takes about 8 minutes alone on two cores, more beside other work, and go
+##   test's own default of 10m is too tight on such a machine). A binary killed by it takes its processes along
+##   (internal/procgroup). TEST_FLAGS adds go test flags, e.g. TEST_FLAGS='-run TestX' or '-p 1'.
+TEST_TIMEOUT ?= 30m
+TEST_FLAGS   ?=
 test:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
 ## bench: run the benchmarks, print the targets table and compare with bench/baseline.txt
 bench:
@@ -82,17 +87,18 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeArgs$$' -fuzztime $(FUZZTIME) ./agentcore
 	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./filename
 
-## fuzz-ci: every fuzz target for FUZZ_CI_TIME each (make check runs it): the resolver, argument decoding,
+## fuzz-ci: every fuzz target for FUZZ_CI_TIME each (make check runs it), each go test bounded by FUZZ_CI_TIMEOUT: the resolver, argument decoding,
 ##   names, download-token parsing, the quick download path's request heads (against net/http's parser), the
 ##   composer's picture checks, Markdown limits and rendering. A failure leaves its input under the package's
 ##   testdata/fuzz/<Target>/: commit it, it then runs in every go test. (.ci/fuzz-ci.sh lets through, loudly, the
 ##   "context deadline exceeded" that Go 1.26's fuzz coordinator can report with no input found: go.dev/issue/75804.)
 FUZZ_CI_TIME    ?= 20s
+FUZZ_CI_TIMEOUT ?= 10m
 FUZZ_CI_TARGETS ?= ./agentcore:FuzzResolve ./agentcore:FuzzDecodeArgs ./filename:FuzzClean ./internal/signing:FuzzVerify \
 	./agents/composer:FuzzImageHeader ./agents/composer:FuzzMarkdownLimits ./agents/composer:FuzzRender ./internal/quickget:FuzzParseHead
 .PHONY: fuzz-ci
 fuzz-ci:
-	GO=$(GO) .ci/fuzz-ci.sh $(FUZZ_CI_TIME) $(FUZZ_CI_TARGETS)
+	GO=$(GO) FUZZ_TIMEOUT=$(FUZZ_CI_TIMEOUT) .ci/fuzz-ci.sh $(FUZZ_CI_TIME) $(FUZZ_CI_TARGETS)
 
 ## lint: gofmt and go vet must be silent, in the library and in deploy/e2e (a module of its own, tag e2e)
 lint:
@@ -192,10 +198,12 @@ down-auth:
 	$(AUTH_COMPOSE) down
 
 ## e2e: build the images, then test them on the Docker engine: each image with testcontainers-go, the compose
-## deployment driven from the host with the agentura CLI (deploy/e2e.sh; fails when Docker is missing)
+## deployment driven from the host with the agentura CLI (deploy/e2e.sh; fails when Docker is missing);
+## E2E_TIMEOUT bounds its go test (default 30m)
+E2E_TIMEOUT ?= 30m
 e2e: images image-s3 image-lb image-auth
 	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi
-	deploy/e2e.sh
+	E2E_TIMEOUT=$(E2E_TIMEOUT) deploy/e2e.sh
 
 .PHONY: bench-composer run-composer
 
