@@ -18,6 +18,7 @@ require (
 require (
 	github.com/MicahParks/keyfunc/v3 v3.9.2
 	github.com/go-json-experiment/json v1.27.2
+	golang.org/x/mod v0.42.0
 )
 
 require github.com/MicahParks/jwkset v0.11.4 // indirect
