@@ -136,6 +136,7 @@ chmod 0700 $(1)/rootfs/data && chmod 1777 $(1)/rootfs/tmp
 endef
 .PHONY: images image-context up down e2e
 image-context:
+	deploy/image-deps.sh
 	$(call image-rootfs,$(IMAGE_CTX))
 	$(STATIC_GO) -o $(IMAGE_CTX)/ocr-agent $(OCR_CMD)
 	$(STATIC_GO) -o $(IMAGE_CTX)/composer-agent $(COMPOSER_CMD)
@@ -152,7 +153,9 @@ images: image-context
 	docker build -q -t agentura/composer-agent:$(IMAGE_TAG) -f $(IMAGE_CTX)/Dockerfile.composer $(IMAGE_CTX)
 	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
 
-## up: build the images and run both agents with docker compose (settings: deploy/.env); down: stop them
+## up: build the images and run both agents with docker compose (settings: deploy/.env); down: stop them. On a fresh
+##   Debian the image build installs what it needs itself (deploy/image-deps.sh: .ci/apt.d/images.txt, as root) and
+##   checks Docker and Compose. COMPOSE_PROJECT (default agentura) is the Compose project name of up and down.
 COMPOSE_PROJECT ?= agentura
 up: images
 	$(COMPOSE) -p $(COMPOSE_PROJECT) -f deploy/docker-compose.yml up -d
