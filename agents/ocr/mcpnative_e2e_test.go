@@ -35,11 +35,21 @@ func pdfPages(t *testing.T, n, lines int) []byte {
 	return ocrtest.PDF(t, pages...)
 }
 
+// longPDF is the 20-page PDF of longOCR, made once for the tests that use it.
+var longPDF struct {
+	once sync.Once
+	b64  string
+}
+
 // longOCR is the arguments of a 20-page OCR that takes many seconds: text
 // on every page and a searchable PDF to store at the end.
 func longOCR(t *testing.T) map[string]any {
+	longPDF.once.Do(func() { longPDF.b64 = b64(pdfPages(t, 20, 12)) })
+	if longPDF.b64 == "" {
+		t.Fatal("the 20-page PDF could not be made (see the first test that asked for it)")
+	}
 	return map[string]any{
-		"source":  map[string]any{"name": "long.pdf", "content": "data:application/pdf;base64," + b64(pdfPages(t, 20, 12))},
+		"source":  map[string]any{"name": "long.pdf", "content": "data:application/pdf;base64," + longPDF.b64},
 		"outputs": []string{"searchable_pdf"},
 	}
 }
@@ -278,11 +288,12 @@ func TestE2ELongOCRRunsLong(t *testing.T) {
 	ocrtest.Require(t, "tesseract", "pdftoppm", "pdfinfo")
 	a := mcptest.StartAgent(t, agentBin, "AGENT_OCR_TIMEOUT=10m")
 	c, _ := mcptest.Connect(t, a.URL+"/mcp")
+	args := longOCR(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	answered := make(chan error, 1)
 	go func() {
-		_, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "ocr_document", Arguments: longOCR(t)}})
+		_, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "ocr_document", Arguments: args}})
 		answered <- err
 	}()
 	waitRecognising(t, a.Cmd.Process.Pid)
