@@ -239,7 +239,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if err != nil {
 		return nil, &ConfigError{Var: "AGENT_CLEANUP_SCHEDULE", Value: cfg.CleanupSchedule, Err: err}
 	}
-	s.scopes.records, _ = store.(fileserve.RecordStore)
+	s.scopes.records, _ = fileserve.As[fileserve.RecordStore](store)
 	s.openTasks(store)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version}, s.serverOptions())
 	s.serveResources()
