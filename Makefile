@@ -29,9 +29,14 @@ run:
 run-ocr:
 	$(GO) run ./cmd/ocr-agent
 
-## test: every test, with the race detector
+## test: every test, with the race detector; TEST_TIMEOUT bounds each package's test binary (go test -timeout;
+##   default 30m: the slowest package takes about 8 minutes alone on two cores, more beside other work, and go
+##   test's own default of 10m is too tight on such a machine). A binary killed by it takes its processes along
+##   (internal/procgroup). TEST_FLAGS adds go test flags, e.g. TEST_FLAGS='-run TestX' or '-p 1'.
+TEST_TIMEOUT ?= 30m
+TEST_FLAGS   ?=
 test:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
 ## bench: run the benchmarks, print the targets table and compare with bench/baseline.txt
 bench:
@@ -82,16 +87,17 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeArgs$$' -fuzztime $(FUZZTIME) ./agentcore
 	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./filename
 
-## fuzz-ci: every fuzz target for FUZZ_CI_TIME each (make check runs it): the resolver, argument decoding,
+## fuzz-ci: every fuzz target for FUZZ_CI_TIME each (make check runs it), each go test bounded by FUZZ_CI_TIMEOUT: the resolver, argument decoding,
 ##   names, download-token parsing, the composer's picture checks, Markdown limits and rendering. A failure leaves its input under the package's
 ##   testdata/fuzz/<Target>/: commit it, it then runs in every go test. (.ci/fuzz-ci.sh lets through, loudly, the
 ##   "context deadline exceeded" that Go 1.26's fuzz coordinator can report with no input found: go.dev/issue/75804.)
 FUZZ_CI_TIME    ?= 20s
+FUZZ_CI_TIMEOUT ?= 10m
 FUZZ_CI_TARGETS ?= ./agentcore:FuzzResolve ./agentcore:FuzzDecodeArgs ./filename:FuzzClean ./internal/signing:FuzzVerify \
 	./agents/composer:FuzzImageHeader ./agents/composer:FuzzMarkdownLimits ./agents/composer:FuzzRender
 .PHONY: fuzz-ci
 fuzz-ci:
-	GO=$(GO) .ci/fuzz-ci.sh $(FUZZ_CI_TIME) $(FUZZ_CI_TARGETS)
+	GO=$(GO) FUZZ_TIMEOUT=$(FUZZ_CI_TIMEOUT) .ci/fuzz-ci.sh $(FUZZ_CI_TIME) $(FUZZ_CI_TARGETS)
 
 ## lint: gofmt and go vet must be silent, in the library and in deploy/e2e (a module of its own, tag e2e)
 lint:
@@ -129,6 +135,7 @@ chmod 0700 $(1)/rootfs/data && chmod 1777 $(1)/rootfs/tmp
 endef
 .PHONY: images image-context up down e2e
 image-context:
+	deploy/image-deps.sh
 	$(call image-rootfs,$(IMAGE_CTX))
 	$(STATIC_GO) -o $(IMAGE_CTX)/ocr-agent $(OCR_CMD)
 	$(STATIC_GO) -o $(IMAGE_CTX)/composer-agent $(COMPOSER_CMD)
@@ -145,7 +152,9 @@ images: image-context
 	docker build -q -t agentura/composer-agent:$(IMAGE_TAG) -f $(IMAGE_CTX)/Dockerfile.composer $(IMAGE_CTX)
 	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
 
-## up: build the images and run both agents with docker compose (settings: deploy/.env); down: stop them
+## up: build the images and run both agents with docker compose (settings: deploy/.env); down: stop them. On a fresh
+##   Debian the image build installs what it needs itself (deploy/image-deps.sh: .ci/apt.d/images.txt, as root) and
+##   checks Docker and Compose. COMPOSE_PROJECT (default agentura) is the Compose project name of up and down.
 COMPOSE_PROJECT ?= agentura
 up: images
 	$(COMPOSE) -p $(COMPOSE_PROJECT) -f deploy/docker-compose.yml up -d
@@ -191,10 +200,12 @@ down-auth:
 	$(AUTH_COMPOSE) down
 
 ## e2e: build the images, then test them on the Docker engine: each image with testcontainers-go, the compose
-## deployment driven from the host with the agentura CLI (deploy/e2e.sh; fails when Docker is missing)
+## deployment driven from the host with the agentura CLI (deploy/e2e.sh; fails when Docker is missing);
+## E2E_TIMEOUT bounds its go test (default 30m)
+E2E_TIMEOUT ?= 30m
 e2e: images image-s3 image-lb image-auth image-nginx
 	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi
-	deploy/e2e.sh
+	E2E_TIMEOUT=$(E2E_TIMEOUT) deploy/e2e.sh
 
 .PHONY: bench-composer run-composer
 

@@ -20,6 +20,7 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/go-json-experiment/json v1.27.2
+	golang.org/x/mod v0.42.0
 )
 
 require github.com/MicahParks/jwkset v0.11.4 // indirect

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# .ci/fuzz-ci.sh TIME PKG:Target... — each fuzz target for TIME (`make fuzz-ci`, run by `make check`).
+# .ci/fuzz-ci.sh TIME PKG:Target... — each fuzz target for TIME (`make fuzz-ci`, run by `make check`); FUZZ_TIMEOUT
+# (default 10m) bounds each go test, its build and seed corpus included.
 #
 # A target fails the run when it finds an input (go test writes it under PKG/testdata/fuzz/Target/: commit it, it
 # then runs in every go test) or fails any other way. One failure is let through, loudly: Go 1.26's fuzz
@@ -10,6 +11,7 @@ set -uo pipefail
 time=${1:?usage: .ci/fuzz-ci.sh TIME PKG:Target...}
 shift
 go=${GO:-go}
+timeout=${FUZZ_TIMEOUT:-10m}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for t in "$@"; do
@@ -17,7 +19,7 @@ for t in "$@"; do
 	corpus="$pkg/testdata/fuzz/$name"
 	before=$(ls "$corpus" 2>/dev/null | sort)
 	echo "fuzz $pkg $name ($time)"
-	if "$go" test -run '^$' -fuzz "^$name\$" -fuzztime "$time" -parallel 2 "$pkg" 2>&1 | tee "$out"; then
+	if "$go" test -run '^$' -fuzz "^$name\$" -fuzztime "$time" -timeout "$timeout" -parallel 2 "$pkg" 2>&1 | tee "$out"; then
 		continue
 	fi
 	after=$(ls "$corpus" 2>/dev/null | sort)

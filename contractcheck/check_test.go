@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentura/agentura/contractcheck"
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/procgroup"
 	"github.com/agentura/agentura/internal/requiretool"
 )
 
@@ -118,18 +119,18 @@ func pythonServer(t *testing.T, breaks string) string {
 	t.Helper()
 	py := requiretool.Command(t, "python3", "apt-get install python3 (.ci/apt.d/core.txt)")
 	cmd := exec.Command(py, "testdata/contract_server.py", "--port", "0", "--break", breaks)
-	dieWithTest(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	g, err := procgroup.Start(t, cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Kill()
+		g.Kill()
 		cmd.Wait()
 		if t.Failed() {
 			t.Logf("contract_server.py stderr:\n%s", stderr.String())

@@ -3,7 +3,8 @@
 # which start the composer image with testcontainers-go and the whole docker compose project, driven from the
 # host. Whatever happens, the compose project of the test is taken down again (volumes included).
 # E2E_OCR_PORT / E2E_COMPOSER_PORT move the published ports (default 8001 / 8002); E2E_RUN picks tests (go test -run);
-# E2E_LOAD_DURATION is the length of the load test through the scale-out balancer (default 20s).
+# E2E_LOAD_DURATION is the length of the load test through the scale-out balancer (default 20s); E2E_TIMEOUT bounds
+# the go test (default 30m).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 project=agenturae2e
@@ -30,7 +31,7 @@ docker info >/dev/null 2>&1 || { echo "e2e: the Docker engine does not answer; r
 export AGENTURA_REQUIRE_TOOLS=1
 export TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE="${TESTCONTAINERS_HOST_OVERRIDE:-127.0.0.1}"
 # deploy/e2e is a module of its own (its go.mod keeps testcontainers-go out of the library's): test it from there.
-(cd deploy/e2e && go test -tags e2e -count=1 -timeout 20m -v -run "${E2E_RUN:-.}" .) 2>&1 | tee "$log"
+(cd deploy/e2e && go test -tags e2e -count=1 -timeout "${E2E_TIMEOUT:-30m}" -v -run "${E2E_RUN:-.}" .) 2>&1 | tee "$log"
 # A -run that matches no test passes in go test: here it is a failure, nothing was tested.
 if grep -q '^testing: warning: no tests to run' "$log"; then
 	echo "e2e: no test matches E2E_RUN=${E2E_RUN:-.}: nothing was tested" >&2

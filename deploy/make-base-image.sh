@@ -33,10 +33,8 @@ if [ "${FORCE:-0}" != 1 ] && docker image inspect "$image" >/dev/null 2>&1; then
 fi
 
 if ! command -v debootstrap >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-	# `make up` on a fresh machine: debootstrap is the one package the base needs (the list is .ci/apt.d/deploy.txt).
-	echo "make-base-image: apt-get install debootstrap"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null 2>&1 ||
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap; }
+	# `make up` on a fresh machine: debootstrap is the one package the base needs (.ci/apt.d/images.txt).
+	"$(dirname "$0")/image-deps.sh" debootstrap
 fi
 if ! command -v debootstrap >/dev/null || [ "$(id -u)" != 0 ]; then
 	# Where a registry is reachable, docker build pulls the public image itself.

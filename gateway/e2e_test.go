@@ -32,6 +32,7 @@ import (
 	"golang.org/x/image/math/fixed"
 
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/procgroup"
 	"github.com/agentura/agentura/internal/requiretool"
 )
 
@@ -171,6 +172,7 @@ func TestGatewayStdio(t *testing.T) {
 
 	var stderr bytes.Buffer
 	var stderrMu sync.Mutex
+	var gatewayCmd *exec.Cmd // adopted by procgroup once started
 	tr := transport.NewStdioWithOptions(cliBin, nil,
 		// The scan (under 16 KiB) goes inline, the composed PDF through the OCR agent's /uploads.
 		[]string{"gateway", "--root", ".", "--out", "agentura-files", "--inline-max", "16KiB", ocr.URL + "/mcp", composer.URL},
@@ -179,6 +181,8 @@ func TestGatewayStdio(t *testing.T) {
 			cmd := exec.Command(command, args...)
 			cmd.Dir = root
 			cmd.Env = append(os.Environ(), env...)
+			procgroup.Prepare(cmd)
+			gatewayCmd = cmd
 			return cmd, nil
 		}),
 		transport.WithCommandStderrWriter(lockedWriter{&stderrMu, &stderr}),
@@ -194,6 +198,9 @@ func TestGatewayStdio(t *testing.T) {
 		}
 	})
 	mcptest.Initialize(t, c)
+	if _, err := procgroup.Adopt(t, gatewayCmd); err != nil {
+		t.Fatal(err)
+	}
 
 	tools := map[string]mcp.Tool{}
 	for _, tool := range mcptest.ListTools(t, c) {

@@ -26,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 func TestGatewayThroughAgentsLifeCycle(t *testing.T) {
@@ -95,7 +96,7 @@ func testLifeCycle(t *testing.T, protocol string) {
 	// As Claude Desktop starts a stdio server: in "/", no shell.
 	cmd := exec.Command(cliBin, "gateway", "--config", cfgPath, "-v")
 	cmd.Dir = "/"
-	dieWithTest(cmd)
+	procgroup.Prepare(cmd) // adopted once the transport has started it
 	var stderr bytes.Buffer
 	var stderrMu sync.Mutex
 	cmd.Stderr = lockedWriter{&stderrMu, &stderr}
@@ -119,6 +120,9 @@ func testLifeCycle(t *testing.T, protocol string) {
 	host, err := hostClient.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: mcptest.ExitTimeout}, nil)
 	if err != nil {
 		t.Fatalf("the gateway did not start with agent c down: %v", err)
+	}
+	if _, err := procgroup.Adopt(t, cmd); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("the gateway answered initialize %v after its start, with c down", time.Since(started).Round(time.Millisecond))
 	t.Cleanup(func() { host.Close() })

@@ -14,6 +14,8 @@ package agenttest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -57,8 +59,9 @@ type Option func(*agentcore.Config)
 // EmbedMaxBytes, or an agent's limits) before the Service is built.
 func WithConfig(edit func(*agentcore.Config)) Option { return Option(edit) }
 
-// Start builds the Service with a private data folder, a generated signing
-// key and the framework's defaults, registers its tools with register, and
+// Start builds the Service with a private data folder, a fresh random signing
+// key given in the configuration (so the framework neither writes one into
+// the data folder nor warns that it did) and the framework's defaults, registers its tools with register, and
 // connects to it. A failure stops the test.
 func Start(t testing.TB, info agentcore.Info, register func(*agentcore.Service) error, opts ...Option) *Agent {
 	t.Helper()
@@ -69,6 +72,9 @@ func Start(t testing.TB, info agentcore.Info, register func(*agentcore.Service) 
 	cfg.DataDir = t.TempDir()
 	cfg.StorageURL = "file://" + cfg.DataDir
 	cfg.PublicURL = PublicURL
+	key := make([]byte, 32)
+	rand.Read(key)
+	cfg.SigningKeys = []string{hex.EncodeToString(key)}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/fixed"
 
+	"github.com/agentura/agentura/internal/procgroup"
 	"github.com/agentura/agentura/internal/requiretool"
 )
 
@@ -33,7 +34,7 @@ import (
 func pdfText(t testing.TB, path string) string {
 	t.Helper()
 	bin := requiretool.Command(t, "pdftotext", "apt-get install poppler-utils")
-	out, err := exec.Command(bin, "-enc", "UTF-8", path, "-").CombinedOutput()
+	out, err := procgroup.CombinedOutput(exec.Command(bin, "-enc", "UTF-8", path, "-"))
 	if err != nil {
 		t.Fatalf("pdftotext %s: %v\n%s", path, err, out)
 	}
@@ -49,7 +50,7 @@ func pdfPages(text string) int {
 func pdfImages(t testing.TB, path string) int {
 	t.Helper()
 	bin := requiretool.Command(t, "pdfimages", "apt-get install poppler-utils")
-	out, err := exec.Command(bin, "-list", path).CombinedOutput()
+	out, err := procgroup.CombinedOutput(exec.Command(bin, "-list", path))
 	if err != nil {
 		t.Fatalf("pdfimages -list %s: %v\n%s", path, err, out)
 	}
@@ -100,7 +101,7 @@ func officeToPDF(t testing.TB, path string) string {
 	cmd := exec.Command(bin, "--headless", "--norestore", "-env:UserInstallation=file://"+officeProfile,
 		"--convert-to", "pdf", "--outdir", outDir, path)
 	cmd.Env = append(os.Environ(), "HOME="+officeProfile)
-	out, err := cmd.CombinedOutput()
+	out, err := procgroup.CombinedOutput(cmd) // LibreOffice forks: its group goes with the test binary
 	pdf := filepath.Join(outDir, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))+".pdf")
 	if _, statErr := os.Stat(pdf); err != nil || statErr != nil {
 		t.Fatalf("LibreOffice could not convert %s to PDF (%v): %s", filepath.Base(path), err, out)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/agentura/agentura/agents/composer/fonts"
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 // scriptLines are a line of text in each script the composer promises, as
@@ -180,7 +181,7 @@ func rasterise(t *testing.T, path string, dpi int) image.Image {
 	t.Helper()
 	bin := requiretool.Command(t, "pdftoppm", "apt-get install poppler-utils")
 	out := filepath.Join(t.TempDir(), "page")
-	if b, err := exec.Command(bin, "-r", strconv.Itoa(dpi), "-gray", "-aa", "no", "-aaVector", "no", "-png", "-singlefile", path, out).CombinedOutput(); err != nil {
+	if b, err := procgroup.CombinedOutput(exec.Command(bin, "-r", strconv.Itoa(dpi), "-gray", "-aa", "no", "-aaVector", "no", "-png", "-singlefile", path, out)); err != nil {
 		t.Fatalf("pdftoppm: %v: %s", err, b)
 	}
 	f, err := os.Open(out + ".png")

@@ -16,6 +16,7 @@ import (
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/agents/ocr"
 	"github.com/agentura/agentura/agents/ocr/internal/ocrtest"
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 // benchPage is the text of page n of the benchmark document: fifteen lines
@@ -155,7 +156,7 @@ func runShell(b *testing.B, script string, pdf []byte) {
 	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	if err := procgroup.Run(cmd); err != nil {
 		b.Fatalf("sh -c %q: %v: %s", script, err, stderr.String())
 	}
 }

@@ -138,9 +138,10 @@ func TestE2ECurrentRevision(t *testing.T) {
 			// Dropping the request stops tesseract.
 			dctx, drop := context.WithCancel(context.Background())
 			answered := make(chan struct{})
+			args := longOCR(t) // made here: the wait for tesseract below starts now
 			go func() {
 				defer close(answered)
-				mcptest.NewSessionless(a.URL+"/mcp").Send(dctx, "tools/call", map[string]any{"name": "ocr_document", "arguments": longOCR(t)}, nil)
+				mcptest.NewSessionless(a.URL+"/mcp").Send(dctx, "tools/call", map[string]any{"name": "ocr_document", "arguments": args}, nil)
 			}()
 			pid := a.Cmd.Process.Pid
 			waitRecognising(t, pid)

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/procgroup"
 	"github.com/agentura/agentura/internal/testagent"
 )
 
@@ -66,7 +67,7 @@ func runCLIEnv(t *testing.T, dir string, env []string, args ...string) result {
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	err := procgroup.Run(cmd)
 	r := result{stdout: out.String(), stderr: errb.String()}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
@@ -339,7 +340,7 @@ func TestCallLongToolAsTask(t *testing.T) {
 	var out bytes.Buffer
 	stderr, _ := cmd.StderrPipe()
 	cmd.Stdout = &out
-	if err := cmd.Start(); err != nil {
+	if _, err := procgroup.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	var errText strings.Builder

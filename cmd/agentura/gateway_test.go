@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/procgroup"
 	"github.com/agentura/agentura/internal/testagent"
 )
 
@@ -41,7 +42,8 @@ func TestGatewayListenWithConfig(t *testing.T) {
 	cmd.Dir = t.TempDir() // not the roots: the file's folder is
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	g, err := procgroup.Start(t, cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})
@@ -51,7 +53,7 @@ func TestGatewayListenWithConfig(t *testing.T) {
 		select {
 		case <-exited:
 		default:
-			cmd.Process.Kill()
+			g.Kill()
 			<-exited
 		}
 		if t.Failed() {

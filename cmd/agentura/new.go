@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"text/template"
@@ -28,6 +29,7 @@ type scaffoldData struct {
 	Port      int
 	GoVersion string
 	Replace   string // an absolute path to a local agentura checkout, or ""
+	Version   string // the published agentura version to require, or "" (go get ...@latest adds it)
 }
 
 // scaffoldNames maps a template's path to the file it becomes.
@@ -75,7 +77,7 @@ func runNew(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentura new: --port %d is not a TCP port\n", *port)
 		return exitUsage
 	}
-	data := scaffoldData{Module: *module, Name: *name, Port: *port, GoVersion: goVersion()}
+	data := scaffoldData{Module: *module, Name: *name, Port: *port, GoVersion: goVersion(), Version: releaseVersion()}
 	var seedSum []byte
 	if *replace != "" {
 		abs, err := filepath.Abs(*replace)
@@ -90,7 +92,7 @@ func runNew(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "agentura new: --replace %s is not a checkout of agentura: %v\n", *replace, err)
 			return exitUsage
 		}
-		data.Replace = abs
+		data.Replace, data.Version = abs, ""
 		// The checkout's go.sum holds every module the agent can need: with
 		// it, go mod tidy works offline from the module cache.
 		seedSum, _ = os.ReadFile(filepath.Join(abs, "go.sum"))
@@ -100,7 +102,7 @@ func runNew(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	fmt.Fprintf(stdout, "Created the agent %s in %s (module %s).\n\n  cd %s\n", data.Name, dir, data.Module, dir)
-	if data.Replace == "" {
+	if data.Replace == "" && data.Version == "" {
 		fmt.Fprintf(stdout, "  go get github.com/agentura/agentura@latest   # or: agentura new ... --replace /path/to/agentura\n")
 	}
 	fmt.Fprintf(stdout, "  go mod tidy\n  make test    # the agent in-process: no ports\n  make run     # MCP at http://localhost:%d/mcp\n  make up      # the image, under docker compose\n", data.Port)
@@ -151,6 +153,27 @@ func writeScaffold(dir string, data scaffoldData, seedSum []byte) error {
 	}
 	return err
 }
+
+// releaseVersion is the version of agentura this program was built from when
+// that is a published release (go install github.com/agentura/agentura/cmd/agentura@v1.2.3
+// gives v1.2.3): the new module requires the same one. A build from a
+// checkout, a pseudo-version or a modified tree gives "": the printed steps
+// then say go get github.com/agentura/agentura@latest.
+func releaseVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok || info.Main.Path != "github.com/agentura/agentura" || !releaseTag.MatchString(info.Main.Version) ||
+		pseudoVersion.MatchString(info.Main.Version) {
+		return ""
+	}
+	return info.Main.Version
+}
+
+var (
+	// releaseTag is a semantic version with no build suffix ("+dirty").
+	releaseTag = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
+	// pseudoVersion is the time-and-commit part of a Go pseudo-version.
+	pseudoVersion = regexp.MustCompile(`[-.][0-9]{14}-[0-9a-f]{12}$`)
+)
 
 // goVersion is the running toolchain's version as a go.mod go line takes
 // it ("1.26.8"), or this module's own minimum.

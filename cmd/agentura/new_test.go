@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 // TestNewScaffoldsAWorkingModule: `agentura new` with --replace pointing at
@@ -22,16 +24,7 @@ func TestNewScaffoldsAWorkingModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The offline steps below need the module cache to hold the checkout's
-	// whole build list (go mod tidy in the new module looks at modules that
-	// building the checkout never downloads, such as the umbrella genproto
-	// module a2a-go's gRPC packages sit beside): fill it first, as a user
-	// does once with go get.
-	warm := exec.Command("go", "mod", "download", "all")
-	warm.Dir = checkout
-	if out, err := warm.CombinedOutput(); err != nil {
-		t.Fatalf("go mod download all in the checkout (the module cache must hold agentura's dependencies): %v\n%s", err, out)
-	}
+	warmModuleCache(t, checkout)
 	dir := filepath.Join(t.TempDir(), "lines-agent")
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"new", dir, "--module", "example.com/acme/lines-agent", "--replace", checkout}, &stdout, &stderr); code != 0 {
@@ -55,12 +48,26 @@ func TestNewScaffoldsAWorkingModule(t *testing.T) {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if out, err := procgroup.CombinedOutput(cmd); err != nil {
 			t.Fatalf("go %s in the new module: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	if out, _ := exec.Command("gofmt", "-l", dir).Output(); len(out) > 0 {
+	if out, _ := procgroup.Output(exec.Command("gofmt", "-l", dir)); len(out) > 0 {
 		t.Errorf("the new module is not gofmt-clean: %s", out)
+	}
+}
+
+// warmModuleCache fills the module cache with the checkout's whole build
+// list, as a user does once with go get: the offline steps of the scaffold
+// tests need it (go mod tidy in the new module looks at modules that building
+// the checkout never downloads, such as the umbrella genproto module a2a-go's
+// gRPC packages sit beside).
+func warmModuleCache(t *testing.T, checkout string) {
+	t.Helper()
+	warm := exec.Command("go", "mod", "download", "all")
+	warm.Dir = checkout
+	if out, err := procgroup.CombinedOutput(warm); err != nil {
+		t.Fatalf("go mod download all in the checkout (the module cache must hold agentura's dependencies): %v\n%s", err, out)
 	}
 }
 

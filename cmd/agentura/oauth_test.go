@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentura/agentura/internal/hydratest"
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 // TestCallSignsInWithOAuth: the CLI, given only the agent's URL and its
@@ -72,7 +73,7 @@ func runSigningIn(t *testing.T, dir string, b hydratest.Browser, args ...string)
 	cmd.Stdout = &out
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
+	if _, err := procgroup.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	signed := make(chan error, 1)

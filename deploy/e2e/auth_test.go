@@ -28,6 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/agentura/agentura/internal/hydratest"
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 // authStack is the sign-in deployment: docker-compose.yml with
@@ -60,7 +61,7 @@ func (s *authStack) hydra(t *testing.T, args ...string) string {
 	t.Helper()
 	full := append([]string{"exec", s.containerID(t, "hydra"), "hydra"}, args...)
 	full = append(full, "-e", "https://127.0.0.1:4445", "--format", "json")
-	out, err := exec.Command("docker", full...).CombinedOutput()
+	out, err := procgroup.CombinedOutput(exec.Command("docker", full...))
 	if err != nil {
 		t.Fatalf("hydra %v: %v\n%s", args, err, out)
 	}
@@ -179,7 +180,8 @@ func TestComposeAuth(t *testing.T) {
 		var stdout bytes.Buffer
 		cmd.Stdout = &stdout
 		stderr, _ := cmd.StderrPipe()
-		must(t, cmd.Start(), "start the CLI")
+		_, err := procgroup.Start(t, cmd)
+		must(t, err, "start the CLI")
 		browser := hydratest.Browser{User: "alice", Password: hydratest.Users["alice"], Deliver: true, Transport: s.trust}
 		var log strings.Builder
 		sc := bufio.NewScanner(stderr)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 // TestComposeScaleBalancer checks the scale-out deployment as an operator
@@ -144,7 +145,8 @@ func TestComposeScaleBalancer(t *testing.T) {
 		"-clients", "4", "-duration", duration.String())
 	var loadOut bytes.Buffer
 	load.Stdout, load.Stderr = &loadOut, &loadOut
-	must(t, load.Start(), "start the load test")
+	_, err = procgroup.Start(t, load)
+	must(t, err, "start the load test")
 	time.Sleep(duration / 4)
 	s.stopReplica(t, 1)
 	time.Sleep(duration / 4)

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 // cli runs the agentura CLI that `make e2e` builds into bin/, with flags
@@ -67,7 +69,7 @@ func (c cli) call(t *testing.T, out *cliResult, url, tool, args, outDir string, 
 	cmd := exec.CommandContext(t.Context(), c.path, argv...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := procgroup.Run(cmd); err != nil {
 		t.Fatalf("agentura %v: %v\nstderr: %s\nstdout: %s", argv, err, stderr.Bytes(), stdout.Bytes())
 	}
 	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/procgroup"
 	"github.com/agentura/agentura/internal/requiretool"
 )
 
@@ -46,7 +47,7 @@ func envPort(t *testing.T, name string, def int) int {
 // composeCommand is Compose v2 (docker compose) when present, else v1 (docker-compose).
 func composeCommand(t *testing.T) []string {
 	t.Helper()
-	if exec.Command("docker", "compose", "version").Run() == nil {
+	if procgroup.Run(exec.Command("docker", "compose", "version")) == nil {
 		return []string{"docker", "compose"}
 	}
 	if _, err := exec.LookPath("docker-compose"); err == nil {
@@ -132,7 +133,7 @@ func (d *deployment) run(args ...string) (string, error) {
 	full = append(append(full, "--env-file", d.envFile), args...)
 	cmd := exec.Command(d.compose[0], full...)
 	cmd.Dir = filepath.Dir(d.file)
-	out, err := cmd.CombinedOutput()
+	out, err := procgroup.CombinedOutput(cmd)
 	return string(out), err
 }
 

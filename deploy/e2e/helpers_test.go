@@ -31,6 +31,7 @@ import (
 	"golang.org/x/image/math/fixed"
 
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/procgroup"
 	"github.com/agentura/agentura/internal/requiretool"
 )
 
@@ -69,7 +70,7 @@ func repoRoot(t *testing.T) string {
 // sets.
 func requireDocker(t *testing.T) {
 	t.Helper()
-	out, err := exec.Command("docker", "info", "--format", "{{.ServerVersion}}").CombinedOutput()
+	out, err := procgroup.CombinedOutput(exec.Command("docker", "info", "--format", "{{.ServerVersion}}"))
 	if err != nil {
 		requiretool.Missing(t, fmt.Sprintf("the Docker engine is needed and does not answer (%v: %s); install it with `make deps` and start it", err, bytes.TrimSpace(out)))
 	}
@@ -244,7 +245,7 @@ func run(t *testing.T, env []string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), name, args...)
 	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
+	out, err := procgroup.CombinedOutput(cmd)
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}

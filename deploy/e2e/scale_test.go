@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/procgroup"
 	"github.com/agentura/agentura/internal/requiretool"
 )
 
@@ -420,7 +421,7 @@ func pdfText(t *testing.T, pdf []byte) string {
 	bin := requiretool.Command(t, "pdftotext", "apt-get install poppler-utils (to read the merged PDF)")
 	cmd := exec.CommandContext(t.Context(), bin, "-", "-")
 	cmd.Stdin = bytes.NewReader(pdf)
-	out, err := cmd.Output()
+	out, err := procgroup.Output(cmd)
 	if err != nil {
 		t.Fatalf("pdftotext of a %d-byte download: %v (not a PDF?)", len(pdf), err)
 	}

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 // TestDiskOnlyLinksNoMinio: minio-go comes only with this package. The
@@ -23,7 +25,7 @@ func TestDiskOnlyLinksNoMinio(t *testing.T) {
 		"github.com/agentura/agentura/internal/cleanup":    false,
 		"github.com/agentura/agentura/fileserve/storetest": false,
 	} {
-		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		out, err := procgroup.Output(exec.Command("go", "list", "-deps", pkg))
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v (the go command must be on PATH)", pkg, err)
 		}

@@ -16,11 +16,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentura/agentura/agentcore"
+	"github.com/agentura/agentura/internal/procgroup"
 	"github.com/agentura/agentura/internal/requiretool"
 	"github.com/agentura/agentura/transfer"
 	"github.com/chromedp/cdproto/cdp"
@@ -347,12 +347,13 @@ type browser struct {
 	exe map[cdp.FrameID]runtime.ExecutionContextID
 }
 
-// newBrowser starts Chromium for the test and stops it, its whole process
-// group, when the test ends; Pdeathsig stops it if the test binary dies.
+// newBrowser starts Chromium for the test in a process group that
+// internal/procgroup kills when the test ends, or the moment the test
+// binary dies.
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
 	path := chromium(t)
-	var pgid int
+	var started *exec.Cmd
 	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
 		chromedp.ExecPath(path),
 		chromedp.NoSandbox,
@@ -364,7 +365,8 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.Flag("force-device-scale-factor", "1"),
 		chromedp.Flag("disable-dev-shm-usage", true), // containers have a small /dev/shm
 		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+			procgroup.Prepare(cmd)
+			started = cmd
 		}),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -388,16 +390,15 @@ func newBrowser(t *testing.T) *browser {
 		cancelAlloc()
 		t.Fatalf("start chromium: %v", err)
 	}
-	if p := chromedp.FromContext(ctx).Browser.Process(); p != nil {
-		pgid = p.Pid
-	}
 	t.Cleanup(func() {
 		cancel()
 		cancelAlloc()
-		if pgid > 0 {
-			syscall.Kill(-pgid, syscall.SIGKILL)
-		}
 	})
+	if started != nil {
+		if _, err := procgroup.Adopt(t, started); err != nil {
+			t.Fatalf("guard chromium's process group: %v", err)
+		}
+	}
 	return b
 }
 

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 // listed is what `go list -json` says of one package.
@@ -26,14 +28,14 @@ func modulePackages(t *testing.T) map[string][]string {
 	if err != nil {
 		t.Fatalf("the go command is not on PATH, and this test asks it for the import graph: %v", err)
 	}
-	out, err := exec.Command(goCmd, "list", "-m", "-f", "{{.Path}} {{.Dir}}").Output()
+	out, err := procgroup.Output(exec.Command(goCmd, "list", "-m", "-f", "{{.Path}} {{.Dir}}"))
 	if err != nil {
 		t.Fatalf("go list -m: %v", stderrOf(err))
 	}
 	mod, dir, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
 	cmd := exec.Command(goCmd, "list", "-e", "-json=ImportPath,Imports,Error", "./...")
 	cmd.Dir = dir
-	out, err = cmd.Output()
+	out, err = procgroup.Output(cmd)
 	if err != nil {
 		t.Fatalf("go list ./... in %s: %v", dir, stderrOf(err))
 	}

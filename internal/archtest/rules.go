@@ -64,7 +64,7 @@ var Rules = []Rule{
 
 	// Agents know only agentcore and the leaves (and their own sub-packages);
 	// their mains are thin: agentcore, the agent and the S3 store's scheme.
-	{"agents/ocr/internal/ocrtest", []string{"internal/requiretool"}, "the OCR tests' inputs"},
+	{"agents/ocr/internal/ocrtest", []string{"internal/requiretool", "internal/procgroup"}, "the OCR tests' inputs"},
 	{"agents/ocr/...", with(Leaves, "agentcore", "agents/ocr/..."), "the OCR agent: tesseract and pdftoppm behind ocr_document and ocr_batch"},
 	{"agents/composer/...", with(Leaves, "agentcore", "agents/composer/..."), "the document composer: Markdown to PDF, DOCX, PPTX, HTML, Markdown; merge_pdfs"},
 	{"cmd/ocr-agent", []string{"agentcore", "agents/ocr", "fileserve/s3store"}, "the OCR agent's main"},
@@ -77,11 +77,12 @@ var Rules = []Rule{
 	// Test helpers under internal/: only tests import them.
 	{"internal/testagent/cmd/testagent", []string{"agentcore", "internal/testagent"}, "tests: the test agent as a binary"},
 	{"internal/testagent", with(Leaves, "agentcore", "examples/fileagent"), "tests: a real agent in the test process"},
-	{"internal/s3test", []string{"internal/requiretool"}, "tests: versitygw started for a test"},
-	{"internal/hydratest", []string{"internal/demologin", "internal/requiretool", "agentcore", "examples/fileagent"}, "tests: a real identity provider (Ory Hydra)"},
+	{"internal/procgroup", nil, "tests: their processes in a group of their own, killed with the test binary"},
+	{"internal/s3test", []string{"internal/requiretool", "internal/procgroup"}, "tests: versitygw started for a test"},
+	{"internal/hydratest", []string{"internal/demologin", "internal/requiretool", "internal/procgroup", "agentcore", "examples/fileagent"}, "tests: a real identity provider (Ory Hydra)"},
 	{"internal/demologin", nil, "the demo login and consent pages of that provider"},
 	{"internal/cmd/demologin", []string{"internal/demologin"}, "the demo login as a binary (make up-auth)"},
-	{"internal/mcptest", Leaves, "tests: build an agent, start it, call it with an independent MCP client"},
+	{"internal/mcptest", with(Leaves, "internal/procgroup"), "tests: build an agent, start it, call it with an independent MCP client"},
 	{"internal/limitstest", nil, "tests: the limits of a built agent"},
 	{"internal/cmd/httpprobe", Leaves, "the S3 image's health check"},
 	{"internal/cmd/benchagent", with(Leaves, "agentcore"), "make bench-nginx: the file service alone"},

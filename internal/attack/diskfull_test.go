@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 // A full disk: the built agent on a small tmpfs as AGENT_DATA_DIR. /readyz
@@ -23,10 +24,10 @@ import (
 func TestFullDisk(t *testing.T) {
 	dir := filepath.Join(binDir, "tmpfs-"+t.Name())
 	os.MkdirAll(dir, 0o700)
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", dir).CombinedOutput(); err != nil {
+	if out, err := procgroup.CombinedOutput(exec.Command("mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", dir)); err != nil {
 		requiretool.Missing(t, fmt.Sprintf("needs root to mount a tmpfs: %v %s", err, out))
 	}
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	t.Cleanup(func() { procgroup.Run(exec.Command("umount", "-l", dir)) })
 	fileBin := fileagentBinary(t)
 	data := filepath.Join(dir, "data")
 	a := mcptest.NewAgent(t, fileBin, "AGENT_DATA_DIR="+data, "AGENT_MCP_STATELESS=true", "AGENT_MAX_UPLOAD_BYTES=30000000")

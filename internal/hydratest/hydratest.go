@@ -28,11 +28,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentura/agentura/internal/demologin"
+	"github.com/agentura/agentura/internal/procgroup"
 	"github.com/agentura/agentura/internal/requiretool"
 )
 
@@ -65,7 +65,7 @@ func Binary(tb testing.TB) string {
 	}
 	gopath := os.Getenv("GOPATH")
 	if gopath == "" {
-		if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		if out, err := procgroup.Output(exec.Command("go", "env", "GOPATH")); err == nil {
 			gopath = strings.TrimSpace(string(out))
 		}
 	}
@@ -126,15 +126,15 @@ func Start(tb testing.TB) *Provider {
 	p.logs = logs.Name()
 	cmd.Stdout, cmd.Stderr = logs, logs
 	// Its own process group, killed whole at the end; and killed with the
-	// test binary should that die first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// test binary should that die first (internal/procgroup).
+	g, err := procgroup.Start(tb, cmd)
+	if err != nil {
 		tb.Fatalf("start hydra: %v", err)
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	tb.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		g.Kill()
 		<-exited
 	})
 	deadline := time.Now().Add(90 * time.Second)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 // BenchmarkInline50MiB sends a tools/call carrying 50 MiB inline as a
@@ -48,7 +49,7 @@ func benchInline(b *testing.B, tool string) {
 			cmd := exec.Command("base64", "-d")
 			cmd.Stdin, cmd.Stdout = in, io.Discard
 			start := time.Now()
-			if err := cmd.Run(); err != nil {
+			if err := procgroup.Run(cmd); err != nil {
 				b.Fatalf("base64 -d: %v", err)
 			}
 			in.Close()

@@ -4,6 +4,7 @@
 package limitstest
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,16 +21,28 @@ var agentBin, plainBin string
 const testAgentPkg = "github.com/agentura/agentura/internal/testagent/cmd/testagent"
 
 func TestMain(m *testing.M) {
-	os.Exit(mcptest.Main(m, "limitstest", func(dir string) (err error) {
-		if agentBin, err = mcptest.Build(dir, testAgentPkg, mcptest.RaceEnabled()); err != nil || !mcptest.RaceEnabled() {
+	os.Exit(mcptest.Main(m, "limitstest", func(dir string) error {
+		if !mcptest.RaceEnabled() {
+			var err error
+			agentBin, err = mcptest.Build(dir, testAgentPkg, false)
 			plainBin = agentBin
 			return err
 		}
+		// Under -race, the race-built agent and the plain one (whose memory
+		// is measured) build side by side: two go builds, one each core.
 		plainDir := filepath.Join(dir, "plain")
-		if err = os.Mkdir(plainDir, 0o755); err != nil {
+		if err := os.Mkdir(plainDir, 0o755); err != nil {
 			return err
 		}
-		plainBin, err = mcptest.Build(plainDir, testAgentPkg, false)
-		return err
+		var plainErr error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			plainBin, plainErr = mcptest.Build(plainDir, testAgentPkg, false)
+		}()
+		var err error
+		agentBin, err = mcptest.Build(dir, testAgentPkg, true)
+		<-done
+		return errors.Join(err, plainErr)
 	}))
 }

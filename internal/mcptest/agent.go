@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 const (
@@ -33,6 +35,7 @@ type Agent struct {
 	Cmd *exec.Cmd
 
 	name   string
+	group  *procgroup.Group
 	logs   *syncBuffer
 	exited chan struct{} // closed once the process has exited
 	err    error         // cmd.Wait's result, set before exited is closed
@@ -85,13 +88,17 @@ func (a *Agent) ExitErr() error {
 	return a.err
 }
 
-// Start starts the process. When the test ends a process still running is
-// killed, and if the test failed its log is shown.
+// Start starts the process in a process group of its own (internal/procgroup).
+// When the test ends the group is killed, whatever the agent started with it,
+// and if the test failed the agent's log is shown; should the test binary
+// die first (its -timeout), the group dies with it.
 func (a *Agent) Start(t testing.TB) {
 	t.Helper()
-	if err := a.Cmd.Start(); err != nil {
+	g, err := procgroup.Start(t, a.Cmd)
+	if err != nil {
 		t.Fatalf("start %s: %v", a.Cmd.Path, err)
 	}
+	a.group = g
 	go func() {
 		a.err = a.Cmd.Wait()
 		close(a.exited)
@@ -100,7 +107,7 @@ func (a *Agent) Start(t testing.TB) {
 		select {
 		case <-a.exited:
 		default:
-			_ = a.Cmd.Process.Kill()
+			a.group.Kill()
 			<-a.exited
 		}
 		if t.Failed() {
@@ -188,7 +195,7 @@ func (a *Agent) WaitExit(t testing.TB, cause string) {
 	select {
 	case <-a.exited:
 	case <-time.After(ExitTimeout):
-		_ = a.Cmd.Process.Kill()
+		a.group.Kill()
 		<-a.exited
 		t.Errorf("%s did not exit within %v of %s", a.name, ExitTimeout, cause)
 		return

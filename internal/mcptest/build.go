@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/agentura/agentura/internal/procgroup"
 )
 
 // Build compiles the command at pkg (an import path, or a path relative to
@@ -36,7 +38,7 @@ func Build(dir, pkg string, race bool, env ...string) (string, error) {
 	args = append(args, pkg)
 	cmd := exec.Command(goCmd, args...)
 	cmd.Env = append(os.Environ(), env...)
-	if b, err := cmd.CombinedOutput(); err != nil {
+	if b, err := procgroup.CombinedOutput(cmd); err != nil {
 		return "", fmt.Errorf("%s %s (env %v): %w\n%s", goCmd, strings.Join(args, " "), env, err, b)
 	}
 	return out, nil

@@ -55,3 +55,19 @@ func TestHarness(t *testing.T) {
 	}
 	a.Stop(t)
 }
+
+// TestWarningsLeavesOutReadinessWaits: a /readyz answered 503 while the agent
+// starts is no warning over calls; any other WARN line is.
+func TestWarningsLeavesOutReadinessWaits(t *testing.T) {
+	log := strings.Join([]string{
+		`time=x level=WARN msg=http agent=a method=GET path=/readyz status=503 bytes=111 duration=504ms`,
+		`{"level":"WARN","msg":"http","path":"/readyz","status":503}`,
+		`time=x level=INFO msg="agent serving"`,
+		`time=x level=WARN msg=http agent=a method=POST path=/mcp status=500`,
+		`time=x level=WARN msg=http agent=a method=GET path=/readyz status=200 duration=3s`,
+	}, "\n")
+	got := mcptest.Warnings(log)
+	if len(got) != 2 || !strings.Contains(got[0], "path=/mcp") || !strings.Contains(got[1], "status=200") {
+		t.Errorf("Warnings = %q; want the /mcp 500 and the slow /readyz 200 only", got)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/agentura/agentura/internal/procgroup"
 	"github.com/agentura/agentura/internal/requiretool"
 )
 
@@ -48,7 +49,7 @@ func Binary() (string, error) {
 	}
 	gopath := os.Getenv("GOPATH")
 	if gopath == "" {
-		if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		if out, err := procgroup.Output(exec.Command("go", "env", "GOPATH")); err == nil {
 			gopath = strings.TrimSpace(string(out))
 		}
 	}
@@ -92,7 +93,8 @@ func (s *Server) run(tb testing.TB) {
 	cmd := exec.Command(s.bin, "--port", s.Endpoint, "--access", s.AccessKey, "--secret", s.SecretKey, "posix", s.Root)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	g, err := procgroup.Start(tb, cmd)
+	if err != nil {
 		tb.Fatalf("start versitygw: %v", err)
 	}
 	done := make(chan error, 1)
@@ -103,7 +105,7 @@ func (s *Server) run(tb testing.TB) {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
+			g.Kill()
 			<-done
 		}
 	})

@@ -26,6 +26,7 @@ import (
 	"golang.org/x/image/math/fixed"
 	"golang.org/x/image/tiff"
 
+	"github.com/agentura/agentura/internal/procgroup"
 	"github.com/agentura/agentura/internal/requiretool"
 )
 
@@ -167,7 +168,7 @@ func PDFText(t testing.TB, pdf []byte) string {
 	cmd.Stdin = bytes.NewReader(pdf)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := procgroup.Output(cmd)
 	if err != nil {
 		t.Fatalf("pdftotext: %v: %s", err, stderr.String())
 	}
