@@ -72,7 +72,10 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 		return nil, err
 	}
 	call.Progress(2, composePhases, fmt.Sprintf("%d picture(s) loaded", len(images)))
-	doc := Parse([]byte(in.Markdown), in.Title)
+	doc, err := ParseLimited([]byte(in.Markdown), in.Title, c.limits)
+	if err != nil {
+		return nil, err
+	}
 	if err := doc.bind(images); err != nil {
 		return nil, err
 	}

@@ -76,6 +76,18 @@ type Limits struct {
 	// code blocks, pictures) one document may have: rendering memory grows
 	// with them, and 2 MiB of Markdown may hold half a million.
 	Blocks int
+	// TableCells is the most cells (columns × rows, the header row
+	// included) one table may have, and Cells the most all tables of one
+	// document may have together: each cell costs about 1.7 KB to render
+	// (PDF, DOCX, PPTX), and 1 MB of Markdown may hold half a million.
+	// Both are counted while the Markdown is parsed.
+	TableCells int
+	Cells      int
+	// Inlines is the most lines of text and inline elements (emphasis,
+	// links, code spans, breaks) one document may have, counted while it
+	// is parsed: each costs 0.5 to 1.5 KB as a tree, and 2 MiB of "*a* "
+	// took 755 MiB.
+	Inlines int
 }
 
 // DefaultLimits are the limits Register uses.
@@ -94,6 +106,9 @@ func DefaultLimits() Limits {
 		Pages:             1000,
 		OutputBytes:       256 << 20,
 		Blocks:            50_000,
+		TableCells:        10_000,
+		Cells:             20_000,
+		Inlines:           150_000,
 	}
 }
 
@@ -166,6 +181,9 @@ func (l Limits) withDefaults() Limits {
 	l.Pages = orDefault(l.Pages, d.Pages)
 	l.OutputBytes = orDefault(l.OutputBytes, d.OutputBytes)
 	l.Blocks = orDefault(l.Blocks, d.Blocks)
+	l.TableCells = orDefault(l.TableCells, d.TableCells)
+	l.Cells = orDefault(l.Cells, d.Cells)
+	l.Inlines = orDefault(l.Inlines, d.Inlines)
 	return l
 }
 
