@@ -83,6 +83,12 @@ type Limits struct {
 	// Both are counted while the Markdown is parsed.
 	TableCells int
 	Cells      int
+	// PictureMemory is the most memory the pictures of all calls running
+	// at once may take (their bytes, and their pixels where they are
+	// decoded: converted pictures, PNG in PDF): a call whose pictures do not
+	// fit beside the others' waits for them to finish; one whose pictures
+	// need more than PictureMemory is refused.
+	PictureMemory int64
 	// Inlines is the most lines of text and inline elements (emphasis,
 	// links, code spans, breaks) one document may have, counted while it
 	// is parsed: each costs 0.5 to 1.5 KB as a tree, and 2 MiB of "*a* "
@@ -109,6 +115,7 @@ func DefaultLimits() Limits {
 		TableCells:        10_000,
 		Cells:             20_000,
 		Inlines:           150_000,
+		PictureMemory:     256 << 20,
 	}
 }
 
@@ -137,7 +144,7 @@ func RegisterConfig(svc *agentcore.Service, cfg Config, lim Limits) error {
 	// pdfcpu would otherwise create a configuration folder in the user's
 	// home, which a scratch container does not have.
 	api.DisableConfigDir()
-	c := &composer{limits: lim, fonts: fonts.NewFallback(cfg.FontDirs)}
+	c := &composer{limits: lim, fonts: fonts.NewFallback(cfg.FontDirs), pictures: newPictureMemory(lim.PictureMemory)}
 	agentcore.AddTool(svc, agentcore.Tool{
 		Name:  "compose_document",
 		Title: "Compose a document",
@@ -184,6 +191,7 @@ func (l Limits) withDefaults() Limits {
 	l.TableCells = orDefault(l.TableCells, d.TableCells)
 	l.Cells = orDefault(l.Cells, d.Cells)
 	l.Inlines = orDefault(l.Inlines, d.Inlines)
+	l.PictureMemory = orDefault(l.PictureMemory, d.PictureMemory)
 	return l
 }
 
@@ -200,4 +208,6 @@ type composer struct {
 	limits Limits
 	// fonts is the fallback chain of PDF text, shared by all calls.
 	fonts *fonts.Fallback
+	// pictures is the memory the pictures of all calls may hold at once.
+	pictures *pictureMemory
 }

@@ -218,3 +218,25 @@ func TestFloodsRefusedWhileParsing(t *testing.T) {
 		}
 	}
 }
+
+// TestPictureMemory (E13): what a call's pictures take to render (bytes,
+// and pixels where they are decoded: PNG in PDF) is counted against the
+// agent's PictureMemory before they are read; a call over all of it is
+// refused, saying so, and other formats of the same pictures still render.
+func TestPictureMemory(t *testing.T) {
+	raw := textPNG(t, "P", 200, 100, color.White)
+	pic := base64.StdEncoding.EncodeToString(raw)
+	svc := newService(t, Limits{PictureMemory: int64(len(raw)) + 4*200*100 - 1})
+	args := func(format string) map[string]any {
+		return map[string]any{"markdown": "![](a.png)", "format": format, "embeds": []any{map[string]any{"name": "a.png", "content": pic}}}
+	}
+	_, err := invoke(t, svc, "compose_document", args("pdf"))
+	if err == nil || !strings.Contains(err.Error(), "the pictures would take about") || !strings.Contains(err.Error(), "fewer pictures, or smaller ones") {
+		t.Errorf("pdf: %v, want the picture memory limit", err)
+	}
+	for _, format := range []string{"docx", "pptx", "html", "md"} {
+		if _, err := invoke(t, svc, "compose_document", args(format)); err != nil {
+			t.Errorf("%s: %v", format, err)
+		}
+	}
+}
