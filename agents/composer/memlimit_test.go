@@ -2,6 +2,7 @@ package composer
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -20,6 +21,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agentura/agentura/internal/attackdata"
 	"github.com/agentura/agentura/internal/mcptest"
@@ -74,7 +77,7 @@ func TestWorstInputsFitTheContainerMemory(t *testing.T) {
 					if _, own := args["embeds"]; !own && embeds != nil {
 						args["embeds"] = embeds
 					}
-					res, err := mcptest.TryCallTool(c, "compose_document", args)
+					res, err := tryCall(c, args)
 					peak := rssPeak(a)
 					t.Logf("%-10s %-28s peak RSS %4d MiB, cgroup (page cache included) %4d MiB", s.name, k.name, peak>>20, g.Peak()>>20)
 					mu.Lock()
@@ -148,14 +151,14 @@ func concurrentPictures(t *testing.T, bin string) int64 {
 	uri := "data:image/png;base64," + base64.StdEncoding.EncodeToString(pic.Bytes())
 	clients := make([]*client.Client, calls)
 	for i := range clients {
-		clients[i], _ = mcptest.Connect(t, a.URL+"/mcp")
+		clients[i], _ = mcptest.Connect(t, a.URL+"/mcp", transport.WithHTTPTimeout(worstCallTimeout))
 	}
 	resetRSSPeak(a)
 	var wg sync.WaitGroup
 	errs := make([]error, calls)
 	for i, c := range clients {
 		wg.Go(func() {
-			res, err := mcptest.TryCallTool(c, "compose_document", map[string]any{"markdown": "![x](p.png)", "format": "md",
+			res, err := tryCall(c, map[string]any{"markdown": "![x](p.png)", "format": "md",
 				"embeds": []any{map[string]any{"name": "p.png", "content": uri}}})
 			if err == nil && res.IsError {
 				err = errors.New(mcptest.Text(res))
@@ -415,11 +418,28 @@ func agentInMemoryGroup(t *testing.T, bin, name string) (*mcptest.Agent, *client
 	a.Start(t)
 	t.Cleanup(func() { a.Stop(t) })
 	a.WaitReady(t)
-	if !strings.Contains(a.Logs(), "gomemlimit") {
-		t.Errorf("the agent did not fit its heap to the cgroup's limit:\n%s", a.Logs())
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(a.Logs(), "gomemlimit"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("the agent did not fit its heap to the cgroup's limit:\n%s", a.Logs())
+			break
+		}
 	}
-	c, _ := mcptest.Connect(t, a.URL+"/mcp")
+	c, _ := mcptest.Connect(t, a.URL+"/mcp", transport.WithHTTPTimeout(worstCallTimeout))
 	return a, c, g
+}
+
+// worstCallTimeout bounds one call of the largest documents: minutes on a
+// busy 2-core machine, where mcptest.CallTimeout is for ordinary calls.
+const worstCallTimeout = 10 * time.Minute
+
+// tryCall calls compose_document with args, waiting up to worstCallTimeout.
+func tryCall(c *client.Client, args map[string]any) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), worstCallTimeout)
+	defer cancel()
+	var req mcp.CallToolRequest
+	req.Params.Name = "compose_document"
+	req.Params.Arguments = args
+	return c.CallTool(ctx, req)
 }
 
 func truncateText(s string) string {
