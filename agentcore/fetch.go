@@ -133,7 +133,8 @@ func (f *fetcher) allowed(hostport string) bool {
 func (f *fetcher) guardedDial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if f.allowed(addr) {
-			return d.DialContext(ctx, network, addr)
+			conn, err := d.DialContext(ctx, network, addr)
+			return conn, unresolved(err)
 		}
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
@@ -141,7 +142,7 @@ func (f *fetcher) guardedDial(d *net.Dialer) func(ctx context.Context, network, 
 		}
 		ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		if err != nil {
-			return nil, fmt.Errorf("resolve %s: %w", host, err)
+			return nil, unresolved(err)
 		}
 		var refused error
 		for _, ip := range ips {
@@ -162,6 +163,37 @@ func (f *fetcher) guardedDial(d *net.Dialer) func(ctx context.Context, network, 
 		}
 		return nil, refused
 	}
+}
+
+// HostError is the error of a URL whose host name could not be resolved.
+// Its text names the host and why, never the resolver's address (the
+// net package's says "lookup example.org on 10.0.0.2:53: ..."), since it
+// reaches the model; the DNS error stays in the chain for errors.As.
+type HostError struct {
+	Host string
+	Err  *net.DNSError
+}
+
+func (e *HostError) Error() string {
+	why := "no such host"
+	switch {
+	case e.Err.IsTimeout:
+		why = "the name server did not answer in time"
+	case e.Err.IsTemporary && !e.Err.IsNotFound:
+		why = "the name server failed; it may work again later"
+	}
+	return fmt.Sprintf("the host name %s could not be resolved (%s): check the URL's host", e.Host, why)
+}
+
+func (e *HostError) Unwrap() error { return e.Err }
+
+// unresolved turns a DNS failure in err into a HostError; other errors
+// are returned as they are.
+func unresolved(err error) error {
+	if dns, ok := errors.AsType[*net.DNSError](err); ok {
+		return &HostError{Host: dns.Name, Err: dns}
+	}
+	return err
 }
 
 // get starts a GET of rawURL. The caller closes the body.

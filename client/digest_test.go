@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -103,5 +105,53 @@ func TestDownloadRetriedOnceAfterANetworkFailure(t *testing.T) {
 	}
 	if refusals.Load() != 1 {
 		t.Errorf("the refused download was asked %d times, want once", refusals.Load())
+	}
+}
+
+// A download whose bytes stop coming fails once StallTimeout passes
+// without one, saying so, instead of holding the tool call forever; one
+// that keeps trickling (each byte within the timeout) arrives however long
+// it takes in all.
+func TestDownloadStallFailsTrickleArrives(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "10")
+		for i := range 10 {
+			if r.URL.Path == "/files/stalls" && i == 3 {
+				select { // silent until the client gives up
+				case <-r.Context().Done():
+				case <-release:
+				}
+				return
+			}
+			w.Write([]byte{'a' + byte(i)})
+			w.(http.Flusher).Flush()
+			time.Sleep(150 * time.Millisecond) // 1.5 s in all, 0.15 s a byte
+		}
+	}))
+	defer srv.Close()
+	reg := newRegistry(t, nil)
+	mw, err := client.New(client.Config{Registry: reg, BaseURL: srv.URL, StallTimeout: 600 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &mcp.CallToolResult{Content: []mcp.Content{
+		&mcp.ResourceLink{URI: srv.URL + "/files/trickles", Name: "slow.txt"},
+		&mcp.ResourceLink{URI: srv.URL + "/files/stalls", Name: "stuck.txt"},
+	}}
+	start := time.Now()
+	mw.Collect(context.Background(), "t", res)
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("collecting took %v", d)
+	}
+	if names := client.ProducedNames(res); len(names) != 1 || names[0] != "slow.txt" {
+		t.Errorf("produced %v, want slow.txt alone", names)
+	}
+	if e, _ := reg.Lookup("slow.txt"); e.Size != 10 {
+		t.Errorf("slow.txt has %d bytes, want 10", e.Size)
+	}
+	if text := fmt.Sprint(res.Meta[transfer.MetaFailed]); !strings.Contains(text, "no byte of stuck.txt arrived for 600ms") {
+		t.Errorf("the result does not say the download stalled: %s", text)
 	}
 }

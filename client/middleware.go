@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,6 +25,9 @@ const (
 	DefaultInlineMaxBytes = 10 << 20
 	// DefaultMaxDownloadBytes caps a produced file the middleware fetches.
 	DefaultMaxDownloadBytes = 1 << 30
+	// DefaultStallTimeout is how long a download may go without a byte
+	// before it is given up.
+	DefaultStallTimeout = time.Minute
 )
 
 // Config configures a Middleware. Registry is required; the rest has
@@ -51,6 +55,12 @@ type Config struct {
 	TusMinBytes int64
 	// MaxDownloadBytes caps each produced file; 0 means DefaultMaxDownloadBytes.
 	MaxDownloadBytes int64
+	// StallTimeout is how long a download (its answer, then each read of
+	// its body) may go without a byte before it fails with ErrStalled: a
+	// deadline that moves with progress, so a large file on a slow link
+	// arrives and a trickle that stopped does not hold the call forever.
+	// 0 means DefaultStallTimeout.
+	StallTimeout time.Duration
 	// AllowHosts are hosts ("host" or "host:port") besides the agent's own
 	// origin that produced files may be fetched from.
 	AllowHosts []string
@@ -102,6 +112,9 @@ func New(cfg Config) (*Middleware, error) {
 	}
 	if cfg.TusMinBytes == 0 {
 		cfg.TusMinBytes = transfer.DefaultTusThreshold
+	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
 	}
 	if cfg.MaxDownloadBytes <= 0 {
 		cfg.MaxDownloadBytes = DefaultMaxDownloadBytes

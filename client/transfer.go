@@ -110,18 +110,38 @@ func transient(ctx context.Context, err error) bool {
 	return errors.As(err, &op) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
-// downloadOnce is one try of download.
+// ErrStalled is wrapped by the error of a download that went
+// Config.StallTimeout without a byte.
+var ErrStalled = errors.New("the download stalled")
+
+// downloadOnce is one try of download. It fails with ErrStalled when the
+// answer, or the next byte of its body, takes longer than StallTimeout.
 func (m *Middleware) downloadOnce(ctx context.Context, rawURL, name, sha256, source string) (Entry, error) {
+	stall := m.cfg.StallTimeout
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	watch := time.AfterFunc(stall, func() {
+		cancel(fmt.Errorf("%w: no byte of %s arrived for %s (the agent or the network stopped sending it); call the tool again", ErrStalled, name, stall))
+	})
+	defer watch.Stop()
+	stalled := func(err error) error {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrStalled) {
+			return fmt.Errorf("download %s: %w", name, cause)
+		}
+		return fmt.Errorf("download %s: %w", name, withCapHint(err))
+	}
 	guard := transfer.Guard{Origin: m.base, AllowHosts: m.cfg.AllowHosts, AllowSetting: allowSetting, OriginSetting: originSetting}
 	resp, err := guard.Get(ctx, m.hc, rawURL, m.cfg.MaxDownloadBytes)
 	if err != nil {
-		return Entry{}, fmt.Errorf("download %s: %w", name, withCapHint(err))
+		return Entry{}, stalled(err)
 	}
 	defer resp.Body.Close()
-	body := &progressReader{r: resp.Body, p: Progress{Direction: Download, Name: name, Total: resp.ContentLength}, fn: m.cfg.Progress}
+	body := &progressReader{r: resp.Body, p: Progress{Direction: Download, Name: name, Total: resp.ContentLength}, fn: m.cfg.Progress,
+		moved: func() { watch.Reset(stall) }}
+	watch.Reset(stall)
 	e, err := m.cfg.Registry.Add(ctx, name, bufio.NewReaderSize(transfer.VerifySHA256(body, sha256, name), 256<<10), source)
 	if err != nil {
-		return Entry{}, fmt.Errorf("download %s: %w", name, withCapHint(err))
+		return Entry{}, stalled(err)
 	}
 	body.finish()
 	return e, nil
@@ -136,15 +156,20 @@ func withCapHint(err error) error {
 	return err
 }
 
-// progressReader reports the bytes read through it.
+// progressReader reports the bytes read through it, and calls moved (when
+// set) on each read that brought some.
 type progressReader struct {
-	r  io.Reader
-	p  Progress
-	fn func(Progress)
+	r     io.Reader
+	p     Progress
+	fn    func(Progress)
+	moved func()
 }
 
 func (pr *progressReader) Read(b []byte) (int, error) {
 	n, err := pr.r.Read(b)
+	if n > 0 && pr.moved != nil {
+		pr.moved()
+	}
 	if n > 0 && pr.fn != nil {
 		pr.p.Done += int64(n)
 		pr.fn(pr.p)

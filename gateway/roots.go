@@ -101,7 +101,10 @@ func (r *roots) openPath(name string) (*os.File, string, error) {
 	}
 	var firstErr error
 	for _, t := range tries {
-		f, err := t.d.root.Open(t.rel)
+		// Opened without waiting, then checked on the open file (no
+		// race with a rename): a named pipe, a device or a socket is
+		// refused, where a plain open of a pipe hung for a writer.
+		f, err := t.d.root.OpenFile(t.rel, os.O_RDONLY|openNonblock, 0)
 		if err == nil {
 			st, err := f.Stat()
 			if err == nil && st.Mode().IsRegular() {
@@ -109,7 +112,7 @@ func (r *roots) openPath(name string) (*os.File, string, error) {
 			}
 			f.Close()
 			if err == nil {
-				err = fmt.Errorf("%s is not a regular file", name)
+				err = fmt.Errorf("%s is %s, not a regular file: the gateway sends only regular files", name, fileKind(st.Mode()))
 			}
 			return nil, "", err
 		}
@@ -122,4 +125,19 @@ func (r *roots) openPath(name string) (*os.File, string, error) {
 		return nil, "", fmt.Errorf("%s: %w (%s): %v", name, errOutside, r, firstErr)
 	}
 	return nil, "", fmt.Errorf("%s: %w under %s", name, fs.ErrNotExist, r)
+}
+
+// fileKind names what a file that is not a regular file is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }

@@ -1,12 +1,14 @@
 package transfer
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentura/agentura/filename"
 )
@@ -31,24 +33,35 @@ type Saved struct {
 // folder, or a writer racing this one — the file takes the next free name
 // of filename.Numbered ("chart (2).png"). The file appears whole or not at
 // all: it is written beside its place and hard-linked in, which fails
-// rather than replaces. maxBytes > 0 caps the size (an error wrapping
-// ErrTooLarge, and nothing saved); perm is the file's mode (0 means 0600),
-// and folders it makes get the matching search bits (0644: 0755).
+// rather than replaces. Everything is done through an os.Root of dir, so a
+// symbolic link inside dir (a folder of the sub-path, or the name itself)
+// never leads the file out of it. maxBytes > 0 caps the size (an error
+// wrapping ErrTooLarge, and nothing saved); perm is the file's mode (0
+// means 0600), and folders it makes get the matching search bits (0644:
+// 0755).
 func Save(dir, name string, r io.Reader, maxBytes int64, perm fs.FileMode) (Saved, error) {
 	if perm == 0 {
 		perm = 0o600
 	}
 	clean := filename.Clean(name)
-	first := filepath.Join(dir, filepath.FromSlash(clean))
-	// Folders made for a sub-path: searchable where the file is readable.
-	if err := os.MkdirAll(filepath.Dir(first), perm|(perm&0o444)>>2); err != nil {
-		return Saved{}, fmt.Errorf("save %s: %w", clean, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(first), ".part-*")
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return Saved{}, fmt.Errorf("save %s: %w", clean, err)
 	}
-	defer os.Remove(tmp.Name()) // the linked name stays
+	defer root.Close()
+	first := filepath.FromSlash(clean)
+	// Folders made for a sub-path: searchable where the file is readable.
+	if sub := filepath.Dir(first); sub != "." {
+		if err := root.MkdirAll(sub, perm|(perm&0o444)>>2); err != nil {
+			return Saved{}, fmt.Errorf("save %s: %w", clean, outside(err))
+		}
+	}
+	tmpName := filepath.Join(filepath.Dir(first), ".part-"+rand.Text())
+	tmp, err := root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return Saved{}, fmt.Errorf("save %s: %w", clean, outside(err))
+	}
+	defer root.Remove(tmpName) // the linked name stays
 	src := r
 	if maxBytes > 0 {
 		src = io.LimitReader(r, maxBytes+1)
@@ -63,19 +76,27 @@ func Save(dir, name string, r io.Reader, maxBytes int64, perm fs.FileMode) (Save
 	if maxBytes > 0 && n > maxBytes {
 		return Saved{}, fmt.Errorf("save %s: %w: more than the cap of %d bytes", clean, ErrTooLarge, maxBytes)
 	}
-	if err := os.Chmod(tmp.Name(), perm); err != nil {
+	if err := root.Chmod(tmpName, perm); err != nil {
 		return Saved{}, fmt.Errorf("save %s: %w", clean, err)
 	}
 	for i := 1; i <= maxNumbered; i++ {
 		cand := filename.Numbered(clean, i)
-		path := filepath.Join(dir, filepath.FromSlash(cand))
-		err := os.Link(tmp.Name(), path)
+		err := root.Link(tmpName, filepath.FromSlash(cand))
 		if err == nil {
-			return Saved{Path: path, Name: cand, Size: n}, nil
+			return Saved{Path: filepath.Join(dir, filepath.FromSlash(cand)), Name: cand, Size: n}, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return Saved{}, fmt.Errorf("save %s as %s: %w", clean, path, err)
+			return Saved{}, fmt.Errorf("save %s as %s: %w", clean, filepath.Join(dir, filepath.FromSlash(cand)), outside(err))
 		}
 	}
-	return Saved{}, fmt.Errorf("save %s: no free name beside %s", clean, first)
+	return Saved{}, fmt.Errorf("save %s: no free name beside %s", clean, filepath.Join(dir, first))
+}
+
+// outside says so when err is an os.Root's refusal of a path that leads
+// out of its folder (through a symbolic link).
+func outside(err error) error {
+	if err != nil && strings.Contains(err.Error(), "path escapes from parent") {
+		return fmt.Errorf("%w: a symbolic link there leads out of the folder, and files are saved only inside it", err)
+	}
+	return err
 }

@@ -247,3 +247,28 @@ func TestProbe(t *testing.T) {
 		t.Errorf("a closed server: %v", err)
 	}
 }
+
+// TestSaveStaysInDir (E19): a symbolic link inside the folder, as a folder
+// of the sub-path or as the name itself, never leads the saved file out of
+// it: the gateway followed one in --out and wrote outside.
+func TestSaveStaysInDir(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "images")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(elsewhere, "report.pdf"), filepath.Join(dir, "report.pdf")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Save(dir, "images/chart.png", strings.NewReader("png"), 0, 0o644)
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("saving through a link out of the folder: %v, want a refusal naming the symbolic link", err)
+	}
+	saved, err := Save(dir, "report.pdf", strings.NewReader("pdf"), 0, 0o644)
+	if err != nil || saved.Name != "report (2).pdf" {
+		t.Errorf("saving over a dangling link: %+v, %v, want report (2).pdf beside it", saved, err)
+	}
+	entries, _ := os.ReadDir(elsewhere)
+	for _, e := range entries {
+		t.Errorf("%s was written outside the folder", e.Name())
+	}
+}

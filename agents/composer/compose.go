@@ -67,12 +67,16 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 		return nil, err
 	}
 	call.Progress(1, composePhases, "markdown checked")
-	images, err := c.loadEmbeds(ctx, call, in.Embeds)
+	images, release, err := c.loadEmbeds(ctx, call, in.Embeds, format)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	call.Progress(2, composePhases, fmt.Sprintf("%d picture(s) loaded", len(images)))
-	doc := Parse([]byte(in.Markdown), in.Title)
+	doc, err := ParseLimited([]byte(in.Markdown), in.Title, c.limits)
+	if err != nil {
+		return nil, err
+	}
 	if err := doc.bind(images); err != nil {
 		return nil, err
 	}
@@ -103,7 +107,7 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	used := doc.Images()
 	if format == "md" {
 		for _, img := range used {
-			outputs = append(outputs, agentcore.OutputBytes("images/"+img.FileName, img.Data))
+			outputs = append(outputs, agentcore.OutputFile("images/"+img.FileName, img.Path))
 		}
 	}
 	res, err := call.FileResponse(ctx, outputs...)
@@ -123,43 +127,66 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	return res, nil
 }
 
-// loadEmbeds resolves the embeds into pictures, keyed by their names.
-func (c *composer) loadEmbeds(ctx context.Context, call *agentcore.Call, embeds []EmbedItem) (map[string]*Image, error) {
+// loadEmbeds resolves the embeds into pictures, keyed by their names. The
+// pictures are read into memory only once the call holds their bytes of
+// the agent's picture memory (Limits.PictureMemory), which it keeps until
+// release is called (after the output is stored).
+func (c *composer) loadEmbeds(ctx context.Context, call *agentcore.Call, embeds []EmbedItem, format string) (images map[string]*Image, release func(), err error) {
+	release = func() {}
 	if len(embeds) > c.limits.Embeds {
-		return nil, fmt.Errorf("%d embeds, more than the %d allowed in one document", len(embeds), c.limits.Embeds)
+		return nil, release, fmt.Errorf("%d embeds, more than the %d allowed in one document", len(embeds), c.limits.Embeds)
 	}
-	images := map[string]*Image{}
+	type resolved struct {
+		e    EmbedItem
+		name string
+		f    *agentcore.InputFile
+	}
+	var files []resolved
 	var total int64
 	taken := map[string]bool{}
-	convert := &pixelBudget{left: c.limits.ConvertPixels, limit: c.limits.ConvertPixels}
 	for i, e := range embeds {
 		f, err := call.ResolveFile(ctx, e.Name, string(e.Content))
 		if err != nil {
 			if errors.Is(err, agentcore.ErrUnresolvedReference) {
-				return nil, fmt.Errorf("embeds[%d] %q was not resolved to a file: %w", i, e.Name, err)
+				return nil, release, fmt.Errorf("embeds[%d] %q was not resolved to a file: %w", i, e.Name, err)
 			}
-			return nil, fmt.Errorf("embeds[%d]: %w", i, err)
+			return nil, release, fmt.Errorf("embeds[%d]: %w", i, err)
 		}
 		name := strings.TrimSpace(e.Name)
 		if name == "" {
 			name = f.Name
 		}
-		if _, dup := images[name]; dup {
-			return nil, fmt.Errorf("two embeds are named %q: give each picture its own name", name)
+		if taken[name] {
+			return nil, release, fmt.Errorf("two embeds are named %q: give each picture its own name", name)
 		}
+		taken[name] = true
 		if total += f.Size; total > c.limits.EmbedBytes {
-			return nil, fmt.Errorf("the embeds are larger than the %s allowed together: send fewer or smaller pictures", filetype.Size(c.limits.EmbedBytes))
+			return nil, release, fmt.Errorf("the embeds are larger than the %s allowed together: send fewer or smaller pictures", filetype.Size(c.limits.EmbedBytes))
 		}
-		img, err := loadImage(name, f.Name, f.Path, f.MIMEType, c.limits.ImagePixels, convert)
-		if err != nil {
-			return nil, err
-		}
-		img.Description = strings.TrimSpace(e.Description)
-		// Two pictures never share a file name under images/.
-		img.FileName = agentcore.UniqueName(img.FileName, taken)
-		images[name] = img
+		files = append(files, resolved{e, name, f})
 	}
-	return images, nil
+	var need int64
+	for _, r := range files {
+		need += renderMemory(r.f.Path, r.f.Size, format)
+	}
+	if release, err = c.pictures.take(ctx, need); err != nil {
+		return nil, func() {}, err
+	}
+	images = map[string]*Image{}
+	fileNames := map[string]bool{}
+	convert := &pixelBudget{left: c.limits.ConvertPixels, limit: c.limits.ConvertPixels}
+	for _, r := range files {
+		img, err := loadImage(r.name, r.f.Name, r.f.Path, r.f.MIMEType, c.limits.ImagePixels, convert)
+		if err != nil {
+			release()
+			return nil, func() {}, err
+		}
+		img.Description = strings.TrimSpace(r.e.Description)
+		// Two pictures never share a file name under images/.
+		img.FileName = agentcore.UniqueName(img.FileName, fileNames)
+		images[r.name] = img
+	}
+	return images, release, nil
 }
 
 // checkShown refuses a document whose pictures, counted once per place they

@@ -76,6 +76,24 @@ type Limits struct {
 	// code blocks, pictures) one document may have: rendering memory grows
 	// with them, and 2 MiB of Markdown may hold half a million.
 	Blocks int
+	// TableCells is the most cells (columns × rows, the header row
+	// included) one table may have, and Cells the most all tables of one
+	// document may have together: each cell costs about 1.7 KB to render
+	// (PDF, DOCX, PPTX), and 1 MB of Markdown may hold half a million.
+	// Both are counted while the Markdown is parsed.
+	TableCells int
+	Cells      int
+	// PictureMemory is the most memory the pictures of all calls running
+	// at once may take (their bytes, and their pixels where they are
+	// decoded: converted pictures, PNG in PDF): a call whose pictures do not
+	// fit beside the others' waits for them to finish; one whose pictures
+	// need more than PictureMemory is refused.
+	PictureMemory int64
+	// Inlines is the most lines of text and inline elements (emphasis,
+	// links, code spans, breaks) one document may have, counted while it
+	// is parsed: each costs 0.5 to 1.5 KB as a tree, and 2 MiB of "*a* "
+	// took 755 MiB.
+	Inlines int
 }
 
 // DefaultLimits are the limits Register uses.
@@ -94,6 +112,10 @@ func DefaultLimits() Limits {
 		Pages:             1000,
 		OutputBytes:       256 << 20,
 		Blocks:            50_000,
+		TableCells:        10_000,
+		Cells:             20_000,
+		Inlines:           150_000,
+		PictureMemory:     256 << 20,
 	}
 }
 
@@ -122,7 +144,7 @@ func RegisterConfig(svc *agentcore.Service, cfg Config, lim Limits) error {
 	// pdfcpu would otherwise create a configuration folder in the user's
 	// home, which a scratch container does not have.
 	api.DisableConfigDir()
-	c := &composer{limits: lim, fonts: fonts.NewFallback(cfg.FontDirs)}
+	c := &composer{limits: lim, fonts: fonts.NewFallback(cfg.FontDirs), pictures: newPictureMemory(lim.PictureMemory)}
 	agentcore.AddTool(svc, agentcore.Tool{
 		Name:  "compose_document",
 		Title: "Compose a document",
@@ -166,6 +188,10 @@ func (l Limits) withDefaults() Limits {
 	l.Pages = orDefault(l.Pages, d.Pages)
 	l.OutputBytes = orDefault(l.OutputBytes, d.OutputBytes)
 	l.Blocks = orDefault(l.Blocks, d.Blocks)
+	l.TableCells = orDefault(l.TableCells, d.TableCells)
+	l.Cells = orDefault(l.Cells, d.Cells)
+	l.Inlines = orDefault(l.Inlines, d.Inlines)
+	l.PictureMemory = orDefault(l.PictureMemory, d.PictureMemory)
 	return l
 }
 
@@ -182,4 +208,6 @@ type composer struct {
 	limits Limits
 	// fonts is the fallback chain of PDF text, shared by all calls.
 	fonts *fonts.Fallback
+	// pictures is the memory the pictures of all calls may hold at once.
+	pictures *pictureMemory
 }

@@ -138,8 +138,11 @@ func markdownParser() goldmark.Markdown {
 // Parse parses Markdown into a Document. It never fails: every input is some
 // Markdown.
 func Parse(markdown []byte, title string) *Document {
-	src := markdown
-	root := markdownParser().Parser().Parse(text.NewReader(src))
+	return build(markdown, markdownParser().Parser().Parse(text.NewReader(markdown)), title)
+}
+
+// build makes the Document of goldmark's tree root of src.
+func build(src []byte, root gast.Node, title string) *Document {
 	c := converter{src: src}
 	doc := &Document{Title: strings.TrimSpace(title), Blocks: c.blocks(root)}
 	if doc.Title != "" {

@@ -5,6 +5,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,17 @@ func FuzzMarkdownLimits(f *testing.F) {
 		doc.count()
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("%d bytes of Markdown within the limits took %v to parse", len(md), d)
+		}
+		// The budget counted while parsing changes nothing of a document
+		// it lets through, and lets through no table over its limits.
+		small := Limits{Blocks: 40, TableCells: 12, Cells: 20}
+		if limited, err := ParseLimited([]byte(md), "", small); err == nil {
+			if !reflect.DeepEqual(limited, doc) {
+				t.Errorf("ParseLimited made another document than Parse")
+			}
+			if tl := limited.count(); tl.cells > small.Cells || tl.widest != nil && tl.widest.cells() > small.TableCells {
+				t.Errorf("ParseLimited let %d cells through (widest table %d)", tl.cells, tl.widest.cells())
+			}
 		}
 	})
 }

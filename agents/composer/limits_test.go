@@ -14,6 +14,7 @@ import (
 	"golang.org/x/image/bmp"
 
 	"github.com/agentura/agentura/agentcore"
+	"github.com/agentura/agentura/internal/heappeak"
 )
 
 // newService is the agent in process, with lim, for tests that call its
@@ -143,6 +144,99 @@ func TestNestingLimit(t *testing.T) {
 	for _, md := range []string{strings.Repeat("> ", 8) + "x", "- a\n  - b\n    > c", "-- not a list\n\n>>> three quotes", "* * *\n\n1. x", "text\n\n" + strings.Repeat("- ", 40)} {
 		if _, err := invoke(t, svc, "compose_document", map[string]any{"markdown": md, "format": "html"}); err != nil {
 			t.Errorf("%q: %v", md, err)
+		}
+	}
+}
+
+// TestTableCellsLimit (E13): a table is bounded by its cells, one table and
+// all of a document's together, and refused with a message naming the
+// limit and what to do; tables inside lists and quotes count too.
+func TestTableCellsLimit(t *testing.T) {
+	svc := newService(t, Limits{TableCells: 12, Cells: 20})
+	table := func(cols, rows int) string { // rows below the header
+		s := "|" + strings.Repeat(" h |", cols) + "\n|" + strings.Repeat("---|", cols) + "\n"
+		return s + strings.Repeat("|"+strings.Repeat(" c |", cols)+"\n", rows)
+	}
+	for _, tc := range []struct {
+		name, md, want string
+	}{
+		{"one table within", table(3, 3), ""},
+		{"one table over", table(3, 4), "a table has 15 cells (5 rows × 3 columns, the header row included), more than the 12 allowed in one table; split the table"},
+		{"two tables within", table(2, 4) + "\n" + table(2, 4), ""},
+		{"three tables over", table(2, 4) + "\n" + table(2, 4) + "\n" + table(2, 1), "cells together, more than the 20 allowed in one document"},
+		{"in a list", "- a\n\n  " + strings.ReplaceAll(table(3, 4), "\n", "\n  "), "a table has 15 cells"},
+		{"in a quote", "> " + strings.ReplaceAll(table(3, 4), "\n", "\n> "), "a table has 15 cells"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, format := range Formats() {
+				_, err := invoke(t, svc, "compose_document", map[string]any{"markdown": tc.md, "format": format})
+				switch {
+				case tc.want == "" && err != nil:
+					t.Errorf("%s: %v", format, err)
+				case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+					t.Errorf("%s: %v, want an error containing %q", format, err, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestFloodsRefusedWhileParsing (E13): Markdown over the block or cell
+// limits is refused as the parser passes the limit, before it has built the
+// tree of the whole text (2 MiB of headings peaked at 277 MiB before they
+// were refused; a 1 MB table of 480,000 cells takes about 240 MiB as a
+// tree; 2 MiB of "*a* " took 755 MiB, a paragraph of a word per line 554).
+func TestFloodsRefusedWhileParsing(t *testing.T) {
+	lim := DefaultLimits()
+	fill := func(unit string) []byte {
+		return []byte(strings.Repeat(unit, lim.MarkdownBytes/len(unit)))
+	}
+	wide := "|" + strings.Repeat("a|", 240) + "\n|" + strings.Repeat("-|", 240) + "\n"
+	for _, tc := range []struct {
+		name string
+		md   []byte
+		want string
+	}{
+		{"a slide per heading", fill("# a\n\nb\n\n"), "blocks"},
+		{"a list item per line", fill("- a\n"), "blocks"},
+		{"a 2000 × 240 table", []byte(wide + strings.Repeat("|"+strings.Repeat("a|", 240)+"\n", 2000)), "a table has"},
+		{"many small tables", fill("|a|b|\n|-|-|\n|c|d|\n\n"), "cells together"},
+		{"a paragraph of a line per word", fill("a\n"), "lines and inline elements"},
+		{"hard line breaks", fill("a  \n"), "lines and inline elements"},
+		{"emphasis", fill("*a* "), "lines and inline elements"},
+		{"strikethrough", fill("~~a~~ "), "lines and inline elements"},
+		{"links", fill("<http://a> "), "lines and inline elements"},
+	} {
+		var err error
+		peak := heappeak.Measure(func() { _, err = ParseLimited(tc.md, "", lim) })
+		t.Logf("%-22s %d bytes: heap peak %d MiB", tc.name, len(tc.md), peak>>20)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a refusal naming %q", tc.name, err, tc.want)
+		}
+		if peak > 100<<20 {
+			t.Errorf("%s: the parse peaked at %d MiB before it was refused, want under 100", tc.name, peak>>20)
+		}
+	}
+}
+
+// TestPictureMemory (E13): what a call's pictures take to render (bytes,
+// and pixels where they are decoded: PNG in PDF) is counted against the
+// agent's PictureMemory before they are read; a call over all of it is
+// refused, saying so, and other formats of the same pictures still render.
+func TestPictureMemory(t *testing.T) {
+	raw := textPNG(t, "P", 200, 100, color.White)
+	pic := base64.StdEncoding.EncodeToString(raw)
+	svc := newService(t, Limits{PictureMemory: int64(len(raw)) + 4*200*100 - 1})
+	args := func(format string) map[string]any {
+		return map[string]any{"markdown": "![](a.png)", "format": format, "embeds": []any{map[string]any{"name": "a.png", "content": pic}}}
+	}
+	_, err := invoke(t, svc, "compose_document", args("pdf"))
+	if err == nil || !strings.Contains(err.Error(), "the pictures would take about") || !strings.Contains(err.Error(), "fewer pictures, or smaller ones") {
+		t.Errorf("pdf: %v, want the picture memory limit", err)
+	}
+	for _, format := range []string{"docx", "pptx", "html", "md"} {
+		if _, err := invoke(t, svc, "compose_document", args(format)); err != nil {
+			t.Errorf("%s: %v", format, err)
 		}
 	}
 }

@@ -12,18 +12,35 @@ import (
 // which limit and what to do.
 var errLimit = errors.New("document over a limit")
 
-// count returns the pages a PDF or DOCX rendering of d has at least (one,
-// plus one per page break at any depth) and the number of blocks at any
-// depth (each heading, paragraph, list item, table, code block, picture).
-func (d *Document) count() (pages, blocks int) {
-	pages = 1
+// tally is what a document holds, at any depth.
+type tally struct {
+	// pages is the pages a PDF or DOCX rendering has at least: one, plus
+	// one per page break.
+	pages int
+	// blocks counts each heading, paragraph, list, table, code block,
+	// quote, picture and page break.
+	blocks int
+	// cells counts the cells of all tables; widest is the table with the
+	// most.
+	cells  int
+	widest *Table
+}
+
+// count tallies d.
+func (d *Document) count() tally {
+	t := tally{pages: 1}
 	var walk func([]Block)
 	walk = func(bs []Block) {
 		for _, b := range bs {
-			blocks++
+			t.blocks++
 			switch b := b.(type) {
 			case *PageBreak:
-				pages++
+				t.pages++
+			case *Table:
+				t.cells += b.cells()
+				if t.widest == nil || b.cells() > t.widest.cells() {
+					t.widest = b
+				}
 			case *Quote:
 				walk(b.Blocks)
 			case *List:
@@ -34,21 +51,31 @@ func (d *Document) count() (pages, blocks int) {
 		}
 	}
 	walk(d.Blocks)
-	return pages, blocks
+	return t
 }
 
+// cells is the table's number of cells, its header row included.
+func (t *Table) cells() int { return len(t.Align) * (1 + len(t.Rows)) }
+
 // checkPages refuses, before rendering, a document with more blocks than
-// lim.Blocks, or (PDF, DOCX) more page breaks than lim.Pages allows. (A
-// PPTX deck is counted as it is built, by writePPTX, before anything is
-// encoded.)
+// lim.Blocks, a table over lim.TableCells, tables over lim.Cells together,
+// or (PDF, DOCX) more page breaks than lim.Pages allows. (ParseLimited
+// counted blocks and cells already, to stop early; this is the exact count
+// of what will be rendered. A PPTX deck is counted as it is built, by
+// writePPTX, before anything is encoded.)
 func checkPages(d *Document, format string, lim Limits) error {
-	pages, blocks := d.count()
-	if blocks > lim.Blocks {
-		return fmt.Errorf("%w: the document has %d blocks (headings, paragraphs, list items, tables, pictures), more than the %d allowed in one document; split it over several calls",
-			errLimit, blocks, lim.Blocks)
+	t := d.count()
+	if t.blocks > lim.Blocks {
+		return blocksError(t.blocks, lim.Blocks, "")
 	}
-	if (format == "pdf" || format == "docx") && pages > lim.Pages {
-		return pagesError(pages, lim.Pages, "pages", "page breaks (---)")
+	if w := t.widest; w != nil && w.cells() > lim.TableCells {
+		return tableCellsError(w.cells(), 1+len(w.Rows), len(w.Align), lim.TableCells)
+	}
+	if t.cells > lim.Cells {
+		return cellsError(t.cells, lim.Cells, "")
+	}
+	if (format == "pdf" || format == "docx") && t.pages > lim.Pages {
+		return pagesError(t.pages, lim.Pages, "pages", "page breaks (---)")
 	}
 	return nil
 }

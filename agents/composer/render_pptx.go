@@ -19,6 +19,16 @@ const (
 // the slide's text, pictures sit beside it, a table gets its own slide.
 // A section too long for one slide continues on the next, titled "… (cont.)".
 func (d *Document) writePPTX(w io.Writer) error {
+	deck, err := d.deck()
+	if err != nil {
+		return err
+	}
+	return deck.Write(w)
+}
+
+// deck builds the slides of d, refusing (before anything is encoded) a
+// deck over d.MaxSlides.
+func (d *Document) deck() (*pptx.Presentation, error) {
 	deck := &pptx.Presentation{Title: d.Title}
 	b := &deckBuilder{deck: deck}
 	if d.Title != "" {
@@ -40,9 +50,9 @@ func (d *Document) writePPTX(w io.Writer) error {
 	}
 	b.flush()
 	if d.MaxSlides > 0 && deck.Len() > d.MaxSlides {
-		return pagesError(deck.Len(), d.MaxSlides, "slides", "# and ## headings, page breaks (---) and text per section")
+		return nil, pagesError(deck.Len(), d.MaxSlides, "slides", "# and ## headings, page breaks (---) and text per section")
 	}
-	return deck.Write(w)
+	return deck, nil
 }
 
 // deckBuilder fills slides section by section.

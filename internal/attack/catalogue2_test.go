@@ -108,6 +108,21 @@ func servedCases() []attackCase {
 				t.Errorf("headers %v", r.header)
 			}
 		}},
+		attackCase{"resources", "E13: a 2000 × 240 table is refused by its cells before it is built", func(t *testing.T, e *env) {
+			md := "|" + strings.Repeat("a|", 240) + "\n|" + strings.Repeat("-|", 240) + "\n" + strings.Repeat("|"+strings.Repeat("a|", 240)+"\n", 2000)
+			for _, format := range []string{"pptx", "docx"} {
+				r := call(t, e.composer, "", "compose_document", map[string]any{"markdown": md, "format": format})
+				if !r.isError || !strings.Contains(r.text, "a table has 480240 cells") || !strings.Contains(r.text, "split the table") {
+					t.Errorf("%s: %.300s, want a refusal naming the cells per table", format, r.text)
+				}
+			}
+		}},
+		attackCase{"resources", "E13: 2 MiB of emphasis is refused while it is parsed", func(t *testing.T, e *env) {
+			r := call(t, e.composer, "", "compose_document", map[string]any{"markdown": strings.Repeat("*a* ", (2<<20)/4), "format": "docx"})
+			if !r.isError || !strings.Contains(r.text, "lines and inline elements") {
+				t.Errorf("%.300s, want a refusal naming the inline elements", r.text)
+			}
+		}},
 		attackCase{"served content", "HTML output of the composer is escaped", func(t *testing.T, e *env) {
 			r := call(t, e.composer, "", "compose_document", map[string]any{"markdown": "# <script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n\n[x](javascript:alert(1))", "format": "html"})
 			if r.isError {
