@@ -38,6 +38,7 @@ type Call struct {
 	mkdirOK  error
 
 	inputs    callInputs
+	meter     *workMeter // the work folder against the quota; nil without one
 	logMu     sync.Mutex
 	logInputs []string // "name (size)" of each input resolved, for the call's log line
 }

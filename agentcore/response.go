@@ -106,6 +106,8 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 	if len(outputs) == 0 {
 		return nil, errors.New("FileResponse: no outputs given")
 	}
+	// The outputs count as files from here on, not as a work folder.
+	c.meter.end()
 	journal := c.svc.calls.newOutputJournal(c.dir)
 	defer journal.done()
 	res := &Result{}

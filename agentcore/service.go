@@ -87,8 +87,9 @@ type Service struct {
 	oauth    *oauthResource // AGENT_AUTH=oauth (oauth.go)
 	calls    *callFolders
 	slots    *callSlots
-	limiter  *rateLimiter // nil: no rate limit
-	pacer    *bodyPacer   // nil: bodies not paced
+	limiter  *rateLimiter          // nil: no rate limit
+	quota    *fileserve.QuotaStore // nil: no owner quota (AGENT_OWNER_QUOTA_BYTES 0)
+	pacer    *bodyPacer            // nil: bodies not paced
 	conns    *connlimit.Limiter
 	scopes   ownerScopes     // what each anonymous caller produced (ownerscope.go)
 	requests requestContexts // stateless MCP requests in flight (cancel.go)
@@ -162,6 +163,9 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	s.backing = store
 	if s.store, err = withQuota(s.store, cfg, s.registry, s.metrics.refused); err != nil {
 		return nil, err
+	}
+	if qc, ok := s.store.(*quotaCounted); ok {
+		s.quota = qc.QuotaStore
 	}
 	s.revoked = s.newRevocations()
 	deleted := func(ctx context.Context, id string) { s.revoked.FileDeleted(ctx, id) }

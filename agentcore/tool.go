@@ -208,6 +208,10 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 	call := s.newCall(name, owner, requestID)
 	call.hooks = callHooksFrom(ctx)
 	defer call.end()
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	call.meter = s.meterWork(ctx, call, stop)
+	defer call.meter.end()
 	start := time.Now()
 	defer func() {
 		if p := recover(); p != nil {
@@ -220,6 +224,9 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 		if err == nil && ctx.Err() != nil { // cancelled: nobody takes the result
 			call.discard(ctx, res.stored)
 			res, err = nil, fmt.Errorf("tool %s stopped: %w", name, context.Cause(ctx))
+		}
+		if wq, ok := errors.AsType[*workQuotaError](context.Cause(ctx)); ok && err != nil {
+			err = wq // the tool saw a cancelled context; say why
 		}
 		if err != nil {
 			err = s.callerError(call, err)
