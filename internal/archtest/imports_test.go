@@ -12,7 +12,7 @@ import (
 )
 
 // leaves may be imported by both sides, server and client (DESIGN §6).
-var leaves = []string{"transfer", "filetype", "filename", "settings"}
+var leaves = []string{"transfer", "transfer/mcpfile", "filetype", "filename", "settings"}
 
 // rule says which packages of this module the packages matched by pkgs may
 // import (in their non-test files; tests may start whatever they need).
@@ -32,7 +32,8 @@ type rule struct {
 // the leaves; agent mains on agentcore and their agent only.
 var rules = []rule{
 	// Leaves of both sides.
-	{"transfer", []string{"filename"}},
+	{"transfer", []string{"filename", "transfer/mcpfile"}},
+	{"transfer/mcpfile", nil}, // the draft MCP file contract (SEP-2631), its one mapping
 	{"filetype", nil},
 	{"filename", nil},
 	{"settings", nil}, // each setting declared once (env, flag, default, doc)
