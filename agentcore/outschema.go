@@ -66,7 +66,7 @@ func OutputSchema[Out any]() (*jsonschema.Schema, error) {
 	if t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("tool output type %v must be a struct", t)
 	}
-	s, files, err := inputSchema(t)
+	s, files, err := inputSchema(t, fileDecl{})
 	if err != nil {
 		return nil, err
 	}
