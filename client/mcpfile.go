@@ -146,63 +146,52 @@ func (m *Middleware) authorizedUpload(ctx context.Context, session *mcp.ClientSe
 	return res.File.URI, nil
 }
 
-// hopHeaders are headers a descriptor may not set (the reference host
-// refuses them too).
-var hopHeaders = map[string]bool{"connection": true, "content-length": true, "host": true, "proxy-authenticate": true,
-	"proxy-authorization": true, "te": true, "trailer": true, "transfer-encoding": true, "upgrade": true}
-
-// checkDescriptor refuses a descriptor this host will not follow: another
-// transport or method, an expired one, a URL with credentials or on a host
+// checkDescriptor refuses a descriptor this host will not follow: one
+// that mcpfile.TransferDescriptor.Check refuses, or whose URL is on a host
 // the client does not trust (the agent's origin and Config.AllowHosts, as
 // for downloads).
 func (m *Middleware) checkDescriptor(d mcpfile.TransferDescriptor, methods ...string) (*url.URL, error) {
-	if d.Transport != mcpfile.TransportHTTPS {
-		return nil, fmt.Errorf("the transfer descriptor's transport is %q, not https", d.Transport)
-	}
-	ok := false
-	for _, want := range methods {
-		ok = ok || d.Method == want
-	}
-	if !ok {
-		return nil, fmt.Errorf("the transfer descriptor's method is %q; want %s", d.Method, strings.Join(methods, " or "))
-	}
-	if d.ExpiresAt != "" {
-		if t, err := time.Parse(time.RFC3339, d.ExpiresAt); err != nil || !t.After(time.Now()) {
-			return nil, fmt.Errorf("the transfer descriptor expired (%s)", d.ExpiresAt)
-		}
+	if err := d.Check(time.Now(), methods...); err != nil {
+		return nil, err
 	}
 	u, err := url.Parse(d.URL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
-		return nil, fmt.Errorf("the transfer descriptor's URL %q is not an http(s) URL without credentials", transfer.Redact(d.URL))
+	if err != nil {
+		return nil, err
 	}
 	guard := transfer.Guard{Origin: m.base, AllowHosts: m.cfg.AllowHosts, AllowSetting: allowSetting, OriginSetting: originSetting}
 	if err := guard.Check(u); err != nil {
 		return nil, err
 	}
-	for k := range d.Headers {
-		if hopHeaders[strings.ToLower(k)] {
-			return nil, fmt.Errorf("the transfer descriptor sets the header %s, which a client does not let a server set", k)
-		}
-	}
 	return u, nil
 }
 
-// sendToDescriptor sends size bytes of r as an upload descriptor says: a
-// raw PUT or POST, or a multipart POST.
+// sendToDescriptor sends size bytes of r as an upload descriptor of the
+// agent's says, once checkDescriptor accepts it.
 func (m *Middleware) sendToDescriptor(ctx context.Context, d mcpfile.TransferDescriptor, r io.Reader, size int64, name, mimeType string) error {
-	u, err := m.checkDescriptor(d, http.MethodPut, http.MethodPost)
-	if err != nil {
+	if _, err := m.checkDescriptor(d, http.MethodPut, http.MethodPost); err != nil {
 		return fmt.Errorf("upload %s: %w", name, err)
+	}
+	return SendToDescriptor(ctx, m.hc, d, r, size, name, mimeType)
+}
+
+// SendToDescriptor sends size bytes of r, the file name of type mimeType,
+// as an upload descriptor of the draft MCP file contract says: the raw
+// body with its method, or a multipart POST with its fields; no redirect is
+// followed. It checks the descriptor's form (TransferDescriptor.Check),
+// not whether its host is to be trusted: that is the caller's to decide.
+func SendToDescriptor(ctx context.Context, hc *http.Client, d mcpfile.TransferDescriptor, r io.Reader, size int64, name, mimeType string) error {
+	if err := d.Check(time.Now(), http.MethodPut, http.MethodPost); err != nil {
+		return fmt.Errorf("upload %s: %w", name, err)
+	}
+	if hc == nil {
+		hc = http.DefaultClient
 	}
 	var body io.Reader = r
 	contentType := ""
 	if d.Multipart != nil {
-		if d.Method != http.MethodPost || d.Multipart.FileField == "" {
-			return fmt.Errorf("upload %s: a multipart descriptor needs POST and a fileField", name)
-		}
 		body, contentType, size = multipartBody(r, d.Multipart.FileField, d.Multipart.Fields, name, mimeType, size)
 	}
-	req, err := http.NewRequestWithContext(ctx, d.Method, u.String(), body)
+	req, err := http.NewRequestWithContext(ctx, d.Method, d.URL, body)
 	if err != nil {
 		return fmt.Errorf("upload %s: %w", name, err)
 	}
@@ -216,7 +205,7 @@ func (m *Middleware) sendToDescriptor(ctx context.Context, d mcpfile.TransferDes
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	resp, err := noRedirect(m.hc).Do(req)
+	resp, err := noRedirect(hc).Do(req)
 	if err != nil {
 		return fmt.Errorf("upload %s: %w", name, err)
 	}

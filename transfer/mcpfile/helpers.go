@@ -4,10 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"mime"
 	"net/url"
+	"slices"
 	"strings"
+	"time"
 )
 
 // Reasons of refusals, in the error data of a JSON-RPC error (ErrorData), so
@@ -125,4 +128,43 @@ func ParseURI(s string) (authority, kind, id string, ok bool) {
 		return "", "", "", false
 	}
 	return u.Host, kind, id, true
+}
+
+// forbiddenHeaders are headers a descriptor may not ask for: hop-by-hop
+// ones, Host and Content-Length (the reference host refuses them too).
+var forbiddenHeaders = map[string]bool{"connection": true, "content-length": true, "host": true, "proxy-authenticate": true,
+	"proxy-authorization": true, "te": true, "trailer": true, "transfer-encoding": true, "upgrade": true}
+
+// Check says what is wrong with a descriptor a host is to follow with one
+// of methods: another transport or method, a multipart form on another
+// method than POST or without its file field, an expiry that is malformed
+// or past, a URL that is not http(s) or carries credentials, a forbidden
+// header. now is the time to judge expiry by.
+func (d TransferDescriptor) Check(now time.Time, methods ...string) error {
+	if d.Transport != TransportHTTPS {
+		return fmt.Errorf("the transfer descriptor's transport is %q, not %q", d.Transport, TransportHTTPS)
+	}
+	if !slices.Contains(methods, d.Method) {
+		return fmt.Errorf("the transfer descriptor's method is %q; want %s", d.Method, strings.Join(methods, " or "))
+	}
+	if d.Multipart != nil && (d.Method != "POST" || d.Multipart.FileField == "") {
+		return errors.New("a multipart transfer descriptor needs method POST and a fileField")
+	}
+	if d.ExpiresAt != "" {
+		if t, err := time.Parse(time.RFC3339, d.ExpiresAt); err != nil {
+			return fmt.Errorf("the transfer descriptor's expiresAt %q is not an RFC 3339 time", d.ExpiresAt)
+		} else if !t.After(now) {
+			return fmt.Errorf("the transfer descriptor expired at %s", d.ExpiresAt)
+		}
+	}
+	u, err := url.Parse(d.URL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+		return errors.New("the transfer descriptor's URL is not an http(s) URL without credentials")
+	}
+	for k := range d.Headers {
+		if forbiddenHeaders[strings.ToLower(k)] {
+			return fmt.Errorf("the transfer descriptor sets the header %s, which a server may not set", k)
+		}
+	}
+	return nil
 }
