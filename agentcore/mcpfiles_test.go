@@ -140,3 +140,30 @@ func textOf(res *mcp.CallToolResult) string {
 	}
 	return b.String()
 }
+
+// files/authorizeUpload refuses, before any byte is sent, a file over the
+// owner's quota, with the reason a host can show.
+func TestAuthorizeUploadChecksTheQuota(t *testing.T) {
+	svc, srv := serveTestService(t, func(c *Config) { c.OwnerQuotaBytes = 1000 })
+	AddTool(svc, Tool{Name: "take"}, func(ctx context.Context, call *Call, in struct {
+		Source FileAttachment `json:"source"`
+	}) (*Result, error) {
+		return &Result{Text: "ok"}, nil
+	})
+	s := connectFiles(t, srv.URL, "")
+	for _, c := range []struct {
+		size   int64
+		reason string
+	}{{2000, mcpfile.ReasonQuotaExceeded}, {500, ""}} {
+		size := c.size
+		_, err := mcp.CallCustomMethod[*fileUploadParams, *fileUploadResult](context.Background(), s, mcpfile.MethodAuthorizeUpload, &fileUploadParams{
+			AuthorizeUploadParams: mcpfile.AuthorizeUploadParams{Name: "a.bin", Size: &size}})
+		var re *jsonrpc.Error
+		switch {
+		case c.reason == "" && err != nil:
+			t.Errorf("%d bytes under a quota of 1000: %v", size, err)
+		case c.reason != "" && (!errors.As(err, &re) || re.Code != jsonrpc.CodeInvalidParams || !strings.Contains(string(re.Data), c.reason)):
+			t.Errorf("%d bytes over a quota of 1000: %v, want -32602 %s", size, err, c.reason)
+		}
+	}
+}
