@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/url"
 	"strings"
 	"sync"
@@ -244,6 +245,10 @@ func (s *Service) authorizeUpload(ctx context.Context, owner string, p mcpfile.A
 			return nil, fileError(jsonrpc.CodeInvalidParams, mcpfile.ErrorData{Reason: mcpfile.ReasonMaxSizeExceeded, MaxSize: limit, ActualSize: size},
 				"the file is %d bytes, more than this agent takes (maxSize %d, AGENT_MAX_UPLOAD_BYTES); send a smaller file", size, limit)
 		}
+	}
+	if _, _, err := mime.ParseMediaType(p.MIMEType); p.MIMEType != "" && (err != nil || !strings.Contains(p.MIMEType, "/")) {
+		return nil, fileError(jsonrpc.CodeInvalidParams, mcpfile.ErrorData{Reason: mcpfile.ReasonTypeNotAccepted, MIMEType: truncate(p.MIMEType, 80)},
+			"mimeType %q is not a media type such as application/pdf", truncate(p.MIMEType, 80))
 	}
 	if accept := s.acceptedTypes(); p.MIMEType != "" && !mcpfile.Accepts(accept, p.MIMEType) {
 		return nil, fileError(jsonrpc.CodeInvalidParams, mcpfile.ErrorData{Reason: mcpfile.ReasonTypeNotAccepted, Accept: accept, MIMEType: p.MIMEType},
