@@ -72,12 +72,12 @@ func declOf(n map[string]any) *mcpfile.Input {
 }
 
 // fits refuses, before anything is sent, a file over the field's maxSize
-// or of a type outside its accept list.
-func fits(e Entry, name string, decl mcpfile.Input) error {
+// or, with types, of a type outside its accept list.
+func fits(e Entry, name string, decl mcpfile.Input, types bool) error {
 	if decl.MaxSize > 0 && e.Size > decl.MaxSize {
 		return fmt.Errorf("%s is %d bytes; the tool takes files of at most %d bytes (its maxSize)", name, e.Size, decl.MaxSize)
 	}
-	if !mcpfile.Accepts(decl.Accept, e.MIMEType) {
+	if types && !mcpfile.Accepts(decl.Accept, e.MIMEType) {
 		return fmt.Errorf("%s is %s; the tool takes %s", name, e.MIMEType, strings.Join(decl.Accept, ", "))
 	}
 	return nil

@@ -324,8 +324,9 @@ func decodeArgs(args any) (any, error) {
 // send turns the registry name key into what goes over the wire: a data
 // URI up to InlineMaxBytes, an upload to /uploads above; for a field the
 // draft MCP file contract alone declares (x-mcp-file without x-file), what
-// the draft allows (sendDraft). A declared maxSize and accept list bound
-// what is sent either way.
+// the draft allows (sendDraft). A declared maxSize bounds what is sent
+// either way; the accept list too for the draft's fields (an agentura
+// agent's tool judges the type itself, by content).
 func (m *Middleware) send(ctx context.Context, session *mcp.ClientSession, key string, f fileField) (string, string, error) {
 	e, err := m.lookup(ctx, key)
 	if err != nil {
@@ -333,7 +334,7 @@ func (m *Middleware) send(ctx context.Context, session *mcp.ClientSession, key s
 	}
 	name := baseName(e.Name)
 	if f.decl != nil {
-		if err := fits(e, name, *f.decl); err != nil {
+		if err := fits(e, name, *f.decl, !f.xfile); err != nil {
 			return "", "", err
 		}
 		if !f.xfile {
