@@ -18,9 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// DefaultA2AStatusInterval is how often a running A2A task reports that it
+// defaultA2AStatusInterval is how often a running A2A task reports that it
 // is still working, on message/stream.
-const DefaultA2AStatusInterval = 5 * time.Second
+const defaultA2AStatusInterval = 5 * time.Second
 
 // a2aHandler returns the handler of /a2a: a2a-go's JSON-RPC transport over
 // a request handler whose executor runs tools through Invoke.
@@ -29,7 +29,7 @@ func (s *Service) a2aHandler() http.Handler {
 	// replica and a restarted process find them; in memory otherwise.
 	var tasks a2asrv.TaskStore = newA2ATaskStore(s.cfg.URLTTL, s.cfg.OutputTTL)
 	var shared *sharedTaskStore
-	if rs, ok := s.backing.(fileserve.RecordStore); ok && s.ledger != nil {
+	if rs, ok := fileserve.As[fileserve.RecordStore](s.backing); ok && s.ledger != nil {
 		shared = &sharedTaskStore{records: rs, ledger: s.ledger, maxPerOwner: a2aMaxSharedTasksPerOwner}
 		tasks = shared
 	}
@@ -250,7 +250,7 @@ func (s *Service) a2aStatusInterval() time.Duration {
 	if s.cfg.A2AStatusInterval > 0 {
 		return s.cfg.A2AStatusInterval
 	}
-	return DefaultA2AStatusInterval
+	return defaultA2AStatusInterval
 }
 
 // tool returns the registered tool called name.

@@ -11,8 +11,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// A2AProtocolVersion is the A2A protocol version agents speak (a2a-go v0.3).
-const A2AProtocolVersion = "0.3.0"
+// a2aProtocolVersion is the A2A protocol version agents speak (a2a-go v0.3).
+const a2aProtocolVersion = "0.3.0"
 
 // a2aBearerScheme names the security scheme of an agent with AGENT_AUTH=jwt.
 const a2aBearerScheme a2a.SecuritySchemeName = "bearer"
@@ -28,7 +28,7 @@ func (s *Service) AgentCard() *a2a.AgentCard {
 		Description:        s.describe(),
 		URL:                base + transfer.A2APath,
 		PreferredTransport: a2a.TransportProtocolJSONRPC,
-		ProtocolVersion:    A2AProtocolVersion,
+		ProtocolVersion:    a2aProtocolVersion,
 		Version:            s.info.Version,
 		Capabilities: a2a.AgentCapabilities{
 			Streaming: true,

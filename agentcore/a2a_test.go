@@ -327,7 +327,7 @@ func TestA2AStatusIntervalSetting(t *testing.T) {
 	if err != nil || cfg.A2AStatusInterval != 750*time.Millisecond {
 		t.Errorf("AGENT_A2A_STATUS_INTERVAL=750ms: %v, %v", cfg.A2AStatusInterval, err)
 	}
-	if cfg, _ := ConfigFromLookup(lookup(""), "x", ":8001"); cfg.A2AStatusInterval != DefaultA2AStatusInterval {
+	if cfg, _ := ConfigFromLookup(lookup(""), "x", ":8001"); cfg.A2AStatusInterval != defaultA2AStatusInterval {
 		t.Errorf("default interval = %v", cfg.A2AStatusInterval)
 	}
 }

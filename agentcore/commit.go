@@ -326,7 +326,7 @@ func (c *callFolders) remove(ctx context.Context, e journalEntry) error {
 // process, so its temporary files are left to Prune. It returns the store's
 // TempOwners when it was tagged, nil otherwise.
 func (s *Service) removeDeadTemp(st fileserve.Store) fileserve.TempOwners {
-	to, ok := st.(fileserve.TempOwners)
+	to, ok := fileserve.As[fileserve.TempOwners](st)
 	if !ok || s.cfg.Store != nil {
 		return nil
 	}

@@ -94,18 +94,18 @@ type Config struct {
 // Defaults of the settings.
 const (
 	DefaultAddr             = ":8080"
-	DefaultURLTTL           = filehttp.DefaultURLTTL
-	DefaultOutputTTL        = 24 * time.Hour
-	DefaultStagingTTL       = time.Hour
-	DefaultCleanupSchedule  = cleanup.DefaultSchedule
-	DefaultMaxUploadBytes   = filehttp.DefaultMaxUploadBytes
-	DefaultEmbedMaxBytes    = 64 << 10
-	DefaultResourceMaxBytes = 8 << 20
-	DefaultFetchTimeout     = 2 * time.Minute
-	DefaultShutdownTimeout  = 30 * time.Second
-	// DefaultCallInputFactor: AGENT_MAX_CALL_INPUT_BYTES defaults to this
+	defaultURLTTL           = filehttp.DefaultURLTTL
+	defaultOutputTTL        = 24 * time.Hour
+	defaultStagingTTL       = time.Hour
+	defaultCleanupSchedule  = cleanup.DefaultSchedule
+	defaultMaxUploadBytes   = filehttp.DefaultMaxUploadBytes
+	defaultEmbedMaxBytes    = 64 << 10
+	defaultResourceMaxBytes = 8 << 20
+	defaultFetchTimeout     = 2 * time.Minute
+	defaultShutdownTimeout  = 30 * time.Second
+	// defaultCallInputFactor: AGENT_MAX_CALL_INPUT_BYTES defaults to this
 	// many times AGENT_MAX_UPLOAD_BYTES.
-	DefaultCallInputFactor = 4
+	defaultCallInputFactor = 4
 )
 
 // Settings declares the framework's settings, each bound to its field of c,
@@ -127,21 +127,21 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			"the first signs, all verify (rotate by prepending a new key, drop the old once its URLs expired)").
 			Secret().Shown("generated once into the data folder"),
 		settings.String(&c.SigningKeyFile, "AGENT_SIGNING_KEY_FILE", "", "the same, one secret per line"),
-		settings.Duration(&c.URLTTL, "AGENT_URL_TTL", DefaultURLTTL, "lifetime of a signed URL"),
-		settings.Duration(&c.OutputTTL, "AGENT_OUTPUT_TTL", DefaultOutputTTL, "age after which outputs are deleted").
+		settings.Duration(&c.URLTTL, "AGENT_URL_TTL", defaultURLTTL, "lifetime of a signed URL"),
+		settings.Duration(&c.OutputTTL, "AGENT_OUTPUT_TTL", defaultOutputTTL, "age after which outputs are deleted").
 			Row("age after which outputs / staged uploads are deleted"),
-		settings.Duration(&c.StagingTTL, "AGENT_STAGING_TTL", DefaultStagingTTL, "age after which staged uploads are deleted").
+		settings.Duration(&c.StagingTTL, "AGENT_STAGING_TTL", defaultStagingTTL, "age after which staged uploads are deleted").
 			JoinRow(),
-		settings.String(&c.CleanupSchedule, "AGENT_CLEANUP_SCHEDULE", DefaultCleanupSchedule,
+		settings.String(&c.CleanupSchedule, "AGENT_CLEANUP_SCHEDULE", defaultCleanupSchedule,
 			"cron spec of the sweeper (it also runs at start-up)").Check(cleanup.CheckSchedule),
-		settings.Size(&c.MaxUploadBytes, "AGENT_MAX_UPLOAD_BYTES", DefaultMaxUploadBytes,
+		settings.Size(&c.MaxUploadBytes, "AGENT_MAX_UPLOAD_BYTES", defaultMaxUploadBytes,
 			"cap on any single input, however it arrives"),
 		settings.Size(&c.MaxCallInputBytes, "AGENT_MAX_CALL_INPUT_BYTES", 0,
 			"cap on all file inputs of one tool call together (each distinct input is resolved once per call, however often it is listed)").
 			Shown("4 × `AGENT_MAX_UPLOAD_BYTES`"),
-		settings.Size(&c.EmbedMaxBytes, "AGENT_EMBED_MAX_BYTES", DefaultEmbedMaxBytes,
+		settings.Size(&c.EmbedMaxBytes, "AGENT_EMBED_MAX_BYTES", defaultEmbedMaxBytes,
 			"outputs up to this size are also embedded in the MCP result; `0` = never").ZeroMeansOff(),
-		settings.Size(&c.ResourceMaxBytes, "AGENT_RESOURCE_MAX_BYTES", DefaultResourceMaxBytes,
+		settings.Size(&c.ResourceMaxBytes, "AGENT_RESOURCE_MAX_BYTES", defaultResourceMaxBytes,
 			"largest produced file MCP resources/read serves; larger ones by their download URL only").Positive(),
 		settings.Strings(&c.InputRoots, "AGENT_INPUT_ROOTS", ":", "colon-separated folders whose files may be named by path; "+
 			"none may overlap the data or storage folder or hold the key file").Shown("empty: path inputs refused"),
@@ -149,7 +149,7 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			"hosts (`host` or `host:port`) fetched although private or loopback").Shown("empty"),
 		settings.Strings(&c.TrustedProxies, "AGENT_TRUSTED_PROXIES", ",", "comma-separated IPs, CIDR prefixes or host names "+
 			"(re-resolved every 30 s) of proxies whose `X-Forwarded-For` is believed; from anyone else it is ignored").Shown("empty: none"),
-		settings.Duration(&c.FetchTimeout, "AGENT_FETCH_TIMEOUT", DefaultFetchTimeout, "whole-fetch timeout of a URL input"),
+		settings.Duration(&c.FetchTimeout, "AGENT_FETCH_TIMEOUT", defaultFetchTimeout, "whole-fetch timeout of a URL input"),
 		settings.Of(&c.PeerURLs, "AGENT_PEER_URLS", nil, "`PUBLIC=INTERNAL` base URLs of peer agents, comma-separated "+
 			"(`http://localhost:8001=http://ocr-agent:8001`): a URL input under a peer's public base is fetched from its "+
 			"internal one, through a client of its own that alone may dial that host:port (named directly, the internal "+
@@ -194,36 +194,36 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			"answers `302` to a presigned S3 URL (valid ≤ 5 min, never past the token), so bytes flow from the store to the "+
 			"client directly; HEAD is still answered by the agent"),
 		settings.Bool(&c.MCPStateless, "AGENT_MCP_STATELESS", "serve the older MCP revisions (initialize-based) statelessly too, for load balancers without sticky sessions; 2026-07-28 is served statelessly either way"),
-		settings.Duration(&c.ShutdownTimeout, "AGENT_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout,
+		settings.Duration(&c.ShutdownTimeout, "AGENT_SHUTDOWN_TIMEOUT", defaultShutdownTimeout,
 			"how long SIGTERM waits for tool calls and downloads in flight"),
 		settings.String(&c.LogLevel, "AGENT_LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`; `debug` logs every request with its id").Check(checkLogLevel),
-		settings.Duration(&c.A2AStatusInterval, "AGENT_A2A_STATUS_INTERVAL", DefaultA2AStatusInterval,
+		settings.Duration(&c.A2AStatusInterval, "AGENT_A2A_STATUS_INTERVAL", defaultA2AStatusInterval,
 			"how often a running A2A task reports \"still running\" on `message/stream`"),
-		settings.Duration(&c.TaskLease, "AGENT_TASK_LEASE", DefaultTaskLease,
+		settings.Duration(&c.TaskLease, "AGENT_TASK_LEASE", defaultTaskLease,
 			"lease of a running task (MCP or A2A), renewed by its replica every quarter of it: a task whose replica "+
 				"died is reported `failed`, with the reason, at most this long after the last renewal"),
-		settings.Int(&c.TasksPerOwner, "AGENT_TASKS_PER_OWNER", DefaultTasksPerOwner,
+		settings.Int(&c.TasksPerOwner, "AGENT_TASKS_PER_OWNER", defaultTasksPerOwner,
 			"tasks (MCP and A2A) one owner may have running at once, over every replica sharing the store; "+
 				"a new one beyond it is refused, saying so").Positive(),
-		settings.Int(&c.MaxConcurrentCalls, "AGENT_MAX_CONCURRENT_CALLS", DefaultMaxConcurrentCalls(),
+		settings.Int(&c.MaxConcurrentCalls, "AGENT_MAX_CONCURRENT_CALLS", defaultMaxConcurrentCalls(),
 			"tool calls (MCP and A2A) that run at once; more wait for a free slot").Positive().Shown("4 × CPUs"),
-		settings.Duration(&c.QueueTimeout, "AGENT_QUEUE_TIMEOUT", DefaultQueueTimeout,
+		settings.Duration(&c.QueueTimeout, "AGENT_QUEUE_TIMEOUT", defaultQueueTimeout,
 			"how long a tool call waits for a free slot before it is refused with \"agent busy … try again\""),
-		settings.Size(&c.OwnerQuotaBytes, "AGENT_OWNER_QUOTA_BYTES", DefaultOwnerQuotaBytes,
+		settings.Size(&c.OwnerQuotaBytes, "AGENT_OWNER_QUOTA_BYTES", defaultOwnerQuotaBytes,
 			"bytes one owner may hold in the store, staged uploads and outputs together; over it `/uploads` answers `507` "+
 				"and a tool's outputs fail, saying when space frees up; `0` = no quota").ZeroMeansOff(),
-		settings.Duration(&c.QuotaRefresh, "AGENT_QUOTA_REFRESH", DefaultQuotaRefresh,
+		settings.Duration(&c.QuotaRefresh, "AGENT_QUOTA_REFRESH", defaultQuotaRefresh,
 			"how often the owners' use is read again from the store, to see what other replicas sharing it added or removed"),
-		settings.Int(&c.RateLimit, "AGENT_RATE_LIMIT", DefaultRateLimit,
+		settings.Int(&c.RateLimit, "AGENT_RATE_LIMIT", defaultRateLimit,
 			"requests per second one owner (the caller's `sub` under `AGENT_AUTH=jwt`, else the client address) may send to "+
 				"`/mcp`, `/a2a` and `/uploads`; over it they answer `429` with `Retry-After`; `0` = no limit").ZeroMeansOff(),
 		settings.Int(&c.RateBurst, "AGENT_RATE_BURST", 0, "requests one owner may send at once before AGENT_RATE_LIMIT applies").
 			Shown("2 × `AGENT_RATE_LIMIT`"),
-		settings.Duration(&c.HeaderTimeout, "AGENT_HEADER_TIMEOUT", DefaultHeaderTimeout, "how long a client may take to send a request's headers"),
-		settings.Duration(&c.IdleTimeout, "AGENT_IDLE_TIMEOUT", DefaultIdleTimeout, "how long an idle keep-alive connection stays open"),
-		settings.Duration(&c.BodyTimeout, "AGENT_BODY_TIMEOUT", DefaultBodyTimeout,
+		settings.Duration(&c.HeaderTimeout, "AGENT_HEADER_TIMEOUT", defaultHeaderTimeout, "how long a client may take to send a request's headers"),
+		settings.Duration(&c.IdleTimeout, "AGENT_IDLE_TIMEOUT", defaultIdleTimeout, "how long an idle keep-alive connection stays open"),
+		settings.Duration(&c.BodyTimeout, "AGENT_BODY_TIMEOUT", defaultBodyTimeout,
 			"slack of a request body to `/mcp`, `/a2a` and `/uploads`: it must start within this time and then keep up with AGENT_MIN_BODY_RATE"),
-		settings.Size(&c.MinBodyRate, "AGENT_MIN_BODY_RATE", DefaultMinBodyRate,
+		settings.Size(&c.MinBodyRate, "AGENT_MIN_BODY_RATE", defaultMinBodyRate,
 			"bytes per second a request body must average (after AGENT_BODY_TIMEOUT of slack), or the request fails and its connection "+
 				"is closed; `0` = no minimum").ZeroMeansOff(),
 		settings.Bool(&c.NetHTTPDownloads, "AGENT_NET_HTTP_DOWNLOADS", "serve downloads (`GET /files/…`) through net/http like every other "+
@@ -348,7 +348,7 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 		}
 	}
 	if c.MaxCallInputBytes == 0 {
-		c.MaxCallInputBytes = DefaultCallInputFactor * c.MaxUploadBytes
+		c.MaxCallInputBytes = defaultCallInputFactor * c.MaxUploadBytes
 	}
 	for _, o := range c.AllowedOrigins {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
@@ -433,7 +433,7 @@ func inside(x, y string) bool {
 // storage URL.
 func (c *Config) storageDir() (string, error) {
 	if c.Store != nil {
-		if lr, ok := c.Store.(fileserve.LocalRoot); ok {
+		if lr, ok := fileserve.As[fileserve.LocalRoot](c.Store); ok {
 			return lr.Root(), nil
 		}
 		return "", errors.New("the store keeps no files on local disk")

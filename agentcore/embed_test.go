@@ -10,7 +10,7 @@ import (
 // embedded as text, not as a base64 blob; text that is not UTF-8 and binary
 // files stay blobs.
 func TestEmbeddedTextStaysText(t *testing.T) {
-	svc := newTestService(t, func(c *Config) { c.EmbedMaxBytes = DefaultEmbedMaxBytes })
+	svc := newTestService(t, func(c *Config) { c.EmbedMaxBytes = defaultEmbedMaxBytes })
 	ctx := context.Background()
 	call := svc.newCall("make", "alice", "")
 	defer call.end()

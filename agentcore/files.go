@@ -48,6 +48,6 @@ func (s *Service) newRevocations() *revocation.List {
 	if q, ok := s.store.(interface{ Forget(id string) }); ok {
 		forget = q.Forget
 	}
-	rs, _ := s.backing.(fileserve.RecordStore)
+	rs, _ := fileserve.As[fileserve.RecordStore](s.backing)
 	return revocation.New(rs, forget, s.log)
 }

@@ -9,12 +9,12 @@ import (
 	"github.com/agentura/agentura/transfer"
 )
 
-// HealthcheckTimeout bounds one run of Healthcheck.
-const HealthcheckTimeout = transfer.ProbeTimeout
+// healthcheckTimeout bounds one run of Healthcheck.
+const healthcheckTimeout = transfer.ProbeTimeout
 
 // Healthcheck asks the agent listening on addr (an AGENT_ADDR such as ":8001")
 // for /readyz and returns nil when it answers 200 (transfer.Probe: no proxy,
-// HealthcheckTimeout). A wildcard or empty host is reached on the loopback
+// healthcheckTimeout). A wildcard or empty host is reached on the loopback
 // address. It is what `<agent> --healthcheck` runs, so that an image without
 // curl or wget (a scratch image) can still carry a Docker HEALTHCHECK.
 func Healthcheck(ctx context.Context, addr string) error {

@@ -11,14 +11,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// DefaultQueueTimeout is how long a tool call waits for a free slot
+// defaultQueueTimeout is how long a tool call waits for a free slot
 // (AGENT_QUEUE_TIMEOUT) before it is refused as busy.
-const DefaultQueueTimeout = 30 * time.Second
+const defaultQueueTimeout = 30 * time.Second
 
-// DefaultMaxConcurrentCalls is the number of tool calls that run at once
+// defaultMaxConcurrentCalls is the number of tool calls that run at once
 // (AGENT_MAX_CONCURRENT_CALLS): four per CPU, as most tools wait on a
 // child process, the disk or the network rather than compute in Go.
-func DefaultMaxConcurrentCalls() int { return 4 * runtime.NumCPU() }
+func defaultMaxConcurrentCalls() int { return 4 * runtime.NumCPU() }
 
 // ErrBusy is what a tool call is refused with when every slot stayed taken
 // for AGENT_QUEUE_TIMEOUT.

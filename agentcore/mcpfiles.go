@@ -262,7 +262,7 @@ func (s *Service) authorizeUpload(ctx context.Context, owner string, p mcpfile.A
 		}
 		sum = h
 	}
-	if r, ok := s.store.(fileserve.Reserver); ok && size > 0 {
+	if r, ok := fileserve.As[fileserve.Reserver](s.store); ok && size > 0 {
 		// The quota is checked now, so that a host learns before sending
 		// the bytes; the upload itself is counted when it lands.
 		key := "mcp-authorize-" + fileserve.NewID()

@@ -13,17 +13,17 @@ import (
 // SanitizeName returns a safe base name for a file a caller named: folders
 // are dropped (both / and \ separate them), control and invisible formatting
 // characters removed, "." and ".." refused, the length capped at
-// SanitizedNameBytes with the extension kept. It returns "" when nothing
+// sanitizedNameBytes with the extension kept. It returns "" when nothing
 // usable remains. It is filename.Base, shortened: inputs and outputs are
 // named by the same rules.
 func SanitizeName(name string) string {
-	return filename.Shorten(filename.Base(name), SanitizedNameBytes)
+	return filename.Shorten(filename.Base(name), sanitizedNameBytes)
 }
 
-// SanitizedNameBytes is the longest name SanitizeName returns: 55 bytes
+// sanitizedNameBytes is the longest name SanitizeName returns: 55 bytes
 // short of the file system's 255 (NAME_MAX), so that the names a tool
 // derives from it (a prefix, a suffix, a new extension, " (2)") still fit.
-const SanitizedNameBytes = 200
+const sanitizedNameBytes = 200
 
 // nameFromContent derives a file name from a content string when the caller
 // gave none: a data URI's name= parameter, a URL's last path segment, or the

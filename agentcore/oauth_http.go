@@ -17,11 +17,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
-// ProtectedResourcePath is where an agent with AGENT_AUTH=oauth serves its
+// protectedResourcePath is where an agent with AGENT_AUTH=oauth serves its
 // OAuth protected-resource metadata (RFC 9728): the agent's own document
 // here, /mcp's at this path followed by /mcp, as the MCP specification
 // has clients look for it.
-const ProtectedResourcePath = "/.well-known/oauth-protected-resource"
+const protectedResourcePath = "/.well-known/oauth-protected-resource"
 
 // a2aOAuthScheme and a2aOIDCScheme name the card's security schemes under
 // AGENT_AUTH=oauth.
@@ -50,8 +50,8 @@ func (s *Service) protectedResources() map[string]http.Handler {
 		})
 	}
 	return map[string]http.Handler{
-		ProtectedResourcePath:          doc(s.oauth.origin),
-		ProtectedResourcePath + "/mcp": doc(s.oauth.resource),
+		protectedResourcePath:          doc(s.oauth.origin),
+		protectedResourcePath + "/mcp": doc(s.oauth.resource),
 	}
 }
 
@@ -79,7 +79,7 @@ func (s *Service) bearerChallenge(r *http.Request, code, desc string, scopes []s
 		}
 		return `Bearer error="` + code + `"`
 	}
-	meta := s.cfg.PublicURL + ProtectedResourcePath
+	meta := s.cfg.PublicURL + protectedResourcePath
 	if r.URL.Path == "/mcp" {
 		meta += "/mcp"
 	}
@@ -297,7 +297,7 @@ func (s *Service) cardSecurity(card *a2a.AgentCard) {
 	}
 	need := a2a.SecuritySchemeScopes{ScopeToolsCall, ScopeFilesRead}
 	desc := fmt.Sprintf("OAuth 2.1 access token of %s whose audience is %s (send resource=%s, RFC 8707; the protected-resource metadata is %s); its sub names the caller, who owns the files of the call.",
-		s.oauth.issuer, s.oauth.origin, s.oauth.origin, s.cfg.PublicURL+ProtectedResourcePath)
+		s.oauth.issuer, s.oauth.origin, s.oauth.origin, s.cfg.PublicURL+protectedResourcePath)
 	meta, _, err := s.oauth.issuerState(context.Background())
 	if err != nil {
 		// The issuer cannot be read now: still say what kind of token it is.

@@ -13,13 +13,13 @@ import (
 )
 
 // Progress reports are rate-limited per call by a token bucket: a burst of
-// ProgressBurst reports, then one per ProgressInterval. Reports over the
+// progressBurst reports, then one per ProgressInterval. Reports over the
 // limit are dropped, except the one that completes the total. A tool may
 // thus report in a tight loop without flooding its caller, and a short
 // document still reports every page.
 const (
-	ProgressInterval = 100 * time.Millisecond
-	ProgressBurst    = 10
+	progressInterval = 100 * time.Millisecond
+	progressBurst    = 10
 )
 
 // progressReport is one Call.Progress.
@@ -64,9 +64,9 @@ func (p *progressState) allow(done, total float64, now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.sent {
-		p.tokens = ProgressBurst
+		p.tokens = progressBurst
 	} else {
-		p.tokens = min(ProgressBurst, p.tokens+float64(now.Sub(p.last))/float64(ProgressInterval))
+		p.tokens = min(progressBurst, p.tokens+float64(now.Sub(p.last))/float64(progressInterval))
 	}
 	final := total > 0 && done >= total
 	switch {

@@ -25,8 +25,8 @@ func TestProgressRateLimit(t *testing.T) {
 			sent++
 		}
 	}
-	if sent != ProgressBurst {
-		t.Errorf("a tight loop of 1000 reports sent %d, want the burst of %d", sent, ProgressBurst)
+	if sent != progressBurst {
+		t.Errorf("a tight loop of 1000 reports sent %d, want the burst of %d", sent, progressBurst)
 	}
 	if !p.allow(1000, 1000, now) {
 		t.Error("the report reaching the total was dropped")

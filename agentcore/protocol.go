@@ -47,10 +47,10 @@ const (
 	// server/discover, and the server then answers a call of a long tool
 	// with a task.
 	extTasks = "io.modelcontextprotocol/tasks"
-	// JSONSchemaDialect is the dialect the agent's tool schemas declare
+	// jsonSchemaDialect is the dialect the agent's tool schemas declare
 	// ($schema): the default of MCP since 2025-11-25 (SEP-1613) and the
 	// one 2026-07-28 opens tool schemas to (SEP-2106).
-	JSONSchemaDialect = "https://json-schema.org/draft/2020-12/schema"
+	jsonSchemaDialect = "https://json-schema.org/draft/2020-12/schema"
 )
 
 // sessionlessRevision reports whether v, an MCP-Protocol-Version header,
@@ -157,7 +157,7 @@ func withDialect(s *jsonschema.Schema) *jsonschema.Schema {
 		return s
 	}
 	out := *s
-	out.Schema = JSONSchemaDialect
+	out.Schema = jsonSchemaDialect
 	return &out
 }
 

@@ -12,8 +12,8 @@ import (
 
 // Defaults of the quota settings.
 const (
-	DefaultOwnerQuotaBytes = 1 << 30
-	DefaultQuotaRefresh    = time.Minute
+	defaultOwnerQuotaBytes = 1 << 30
+	defaultQuotaRefresh    = time.Minute
 )
 
 // withQuota wraps st with the per-owner quota of cfg (AGENT_OWNER_QUOTA_BYTES),

@@ -15,8 +15,8 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// DefaultRateLimit is AGENT_RATE_LIMIT: requests per second per owner.
-const DefaultRateLimit = 50
+// defaultRateLimit is AGENT_RATE_LIMIT: requests per second per owner.
+const defaultRateLimit = 50
 
 // maxRateOwners bounds the owners whose limiters are kept; past it, idle
 // ones are forgotten (a forgotten owner starts again with a full burst,

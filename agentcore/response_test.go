@@ -32,7 +32,7 @@ func download(t *testing.T, url string) (*http.Response, []byte) {
 }
 
 func TestFileResponseOneFile(t *testing.T) {
-	svc, _ := serveTestService(t, func(c *Config) { c.EmbedMaxBytes = DefaultEmbedMaxBytes })
+	svc, _ := serveTestService(t, func(c *Config) { c.EmbedMaxBytes = defaultEmbedMaxBytes })
 	ctx := context.Background()
 	call := svc.newCall("make", "alice", "")
 	defer call.end()

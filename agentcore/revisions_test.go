@@ -68,7 +68,7 @@ func TestSessionlessRevisionInEveryMode(t *testing.T) {
 			}
 
 			tools := mcptest.Call[mcptest.ToolList](t, a, "tools/list", nil)
-			if len(tools.Tools) != 1 || tools.Tools[0].InputSchema["$schema"] != JSONSchemaDialect || tools.TTLMs == nil || tools.CacheScope != "public" {
+			if len(tools.Tools) != 1 || tools.Tools[0].InputSchema["$schema"] != jsonSchemaDialect || tools.TTLMs == nil || tools.CacheScope != "public" {
 				t.Fatalf("tools/list: %+v", tools)
 			}
 

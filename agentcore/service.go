@@ -246,7 +246,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if err != nil {
 		return nil, &ConfigError{Var: "AGENT_CLEANUP_SCHEDULE", Value: cfg.CleanupSchedule, Err: err}
 	}
-	s.scopes.records, _ = store.(fileserve.RecordStore)
+	s.scopes.records, _ = fileserve.As[fileserve.RecordStore](store)
 	s.fileTickets.records, s.fileTickets.ttl = s.scopes.records, cfg.StagingTTL
 	s.presign = redirect
 	s.openTasks(store)

@@ -14,10 +14,10 @@ import (
 
 // Defaults of the slow-client settings.
 const (
-	DefaultHeaderTimeout = 10 * time.Second
-	DefaultIdleTimeout   = 2 * time.Minute
-	DefaultBodyTimeout   = 30 * time.Second
-	DefaultMinBodyRate   = 10 << 10
+	defaultHeaderTimeout = 10 * time.Second
+	defaultIdleTimeout   = 2 * time.Minute
+	defaultBodyTimeout   = 30 * time.Second
+	defaultMinBodyRate   = 10 << 10
 )
 
 // bodyPacer makes the bodies of requests keep flowing: a body must start

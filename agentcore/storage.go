@@ -63,11 +63,11 @@ func (c *Config) openStore() (store fileserve.Store, scratch string, redirect fi
 		}
 	}
 	scratch = c.DataDir
-	if lr, ok := store.(fileserve.LocalRoot); ok {
+	if lr, ok := fileserve.As[fileserve.LocalRoot](store); ok {
 		scratch = lr.Root()
 	}
 	if c.S3Redirect {
-		p, ok := store.(fileserve.Presigner)
+		p, ok := fileserve.As[fileserve.Presigner](store)
 		if !ok {
 			return nil, "", nil, &ConfigError{Var: "AGENT_S3_REDIRECT", Value: "true", Err: errors.New("the store hands out no presigned URLs; leave AGENT_S3_REDIRECT unset")}
 		}
@@ -90,10 +90,10 @@ func (c *Config) areaTTL(a fileserve.Area) time.Duration {
 // root), else the store's records (S3), which a replica coming back on a
 // fresh volume still finds (see outputJournal).
 func journalRecords(st fileserve.Store) fileserve.RecordStore {
-	if _, local := st.(fileserve.LocalRoot); local {
+	if _, local := fileserve.As[fileserve.LocalRoot](st); local {
 		return nil
 	}
-	rs, _ := st.(fileserve.RecordStore)
+	rs, _ := fileserve.As[fileserve.RecordStore](st)
 	return rs
 }
 

@@ -43,16 +43,16 @@ const (
 
 // Timings of tasks.
 const (
-	// DefaultTaskLease is how long a running task's lease lasts unless
+	// defaultTaskLease is how long a running task's lease lasts unless
 	// renewed: a task whose replica stopped is reported failed this long
 	// after its last renewal, at most.
-	DefaultTaskLease = 15 * time.Second
+	defaultTaskLease = 15 * time.Second
 	// taskCancelPoll is how often a running task looks for a cancel made
 	// on another replica.
 	taskCancelPoll = 250 * time.Millisecond
-	// DefaultTasksPerOwner is how many tasks one owner may have running at
+	// defaultTasksPerOwner is how many tasks one owner may have running at
 	// once (MCP and A2A together).
-	DefaultTasksPerOwner = 64
+	defaultTasksPerOwner = 64
 	// taskRecordCharge is the least a task record counts against the
 	// quota: a small record costs the store as much as this.
 	taskRecordCharge = 4 << 10
@@ -366,7 +366,7 @@ func (l *taskLedger) wait(ctx context.Context) bool {
 // openTasks sets up the tasks of a store that keeps records: the ledger
 // both protocols share and the MCP tasks.
 func (s *Service) openTasks(store fileserve.Store) {
-	rs, ok := store.(fileserve.RecordStore)
+	rs, ok := fileserve.As[fileserve.RecordStore](store)
 	if !ok {
 		return
 	}

@@ -7,7 +7,8 @@ import (
 
 // Capabilities a Store may have beyond the Store interface. A program asks
 // for them with a type assertion on the store it opened, as net/http asks a
-// ResponseWriter for http.Flusher; wrappers of a store hide them.
+// ResponseWriter for http.Flusher, or with [As], which also looks below
+// wrappers (QuotaStore, TTLStore) that hide them.
 
 // Presigner hands out short-lived URLs from which a client fetches a
 // file's content straight from where it is stored. The S3 store
@@ -44,3 +45,36 @@ type SmallReader interface {
 }
 
 var _ SmallReader = (*DiskStore)(nil)
+
+// Wrapper is a store that adds something to another (a quota, a time to
+// live) and hands out the store it wraps, so that a program can still find
+// that store's capabilities, as errors.Unwrap finds a wrapped error.
+type Wrapper interface {
+	Store
+	// Unwrap returns the store this one wraps.
+	Unwrap() Store
+}
+
+// As finds the first store in st's chain (st, then each Wrapper's Unwrap)
+// that has the capability T, as errors.As finds an error of a type.
+//
+// Ask As for capabilities about where and how a store keeps its files
+// (LocalRoot, RecordStore, ExpiryIndex, TempOwners, Presigner once the file
+// is checked): they pass through a wrapper unchanged. A capability that
+// reads files for a caller (SmallReader) must be asked of the wrapper
+// itself, which checks what it adds (TTLStore.SmallReader): found below it,
+// it would skip that check.
+func As[T any](st Store) (T, bool) {
+	for st != nil {
+		if c, ok := st.(T); ok {
+			return c, true
+		}
+		w, ok := st.(Wrapper)
+		if !ok {
+			break
+		}
+		st = w.Unwrap()
+	}
+	var zero T
+	return zero, false
+}

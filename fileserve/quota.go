@@ -211,6 +211,9 @@ func (q *QuotaStore) EachOwner(fn func(owner string, used int64)) {
 	}
 }
 
+// Unwrap returns the store whose usage it counts.
+func (q *QuotaStore) Unwrap() Store { return q.Store }
+
 // Limit returns the quota in bytes.
 func (q *QuotaStore) Limit() int64 { return q.cfg.Limit }
 

@@ -22,14 +22,17 @@ type TTLStore struct {
 // NewTTLStore wraps st so that a file of area a expires ttl(a) after its
 // Meta.Created; a TTL of 0 keeps the area's files forever. now is the
 // clock; nil means time.Now. The wrapper has the Store's methods and
-// SmallReader (see [TTLStore.SmallReader]); other capabilities are asked
-// of st itself.
+// SmallReader (see [TTLStore.SmallReader]); other capabilities are found
+// below it with [As].
 func NewTTLStore(st Store, ttl func(Area) time.Duration, now func() time.Time) *TTLStore {
 	if now == nil {
 		now = time.Now
 	}
 	return &TTLStore{Store: st, ttl: ttl, now: now}
 }
+
+// Unwrap returns the store underneath, whose files it filters.
+func (t *TTLStore) Unwrap() Store { return t.Store }
 
 // Expired reports whether m is past its time to live.
 func (t *TTLStore) Expired(m Meta) bool {

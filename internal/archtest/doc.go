@@ -1,5 +1,7 @@
-// Package archtest holds no code: its test locks the import direction of
-// the module's packages (DESIGN §2, docs/architecture.md) so that an arrow
-// added against it fails `go test ./...`. The rules are the table in
-// imports_test.go; a new package needs a line there.
+// Package archtest locks the import direction of the module's packages: its
+// table (Rules, in rules.go) names, for each package, the packages of the
+// module it may import and what the package is for, and its test fails
+// `go test ./...` on an arrow against the table, on a package the table
+// lacks and on a rule that matches no package. docs/architecture.md's
+// package table is generated from the same table (internal/cmd/gendocs).
 package archtest

@@ -11,100 +11,6 @@ import (
 	"testing"
 )
 
-// leaves may be imported by both sides, server and client (DESIGN §6).
-var leaves = []string{"transfer", "transfer/mcpfile", "filetype", "filename", "settings"}
-
-// rule says which packages of this module the packages matched by pkgs may
-// import (in their non-test files; tests may start whatever they need).
-// Paths are relative to the module; a pattern ending in "/..." matches that
-// package and every package below it, any other pattern only itself. The
-// first rule whose pkgs matches a package is its rule: put the narrow ones
-// first. Every package must have a rule, and every rule must match a
-// package, so the table stays the picture of the tree.
-type rule struct {
-	pkgs string
-	may  []string
-}
-
-// rules is DESIGN §2 as a table: leaves import nothing of the module;
-// signing → fileserve → cleanup → agentcore on the server side; client and
-// the CLI on the leaves alone (no server internals); agents on agentcore and
-// the leaves; agent mains on agentcore and their agent only.
-var rules = []rule{
-	// Leaves of both sides.
-	{"transfer", []string{"filename", "transfer/mcpfile"}},
-	{"transfer/mcpfile", nil}, // the draft MCP file contract (SEP-2631), its one mapping
-	{"filetype", nil},
-	{"filename", nil},
-	{"settings", nil}, // each setting declared once (env, flag, default, doc)
-
-	// The server side, each layer on the ones before it.
-	{"internal/signing", nil},
-	{"internal/promreg", nil},    // the Prometheus registry the server layers share
-	{"internal/memcg", nil},      // the cgroup memory limit, for GOMEMLIMIT
-	{"internal/boundedmap", nil}, // a size-capped map for fileserve and its HTTP handlers
-	{"fileserve", with(leaves, "internal/boundedmap")},
-	{"fileserve/s3store", with(leaves, "fileserve")},                   // the S3 store, linked only where imported
-	{"fileserve/storetest", []string{"fileserve"}},                     // the Store conformance suite
-	{"fileserve/s3bench", nil},                                         // benchmarks only
-	{"internal/revocation", []string{"fileserve", "internal/signing"}}, // revoked URLs and deleted files, shared through the store's records
-	{"internal/filehttp", with(leaves, "fileserve", "internal/signing", "internal/boundedmap", "internal/promreg", "internal/revocation")},
-	{"internal/cleanup", []string{"fileserve", "internal/promreg"}},
-	{"agentcore", with(leaves, "fileserve", "internal/signing", "internal/filehttp", "internal/quickget", "internal/cleanup", "internal/promreg", "internal/memcg", "internal/revocation", "internal/boundedmap")},
-	{"internal/quickget", nil},                                   // downloads read and answered without net/http's per-request work
-	{"agentcore/agenttest", with(leaves, "agentcore", "client")}, // the public test helper: an agent in-process, the host side in front
-
-	// The client side: the leaves, never a server package. agentcore may
-	// not import a2acall (the A2A client), so agents calling no peer do not
-	// link it.
-	{"client", leaves},
-	{"a2acall", leaves},
-	// The gateway is a host: the client package, never a server package.
-	{"gateway", with(leaves, "client")},
-	// The contract check is a host too: it drives any MCP server.
-	{"contractcheck", with(leaves, "client")},
-	{"cmd/agentura", with(leaves, "client", "gateway", "contractcheck")},
-
-	// Agents know only agentcore and the leaves (and their own sub-packages);
-	// their mains are thin: agentcore, the agent and the S3 store's scheme.
-	{"agents/ocr/internal/ocrtest", []string{"internal/requiretool"}}, // the OCR tests' inputs
-	{"agents/ocr/...", with(leaves, "agentcore", "agents/ocr/...")},
-	{"agents/composer/...", with(leaves, "agentcore", "agents/composer/...")},
-	{"cmd/ocr-agent", []string{"agentcore", "agents/ocr", "fileserve/s3store"}},
-	{"cmd/composer-agent", []string{"agentcore", "agents/composer", "fileserve/s3store"}},
-	{"examples/...", with(leaves, "agentcore", "a2acall", "fileserve/s3store", "examples/...")},
-
-	// Deployment checks: no code of the module.
-	{"deploy/...", nil},
-
-	// Test helpers under internal/: only tests import them.
-	{"internal/testagent/cmd/testagent", []string{"agentcore", "internal/testagent"}}, // the test agent as a binary
-	{"internal/testagent", with(leaves, "agentcore", "examples/fileagent")},
-	{"internal/s3test", []string{"internal/requiretool"}},
-	{"internal/hydratest", []string{"internal/demologin", "internal/requiretool", "agentcore", "examples/fileagent"}}, // a real identity provider (Ory Hydra) for the OAuth tests
-	{"internal/demologin", nil},                                // the demo login and consent pages of that provider
-	{"internal/cmd/demologin", []string{"internal/demologin"}}, // the same as a binary (make up-auth)
-	{"internal/mcptest", leaves},
-	{"internal/limitstest", nil},                                                         // tests only: the limits of a built agent
-	{"internal/cmd/httpprobe", leaves},                                                   // the S3 image's health check
-	{"internal/cmd/benchagent", with(leaves, "agentcore")},                               // make bench-nginx: the file service alone
-	{"internal/cmd/gendocs", with(leaves, "agentcore", "agents/ocr", "agents/composer")}, // README and .env.example from the declarations
-	{"internal/...", nil},
-}
-
-// with returns list followed by more, in a new slice.
-func with(list []string, more ...string) []string {
-	return append(slices.Clip(list), more...)
-}
-
-// match reports whether the module-relative package path pkg matches pattern.
-func match(pattern, pkg string) bool {
-	if dir, ok := strings.CutSuffix(pattern, "/..."); ok {
-		return pkg == dir || strings.HasPrefix(pkg, dir+"/")
-	}
-	return pkg == pattern
-}
-
 // listed is what `go list -json` says of one package.
 type listed struct {
 	ImportPath string
@@ -177,32 +83,32 @@ func stderrOf(err error) error {
 // a rule matches no package.
 func TestImportDirection(t *testing.T) {
 	pkgs := modulePackages(t)
-	used := make([]bool, len(rules))
+	used := make([]bool, len(Rules))
 	names := make([]string, 0, len(pkgs))
 	for name := range pkgs {
 		names = append(names, name)
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		i := slices.IndexFunc(rules, func(r rule) bool { return match(r.pkgs, name) })
+		i := slices.IndexFunc(Rules, func(r Rule) bool { return Match(r.Pkgs, name) })
 		if i < 0 {
-			t.Errorf("package %s has no rule: add one to the table in internal/archtest/imports_test.go "+
+			t.Errorf("package %s has no rule: add one to the table in internal/archtest/rules.go "+
 				"saying which packages of the module it may import (DESIGN §2)", name)
 			continue
 		}
 		used[i] = true
-		r := rules[i]
+		r := Rules[i]
 		for _, imp := range pkgs[name] {
-			if !slices.ContainsFunc(r.may, func(p string) bool { return match(p, imp) }) {
+			if !slices.ContainsFunc(r.May, func(p string) bool { return Match(p, imp) }) {
 				t.Errorf("%s imports %s, against the import direction of DESIGN §2: packages matching %q may import %s "+
-					"(rules in internal/archtest/imports_test.go)", name, imp, r.pkgs, allowed(r.may))
+					"(rules in internal/archtest/rules.go)", name, imp, r.Pkgs, allowed(r.May))
 			}
 		}
 	}
-	for i, r := range rules {
+	for i, r := range Rules {
 		if !used[i] {
 			t.Errorf("the rule for %q matches no package of the module (or only packages an earlier rule takes): "+
-				"remove it or correct it in internal/archtest/imports_test.go", r.pkgs)
+				"remove it or correct it in internal/archtest/rules.go", r.Pkgs)
 		}
 	}
 }
@@ -229,7 +135,7 @@ func TestMatch(t *testing.T) {
 		{"agents/ocr/...", "agents/ocrx", false},
 		{"internal/...", "internal", true},
 	} {
-		if got := match(c.pattern, c.pkg); got != c.want {
+		if got := Match(c.pattern, c.pkg); got != c.want {
 			t.Errorf("match(%q, %q) = %v, want %v", c.pattern, c.pkg, got, c.want)
 		}
 	}

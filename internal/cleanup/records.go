@@ -37,7 +37,7 @@ func checkRecordRules(rules []RecordRule) ([]RecordRule, error) {
 // sweepRecords deletes the records last written longer ago than their
 // kind's TTL, when the store keeps records.
 func (s *Sweeper) sweepRecords(ctx context.Context, now time.Time, st *Stats, fail func(error)) {
-	rs, ok := s.store.(fileserve.RecordStore)
+	rs, ok := fileserve.As[fileserve.RecordStore](s.store)
 	if !ok {
 		return
 	}

@@ -46,7 +46,7 @@ func (s *Sweeper) sweepArea(ctx context.Context, r Rule, cutoff time.Time, st *S
 		s.log.DebugContext(ctx, "cleanup: deleted expired file", "area", r.Area, "id", v.id, "size", v.size, "created", v.created)
 	}
 	errorsBefore := st.Errors
-	idx, indexed := s.store.(fileserve.ExpiryIndex)
+	idx, indexed := fileserve.As[fileserve.ExpiryIndex](s.store)
 	full := s.fullPruneDue(r.Area, indexed)
 	if indexed && full {
 		// The full Prune first: it indexes the files of an older layout,

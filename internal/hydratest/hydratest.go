@@ -92,7 +92,7 @@ func Start(tb testing.TB) *Provider {
 	p := &Provider{
 		Issuer:   "http://127.0.0.1:" + pub,
 		AdminURL: "http://127.0.0.1:" + admin,
-		http:     &http.Client{Timeout: 30 * time.Second},
+		http:     &http.Client{Timeout: 30 * time.Second, Transport: freshConnections(nil)},
 	}
 	login, err := demologin.New(demologin.Config{AdminURL: p.AdminURL, Users: Users})
 	if err != nil {
@@ -155,8 +155,20 @@ func Start(tb testing.TB) *Provider {
 			tb.Fatalf("hydra not ready within 90s:\n%s", p.Logs())
 		}
 	}
+	// The access-token signing key made now, as an ES256 key: left to
+	// itself Hydra makes a 4096-bit RSA key inside the first request that
+	// needs one, and on a loaded machine that outlasted the 10 s its
+	// server gives a request to be answered (the sign-in then failed).
+	if err := p.Admin(context.Background(), http.MethodPost, "/admin/keys/"+AccessTokenKeySet,
+		map[string]string{"alg": signingAlg, "use": "sig", "kid": "k-" + hex.EncodeToString(randBytes(6))}, nil); err != nil {
+		tb.Fatalf("create Hydra's access-token signing key: %v\n%s", err, p.Logs())
+	}
 	return p
 }
+
+// signingAlg is the algorithm of the access-token keys the tests make:
+// ES256, made in microseconds where RSA-4096 takes seconds.
+const signingAlg = "ES256"
 
 // Logs returns what Hydra printed.
 func (p *Provider) Logs() string {
@@ -288,7 +300,7 @@ func (p *Provider) RotateKey(tb testing.TB) string {
 	old := p.KeyIDs(tb)
 	kid := "k-" + hex.EncodeToString(randBytes(6))
 	if err := p.Admin(context.Background(), http.MethodPost, "/admin/keys/"+AccessTokenKeySet,
-		map[string]string{"alg": "RS256", "use": "sig", "kid": kid}, nil); err != nil {
+		map[string]string{"alg": signingAlg, "use": "sig", "kid": kid}, nil); err != nil {
 		tb.Fatalf("create a signing key: %v", err)
 	}
 	for _, k := range old {
@@ -345,7 +357,7 @@ func (b Browser) SignIn(ctx context.Context, authURL string) (*url.URL, error) {
 	}
 	jar, _ := cookiejar.New(nil)
 	var final *url.URL
-	hc := &http.Client{Jar: jar, Timeout: 30 * time.Second, Transport: b.Transport, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+	hc := &http.Client{Jar: jar, Timeout: 30 * time.Second, Transport: freshConnections(b.Transport), CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		// The provider's and the login app's pages are followed; a
 		// redirect anywhere else is the answer to the client.
 		if req.URL.Host == start.Host || strings.HasSuffix(req.URL.Path, "/login") || strings.HasSuffix(req.URL.Path, "/consent") {
@@ -407,4 +419,23 @@ func Code(u *url.URL) (code, state, iss string, err error) {
 		return "", "", "", fmt.Errorf("%w: %s: %s", ErrDenied, e, q.Get("error_description"))
 	}
 	return q.Get("code"), q.Get("state"), q.Get("iss"), nil
+}
+
+// freshConnections is rt (nil: http.DefaultTransport) sending each request
+// on a connection of its own. Hydra closes idle connections, and on a loaded
+// machine a request sent on one as it closed failed (EOF on a POST to the
+// admin API) or, being a GET, was sent again by net/http, which Hydra
+// refuses for a login or consent verifier it has seen once ("already been
+// used").
+func freshConnections(rt http.RoundTripper) http.RoundTripper {
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	t, ok := rt.(*http.Transport)
+	if !ok {
+		return rt
+	}
+	t = t.Clone()
+	t.DisableKeepAlives = true
+	return t
 }

@@ -2,7 +2,9 @@
 // (agentcore.Config.Settings, ocr.Config.Settings): the environment tables of
 // docs/configuration.md and docs/agents.md, between their
 // <!-- settings: … --> and <!-- end settings --> lines, and the settings part of deploy/.env.example, whose variables and
-// values are the ones deploy/docker-compose.yml passes through. Run it from
+// values are the ones deploy/docker-compose.yml passes through; and the
+// package table of docs/architecture.md (between <!-- packages … --> and
+// <!-- end packages -->) from internal/archtest's import rules. Run it from
 // the repository root after changing a declaration:
 //
 //	go run ./internal/cmd/gendocs
@@ -25,6 +27,7 @@ import (
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/agents/composer"
 	"github.com/agentura/agentura/agents/ocr"
+	"github.com/agentura/agentura/internal/archtest"
 	"github.com/agentura/agentura/settings"
 )
 
@@ -80,6 +83,7 @@ func run(root string, write bool) ([]string, error) {
 		files = append(files, file{path, func(old, _ string) (string, error) { return tables(old, found) }})
 	}
 	files = append(files, file{filepath.Join("deploy", ".env.example"), envExample})
+	files = append(files, file{filepath.Join("docs", "architecture.md"), packageTable})
 	for _, f := range files {
 		path := filepath.Join(root, f.path)
 		old, err := os.ReadFile(path)
@@ -241,4 +245,20 @@ func sentence(s string) string {
 		s += "."
 	}
 	return s
+}
+
+// packages is the generated package table of docs/architecture.md with its
+// marker lines.
+var packages = regexp.MustCompile(`(?s)(<!-- packages [^\n]*-->\n)(.*?)(<!-- end packages -->)`)
+
+// packageTable replaces the package table of docs/architecture.md with the
+// one internal/archtest's rules make.
+func packageTable(old, _ string) (string, error) {
+	if n := len(packages.FindAllStringIndex(old, -1)); n != 1 {
+		return "", fmt.Errorf("want one package table (<!-- packages ... --> … <!-- end packages -->), found %d", n)
+	}
+	return packages.ReplaceAllStringFunc(old, func(m string) string {
+		parts := packages.FindStringSubmatch(m)
+		return parts[1] + archtest.Markdown() + parts[3]
+	}), nil
 }
