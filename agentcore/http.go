@@ -79,6 +79,9 @@ func (s *Service) buildHandler() http.Handler {
 	r.Any("/mcp", gin.WrapH(mcpH))
 	r.Any("/uploads", gin.WrapH(uploadH))
 	r.Any(transfer.TusPath+"*id", gin.WrapH(tusH))
+	// The upload descriptors of files/authorizeUpload (mcpfiles_http.go):
+	// the signed URL is the capability, as for downloads.
+	r.Any(ticketUploadPath+":id", gin.WrapH(s.limiter.wrap(s.pacer.wrap(http.HandlerFunc(s.serveTicketUpload)))))
 	r.Any("/files/*path", gin.WrapH(s.fileRoutes())) // downloads, DELETE, revoke (files.go)
 	r.Any(transfer.A2APath, gin.WrapH(a2aH))
 	r.Any(transfer.AgentCardPath, gin.WrapH(cardH))

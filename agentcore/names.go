@@ -107,3 +107,32 @@ func mimeParse(v string) (string, map[string]string, error) {
 	}
 	return mime.ParseMediaType(v)
 }
+
+// commonExtensions are the extensions of the types files most often have,
+// where the system's table may say otherwise or nothing.
+var commonExtensions = map[string]string{
+	"application/pdf": ".pdf", "image/png": ".png", "image/jpeg": ".jpg", "image/tiff": ".tif",
+	"image/gif": ".gif", "image/webp": ".webp", "image/bmp": ".bmp", "text/plain": ".txt",
+	"text/markdown": ".md", "text/html": ".html", "text/csv": ".csv", "application/json": ".json",
+	"application/zip": ".zip",
+	"application/vnd.openxmlformats-officedocument.wordprocessingml.document":   ".docx",
+	"application/vnd.openxmlformats-officedocument.presentationml.presentation": ".pptx",
+	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet":         ".xlsx",
+}
+
+// nameForType names a file that came without a name (a data: URI without
+// name=, as the draft MCP file contract sends them): base with the
+// extension of mimeType, when one is known.
+func nameForType(base, mimeType string) string {
+	t, _, err := mime.ParseMediaType(mimeType)
+	if err != nil {
+		return base
+	}
+	if ext, ok := commonExtensions[t]; ok {
+		return base + ext
+	}
+	if exts, _ := mime.ExtensionsByType(t); len(exts) > 0 {
+		return base + exts[0]
+	}
+	return base
+}

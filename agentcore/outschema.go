@@ -66,7 +66,7 @@ func OutputSchema[Out any]() (*jsonschema.Schema, error) {
 	if t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("tool output type %v must be a struct", t)
 	}
-	s, files, err := inputSchema(t)
+	s, files, err := inputSchema(t, fileDecl{})
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func OutputSchema[Out any]() (*jsonschema.Schema, error) {
 }
 
 // fileFieldOrder are the fields of a produced file, in order.
-var fileFieldOrder = []string{"download_url", "filename", "mime_type", "size_bytes", "sha256"}
+var fileFieldOrder = []string{"download_url", "filename", "mime_type", "size_bytes", "sha256", "file"}
 
 // fileFields are the schemas of a produced file's fields (transfer.File).
 func fileFields() map[string]*jsonschema.Schema {
@@ -107,5 +107,16 @@ func fileFields() map[string]*jsonschema.Schema {
 		"mime_type":    {Type: "string"},
 		"size_bytes":   {Type: "integer", Minimum: new(float64)},
 		"sha256":       {Type: "string", Pattern: "^[0-9a-f]{64}$", Description: "hex digest of the content"},
+		"file": {Type: "object", Description: "the file as the draft MCP file contract (SEP-2631) hands it out: resolve uri with files/authorizeDownload",
+			Properties: map[string]*jsonschema.Schema{
+				"uri":      {Type: "string", Format: "uri"},
+				"name":     {Type: "string"},
+				"mimeType": {Type: "string"},
+				"size":     {Type: "integer", Minimum: new(float64)},
+				"digest": {Type: "object", Required: []string{"algorithm", "value"}, Properties: map[string]*jsonschema.Schema{
+					"algorithm": {Type: "string"}, "value": {Type: "string"}}},
+			},
+			PropertyOrder: []string{"uri", "name", "mimeType", "size", "digest"},
+			Required:      []string{"uri"}},
 	}
 }

@@ -16,9 +16,11 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transfer/mcpfile"
 )
 
 // InputFile is a resolved file input: a local file the tool may read until
@@ -72,6 +74,9 @@ type resolver struct {
 	private  *privateFiles
 	files    *filehttp.Server
 	fetch    *fetcher
+	// fileURI opens the file a file URI of the draft MCP file contract
+	// names, for owner (mcpfiles.go); nil: no file URIs.
+	fileURI func(ctx context.Context, owner, uri string) (io.ReadCloser, fileserve.Meta, error)
 }
 
 // resolve writes the file given by (name, content) into a new folder under
@@ -111,9 +116,11 @@ func (r *resolver) resolveInto(ctx context.Context, owner, slot, name, content s
 		return r.fromDataURI(slot, name, content)
 	case hasPrefixFold(content, "http://"), hasPrefixFold(content, "https://"):
 		return r.fromURL(ctx, owner, slot, name, content)
+	case hasPrefixFold(content, mcpfile.Scheme+":") && r.fileURI != nil:
+		return r.fromFileURI(ctx, owner, slot, name, content)
 	}
 	if i := strings.Index(content, "://"); i > 0 && i < 10 && !strings.ContainsAny(content[:i], "/+=") {
-		return nil, fmt.Errorf("unsupported URL scheme %q: send an http(s) URL, a data URI or base64", content[:i])
+		return nil, fmt.Errorf("unsupported URL scheme %q: send an http(s) URL, a data URI, a file URI from files/authorizeUpload or base64", content[:i])
 	}
 	if content == name || isBareReference(content) {
 		return nil, fmt.Errorf("%w: the content %q is a file name, not the file. The client must replace file names with the file's content (a data URI, base64, or a signed URL from /uploads); hosts using the agentura client middleware do this for files in their registry. (A tiny file in plain base64 reads like a name: send it as a data URI.)",
@@ -221,6 +228,9 @@ func (r *resolver) fromDataURI(slot, name, content string) (*InputFile, error) {
 	isBase64 := strings.HasSuffix(strings.ToLower(header), ";base64")
 	mimeHint := strings.TrimSpace(strings.Split(header, ";")[0])
 	fallback := dataURIName(header)
+	if fallback == "" {
+		fallback = nameForType("file", mimeHint) // the draft's data: URIs carry no name
+	}
 	if isBase64 {
 		in, err := r.write(slot, name, fallback, mimeHint, base64Reader(payload))
 		if err != nil && !errors.Is(err, ErrInputTooLarge) && isDecodeError(err) {
@@ -279,6 +289,20 @@ func (r *resolver) fromURL(ctx context.Context, owner, slot, name, rawURL string
 		return nil, fmt.Errorf("fetch %s: %w", transfer.Redact(rawURL), err)
 	}
 	return in, err
+}
+
+// fromFileURI reads the file a file URI names: one the caller uploaded
+// through files/authorizeUpload, or one a tool produced for it.
+func (r *resolver) fromFileURI(ctx context.Context, owner, slot, name, uri string) (*InputFile, error) {
+	obj, m, err := r.fileURI(ctx, owner, uri)
+	if err != nil {
+		return nil, err
+	}
+	defer obj.Close()
+	if m.Size > r.maxBytes {
+		return nil, r.tooLarge(fmt.Sprintf("the file is %d bytes", m.Size))
+	}
+	return r.write(slot, name, m.Name, m.MIMEType, obj)
 }
 
 func (r *resolver) splitRoot(p string) (root, rel string, ok bool) {

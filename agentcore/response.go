@@ -80,6 +80,9 @@ func (r *Result) Structured() map[string]any {
 		out["mime_type"] = f.MIMEType
 		out["size_bytes"] = f.SizeBytes
 		out["sha256"] = f.SHA256
+		if f.File != nil {
+			out["file"] = f.File
+		}
 	default:
 		out["files"] = r.Files
 	}
@@ -123,20 +126,32 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 			journal.rollback(ctx)
 			return nil, fmt.Errorf("store output %q: %w", name, err)
 		}
-		url, err := c.svc.files.URL(meta)
+		f, err := c.svc.producedFile(meta)
 		if err != nil {
 			journal.rollback(ctx)
 			return nil, fmt.Errorf("sign URL of %q: %w", name, err)
 		}
 		res.stored = append(res.stored, meta)
 		res.images = append(res.images, o.ShowImage)
-		res.Files = append(res.Files, transfer.File{DownloadURL: url, Filename: meta.Name, MIMEType: meta.MIMEType, SizeBytes: meta.Size, SHA256: meta.SHA256})
+		res.Files = append(res.Files, f)
 	}
 	if err := journal.commit(); err != nil {
 		journal.rollback(ctx)
 		return nil, fmt.Errorf("commit the outputs: %w", err)
 	}
 	return res, nil
+}
+
+// producedFile is how a stored output is handed out, over every protocol
+// and from every path (a call's result, a task's): its signed download URL
+// and metadata, and its FileValue for hosts of the draft MCP file contract.
+func (s *Service) producedFile(m fileserve.Meta) (transfer.File, error) {
+	url, err := s.files.URL(m)
+	if err != nil {
+		return transfer.File{}, err
+	}
+	fv := fileValue(s.fileURI(fileKindOut, m.ID), m)
+	return transfer.File{DownloadURL: url, Filename: m.Name, MIMEType: m.MIMEType, SizeBytes: m.Size, SHA256: m.SHA256, File: &fv}, nil
 }
 
 func (c *Call) store(ctx context.Context, o Output, name string, pending func(fileserve.Meta) error) (fileserve.Meta, error) {

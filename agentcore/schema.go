@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transfer/mcpfile"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -31,19 +32,40 @@ var (
 // pattern and format.
 // FileAttachment, *FileAttachment and []FileAttachment fields get the file
 // parameter schema marked "x-file"; FileContent fields are strings marked
-// "x-file".
+// "x-file". Each file also carries the draft MCP declaration, an
+// "x-mcp-file" object (transfer/mcpfile.Input): on the parameter, or on
+// the items of an array of files. Its accept list comes from an
+// `accept:"application/pdf,image/*"` tag (AcceptTag); AddTool adds the
+// tool's InputTypes where no tag says otherwise, and the agent's input cap
+// as maxSize.
 func InputSchema[In any]() (*jsonschema.Schema, []string, error) {
-	return inputSchema(reflect.TypeFor[In]())
+	return inputSchema(reflect.TypeFor[In](), fileDecl{})
 }
 
-func inputSchema(t reflect.Type) (*jsonschema.Schema, []string, error) {
+// AcceptTag is the struct tag of a file parameter listing the MIME types
+// (and wildcard subtypes, and dot-prefixed extensions as picker hints) it
+// takes, comma-separated: it becomes the accept list of the parameter's
+// x-mcp-file declaration, which hosts use to filter what they offer and
+// which files/authorizeUpload enforces.
+//
+//	Scan agentcore.FileAttachment `json:"scan" accept:"application/pdf,image/*"`
+const AcceptTag = "accept"
+
+// fileDecl is what a tool's x-mcp-file declarations say beyond the tags:
+// the accept list of file parameters without a tag, and maxSize.
+type fileDecl struct {
+	accept  []string
+	maxSize int64
+}
+
+func inputSchema(t reflect.Type, decl fileDecl) (*jsonschema.Schema, []string, error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t.Kind() != reflect.Struct {
 		return nil, nil, fmt.Errorf("tool input type %v must be a struct", t)
 	}
-	g := &schemaGen{defs: map[string]*jsonschema.Schema{}, seen: map[reflect.Type]bool{}}
+	g := &schemaGen{defs: map[string]*jsonschema.Schema{}, seen: map[reflect.Type]bool{}, decl: decl}
 	s, err := g.forType(t, "")
 	if err != nil {
 		return nil, nil, err
@@ -58,6 +80,17 @@ type schemaGen struct {
 	defs       map[string]*jsonschema.Schema
 	seen       map[reflect.Type]bool
 	fileParams []string
+	decl       fileDecl
+}
+
+// mcpFile is the x-mcp-file declaration of one file: both transfer modes,
+// the tool's accept list and the agent's cap, until a tag narrows accept.
+func (g *schemaGen) mcpFile() mcpfile.Input {
+	return mcpfile.Input{
+		Accept:        g.decl.accept,
+		MaxSize:       g.decl.maxSize,
+		TransferModes: []string{mcpfile.ModeInline, mcpfile.ModeUpload},
+	}
 }
 
 // fileAttachmentSchema is the schema of one FileAttachment value, object or string.
@@ -77,13 +110,41 @@ func (g *schemaGen) fileAttachmentSchema() *jsonschema.Schema {
 	}}
 }
 
-func markFile(s *jsonschema.Schema) *jsonschema.Schema {
+// markFile marks s as a file (x-file) and, when decl is not nil, declares it
+// to the draft's hosts (x-mcp-file).
+func markFile(s *jsonschema.Schema, decl *mcpfile.Input) *jsonschema.Schema {
 	if s.Extra == nil {
 		s.Extra = map[string]any{}
 	}
 	s.Extra[transfer.KeywordFile] = true
-	s.Extra[transfer.KeywordMCPFile] = true
+	if decl != nil {
+		s.Extra[mcpfile.Keyword] = *decl
+	}
 	return s
+}
+
+// setAccept narrows the accept list of the x-mcp-file declaration of fs (a
+// file, or an array of files) to the comma-separated list of an accept tag.
+func setAccept(fs *jsonschema.Schema, tag, path string) error {
+	target := fs
+	if _, ok := target.Extra[mcpfile.Keyword]; !ok && fs.Items != nil {
+		target = fs.Items
+	}
+	decl, ok := target.Extra[mcpfile.Keyword].(mcpfile.Input)
+	if !ok {
+		return fmt.Errorf("%s: an accept tag needs a file parameter (FileAttachment, FileContent or a list of them)", path)
+	}
+	decl.Accept = nil
+	for _, a := range strings.Split(tag, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			if !strings.HasPrefix(a, ".") && !strings.Contains(a, "/") {
+				return fmt.Errorf("%s: accept %q is neither a MIME type (image/png, image/*) nor an extension (.png)", path, a)
+			}
+			decl.Accept = append(decl.Accept, a)
+		}
+	}
+	target.Extra[mcpfile.Keyword] = decl
+	return nil
 }
 
 // forType returns the schema of t; path is the JSON path of the value, used to
@@ -95,10 +156,12 @@ func (g *schemaGen) forType(t reflect.Type, path string) (*jsonschema.Schema, er
 	switch t {
 	case typeFileAttachment:
 		g.fileParams = append(g.fileParams, path)
-		return markFile(g.fileAttachmentSchema()), nil
+		decl := g.mcpFile()
+		return markFile(g.fileAttachmentSchema(), &decl), nil
 	case typeFileContent:
 		g.fileParams = append(g.fileParams, path)
-		return markFile(&jsonschema.Schema{Type: "string"}), nil
+		decl := g.mcpFile()
+		return markFile(&jsonschema.Schema{Type: "string"}, &decl), nil
 	case typeTime:
 		return &jsonschema.Schema{Type: "string", Format: "date-time"}, nil
 	case typeRawMessage:
@@ -132,10 +195,14 @@ func (g *schemaGen) forType(t reflect.Type, path string) (*jsonschema.Schema, er
 			elem = elem.Elem()
 		}
 		if elem == typeFileAttachment {
-			// x-file on the array; items are FileAttachment objects.
+			// x-file on the array; each item is a FileAttachment object
+			// or string, declared to the draft's hosts by x-mcp-file (on
+			// the items, where the draft puts it for an array).
 			g.fileParams = append(g.fileParams, path)
-			g.fileAttachmentSchema()
-			return markFile(&jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Ref: "#/$defs/" + fileAttachmentDef}}), nil
+			decl := g.mcpFile()
+			items := g.fileAttachmentSchema()
+			items.Extra = map[string]any{mcpfile.Keyword: decl}
+			return markFile(&jsonschema.Schema{Type: "array", Items: items}, nil), nil
 		}
 		items, err := g.forType(t.Elem(), path+"[]")
 		if err != nil {
@@ -182,6 +249,11 @@ func (g *schemaGen) forStruct(t reflect.Type, path string) (*jsonschema.Schema, 
 		}
 		if tag, ok := f.field.Tag.Lookup(SchemaTag); ok {
 			if err := applySchemaTag(fs, tag, fpath); err != nil {
+				return nil, err
+			}
+		}
+		if tag, ok := f.field.Tag.Lookup(AcceptTag); ok {
+			if err := setAccept(fs, tag, fpath); err != nil {
 				return nil, err
 			}
 		}

@@ -15,7 +15,7 @@ type embedItem struct {
 }
 
 type schemaInput struct {
-	Source   FileAttachment   `json:"source" jsonschema:"the scan"`
+	Source   FileAttachment   `json:"source" jsonschema:"the scan" accept:"application/pdf, image/*"`
 	Optional *FileAttachment  `json:"optional,omitempty"`
 	Sources  []FileAttachment `json:"sources,omitempty"`
 	Embeds   []embedItem      `json:"embeds,omitempty"`
@@ -67,7 +67,7 @@ func jsonEqual(t *testing.T, got any, want string) {
 
 func TestSchemaFileParamMatchesDesign(t *testing.T) {
 	m := schemaJSON(t)
-	jsonEqual(t, get(t, m, "properties/source"), `{"anyOf": [{"$ref": "#/$defs/FileAttachment"}, {"type": "string"}], "x-file": true, "x-mcp-file": true, "description": "the scan"}`)
+	jsonEqual(t, get(t, m, "properties/source"), `{"anyOf": [{"$ref": "#/$defs/FileAttachment"}, {"type": "string"}], "x-file": true, "x-mcp-file": {"accept": ["application/pdf", "image/*"], "transferModes": ["inline", "upload"]}, "description": "the scan"}`)
 	jsonEqual(t, get(t, m, "$defs/FileAttachment/required"), `["name", "content"]`)
 	jsonEqual(t, get(t, m, "$defs/FileAttachment/type"), `"object"`)
 	jsonEqual(t, get(t, m, "$defs/FileAttachment/properties/name/type"), `"string"`)
@@ -76,7 +76,7 @@ func TestSchemaFileParamMatchesDesign(t *testing.T) {
 
 func TestSchemaOptionalPointerHasNoNullTrap(t *testing.T) {
 	m := schemaJSON(t)
-	jsonEqual(t, get(t, m, "properties/optional"), `{"anyOf": [{"$ref": "#/$defs/FileAttachment"}, {"type": "string"}], "x-file": true, "x-mcp-file": true}`)
+	jsonEqual(t, get(t, m, "properties/optional"), `{"anyOf": [{"$ref": "#/$defs/FileAttachment"}, {"type": "string"}], "x-file": true, "x-mcp-file": {"transferModes": ["inline", "upload"]}}`)
 	for _, r := range get(t, m, "required").([]any) {
 		if r == "optional" || r == "sources" || r == "embeds" {
 			t.Errorf("%v must not be required", r)
@@ -86,7 +86,7 @@ func TestSchemaOptionalPointerHasNoNullTrap(t *testing.T) {
 
 func TestSchemaArrayCarriesXFile(t *testing.T) {
 	m := schemaJSON(t)
-	jsonEqual(t, get(t, m, "properties/sources"), `{"type": "array", "items": {"$ref": "#/$defs/FileAttachment"}, "x-file": true, "x-mcp-file": true}`)
+	jsonEqual(t, get(t, m, "properties/sources"), `{"type": "array", "items": {"anyOf": [{"$ref": "#/$defs/FileAttachment"}, {"type": "string"}], "x-mcp-file": {"transferModes": ["inline", "upload"]}}, "x-file": true}`)
 }
 
 func TestSchemaNestedFieldCarriesXFile(t *testing.T) {
@@ -95,7 +95,7 @@ func TestSchemaNestedFieldCarriesXFile(t *testing.T) {
 	if _, marked := embeds["x-file"]; marked {
 		t.Error("x-file must sit on the nested field, not on the embeds array")
 	}
-	jsonEqual(t, get(t, m, "properties/embeds/items/properties/content"), `{"type": "string", "x-file": true, "x-mcp-file": true, "description": "the image"}`)
+	jsonEqual(t, get(t, m, "properties/embeds/items/properties/content"), `{"type": "string", "x-file": true, "x-mcp-file": {"transferModes": ["inline", "upload"]}, "description": "the image"}`)
 	jsonEqual(t, get(t, m, "properties/embeds/items/required"), `["name"]`)
 	jsonEqual(t, get(t, m, "properties/format/enum"), `["pdf", "docx"]`)
 }
@@ -233,5 +233,35 @@ func TestArgDecoderDoesNotCopyLongContentIntoErrors(t *testing.T) {
 	// branch used to add two more.
 	if grown := after.TotalAlloc - before.TotalAlloc; grown > 4*uint64(len(content)) {
 		t.Errorf("decoding %d bytes of arguments allocated %d bytes", len(good), grown)
+	}
+}
+
+// The x-mcp-file declarations AddTool publishes: the tool's InputTypes where
+// no accept tag is given, the agent's cap as maxSize; openai/fileParams
+// names the top-level file arguments.
+func TestSchemaMCPFileDeclarations(t *testing.T) {
+	s, _, err := inputSchema(reflect.TypeFor[schemaInput](), fileDecl{accept: []string{"image/png"}, maxSize: 1234})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(s)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	jsonEqual(t, get(t, m, "properties/source/x-mcp-file"), `{"accept": ["application/pdf", "image/*"], "maxSize": 1234, "transferModes": ["inline", "upload"]}`)
+	jsonEqual(t, get(t, m, "properties/sources/items/x-mcp-file"), `{"accept": ["image/png"], "maxSize": 1234, "transferModes": ["inline", "upload"]}`)
+	if got := openAIFileParams([]string{"source", "optional", "sources", "embeds[].content", "opts.logo", "a[].b.c"}); !reflect.DeepEqual(got, []string{"source", "optional", "sources", "embeds"}) {
+		t.Errorf("openai/fileParams = %v", got)
+	}
+	type bad struct {
+		Title string `json:"title" accept:"image/png"`
+	}
+	if _, _, err := InputSchema[bad](); err == nil || !strings.Contains(err.Error(), "accept tag needs a file") {
+		t.Errorf("accept on a string: %v", err)
+	}
+	type badType struct {
+		Scan FileAttachment `json:"scan" accept:"pdf"`
+	}
+	if _, _, err := InputSchema[badType](); err == nil {
+		t.Error("accept \"pdf\" taken")
 	}
 }

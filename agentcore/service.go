@@ -91,8 +91,13 @@ type Service struct {
 	quota    *fileserve.QuotaStore // nil: no owner quota (AGENT_OWNER_QUOTA_BYTES 0)
 	pacer    *bodyPacer            // nil: bodies not paced
 	conns    *connlimit.Limiter
-	scopes   ownerScopes     // what each anonymous caller produced (ownerscope.go)
-	requests requestContexts // stateless MCP requests in flight (cancel.go)
+	scopes   ownerScopes // what each anonymous caller produced (ownerscope.go)
+	// fileTickets are the uploads files/authorizeUpload promised
+	// (mcpfiles.go); presign, with AGENT_S3_REDIRECT, hands out the
+	// store's own URLs for files/authorizeDownload.
+	fileTickets fileTickets
+	presign     fileserve.Presigner
+	requests    requestContexts // stateless MCP requests in flight (cancel.go)
 	// ledger is what MCP and A2A tasks share (tasks.go), tasks the MCP
 	// tasks; both nil when the store keeps no records.
 	ledger         *taskLedger
@@ -224,6 +229,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		private:  newPrivateFiles(cfg),
 		files:    s.files,
 		fetch:    newFetcher(cfg.FetchAllowHosts, cfg.FetchTimeout).withPeers(cfg.PeerURLs),
+		fileURI:  s.openFileURI,
 	}
 	if cfg.Auth == "oauth" {
 		s.oauth = newOAuthResource(cfg, s.resolver.fetch, s.log)
@@ -243,6 +249,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			{Kind: a2aTaskKind, TTL: cfg.OutputTTL}, {Kind: mcpTaskKind, TTL: cfg.OutputTTL},
 			{Kind: taskCancelKind, TTL: cfg.OutputTTL}, {Kind: taskLeaseKind, TTL: taskLeaseSweep},
 			{Kind: scopeRecordKind, TTL: cfg.OutputTTL}, {Kind: revocation.Kind, TTL: cfg.revocationTTL()},
+			{Kind: ticketRecordKind, TTL: cfg.StagingTTL},
 		},
 		Expirers: []cleanup.Expirer{{Name: "tus", TTL: cfg.StagingTTL, Expire: s.tus.Expire}},
 		Schedule: cfg.CleanupSchedule,
@@ -253,11 +260,14 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		return nil, &ConfigError{Var: "AGENT_CLEANUP_SCHEDULE", Value: cfg.CleanupSchedule, Err: err}
 	}
 	s.scopes.records, _ = fileserve.As[fileserve.RecordStore](store)
+	s.fileTickets.records, s.fileTickets.ttl = s.scopes.records, cfg.StagingTTL
+	s.presign = redirect
 	s.openTasks(store)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version}, s.serverOptions())
 	s.serveResources()
 	s.serveViews()
 	s.serveTasks()
+	s.serveFileTransfer()
 	return s, nil
 }
 

@@ -400,11 +400,11 @@ func (m *mcpTasks) callResult(ctx context.Context, t *mcpTask) (*mcp.CallToolRes
 	} else {
 		res := &Result{Text: k.Text, Data: k.Data, stored: k.Files, images: k.Images}
 		for _, f := range k.Files {
-			url, err := m.svc.files.URL(f)
+			pf, err := m.svc.producedFile(f)
 			if err != nil {
 				return nil, err
 			}
-			res.Files = append(res.Files, transfer.File{DownloadURL: url, Filename: f.Name, MIMEType: f.MIMEType, SizeBytes: f.Size, SHA256: f.SHA256})
+			res.Files = append(res.Files, pf)
 		}
 		out = m.svc.renderMCP(ctx, res)
 	}

@@ -116,7 +116,7 @@ func addTool[In any](s *Service, t Tool, fn ToolFunc[In], out *jsonschema.Schema
 	if fn == nil {
 		return errors.New("tool has no function")
 	}
-	schema, fileParams, err := InputSchema[In]()
+	schema, fileParams, err := inputSchema(reflect.TypeFor[In](), fileDecl{accept: t.InputTypes, maxSize: s.cfg.MaxUploadBytes})
 	if err != nil {
 		return err
 	}

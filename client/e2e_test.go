@@ -450,13 +450,15 @@ func TestOverCapDownloadIsRefusedAndLeavesNothing(t *testing.T) {
 	assertEmptyDir(t, s.reg.Dir())
 }
 
-func TestOverCapInputIsRefusedByTheAgent(t *testing.T) {
+// An input over the agent's cap is refused before it is sent: the agent
+// declares its cap as the x-mcp-file maxSize of each file parameter.
+func TestOverCapInputIsRefusedBeforeSending(t *testing.T) {
 	a := testagent.Start(t, testagent.Options{MaxUploadBytes: 1 << 20})
 	s := connect(t, a, sessionOptions{tune: func(c *client.Config) { c.InlineMaxBytes = 64 << 10 }})
 	s.attach(t, "big.bin", randomBytes(t, 2<<20))
 	_, err := s.call(t, "inspect_file", `{"source": "big.bin"}`)
-	if err == nil || !strings.Contains(err.Error(), "413") || !strings.Contains(err.Error(), "big.bin") {
-		t.Fatalf("err = %v, want the agent's 413 for big.bin", err)
+	if err == nil || !strings.Contains(err.Error(), "at most 1048576 bytes (its maxSize)") || !strings.Contains(err.Error(), "big.bin") || !strings.Contains(err.Error(), "not sent") {
+		t.Fatalf("err = %v, want big.bin refused over the agent's maxSize, unsent", err)
 	}
 }
 

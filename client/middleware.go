@@ -97,9 +97,10 @@ type Middleware struct {
 	base *url.URL
 	hc   *http.Client // uploads and downloads; the token goes to base only
 
-	mu    sync.Mutex
-	tools map[string]*mcp.Tool
-	owner string // the agent's owner handle, carried in _meta (owner.go)
+	mu      sync.Mutex
+	tools   map[string]*mcp.Tool
+	owner   string             // the agent's owner handle, carried in _meta (owner.go)
+	session *mcp.ClientSession // for the draft's files/* methods (UseSession)
 }
 
 // New checks cfg and returns a Middleware.
@@ -152,6 +153,23 @@ func BaseURLFromEndpoint(endpoint string) (string, error) {
 func (m *Middleware) Attach(c *mcp.Client) {
 	c.AddSendingMiddleware(m.Sending)
 	RegisterTaskMethods(c)
+	RegisterFileMethods(c)
+}
+
+// UseSession names the session RewriteArguments and Collect send the
+// draft MCP file contract's files/authorizeUpload and
+// files/authorizeDownload on (whose client RegisterFileMethods prepared);
+// calls through the attached middleware use their own session.
+func (m *Middleware) UseSession(s *mcp.ClientSession) {
+	m.mu.Lock()
+	m.session = s
+	m.mu.Unlock()
+}
+
+func (m *Middleware) currentSession() *mcp.ClientSession {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.session
 }
 
 // Registry is the registry the middleware resolves names in and registers
@@ -237,7 +255,7 @@ func (m *Middleware) callTool(ctx context.Context, req mcp.Request, next mcp.Met
 		return nil, err
 	}
 	if tool != nil {
-		args, err := m.RewriteArguments(ctx, tool, params.Arguments)
+		args, err := m.rewriteArguments(ctx, session, tool, params.Arguments)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w (the call was not sent)", name, err)
 		}
@@ -255,16 +273,23 @@ func (m *Middleware) callTool(ctx context.Context, req mcp.Request, next mcp.Met
 		return res, err
 	}
 	if tr, ok := res.(*mcp.CallToolResult); ok && tr != nil && !tr.IsError {
-		m.Collect(ctx, name, tr)
+		m.collect(ctx, session, name, tr)
 	}
 	return res, err
 }
 
 // RewriteArguments returns args with every registry name in tool's file
 // fields replaced by the file: a data URI up to InlineMaxBytes, the signed
-// URL of an upload above. It is what the middleware does before a call,
+// URL of an upload above. A field that declares the draft MCP file
+// contract (an x-mcp-file object) gets what its transferModes and maxSize
+// allow: a data URI, or the file URI of files/authorizeUpload on the
+// session of UseSession. It is what the middleware does before a call,
 // exported for hosts that call tools another way.
 func (m *Middleware) RewriteArguments(ctx context.Context, tool *mcp.Tool, args any) (any, error) {
+	return m.rewriteArguments(ctx, m.currentSession(), tool, args)
+}
+
+func (m *Middleware) rewriteArguments(ctx context.Context, session *mcp.ClientSession, tool *mcp.Tool, args any) (any, error) {
 	s, err := parseSchema(tool.InputSchema)
 	if err != nil {
 		return nil, err
@@ -276,7 +301,10 @@ func (m *Middleware) RewriteArguments(ctx context.Context, tool *mcp.Tool, args 
 	if err != nil {
 		return nil, err
 	}
-	w := &rewriter{s: s, send: m.send, refuseLiterals: m.cfg.RefuseLiterals}
+	send := func(ctx context.Context, key string, f fileField) (string, string, error) {
+		return m.send(ctx, session, key, f)
+	}
+	w := &rewriter{s: s, send: send, refuseLiterals: m.cfg.RefuseLiterals}
 	return w.rewriteArgs(ctx, decoded)
 }
 
@@ -306,13 +334,27 @@ func decodeArgs(args any) (any, error) {
 	return out, nil
 }
 
-// send turns the registry name key into what goes over the wire.
-func (m *Middleware) send(ctx context.Context, key string) (string, string, error) {
+// send turns the registry name key into what goes over the wire: a data
+// URI up to InlineMaxBytes, an upload to /uploads above; for a field the
+// draft MCP file contract alone declares (x-mcp-file without x-file), what
+// the draft allows (sendDraft). A declared maxSize bounds what is sent
+// either way; the accept list too for the draft's fields (an agentura
+// agent's tool judges the type itself, by content).
+func (m *Middleware) send(ctx context.Context, session *mcp.ClientSession, key string, f fileField) (string, string, error) {
 	e, err := m.lookup(ctx, key)
 	if err != nil {
 		return "", "", err
 	}
 	name := baseName(e.Name)
+	if f.decl != nil {
+		if err := fits(e, name, *f.decl, !f.xfile); err != nil {
+			return "", "", err
+		}
+		if !f.xfile {
+			content, err := m.sendDraft(ctx, session, e, name, *f.decl, f.object)
+			return content, name, err
+		}
+	}
 	if m.cfg.InlineMaxBytes >= 0 && e.Size <= m.cfg.InlineMaxBytes {
 		f, err := openEntry(e)
 		if err != nil {

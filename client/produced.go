@@ -9,7 +9,9 @@ import (
 	"path"
 	"strings"
 
+	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transfer/mcpfile"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,6 +19,7 @@ import (
 // content, resource links and embedded resources, keyed by URL.
 type produced struct {
 	url      string
+	fileURI  string // a draft server's FileValue: url comes from files/authorizeDownload
 	name     string
 	size     int64  // -1: unknown
 	sha256   string // "": not announced
@@ -30,27 +33,51 @@ type produced struct {
 // structured content keeps each file's name (its registry name), type and
 // size but no URL. The registry names are listed under _meta[transfer.MetaProduced],
 // files that could not be fetched under _meta[transfer.MetaFailed] (and in the text).
-// It is what the middleware does after a call, exported for hosts that call
-// tools another way.
+// A produced file a draft MCP file contract server gives only as a
+// FileValue is resolved with files/authorizeDownload on the session of
+// UseSession. It is what the middleware does after a call, exported for
+// hosts that call tools another way.
 func (m *Middleware) Collect(ctx context.Context, tool string, res *mcp.CallToolResult) {
+	m.collect(ctx, m.currentSession(), tool, res)
+}
+
+func (m *Middleware) collect(ctx context.Context, session *mcp.ClientSession, tool string, res *mcp.CallToolResult) {
 	files := gather(res)
 	if len(files) == 0 {
 		return
 	}
 	var lines, names, failed []string
-	renamed := map[string]string{} // url → registry name
+	renamed := map[string]string{} // url (or file URI) → registry name
 	for _, f := range files {
+		if f.fileURI != "" {
+			u, size, sum, err := m.downloadURL(ctx, session, f.fileURI)
+			if err != nil {
+				err = fmt.Errorf("%s: %w", f.name, err)
+				m.cfg.Logger.Warn("produced file not fetched", "tool", tool, "name", f.name, "err", err)
+				lines = append(lines, fmt.Sprintf("%s%s, but the client could not fetch it (%s)", transfer.ProducedPrefix, f.name, shortReason(err)))
+				failed = append(failed, err.Error())
+				renamed[f.fileURI] = f.name
+				continue
+			}
+			f.url = u
+			if f.size < 0 {
+				f.size = size
+			}
+			if f.sha256 == "" {
+				f.sha256 = sum
+			}
+		}
 		e, err := m.fetch(ctx, f, ToolSource(tool))
 		if err != nil {
 			m.cfg.Logger.Warn("produced file not fetched", "tool", tool, "name", f.name, "err", err)
 			lines = append(lines, fmt.Sprintf("%s%s, but the client could not fetch it (%s)", transfer.ProducedPrefix, f.name, shortReason(err)))
 			failed = append(failed, f.name+": "+err.Error())
-			renamed[f.url] = f.name
+			renamed[f.key()] = f.name
 			continue
 		}
 		lines = append(lines, transfer.ProducedPrefix+e.Describe())
 		names = append(names, e.Name)
-		renamed[f.url] = e.Name
+		renamed[f.key()] = e.Name
 	}
 	var content []mcp.Content
 	for _, c := range res.Content {
@@ -93,6 +120,14 @@ func FailedFiles(res *mcp.CallToolResult) []string {
 	}
 	failed, _ := res.Meta[transfer.MetaFailed].([]string)
 	return failed
+}
+
+// key is what names f in the result: its file URI, else its URL.
+func (f *produced) key() string {
+	if f.fileURI != "" {
+		return f.fileURI
+	}
+	return f.url
 }
 
 // fetch registers f: from its embedded bytes when the result carried them
@@ -149,6 +184,25 @@ func gather(res *mcp.CallToolResult) []*produced {
 	if sc, ok := res.StructuredContent.(map[string]any); ok {
 		for _, f := range structuredFiles(sc) {
 			add(str(f["download_url"]), str(f["filename"]), num(f["size_bytes"]), str(f[transfer.MetaSHA256]))
+		}
+		var fvs []mcpfile.FileValue
+		fileValues(sc, &fvs)
+		for _, fv := range fvs {
+			if byURL[fv.URI] != nil {
+				continue
+			}
+			p := &produced{fileURI: fv.URI, name: filename.Base(fv.Name), size: -1}
+			if fv.Size != nil {
+				p.size = *fv.Size
+			}
+			if fv.Digest != nil {
+				p.sha256, _ = fv.Digest.Hex()
+			}
+			if p.name == "" {
+				p.name = "file"
+			}
+			byURL[fv.URI] = p
+			out = append(out, p)
 		}
 	}
 	for _, c := range res.Content {
@@ -211,11 +265,33 @@ func scrubStructured(sc any, renamed map[string]string) any {
 	for _, f := range structuredFiles(m) {
 		u := str(f["download_url"])
 		delete(f, "download_url")
+		delete(f, "file") // the same file as a FileValue: the registry name is the handle
 		if n, ok := renamed[u]; ok {
 			f["filename"] = n
 		}
 	}
+	scrubFileValues(m, renamed)
 	return m
+}
+
+// scrubFileValues names each FileValue by its registry name in place of
+// its file URI.
+func scrubFileValues(v any, renamed map[string]string) {
+	switch x := v.(type) {
+	case []any:
+		for _, i := range x {
+			scrubFileValues(i, renamed)
+		}
+	case map[string]any:
+		if n, ok := renamed[str(x["uri"])]; ok && mcpfile.IsFileURI(str(x["uri"])) {
+			delete(x, "uri")
+			x["name"] = n
+			return
+		}
+		for _, i := range x {
+			scrubFileValues(i, renamed)
+		}
+	}
 }
 
 // scrubText drops the agent's own "Tool produced: ... <url>" lines and puts

@@ -8,12 +8,25 @@ import (
 	"strings"
 
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transfer/mcpfile"
 )
 
 // fileSender turns the registry file a model named into what goes over the
-// wire: a data URI or the signed URL of an upload. name is the name to send
-// along (the registry name when the model gave none).
-type fileSender func(ctx context.Context, key string) (content, name string, err error)
+// wire: a data URI, the signed URL of an upload, or a file URI of the draft
+// MCP file contract. name is the name to send along (the registry name when
+// the model gave none).
+type fileSender func(ctx context.Context, key string, f fileField) (content, name string, err error)
+
+// fileField is what the schema says of a file field.
+type fileField struct {
+	// decl is its x-mcp-file declaration; nil when it has none.
+	decl *mcpfile.Input
+	// object: it takes {name, content} (an agentura agent's FileAttachment).
+	object bool
+	// xfile: it is marked x-file, agentura's contract, which /uploads and
+	// tus serve (the draft's declaration then only bounds what is sent).
+	xfile bool
+}
 
 // rewriter replaces the file names in a tool's arguments with the files,
 // guided by the tool's input schema.
@@ -131,19 +144,20 @@ func (w *rewriter) pick(v any, bs []map[string]any) map[string]any {
 // file resolves a field marked x-file: one file, or a list of them. A
 // lone value for a field that only takes lists becomes a list of one.
 func (w *rewriter) file(ctx context.Context, v any, n map[string]any, at string) (any, error) {
+	xfile := n[transfer.KeywordFile] == true
 	items, isList := w.s.arrayItems(n)
 	if !isList {
-		return w.one(ctx, v, n, at)
+		return w.one(ctx, v, n, at, xfile)
 	}
 	list, ok := v.([]any)
 	if !ok {
 		if w.s.acceptsSingle(n) {
-			return w.one(ctx, v, n, at)
+			return w.one(ctx, v, n, at, xfile)
 		}
 		list = []any{v}
 	}
 	for i, item := range list {
-		nv, err := w.one(ctx, item, items, fmt.Sprintf("%s[%d]", at, i))
+		nv, err := w.one(ctx, item, items, fmt.Sprintf("%s[%d]", at, i), xfile)
 		if err != nil {
 			return nil, err
 		}
@@ -156,17 +170,18 @@ func (w *rewriter) file(ctx context.Context, v any, n map[string]any, at string)
 // where the schema takes an object, else as the content string) or an
 // object {name, content} whose content, or name if content is empty, is the
 // registry name. Content that already is a data URI or URL is left alone.
-func (w *rewriter) one(ctx context.Context, v any, n map[string]any, at string) (any, error) {
+func (w *rewriter) one(ctx context.Context, v any, n map[string]any, at string, xfile bool) (any, error) {
+	f := fileField{decl: declOf(n), object: n != nil && w.s.acceptsObject(n), xfile: xfile}
 	switch x := v.(type) {
 	case string:
 		if resolved(x) {
 			return x, w.literal(at, x)
 		}
-		content, name, err := w.send(ctx, x)
+		content, name, err := w.send(ctx, x, f)
 		if err != nil {
 			return nil, fieldError(at, err)
 		}
-		if n != nil && w.s.acceptsObject(n) {
+		if f.object {
 			return map[string]any{"name": name, "content": content}, nil
 		}
 		return content, nil
@@ -183,7 +198,8 @@ func (w *rewriter) one(ctx context.Context, v any, n map[string]any, at string) 
 		if resolved(key) {
 			return x, w.literal(at, key)
 		}
-		c, sent, err := w.send(ctx, key)
+		f.object = true
+		c, sent, err := w.send(ctx, key, f)
 		if err != nil {
 			return nil, fieldError(at, err)
 		}

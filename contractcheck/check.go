@@ -138,7 +138,7 @@ func (c *checker) run(ctx context.Context) {
 	outs := c.outputs(res)
 	c.downloads(ctx, outs)
 	c.token(ctx, outs)
-	c.fileTransfer(ctx)
+	c.fileTransfer(ctx, call.smp, res)
 }
 
 // connect opens the session: the newest revision both sides speak.
@@ -230,8 +230,8 @@ func (c *checker) fileParams(tools []*mcp.Tool) map[string][]client.FileField {
 	return files
 }
 
-// mcpFileObjects checks every x-mcp-file marker: true, or the draft's object
-// whose accept is a list of MIME types (or extensions), maxSize a size in
+// mcpFileObjects checks every x-mcp-file marker: the draft's object (a
+// boolean, agentura's older form, declares nothing to its hosts) whose accept is a list of MIME types (or extensions), maxSize a size in
 // bytes and transferModes a list of names.
 func (c *checker) mcpFileObjects(tools []*mcp.Tool) {
 	var objects, flags int
@@ -241,11 +241,12 @@ func (c *checker) mcpFileObjects(tools []*mcp.Tool) {
 			switch x := v.(type) {
 			case bool:
 				flags++
+				bad = append(bad, fmt.Sprintf("%s.%s: x-mcp-file is %s; the draft (SEP-2631 at c3cf0eba) and its reference host read an object {accept, maxSize, transferModes}, and a boolean declares nothing to them", t.Name, at, jsonOf(v)))
 			case node:
 				objects++
 				bad = append(bad, badMCPFile(t.Name+"."+at, x)...)
 			default:
-				bad = append(bad, fmt.Sprintf("%s.%s: x-mcp-file is %s; want true or an object {accept, maxSize, transferModes}", t.Name, at, jsonOf(v)))
+				bad = append(bad, fmt.Sprintf("%s.%s: x-mcp-file is %s; want an object {accept, maxSize, transferModes}", t.Name, at, jsonOf(v)))
 			}
 		})
 	}
@@ -254,10 +255,8 @@ func (c *checker) mcpFileObjects(tools []*mcp.Tool) {
 		c.r.add(PointMCPFile, Fail, "%s", strings.Join(bad, "\n"))
 	case objects+flags == 0:
 		c.r.add(PointMCPFile, NotOffered, "no x-mcp-file marker (x-file alone is enough for this contract)")
-	case objects == 0:
-		c.r.add(PointMCPFile, Pass, "x-mcp-file: true on %d parameter(s); the draft's object form would add accept and maxSize", flags)
 	default:
-		c.r.add(PointMCPFile, Pass, "%d object(s), %d true", objects, flags)
+		c.r.add(PointMCPFile, Pass, "%d x-mcp-file object(s)", objects)
 	}
 }
 

@@ -85,7 +85,7 @@ func TestOurAgentsMeetTheContract(t *testing.T) {
 	t.Run("fileagent", func(t *testing.T) {
 		a := mcptest.StartAgent(t, fileagentBin)
 		r := contractcheck.Run(ctx, contractcheck.Target{URL: a.URL + "/mcp"}, contractcheck.Options{})
-		mustMeet(t, r, contractcheck.PointFileTransfer)
+		mustMeet(t, r)
 		if r.Tool != "archive_files" || r.Protocol != "2026-07-28" {
 			t.Errorf("called %s over %s, want archive_files (it produces files) over 2026-07-28", r.Tool, r.Protocol)
 		}
@@ -93,7 +93,7 @@ func TestOurAgentsMeetTheContract(t *testing.T) {
 	t.Run("composer", func(t *testing.T) {
 		a := mcptest.StartAgent(t, composerBin)
 		r := contractcheck.Run(ctx, contractcheck.Target{URL: a.URL + "/mcp"}, contractcheck.Options{})
-		mustMeet(t, r, contractcheck.PointFileTransfer)
+		mustMeet(t, r)
 		if r.Tool != "compose_document" || r.Parameter != "embeds[].content" || !strings.Contains(r.Sample, "image/png") {
 			t.Errorf("called %s with %s as %s; want compose_document with a PNG as embeds[].content", r.Tool, r.Sample, r.Parameter)
 		}
@@ -105,7 +105,7 @@ func TestOurAgentsMeetTheContract(t *testing.T) {
 			Env:     []string{"AGENT_ADDR=" + addr, "AGENT_PUBLIC_URL=http://" + addr, "AGENT_DATA_DIR=" + t.TempDir()},
 			BaseURL: "http://" + addr,
 		}, contractcheck.Options{Tool: "archive_files", Arguments: map[string]any{"name": "checked"}})
-		mustMeet(t, r, contractcheck.PointFileTransfer)
+		mustMeet(t, r)
 		if p, _ := r.Point(contractcheck.PointOutputFields); !strings.Contains(p.Detail, "checked.zip") {
 			t.Errorf("the arguments given were not used: %s", p.Detail)
 		}

@@ -62,7 +62,8 @@ func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pa
 			return unreachable(req.Params.Name, r.agent, why), nil, nil
 		}
 		// Resolved again on a second try: an upload went to the agent
-		// that restarted.
+		// that restarted. The session carries the draft's files/* methods.
+		mw.UseSession(s)
 		args, err := mw.RewriteArguments(ctx, r.tool, req.Params.Arguments)
 		if err != nil {
 			return toolError(g.argumentError(req.Params.Name, err)), nil, nil

@@ -262,6 +262,7 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "agentura-gateway", Version: "1"}, &opts)
 	client.RegisterTaskMethods(c)
+	client.RegisterFileMethods(c) // the draft MCP file contract's files/* (client/mcpfile.go)
 	s, err := c.Connect(ctx, tr, sopts)
 	if err != nil {
 		if strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)) {

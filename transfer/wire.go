@@ -1,5 +1,7 @@
 package transfer
 
+import "github.com/agentura/agentura/transfer/mcpfile"
+
 // File is a file a tool produced, as it appears in structured content: flat
 // for one file, under "files" for several.
 type File struct {
@@ -15,6 +17,12 @@ type File struct {
 	// SHA256 is the lowercase hex sha256 of the content; a host verifies each
 	// download against it (VerifySHA256). Empty from agents that predate it.
 	SHA256 string `json:"sha256,omitempty"`
+	// File is the same file as the draft MCP file contract hands it out
+	// (SEP-2631's FileValue: an mcp-file URI resolved by
+	// files/authorizeDownload, name, MIME type, size, sha-256 digest); a
+	// host following the draft finds it here in structuredContent. Absent
+	// from agents that predate it.
+	File *mcpfile.FileValue `json:"file,omitempty"`
 }
 
 // Files is the structured content of a result with several files.

@@ -244,8 +244,12 @@ func testListTools(t *testing.T, c *client.Client) {
 	if sources["type"] != "array" || sources["x-file"] != true {
 		t.Errorf("archive_files: sources = %v, want an array with \"x-file\": true", sources)
 	}
-	if field(sources["items"], "$ref") != "#/$defs/FileAttachment" {
-		t.Errorf("archive_files: sources.items = %v, want {$ref: #/$defs/FileAttachment}", sources["items"])
+	// Each item is a FileAttachment or a string, declared to the draft's
+	// hosts by an x-mcp-file object (SEP-2631 puts it on an array's items).
+	items, _ := sources["items"].(map[string]any)
+	branches, _ := items["anyOf"].([]any)
+	if len(branches) != 2 || field(branches[0], "$ref") != "#/$defs/FileAttachment" || field(branches[1], "type") != "string" || items["x-mcp-file"] == nil {
+		t.Errorf("archive_files: sources.items = %v, want {anyOf: [{$ref: #/$defs/FileAttachment}, {type: string}], x-mcp-file: {...}}", sources["items"])
 	}
 	checkFileAttachmentDef(t, schema)
 	checkFileParamsMeta(t, archive, "sources")

@@ -6,7 +6,7 @@ import (
 )
 
 // Leaves may be imported by both sides, server and client.
-var Leaves = []string{"transfer", "filetype", "filename", "settings"}
+var Leaves = []string{"transfer", "transfer/mcpfile", "filetype", "filename", "settings"}
 
 // Rule says which packages of this module the packages matched by Pkgs may
 // import (in their non-test files; tests may start whatever they need), and
@@ -30,7 +30,8 @@ type Rule struct {
 // and their agent only.
 var Rules = []Rule{
 	// Leaves of both sides.
-	{"transfer", []string{"filename"}, "the transfer protocol both sides speak: JSON shapes, names, uploads (raw and tus), guarded downloads, saving whole or not at all, the origin rule"},
+	{"transfer", []string{"filename", "transfer/mcpfile"}, "the transfer protocol both sides speak: JSON shapes, names, uploads (raw and tus), guarded downloads, saving whole or not at all, the origin rule"},
+	{"transfer/mcpfile", nil, "the draft MCP file contract (SEP-2631 at c3cf0eba, as openai/codex speaks it), its one mapping: x-mcp-file, FileValue, descriptors, files/authorize*"},
 	{"filetype", nil, "MIME detection from content and labels for people"},
 	{"filename", nil, "display names: cleaning, limits, \" (2)\" numbering"},
 	{"settings", nil, "each setting declared once: variable, flag, default, parser, doc line"},

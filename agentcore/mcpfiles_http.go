@@ -1,0 +1,140 @@
+package agentcore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/transfer/mcpfile"
+)
+
+// uploadRefusal is the body of a refused descriptor upload: the reason a
+// host can tell apart (transfer/mcpfile's Reason*) beside the message.
+type uploadRefusal struct {
+	Error  string `json:"error"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// uploadAccepted is the body of a completed descriptor upload.
+type uploadAccepted struct {
+	File mcpfile.FileValue `json:"file"`
+}
+
+func writeUploadJSON(w http.ResponseWriter, code int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
+
+// serveTicketUpload answers PUT /uploads/mcp/<ticket>?token=<JWT>, the URL
+// of an upload descriptor: the raw body is the file files/authorizeUpload
+// announced. It lands in the staging area under the ticket's owner, capped
+// at the declared size (else AGENT_MAX_UPLOAD_BYTES) while streaming, and
+// counted against the owner's quota; a body whose size, sha-256 or type is
+// not what was declared and accepted is removed and refused. The token is
+// the capability: no Authorization header is needed, as with download URLs.
+func (s *Service) serveTicketUpload(w http.ResponseWriter, r *http.Request) {
+	refuse := func(code int, reason, format string, args ...any) {
+		writeUploadJSON(w, code, uploadRefusal{Error: fmt.Sprintf(format, args...), Reason: reason})
+	}
+	if r.Method != http.MethodPut {
+		w.Header().Set("Allow", "PUT")
+		refuse(http.StatusMethodNotAllowed, "", "method %s is not allowed on an upload descriptor's URL; use PUT with the file as the body", truncate(r.Method, 20))
+		return
+	}
+	id := strings.TrimPrefix(r.URL.Path, ticketUploadPath)
+	c, err := s.signer.Verify(r.URL.Query().Get("token"))
+	if err != nil {
+		refuse(http.StatusForbidden, "", "upload token refused: %v; ask files/authorizeUpload for a new descriptor", err)
+		return
+	}
+	if c.Area != uploadTicketArea || c.FileID != id {
+		refuse(http.StatusForbidden, "", "this token is not the upload descriptor's of %s", truncate(id, 40))
+		return
+	}
+	ctx := r.Context()
+	t, err := s.fileTickets.get(ctx, c.Owner, id)
+	switch {
+	case errors.Is(err, fileserve.ErrNotFound):
+		refuse(http.StatusNotFound, mcpfile.ReasonUnknownFile, "no such upload: it expired; ask files/authorizeUpload again")
+		return
+	case err != nil:
+		s.log.LogAttrs(ctx, slog.LevelError, "read upload ticket", slog.String("error", err.Error()))
+		refuse(http.StatusInternalServerError, "", "the upload could not be looked up; try again later")
+		return
+	case t.Staged != "":
+		refuse(http.StatusConflict, "", "this file has been uploaded already; its file URI is ready for use")
+		return
+	}
+	limit := s.cfg.MaxUploadBytes
+	if t.Size >= 0 {
+		limit = t.Size
+	}
+	if r.ContentLength > limit {
+		refuse(http.StatusRequestEntityTooLarge, mcpfile.ReasonSizeMismatch, "the body is %d bytes; the upload was authorized for %d", r.ContentLength, limit)
+		return
+	}
+	body := &bodyError{r: r.Body}
+	m, err := s.store.Put(ctx, fileserve.NewFile{Area: fileserve.Staging, Owner: c.Owner, Name: t.Name, MaxBytes: limit}, body)
+	if err != nil {
+		switch qe, overQuota := errors.AsType[*fileserve.QuotaError](err); {
+		case overQuota:
+			refuse(http.StatusInsufficientStorage, mcpfile.ReasonQuotaExceeded, "%s", qe.Error())
+		case errors.Is(err, fileserve.ErrTooLarge):
+			refuse(http.StatusRequestEntityTooLarge, mcpfile.ReasonSizeMismatch, "the body is larger than the %d bytes the upload was authorized for; nothing was kept", limit)
+		case body.err != nil:
+			refuse(http.StatusBadRequest, "", "the upload was cut short: %v; nothing was kept", body.err)
+		default:
+			s.log.LogAttrs(ctx, slog.LevelError, "store descriptor upload", slog.String("error", err.Error()))
+			refuse(http.StatusInternalServerError, "", "the upload could not be stored; try again later")
+		}
+		return
+	}
+	drop := func() { s.store.Delete(ctx, m.Area, m.Owner, m.ID) }
+	switch accept := s.acceptedTypes(); {
+	case t.Size >= 0 && m.Size != t.Size:
+		drop()
+		refuse(http.StatusBadRequest, mcpfile.ReasonSizeMismatch, "the body is %d bytes; the upload was authorized for %d; nothing was kept", m.Size, t.Size)
+		return
+	case t.SHA256 != "" && !strings.EqualFold(m.SHA256, t.SHA256):
+		drop()
+		refuse(http.StatusUnprocessableEntity, mcpfile.ReasonDigestMismatch, "the body's sha-256 is not the digest declared to files/authorizeUpload; nothing was kept: send the same bytes you declared")
+		return
+	case !mcpfile.Accepts(accept, m.MIMEType):
+		drop()
+		refuse(http.StatusUnsupportedMediaType, mcpfile.ReasonTypeNotAccepted, "the file is %s, which no tool of this agent takes (%s); nothing was kept", m.MIMEType, strings.Join(accept, ", "))
+		return
+	}
+	t.Staged = m.ID
+	t.Expires = time.Now().Add(s.cfg.StagingTTL)
+	if err := s.fileTickets.put(ctx, c.Owner, id, t); err != nil {
+		drop()
+		s.log.LogAttrs(ctx, slog.LevelError, "record descriptor upload", slog.String("error", err.Error()))
+		refuse(http.StatusInternalServerError, "", "the upload could not be recorded; try again later")
+		return
+	}
+	writeUploadJSON(w, http.StatusCreated, uploadAccepted{File: fileValue(s.fileURI(fileKindIn, id), m)})
+}
+
+// bodyError keeps the first error of the request body it reads, so that a
+// broken upload (400) is told from a store that failed (500).
+type bodyError struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodyError) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}

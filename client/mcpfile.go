@@ -1,0 +1,309 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transfer/mcpfile"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The host side of the draft MCP file contract (SEP-2631, see
+// transfer/mcpfile): with a server whose file fields carry x-mcp-file
+// objects, a file goes inline or through files/authorizeUpload and its
+// descriptor, as the field's transferModes and maxSize allow, and a
+// produced file given only as a FileValue comes back through
+// files/authorizeDownload. Servers that declare only x-file get what they
+// always got.
+
+// RegisterFileMethods lets c send files/authorizeUpload and
+// files/authorizeDownload. Attach does it; a host that calls tools
+// another way (the gateway) calls it on its client.
+func RegisterFileMethods(c *mcp.Client) {
+	_ = mcp.AddSendingCustomMethod[*uploadParams, *uploadResult](c, mcpfile.MethodAuthorizeUpload)
+	_ = mcp.AddSendingCustomMethod[*downloadParams, *downloadResult](c, mcpfile.MethodAuthorizeDownload)
+}
+
+type uploadParams struct {
+	mcp.ParamsBase
+	mcpfile.AuthorizeUploadParams
+}
+
+type uploadResult struct {
+	mcp.ResultBase
+	mcpfile.AuthorizeUploadResult
+}
+
+type downloadParams struct {
+	mcp.ParamsBase
+	mcpfile.AuthorizeDownloadParams
+}
+
+type downloadResult struct {
+	mcp.ResultBase
+	mcpfile.AuthorizedFile
+}
+
+// declOf reads the x-mcp-file object of a schema node; nil when it has
+// none (absent, or the older boolean form).
+func declOf(n map[string]any) *mcpfile.Input {
+	raw, ok := n[mcpfile.Keyword].(map[string]any)
+	if !ok {
+		return nil
+	}
+	params := mcpfile.Params(map[string]any{"properties": map[string]any{"f": map[string]any{mcpfile.Keyword: raw}}}, nil)
+	if len(params) != 1 {
+		return nil
+	}
+	return &params[0].Input
+}
+
+// fits refuses, before anything is sent, a file over the field's maxSize
+// or, with types, of a type outside its accept list.
+func fits(e Entry, name string, decl mcpfile.Input, types bool) error {
+	if decl.MaxSize > 0 && e.Size > decl.MaxSize {
+		return fmt.Errorf("%s is %d bytes; the tool takes files of at most %d bytes (its maxSize)", name, e.Size, decl.MaxSize)
+	}
+	if types && !mcpfile.Accepts(decl.Accept, e.MIMEType) {
+		return fmt.Errorf("%s is %s; the tool takes %s", name, e.MIMEType, strings.Join(decl.Accept, ", "))
+	}
+	return nil
+}
+
+// sendDraft sends the registry file e to a field declared by decl: inline
+// when the field allows it and the file is small (or upload is not
+// allowed), else through files/authorizeUpload; a file with no mode this
+// host can use is refused. object says the field takes {name, content}
+// (an agentura agent), whose data URI may carry the name; the draft's own
+// data URIs carry none.
+func (m *Middleware) sendDraft(ctx context.Context, session *mcp.ClientSession, e Entry, name string, decl mcpfile.Input, object bool) (string, error) {
+	small := m.cfg.InlineMaxBytes >= 0 && e.Size <= m.cfg.InlineMaxBytes
+	inline, upload := decl.Allows(mcpfile.ModeInline), decl.Allows(mcpfile.ModeUpload)
+	switch {
+	case inline && (small || !upload):
+		f, err := openEntry(e)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		dataName := ""
+		if object {
+			dataName = name
+		}
+		m.cfg.Logger.Debug("file sent inline (x-mcp-file)", "name", e.Name, "size", e.Size)
+		return transfer.DataURI(f, e.MIMEType, dataName, e.Size)
+	case upload:
+		if session == nil {
+			return "", fmt.Errorf("%s must go through files/authorizeUpload, which needs the MCP session (Middleware.UseSession)", name)
+		}
+		uri, err := m.authorizedUpload(ctx, session, e, name)
+		if err == nil {
+			m.cfg.Logger.Debug("file sent through files/authorizeUpload", "name", e.Name, "size", e.Size)
+		}
+		return uri, err
+	}
+	return "", fmt.Errorf("%s: the tool allows the transfer modes %v, none of which this client knows (inline, upload)", name, decl.TransferModes)
+}
+
+// authorizedUpload asks the server where to send e, sends it there and
+// returns the file URI to pass in the call.
+func (m *Middleware) authorizedUpload(ctx context.Context, session *mcp.ClientSession, e Entry, name string) (string, error) {
+	size := e.Size
+	params := &uploadParams{AuthorizeUploadParams: mcpfile.AuthorizeUploadParams{Name: name, MIMEType: e.MIMEType, Size: &size, Digest: mcpfile.SHA256(e.SHA256)}}
+	res, err := mcp.CallCustomMethod[*uploadParams, *uploadResult](ctx, session, mcpfile.MethodAuthorizeUpload, params)
+	if err != nil {
+		return "", fmt.Errorf("files/authorizeUpload for %s: %w", name, err)
+	}
+	if !mcpfile.IsFileURI(res.File.URI) {
+		return "", fmt.Errorf("files/authorizeUpload for %s answered %q, which is not a file URI", name, transfer.Redact(res.File.URI))
+	}
+	if res.File.Size != nil && *res.File.Size != e.Size {
+		return "", fmt.Errorf("files/authorizeUpload for %s answered a size of %d for a file of %d bytes", name, *res.File.Size, e.Size)
+	}
+	f, err := openEntry(e)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	body := &progressReader{r: f, p: Progress{Direction: Upload, Name: name, Total: e.Size}, fn: m.cfg.Progress}
+	if err := m.sendToDescriptor(ctx, res.Upload, body, e.Size, name, e.MIMEType); err != nil {
+		return "", err
+	}
+	body.finish()
+	return res.File.URI, nil
+}
+
+// checkDescriptor refuses a descriptor this host will not follow: one
+// that mcpfile.TransferDescriptor.Check refuses, or whose URL is on a host
+// the client does not trust (the agent's origin and Config.AllowHosts, as
+// for downloads).
+func (m *Middleware) checkDescriptor(d mcpfile.TransferDescriptor, methods ...string) (*url.URL, error) {
+	if err := d.Check(time.Now(), methods...); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(d.URL)
+	if err != nil {
+		return nil, err
+	}
+	guard := transfer.Guard{Origin: m.base, AllowHosts: m.cfg.AllowHosts, AllowSetting: allowSetting, OriginSetting: originSetting}
+	if err := guard.Check(u); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// sendToDescriptor sends size bytes of r as an upload descriptor of the
+// agent's says, once checkDescriptor accepts it.
+func (m *Middleware) sendToDescriptor(ctx context.Context, d mcpfile.TransferDescriptor, r io.Reader, size int64, name, mimeType string) error {
+	if _, err := m.checkDescriptor(d, http.MethodPut, http.MethodPost); err != nil {
+		return fmt.Errorf("upload %s: %w", name, err)
+	}
+	return SendToDescriptor(ctx, m.hc, d, r, size, name, mimeType)
+}
+
+// SendToDescriptor sends size bytes of r, the file name of type mimeType,
+// as an upload descriptor of the draft MCP file contract says: the raw
+// body with its method, or a multipart POST with its fields; no redirect is
+// followed. It checks the descriptor's form (TransferDescriptor.Check),
+// not whether its host is to be trusted: that is the caller's to decide.
+func SendToDescriptor(ctx context.Context, hc *http.Client, d mcpfile.TransferDescriptor, r io.Reader, size int64, name, mimeType string) error {
+	if err := d.Check(time.Now(), http.MethodPut, http.MethodPost); err != nil {
+		return fmt.Errorf("upload %s: %w", name, err)
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	var body io.Reader = r
+	contentType := ""
+	if d.Multipart != nil {
+		body, contentType, size = multipartBody(r, d.Multipart.FileField, d.Multipart.Fields, name, mimeType, size)
+	}
+	req, err := http.NewRequestWithContext(ctx, d.Method, d.URL, body)
+	if err != nil {
+		return fmt.Errorf("upload %s: %w", name, err)
+	}
+	req.ContentLength = size
+	for k, v := range d.Headers {
+		if d.Multipart != nil && strings.EqualFold(k, "Content-Type") {
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := noRedirect(hc).Do(req)
+	if err != nil {
+		return fmt.Errorf("upload %s: %w", name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		return fmt.Errorf("upload %s: the server answered %s: %s", name, resp.Status, transfer.Redact(strings.TrimSpace(string(b))))
+	}
+	return nil
+}
+
+// multipartBody streams r as the file field of a multipart/form-data body
+// after the other fields, and says its content type and length.
+func multipartBody(r io.Reader, field string, fields map[string]string, name, mimeType string, size int64) (io.Reader, string, int64) {
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		mw.WriteField(k, fields[k])
+	}
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", mime.FormatMediaType("form-data", map[string]string{"name": field, "filename": name}))
+	h.Set("Content-Type", mimeType)
+	mw.CreatePart(h)
+	head := bytes.Clone(buf.Bytes())
+	buf.Reset()
+	mw.Close()
+	tail := bytes.Clone(buf.Bytes())
+	return io.MultiReader(bytes.NewReader(head), r, bytes.NewReader(tail)), mw.FormDataContentType(), int64(len(head)) + size + int64(len(tail))
+}
+
+// noRedirect is hc following no redirect: a descriptor names where the
+// bytes go, and the reference host follows none either.
+func noRedirect(hc *http.Client) *http.Client {
+	c := *hc
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
+}
+
+// downloadURL resolves a produced file's file URI with
+// files/authorizeDownload and returns the descriptor's URL, with the size
+// and hex sha256 the answer states (-1, "" when it states none).
+func (m *Middleware) downloadURL(ctx context.Context, session *mcp.ClientSession, uri string) (string, int64, string, error) {
+	if session == nil {
+		return "", -1, "", errors.New("a file URI needs files/authorizeDownload, which needs the MCP session (Middleware.UseSession)")
+	}
+	res, err := mcp.CallCustomMethod[*downloadParams, *downloadResult](ctx, session, mcpfile.MethodAuthorizeDownload, &downloadParams{AuthorizeDownloadParams: mcpfile.AuthorizeDownloadParams{URI: uri}})
+	if err != nil {
+		return "", -1, "", fmt.Errorf("files/authorizeDownload: %w", err)
+	}
+	if res.File.URI != uri || res.Download == nil {
+		return "", -1, "", errors.New("files/authorizeDownload answered another file, or no download descriptor")
+	}
+	if _, err := m.checkDescriptor(*res.Download, http.MethodGet); err != nil {
+		return "", -1, "", err
+	}
+	if len(res.Download.Headers) > 0 {
+		return "", -1, "", errors.New("the download descriptor asks for request headers, which this client does not send")
+	}
+	size, sum := int64(-1), ""
+	if res.File.Size != nil {
+		size = *res.File.Size
+	}
+	if res.File.Digest != nil {
+		if sum, err = res.File.Digest.Hex(); err != nil {
+			return "", -1, "", err
+		}
+	}
+	return res.Download.URL, size, sum, nil
+}
+
+// fileValues lists the FileValues of structured content that stand alone
+// (no download_url beside them): a draft server's outputs. The reference
+// host looks for them anywhere; so does this.
+func fileValues(v any, out *[]mcpfile.FileValue) {
+	switch x := v.(type) {
+	case []any:
+		for _, i := range x {
+			fileValues(i, out)
+		}
+	case map[string]any:
+		if _, ours := x["download_url"]; ours {
+			return // an agentura file: its download_url is fetched
+		}
+		if uri, _ := x["uri"].(string); mcpfile.IsFileURI(uri) && x["type"] != "resource_link" {
+			b, _ := json.Marshal(x)
+			var fv mcpfile.FileValue
+			if json.Unmarshal(b, &fv) == nil {
+				*out = append(*out, fv)
+			}
+			return
+		}
+		for _, i := range x {
+			fileValues(i, out)
+		}
+	}
+}
