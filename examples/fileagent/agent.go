@@ -131,6 +131,9 @@ func archiveFiles(ctx context.Context, call *agentcore.Call, in ArchiveInput) (*
 	var shown []agentcore.Output
 	taken := map[string]bool{}
 	for i, src := range in.Sources {
+		if err := ctx.Err(); err != nil { // cancelled, or stopped by the quota: write no more
+			return nil, err
+		}
 		f, err := call.ResolveFileAttachment(ctx, src)
 		if err != nil {
 			return nil, err

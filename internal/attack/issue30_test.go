@@ -530,3 +530,54 @@ func TestDeleteAndRevokeAcrossReplicas(t *testing.T) {
 
 // firstOf is the reply of an upload.
 func firstOf(r reply, _ string) reply { return r }
+
+// E18: a call's work folder counts against the owner's quota while the tool
+// writes it. The escape: archive_files of one 5 MiB upload listed 100 times
+// under a 20 MiB quota wrote a 508 MiB zip in the call's folder before the
+// store refused it. Now the call is stopped once its folder passes what the
+// owner has left, and says so.
+func TestWorkFolderMeteredAgainstQuota(t *testing.T) {
+	const quota = 20 << 20
+	data := t.TempDir()
+	a := mcptest.StartAgent(t, fileagentBinary(t), "AGENT_DATA_DIR="+data, "AGENT_SIGNING_KEY="+signingKey,
+		fmt.Sprintf("AGENT_OWNER_QUOTA_BYTES=%d", quota), fmt.Sprintf("AGENT_MAX_UPLOAD_BYTES=%d", 5<<20), "AGENT_RATE_LIMIT=0",
+		"AGENT_MCP_STATELESS=true")
+	defer a.Stop(t)
+	r, url := upload(t, a, "", "five.bin", randomBytes(5<<20, 18))
+	if r.status != http.StatusCreated || url == "" {
+		t.Fatalf("upload: %s", r)
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	var peak int64
+	go func() {
+		defer close(done)
+		for {
+			if n, _ := dirBytes(data); n > peak {
+				peak = n
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	sources := make([]any, 100)
+	for i := range sources {
+		sources[i] = url
+	}
+	res := call(t, a, "", "archive_files", map[string]any{"sources": sources, "name": "amp"})
+	close(stop)
+	<-done
+	t.Logf("archive_files of a 5 MiB upload listed 100 times under a %d MiB quota: the data folder peaked at %.1f MiB; the answer: %.300s",
+		quota>>20, float64(peak)/(1<<20), res.text)
+	if !res.isError || !strings.Contains(res.text, "work folder") || !strings.Contains(res.text, "quota") {
+		t.Errorf("the call's answer does not say its work folder passed the quota: %q", res.text)
+	}
+	if peak > 4*quota {
+		t.Errorf("the data folder peaked at %d bytes under a %d-byte quota (the escape: 508 MiB)", peak, quota)
+	}
+	if left, _ := dirBytes(filepath.Join(data, "calls")); left != 0 {
+		t.Errorf("the stopped call left %d bytes in calls/", left)
+	}
+}
