@@ -44,6 +44,11 @@ func Save(dir, name string, r io.Reader, maxBytes int64, perm fs.FileMode) (Save
 		perm = 0o600
 	}
 	clean := filename.Clean(name)
+	// dir itself is made if missing (an --out folder named for the first
+	// time); what lies below it is made through the root.
+	if err := os.MkdirAll(dir, perm|(perm&0o444)>>2); err != nil {
+		return Saved{}, fmt.Errorf("save %s: %w", clean, err)
+	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return Saved{}, fmt.Errorf("save %s: %w", clean, err)

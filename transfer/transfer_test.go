@@ -272,3 +272,16 @@ func TestSaveStaysInDir(t *testing.T) {
 		t.Errorf("%s was written outside the folder", e.Name())
 	}
 }
+
+// A folder named for the first time (agentura call --out results) is made,
+// as it was before saves went through an os.Root.
+func TestSaveMakesItsFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results", "today")
+	saved, err := Save(dir, "page.md", strings.NewReader("# hi"), 0, 0o644)
+	if err != nil {
+		t.Fatalf("save into a folder not made yet: %v", err)
+	}
+	if b, err := os.ReadFile(saved.Path); err != nil || string(b) != "# hi" {
+		t.Errorf("%s: %q %v", saved.Path, b, err)
+	}
+}
