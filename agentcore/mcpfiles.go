@@ -71,6 +71,9 @@ type fileTickets struct {
 	ttl     time.Duration         // of a ticket in memory (AGENT_STAGING_TTL)
 	mu      sync.Mutex
 	mem     map[[2]string]memTicket
+	// uploading are the tickets whose PUT runs in this process: a second
+	// PUT of the same descriptor meanwhile is refused, not stored twice.
+	uploading sync.Map // [2]string{owner, id} → struct{}
 }
 
 type memTicket struct {

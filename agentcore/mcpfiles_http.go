@@ -61,6 +61,12 @@ func (s *Service) serveTicketUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	claim := [2]string{c.Owner, id}
+	if _, busy := s.fileTickets.uploading.LoadOrStore(claim, struct{}{}); busy {
+		refuse(http.StatusConflict, "", "this file is being uploaded by another request; wait for it, then use its file URI")
+		return
+	}
+	defer s.fileTickets.uploading.Delete(claim)
 	t, err := s.fileTickets.get(ctx, c.Owner, id)
 	switch {
 	case errors.Is(err, fileserve.ErrNotFound):
@@ -111,6 +117,13 @@ func (s *Service) serveTicketUpload(w http.ResponseWriter, r *http.Request) {
 	case !mcpfile.Accepts(accept, m.MIMEType):
 		drop()
 		refuse(http.StatusUnsupportedMediaType, mcpfile.ReasonTypeNotAccepted, "the file is %s, which no tool of this agent takes (%s); nothing was kept", m.MIMEType, strings.Join(accept, ", "))
+		return
+	}
+	// Another replica may have taken this descriptor while the body came:
+	// the first to record wins, the other keeps nothing.
+	if again, err := s.fileTickets.get(ctx, c.Owner, id); err == nil && again.Staged != "" {
+		drop()
+		refuse(http.StatusConflict, "", "this file has been uploaded already; its file URI is ready for use")
 		return
 	}
 	t.Staged = m.ID

@@ -7,10 +7,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/transfer/mcpfile"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -165,5 +168,66 @@ func TestAuthorizeUploadChecksTheQuota(t *testing.T) {
 		case c.reason != "" && (!errors.As(err, &re) || re.Code != jsonrpc.CodeInvalidParams || !strings.Contains(string(re.Data), c.reason)):
 			t.Errorf("%d bytes over a quota of 1000: %v, want -32602 %s", size, err, c.reason)
 		}
+	}
+}
+
+// Two PUTs of one descriptor at once: the second is refused while the first
+// is still sending, and the store keeps one file, not two.
+func TestDescriptorUploadedOnceWhileInFlight(t *testing.T) {
+	svc, srv := serveTestService(t, nil)
+	type in struct {
+		Source FileAttachment `json:"source"`
+	}
+	AddTool(svc, Tool{Name: "take"}, func(ctx context.Context, call *Call, in in) (*Result, error) { return TextResult("ok"), nil })
+	ctx := context.Background()
+	s := connectFiles(t, srv.URL, "")
+	data := []byte("one upload, not two")
+	size := int64(len(data))
+	up, err := mcp.CallCustomMethod[*fileUploadParams, *fileUploadResult](ctx, s, mcpfile.MethodAuthorizeUpload, &fileUploadParams{
+		AuthorizeUploadParams: mcpfile.AuthorizeUploadParams{Name: "a.txt", MIMEType: "text/plain", Size: &size}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	first := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest(up.Upload.Method, up.Upload.URL, pr)
+		req.ContentLength = size
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	pw.Write(data[:5]) // the first PUT is under way
+	deadline := time.Now().Add(30 * time.Second)
+	var code int
+	for {
+		req, _ := http.NewRequest(up.Upload.Method, up.Upload.URL, bytes.NewReader(data))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		code = resp.StatusCode
+		if code == http.StatusConflict || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pw.Write(data[5:])
+	pw.Close()
+	if code != http.StatusConflict {
+		t.Errorf("a second PUT while the first was sending: %d, want 409", code)
+	}
+	if c := <-first; c != http.StatusCreated {
+		t.Errorf("the first PUT: %d, want 201", c)
+	}
+	var staged int
+	svc.backing.Walk(ctx, fileserve.Staging, func(fileserve.Meta) error { staged++; return nil })
+	if staged != 1 {
+		t.Errorf("%d staged files, want 1", staged)
 	}
 }
