@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentura/agentura/filename"
@@ -193,7 +194,9 @@ func (r *Registry) Add(ctx context.Context, name string, src io.Reader, source s
 // AddFile copies the file at path into the registry under name ("" means the
 // file's base name).
 func (r *Registry) AddFile(ctx context.Context, path, name, source string) (Entry, error) {
-	f, err := os.Open(path)
+	// Without blocking: a named pipe would hold the open until a writer
+	// came; the check on the open file below refuses it.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return Entry{}, fmt.Errorf("attach %s: %w", path, err)
 	}

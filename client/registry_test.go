@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -220,5 +221,32 @@ func TestRegistryTakesOverlongNames(t *testing.T) {
 				t.Errorf("CleanName(%q) = %q: segment %q", name, got, seg)
 			}
 		}
+	}
+}
+
+// A named pipe given to AddFile is refused at once, not waited on until a
+// writer comes (the gateway's E20, on the host side's own attach).
+func TestAddFileRefusesNamedPipe(t *testing.T) {
+	reg, err := client.NewRegistry("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	fifo := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := reg.AddFile(context.Background(), fifo, "", client.SourceUpload)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("AddFile of a named pipe: %v, want a refusal", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("AddFile of a named pipe still waits after 10 s")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
+	"github.com/agentura/agentura/internal/procgroup"
 	"io"
 	"net/http"
 	"os"
@@ -37,7 +38,7 @@ func TestComposeNginx(t *testing.T) {
 	dc := func(args ...string) (string, error) {
 		cmd := exec.Command(compose[0], append(append(append([]string{}, compose[1:]...), "-p", project, "-f", file), args...)...)
 		cmd.Env = env
-		out, err := cmd.CombinedOutput()
+		out, err := procgroup.CombinedOutput(cmd)
 		return string(out), err
 	}
 	t.Cleanup(func() {
@@ -93,7 +94,7 @@ func TestComposeNginx(t *testing.T) {
 	}
 	for k, want := range map[string]string{"Content-Disposition": `attachment; filename="report.html"`, "X-Content-Type-Options": "nosniff",
 		"Content-Security-Policy": "sandbox", "Content-Type": "text/html", "Etag": `"`, "Cache-Control": "private, max-age=",
-		"Content-Length": strconv.Itoa(len(content))} {
+		"Content-Length": strconv.Itoa(len(content)), "Access-Control-Allow-Origin": "*"} {
 		if !strings.Contains(resp.Header.Get(k), want) {
 			t.Errorf("download through nginx: %s %q, want it to hold %q", k, resp.Header.Get(k), want)
 		}
