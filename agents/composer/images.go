@@ -97,7 +97,7 @@ func loadImage(name, fileName, path, mimeType string, maxPixels int64, convert *
 	}
 	img := &Image{Name: name, Width: cfg.Width, Height: cfg.Height, Format: decFormat, Data: data}
 	converted := false
-	if decFormat == "png" && !plainPNG(data) || decFormat != "png" && decFormat != "jpeg" && decFormat != "gif" {
+	if needsConversion(decFormat, data) {
 		// 16-bit or interlaced PNGs (which fpdf cannot place) and formats
 		// Office may not show are converted to 8-bit PNG.
 		// A conversion holds the whole picture decoded (up to 8 bytes a
@@ -137,6 +137,15 @@ type pixelBudget struct{ left, limit int64 }
 
 // plainPNG reports whether a PNG is 8-bit (or less) and not interlaced, the
 // kind fpdf embeds as it is.
+// needsConversion reports whether a picture of the decoded format, whose
+// file starts with head (29 bytes are enough), is converted to 8-bit PNG
+// before it is placed: a 16-bit or interlaced PNG, which fpdf cannot place,
+// and any format but PNG, JPEG and GIF, which Office may not show. The
+// loader and the memory budget ask the same question here.
+func needsConversion(format string, head []byte) bool {
+	return format == "png" && !plainPNG(head) || format != "png" && format != "jpeg" && format != "gif"
+}
+
 func plainPNG(data []byte) bool {
 	// Signature (8), IHDR length and type (8), width, height (8), then bit
 	// depth, colour type, compression, filter, interlace.

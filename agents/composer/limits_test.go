@@ -3,11 +3,16 @@ package composer
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"hash/crc32"
 	"image"
 	"image/color"
+	"image/png"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -237,6 +242,39 @@ func TestPictureMemory(t *testing.T) {
 	for _, format := range []string{"docx", "pptx", "html", "md"} {
 		if _, err := invoke(t, svc, "compose_document", args(format)); err != nil {
 			t.Errorf("%s: %v", format, err)
+		}
+	}
+}
+
+// The memory budget counts a conversion wherever the loader makes one: an
+// interlaced 8-bit PNG is converted (fpdf cannot place it), so it needs its
+// decoded pixels beside its bytes, as a 16-bit one does; a plain one does not.
+func TestRenderMemoryCountsInterlacedPNG(t *testing.T) {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewNRGBA(image.Rect(0, 0, 100, 100))); err != nil {
+		t.Fatal(err)
+	}
+	plain := buf.Bytes()
+	interlaced := bytes.Clone(plain)
+	interlaced[28] = 1 // IHDR's interlace method: Adam7
+	binary.BigEndian.PutUint32(interlaced[29:33], crc32.ChecksumIEEE(interlaced[12:29]))
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		data []byte
+		conv bool
+	}{{"plain.png", plain, false}, {"interlaced.png", interlaced, true}} {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, c.data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got := renderMemory(p, int64(len(c.data)), "docx")
+		want := int64(len(c.data))
+		if c.conv {
+			want += 12 * 100 * 100
+		}
+		if got != want {
+			t.Errorf("%s: renderMemory %d, want %d (converted: %v)", c.name, got, want, c.conv)
 		}
 	}
 }

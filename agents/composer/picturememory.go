@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"image/color"
+	"io"
 	"os"
 
 	"golang.org/x/sync/semaphore"
@@ -23,14 +23,18 @@ func renderMemory(path string, size int64, format string) int64 {
 		return size
 	}
 	defer f.Close()
+	head := make([]byte, 32)
+	n, _ := io.ReadFull(f, head)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return size
+	}
 	cfg, kind, err := image.DecodeConfig(f)
 	if err != nil {
 		return size // refused when it is loaded
 	}
 	pixels := int64(cfg.Width) * int64(cfg.Height)
 	need := size
-	deep := cfg.ColorModel == color.RGBA64Model || cfg.ColorModel == color.NRGBA64Model || cfg.ColorModel == color.Gray16Model
-	if kind != "png" && kind != "jpeg" && kind != "gif" || deep {
+	if needsConversion(kind, head[:n]) {
 		need += 12 * pixels
 	}
 	if format == "pdf" && kind != "jpeg" {
