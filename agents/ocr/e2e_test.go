@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 }
 
 // documentOutput is ocr_document's structured content, as the contract
-// (DESIGN.md §3) describes it.
+// (docs/contract.md) describes it.
 type documentOutput struct {
 	Source    string   `json:"source"`
 	PageCount int      `json:"page_count"`

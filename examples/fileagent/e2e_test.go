@@ -79,7 +79,7 @@ type inspectOutput struct {
 }
 
 // producedFile is one file of a result, as the contract describes it
-// (DESIGN.md §3, "Output: FileResponse"); defined here rather than taken from
+// (docs/contract.md, "What an agent returns"); defined here rather than taken from
 // the transfer package so the test checks the contract, not the code.
 type producedFile struct {
 	DownloadURL string `json:"download_url"`

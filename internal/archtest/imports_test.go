@@ -95,14 +95,14 @@ func TestImportDirection(t *testing.T) {
 		i := slices.IndexFunc(Rules, func(r Rule) bool { return Match(r.Pkgs, name) })
 		if i < 0 {
 			t.Errorf("package %s has no rule: add one to the table in internal/archtest/rules.go "+
-				"saying which packages of the module it may import (DESIGN §2)", name)
+				"saying which packages of the module it may import (the import direction of docs/architecture.md)", name)
 			continue
 		}
 		used[i] = true
 		r := Rules[i]
 		for _, imp := range pkgs[name] {
 			if !slices.ContainsFunc(r.May, func(p string) bool { return Match(p, imp) }) {
-				t.Errorf("%s imports %s, against the import direction of DESIGN §2: packages matching %q may import %s "+
+				t.Errorf("%s imports %s, against the import direction (docs/architecture.md): packages matching %q may import %s "+
 					"(rules in internal/archtest/rules.go)", name, imp, r.Pkgs, allowed(r.May))
 			}
 		}

@@ -134,7 +134,7 @@ func Structured[T any](t testing.TB, res *mcp.CallToolResult) T {
 }
 
 // File is one produced file of a result, as the contract describes it
-// (DESIGN.md §3, "Output: FileResponse"); defined here rather than taken from
+// (docs/contract.md, "What an agent returns"); defined here rather than taken from
 // the transfer package so that tests check the contract, not the code.
 type File struct {
 	DownloadURL string `json:"download_url"`
