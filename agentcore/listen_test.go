@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -82,7 +83,7 @@ func TestStdioFallsBackToAFreePort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
+	var logs lockedBuffer // the serving goroutine logs while the test reads
 	svc, port := startMain(t, mainRun{cfg: cfg, stdio: true}, slog.New(slog.NewTextHandler(&logs, nil)))
 	if u := downloadURLOf(t, svc); !strings.HasPrefix(u, "http://localhost:"+port+"/files/") || strings.Contains(u, addr) {
 		t.Errorf("download URL %s; want it on the fallback port %s", u, port)
@@ -130,4 +131,22 @@ func TestNewRefusesPortZeroURLs(t *testing.T) {
 		}
 		t.Errorf("New with AGENT_PUBLIC_URL %s: %v; want a refusal naming agentcore.Main", cfg.PublicURL, err)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer that a logger may write while a test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
