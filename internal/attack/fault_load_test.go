@@ -197,7 +197,7 @@ func TestTransfersWhileSweeping(t *testing.T) {
 	n := 500
 	a := mcptest.StartAgent(t, faultagentBinary(t), "AGENT_SIGNING_KEY="+signingKey, "AGENT_MCP_STATELESS=true",
 		"AGENT_CLEANUP_SCHEDULE=@every 1s", "AGENT_STAGING_TTL=3s", "AGENT_OUTPUT_TTL=3s",
-		"AGENT_RATE_LIMIT=0") // 500 transfers from one address: the sweeper, not the rate limit, is under test
+		"AGENT_RATE_LIMIT=0", "AGENT_MAX_CLIENT_CONNECTIONS=0") // 500 transfers from one address: the sweeper, not the rate limit or the connection cap, is under test
 	defer a.Stop(t)
 	var st loadStats
 	var wg sync.WaitGroup

@@ -87,7 +87,7 @@ func TestSweeperKeepsUpUnderLoad(t *testing.T) {
 	data := t.TempDir()
 	a := mcptest.StartAgent(t, faultagentBinary(t), "AGENT_DATA_DIR="+data, "AGENT_SIGNING_KEY="+signingKey, "AGENT_MCP_STATELESS=true",
 		"AGENT_CLEANUP_SCHEDULE=@every 1s", "AGENT_STAGING_TTL=5s", "AGENT_OUTPUT_TTL=5s",
-		"AGENT_RATE_LIMIT=0") // 500 transfers from one address: the sweeper, not the rate limit, is under test
+		"AGENT_RATE_LIMIT=0", "AGENT_MAX_CLIENT_CONNECTIONS=0") // 500 transfers from one address: the sweeper, not the rate limit or the connection cap, is under test
 	defer a.Stop(t)
 
 	// The monitor scans the store every second while the load runs.
