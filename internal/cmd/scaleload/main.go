@@ -47,6 +47,7 @@ func main() {
 	flag.IntVar(&cfg.clients, "clients", 8, fmt.Sprintf("concurrent clients (at most %d)", maxClients))
 	flag.DurationVar(&cfg.duration, "duration", 60*time.Second, fmt.Sprintf("how long to run (at most %v)", maxDuration))
 	flag.IntVar(&cfg.rounds, "rounds", 100_000, fmt.Sprintf("stop after this many compose → download rounds (at most %d)", maxRounds))
+	maxFailed := flag.Float64("max-failed-percent", 0, "exit 1 when more than this share of rounds failed (0: any failure); every failure is printed either way")
 	flag.Parse()
 	rep, err := run(context.Background(), cfg, os.Stderr)
 	if err != nil {
@@ -54,7 +55,7 @@ func main() {
 		os.Exit(2)
 	}
 	fmt.Println(rep)
-	if rep.failed > 0 {
+	if float64(rep.failed) > float64(rep.rounds)**maxFailed/100 {
 		os.Exit(1)
 	}
 }
