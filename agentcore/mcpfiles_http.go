@@ -1,7 +1,6 @@
 package agentcore
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/transfer/mcpfile"
 )
 
@@ -26,14 +26,6 @@ type uploadAccepted struct {
 	File mcpfile.FileValue `json:"file"`
 }
 
-func writeUploadJSON(w http.ResponseWriter, code int, v any) {
-	b, _ := json.Marshal(v)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	w.Write(append(b, '\n'))
-}
-
 // serveTicketUpload answers PUT /uploads/mcp/<ticket>?token=<JWT>, the URL
 // of an upload descriptor: the raw body is the file files/authorizeUpload
 // announced. It lands in the staging area under the ticket's owner, capped
@@ -43,7 +35,7 @@ func writeUploadJSON(w http.ResponseWriter, code int, v any) {
 // the capability: no Authorization header is needed, as with download URLs.
 func (s *Service) serveTicketUpload(w http.ResponseWriter, r *http.Request) {
 	refuse := func(code int, reason, format string, args ...any) {
-		writeUploadJSON(w, code, uploadRefusal{Error: fmt.Sprintf(format, args...), Reason: reason})
+		writeUpload(w, code, uploadRefusal{Error: fmt.Sprintf(format, args...), Reason: reason})
 	}
 	if r.Method != http.MethodPut {
 		w.Header().Set("Allow", "PUT")
@@ -134,7 +126,7 @@ func (s *Service) serveTicketUpload(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusInternalServerError, "", "the upload could not be recorded; try again later")
 		return
 	}
-	writeUploadJSON(w, http.StatusCreated, uploadAccepted{File: fileValue(s.fileURI(fileKindIn, id), m)})
+	writeUpload(w, http.StatusCreated, uploadAccepted{File: fileValue(s.fileURI(fileKindIn, id), m)})
 }
 
 // bodyError keeps the first error of the request body it reads, so that a
@@ -150,4 +142,10 @@ func (b *bodyError) Read(p []byte) (int, error) {
 		b.err = err
 	}
 	return n, err
+}
+
+// writeUpload answers a descriptor upload with v as JSON, never cached.
+func writeUpload(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Cache-Control", "no-store")
+	filehttp.WriteJSON(w, code, v)
 }

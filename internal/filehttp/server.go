@@ -267,11 +267,12 @@ func WriteError(w http.ResponseWriter, code int, msg string) {
 		h.Del(k)
 	}
 	h.Set("Cache-Control", "no-store")
-	writeJSON(w, code, transfer.Error{Error: msg})
+	WriteJSON(w, code, transfer.Error{Error: msg})
 }
 
-// writeJSON answers code with v as JSON.
-func writeJSON(w http.ResponseWriter, code int, v any) {
+// WriteJSON answers code with v as JSON, with its length and nosniff: the
+// one JSON writer of the file routes (agentcore's upload descriptors too).
+func WriteJSON(w http.ResponseWriter, code int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		code, b = http.StatusInternalServerError, []byte(`{"error":"internal error: response not encodable"}`)

@@ -97,7 +97,7 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusInternalServerError, "the upload could not be signed; try again later")
 		return
 	}
-	writeJSON(w, http.StatusCreated, transfer.Upload{URL: u, Name: m.Name, SizeBytes: m.Size, MIMEType: m.MIMEType})
+	WriteJSON(w, http.StatusCreated, transfer.Upload{URL: u, Name: m.Name, SizeBytes: m.Size, MIMEType: m.MIMEType})
 }
 
 // bodyReader keeps the error of the request body it reads, so that a broken
