@@ -18,10 +18,11 @@ const (
 
 // withQuota wraps st with the per-owner quota of cfg (AGENT_OWNER_QUOTA_BYTES),
 // or returns it as it is when the quota is off. Every file added to the
-// store, staged upload or tool output, counts against its owner.
-func withQuota(st fileserve.Store, cfg Config, reg prometheus.Registerer, refused *prometheus.CounterVec) (fileserve.Store, error) {
+// store, staged upload or tool output, counts against its owner. It also
+// returns the quota itself (nil when off), which the work meter reserves on.
+func withQuota(st fileserve.Store, cfg Config, reg prometheus.Registerer, refused *prometheus.CounterVec) (fileserve.Store, *fileserve.QuotaStore, error) {
 	if cfg.OwnerQuotaBytes <= 0 {
-		return st, nil
+		return st, nil, nil
 	}
 	q, err := fileserve.NewQuotaStore(st, fileserve.QuotaConfig{
 		Limit:   cfg.OwnerQuotaBytes,
@@ -30,12 +31,12 @@ func withQuota(st fileserve.Store, cfg Config, reg prometheus.Registerer, refuse
 		TTL:     cfg.areaTTL,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := reg.Register(&quotaCollector{q: q}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &quotaCounted{QuotaStore: q, refused: refused.WithLabelValues("quota")}, nil
+	return &quotaCounted{QuotaStore: q, refused: refused.WithLabelValues("quota")}, q, nil
 }
 
 // quotaCounted counts the additions the quota refuses in

@@ -166,11 +166,8 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		return nil, err
 	}
 	s.backing = store
-	if s.store, err = withQuota(s.store, cfg, s.registry, s.metrics.refused); err != nil {
+	if s.store, s.quota, err = withQuota(s.store, cfg, s.registry, s.metrics.refused); err != nil {
 		return nil, err
-	}
-	if qc, ok := s.store.(*quotaCounted); ok {
-		s.quota = qc.QuotaStore
 	}
 	s.revoked = s.newRevocations()
 	deleted := func(ctx context.Context, id string) { s.revoked.FileDeleted(ctx, id) }
