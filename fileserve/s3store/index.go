@@ -1,7 +1,6 @@
 package s3store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -29,7 +28,7 @@ func (s *Store) indexPrefix(area fileserve.Area) string {
 // the file visible, so that no file lacks an entry.
 func (s *Store) putIndex(ctx context.Context, m fileserve.Meta) error {
 	key := s.indexPrefix(m.Area) + fileserve.IndexEntry(m)
-	if _, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(nil), 0, minio.PutObjectOptions{}); err != nil {
+	if err := s.putBytes(ctx, key, nil, minio.PutObjectOptions{}); err != nil {
 		return s.s3Error("write expiry index entry", key, err)
 	}
 	return nil

@@ -1,7 +1,6 @@
 package s3store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -30,7 +29,7 @@ func (s *Store) PutRecord(ctx context.Context, kind, owner, name string, data []
 		return errors.New("s3store: a record needs a name")
 	}
 	key := s.recordPrefix(kind, fileserve.OwnerKey(owner)) + name
-	if _, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{ContentType: "application/json"}); err != nil {
+	if err := s.putBytes(ctx, key, data, minio.PutObjectOptions{ContentType: "application/json"}); err != nil {
 		return s.s3Error("write record", key, err)
 	}
 	return nil

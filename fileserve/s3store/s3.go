@@ -195,7 +195,10 @@ func (s *Store) Put(ctx context.Context, f fileserve.NewFile, r io.Reader) (file
 		n, err := io.ReadFull(sr, buf)
 		switch {
 		case err == io.EOF || err == io.ErrUnexpectedEOF:
-			err = s.upload(ctx, key, bytes.NewReader(buf[:n]), int64(n))
+			err = s.putBytes(ctx, key, buf[:n], minio.PutObjectOptions{ContentType: "application/octet-stream"})
+			if err != nil {
+				err = s.s3Error("upload", key, err)
+			}
 		case err == nil:
 			err = s.upload(ctx, key, io.MultiReader(bytes.NewReader(buf), sr), -1)
 		}
@@ -296,10 +299,7 @@ func (s *Store) putMeta(ctx context.Context, dir string, m fileserve.Meta) error
 		return err
 	}
 	key := dir + metaFile
-	_, err = s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{
-		ContentType: "application/json",
-	})
-	if err != nil {
+	if err := s.putBytes(ctx, key, b, minio.PutObjectOptions{ContentType: "application/json"}); err != nil {
 		return s.s3Error("write metadata", key, err)
 	}
 	return nil
@@ -359,7 +359,7 @@ func (s *Store) Delete(ctx context.Context, area fileserve.Area, owner, id strin
 // written and removed.
 func (s *Store) Ready(ctx context.Context) error {
 	key := s.prefix + tmpDir + "/ready-" + fileserve.NewID()
-	if _, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(nil), 0, minio.PutObjectOptions{}); err != nil {
+	if err := s.putBytes(ctx, key, nil, minio.PutObjectOptions{}); err != nil {
 		return fmt.Errorf("s3store: S3 bucket %q is not writable: %w", s.bucket, s.s3Error("write", key, err))
 	}
 	if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil {

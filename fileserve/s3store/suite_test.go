@@ -129,3 +129,51 @@ func TestS3StoreNotReady(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordsComeAndGoInOneFolder writes and deletes records of one kind
+// and owner from four writers at once, as replicas do with their output
+// journals: versitygw removes a folder its last object left and, now and
+// then, answers a PUT into it 409 ExistingObjectIsDirectory while it does
+// (about one PUT in a hundred here). Every write must still succeed.
+func TestRecordsComeAndGoInOneFolder(t *testing.T) {
+	srv := s3test.Start(t)
+	cfg, err := s3store.ParseURL(srv.StorageURL(srv.NewBucket(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AccessKey, cfg.SecretKey = srv.AccessKey, srv.SecretKey
+	st, err := s3store.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	const writers, rounds = 4, 250
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*rounds)
+	for range writers {
+		wg.Go(func() {
+			for range rounds {
+				name := fileserve.NewID()
+				if err := st.PutRecord(ctx, "pending-outputs", "*", name, []byte(`{"entries":[]}`)); err != nil {
+					errs <- err
+					continue
+				}
+				if err := st.DeleteRecord(ctx, "pending-outputs", "*", name); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	n := 0
+	for err := range errs {
+		if n++; n <= 3 {
+			t.Error(err)
+		}
+	}
+	if n > 0 {
+		t.Errorf("%d of %d record writes and deletes failed", n, 2*writers*rounds)
+	}
+}

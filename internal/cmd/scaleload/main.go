@@ -218,6 +218,7 @@ func produced(raw []byte) (producedFile, error) {
 			Structured producedFile `json:"structuredContent"`
 			Content    []struct {
 				Type     string `json:"type"`
+				Text     string `json:"text"`
 				Resource *struct {
 					URI  string  `json:"uri"`
 					Text *string `json:"text"`
@@ -233,7 +234,15 @@ func produced(raw []byte) (producedFile, error) {
 	switch {
 	case out.Error != nil:
 		return producedFile{}, errors.New(out.Error.Message)
-	case out.Result == nil || out.Result.IsError || out.Result.Structured.URL == "":
+	case out.Result != nil && out.Result.IsError:
+		var text []string
+		for _, c := range out.Result.Content {
+			if c.Type == "text" {
+				text = append(text, c.Text)
+			}
+		}
+		return producedFile{}, fmt.Errorf("the tool failed: %.500s", strings.Join(text, "; "))
+	case out.Result == nil || out.Result.Structured.URL == "":
 		return producedFile{}, fmt.Errorf("no file in the answer: %.300s", raw)
 	}
 	f := out.Result.Structured
