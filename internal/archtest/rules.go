@@ -24,13 +24,14 @@ type Rule struct {
 }
 
 // Rules is the import direction as a table: leaves import nothing of the
-// module but filename; signing → fileserve → filehttp/cleanup → agentcore
-// on the server side; client and the hosts on the leaves alone (no server
-// internals); agents on agentcore and the leaves; agent mains on agentcore
-// and their agent only.
+// module but filename and transfer/mcpfile; signing → fileserve →
+// filehttp/cleanup → agentcore on the server side; client and the hosts on
+// the leaves and transferclient (the host side's file moves) alone, no
+// server internals, and no server package on transferclient; agents on
+// agentcore and the leaves; agent mains on agentcore and their agent only.
 var Rules = []Rule{
 	// Leaves of both sides.
-	{"transfer", []string{"filename", "transfer/mcpfile"}, "the transfer protocol both sides speak: JSON shapes, names, uploads (raw and tus), guarded downloads, saving whole or not at all, the origin rule"},
+	{"transfer", []string{"transfer/mcpfile"}, "the transfer protocol both sides must agree on: JSON shapes, keywords, _meta keys, paths, headers, the origin rule, digests, data URIs, redaction"},
 	{"transfer/mcpfile", nil, "the draft MCP file contract (SEP-2631 at c3cf0eba, as openai/codex speaks it), its one mapping: x-mcp-file, FileValue, descriptors, files/authorize*"},
 	{"filetype", nil, "MIME detection from content and labels for people"},
 	{"filename", nil, "display names: cleaning, limits, \" (2)\" numbering"},
@@ -41,6 +42,7 @@ var Rules = []Rule{
 	{"internal/promreg", nil, "registers a Prometheus collector once for the server layers"},
 	{"internal/memcg", nil, "the cgroup memory limit (GOMEMLIMIT) and a child's peak in a memory cgroup"},
 	{"internal/boundedmap", nil, "a size-capped map"},
+	{"internal/probe", []string{"transfer"}, "the readiness probe: one GET, no proxy, 200 or a clear error (--healthcheck, the S3 image)"},
 	{"internal/connlimit", nil, "caps on the connections a server holds open, per client address and in total"},
 	{"fileserve", with(Leaves, "internal/boundedmap"), "Store, the extension point: DiskStore, capabilities (Presigner, LocalRoot, RecordStore, ExpiryIndex), OpenStore by URL scheme, the quota and TTL wrappers"},
 	{"fileserve/s3store", with(Leaves, "fileserve"), "the S3 store (minio-go); importing it registers s3://"},
@@ -49,19 +51,21 @@ var Rules = []Rule{
 	{"internal/revocation", []string{"fileserve", "internal/signing"}, "revoked URLs and deleted files, shared through the store's records"},
 	{"internal/filehttp", with(Leaves, "fileserve", "internal/signing", "internal/boundedmap", "internal/promreg", "internal/revocation"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
 	{"internal/cleanup", []string{"fileserve", "internal/promreg"}, "the TTL sweeper: at start-up in the background, then on a cron schedule"},
-	{"agentcore", with(Leaves, "fileserve", "internal/signing", "internal/filehttp", "internal/connlimit", "internal/cleanup", "internal/promreg", "internal/memcg", "internal/revocation", "internal/boundedmap"), "the agent author's framework: Service, Tool, Call, FileAttachment, the resolver, FileResponse, MCP (every revision), A2A, tasks, auth, Main"},
+	{"agentcore", with(Leaves, "fileserve", "internal/signing", "internal/filehttp", "internal/connlimit", "internal/cleanup", "internal/promreg", "internal/memcg", "internal/revocation", "internal/boundedmap", "internal/probe"), "the agent author's framework: Service, Tool, Call, FileAttachment, the resolver, FileResponse, MCP (every revision), A2A, tasks, auth, Main"},
 	{"agentcore/agenttest", with(Leaves, "agentcore", "client"), "the public test helper: an agent in-process, the host side in front"},
 
-	// The client side: the leaves, never a server package. agentcore may
+	// The client side: the leaves and transferclient, never a server
+	// package. agentcore may
 	// not import a2acall (the A2A client), so agents calling no peer do not
 	// link it.
-	{"client", Leaves, "the host side: registry of names, the go-sdk sending middleware, uploads, downloads, sign-in, tasks"},
-	{"a2acall", Leaves, "the A2A client: another agent's skill called with local files, files back as local files"},
+	{"transferclient", []string{"transfer", "transfer/mcpfile", "filename"}, "the host side's file moves: uploads (raw and tus), guarded downloads, saving whole or not at all, delete and revoke, the bearer transport"},
+	{"client", with(Leaves, "transferclient"), "the host side: registry of names, the go-sdk sending middleware, uploads, downloads, sign-in, tasks"},
+	{"a2acall", with(Leaves, "transferclient"), "the A2A client: another agent's skill called with local files, files back as local files"},
 	// The gateway is a host: the client package, never a server package.
-	{"gateway", with(Leaves, "client"), "an MCP server fronting agents for any chat host: names in, files saved out"},
+	{"gateway", with(Leaves, "transferclient", "client"), "an MCP server fronting agents for any chat host: names in, files saved out"},
 	// The contract check is a host too: it drives any MCP server.
-	{"contractcheck", with(Leaves, "client"), "agentura check: what of the file contract any MCP server meets, point by point"},
-	{"cmd/agentura", with(Leaves, "client", "gateway", "contractcheck"), "the CLI: tools, call, task, gateway, check, new"},
+	{"contractcheck", with(Leaves, "transferclient", "client"), "agentura check: what of the file contract any MCP server meets, point by point"},
+	{"cmd/agentura", with(Leaves, "transferclient", "client", "gateway", "contractcheck"), "the CLI: tools, call, task, gateway, check, new"},
 
 	// Agents know only agentcore and the leaves (and their own sub-packages);
 	// their mains are thin: agentcore, the agent and the S3 store's scheme.
@@ -85,7 +89,7 @@ var Rules = []Rule{
 	{"internal/cmd/demologin", []string{"internal/demologin"}, "the demo login as a binary (make up-auth)"},
 	{"internal/mcptest", with(Leaves, "internal/procgroup"), "tests: build an agent, start it, call it with an independent MCP client"},
 	{"internal/limitstest", nil, "tests: the limits of a built agent"},
-	{"internal/cmd/httpprobe", Leaves, "the S3 image's health check"},
+	{"internal/cmd/httpprobe", []string{"internal/probe"}, "the S3 image's health check"},
 	{"internal/cmd/benchagent", with(Leaves, "agentcore"), "make bench-nginx: the file service alone"},
 	{"internal/cmd/gendocs", with(Leaves, "agentcore", "agents/ocr", "agents/composer", "internal/archtest"), "the settings tables, deploy/.env.example and this package table, from their declarations"},
 	{"internal/archtest", nil, "this table, and the test that holds the imports to it"},

@@ -12,6 +12,7 @@ import (
 	"github.com/agentura/agentura/fileserve/storetest"
 	"github.com/agentura/agentura/internal/s3test"
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transferclient"
 )
 
 // On S3 the partial upload stays on local disk and the finished file is
@@ -25,7 +26,7 @@ func TestTusOnS3(t *testing.T) {
 	}
 	env := newTusEnv(t, nil, func(c *Config) { c.Store = st })
 	content := storetest.Pattern(3_000_000)
-	client := &transfer.Tus{Client: &http.Client{Transport: ownerTransport("alice")}, ChunkBytes: 1 << 20}
+	client := &transferclient.Tus{Client: &http.Client{Transport: ownerTransport("alice")}, ChunkBytes: 1 << 20}
 	fileURL, err := client.Send(bg, env.url+transfer.TusPath, "on-s3.bin", bytes.NewReader(content), int64(len(content)))
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/fileserve/storetest"
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transferclient"
 )
 
 // tusEnv is a file server with /uploads/tus/ whose public URL is front, so
@@ -321,7 +322,7 @@ func TestTusResumesAfterCut(t *testing.T) {
 	}, nil)
 	content := storetest.Pattern(2_000_000)
 	var progress []int64
-	client := &transfer.Tus{
+	client := &transferclient.Tus{
 		Client:     &http.Client{Transport: ownerTransport("alice")},
 		ChunkBytes: 1 << 20,
 		Backoff:    10 * time.Millisecond,
@@ -395,7 +396,7 @@ func TestTusStartsOverWhenGone(t *testing.T) {
 	content := storetest.Pattern(3_000_000)
 	lost := &losingTransport{owner: "alice", lose: 2}
 	var progress []int64
-	client := &transfer.Tus{
+	client := &transferclient.Tus{
 		Client:     &http.Client{Transport: lost},
 		ChunkBytes: 1 << 20,
 		Backoff:    10 * time.Millisecond,
@@ -497,10 +498,10 @@ func TestTusFinishFailsThenResumes(t *testing.T) {
 	// The Go client rides the outage out on its own.
 	down.Store(true)
 	go func() { time.Sleep(1500 * time.Millisecond); down.Store(false) }()
-	tc := &transfer.Tus{Client: &http.Client{Transport: ownerTransport("alice")}, Backoff: 200 * time.Millisecond, Retries: 8}
+	tc := &transferclient.Tus{Client: &http.Client{Transport: ownerTransport("alice")}, Backoff: 200 * time.Millisecond, Retries: 8}
 	u, err := tc.Send(bg, env.back.URL+transfer.TusPath, "y.bin", bytes.NewReader(content), int64(len(content)))
 	if err != nil {
-		t.Fatalf("transfer.Tus through the outage: %v", err)
+		t.Fatalf("transferclient.Tus through the outage: %v", err)
 	}
 	if resp, got := do(t, "GET", u, nil, nil); resp.StatusCode != 200 || !bytes.Equal(got, content) {
 		t.Fatalf("GET of the client's upload: %s, %d bytes", resp.Status, len(got))

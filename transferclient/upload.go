@@ -1,4 +1,4 @@
-package transfer
+package transferclient
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/agentura/agentura/transfer"
 )
 
 // maxAnswerBytes caps the JSON answer of /uploads that is read.
@@ -18,30 +20,30 @@ const maxAnswerBytes = 64 << 10
 // the X-Filename header, and returns the agent's answer, whose URL is a
 // signed URL usable as the content of a FileAttachment. hc carries the
 // caller's identity (WithBearer) when the agent wants one.
-func SendUpload(ctx context.Context, hc *http.Client, endpoint, name string, body io.Reader, size int64) (Upload, error) {
+func SendUpload(ctx context.Context, hc *http.Client, endpoint, name string, body io.Reader, size int64) (transfer.Upload, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, body)
 	if err != nil {
-		return Upload{}, fmt.Errorf("upload %s to %s: %w", name, Redact(endpoint), err)
+		return transfer.Upload{}, fmt.Errorf("upload %s to %s: %w", name, transfer.Redact(endpoint), err)
 	}
 	if size >= 0 {
 		req.ContentLength = size
 	}
 	req.Header.Set("Content-Type", "application/octet-stream")
-	req.Header.Set(HeaderFilename, "UTF-8''"+url.PathEscape(name))
+	req.Header.Set(transfer.HeaderFilename, "UTF-8''"+url.PathEscape(name))
 	resp, err := hc.Do(req)
 	if err != nil {
-		return Upload{}, fmt.Errorf("upload %s to %s: %w", name, Redact(endpoint), err)
+		return transfer.Upload{}, fmt.Errorf("upload %s to %s: %w", name, transfer.Redact(endpoint), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
-		return Upload{}, fmt.Errorf("upload %s to %s: %s", name, Redact(endpoint), Describe(resp))
+		return transfer.Upload{}, fmt.Errorf("upload %s to %s: %s", name, transfer.Redact(endpoint), Describe(resp))
 	}
-	var up Upload
+	var up transfer.Upload
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswerBytes)).Decode(&up); err != nil {
-		return Upload{}, fmt.Errorf("upload %s: the agent's answer is not the JSON of %s: %w", name, UploadsPath, err)
+		return transfer.Upload{}, fmt.Errorf("upload %s: the agent's answer is not the JSON of %s: %w", name, transfer.UploadsPath, err)
 	}
 	if up.URL == "" {
-		return Upload{}, fmt.Errorf("upload %s: the agent answered without a url", name)
+		return transfer.Upload{}, fmt.Errorf("upload %s: the agent answered without a url", name)
 	}
 	return up, nil
 }
@@ -51,7 +53,7 @@ func SendUpload(ctx context.Context, hc *http.Client, endpoint, name string, bod
 // (at most 4 KiB of) the body.
 func Describe(resp *http.Response) string {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	var e Error
+	var e transfer.Error
 	if json.Unmarshal(b, &e) == nil && e.Error != "" {
 		return resp.Status + ": " + e.Error
 	}

@@ -1,4 +1,4 @@
-package transfer
+package transferclient
 
 import (
 	"crypto/rand"

@@ -1,4 +1,4 @@
-package transfer
+package transferclient
 
 import (
 	"context"
@@ -10,13 +10,15 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/agentura/agentura/transfer"
 )
 
 // DefaultTusThreshold is the size from which clients upload with tus
 // (resumable) rather than one POST to /uploads.
 const DefaultTusThreshold = 64 << 20
 
-// Tus sends files to an agent's resumable upload endpoint (TusPath, the
+// Tus sends files to an agent's resumable upload endpoint ([transfer.TusPath], the
 // tus 1.0 protocol): it creates an upload, PATCHes its bytes in chunks, and
 // after a dropped connection asks the agent (HEAD) where to resume, waiting
 // longer between tries. An upload the agent no longer knows (404 or 410:
@@ -43,13 +45,13 @@ type Tus struct {
 // tusVersion is the protocol version every request names.
 const tusVersion = "1.0.0"
 
-// Send uploads size bytes of src to endpoint (the agent's TusPath URL) as
+// Send uploads size bytes of src to endpoint (the agent's [transfer.TusPath] URL) as
 // the file name and returns the signed URL of the staged file (the File-Url
 // of the completing answer), usable as any file input. src is read at
 // offsets, so a resumed upload re-reads only what the agent lacks.
 func (t *Tus) Send(ctx context.Context, endpoint, name string, src io.ReaderAt, size int64) (string, error) {
 	fail := func(err error) (string, error) {
-		return "", fmt.Errorf("resumable upload of %s to %s: %w", name, Redact(endpoint), err)
+		return "", fmt.Errorf("resumable upload of %s to %s: %w", name, transfer.Redact(endpoint), err)
 	}
 	loc, err := t.create(ctx, endpoint, name, size)
 	if err != nil {
@@ -215,8 +217,8 @@ func (t *Tus) create(ctx context.Context, endpoint, name string, size int64) (st
 	if err != nil || resp.Header.Get("Location") == "" {
 		return "", &tusFatal{msg: "the agent created the upload without a usable Location"}
 	}
-	if !SameOrigin(loc, resp.Request.URL) {
-		return "", &tusFatal{msg: fmt.Sprintf("the agent named an upload on another origin (%s); refusing to send the file there", Redact(loc.String()))}
+	if !transfer.SameOrigin(loc, resp.Request.URL) {
+		return "", &tusFatal{msg: fmt.Sprintf("the agent named an upload on another origin (%s); refusing to send the file there", transfer.Redact(loc.String()))}
 	}
 	return loc.String(), nil
 }
@@ -254,9 +256,9 @@ func (t *Tus) patch(ctx context.Context, loc string, src io.ReaderAt, offset, si
 	}
 	t.progress(next, size)
 	if next == size {
-		u := resp.Header.Get(HeaderFileURL)
+		u := resp.Header.Get(transfer.HeaderFileURL)
 		if u == "" {
-			return "", 0, &tusFatal{msg: "the agent completed the upload without a " + HeaderFileURL}
+			return "", 0, &tusFatal{msg: "the agent completed the upload without a " + transfer.HeaderFileURL}
 		}
 		return u, next, nil
 	}
@@ -283,7 +285,7 @@ func (t *Tus) head(ctx context.Context, loc string) (offset int64, fileURL strin
 	if err != nil || offset < 0 {
 		return 0, "", &tusFatal{msg: fmt.Sprintf("the agent answered an Upload-Offset of %q", resp.Header.Get("Upload-Offset"))}
 	}
-	return offset, resp.Header.Get(HeaderFileURL), nil
+	return offset, resp.Header.Get(transfer.HeaderFileURL), nil
 }
 
 // sleep waits d or until ctx ends.
@@ -299,4 +301,4 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // TusEndpoint is the resumable upload URL of the agent at base.
-func TusEndpoint(base *url.URL) string { return base.JoinPath(TusPath).String() }
+func TusEndpoint(base *url.URL) string { return base.JoinPath(transfer.TusPath).String() }

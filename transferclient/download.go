@@ -1,4 +1,4 @@
-package transfer
+package transferclient
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+
+	"github.com/agentura/agentura/transfer"
 )
 
 // ErrTooLarge is wrapped by the error of a download over its size cap.
@@ -22,7 +24,7 @@ const maxRedirects = 5
 // Guard is the rule for the download of a file another agent named: the
 // URL comes from the agent, and a host must not become the agent's way into
 // hosts its user never named. A URL passes when it lies on Origin
-// (SameOrigin) or on a host of AllowHosts (HostAllowed); so must every
+// ([transfer.SameOrigin]) or on a host of AllowHosts ([transfer.HostAllowed]); so must every
 // redirect.
 type Guard struct {
 	// Origin is the agent's origin; nil when unknown.
@@ -41,7 +43,7 @@ type Guard struct {
 // Check returns nil when u may be fetched, else an error wrapping
 // ErrForeignURL that says what to set.
 func (g Guard) Check(u *url.URL) error {
-	if SameOrigin(g.Origin, u) || HostAllowed(g.AllowHosts, u) {
+	if transfer.SameOrigin(g.Origin, u) || transfer.HostAllowed(g.AllowHosts, u) {
 		return nil
 	}
 	shown := u.Scheme + "://" + u.Host
@@ -68,11 +70,11 @@ func or(s, def string) string {
 // and a Content-Length over maxBytes is refused before the body is read.
 // Reading more than maxBytes from the returned body fails with an error
 // wrapping ErrTooLarge. The caller closes the body. Errors name the URL
-// without its query (Redact).
+// without its query ([transfer.Redact]).
 func (g Guard) Get(ctx context.Context, hc *http.Client, rawURL string, maxBytes int64) (*http.Response, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%q is not an http(s) URL", Redact(rawURL))
+		return nil, fmt.Errorf("%q is not an http(s) URL", transfer.Redact(rawURL))
 	}
 	if err := g.Check(u); err != nil {
 		return nil, err
@@ -93,11 +95,11 @@ func (g Guard) Get(ctx context.Context, hc *http.Client, rawURL string, maxBytes
 	}
 	resp, err := guarded.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", Redact(rawURL), err)
+		return nil, fmt.Errorf("GET %s: %w", transfer.Redact(rawURL), err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
-		return nil, fmt.Errorf("GET %s: %s", Redact(rawURL), Describe(resp))
+		return nil, fmt.Errorf("GET %s: %s", transfer.Redact(rawURL), Describe(resp))
 	}
 	if resp.ContentLength > maxBytes {
 		resp.Body.Close()

@@ -1,12 +1,14 @@
-package transfer
+package transferclient
 
 import (
 	"net/http"
 	"net/url"
+
+	"github.com/agentura/agentura/transfer"
 )
 
 // BearerTransport sends "Authorization: Bearer <Token>" with the requests
-// that go to Origin (SameOrigin) and with no other: a redirect to another
+// that go to Origin ([transfer.SameOrigin]) and with no other: a redirect to another
 // host, a download URL elsewhere, goes without it. It never changes the
 // caller's request.
 type BearerTransport struct {
@@ -25,7 +27,7 @@ func (b *BearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	on := SameOrigin(b.Origin, r.URL)
+	on := transfer.SameOrigin(b.Origin, r.URL)
 	switch {
 	case on && b.Token != "":
 		r = r.Clone(r.Context())
