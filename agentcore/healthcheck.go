@@ -6,7 +6,7 @@ import (
 	"net"
 	"os"
 
-	"github.com/agentura/agentura/internal/probe"
+	"github.com/agentura/agentura/internal/lib/probe"
 )
 
 // healthcheckTimeout bounds one run of Healthcheck.

@@ -8,6 +8,6 @@
 //
 // It is a leaf: it imports the standard library and transfer/mcpfile
 // only, never the go-sdk, a2a-go, fileserve or agentcore,
-// so that both the server side (agentcore, fileserve, internal/filehttp)
+// so that both the server side (agentcore, fileserve, internal/lib/filehttp)
 // and the host side (client, gateway, a2acall, the agentura CLI) use it.
 package transfer

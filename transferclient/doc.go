@@ -7,7 +7,7 @@
 //
 // It is the host side's machinery, as a2aclient is to a2a in a2a-go: the
 // client package, gateway, a2acall, contractcheck and the agentura CLI use
-// it; the server side (agentcore, fileserve, internal/filehttp) never does
+// it; the server side (agentcore, fileserve, internal/lib/filehttp) never does
 // and imports transfer alone. It imports the standard library and the
 // leaves transfer and filename only.
 package transferclient

@@ -24,10 +24,10 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/agentura/agentura/internal/attackdata"
-	"github.com/agentura/agentura/internal/mcptest"
-	"github.com/agentura/agentura/internal/memcg"
-	"github.com/agentura/agentura/internal/requiretool"
+	"github.com/agentura/agentura/internal/lib/memcg"
+	"github.com/agentura/agentura/internal/testkit/attackdata"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/requiretool"
 	"github.com/agentura/agentura/transferclient"
 )
 

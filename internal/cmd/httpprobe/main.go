@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/agentura/agentura/internal/probe"
+	"github.com/agentura/agentura/internal/lib/probe"
 )
 
 func main() {
