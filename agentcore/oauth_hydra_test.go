@@ -17,7 +17,7 @@ import (
 
 	"github.com/agentura/agentura/a2acall"
 	"github.com/agentura/agentura/agentcore"
-	"github.com/agentura/agentura/internal/hydratest"
+	"github.com/agentura/agentura/internal/testkit/hydratest"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"

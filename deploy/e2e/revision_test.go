@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // currentRevision drives the deployed OCR agent, as `make up` runs it, with

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // taskLease is AGENT_TASK_LEASE of the run: a task whose replica died is
