@@ -1,6 +1,7 @@
 package agentcore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -187,6 +188,13 @@ func (s *Service) serveFileTransfer() {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if strings.HasPrefix(method, "files/") {
 				ctx = context.WithValue(ctx, fileCallerKey{}, ownerOfExtra(req.GetExtra()))
+				if s.verifier == nil {
+					scope, err := s.listScope(req, readMeta(req))
+					if err != nil {
+						return nil, err
+					}
+					ctx = withFileScope(ctx, scope)
+				}
 			}
 			return next(ctx, method, req)
 		}
@@ -348,6 +356,9 @@ func (s *Service) fileOfURI(ctx context.Context, owner, uri string) (fileserve.M
 	case fileKindOut:
 		if !fileserve.ValidID(id) {
 			return fileserve.Meta{}, gone
+		}
+		if ok, err := s.producedInScope(ctx, id); err != nil || !ok {
+			return fileserve.Meta{}, cmp.Or(err, gone)
 		}
 		m, err := s.store.Stat(ctx, fileserve.Outputs, owner, id)
 		if errors.Is(err, fileserve.ErrNotFound) {
