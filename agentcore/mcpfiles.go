@@ -82,8 +82,13 @@ type memTicket struct {
 	written time.Time
 }
 
-// maxMemTickets bounds the tickets kept in memory.
-const maxMemTickets = 10000
+// maxMemTickets bounds the tickets kept in memory, maxMemTicketsPerOwner
+// those of one owner among them, so that one owner announcing uploads it
+// never sends does not keep the others from announcing theirs.
+const (
+	maxMemTickets         = 10000
+	maxMemTicketsPerOwner = 1000
+)
 
 func (f *fileTickets) put(ctx context.Context, owner, id string, t fileTicket) error {
 	if f.records != nil {
@@ -99,15 +104,27 @@ func (f *fileTickets) put(ctx context.Context, owner, id string, t fileTicket) e
 	if f.mem == nil {
 		f.mem = map[[2]string]memTicket{}
 	}
+	owned := 0
 	for k, m := range f.mem {
-		if now.Sub(m.written) > f.ttl {
+		switch {
+		case now.Sub(m.written) > f.ttl:
 			delete(f.mem, k)
+		case k[0] == owner:
+			owned++
 		}
 	}
-	if len(f.mem) >= maxMemTickets {
-		return errors.New("too many file uploads are pending; try again later")
+	key := [2]string{owner, id}
+	if _, kept := f.mem[key]; !kept {
+		// A kept ticket is updated (its upload recorded) whatever the caps.
+		if owned >= maxMemTicketsPerOwner {
+			return fmt.Errorf("owner %q has %d file uploads announced and not yet sent, the most one owner may have pending (%d); "+
+				"send the files to their upload descriptors, or wait until announced ones expire (AGENT_STAGING_TTL=%v)", truncate(owner, 80), owned, maxMemTicketsPerOwner, f.ttl)
+		}
+		if len(f.mem) >= maxMemTickets {
+			return fmt.Errorf("this agent has %d file uploads pending, the most it keeps (%d); try again later", len(f.mem), maxMemTickets)
+		}
 	}
-	f.mem[[2]string{owner, id}] = memTicket{t: t, written: now}
+	f.mem[key] = memTicket{t: t, written: now}
 	return nil
 }
 
