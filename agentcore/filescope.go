@@ -14,7 +14,8 @@ import (
 // capability: files/authorizeDownload and a tool's file input take it only
 // from the scope it was produced in (ownerscope.go: the caller's owner
 // handle, else its session), and answer any other caller as if the file did
-// not exist. Under authentication the owner is the caller, and the store's
+// not exist. An upload's (/in/<id>) likewise, when it was announced in a
+// scope. Under authentication the owner is the caller, and the store's
 // per-owner lookup is the check.
 
 // fileScopeKey carries an anonymous caller's scope to fileOfURI.
@@ -33,11 +34,25 @@ func (s *Service) producedInScope(ctx context.Context, id string) (bool, error) 
 	if s.verifier != nil {
 		return true, nil
 	}
-	scope, _ := ctx.Value(fileScopeKey{}).(string)
+	scope := fileScopeOf(ctx)
 	if scope == "" {
 		return false, nil
 	}
 	return s.scopes.has(ctx, scope, id)
+}
+
+// fileScopeOf is the anonymous caller's scope ctx carries; "" for none.
+func fileScopeOf(ctx context.Context) string {
+	scope, _ := ctx.Value(fileScopeKey{}).(string)
+	return scope
+}
+
+// ticketInScope reports whether the caller of ctx may name the upload
+// ticket t by its file URI: a ticket announced in a scope only from that
+// scope. A ticket announced without one (a sessionless caller's first
+// request, before it had a handle) is its owner's, as under authentication.
+func ticketInScope(ctx context.Context, t fileTicket) bool {
+	return t.Scope == "" || t.Scope == fileScopeOf(ctx)
 }
 
 // has reports whether the file id was placed in scope.

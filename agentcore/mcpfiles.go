@@ -62,6 +62,9 @@ type fileTicket struct {
 	SHA256   string    `json:"sha256"` // declared, lowercase hex; "" when none
 	Expires  time.Time `json:"expires"`
 	Staged   string    `json:"staged,omitempty"`
+	// Scope is the anonymous caller's scope it was announced in
+	// (filescope.go); "" for none, and under authentication.
+	Scope string `json:"scope,omitempty"`
 }
 
 // fileTickets keeps upload tickets: in the store's records when it has
@@ -309,7 +312,7 @@ func (s *Service) authorizeUpload(ctx context.Context, owner string, p mcpfile.A
 	now := time.Now()
 	expires := now.Add(min(s.cfg.URLTTL, s.cfg.StagingTTL))
 	id := fileserve.NewID()
-	t := fileTicket{Name: name, MIMEType: p.MIMEType, Size: size, SHA256: sum, Expires: expires}
+	t := fileTicket{Name: name, MIMEType: p.MIMEType, Size: size, SHA256: sum, Expires: expires, Scope: fileScopeOf(ctx)}
 	if err := s.fileTickets.put(ctx, owner, id, t); err != nil {
 		return nil, fileError(jsonrpc.CodeInternalError, mcpfile.ErrorData{}, "keep the upload ticket: %v", err)
 	}
@@ -384,7 +387,7 @@ func (s *Service) fileOfURI(ctx context.Context, owner, uri string) (fileserve.M
 		return m, err
 	case fileKindIn:
 		t, err := s.fileTickets.get(ctx, owner, id)
-		if errors.Is(err, fileserve.ErrNotFound) || err == nil && t.Staged == "" && time.Now().After(t.Expires) {
+		if errors.Is(err, fileserve.ErrNotFound) || err == nil && (!ticketInScope(ctx, t) || t.Staged == "" && time.Now().After(t.Expires)) {
 			return fileserve.Meta{}, gone
 		}
 		if err != nil {

@@ -2,6 +2,7 @@ package agentcore
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -135,4 +136,72 @@ func testAnonymousFileURIStaysInItsScope(t *testing.T, revision string, stateles
 	if err != nil || used.IsError {
 		t.Errorf("alice feeding her output to a tool: %v %s", err, textOf(used))
 	}
+}
+
+// Attack: an upload's file URI (mcp-file://<host>/in/<id>) announced in an
+// anonymous caller's scope (its owner handle, or its session) is not an
+// input for another anonymous caller who learns it; its announcer uses it.
+func TestAnonymousUploadURIStaysInItsScope(t *testing.T) {
+	for _, revision := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(revision, func(t *testing.T) { testAnonymousUploadURIStaysInItsScope(t, revision) })
+	}
+}
+
+func testAnonymousUploadURIStaysInItsScope(t *testing.T, revision string) {
+	svc, srv := serveTestService(t, nil)
+	AddTool(svc, Tool{Name: "take"}, func(ctx context.Context, call *Call, in struct {
+		Source FileAttachment `json:"source"`
+	}) (*Result, error) {
+		f, err := call.ResolveFileAttachment(ctx, in.Source)
+		if err != nil {
+			return nil, err
+		}
+		return TextResult("took " + f.Name), nil
+	})
+	ctx := context.Background()
+	alice := connectFilesAt(t, srv.URL, revision)
+	mallory := connectFilesAt(t, srv.URL, revision)
+	handleOf := func(s *mcp.ClientSession) mcp.Meta {
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "take", Arguments: map[string]any{"source": textDataURI("x.txt", []byte("x"))}})
+		if err != nil || res.IsError {
+			t.Fatalf("take: %v %s", err, textOf(res))
+		}
+		if h, ok := res.Meta[transfer.MetaOwner].(string); ok {
+			return mcp.Meta{transfer.MetaOwner: h}
+		}
+		return nil
+	}
+	aliceMeta, malloryMeta := handleOf(alice), handleOf(mallory)
+
+	data := []byte("alice's upload")
+	size := int64(len(data))
+	up, err := mcp.CallCustomMethod[*fileUploadParams, *fileUploadResult](ctx, alice, mcpfile.MethodAuthorizeUpload, &fileUploadParams{
+		ParamsBase: mcp.ParamsBase{Meta: aliceMeta}, AuthorizeUploadParams: mcpfile.AuthorizeUploadParams{Name: "a.txt", MIMEType: "text/plain", Size: &size}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(up.Upload.Method, up.Upload.URL, strings.NewReader(string(data)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload: %d", resp.StatusCode)
+	}
+	for _, meta := range []mcp.Meta{malloryMeta, nil} {
+		res, err := mallory.CallTool(ctx, &mcp.CallToolParams{Name: "take", Arguments: map[string]any{"source": up.File.URI}, Meta: meta})
+		if err != nil || !res.IsError || !strings.Contains(textOf(res), "unknown to this agent") {
+			t.Errorf("mallory (handle %v) used alice's upload: %v %s", meta != nil, err, textOf(res))
+		}
+	}
+	res, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "take", Arguments: map[string]any{"source": up.File.URI}, Meta: aliceMeta})
+	if err != nil || res.IsError || !strings.Contains(textOf(res), "took a.txt") {
+		t.Errorf("alice using her upload: %v %s", err, textOf(res))
+	}
+}
+
+// textDataURI is a text data URI of b named name.
+func textDataURI(name string, b []byte) string {
+	return "data:text/plain;name=" + name + ";base64," + base64.StdEncoding.EncodeToString(b)
 }
