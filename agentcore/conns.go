@@ -1,7 +1,6 @@
 package agentcore
 
 import (
-	"context"
 	"log/slog"
 	"net"
 	"net/http"
@@ -22,7 +21,7 @@ func (s *Service) newConnLimiter() *connlimit.Limiter {
 	}, []string{"action", "limit"})
 	var exempt func(netip.Addr) bool
 	if s.proxies != nil {
-		exempt = func(ip netip.Addr) bool { return s.proxies.trusts(context.Background(), ip) }
+		exempt = s.proxies.trusts
 	}
 	l := connlimit.New(connlimit.Config{Max: s.cfg.MaxConnections, PerClient: s.cfg.MaxClientConns, Exempt: exempt,
 		OnShed: func(action, limit string) { shed.WithLabelValues(action, limit).Inc() }})

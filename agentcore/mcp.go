@@ -62,6 +62,7 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 			ctx, stop = s.callContext(ctx, req.Extra.Header)
 			defer stop()
 		}
+		ctx = withFileScope(ctx, scope)
 		res, err := s.invoke(withCallHooks(ctx, s.mcpCallHooks(ctx, req, name)), name, ownerOfExtra(req.Extra), requestID, req.Params.Arguments)
 		var out *mcp.CallToolResult
 		if err != nil {

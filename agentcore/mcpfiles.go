@@ -1,6 +1,7 @@
 package agentcore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,6 +62,9 @@ type fileTicket struct {
 	SHA256   string    `json:"sha256"` // declared, lowercase hex; "" when none
 	Expires  time.Time `json:"expires"`
 	Staged   string    `json:"staged,omitempty"`
+	// Scope is the anonymous caller's scope it was announced in
+	// (filescope.go); "" for none, and under authentication.
+	Scope string `json:"scope,omitempty"`
 }
 
 // fileTickets keeps upload tickets: in the store's records when it has
@@ -81,8 +85,13 @@ type memTicket struct {
 	written time.Time
 }
 
-// maxMemTickets bounds the tickets kept in memory.
-const maxMemTickets = 10000
+// maxMemTickets bounds the tickets kept in memory, maxMemTicketsPerOwner
+// those of one owner among them, so that one owner announcing uploads it
+// never sends does not keep the others from announcing theirs.
+const (
+	maxMemTickets         = 10000
+	maxMemTicketsPerOwner = 1000
+)
 
 func (f *fileTickets) put(ctx context.Context, owner, id string, t fileTicket) error {
 	if f.records != nil {
@@ -98,15 +107,27 @@ func (f *fileTickets) put(ctx context.Context, owner, id string, t fileTicket) e
 	if f.mem == nil {
 		f.mem = map[[2]string]memTicket{}
 	}
+	owned := 0
 	for k, m := range f.mem {
-		if now.Sub(m.written) > f.ttl {
+		switch {
+		case now.Sub(m.written) > f.ttl:
 			delete(f.mem, k)
+		case k[0] == owner:
+			owned++
 		}
 	}
-	if len(f.mem) >= maxMemTickets {
-		return errors.New("too many file uploads are pending; try again later")
+	key := [2]string{owner, id}
+	if _, kept := f.mem[key]; !kept {
+		// A kept ticket is updated (its upload recorded) whatever the caps.
+		if owned >= maxMemTicketsPerOwner {
+			return fmt.Errorf("owner %q has %d file uploads announced and not yet sent, the most one owner may have pending (%d); "+
+				"send the files to their upload descriptors, or wait until announced ones expire (AGENT_STAGING_TTL=%v)", truncate(owner, 80), owned, maxMemTicketsPerOwner, f.ttl)
+		}
+		if len(f.mem) >= maxMemTickets {
+			return fmt.Errorf("this agent has %d file uploads pending, the most it keeps (%d); try again later", len(f.mem), maxMemTickets)
+		}
 	}
-	f.mem[[2]string{owner, id}] = memTicket{t: t, written: now}
+	f.mem[key] = memTicket{t: t, written: now}
 	return nil
 }
 
@@ -187,6 +208,13 @@ func (s *Service) serveFileTransfer() {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if strings.HasPrefix(method, "files/") {
 				ctx = context.WithValue(ctx, fileCallerKey{}, ownerOfExtra(req.GetExtra()))
+				if s.verifier == nil {
+					scope, err := s.listScope(req, readMeta(req))
+					if err != nil {
+						return nil, err
+					}
+					ctx = withFileScope(ctx, scope)
+				}
 			}
 			return next(ctx, method, req)
 		}
@@ -284,7 +312,7 @@ func (s *Service) authorizeUpload(ctx context.Context, owner string, p mcpfile.A
 	now := time.Now()
 	expires := now.Add(min(s.cfg.URLTTL, s.cfg.StagingTTL))
 	id := fileserve.NewID()
-	t := fileTicket{Name: name, MIMEType: p.MIMEType, Size: size, SHA256: sum, Expires: expires}
+	t := fileTicket{Name: name, MIMEType: p.MIMEType, Size: size, SHA256: sum, Expires: expires, Scope: fileScopeOf(ctx)}
 	if err := s.fileTickets.put(ctx, owner, id, t); err != nil {
 		return nil, fileError(jsonrpc.CodeInternalError, mcpfile.ErrorData{}, "keep the upload ticket: %v", err)
 	}
@@ -349,6 +377,9 @@ func (s *Service) fileOfURI(ctx context.Context, owner, uri string) (fileserve.M
 		if !fileserve.ValidID(id) {
 			return fileserve.Meta{}, gone
 		}
+		if ok, err := s.producedInScope(ctx, id); err != nil || !ok {
+			return fileserve.Meta{}, cmp.Or(err, gone)
+		}
 		m, err := s.store.Stat(ctx, fileserve.Outputs, owner, id)
 		if errors.Is(err, fileserve.ErrNotFound) {
 			return m, gone
@@ -356,7 +387,7 @@ func (s *Service) fileOfURI(ctx context.Context, owner, uri string) (fileserve.M
 		return m, err
 	case fileKindIn:
 		t, err := s.fileTickets.get(ctx, owner, id)
-		if errors.Is(err, fileserve.ErrNotFound) || err == nil && t.Staged == "" && time.Now().After(t.Expires) {
+		if errors.Is(err, fileserve.ErrNotFound) || err == nil && (!ticketInScope(ctx, t) || t.Staged == "" && time.Now().After(t.Expires)) {
 			return fileserve.Meta{}, gone
 		}
 		if err != nil {

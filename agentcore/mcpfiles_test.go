@@ -203,6 +203,12 @@ func TestDescriptorUploadedOnceWhileInFlight(t *testing.T) {
 	}()
 	pw.Write(data[:5]) // the first PUT is under way
 	deadline := time.Now().Add(30 * time.Second)
+	for claimed := false; !claimed && time.Now().Before(deadline); {
+		// Until the handler has claimed the descriptor, a second PUT on
+		// its own connection may overtake the first and win it.
+		svc.fileTickets.uploading.Range(func(any, any) bool { claimed = true; return false })
+		time.Sleep(time.Millisecond)
+	}
 	var code int
 	for {
 		req, _ := http.NewRequest(up.Upload.Method, up.Upload.URL, bytes.NewReader(data))

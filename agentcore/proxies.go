@@ -3,30 +3,44 @@ package agentcore
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // proxyResolveEvery is how long the addresses of a proxy named by host name
-// (a compose service, say) are used before they are looked up again.
-const proxyResolveEvery = 30 * time.Second
+// (a compose service, say) are used before they are looked up again;
+// proxyRetryEvery is that while a name has none (the balancer not up yet).
+const (
+	proxyResolveEvery = 30 * time.Second
+	proxyRetryEvery   = 2 * time.Second
+	proxyLookupWait   = 5 * time.Second // one lookup's time limit
+)
 
 // trustedProxies is AGENT_TRUSTED_PROXIES: the load balancers and reverse
 // proxies whose X-Forwarded-For header is believed. Each entry is an IP
-// address, a CIDR prefix, or a host name looked up every 30 s (the balancer's
-// service name in a compose network). A request from anywhere else is taken
-// at its own address, whatever X-Forwarded-For it sends.
+// address, a CIDR prefix, or a host name (the balancer's service name in a
+// compose network). A request from anywhere else is taken at its own
+// address, whatever X-Forwarded-For it sends.
+//
+// Names are looked up in the background (run: at start, then every 30 s),
+// never on a request's or a connection's path, so a slow DNS server delays
+// no request; until a name's first answer, its addresses are not trusted,
+// and a failed lookup keeps the addresses of the last answer.
 type trustedProxies struct {
 	prefixes []netip.Prefix
 	names    []string
 
-	mu       sync.Mutex
-	resolved []netip.Addr // the names' addresses
-	at       time.Time    // when they were looked up
+	// lookup resolves a name; nil: net.DefaultResolver. Tests set it.
+	lookup func(ctx context.Context, name string) ([]netip.Addr, error)
+	// every is proxyResolveEvery; tests shorten it.
+	every    time.Duration
+	resolved atomic.Pointer[map[string][]netip.Addr] // name → its addresses
 }
 
 // parseTrustedProxies reads the entries of AGENT_TRUSTED_PROXIES; nil means
@@ -56,6 +70,7 @@ func parseTrustedProxies(entries []string) (*trustedProxies, error) {
 	if len(p.prefixes) == 0 && len(p.names) == 0 {
 		return nil, nil
 	}
+	p.every = proxyResolveEvery
 	return p, nil
 }
 
@@ -77,37 +92,76 @@ func validHostName(s string) bool {
 	return true
 }
 
-// trusts reports whether ip is one of the proxies.
-func (p *trustedProxies) trusts(ctx context.Context, ip netip.Addr) bool {
+// trusts reports whether ip is one of the proxies, by the names'
+// addresses last looked up: it never waits for DNS.
+func (p *trustedProxies) trusts(ip netip.Addr) bool {
 	ip = ip.Unmap()
 	for _, pfx := range p.prefixes {
 		if pfx.Contains(ip) {
 			return true
 		}
 	}
-	if len(p.names) == 0 {
-		return false
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if time.Since(p.at) >= proxyResolveEvery {
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		var addrs []netip.Addr
-		for _, name := range p.names {
-			ips, _ := net.DefaultResolver.LookupNetIP(ctx, "ip", name) // a name that does not resolve trusts nobody
-			for _, a := range ips {
-				addrs = append(addrs, a.Unmap())
+	if r := p.resolved.Load(); r != nil {
+		for _, addrs := range *r {
+			if slices.Contains(addrs, ip) {
+				return true
 			}
-		}
-		p.resolved, p.at = addrs, time.Now()
-	}
-	for _, a := range p.resolved {
-		if a == ip {
-			return true
 		}
 	}
 	return false
+}
+
+// run looks the names up until ctx is done: at once, then every p.every,
+// or every proxyRetryEvery while a name has no address. It returns at once
+// when there are no names.
+func (p *trustedProxies) run(ctx context.Context, log *slog.Logger) {
+	if p == nil || len(p.names) == 0 {
+		return
+	}
+	for {
+		wait := p.every
+		if missing := p.refresh(ctx); len(missing) > 0 {
+			log.Warn("AGENT_TRUSTED_PROXIES: host names without an address yet; requests through them are taken at the proxy's address until they resolve",
+				"names", missing)
+			wait = min(wait, proxyRetryEvery)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// refresh looks up every name once, keeping a name's last addresses when
+// its lookup fails, and returns the names that have none.
+func (p *trustedProxies) refresh(ctx context.Context) (missing []string) {
+	lookup := p.lookup
+	if lookup == nil {
+		lookup = func(ctx context.Context, name string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", name)
+		}
+	}
+	next := map[string][]netip.Addr{}
+	last := p.resolved.Load()
+	for _, name := range p.names {
+		lctx, cancel := context.WithTimeout(ctx, proxyLookupWait)
+		ips, err := lookup(lctx, name)
+		cancel()
+		var addrs []netip.Addr
+		for _, a := range ips {
+			addrs = append(addrs, a.Unmap())
+		}
+		if (err != nil || len(addrs) == 0) && last != nil {
+			addrs = (*last)[name]
+		}
+		if len(addrs) == 0 {
+			missing = append(missing, name)
+		}
+		next[name] = addrs
+	}
+	p.resolved.Store(&next)
+	return missing
 }
 
 // clientAddr is the address r came from: its peer's, or, when the peer is a
@@ -119,7 +173,7 @@ func (p *trustedProxies) clientAddr(r *http.Request) string {
 		host = r.RemoteAddr
 	}
 	peer, err := netip.ParseAddr(host)
-	if p == nil || err != nil || !p.trusts(r.Context(), peer) {
+	if p == nil || err != nil || !p.trusts(peer) {
 		return host
 	}
 	var hops []string
@@ -133,7 +187,7 @@ func (p *trustedProxies) clientAddr(r *http.Request) string {
 			break // garbage: stop at the last address a trusted proxy vouched for
 		}
 		client = ip.Unmap().String()
-		if !p.trusts(r.Context(), ip) {
+		if !p.trusts(ip) {
 			break
 		}
 	}

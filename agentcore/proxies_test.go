@@ -16,6 +16,9 @@ func TestTrustedProxiesClientAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if missing := p.refresh(t.Context()); len(missing) > 0 {
+		t.Fatalf("%v did not resolve", missing)
+	}
 	for _, c := range []struct {
 		name, peer string
 		xff        []string

@@ -344,7 +344,8 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	defer s.sweeper.Stop()
 	revCtx, stopRevocations := context.WithCancel(ctx)
 	defer stopRevocations()
-	go s.revoked.Run(revCtx) // revocations and deletions of the other replicas
+	go s.revoked.Run(revCtx)        // revocations and deletions of the other replicas
+	go s.proxies.run(revCtx, s.log) // the host names of AGENT_TRUSTED_PROXIES, looked up in the background
 
 	server, ln := s.httpServer(ln)
 	errc := make(chan error, 1)

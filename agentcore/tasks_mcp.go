@@ -263,7 +263,7 @@ func (m *mcpTasks) start(ctx context.Context, c taskCall) (_ *mcpTask, ended <-c
 			close(endedCh)
 		}()
 		pw := &progressWriter{tasks: m, task: t, forward: c.progress, changed: c.changed}
-		res, err := m.svc.invoke(withCallHooks(tctx, &callHooks{progress: pw.report}), c.tool, c.owner, c.requestID, c.raw)
+		res, err := m.svc.invoke(withCallHooks(withFileScope(tctx, c.scope), &callHooks{progress: pw.report}), c.tool, c.owner, c.requestID, c.raw)
 		pw.stop()
 		m.svc.discardStored(tctx, c.staged)
 		m.end(tctx, t, res, err, context.Cause(tctx), c)

@@ -252,12 +252,19 @@ func noRedirect(hc *http.Client) *http.Client {
 
 // downloadURL resolves a produced file's file URI with
 // files/authorizeDownload and returns the descriptor's URL, with the size
-// and hex sha256 the answer states (-1, "" when it states none).
-func (m *Middleware) downloadURL(ctx context.Context, session *mcp.ClientSession, uri string) (string, int64, string, error) {
+// and hex sha256 the answer states (-1, "" when it states none). handle is
+// the owner handle of the result that named the file ("" for none): an
+// agent without authentication authorizes a file only in the scope it was
+// produced in, which for a sessionless caller is that handle.
+func (m *Middleware) downloadURL(ctx context.Context, session *mcp.ClientSession, uri, handle string) (string, int64, string, error) {
 	if session == nil {
 		return "", -1, "", errors.New("a file URI needs files/authorizeDownload, which needs the MCP session (Middleware.UseSession)")
 	}
-	res, err := mcp.CallCustomMethod[*downloadParams, *downloadResult](ctx, session, mcpfile.MethodAuthorizeDownload, &downloadParams{AuthorizeDownloadParams: mcpfile.AuthorizeDownloadParams{URI: uri}})
+	params := &downloadParams{AuthorizeDownloadParams: mcpfile.AuthorizeDownloadParams{URI: uri}}
+	if handle != "" {
+		params.Meta = mcp.Meta{transfer.MetaOwner: handle}
+	}
+	res, err := mcp.CallCustomMethod[*downloadParams, *downloadResult](ctx, session, mcpfile.MethodAuthorizeDownload, params)
 	if err != nil {
 		return "", -1, "", fmt.Errorf("files/authorizeDownload: %w", err)
 	}

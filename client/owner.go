@@ -41,12 +41,18 @@ func (m *Middleware) carryOwner(req mcp.Request) {
 
 // keepOwner keeps the owner handle a result carries.
 func (m *Middleware) keepOwner(res mcp.Result) {
-	if v := reflect.ValueOf(res); !v.IsValid() || (v.Kind() == reflect.Pointer && v.IsNil()) {
-		return
-	}
-	if h, ok := res.GetMeta()[transfer.MetaOwner].(string); ok && h != "" {
+	if h := ownerHandle(res); h != "" {
 		m.mu.Lock()
 		m.owner = h
 		m.mu.Unlock()
 	}
+}
+
+// ownerHandle is the owner handle res carries, "" for none.
+func ownerHandle(res mcp.Result) string {
+	if v := reflect.ValueOf(res); !v.IsValid() || (v.Kind() == reflect.Pointer && v.IsNil()) {
+		return ""
+	}
+	h, _ := res.GetMeta()[transfer.MetaOwner].(string)
+	return h
 }

@@ -51,7 +51,7 @@ func (m *Middleware) collect(ctx context.Context, session *mcp.ClientSession, to
 	renamed := map[string]string{} // url (or file URI) → registry name
 	for _, f := range files {
 		if f.fileURI != "" {
-			u, size, sum, err := m.downloadURL(ctx, session, f.fileURI)
+			u, size, sum, err := m.downloadURL(ctx, session, f.fileURI, ownerHandle(res))
 			if err != nil {
 				err = fmt.Errorf("%s: %w", f.name, err)
 				m.cfg.Logger.Warn("produced file not fetched", "tool", tool, "name", f.name, "err", err)

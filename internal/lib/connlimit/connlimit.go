@@ -1,15 +1,19 @@
 // Package connlimit caps the connections a server holds open, in total and
-// per client address, so that clients holding idle or silent connections
-// cannot take every file descriptor and starve the others (a health probe
-// included).
+// per client, so that clients holding idle or silent connections cannot
+// take every file descriptor and starve the others (a health probe
+// included). A client is an IPv4 address, or an IPv6 /64 prefix: one host
+// is commonly given a whole /64 and may send from any address in it.
 //
-// A connection over a cap first takes the place of the one that has waited
-// longest for a request (silent since it was accepted, or idle between
-// requests) — of the same client when the client's cap is reached, of any
-// client when the total is; only when every connection concerned is busy
-// with a request is the new one closed at once. A client that opens many
-// silent connections thus loses its own oldest ones, and a new client
-// still gets in.
+// A connection over a cap first takes the place of one that waits for a
+// request (silent since it was accepted, or idle between requests). When
+// the client's cap is reached it is the client's own that has waited
+// longest. When the total is reached it is one of the client holding the
+// most connections — the one over its fair share, the newcomer's own client
+// when that is the largest — again the one that has waited longest; a
+// client holding fewer connections than the newcomer's would is never
+// shed for it. Only when no connection may be shed is the new one closed at
+// once. A client that opens many silent connections thus loses its own,
+// and a new client still gets in.
 package connlimit
 
 import (
@@ -103,8 +107,8 @@ func (l *Limiter) admit(c net.Conn) bool {
 	var shed []net.Conn
 	l.mu.Lock()
 	ok := true
-	if l.perClient > 0 && client.IsValid() && l.byClient[client] >= l.perClient && (l.exempt == nil || !l.exemptLocked(client)) {
-		if old := l.oldestWaiting(client, true); old != nil {
+	if l.perClient > 0 && client.IsValid() && l.byClient[client] >= l.perClient && (l.exempt == nil || !l.exemptLocked(addrOf(c))) {
+		if old := l.oldestWaiting(client); old != nil {
 			shed = append(shed, old)
 			l.tell("evicted", "client")
 		} else {
@@ -113,7 +117,7 @@ func (l *Limiter) admit(c net.Conn) bool {
 		}
 	}
 	if ok && l.max > 0 && len(l.conns) >= l.max {
-		if old := l.oldestWaiting(netip.Addr{}, false); old != nil {
+		if old := l.heaviestWaiting(client); old != nil {
 			shed = append(shed, old)
 			l.tell("evicted", "total")
 		} else {
@@ -148,16 +152,15 @@ func (l *Limiter) tell(action, limit string) {
 	}
 }
 
-// oldestWaiting counts out and returns the connection that has waited
-// longest for a request, among client's when only is set, else among all;
-// nil when none waits.
-func (l *Limiter) oldestWaiting(client netip.Addr, only bool) net.Conn {
+// oldestWaiting counts out and returns the connection of client that has
+// waited longest for a request; nil when none waits.
+func (l *Limiter) oldestWaiting(client netip.Addr) net.Conn {
 	var (
 		best net.Conn
 		at   time.Time
 	)
 	for c, e := range l.conns {
-		if !e.waiting || (only && e.client != client) {
+		if !e.waiting || e.client != client {
 			continue
 		}
 		if best == nil || e.since.Before(at) {
@@ -167,6 +170,60 @@ func (l *Limiter) oldestWaiting(client netip.Addr, only bool) net.Conn {
 	if best != nil {
 		l.forget(best)
 	}
+	return best
+}
+
+// heaviestWaiting counts out and returns the connection to shed for a new
+// one of client when the total cap is reached: among the waiting
+// connections, one of the client holding the most (the newcomer's client
+// counted with the newcomer, and preferred on a tie), the one that has
+// waited longest; nil when none waits, or when every client with a waiting
+// connection holds fewer than the newcomer's client would.
+func (l *Limiter) heaviestWaiting(client netip.Addr) net.Conn {
+	other := 0 // connections that are not IP ones: one client, not in byClient
+	for _, e := range l.conns {
+		if !e.client.IsValid() {
+			other++
+		}
+	}
+	held := func(c netip.Addr) int {
+		n := l.byClient[c]
+		if !c.IsValid() {
+			n = other
+		}
+		if c == client {
+			n++
+		}
+		return n
+	}
+	var (
+		best    net.Conn
+		bestAt  time.Time
+		bestN   int
+		bestOwn bool
+	)
+	for c, e := range l.conns {
+		if !e.waiting {
+			continue
+		}
+		n, own := held(e.client), e.client == client
+		switch {
+		case best == nil || n > bestN:
+		case n < bestN:
+			continue
+		case own != bestOwn:
+			if !own {
+				continue
+			}
+		case !e.since.Before(bestAt):
+			continue
+		}
+		best, bestAt, bestN, bestOwn = c, e.since, n, own
+	}
+	if best == nil || bestN < held(client) {
+		return nil
+	}
+	l.forget(best)
 	return best
 }
 
@@ -203,11 +260,29 @@ func (l *Limiter) ConnState(c net.Conn, state http.ConnState) {
 	}
 }
 
-// clientOf is the IP address c comes from; invalid when c is not an IP
+// addrOf is the IP address c comes from; invalid when c is not an IP
 // connection.
-func clientOf(c net.Conn) netip.Addr {
+func addrOf(c net.Conn) netip.Addr {
 	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		return a.AddrPort().Addr().Unmap()
 	}
 	return netip.Addr{}
+}
+
+// clientOf is the client c counts for: its IPv4 address, or the /64 prefix
+// of its IPv6 address (as that prefix's first address); invalid when c is
+// not an IP connection.
+func clientOf(c net.Conn) netip.Addr {
+	return clientKey(addrOf(c))
+}
+
+// clientKey is the client an address counts for: an IPv4 address itself,
+// an IPv6 address's /64 prefix (its first address), since one host may
+// hold a whole /64; ip as it is when invalid.
+func clientKey(ip netip.Addr) netip.Addr {
+	ip = ip.Unmap()
+	if !ip.Is6() {
+		return ip
+	}
+	return netip.PrefixFrom(ip, 64).Masked().Addr()
 }
