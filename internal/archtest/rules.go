@@ -41,15 +41,16 @@ var Rules = []Rule{
 	{"internal/promreg", nil, "registers a Prometheus collector once for the server layers"},
 	{"internal/memcg", nil, "the cgroup memory limit (GOMEMLIMIT) and a child's peak in a memory cgroup"},
 	{"internal/boundedmap", nil, "a size-capped map"},
+	{"internal/pdfpreview/...", nil, "a PDF's first page as a PNG: pdftoppm bounded in time, memory and number, a cache by bytes"},
 	{"internal/connlimit", nil, "caps on the connections a server holds open, per client address and in total"},
 	{"fileserve", with(Leaves, "internal/boundedmap"), "Store, the extension point: DiskStore, capabilities (Presigner, LocalRoot, RecordStore, ExpiryIndex), OpenStore by URL scheme, the quota and TTL wrappers"},
 	{"fileserve/s3store", with(Leaves, "fileserve"), "the S3 store (minio-go); importing it registers s3://"},
 	{"fileserve/storetest", []string{"fileserve"}, "the Store conformance suite every store passes"},
 	{"fileserve/s3bench", nil, "benchmarks of S3 downloads against a presigned GET"},
 	{"internal/revocation", []string{"fileserve", "internal/signing"}, "revoked URLs and deleted files, shared through the store's records"},
-	{"internal/filehttp", with(Leaves, "fileserve", "internal/signing", "internal/boundedmap", "internal/promreg", "internal/revocation"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
+	{"internal/filehttp", with(Leaves, "fileserve", "internal/signing", "internal/boundedmap", "internal/promreg", "internal/revocation", "internal/pdfpreview"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
 	{"internal/cleanup", []string{"fileserve", "internal/promreg"}, "the TTL sweeper: at start-up in the background, then on a cron schedule"},
-	{"agentcore", with(Leaves, "fileserve", "internal/signing", "internal/filehttp", "internal/connlimit", "internal/cleanup", "internal/promreg", "internal/memcg", "internal/revocation", "internal/boundedmap"), "the agent author's framework: Service, Tool, Call, FileAttachment, the resolver, FileResponse, MCP (every revision), A2A, tasks, auth, Main"},
+	{"agentcore", with(Leaves, "fileserve", "internal/signing", "internal/filehttp", "internal/connlimit", "internal/cleanup", "internal/promreg", "internal/memcg", "internal/revocation", "internal/boundedmap", "internal/pdfpreview"), "the agent author's framework: Service, Tool, Call, FileAttachment, the resolver, FileResponse, MCP (every revision), A2A, tasks, auth, Main"},
 	{"agentcore/agenttest", with(Leaves, "agentcore", "client"), "the public test helper: an agent in-process, the host side in front"},
 
 	// The client side: the leaves, never a server package. agentcore may
