@@ -69,7 +69,9 @@ type RenderError struct {
 	Reason string
 }
 
-func (e *RenderError) Error() string { return "the PDF's first page could not be rendered: " + e.Reason }
+func (e *RenderError) Error() string {
+	return "the PDF's first page could not be rendered: " + e.Reason
+}
 
 // Renderer renders PDFs' first pages. It is safe for concurrent use.
 type Renderer struct {
