@@ -1,7 +1,7 @@
 # agentura — the commands the README promises.
 GO          ?= go
 BENCH_COUNT ?= 5
-BENCH_PKGS  ?= ./internal/filehttp ./agentcore
+BENCH_PKGS  ?= ./internal/lib/filehttp ./agentcore
 
 .PHONY: deps build run test bench bench-baseline bench-client fuzz lint run-ocr bench-ocr
 
@@ -32,7 +32,7 @@ run-ocr:
 ## test: every test, with the race detector; TEST_TIMEOUT bounds each package's test binary (go test -timeout;
 ##   default 30m: the slowest package takes about 8 minutes alone on two cores, more beside other work, and go
 ##   test's own default of 10m is too tight on such a machine). A binary killed by it takes its processes along
-##   (internal/procgroup). TEST_FLAGS adds go test flags, e.g. TEST_FLAGS='-run TestX' or '-p 1'.
+##   (internal/testkit/procgroup). TEST_FLAGS adds go test flags, e.g. TEST_FLAGS='-run TestX' or '-p 1'.
 TEST_TIMEOUT ?= 30m
 TEST_FLAGS   ?=
 test:
@@ -41,7 +41,7 @@ test:
 ## bench: run the benchmarks, print the targets table and compare with bench/baseline.txt
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) $(BENCH_PKGS) | tee bench/latest.txt
-	$(GO) run ./internal/benchreport bench/latest.txt
+	$(GO) run ./internal/cmd/benchreport bench/latest.txt
 	$(GO) tool benchstat bench/baseline.txt bench/latest.txt
 
 ## bench-nginx: the agent's /files/ beside nginx (sendfile on) on loopback, 4 KiB req/s and 256 MiB MB/s, and the
@@ -78,7 +78,7 @@ bench-client:
 ##   data in the same run (issue 13: ≥ 0.5×); "staged" is the file's arrival, "inspected" the whole call
 .PHONY: bench-inline
 bench-inline:
-	$(GO) test -run '^$$' -bench Inline -benchtime 5x -count $(BENCH_COUNT) ./internal/limitstest ./agentcore
+	$(GO) test -run '^$$' -bench Inline -benchtime 5x -count $(BENCH_COUNT) ./internal/testkit/limitstest ./agentcore
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in make test)
 FUZZTIME ?= 30s
@@ -93,7 +93,7 @@ fuzz:
 ##   "context deadline exceeded" that Go 1.26's fuzz coordinator can report with no input found: go.dev/issue/75804.)
 FUZZ_CI_TIME    ?= 20s
 FUZZ_CI_TIMEOUT ?= 10m
-FUZZ_CI_TARGETS ?= ./agentcore:FuzzResolve ./agentcore:FuzzDecodeArgs ./filename:FuzzClean ./internal/signing:FuzzVerify \
+FUZZ_CI_TARGETS ?= ./agentcore:FuzzResolve ./agentcore:FuzzDecodeArgs ./filename:FuzzClean ./internal/lib/signing:FuzzVerify \
 	./agents/composer:FuzzImageHeader ./agents/composer:FuzzMarkdownLimits ./agents/composer:FuzzRender
 .PHONY: fuzz-ci
 fuzz-ci:

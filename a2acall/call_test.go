@@ -14,8 +14,8 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/agentura/agentura/a2acall"
 	"github.com/agentura/agentura/agentcore"
-	"github.com/agentura/agentura/internal/mcptest"
-	"github.com/agentura/agentura/internal/testagent"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/testagent"
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -23,7 +23,7 @@ type echoInput struct {
 	Source agentcore.FileAttachment `json:"source"`
 }
 
-// serveAgent runs the test agent (internal/testagent) with two tools more:
+// serveAgent runs the test agent (internal/testkit/testagent) with two tools more:
 // "echo" hands the resolved input back out under its own name, with the
 // caller as data "owner"; "nothing" produces no file.
 func serveAgent(t *testing.T, opts testagent.Options) *testagent.Agent {

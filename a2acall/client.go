@@ -6,8 +6,8 @@
 // It is a package of its own so that an agent that never calls a peer does
 // not link a2a-go's client and the gRPC it brings: agentcore serves A2A, this
 // package calls it. It knows the agents through the leaf package transfer
-// (the protocol's names, the origin rule, uploads, guarded downloads) and
-// a2a-go's client, never through agentcore. The name says what it does and
+// (the protocol's names, the origin rule), transferclient (uploads, guarded
+// downloads) and a2a-go's client, never through agentcore. The name says what it does and
 // keeps clear of a2a-go's own a2aclient, which it imports.
 package a2acall
 
@@ -23,6 +23,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transferclient"
 )
 
 // DefaultInlineMaxBytes is the largest file a Client sends inline, as
@@ -122,7 +123,7 @@ func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map
 	if err != nil {
 		return nil, err
 	}
-	hc := transfer.WithBearer(c.HTTPClient, c.Token, base)
+	hc := transferclient.WithBearer(c.HTTPClient, c.Token, base)
 	card, err := agentcard.NewResolver(hc).Resolve(ctx, base.String())
 	if err != nil {
 		return nil, fmt.Errorf("read the agent card of %s: %w", base, err)

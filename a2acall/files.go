@@ -15,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transferclient"
 )
 
 // The files of a call: local inputs made file parts, produced files made
@@ -47,7 +48,7 @@ func (c *Client) filePart(ctx context.Context, hc *http.Client, base *url.URL, c
 		inlineMax = DefaultInlineMaxBytes
 	}
 	if uploads := uploadsURL(card); st.Size() > inlineMax && uploads != "" {
-		up, err := transfer.SendUpload(ctx, hc, sameHost(base, uploads, transfer.UploadsPath), name, f, st.Size())
+		up, err := transferclient.SendUpload(ctx, hc, sameHost(base, uploads, transfer.UploadsPath), name, f, st.Size())
 		if err != nil {
 			return nil, err
 		}
@@ -133,11 +134,11 @@ func (c *Client) collect(ctx context.Context, hc *http.Client, base *url.URL, ta
 }
 
 // download fetches a produced file's URI, from the agent's origin or one of
-// DownloadHosts only (transfer.Guard): the URI comes from the other agent,
+// DownloadHosts only (transferclient.Guard): the URI comes from the other agent,
 // and this client must not become a way into hosts the caller never named.
 // The content must hash to sha256 when the artifact announced one.
 func (c *Client) download(ctx context.Context, hc *http.Client, base *url.URL, dir, name, mimeType, rawURI, sha256 string) (File, error) {
-	guard := transfer.Guard{Origin: base, AllowHosts: c.DownloadHosts, AllowSetting: "a2acall.Client.DownloadHosts"}
+	guard := transferclient.Guard{Origin: base, AllowHosts: c.DownloadHosts, AllowSetting: "a2acall.Client.DownloadHosts"}
 	resp, err := guard.Get(ctx, hc, rawURI, c.maxBytes())
 	if err != nil {
 		return File{}, fmt.Errorf("file %q: %w", name, c.capHint(err))
@@ -148,10 +149,10 @@ func (c *Client) download(ctx context.Context, hc *http.Client, base *url.URL, d
 
 // save writes r into dir under the cleaned name (a sub-path is kept),
 // capped at MaxBytes, whole or not at all and never in place of a file that
-// is there (transfer.Save): an earlier call's file in a shared Dir keeps its
+// is there (transferclient.Save): an earlier call's file in a shared Dir keeps its
 // name and this one gets "report (2).pdf".
 func (c *Client) save(dir, name, mimeType string, r io.Reader) (File, error) {
-	saved, err := transfer.Save(dir, name, r, c.maxBytes(), 0o600)
+	saved, err := transferclient.Save(dir, name, r, c.maxBytes(), 0o600)
 	if err != nil {
 		return File{}, fmt.Errorf("receive %q: %w", name, c.capHint(err))
 	}
@@ -173,7 +174,7 @@ func (c *Client) maxBytes() int64 {
 // capHint names the setting that raises the cap in the error of a file over
 // it.
 func (c *Client) capHint(err error) error {
-	if errors.Is(err, transfer.ErrTooLarge) {
+	if errors.Is(err, transferclient.ErrTooLarge) {
 		return fmt.Errorf("%w (a2acall.Client.MaxBytes)", err)
 	}
 	return err

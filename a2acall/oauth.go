@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transferclient"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -83,5 +83,5 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 	if err != nil {
 		return nil, fmt.Errorf("get a token for %s from %s as %s: %w", prm.Resource, flow.TokenURL, c.Credentials.ClientID, err)
 	}
-	return transfer.WithBearer(c.HTTPClient, tok.AccessToken, base), nil
+	return transferclient.WithBearer(c.HTTPClient, tok.AccessToken, base), nil
 }

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/agentura/agentura/internal/a2atest"
-	"github.com/agentura/agentura/internal/heappeak"
+	"github.com/agentura/agentura/internal/testkit/a2atest"
+	"github.com/agentura/agentura/internal/testkit/heappeak"
 )
 
 // BenchmarkA2ACall measures a whole A2A call over loopback with the a2a-go

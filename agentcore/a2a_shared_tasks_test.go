@@ -11,8 +11,8 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/a2atest"
-	"github.com/agentura/agentura/internal/s3test"
+	"github.com/agentura/agentura/internal/testkit/a2atest"
+	"github.com/agentura/agentura/internal/testkit/s3test"
 )
 
 // replicaSet starts Services on one shared store, as replicas behind a

@@ -13,7 +13,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
-	"github.com/agentura/agentura/internal/a2atest"
+	"github.com/agentura/agentura/internal/testkit/a2atest"
 	"github.com/agentura/agentura/transfer"
 )
 

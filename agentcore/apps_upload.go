@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/filehttp"
-	"github.com/agentura/agentura/internal/signing"
+	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/signing"
 	"github.com/agentura/agentura/transfer"
 )
 

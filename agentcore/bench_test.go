@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/agentura/agentura/internal/heappeak"
+	"github.com/agentura/agentura/internal/testkit/heappeak"
 )
 
 // BenchmarkResolveBase64 measures resolving a 50 MiB input sent inline as

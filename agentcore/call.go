@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/internal/lib/filehttp"
 )
 
 // AnonymousOwner owns every file when AGENT_AUTH is none: one tenant.

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/cleanup"
-	"github.com/agentura/agentura/internal/connlimit"
-	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/internal/lib/cleanup"
+	"github.com/agentura/agentura/internal/lib/connlimit"
+	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/settings"
 )
 

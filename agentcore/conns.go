@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"net/netip"
 
-	"github.com/agentura/agentura/internal/connlimit"
-	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/internal/lib/connlimit"
+	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -38,7 +38,7 @@ func (s *Service) newConnLimiter() *connlimit.Limiter {
 // timeouts — a request's headers within AGENT_HEADER_TIMEOUT of its first
 // byte (and of the connection's opening), a connection idle between
 // requests for AGENT_IDLE_TIMEOUT at most —, downloads under a write
-// deadline that moves with them (AGENT_WRITE_TIMEOUT, internal/filehttp),
+// deadline that moves with them (AGENT_WRITE_TIMEOUT, internal/lib/filehttp),
 // and connections capped in total and per client address. It returns the
 // listener to serve.
 func (s *Service) httpServer(ln net.Listener) (*http.Server, net.Listener) {

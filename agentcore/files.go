@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/revocation"
+	"github.com/agentura/agentura/internal/lib/revocation"
 	"github.com/agentura/agentura/transfer"
 )
 

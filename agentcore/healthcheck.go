@@ -6,14 +6,14 @@ import (
 	"net"
 	"os"
 
-	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/internal/lib/probe"
 )
 
 // healthcheckTimeout bounds one run of Healthcheck.
-const healthcheckTimeout = transfer.ProbeTimeout
+const healthcheckTimeout = probe.Timeout
 
 // Healthcheck asks the agent listening on addr (an AGENT_ADDR such as ":8001")
-// for /readyz and returns nil when it answers 200 (transfer.Probe: no proxy,
+// for /readyz and returns nil when it answers 200 (probe.Ready: no proxy,
 // healthcheckTimeout). A wildcard or empty host is reached on the loopback
 // address. It is what `<agent> --healthcheck` runs, so that an image without
 // curl or wget (a scratch image) can still carry a Docker HEALTHCHECK.
@@ -25,7 +25,7 @@ func Healthcheck(ctx context.Context, addr string) error {
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
-	if err := transfer.Probe(ctx, "http://"+net.JoinHostPort(host, port)+"/readyz"); err != nil {
+	if err := probe.Ready(ctx, "http://"+net.JoinHostPort(host, port)+"/readyz"); err != nil {
 		return fmt.Errorf("healthcheck: %w", err)
 	}
 	return nil

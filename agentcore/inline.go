@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/go-json-experiment/json/jsontext"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/transfer/mcpfile"
 )
 

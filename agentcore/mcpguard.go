@@ -7,7 +7,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/internal/lib/filehttp"
 )
 
 // mcpPeekBytes is how much of a /mcp body mcpGuard reads ahead to check it.

@@ -5,7 +5,7 @@ import (
 	"os"
 	"runtime/debug"
 
-	"github.com/agentura/agentura/internal/memcg"
+	"github.com/agentura/agentura/internal/lib/memcg"
 )
 
 // fitMemoryLimit gives the Go runtime a soft memory limit below the hard

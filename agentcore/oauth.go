@@ -52,8 +52,9 @@ const (
 	// jwksUnknownKIDEvery is the least time between two reads of the JWKS
 	// caused by tokens naming a key it does not hold (a new key after a
 	// rotation), so that made-up key ids cannot make the agent hammer the
-	// issuer.
-	jwksUnknownKIDEvery = 10 * time.Second
+	// issuer. A token that comes sooner waits for the next read, at most
+	// this long.
+	jwksUnknownKIDEvery = 2 * time.Second
 	// discoveryRetry is the least time between two attempts at reading the
 	// issuer's metadata while it cannot be read.
 	discoveryRetry = 5 * time.Second
@@ -344,17 +345,42 @@ func (o *oauthResource) verify(ctx context.Context, token string, _ *http.Reques
 
 // keyFunc finds the key of a token in the issuer's key set. A key id the
 // set lacks makes it read the set again (a key added by a rotation), at
-// most once every jwksUnknownKIDEvery: a token naming an unknown key
-// meanwhile fails at once, so that made-up key ids neither hammer the
-// issuer nor hold requests waiting.
+// most once every jwksUnknownKIDEvery: the first token of a new key waits
+// for that read (at most jwksUnknownKIDEvery), and one that would wait
+// longer, behind another waiting for a read, fails at once, so that
+// made-up key ids neither hammer the issuer nor hold requests long.
 func (o *oauthResource) keyFunc(ctx context.Context, keys keyfunc.Keyfunc) jwt.Keyfunc {
 	kf := keys.KeyfuncCtx(ctx)
 	return func(t *jwt.Token) (any, error) {
-		if kid, ok := t.Header["kid"].(string); ok && !knownKID(ctx, keys, kid) && !o.unknownKID.Allow() {
-			return nil, fmt.Errorf("%w: key id %q is not in the issuer's key set, read again less than %s ago", keyfunc.ErrKeyfunc, truncate(kid, 80), jwksUnknownKIDEvery)
+		if kid, ok := t.Header["kid"].(string); ok && !knownKID(ctx, keys, kid) && !o.awaitKeyRead(ctx) {
+			return nil, fmt.Errorf("%w: key id %q is not in the issuer's key set, which is read again at most every %s", keyfunc.ErrKeyfunc, truncate(kid, 80), jwksUnknownKIDEvery)
 		}
 		return kf(t)
 	}
+}
+
+// awaitKeyRead waits for the next read of the key set that the limit of
+// unknown key ids allows, if it comes within jwksUnknownKIDEvery, and
+// reports whether it came: the caller then looks the key up, reading the
+// set again only if no request read it meanwhile.
+func (o *oauthResource) awaitKeyRead(ctx context.Context) bool {
+	r := o.unknownKID.Reserve()
+	d := r.Delay()
+	if d > jwksUnknownKIDEvery {
+		r.Cancel()
+		return false
+	}
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			r.Cancel()
+			return false
+		case <-t.C:
+		}
+	}
+	return true
 }
 
 // knownKID reports whether the key set read last holds kid.

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/transfer"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/auth"

@@ -17,7 +17,7 @@ import (
 
 	"github.com/agentura/agentura/a2acall"
 	"github.com/agentura/agentura/agentcore"
-	"github.com/agentura/agentura/internal/hydratest"
+	"github.com/agentura/agentura/internal/testkit/hydratest"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -261,6 +261,12 @@ func TestOAuthWithHydra(t *testing.T) {
 		if resp, body := post(t, base, "/mcp", old, list); resp.StatusCode != http.StatusOK {
 			t.Fatalf("before the rotation: %s %s", resp.Status, body)
 		}
+		// A token naming a made-up key spends the read of the key set that
+		// unknown key ids may cause; the first token of the new key, right
+		// after, waits for the next read instead of being refused.
+		if resp, body := post(t, base, "/mcp", withKid(t, old, "made-up-key"), list); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("a token naming a made-up key: %s %s", resp.Status, body)
+		}
 		kid := p.RotateKey(t)
 		fresh := p.ClientCredentialsToken(t, "svc-rotate", secret, allScopes, base+"/mcp")
 		if got := tokenKid(t, fresh); got != kid {
@@ -342,6 +348,24 @@ func TestOAuthWithHydra(t *testing.T) {
 			t.Errorf("card's oidc scheme: %+v", card.SecuritySchemes)
 		}
 	})
+}
+
+// withKid returns token with its header's kid replaced: the signature no
+// longer matches, but the key is looked up first.
+func withKid(t *testing.T, token, kid string) string {
+	t.Helper()
+	parts := strings.SplitN(token, ".", 3)
+	raw, err := base64.RawURLEncoding.DecodeString(parts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h map[string]any
+	if err := json.Unmarshal(raw, &h); err != nil {
+		t.Fatal(err)
+	}
+	h["kid"] = kid
+	raw, _ = json.Marshal(h)
+	return base64.RawURLEncoding.EncodeToString(raw) + "." + parts[1] + "." + parts[2]
 }
 
 // tokenKid reads the kid of a JWT's header.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentura/agentura/internal/boundedmap"
+	"github.com/agentura/agentura/internal/lib/boundedmap"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"

@@ -18,7 +18,7 @@ import (
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
-	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
 )

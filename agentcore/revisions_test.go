@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/internal/lib/filehttp"
 )
 
 // originGuard protects /a2a, /uploads and the agent card from browsers:

@@ -41,12 +41,12 @@ import (
 	"sync"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/cleanup"
-	"github.com/agentura/agentura/internal/connlimit"
-	"github.com/agentura/agentura/internal/filehttp"
-	"github.com/agentura/agentura/internal/pdfpreview"
-	"github.com/agentura/agentura/internal/revocation"
-	"github.com/agentura/agentura/internal/signing"
+	"github.com/agentura/agentura/internal/lib/cleanup"
+	"github.com/agentura/agentura/internal/lib/connlimit"
+	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/pdfpreview"
+	"github.com/agentura/agentura/internal/lib/revocation"
+	"github.com/agentura/agentura/internal/lib/signing"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 )

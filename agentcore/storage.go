@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/promreg"
+	"github.com/agentura/agentura/internal/lib/promreg"
 	"github.com/agentura/agentura/transfer"
 	"github.com/prometheus/client_golang/prometheus"
 )

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentura/agentura/internal/filehttp"
+	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

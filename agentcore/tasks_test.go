@@ -22,8 +22,8 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/mcptest"
-	"github.com/agentura/agentura/internal/s3test"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/s3test"
 )
 
 // longTool is a Long tool of a test replica: it reports progress, then

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transferclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,12 +23,12 @@ func TestTusUploadIsAToolInput(t *testing.T) {
 	payload := bytes.Repeat([]byte("resumable "), 300_000)
 	base, _ := url.Parse(srv.URL)
 
-	anon := &transfer.Tus{Retries: -1}
-	if _, err := anon.Send(context.Background(), transfer.TusEndpoint(base), "x.txt", bytes.NewReader(payload), int64(len(payload))); err == nil || !strings.Contains(err.Error(), "401") {
+	anon := &transferclient.Tus{Retries: -1}
+	if _, err := anon.Send(context.Background(), transferclient.TusEndpoint(base), "x.txt", bytes.NewReader(payload), int64(len(payload))); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("tus upload without a token: %v, want 401", err)
 	}
-	tus := &transfer.Tus{Client: &http.Client{Transport: &transfer.BearerTransport{Token: alice, Origin: base}}, ChunkBytes: 1 << 20}
-	fileURL, err := tus.Send(context.Background(), transfer.TusEndpoint(base), "big.txt", bytes.NewReader(payload), int64(len(payload)))
+	tus := &transferclient.Tus{Client: &http.Client{Transport: &transferclient.BearerTransport{Token: alice, Origin: base}}, ChunkBytes: 1 << 20}
+	fileURL, err := tus.Send(context.Background(), transferclient.TusEndpoint(base), "big.txt", bytes.NewReader(payload), int64(len(payload)))
 	if err != nil {
 		t.Fatal(err)
 	}

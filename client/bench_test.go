@@ -10,8 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/client"
-	"github.com/agentura/agentura/internal/heappeak"
-	"github.com/agentura/agentura/internal/testagent"
+	"github.com/agentura/agentura/internal/testkit/heappeak"
+	"github.com/agentura/agentura/internal/testkit/testagent"
 )
 
 // BenchmarkRoundTrip30MiB measures a 30 MiB file going to an agent and

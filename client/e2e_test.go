@@ -2,7 +2,7 @@ package client_test
 
 // Tests of the middleware against a real agent: agentcore serving the
 // example agent's tools and a few host-side test tools over streamable HTTP
-// on a loopback port (internal/testagent), driven by the go-sdk client.
+// on a loopback port (internal/testkit/testagent), driven by the go-sdk client.
 
 import (
 	"bytes"
@@ -30,8 +30,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/client"
-	"github.com/agentura/agentura/internal/mcptest"
-	"github.com/agentura/agentura/internal/testagent"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/testagent"
 	"github.com/agentura/agentura/transfer"
 )
 

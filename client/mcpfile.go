@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
+	"github.com/agentura/agentura/transferclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -158,7 +159,7 @@ func (m *Middleware) checkDescriptor(d mcpfile.TransferDescriptor, methods ...st
 	if err != nil {
 		return nil, err
 	}
-	guard := transfer.Guard{Origin: m.base, AllowHosts: m.cfg.AllowHosts, AllowSetting: allowSetting, OriginSetting: originSetting}
+	guard := transferclient.Guard{Origin: m.base, AllowHosts: m.cfg.AllowHosts, AllowSetting: allowSetting, OriginSetting: originSetting}
 	if err := guard.Check(u); err != nil {
 		return nil, err
 	}

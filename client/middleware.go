@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transferclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -51,7 +52,7 @@ type Config struct {
 	// TusMinBytes is the size from which a file is uploaded resumably
 	// (tus, at the agent's /uploads/tus/: a dropped connection resumes
 	// where it broke); smaller files go in one POST to /uploads. 0 means
-	// transfer.DefaultTusThreshold, a negative value never uses tus.
+	// transferclient.DefaultTusThreshold, a negative value never uses tus.
 	TusMinBytes int64
 	// MaxDownloadBytes caps each produced file; 0 means DefaultMaxDownloadBytes.
 	MaxDownloadBytes int64
@@ -112,7 +113,7 @@ func New(cfg Config) (*Middleware, error) {
 		cfg.InlineMaxBytes = DefaultInlineMaxBytes
 	}
 	if cfg.TusMinBytes == 0 {
-		cfg.TusMinBytes = transfer.DefaultTusThreshold
+		cfg.TusMinBytes = transferclient.DefaultTusThreshold
 	}
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = DefaultStallTimeout
@@ -131,7 +132,7 @@ func New(cfg Config) (*Middleware, error) {
 		}
 		m.base = u
 	}
-	m.hc = transfer.WithBearer(cfg.HTTPClient, cfg.Token, m.base)
+	m.hc = transferclient.WithBearer(cfg.HTTPClient, cfg.Token, m.base)
 	return m, nil
 }
 

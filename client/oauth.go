@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transferclient"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
@@ -135,7 +136,7 @@ func (b *oauthBearer) RoundTrip(r *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	return (&transfer.BearerTransport{Token: token, Origin: b.origin, Base: b.base}).RoundTrip(r)
+	return (&transferclient.BearerTransport{Token: token, Origin: b.origin, Base: b.base}).RoundTrip(r)
 }
 
 // keep returns a token source for tok that saves each new token to the

@@ -12,6 +12,7 @@ import (
 	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
+	"github.com/agentura/agentura/transferclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -136,7 +137,7 @@ func (m *Middleware) fetch(ctx context.Context, f *produced, source string) (Ent
 	if f.hasBytes {
 		if max := m.cfg.MaxDownloadBytes; int64(len(f.embedded)) > max {
 			return Entry{}, fmt.Errorf("%s: %w: the embedded copy has %d bytes, over the cap of %d (Config.MaxDownloadBytes; agentura: --max-download)",
-				f.name, transfer.ErrTooLarge, len(f.embedded), max)
+				f.name, transferclient.ErrTooLarge, len(f.embedded), max)
 		}
 		if f.size >= 0 && int64(len(f.embedded)) != f.size {
 			return Entry{}, fmt.Errorf("the embedded copy has %d bytes, the result says %d", len(f.embedded), f.size)
@@ -355,9 +356,9 @@ func num(v any) int64 {
 // URLs); the full error is in _meta[transfer.MetaFailed] and the log.
 func shortReason(err error) string {
 	switch {
-	case errors.Is(err, transfer.ErrForeignURL):
+	case errors.Is(err, transferclient.ErrForeignURL):
 		return "its URL is on a host the client does not trust"
-	case errors.Is(err, transfer.ErrTooLarge):
+	case errors.Is(err, transferclient.ErrTooLarge):
 		return "it is larger than the client accepts"
 	}
 	return "the download failed"

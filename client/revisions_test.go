@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/client"
-	"github.com/agentura/agentura/internal/testagent"
+	"github.com/agentura/agentura/internal/testkit/testagent"
 	"github.com/agentura/agentura/transfer"
 )
 

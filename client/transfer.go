@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transferclient"
 )
 
 // Direction says which way a transfer goes.
@@ -54,7 +55,7 @@ func (m *Middleware) upload(ctx context.Context, e Entry, name string) (string, 
 		return m.resumableUpload(ctx, f, e, name)
 	}
 	body := &progressReader{r: f, p: Progress{Direction: Upload, Name: name, Total: e.Size}, fn: m.cfg.Progress}
-	up, err := transfer.SendUpload(ctx, m.hc, m.base.JoinPath(transfer.UploadsPath).String(), name, body, e.Size)
+	up, err := transferclient.SendUpload(ctx, m.hc, m.base.JoinPath(transfer.UploadsPath).String(), name, body, e.Size)
 	if err != nil {
 		return "", err
 	}
@@ -66,13 +67,13 @@ func (m *Middleware) upload(ctx context.Context, e Entry, name string) (string, 
 // connection, and returns the signed URL of the staged file.
 func (m *Middleware) resumableUpload(ctx context.Context, f *os.File, e Entry, name string) (string, error) {
 	p := Progress{Direction: Upload, Name: name, Total: e.Size}
-	tus := &transfer.Tus{Client: m.hc, Progress: func(done, total int64) {
+	tus := &transferclient.Tus{Client: m.hc, Progress: func(done, total int64) {
 		if m.cfg.Progress != nil {
 			p.Done, p.Total = done, total
 			m.cfg.Progress(p)
 		}
 	}}
-	return tus.Send(ctx, transfer.TusEndpoint(m.base), name, f, e.Size)
+	return tus.Send(ctx, transferclient.TusEndpoint(m.base), name, f, e.Size)
 }
 
 // download streams rawURL into the registry under name, refusing foreign
@@ -103,7 +104,7 @@ const retryDelay = 500 * time.Millisecond
 // transient reports whether err is a network failure a second try may not
 // meet: not the caller's end, not a refusal of the URL or of the content.
 func transient(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || errors.Is(err, transfer.ErrTooLarge) || errors.Is(err, transfer.ErrForeignURL) || errors.Is(err, transfer.ErrDigestMismatch) {
+	if ctx.Err() != nil || errors.Is(err, transferclient.ErrTooLarge) || errors.Is(err, transferclient.ErrForeignURL) || errors.Is(err, transfer.ErrDigestMismatch) {
 		return false
 	}
 	var op *net.OpError
@@ -130,7 +131,7 @@ func (m *Middleware) downloadOnce(ctx context.Context, rawURL, name, sha256, sou
 		}
 		return fmt.Errorf("download %s: %w", name, withCapHint(err))
 	}
-	guard := transfer.Guard{Origin: m.base, AllowHosts: m.cfg.AllowHosts, AllowSetting: allowSetting, OriginSetting: originSetting}
+	guard := transferclient.Guard{Origin: m.base, AllowHosts: m.cfg.AllowHosts, AllowSetting: allowSetting, OriginSetting: originSetting}
 	resp, err := guard.Get(ctx, m.hc, rawURL, m.cfg.MaxDownloadBytes)
 	if err != nil {
 		return Entry{}, stalled(err)
@@ -150,7 +151,7 @@ func (m *Middleware) downloadOnce(ctx context.Context, rawURL, name, sha256, sou
 // withCapHint adds the setting that raises the cap to an error of a file
 // over it.
 func withCapHint(err error) error {
-	if errors.Is(err, transfer.ErrTooLarge) {
+	if errors.Is(err, transferclient.ErrTooLarge) {
 		return fmt.Errorf("%w (%s)", err, capSetting)
 	}
 	return err

@@ -25,6 +25,7 @@ import (
 
 	"github.com/agentura/agentura/client"
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transferclient"
 )
 
 // Target is the server to check: an MCP endpoint over streamable HTTP
@@ -156,7 +157,7 @@ func (c *checker) connect(ctx context.Context) error {
 		if c.t.BaseURL == "" {
 			c.t.BaseURL, _ = client.BaseURLFromEndpoint(c.t.URL)
 		}
-		tr = &mcp.StreamableClientTransport{Endpoint: c.t.URL, HTTPClient: transfer.WithBearer(nil, c.t.Token, u), DisableStandaloneSSE: true}
+		tr = &mcp.StreamableClientTransport{Endpoint: c.t.URL, HTTPClient: transferclient.WithBearer(nil, c.t.Token, u), DisableStandaloneSSE: true}
 	case len(c.t.Command) > 0:
 		cmd := exec.Command(c.t.Command[0], c.t.Command[1:]...)
 		cmd.Env = append(os.Environ(), c.t.Env...)
@@ -172,7 +173,7 @@ func (c *checker) connect(ctx context.Context) error {
 		}
 		c.base = b
 	}
-	c.hc = transfer.WithBearer(hc, c.t.Token, c.base)
+	c.hc = transferclient.WithBearer(hc, c.t.Token, c.base)
 	cctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
 	s, err := mc.Connect(cctx, tr, nil)
@@ -481,7 +482,7 @@ func (c *checker) uploads(ctx context.Context) string {
 		return ""
 	case http.StatusOK, http.StatusCreated:
 	default:
-		c.r.add(PointUploads, Fail, "POST %s answered %s", endpoint, transfer.Describe(resp))
+		c.r.add(PointUploads, Fail, "POST %s answered %s", endpoint, transferclient.Describe(resp))
 		return ""
 	}
 	var up transfer.Upload

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/contractcheck"
-	"github.com/agentura/agentura/internal/mcptest"
-	"github.com/agentura/agentura/internal/procgroup"
-	"github.com/agentura/agentura/internal/requiretool"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
+	"github.com/agentura/agentura/internal/testkit/requiretool"
 )
 
 // The built agents TestMain makes.

@@ -1,6 +1,6 @@
 package fileserve
 
-import "github.com/agentura/agentura/internal/boundedmap"
+import "github.com/agentura/agentura/internal/lib/boundedmap"
 
 // metaCacheSize bounds the metadata kept in memory.
 const metaCacheSize = 4096

@@ -19,7 +19,7 @@ import (
 
 	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/filetype"
-	"github.com/agentura/agentura/internal/boundedmap"
+	"github.com/agentura/agentura/internal/lib/boundedmap"
 )
 
 // Names inside a file's folder and the store root.

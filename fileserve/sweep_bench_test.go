@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/cleanup"
+	"github.com/agentura/agentura/internal/lib/cleanup"
 )
 
 // sweepFiles is how many files the sweep benchmarks store:

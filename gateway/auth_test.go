@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/gateway"
-	"github.com/agentura/agentura/internal/hydratest"
+	"github.com/agentura/agentura/internal/testkit/hydratest"
 )
 
 // TestGatewaySignsInWithOAuth: the gateway meets an agent with

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentura/agentura/client"
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transferclient"
 )
 
 // call forwards a host's tool call to its agent: the file names in the
@@ -292,7 +293,7 @@ func (g *Gateway) save(n string) (savedLine, mcp.Content, error) {
 	if err != nil {
 		return savedLine{}, nil, err
 	}
-	saved, err := transfer.Save(dir, e.Name, f, 0, 0o644)
+	saved, err := transferclient.Save(dir, e.Name, f, 0, 0o644)
 	if err != nil {
 		return savedLine{}, nil, err
 	}

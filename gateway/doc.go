@@ -15,7 +15,7 @@
 // is a tool error naming the file and listing the known ones; nothing is
 // sent; so is a data: URI or URL the model wrote in place of a name, unless
 // Config.AllowFileURIs. Every file the tool produced is fetched
-// (transfer.Guard: the agent's origin or an allowed host, capped),
+// (transferclient.Guard: the agent's origin or an allowed host, capped),
 // registered, and saved under its registry name in a folder of the run under
 // Out (out.go), without overwriting anything; the host gets the tool's text,
 // "Tool produced: report.pdf (PDF, 40 KB) — saved as

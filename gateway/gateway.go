@@ -19,7 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/client"
-	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transferclient"
 )
 
 // registryTTL is how long the gateway's registry keeps a file: the length
@@ -236,7 +236,7 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 	var tr mcp.Transport
 	if ac.URL != "" {
 		u, _ := url.Parse(ac.URL)
-		hc := transfer.WithBearer(nil, a.cfg.Token, u) // the token goes to the agent's origin only
+		hc := transferclient.WithBearer(nil, a.cfg.Token, u) // the token goes to the agent's origin only
 		var next http.RoundTripper = hc.Transport
 		if len(ac.Headers) > 0 {
 			next = headerTransport{headers: ac.Headers, next: next}

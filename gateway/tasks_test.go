@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/gateway"
-	"github.com/agentura/agentura/internal/mcptest"
-	"github.com/agentura/agentura/internal/testagent"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/testagent"
 )
 
 // Tasks through the gateway: the agent makes a task of a long call; a host

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds Ory Hydra v2.3.0, the OAuth 2.1 / OpenID Connect provider of the OAuth tests (internal/hydratest) and of
+# Builds Ory Hydra v2.3.0, the OAuth 2.1 / OpenID Connect provider of the OAuth tests (internal/testkit/hydratest) and of
 # `make up-auth`, from the Go module proxy. deploy/hydra is a tools module that pins it: `go install hydra@v2.3.0`
 # refuses a module whose go.mod has replace directives, and a dependency's replace is ignored, so the tools module
 # carries the one Hydra needs itself (its fork of gobuffalo/pop). cgo and the sqlite tags give the in-memory

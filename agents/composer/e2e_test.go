@@ -22,7 +22,7 @@ import (
 	"github.com/go-pdf/fpdf"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 var (

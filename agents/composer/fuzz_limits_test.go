@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/attackdata"
+	"github.com/agentura/agentura/internal/testkit/attackdata"
 )
 
 // FuzzImageHeader feeds arbitrary bytes to the picture checks that run

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/image/bmp"
 
 	"github.com/agentura/agentura/agentcore"
-	"github.com/agentura/agentura/internal/heappeak"
+	"github.com/agentura/agentura/internal/testkit/heappeak"
 )
 
 // newService is the agent in process, with lim, for tests that call its

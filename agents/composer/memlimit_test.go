@@ -24,11 +24,11 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/agentura/agentura/internal/attackdata"
-	"github.com/agentura/agentura/internal/mcptest"
-	"github.com/agentura/agentura/internal/memcg"
-	"github.com/agentura/agentura/internal/requiretool"
-	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/internal/lib/memcg"
+	"github.com/agentura/agentura/internal/testkit/attackdata"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/requiretool"
+	"github.com/agentura/agentura/transferclient"
 )
 
 // composeMemoryLimit is the memory the compose file gives the composer
@@ -373,7 +373,7 @@ func noisePictures(n int, size int) func(*testing.T, *mcptest.Agent) []any {
 				t.Fatal(err)
 			}
 			name := string(rune('a'+i)) + ".png"
-			up, err := transfer.SendUpload(t.Context(), http.DefaultClient, a.URL+"/uploads", name, bytes.NewReader(b.Bytes()), int64(b.Len()))
+			up, err := transferclient.SendUpload(t.Context(), http.DefaultClient, a.URL+"/uploads", name, bytes.NewReader(b.Bytes()), int64(b.Len()))
 			if err != nil {
 				t.Fatal(err)
 			}

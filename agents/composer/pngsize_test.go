@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentura/agentura/internal/attackdata"
+	"github.com/agentura/agentura/internal/testkit/attackdata"
 )
 
 // E5: a 16×16 RGBA PNG whose IDAT inflates to 256 MiB is refused before

@@ -25,8 +25,8 @@ import (
 	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/fixed"
 
-	"github.com/agentura/agentura/internal/procgroup"
-	"github.com/agentura/agentura/internal/requiretool"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
+	"github.com/agentura/agentura/internal/testkit/requiretool"
 )
 
 // pdfText returns the text of a PDF as pdftotext reads it; pages are

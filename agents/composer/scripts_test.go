@@ -1,7 +1,7 @@
 package composer
 
 import (
-	"github.com/agentura/agentura/internal/requiretool"
+	"github.com/agentura/agentura/internal/testkit/requiretool"
 	"image"
 	"image/color"
 	"image/png"
@@ -16,7 +16,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/agentura/agentura/agents/composer/fonts"
-	"github.com/agentura/agentura/internal/procgroup"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
 )
 
 // scriptLines are a line of text in each script the composer promises, as

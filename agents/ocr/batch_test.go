@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentura/agentura/agents/ocr"
 	"github.com/agentura/agentura/agents/ocr/internal/ocrtest"
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // batchResult is one entry of ocr_batch's structured results.

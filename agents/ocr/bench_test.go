@@ -16,7 +16,7 @@ import (
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/agents/ocr"
 	"github.com/agentura/agentura/agents/ocr/internal/ocrtest"
-	"github.com/agentura/agentura/internal/procgroup"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
 )
 
 // benchPage is the text of page n of the benchmark document: fifteen lines

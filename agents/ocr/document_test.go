@@ -9,7 +9,7 @@ import (
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/agents/ocr"
 	"github.com/agentura/agentura/agents/ocr/internal/ocrtest"
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // The text the tests render, and words tesseract must read back from it.

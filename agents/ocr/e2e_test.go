@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentura/agentura/agents/ocr/internal/ocrtest"
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // agentBin is the ocr-agent binary built by TestMain.

@@ -34,7 +34,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/agents/ocr/internal/ocrtest"
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // Shapes as the reference host declares them (serde, camelCase).

@@ -21,7 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agentura/agentura/agents/ocr/internal/ocrtest"
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // pdfPages is a PDF of n pages, each with lines lines of text.

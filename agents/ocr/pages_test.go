@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentura/agentura/agents/ocr"
 	"github.com/agentura/agentura/agents/ocr/internal/ocrtest"
-	"github.com/agentura/agentura/internal/procgroup"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
 )
 
 // TestPagesInParallel: a PDF's pages read side by side give the same text,

@@ -2,7 +2,7 @@ package ocr_test
 
 // Every MCP revision against the built agent, in the default configuration
 // and with AGENT_MCP_STATELESS=true (issue 24): a client that speaks only
-// 2026-07-28 (raw JSON-RPC, internal/mcptest.Sessionless) and mark3labs/mcp-go
+// 2026-07-28 (raw JSON-RPC, internal/testkit/mcptest.Sessionless) and mark3labs/mcp-go
 // pinned to 2025-11-25. Each run of ordinary calls leaves no WARN line in
 // the agent's log.
 
@@ -19,7 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agentura/agentura/agents/ocr/internal/ocrtest"
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // modes are the agent's two configurations.

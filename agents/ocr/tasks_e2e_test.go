@@ -23,7 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agentura/agentura/agents/ocr/internal/ocrtest"
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // ocrTask is a 2026-07-28 task with what tasks/get adds.

@@ -2,7 +2,7 @@ package main
 
 // Tests of the built agentura binary against a real agent: agentcore serving
 // the example agent's tools and the host-side test tools over HTTP
-// (internal/testagent), and the example agent's binary over stdio.
+// (internal/testkit/testagent), and the example agent's binary over stdio.
 
 import (
 	"bytes"
@@ -25,9 +25,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/mcptest"
-	"github.com/agentura/agentura/internal/procgroup"
-	"github.com/agentura/agentura/internal/testagent"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
+	"github.com/agentura/agentura/internal/testkit/testagent"
 )
 
 var (

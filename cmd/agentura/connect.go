@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/client"
-	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transferclient"
 )
 
 // conn is a connected MCP session and what it needs to be closed.
@@ -86,7 +86,7 @@ func prepare(c *common, rawURL string, stderr io.Writer) (*conn, error) {
 		DisableStandaloneSSE: true, // one command, no server-initiated messages to wait for
 		// The token goes to the endpoint's origin only; the middleware sees
 		// the tasks an agent answers with (client.WithTasks).
-		HTTPClient: client.WithTasks(transfer.WithBearer(nil, c.token, u)),
+		HTTPClient: client.WithTasks(transferclient.WithBearer(nil, c.token, u)),
 	}
 	if c.oauthClientID != "" {
 		o, err := signIn(c, endpoint, stderr)

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/mcptest"
-	"github.com/agentura/agentura/internal/procgroup"
-	"github.com/agentura/agentura/internal/testagent"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
+	"github.com/agentura/agentura/internal/testkit/testagent"
 )
 
 // The built binary as a gateway on streamable HTTP (--listen), its agents

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentura/agentura/internal/procgroup"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
 )
 
 // TestNewScaffoldsAWorkingModule: `agentura new` with --replace pointing at

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/mod/module"
 	modzip "golang.org/x/mod/zip"
 
-	"github.com/agentura/agentura/internal/procgroup"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
 )
 
 // publishedVersion is the version the local module proxy of

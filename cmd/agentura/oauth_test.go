@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/hydratest"
-	"github.com/agentura/agentura/internal/mcptest"
-	"github.com/agentura/agentura/internal/procgroup"
+	"github.com/agentura/agentura/internal/testkit/hydratest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
 )
 
 // TestCallSignsInWithOAuth: the CLI, given only the agent's URL and its

@@ -27,8 +27,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/agentura/agentura/internal/hydratest"
-	"github.com/agentura/agentura/internal/procgroup"
+	"github.com/agentura/agentura/internal/testkit/hydratest"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
 )
 
 // authStack is the sign-in deployment: docker-compose.yml with

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/mcptest"
-	"github.com/agentura/agentura/internal/procgroup"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
 )
 
 // TestComposeScaleBalancer checks the scale-out deployment as an operator

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentura/agentura/internal/procgroup"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
 )
 
 // cli runs the agentura CLI that `make e2e` builds into bin/, with flags

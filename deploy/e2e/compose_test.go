@@ -16,9 +16,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
-	"github.com/agentura/agentura/internal/mcptest"
-	"github.com/agentura/agentura/internal/procgroup"
-	"github.com/agentura/agentura/internal/requiretool"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
+	"github.com/agentura/agentura/internal/testkit/requiretool"
 )
 
 // deployment is the docker compose project of one test run, isolated from an

@@ -4,7 +4,7 @@
 // engine and the image build context, so they sit behind the build tag e2e
 // and run with `make e2e`, which builds both first and sets
 // AGENTURA_REQUIRE_TOOLS=1: there they fail, never skip, when Docker is
-// missing (internal/requiretool). They are a Go module of their own (go.mod here, on
+// missing (internal/testkit/requiretool). They are a Go module of their own (go.mod here, on
 // the library through a replace directive), so that testcontainers-go and the
 // Docker client stay out of the library's go.mod. The check that the env
 // examples document the compose files needs no Docker: it is package deploy's

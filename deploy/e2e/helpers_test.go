@@ -30,9 +30,9 @@ import (
 	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/fixed"
 
-	"github.com/agentura/agentura/internal/mcptest"
-	"github.com/agentura/agentura/internal/procgroup"
-	"github.com/agentura/agentura/internal/requiretool"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
+	"github.com/agentura/agentura/internal/testkit/requiretool"
 )
 
 // callTimeout bounds one tool call; OCR of one page takes a few seconds.

@@ -19,7 +19,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // imageCase is one agent image: its Dockerfile in the build context, its

@@ -6,7 +6,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
-	"github.com/agentura/agentura/internal/procgroup"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
 	"io"
 	"net/http"
 	"os"

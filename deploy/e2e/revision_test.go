@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // currentRevision drives the deployed OCR agent, as `make up` runs it, with
@@ -96,14 +96,15 @@ func listed(t *testing.T, c *mcptest.Sessionless) []string {
 	return out
 }
 
-// waitTop waits until tesseract runs in the container (running) or no
-// longer does, for at most within.
+// waitTop waits until tesseract reads a page in the container (running)
+// or no longer does, for at most within (readsPage: the readiness probes'
+// `tesseract --list-langs` does not count).
 func waitTop(t *testing.T, container string, running bool, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
 		top := run(t, nil, "docker", "top", container)
-		if strings.Contains(top, "tesseract") == running {
+		if readsPage(top) == running {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/procgroup"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
 )
 
 // TestScaffoldUp: a module from `agentura new` (against this checkout,

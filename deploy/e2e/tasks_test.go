@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // taskLease is AGENT_TASK_LEASE of the run: a task whose replica died is
@@ -74,12 +74,15 @@ func TestScaleTasks(t *testing.T) {
 		return tk
 	}
 	get := func(id string) ocrTask { return mcptest.Call[ocrTask](t, c, "tasks/get", map[string]any{"taskId": id}) }
-	// runner is the OCR replica whose container runs tesseract.
+	// runner is the OCR replica whose container runs tesseract on a page.
+	// Every replica also runs `tesseract --list-langs` for a moment on
+	// each readiness probe (the balancer's, Docker's): that one does not
+	// count, or the wrong replica is killed and the task runs on.
 	runner := func() int {
 		deadline := time.Now().Add(2 * time.Minute)
 		for {
 			for i, r := range ocrs {
-				if strings.Contains(run(t, nil, "docker", "top", r.id), "tesseract") {
+				if readsPage(run(t, nil, "docker", "top", r.id)) {
 					return i
 				}
 			}
@@ -179,4 +182,15 @@ func TestScaleTasks(t *testing.T) {
 	if got := get(tk.TaskID); got.Status != "cancelled" {
 		t.Errorf("after the cancel: %+v", got)
 	}
+}
+
+// readsPage reports whether the process list of `docker top` holds a
+// tesseract reading a page, not one listing its languages.
+func readsPage(top string) bool {
+	for _, line := range strings.Split(top, "\n") {
+		if strings.Contains(line, "tesseract") && !strings.Contains(line, "--list-langs") {
+			return true
+		}
+	}
+	return false
 }

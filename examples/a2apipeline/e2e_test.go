@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/agentura/agentura/internal/a2atest"
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/a2atest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 const secret = "pipeline-test-secret-0123456789abcdef"

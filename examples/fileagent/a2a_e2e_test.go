@@ -19,8 +19,8 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/agentura/agentura/internal/a2atest"
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/a2atest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 func mustComplete(t *testing.T, what string, task *a2a.Task) {

@@ -18,10 +18,10 @@ import (
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/fileserve/s3store"
 	"github.com/agentura/agentura/fileserve/storetest"
-	"github.com/agentura/agentura/internal/filehttp"
-	"github.com/agentura/agentura/internal/heappeak"
-	"github.com/agentura/agentura/internal/s3test"
-	"github.com/agentura/agentura/internal/signing"
+	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/signing"
+	"github.com/agentura/agentura/internal/testkit/heappeak"
+	"github.com/agentura/agentura/internal/testkit/s3test"
 )
 
 func BenchmarkS3Download(b *testing.B) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentura/agentura/internal/procgroup"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
 )
 
 // TestDiskOnlyLinksNoMinio: minio-go comes only with this package. The
@@ -14,16 +14,16 @@ import (
 func TestDiskOnlyLinksNoMinio(t *testing.T) {
 	const minio = "github.com/minio/minio-go/v7"
 	for pkg, want := range map[string]bool{
-		"github.com/agentura/agentura/fileserve":           false,
-		"github.com/agentura/agentura/agentcore":           false,
-		"github.com/agentura/agentura/examples/fileagent":  false,
-		"github.com/agentura/agentura/agents/composer":     false,
-		"github.com/agentura/agentura/cmd/composer-agent":  true,
-		"github.com/agentura/agentura/fileserve/s3store":   true,
-		"github.com/agentura/agentura/cmd/ocr-agent":       true,
-		"github.com/agentura/agentura/internal/filehttp":   false,
-		"github.com/agentura/agentura/internal/cleanup":    false,
-		"github.com/agentura/agentura/fileserve/storetest": false,
+		"github.com/agentura/agentura/fileserve":             false,
+		"github.com/agentura/agentura/agentcore":             false,
+		"github.com/agentura/agentura/examples/fileagent":    false,
+		"github.com/agentura/agentura/agents/composer":       false,
+		"github.com/agentura/agentura/cmd/composer-agent":    true,
+		"github.com/agentura/agentura/fileserve/s3store":     true,
+		"github.com/agentura/agentura/cmd/ocr-agent":         true,
+		"github.com/agentura/agentura/internal/lib/filehttp": false,
+		"github.com/agentura/agentura/internal/lib/cleanup":  false,
+		"github.com/agentura/agentura/fileserve/storetest":   false,
 	} {
 		out, err := procgroup.Output(exec.Command("go", "list", "-deps", pkg))
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/fileserve/s3store"
 	"github.com/agentura/agentura/fileserve/storetest"
-	"github.com/agentura/agentura/internal/s3test"
+	"github.com/agentura/agentura/internal/testkit/s3test"
 	"github.com/minio/minio-go/v7"
 )
 

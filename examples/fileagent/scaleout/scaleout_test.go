@@ -34,8 +34,8 @@ import (
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/examples/fileagent"
 	_ "github.com/agentura/agentura/fileserve/s3store" // s3:// storage
-	"github.com/agentura/agentura/internal/mcptest"
-	"github.com/agentura/agentura/internal/s3test"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/s3test"
 )
 
 const (

@@ -1,5 +1,5 @@
 // Command demologin serves the login and consent pages of the demonstration
-// identity provider (Ory Hydra) of `make up-auth`: see internal/demologin.
+// identity provider (Ory Hydra) of `make up-auth`: see internal/tools/demologin.
 // Its user store is a demo: a fixed list of users from DEMOLOGIN_USERS.
 //
 //	DEMOLOGIN_ADDR=:4446 HYDRA_ADMIN_URL=https://hydra:4445 DEMOLOGIN_USERS=alice:pw1,bob:pw2 \
@@ -18,7 +18,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/agentura/agentura/internal/demologin"
+	"github.com/agentura/agentura/internal/tools/demologin"
 )
 
 func main() {

@@ -4,7 +4,7 @@
 // <!-- settings: … --> and <!-- end settings --> lines, and the settings part of deploy/.env.example, whose variables and
 // values are the ones deploy/docker-compose.yml passes through; and the
 // package table of docs/architecture.md (between <!-- packages … --> and
-// <!-- end packages -->) from internal/archtest's import rules. Run it from
+// <!-- end packages -->) from internal/tools/archtest's import rules. Run it from
 // the repository root after changing a declaration:
 //
 //	go run ./internal/cmd/gendocs
@@ -27,7 +27,7 @@ import (
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/agents/composer"
 	"github.com/agentura/agentura/agents/ocr"
-	"github.com/agentura/agentura/internal/archtest"
+	"github.com/agentura/agentura/internal/tools/archtest"
 	"github.com/agentura/agentura/settings"
 )
 
@@ -252,7 +252,7 @@ func sentence(s string) string {
 var packages = regexp.MustCompile(`(?s)(<!-- packages [^\n]*-->\n)(.*?)(<!-- end packages -->)`)
 
 // packageTable replaces the package table of docs/architecture.md with the
-// one internal/archtest's rules make.
+// one internal/tools/archtest's rules make.
 func packageTable(old, _ string) (string, error) {
 	if n := len(packages.FindAllStringIndex(old, -1)); n != 1 {
 		return "", fmt.Errorf("want one package table (<!-- packages ... --> … <!-- end packages -->), found %d", n)

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/internal/lib/probe"
 )
 
 func main() {
@@ -17,7 +17,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: httpprobe URL (exits 0 when a GET of URL answers 200)")
 		os.Exit(2)
 	}
-	if err := transfer.Probe(context.Background(), os.Args[1]); err != nil {
+	if err := probe.Ready(context.Background(), os.Args[1]); err != nil {
 		fmt.Fprintln(os.Stderr, "httpprobe:", err)
 		os.Exit(1)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/mcptest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // TestRunAgainstTheComposer runs the load test against a real composer

@@ -1,7 +1,7 @@
 // Package ocrtest makes the inputs of the OCR agent's tests: known text
 // rendered into PNG, JPEG and TIFF images and into scanned-looking PDFs
 // (pages that are images, with no text layer), and it requires the external
-// commands the tests need (internal/requiretool: a missing one skips the test
+// commands the tests need (internal/testkit/requiretool: a missing one skips the test
 // on a laptop and fails it under AGENTURA_REQUIRE_TOOLS=1, as in CI).
 package ocrtest
 
@@ -26,8 +26,8 @@ import (
 	"golang.org/x/image/math/fixed"
 	"golang.org/x/image/tiff"
 
-	"github.com/agentura/agentura/internal/procgroup"
-	"github.com/agentura/agentura/internal/requiretool"
+	"github.com/agentura/agentura/internal/testkit/procgroup"
+	"github.com/agentura/agentura/internal/testkit/requiretool"
 )
 
 // FontSize is the size text is rendered at, in pixels: large enough for
@@ -41,7 +41,7 @@ const DPI = 300
 // Require ends the test unless every command is on PATH, saying how to
 // install it: the OCR tests need the real engine, never a stand-in. A
 // missing command skips the test, or fails it under AGENTURA_REQUIRE_TOOLS=1
-// (CI); see internal/requiretool.
+// (CI); see internal/testkit/requiretool.
 func Require(t testing.TB, commands ...string) {
 	t.Helper()
 	for _, c := range commands {

@@ -1,0 +1,148 @@
+package filehttp
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/revocation"
+	"github.com/agentura/agentura/transfer"
+)
+
+// manageEnv serves /files/ with DELETE and the revoke endpoint as agentcore
+// mounts them; the caller is the X-Owner header.
+func manageEnv(t *testing.T, verified bool) (*testEnv, *fileserve.QuotaStore) {
+	t.Helper()
+	var q *fileserve.QuotaStore
+	env := newTestEnv(t, "mux", func(c *Config) {
+		var err error
+		if q, err = fileserve.NewQuotaStore(c.Store, fileserve.QuotaConfig{Limit: 1 << 20}); err != nil {
+			t.Fatal(err)
+		}
+		c.Store = q
+		c.Revocations = revocation.New(c.Store.(*fileserve.QuotaStore).Store.(fileserve.RecordStore), q.Forget, nil)
+		c.OwnerVerified = verified
+		c.Owner = func(r *http.Request) (string, error) {
+			if o := r.Header.Get("X-Owner"); o != "" {
+				return o, nil
+			}
+			return "", errors.New("no X-Owner")
+		}
+	})
+	env.ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == transfer.RevokePath:
+			env.srv.ServeRevoke(w, r)
+		case r.Method == http.MethodDelete:
+			env.srv.ServeDelete(w, r)
+		default:
+			env.srv.ServeFile(w, r)
+		}
+	})
+	return env, q
+}
+
+func (env *testEnv) putQuota(t *testing.T, q *fileserve.QuotaStore, owner, name string, n int) fileserve.Meta {
+	t.Helper()
+	m, err := q.Put(bg, fileserve.NewFile{Area: fileserve.Outputs, Owner: owner, Name: name}, strings.NewReader(strings.Repeat("x", n)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The owner deletes a file by DELETE on its URL: every URL of it stops at
+// once and its quota is free; another caller may not, with the URL or
+// without it.
+func TestDeleteFile(t *testing.T) {
+	env, q := manageEnv(t, false)
+	m := env.putQuota(t, q, "alice", "a.txt", 1000)
+	u := env.signedURL(t, m)
+	other := env.signedURL(t, m)
+	owner := func(o string) http.Header { return http.Header{"X-Owner": {o}} }
+
+	if resp, body := do(t, "DELETE", u, owner("mallory"), nil); resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "owner") {
+		t.Errorf("DELETE of alice's URL by mallory: %s %s; want 403", resp.Status, body)
+	}
+	noToken := strings.Split(u, "?")[0]
+	if resp, body := do(t, "DELETE", noToken, owner("alice"), nil); resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "token") {
+		t.Errorf("DELETE without a token when callers are not verified: %s %s; want 403", resp.Status, body)
+	}
+	if resp, _ := do(t, "GET", u, nil, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the refused deletions deleted the file: GET %s", resp.Status)
+	}
+	if resp, body := do(t, "DELETE", u, owner("alice"), nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE by the owner: %s %s", resp.Status, body)
+	}
+	for _, url := range []string{u, other} {
+		if resp, _ := do(t, "GET", url, nil, nil); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET after DELETE: %s, want 404", resp.Status)
+		}
+	}
+	if used, _ := q.Used(bg, "alice"); used != 0 {
+		t.Errorf("alice uses %d after deleting her only file, want 0", used)
+	}
+	if resp, _ := do(t, "DELETE", u, owner("alice"), nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("DELETE twice: %s, want 404", resp.Status)
+	}
+}
+
+// With verified callers (AGENT_AUTH=jwt) the id alone names the caller's
+// file; another caller's id is not found.
+func TestDeleteByIDWithVerifiedCaller(t *testing.T) {
+	env, q := manageEnv(t, true)
+	m := env.putQuota(t, q, "alice", "a.txt", 10)
+	path := env.ts.URL + "/files/" + m.ID
+	if resp, _ := do(t, "DELETE", path, http.Header{"X-Owner": {"mallory"}}, nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("DELETE of alice's id by mallory: %s, want 404", resp.Status)
+	}
+	if resp, body := do(t, "DELETE", path, http.Header{"X-Owner": {"alice"}}, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE by id by alice: %s %s", resp.Status, body)
+	}
+	if _, err := env.st.Stat(bg, m.Area, "alice", m.ID); !errors.Is(err, fileserve.ErrNotFound) {
+		t.Errorf("the file is still stored: %v", err)
+	}
+}
+
+// One URL is revoked: it is refused (downloads and tool inputs alike),
+// the file and its other URLs stay. A forged or foreign URL is refused.
+func TestRevokeURL(t *testing.T) {
+	env, q := manageEnv(t, false)
+	m := env.putQuota(t, q, "alice", "a.txt", 10)
+	u := env.signedURL(t, m)
+	env.srv.now = func() time.Time { return time.Now().Add(time.Second) } // another token for the same file
+	other := env.signedURL(t, m)
+	if u == other {
+		t.Fatal("two URLs of a file are the same")
+	}
+	do(t, "GET", u, nil, nil) // the token is cached once verified
+	revoke := func(url string) (*http.Response, []byte) {
+		b, _ := json.Marshal(transfer.RevokeRequest{URL: url})
+		return do(t, "POST", env.ts.URL+transfer.RevokePath, http.Header{"Content-Type": {"application/json"}}, strings.NewReader(string(b)))
+	}
+	if resp, body := revoke(u); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("revoke: %s %s", resp.Status, body)
+	}
+	if resp, body := do(t, "GET", u, nil, nil); resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "revoked") {
+		t.Errorf("GET of the revoked URL: %s %s; want 403 saying revoked", resp.Status, body)
+	}
+	if _, _, own, err := env.srv.OpenURL(bg, u, "alice"); !own || err == nil || !strings.Contains(err.Error(), "revoked") {
+		t.Errorf("the revoked URL as a tool input: own %v, %v", own, err)
+	}
+	if resp, _ := do(t, "GET", other, nil, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("another URL of the file: %s, want 200", resp.Status)
+	}
+	for name, bad := range map[string]string{
+		"forged token": u[:len(u)-4] + "AAAA",
+		"foreign URL":  "https://elsewhere.test/files/" + m.ID + "/a.txt?token=x",
+		"not a URL":    "%%%",
+	} {
+		if resp, body := revoke(bad); resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("revoke of a %s: %s %s; want 400 or 403", name, resp.Status, body)
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package archtest
+
+import (
+	"slices"
+	"strings"
+)
+
+// Leaves may be imported by both sides, server and client.
+var Leaves = []string{"transfer", "transfer/mcpfile", "filetype", "filename", "settings"}
+
+// Rule says which packages of this module the packages matched by Pkgs may
+// import (in their non-test files; tests may start whatever they need), and
+// what those packages are for. Paths are relative to the module; a pattern
+// ending in "/..." matches that package and every package below it, any
+// other pattern only itself. The first rule whose Pkgs matches a package is
+// its rule: the narrow ones come first. Every package must have a rule, and
+// every rule must match a package, so the table stays the picture of the
+// tree; docs/architecture.md's package table is generated from it
+// (go run ./internal/cmd/gendocs).
+type Rule struct {
+	Pkgs string   // a package path or a pattern ending in "/..."
+	May  []string // the module's packages (or patterns) it may import
+	Role string   // one line: what the package is for
+}
+
+// Rules is the import direction as a table: leaves import nothing of the
+// module but filename and transfer/mcpfile; signing → fileserve →
+// filehttp/cleanup → agentcore on the server side; client and the hosts on
+// the leaves and transferclient (the host side's file moves) alone, no
+// server internals, and no server package on transferclient; agents on
+// agentcore and the leaves; agent mains on agentcore and their agent only.
+var Rules = []Rule{
+	// Leaves of both sides.
+	{"transfer", []string{"transfer/mcpfile"}, "the transfer protocol both sides must agree on: JSON shapes, keywords, _meta keys, paths, headers, the origin rule, digests, data URIs, redaction"},
+	{"transfer/mcpfile", nil, "the draft MCP file contract (SEP-2631 at c3cf0eba, as openai/codex speaks it), its one mapping: x-mcp-file, FileValue, descriptors, files/authorize*"},
+	{"filetype", nil, "MIME detection from content and labels for people"},
+	{"filename", nil, "display names: cleaning, limits, \" (2)\" numbering"},
+	{"settings", nil, "each setting declared once: variable, flag, default, parser, doc line"},
+
+	// The server side, each layer on the ones before it; its helpers under
+	// internal/lib/ (code linked into what ships).
+	{"internal/lib/signing", nil, "download tokens: JWT HS256 pinned, kid, rotation, owner + file id + area + expiry"},
+	{"internal/lib/promreg", nil, "registers a Prometheus collector once for the server layers"},
+	{"internal/lib/memcg", nil, "the cgroup memory limit (GOMEMLIMIT) and a child's peak in a memory cgroup"},
+	{"internal/lib/boundedmap", nil, "a size-capped map"},
+	{"internal/lib/pdfpreview/...", nil, "a PDF's first page as a PNG: pdftoppm bounded in time, memory and number, a cache by bytes"},
+	{"internal/lib/probe", []string{"transfer"}, "the readiness probe: one GET, no proxy, 200 or a clear error (--healthcheck, the S3 image)"},
+	{"internal/lib/connlimit", nil, "caps on the connections a server holds open, per client address and in total"},
+	{"fileserve", with(Leaves, "internal/lib/boundedmap"), "Store, the extension point: DiskStore, capabilities (Presigner, LocalRoot, RecordStore, ExpiryIndex), OpenStore by URL scheme, the quota and TTL wrappers"},
+	{"fileserve/s3store", with(Leaves, "fileserve"), "the S3 store (minio-go); importing it registers s3://"},
+	{"fileserve/storetest", []string{"fileserve"}, "the Store conformance suite every store passes"},
+	{"fileserve/s3bench", nil, "benchmarks of S3 downloads against a presigned GET"},
+	{"internal/lib/revocation", []string{"fileserve", "internal/lib/signing"}, "revoked URLs and deleted files, shared through the store's records"},
+	{"internal/lib/filehttp", with(Leaves, "fileserve", "internal/lib/signing", "internal/lib/boundedmap", "internal/lib/promreg", "internal/lib/revocation", "internal/lib/pdfpreview"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
+	{"internal/lib/cleanup", []string{"fileserve", "internal/lib/promreg"}, "the TTL sweeper: at start-up in the background, then on a cron schedule"},
+	{"agentcore", with(Leaves, "fileserve", "internal/lib/signing", "internal/lib/filehttp", "internal/lib/connlimit", "internal/lib/cleanup", "internal/lib/promreg", "internal/lib/memcg", "internal/lib/revocation", "internal/lib/boundedmap", "internal/lib/probe", "internal/lib/pdfpreview"), "the agent author's framework: Service, Tool, Call, FileAttachment, the resolver, FileResponse, MCP (every revision), A2A, tasks, auth, Main"},
+	{"agentcore/agenttest", with(Leaves, "agentcore", "client"), "the public test helper: an agent in-process, the host side in front"},
+
+	// The client side: the leaves and transferclient, never a server
+	// package. agentcore may not import a2acall (the A2A client), so agents
+	// calling no peer do not link it.
+	{"transferclient", []string{"transfer", "transfer/mcpfile", "filename"}, "the host side's file moves: uploads (raw and tus), guarded downloads, saving whole or not at all, delete and revoke, the bearer transport"},
+	{"client", with(Leaves, "transferclient"), "the host side: registry of names, the go-sdk sending middleware, uploads, downloads, sign-in, tasks"},
+	{"a2acall", with(Leaves, "transferclient"), "the A2A client: another agent's skill called with local files, files back as local files"},
+	// The gateway is a host: the client package, never a server package.
+	{"gateway", with(Leaves, "transferclient", "client"), "an MCP server fronting agents for any chat host: names in, files saved out"},
+	// The contract check is a host too: it drives any MCP server.
+	{"contractcheck", with(Leaves, "transferclient", "client"), "agentura check: what of the file contract any MCP server meets, point by point"},
+	{"cmd/agentura", with(Leaves, "transferclient", "client", "gateway", "contractcheck"), "the CLI: tools, call, task, gateway, check, new"},
+
+	// Agents know only agentcore and the leaves (and their own sub-packages);
+	// their mains are thin: agentcore, the agent and the S3 store's scheme.
+	{"agents/ocr/internal/ocrtest", []string{"internal/testkit/requiretool", "internal/testkit/procgroup"}, "the OCR tests' inputs"},
+	{"agents/ocr/...", with(Leaves, "agentcore", "agents/ocr/..."), "the OCR agent: tesseract and pdftoppm behind ocr_document and ocr_batch"},
+	{"agents/composer/...", with(Leaves, "agentcore", "agents/composer/..."), "the document composer: Markdown to PDF, DOCX, PPTX, HTML, Markdown; merge_pdfs"},
+	{"cmd/ocr-agent", []string{"agentcore", "agents/ocr", "fileserve/s3store"}, "the OCR agent's main"},
+	{"cmd/composer-agent", []string{"agentcore", "agents/composer", "fileserve/s3store"}, "the composer's main"},
+	{"examples/...", with(Leaves, "agentcore", "a2acall", "fileserve/s3store", "examples/..."), "the example agent and an agent calling another over A2A"},
+
+	// Deployment checks: no code of the module.
+	{"deploy/...", nil, "Dockerfiles and compose files; deploy/e2e tests them on the engine"},
+
+	// Test harnesses under internal/testkit/: only tests import them (and
+	// each other); no shipped package may.
+	{"internal/testkit/testagent/cmd/testagent", []string{"agentcore", "internal/testkit/testagent"}, "tests: the test agent as a binary"},
+	{"internal/testkit/testagent", with(Leaves, "agentcore", "examples/fileagent"), "tests: a real agent in the test process"},
+	{"internal/testkit/procgroup", nil, "tests: their processes in a group of their own, killed with the test binary"},
+	{"internal/testkit/s3test", []string{"internal/testkit/requiretool", "internal/testkit/procgroup"}, "tests: versitygw started for a test"},
+	{"internal/testkit/hydratest", []string{"internal/tools/demologin", "internal/testkit/requiretool", "internal/testkit/procgroup", "agentcore", "examples/fileagent"}, "tests: a real identity provider (Ory Hydra)"},
+	{"internal/testkit/mcptest", with(Leaves, "internal/testkit/procgroup"), "tests: build an agent, start it, call it with an independent MCP client"},
+	{"internal/testkit/limitstest", nil, "tests: the limits of a built agent"},
+	{"internal/testkit/...", nil, "tests: attack catalogue and fault tests, hostile inputs, MCP Apps in a browser, A2A helpers, heap sampling, required tools"},
+
+	// Tools under internal/cmd/ (binaries: make targets, the demo and S3
+	// images' helpers) and internal/tools/ (their libraries).
+	{"internal/tools/demologin", nil, "the demo login and consent pages of the demo identity provider"},
+	{"internal/cmd/demologin", []string{"internal/tools/demologin"}, "the demo login as a binary (make up-auth)"},
+	{"internal/cmd/httpprobe", []string{"internal/lib/probe"}, "the S3 and Hydra images' health check"},
+	{"internal/cmd/benchagent", with(Leaves, "agentcore"), "make bench-nginx: the file service alone"},
+	{"internal/cmd/gendocs", with(Leaves, "agentcore", "agents/ocr", "agents/composer", "internal/tools/archtest"), "the settings tables, deploy/.env.example and this package table, from their declarations"},
+	{"internal/tools/archtest", nil, "this table, and the test that holds the imports to it"},
+	{"internal/cmd/...", nil, "tools: the bench report (make bench), the scale-out load driver"},
+}
+
+// with returns list followed by more, in a new slice.
+func with(list []string, more ...string) []string {
+	return append(slices.Clip(list), more...)
+}
+
+// Match reports whether the module-relative package path pkg matches pattern.
+func Match(pattern, pkg string) bool {
+	if dir, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return pkg == dir || strings.HasPrefix(pkg, dir+"/")
+	}
+	return pkg == pattern
+}
+
+// Markdown is the rule table as a Markdown table: package, what it is,
+// what of the module it may import.
+func Markdown() string {
+	var b strings.Builder
+	b.WriteString("| Package | What it is | May import (of this module) |\n|---|---|---|\n")
+	for _, r := range Rules {
+		may := "—"
+		if len(r.May) > 0 {
+			may = "`" + strings.Join(r.May, "`, `") + "`"
+		}
+		b.WriteString("| `" + r.Pkgs + "` | " + r.Role + " | " + may + " |\n")
+	}
+	return b.String()
+}

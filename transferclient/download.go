@@ -1,0 +1,133 @@
+package transferclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/agentura/agentura/transfer"
+)
+
+// ErrTooLarge is wrapped by the error of a download over its size cap.
+var ErrTooLarge = errors.New("file too large")
+
+// ErrForeignURL is wrapped by the error of a download URL that is neither on
+// the agent's origin nor on an allowed host.
+var ErrForeignURL = errors.New("download URL not on the agent's origin nor an allowed host")
+
+// maxRedirects is how many redirects a guarded download follows.
+const maxRedirects = 5
+
+// Guard is the rule for the download of a file another agent named: the
+// URL comes from the agent, and a host must not become the agent's way into
+// hosts its user never named. A URL passes when it lies on Origin
+// ([transfer.SameOrigin]) or on a host of AllowHosts ([transfer.HostAllowed]); so must every
+// redirect.
+type Guard struct {
+	// Origin is the agent's origin; nil when unknown.
+	Origin *url.URL
+	// AllowHosts are further hosts ("host" or "host:port") whose URLs may be
+	// fetched.
+	AllowHosts []string
+	// AllowSetting names, for refusals, the setting that takes AllowHosts:
+	// "Config.AllowHosts (agentura: --allow-host)".
+	AllowSetting string
+	// OriginSetting names, for refusals while Origin is nil, the setting that
+	// gives the agent's origin: "Config.BaseURL (agentura: --base-url)".
+	OriginSetting string
+}
+
+// Check returns nil when u may be fetched, else an error wrapping
+// ErrForeignURL that says what to set.
+func (g Guard) Check(u *url.URL) error {
+	if transfer.SameOrigin(g.Origin, u) || transfer.HostAllowed(g.AllowHosts, u) {
+		return nil
+	}
+	shown := u.Scheme + "://" + u.Host
+	if u.User != nil {
+		return fmt.Errorf("%w: %s with user information in the URL is refused", ErrForeignURL, shown)
+	}
+	if g.Origin == nil {
+		return fmt.Errorf("%w: %s is refused; the agent's origin is unknown — set %s to the agent's HTTP base, or add the host to %s if you trust it",
+			ErrForeignURL, shown, or(g.OriginSetting, "the agent's base URL"), or(g.AllowSetting, "the allowed hosts"))
+	}
+	return fmt.Errorf("%w: %s is refused; the agent's origin is %s — add the host (or host:port) to %s if you trust it",
+		ErrForeignURL, shown, g.Origin.Scheme+"://"+g.Origin.Host, or(g.AllowSetting, "the allowed hosts"))
+}
+
+func or(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+// Get starts the GET of rawURL through hc under the guard: the URL and every
+// redirect must pass Check (at most five redirects), the answer must be 200,
+// and a Content-Length over maxBytes is refused before the body is read.
+// Reading more than maxBytes from the returned body fails with an error
+// wrapping ErrTooLarge. The caller closes the body. Errors name the URL
+// without its query ([transfer.Redact]).
+func (g Guard) Get(ctx context.Context, hc *http.Client, rawURL string, maxBytes int64) (*http.Response, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%q is not an http(s) URL", transfer.Redact(rawURL))
+	}
+	if err := g.Check(u); err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	guarded := *hc
+	guarded.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		if err := g.Check(r.URL); err != nil {
+			return fmt.Errorf("redirect: %w", err)
+		}
+		return nil
+	}
+	resp, err := guarded.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", transfer.Redact(rawURL), err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", transfer.Redact(rawURL), Describe(resp))
+	}
+	if resp.ContentLength > maxBytes {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%w: %d bytes, over the cap of %d", ErrTooLarge, resp.ContentLength, maxBytes)
+	}
+	resp.Body = &capReader{ReadCloser: resp.Body, left: maxBytes, max: maxBytes}
+	return resp, nil
+}
+
+// capReader passes at most left bytes and fails with ErrTooLarge when there
+// are more.
+type capReader struct {
+	io.ReadCloser
+	left, max int64
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		var one [1]byte
+		if n, _ := c.ReadCloser.Read(one[:]); n > 0 {
+			return 0, fmt.Errorf("%w: more than the cap of %d bytes", ErrTooLarge, c.max)
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.ReadCloser.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
