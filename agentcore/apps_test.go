@@ -123,6 +123,9 @@ func TestUploadCapabilityGuard(t *testing.T) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL+path, nil)
 		req.Header.Set("Origin", "null")
+		if o, ok := h["Origin"]; ok {
+			req.Header.Set("Origin", o) // below
+		}
 		req.Header.Set("Tus-Resumable", "1.0.0")
 		for k, v := range h {
 			req.Header.Set(k, v)
@@ -136,6 +139,7 @@ func TestUploadCapabilityGuard(t *testing.T) {
 		return r
 	}
 	create := map[string]string{"Upload-Length": "5", "Upload-Metadata": "filename " + base64.StdEncoding.EncodeToString([]byte("a.txt"))}
+	withOrigin := func(m map[string]string, origin string) map[string]string { m["Origin"] = origin; return m }
 	with := func(tok string) map[string]string {
 		m := maps.Clone(create)
 		m[transfer.HeaderUploadCapability] = tok
@@ -152,6 +156,9 @@ func TestUploadCapabilityGuard(t *testing.T) {
 		{"forged capability", http.MethodPost, transfer.TusPath, with(token[:len(token)-4] + "AAAA"), http.StatusForbidden, true},
 		{"download token", http.MethodPost, transfer.TusPath, with(download), http.StatusForbidden, true},
 		{"POST /uploads", http.MethodPost, transfer.UploadsPath, with(token), http.StatusForbidden, false},
+		// A host that gives its views allow-same-origin on a sandbox origin of its own.
+		{"capability from a sandbox origin", http.MethodPost, transfer.TusPath, withOrigin(with(token), "https://sandbox.host.example"), http.StatusCreated, true},
+		{"no capability from a sandbox origin", http.MethodPost, transfer.TusPath, withOrigin(maps.Clone(create), "https://sandbox.host.example"), http.StatusForbidden, false},
 		{"capability", http.MethodPost, transfer.TusPath, with(token), http.StatusCreated, true},
 	} {
 		r := send(tc.method, tc.path, tc.h)

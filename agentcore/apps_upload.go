@@ -20,13 +20,17 @@ import (
 // stopped), then names them to the model with ui/update-model-context. The
 // bytes never pass through the host's JSON-RPC or the model.
 //
-// The view runs sandboxed (Origin: null) and holds no credentials: it is
-// authorised by an upload capability that attach_file's result hands it in
-// _meta (transfer.MetaUploadCapability), a token signed with the URL key,
-// bound to the caller, expiring with the download URLs (AGENT_URL_TTL, at
-// most an hour). The tus endpoint admits exactly such requests from a null
-// origin, answering them with CORS headers; any other cross-site request
-// is refused as before (sameorigin.go).
+// The view runs sandboxed (Origin: null, or the origin of the host's
+// sandbox when the host allows the view same-origin) and holds no
+// credentials: it is authorised by an upload capability that attach_file's
+// result hands it in _meta (transfer.MetaUploadCapability), a token signed
+// with the URL key, bound to the caller, expiring with the download URLs
+// (AGENT_URL_TTL, at most an hour). The tus endpoint admits exactly such
+// requests from any origin, answering them with CORS headers (no
+// credentials): the capability travels in a header a page can only send
+// after a preflight, so it is the whole authority, as a signed URL is for
+// downloads. Any other cross-site request is refused as before
+// (sameorigin.go).
 
 // AttachToolName is the name of the tool AddAttachTool adds.
 const AttachToolName = "attach_file"
@@ -104,14 +108,17 @@ var (
 		"Upload-Expires", transfer.HeaderFileURL}, ", ")
 )
 
-// viewUploads routes the tus requests of an upload view (Origin: null,
+// viewUploads routes the tus requests of an upload view (with an Origin,
 // carrying a capability, or the preflight asking to send one) to tus with
 // the capability's owner and CORS answers; every other request goes to
 // next, the endpoint as it always was (a request for a Host that is not
 // the agent's included: next refuses it, as DNS rebinding).
 func (s *Service) viewUploads(guard *originGuard, tus, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Origin") != "null" || guard.hostRefusal(r) != "" {
+		// A sandboxed view says Origin: null; a host that gives its views
+		// allow-same-origin on a sandbox origin of its own (as the
+		// extension's web hosts do) sends that origin.
+		if r.Header.Get("Origin") == "" || guard.hostRefusal(r) != "" {
 			next.ServeHTTP(w, r) // which refuses a rebound Host
 			return
 		}

@@ -44,6 +44,7 @@ import (
 	"github.com/agentura/agentura/internal/lib/cleanup"
 	"github.com/agentura/agentura/internal/lib/connlimit"
 	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/pdfpreview"
 	"github.com/agentura/agentura/internal/lib/revocation"
 	"github.com/agentura/agentura/internal/lib/signing"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -210,6 +211,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		WriteTimeout:   cfg.WriteTimeout,
 		AccelRedirect:  cfg.AccelRedirect,
 		Accel:          accel,
+		Previews:       pdfpreview.New(pdfpreview.Config{Logger: s.log}),
 	})
 	if err != nil {
 		if cfg.AccelRedirect != "" {

@@ -195,6 +195,7 @@ function preview(f, thumb, meta) {
       }, (e) => blocked(box, e.message));
       return box;
     case "pdf":
+      pdfPicture(f, url, box, thumb);
       if (typeof f.size_bytes === "number" && f.size_bytes <= PREVIEW_PDF_MAX) {
         fetch(url, { credentials: "omit" }).then((r) => r.ok ? r.arrayBuffer() : Promise.reject(new Error(String(r.status))))
           .then((buf) => {
@@ -202,10 +203,34 @@ function preview(f, thumb, meta) {
             if (n > 0) { meta.textContent += n === 1 ? " · 1 page" : " · " + n + " pages"; meta.dataset.pages = String(n); }
           }, () => {});
       }
-      return null;
+      return box;
     default:
       return null;
   }
+}
+
+// pdfPicture shows the first page of a PDF, a PNG the agent renders for the download URL with &preview=1
+// (same token, same origin). An agent without the renderer, or a host whose CSP blocks the image, leaves
+// the card as it was: its icon, no preview box.
+function pdfPicture(f, url, box, thumb) {
+  const u = new URL(url);
+  u.searchParams.set("preview", "1");
+  const img = el("img", "page");
+  img.alt = "First page of " + f.filename;
+  img.decoding = "async";
+  img.addEventListener("load", () => {
+    box.dataset.loaded = "1";
+    const t = el("img");
+    t.alt = "";
+    t.style.cssText = "width:100%;height:100%;object-fit:cover;object-position:top";
+    t.src = img.src;
+    thumb.textContent = "";
+    thumb.appendChild(t);
+    app.reportSize();
+  });
+  img.addEventListener("error", () => { box.remove(); app.reportSize(); });
+  img.src = u.href;
+  box.appendChild(img);
 }
 
 // pdfPages counts the page objects of a PDF (/Type /Page, not /Pages): enough for a summary line.

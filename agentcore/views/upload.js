@@ -1,6 +1,7 @@
 // The upload view: files dropped or picked here go straight to the agent with tus 1.0 (creation, core):
 // a small client written here, as the views carry no third-party code. A dropped connection is resumed from
-// the offset the agent confirms (HEAD). The model receives only names and URLs, with ui/update-model-context.
+// the offset the agent confirms (HEAD), and so is a file dropped again on a reloaded view when the view has
+// storage (below). The model receives only names and URLs, with ui/update-model-context.
 
 const CHUNK = 16 << 20;          // bytes per PATCH
 const RETRY_MAX = 40;            // attempts per file after a failure
@@ -47,14 +48,73 @@ function errorOf(x) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// saved remembers the tus URL of each unfinished upload, keyed by the agent's endpoint and the file's name,
+// size and last change, so that a view reloaded mid-upload resumes the file dropped again. It needs the
+// view's localStorage: a host that sandboxes the view with allow-scripts alone gives it an opaque origin,
+// without storage, and an upload then starts again after a reload. Only the URL is kept, never the
+// capability: the URL alone uploads nothing.
+const saved = (() => {
+  let s = null;
+  try {
+    s = window.localStorage;
+    s.setItem("agentura-probe", "1");
+    s.removeItem("agentura-probe");
+  } catch (e) {
+    s = null;
+  }
+  const key = (file) => "agentura-tus " + JSON.stringify([cap.endpoint, file.name, file.size, file.lastModified]);
+  return {
+    available: s !== null,
+    get(file) { try { return s ? s.getItem(key(file)) : null; } catch (e) { return null; } },
+    put(file, url) { try { if (s) s.setItem(key(file), url); } catch (e) {} },
+    forget(file) { try { if (s) s.removeItem(key(file)); } catch (e) {} },
+  };
+})();
+document.body.dataset.storage = saved.available ? "1" : "0";
+
+// resumable asks the agent how far the upload at url got: its offset, or the File-Url when it is complete;
+// null when it is gone (or not this capability's).
+async function resumable(url) {
+  try {
+    const h = await xhr("HEAD", url, {});
+    if (h.status !== 200) return null;
+    return { offset: Number(h.getResponseHeader("Upload-Offset")) || 0, done: h.getResponseHeader("File-Url") };
+  } catch (e) {
+    return null;
+  }
+}
+
 // upload sends one file, resuming after failures; it returns the File-Url of the staged file.
 async function upload(file, ui) {
-  const meta = "filename " + b64utf8(file.name) + (file.type ? ",filetype " + b64utf8(file.type) : "");
-  const created = await xhr("POST", cap.endpoint, { "Upload-Length": String(file.size), "Upload-Metadata": meta });
-  if (created.status !== 201) throw new Error(errorOf(created));
-  if (created.getResponseHeader("File-Url")) return created.getResponseHeader("File-Url"); // an empty file
-  const location = new URL(created.getResponseHeader("Location"), cap.endpoint).href;
-  let offset = 0, failures = 0;
+  try {
+    const url = await uploadTus(file, ui);
+    saved.forget(file);
+    return url;
+  } catch (e) {
+    if (e.final) saved.forget(file);
+    throw e;
+  }
+}
+
+async function uploadTus(file, ui) {
+  let location = null, offset = 0, failures = 0;
+  const before = saved.get(file);
+  const was = before && (await resumable(before));
+  if (was && was.done) return was.done;
+  if (was) {
+    location = before;
+    offset = was.offset;
+    ui.box.dataset.resumedFrom = String(offset);
+    ui.progress(offset, file.size);
+  } else {
+    if (before) saved.forget(file);
+    const meta = "filename " + b64utf8(file.name) + (file.type ? ",filetype " + b64utf8(file.type) : "");
+    const created = await xhr("POST", cap.endpoint, { "Upload-Length": String(file.size), "Upload-Metadata": meta });
+    if (created.status !== 201) throw new Error(errorOf(created));
+    if (created.getResponseHeader("File-Url")) return created.getResponseHeader("File-Url"); // an empty file
+    location = new URL(created.getResponseHeader("Location"), cap.endpoint).href;
+    saved.put(file, location);
+  }
   for (;;) {
     try {
       if (offset < file.size) {

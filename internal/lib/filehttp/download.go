@@ -83,6 +83,10 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusForbidden, "token does not name a storage area")
 		return
 	}
+	if wantsPreview(r.URL.RawQuery) {
+		s.servePreview(w, r, c, area)
+		return
+	}
 	if s.redirect != nil && r.Method == http.MethodGet && c.ExpiresAt.Sub(s.now()) >= minRedirectTTL {
 		s.redirectFile(w, r, c, area)
 		return

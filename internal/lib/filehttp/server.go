@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/pdfpreview"
 	"github.com/agentura/agentura/internal/lib/revocation"
 	"github.com/agentura/agentura/internal/lib/signing"
 	"github.com/agentura/agentura/transfer"
@@ -92,6 +93,10 @@ type Config struct {
 	// (AGENT_AUTH=jwt): a DELETE may then name a file by its id alone.
 	// Otherwise a DELETE must carry the file's URL token.
 	OwnerVerified bool
+	// Previews, when not nil, renders the first page of a PDF for a
+	// download URL with &preview=1 (the MCP Apps file view's picture).
+	// nil: such a request answers 501.
+	Previews *pdfpreview.Renderer
 }
 
 // Server offers the HTTP endpoints of a Store: downloads with signed tokens
@@ -120,6 +125,7 @@ type Server struct {
 	tokens    *tokenCache
 	revoked   *revocation.List // nil: no revocations
 	verified  bool             // Config.OwnerVerified
+	previews  *pdfpreview.Renderer
 
 	writeTimeout time.Duration       // Config.WriteTimeout
 	accelPrefix  string              // Config.AccelRedirect
@@ -167,6 +173,7 @@ func NewServer(cfg Config) (*Server, error) {
 		verified:     cfg.OwnerVerified,
 		writeTimeout: cfg.WriteTimeout,
 		accelPrefix:  cfg.AccelRedirect,
+		previews:     cfg.Previews,
 	}
 	if s.ttl == 0 {
 		s.ttl = DefaultURLTTL

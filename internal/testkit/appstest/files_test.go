@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/agents/composer"
+	"github.com/agentura/agentura/internal/testkit/requiretool"
 	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -196,15 +197,36 @@ func TestFileView(t *testing.T) {
 	})
 
 	t.Run("PDFDownload", func(t *testing.T) {
+		requiretool.Command(t, "pdftoppm", "apt-get install poppler-utils (.ci/apt.d/apps.txt): the agent renders a PDF's first page with it")
 		args := map[string]any{"markdown": "# Invoice 2026-114\n\nThree lines, one total.\n", "format": "pdf", "filename": "invoice.pdf"}
 		res := a.call(t, "compose_document", args)
 		file := producedFiles(t, res)[0]
 		b.open(t, h.newSession(t, "compose_document", args, res, "dark"))
-		b.waitView(t, `document.querySelector('.card[data-kind="pdf"] .meta[data-pages]')`, 30*time.Second)
+		b.waitView(t, `document.querySelector('.card[data-kind="pdf"] .meta[data-pages]') && document.querySelector('.card[data-kind="pdf"] .preview[data-loaded="1"]')`, 30*time.Second)
 		var pages string
 		b.view(t, `document.querySelector('.card[data-kind="pdf"] .meta').dataset.pages`, &pages)
 		if pages != "1" {
 			t.Errorf("the view counts %s pages in the PDF, want 1", pages)
+		}
+		// The first page, rendered by the agent (pdftoppm) for the download
+		// URL with &preview=1, under the view's CSP.
+		var page struct {
+			Src           string
+			Width, Height int
+		}
+		b.view(t, `(() => { const i = document.querySelector('.card[data-kind="pdf"] .preview img.page');
+			return { Src: i.src, Width: i.naturalWidth, Height: i.naturalHeight }; })()`, &page)
+		if page.Width <= 0 || page.Height <= page.Width || page.Src != file.DownloadURL+"&preview=1" {
+			t.Errorf("the PDF's first page shows as %+v; want a portrait picture from %s&preview=1", page, file.DownloadURL)
+		}
+		r, err := http.Get(page.Src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(r.Body)
+		r.Body.Close()
+		if err != nil || img.Bounds().Dx() != page.Width || img.Bounds().Dy() != page.Height {
+			t.Errorf("the preview the view shows does not decode as a PNG of %d×%d: %v", page.Width, page.Height, err)
 		}
 		saveScreenshot(t, b, "apps-files-dark.png")
 		b.view(t, `document.querySelector('.card[data-kind="pdf"] a.button').click()`, nil)
@@ -218,7 +240,7 @@ func TestFileView(t *testing.T) {
 			t.Errorf("download through ui/open-link = %+v; want %s, %d bytes of sha256 %s", dl[0], file.DownloadURL, file.SizeBytes, file.SHA256)
 		}
 		// The agent's bytes, fetched here too, are those bytes.
-		r, err := http.Get(file.DownloadURL)
+		r, err = http.Get(file.DownloadURL)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -131,7 +131,9 @@ type hostSession struct {
 	Theme     string              `json:"theme"`
 	Arguments map[string]any      `json:"arguments"`
 	Result    *mcp.CallToolResult `json:"result,omitempty"`
-	html      string
+	// Sandbox is the iframe's sandbox attribute; "": allow-scripts alone.
+	Sandbox string `json:"sandbox,omitempty"`
+	html    string
 	// ignoreCSP plays a host that ignores _meta.ui.csp: the extension's
 	// restrictive default applies.
 	ignoreCSP bool

@@ -35,8 +35,13 @@ type cutProxy struct {
 	sent   atomic.Int64 // bytes forwarded towards the agent
 	cutAt  atomic.Int64 // 0: never
 	cuts   atomic.Int64
-	mu     sync.Mutex
-	conns  map[net.Conn]bool
+	// holdAt, when not 0, stops forwarding once the bytes sent pass it,
+	// until release is closed: a connection stalled mid-upload. held is
+	// closed when the hold starts.
+	holdAt        atomic.Int64
+	held, release chan struct{}
+	mu            sync.Mutex
+	conns         map[net.Conn]bool
 }
 
 func newCutProxy(t *testing.T, ln net.Listener, target string) *cutProxy {
@@ -91,6 +96,10 @@ func (p *cutProxy) serve(c net.Conn) {
 				p.cuts.Add(1)
 				p.cutAll()
 				return
+			}
+			if at := p.holdAt.Load(); at > 0 && total >= at && p.holdAt.CompareAndSwap(at, 0) {
+				close(p.held)
+				<-p.release
 			}
 			if _, werr := up.Write(buf[:n]); werr != nil {
 				return

@@ -43,6 +43,7 @@ var Rules = []Rule{
 	{"internal/lib/promreg", nil, "registers a Prometheus collector once for the server layers"},
 	{"internal/lib/memcg", nil, "the cgroup memory limit (GOMEMLIMIT) and a child's peak in a memory cgroup"},
 	{"internal/lib/boundedmap", nil, "a size-capped map"},
+	{"internal/lib/pdfpreview/...", nil, "a PDF's first page as a PNG: pdftoppm bounded in time, memory and number, a cache by bytes"},
 	{"internal/lib/probe", []string{"transfer"}, "the readiness probe: one GET, no proxy, 200 or a clear error (--healthcheck, the S3 image)"},
 	{"internal/lib/connlimit", nil, "caps on the connections a server holds open, per client address and in total"},
 	{"fileserve", with(Leaves, "internal/lib/boundedmap"), "Store, the extension point: DiskStore, capabilities (Presigner, LocalRoot, RecordStore, ExpiryIndex), OpenStore by URL scheme, the quota and TTL wrappers"},
@@ -50,9 +51,9 @@ var Rules = []Rule{
 	{"fileserve/storetest", []string{"fileserve"}, "the Store conformance suite every store passes"},
 	{"fileserve/s3bench", nil, "benchmarks of S3 downloads against a presigned GET"},
 	{"internal/lib/revocation", []string{"fileserve", "internal/lib/signing"}, "revoked URLs and deleted files, shared through the store's records"},
-	{"internal/lib/filehttp", with(Leaves, "fileserve", "internal/lib/signing", "internal/lib/boundedmap", "internal/lib/promreg", "internal/lib/revocation"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
+	{"internal/lib/filehttp", with(Leaves, "fileserve", "internal/lib/signing", "internal/lib/boundedmap", "internal/lib/promreg", "internal/lib/revocation", "internal/lib/pdfpreview"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
 	{"internal/lib/cleanup", []string{"fileserve", "internal/lib/promreg"}, "the TTL sweeper: at start-up in the background, then on a cron schedule"},
-	{"agentcore", with(Leaves, "fileserve", "internal/lib/signing", "internal/lib/filehttp", "internal/lib/connlimit", "internal/lib/cleanup", "internal/lib/promreg", "internal/lib/memcg", "internal/lib/revocation", "internal/lib/boundedmap", "internal/lib/probe"), "the agent author's framework: Service, Tool, Call, FileAttachment, the resolver, FileResponse, MCP (every revision), A2A, tasks, auth, Main"},
+	{"agentcore", with(Leaves, "fileserve", "internal/lib/signing", "internal/lib/filehttp", "internal/lib/connlimit", "internal/lib/cleanup", "internal/lib/promreg", "internal/lib/memcg", "internal/lib/revocation", "internal/lib/boundedmap", "internal/lib/probe", "internal/lib/pdfpreview"), "the agent author's framework: Service, Tool, Call, FileAttachment, the resolver, FileResponse, MCP (every revision), A2A, tasks, auth, Main"},
 	{"agentcore/agenttest", with(Leaves, "agentcore", "client"), "the public test helper: an agent in-process, the host side in front"},
 
 	// The client side: the leaves and transferclient, never a server
