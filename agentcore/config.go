@@ -152,7 +152,8 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.Strings(&c.FetchAllowHosts, "AGENT_FETCH_ALLOW_HOSTS", ",",
 			"hosts (`host` or `host:port`) fetched although private or loopback").Shown("empty"),
 		settings.Strings(&c.TrustedProxies, "AGENT_TRUSTED_PROXIES", ",", "comma-separated IPs, CIDR prefixes or host names "+
-			"(re-resolved every 30 s) of proxies whose `X-Forwarded-For` is believed; from anyone else it is ignored").Shown("empty: none"),
+			"(looked up in the background at start and every 30 s, never on a request's path) of proxies whose "+
+			"`X-Forwarded-For` is believed; from anyone else it is ignored").Shown("empty: none"),
 		settings.Duration(&c.FetchTimeout, "AGENT_FETCH_TIMEOUT", defaultFetchTimeout, "whole-fetch timeout of a URL input"),
 		settings.Of(&c.PeerURLs, "AGENT_PEER_URLS", nil, "`PUBLIC=INTERNAL` base URLs of peer agents, comma-separated "+
 			"(`http://localhost:8001=http://ocr-agent:8001`): a URL input under a peer's public base is fetched from its "+
@@ -237,11 +238,13 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			"how long a download may wait on its client: the deadline moves as the file goes out, so a client that stops reading "+
 				"is dropped and a slow but steady one (a 512 KiB piece per timeout) is not; `0` = no deadline").ZeroMeansOff(),
 		settings.Int(&c.MaxConnections, "AGENT_MAX_CONNECTIONS", connlimit.DefaultMax(),
-			"connections open at once; a new one beyond it takes the place of the one idle (or silent) the longest, "+
-				"or is closed when every one is busy; `0` = no cap").ZeroMeansOff().Shown("½ of the open-file limit"),
+			"connections open at once; a new one beyond it takes the place of the longest idle (or silent) connection "+
+				"of the client holding the most connections (never of a client holding fewer than the newcomer's would), "+
+				"or is closed when there is none; `0` = no cap").ZeroMeansOff().Shown("½ of the open-file limit"),
 		settings.Int(&c.MaxClientConns, "AGENT_MAX_CLIENT_CONNECTIONS", defaultMaxClientConns,
-			"connections open at once from one client address (`AGENT_TRUSTED_PROXIES` are exempt); a new one beyond it takes "+
-				"the place of that client's connection idle the longest, or is closed when every one is busy; `0` = no cap").ZeroMeansOff(),
+			"connections open at once from one client (an IPv4 address, or an IPv6 /64; `AGENT_TRUSTED_PROXIES` are "+
+				"exempt); a new one beyond it takes the place of that client's connection idle the longest, or is closed "+
+				"when every one is busy; `0` = no cap").ZeroMeansOff(),
 	}
 }
 
