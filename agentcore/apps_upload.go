@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/internal/signing"
@@ -109,9 +110,9 @@ var (
 // the capability's owner and CORS answers; every other request goes to
 // next, the endpoint as it always was (a request for a Host that is not
 // the agent's included: next refuses it, as DNS rebinding).
-func (s *Service) viewUploads(guard *originGuard, tus, next http.Handler) http.Handler {
+func (s *Service) viewUploads(guard *httpguard.Origin, tus, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Origin") != "null" || guard.hostRefusal(r) != "" {
+		if r.Header.Get("Origin") != "null" || guard.HostRefusal(r) != "" {
 			next.ServeHTTP(w, r) // which refuses a rebound Host
 			return
 		}

@@ -149,6 +149,15 @@ func (s *Service) requireCaller(next http.Handler) http.Handler {
 // verifiedCaller is the context key of a token requireCaller verified.
 type verifiedCaller struct{}
 
+// verifiedCallerID is the user id of r's verified caller, or "" (no
+// authentication, or the limiter runs before it).
+func verifiedCallerID(r *http.Request) string {
+	if ti, ok := r.Context().Value(verifiedCaller{}).(*auth.TokenInfo); ok {
+		return ti.UserID
+	}
+	return ""
+}
+
 // uploadOwner is the owner of an /uploads request: the verified caller (the
 // bearer middleware ran before), or AnonymousOwner without authentication.
 func (s *Service) uploadOwner(r *http.Request) (string, error) {

@@ -12,12 +12,30 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/internal/connlimit"
 	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/settings"
 )
+
+// Defaults of the slow-client settings.
+const (
+	defaultHeaderTimeout = 10 * time.Second
+	defaultIdleTimeout   = 2 * time.Minute
+	defaultBodyTimeout   = 30 * time.Second
+	defaultMinBodyRate   = 10 << 10
+)
+
+// Defaults of the settings of held connections (conns.go).
+const (
+	defaultWriteTimeout   = time.Minute // nginx's send_timeout
+	defaultMaxClientConns = 128
+)
+
+// defaultRateLimit is AGENT_RATE_LIMIT: requests per second per owner.
+const defaultRateLimit = 50
 
 // Config holds every setting of a Service. Settings declares each field's
 // environment variable, flag, default and meaning; LoadConfig fills a Config
@@ -309,7 +327,7 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 	if _, err := compilePeers(c.PeerURLs); err != nil {
 		bad("AGENT_PEER_URLS", formatPeerURLs(c.PeerURLs), err)
 	}
-	if _, err := parseTrustedProxies(c.TrustedProxies); err != nil {
+	if _, err := httpguard.ParseTrustedProxies(c.TrustedProxies); err != nil {
 		bad("AGENT_TRUSTED_PROXIES", strings.Join(c.TrustedProxies, ","), err)
 	}
 	port := "8080"

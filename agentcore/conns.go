@@ -22,7 +22,7 @@ func (s *Service) newConnLimiter() *connlimit.Limiter {
 	}, []string{"action", "limit"})
 	var exempt func(netip.Addr) bool
 	if s.proxies != nil {
-		exempt = func(ip netip.Addr) bool { return s.proxies.trusts(context.Background(), ip) }
+		exempt = func(ip netip.Addr) bool { return s.proxies.Trusts(context.Background(), ip) }
 	}
 	l := connlimit.New(connlimit.Config{Max: s.cfg.MaxConnections, PerClient: s.cfg.MaxClientConns, Exempt: exempt,
 		OnShed: func(action, limit string) { shed.WithLabelValues(action, limit).Inc() }})

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/internal/filehttp"
 	"github.com/agentura/agentura/transfer"
 	"github.com/go-json-experiment/json/jsontext"
@@ -218,7 +219,7 @@ func methodScopes(scope func(string) string) func(*http.Request) ([]string, erro
 		}
 		var seen bytes.Buffer
 		methods, err := jsonRPCMethods(jsontext.NewDecoder(io.TeeReader(r.Body, &seen)))
-		r.Body = readCloser{io.MultiReader(&seen, r.Body), r.Body}
+		r.Body = httpguard.ReadCloser{Reader: io.MultiReader(&seen, r.Body), Closer: r.Body}
 		out := make([]string, len(methods))
 		for i, m := range methods {
 			out[i] = scope(m)

@@ -40,6 +40,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/internal/connlimit"
@@ -73,7 +74,7 @@ type Service struct {
 	// backing is the store itself, whose optional capabilities (expiry
 	// index, records) the instrumented store hides.
 	backing  fileserve.Store
-	proxies  *trustedProxies // AGENT_TRUSTED_PROXIES; nil: none
+	proxies  *httpguard.TrustedProxies // AGENT_TRUSTED_PROXIES; nil: none
 	signer   *signing.Signer
 	files    *filehttp.Server
 	tus      *filehttp.Tus
@@ -87,9 +88,9 @@ type Service struct {
 	oauth    *oauthResource // AGENT_AUTH=oauth (oauth.go)
 	calls    *callFolders
 	slots    *callSlots
-	limiter  *rateLimiter          // nil: no rate limit
-	quota    *fileserve.QuotaStore // nil: no owner quota (AGENT_OWNER_QUOTA_BYTES 0)
-	pacer    *bodyPacer            // nil: bodies not paced
+	limiter  *httpguard.RateLimiter // nil: no rate limit
+	quota    *fileserve.QuotaStore  // nil: no owner quota (AGENT_OWNER_QUOTA_BYTES 0)
+	pacer    *httpguard.BodyPacer   // nil: bodies not paced
 	conns    *connlimit.Limiter
 	scopes   ownerScopes // what each anonymous caller produced (ownerscope.go)
 	// fileTickets are the uploads files/authorizeUpload promised
@@ -147,12 +148,12 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	}
 	s.draining, s.drain = context.WithCancel(context.Background())
 	s.metrics = newServiceMetrics(s.registry)
-	if s.proxies, err = parseTrustedProxies(cfg.TrustedProxies); err != nil {
+	if s.proxies, err = httpguard.ParseTrustedProxies(cfg.TrustedProxies); err != nil {
 		return nil, &ConfigError{Var: "AGENT_TRUSTED_PROXIES", Value: strings.Join(cfg.TrustedProxies, ","), Err: err}
 	}
 	s.slots = newCallSlots(cfg.MaxConcurrentCalls, cfg.QueueTimeout, s.metrics)
-	s.limiter = newRateLimiter(cfg, s.metrics.refused)
-	s.pacer = newBodyPacer(cfg, s.metrics.refused)
+	s.limiter = httpguard.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, s.metrics.refused.WithLabelValues("rate_limit"), verifiedCallerID)
+	s.pacer = httpguard.NewBodyPacer(cfg.BodyTimeout, cfg.MinBodyRate, s.metrics.refused.WithLabelValues("slow_body"))
 	s.conns = s.newConnLimiter()
 
 	store, scratch, redirect, err := cfg.openStore()

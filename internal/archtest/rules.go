@@ -8,6 +8,10 @@ import (
 // Leaves may be imported by both sides, server and client.
 var Leaves = []string{"transfer", "transfer/mcpfile", "filetype", "filename", "settings"}
 
+// agentcoreMay is what agentcore and the packages of its insides
+// (agentcore/internal/...) may import.
+var agentcoreMay = with(Leaves, "fileserve", "internal/signing", "internal/filehttp", "internal/connlimit", "internal/cleanup", "internal/promreg", "internal/memcg", "internal/revocation", "internal/boundedmap")
+
 // Rule says which packages of this module the packages matched by Pkgs may
 // import (in their non-test files; tests may start whatever they need), and
 // what those packages are for. Paths are relative to the module; a pattern
@@ -49,7 +53,10 @@ var Rules = []Rule{
 	{"internal/revocation", []string{"fileserve", "internal/signing"}, "revoked URLs and deleted files, shared through the store's records"},
 	{"internal/filehttp", with(Leaves, "fileserve", "internal/signing", "internal/boundedmap", "internal/promreg", "internal/revocation"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
 	{"internal/cleanup", []string{"fileserve", "internal/promreg"}, "the TTL sweeper: at start-up in the background, then on a cron schedule"},
-	{"agentcore", with(Leaves, "fileserve", "internal/signing", "internal/filehttp", "internal/connlimit", "internal/cleanup", "internal/promreg", "internal/memcg", "internal/revocation", "internal/boundedmap"), "the agent author's framework: Service, Tool, Call, FileAttachment, the resolver, FileResponse, MCP (every revision), A2A, tasks, auth, Main"},
+	// agentcore's insides, out of the author's sight: each may import
+	// what agentcore may, never agentcore itself.
+	{"agentcore/internal/httpguard", agentcoreMay, "the HTTP hardening in front of the handlers: origin and DNS-rebinding guard, /mcp body guard, slow bodies, rate limit, trusted proxies, request ids"},
+	{"agentcore", with(agentcoreMay, "agentcore/internal/..."), "the agent author's framework: Service, Tool, Call, FileAttachment, the resolver, FileResponse, MCP (every revision), A2A, tasks, auth, Main"},
 	{"agentcore/agenttest", with(Leaves, "agentcore", "client"), "the public test helper: an agent in-process, the host side in front"},
 
 	// The client side: the leaves, never a server package. agentcore may

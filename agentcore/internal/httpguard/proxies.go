@@ -1,4 +1,4 @@
-package agentcore
+package httpguard
 
 import (
 	"context"
@@ -15,12 +15,12 @@ import (
 // (a compose service, say) are used before they are looked up again.
 const proxyResolveEvery = 30 * time.Second
 
-// trustedProxies is AGENT_TRUSTED_PROXIES: the load balancers and reverse
+// TrustedProxies is AGENT_TRUSTED_PROXIES: the load balancers and reverse
 // proxies whose X-Forwarded-For header is believed. Each entry is an IP
 // address, a CIDR prefix, or a host name looked up every 30 s (the balancer's
 // service name in a compose network). A request from anywhere else is taken
 // at its own address, whatever X-Forwarded-For it sends.
-type trustedProxies struct {
+type TrustedProxies struct {
 	prefixes []netip.Prefix
 	names    []string
 
@@ -29,10 +29,10 @@ type trustedProxies struct {
 	at       time.Time    // when they were looked up
 }
 
-// parseTrustedProxies reads the entries of AGENT_TRUSTED_PROXIES; nil means
+// ParseTrustedProxies reads the entries of AGENT_TRUSTED_PROXIES; nil means
 // none is trusted.
-func parseTrustedProxies(entries []string) (*trustedProxies, error) {
-	p := &trustedProxies{}
+func ParseTrustedProxies(entries []string) (*TrustedProxies, error) {
+	p := &TrustedProxies{}
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
 		switch {
@@ -77,8 +77,8 @@ func validHostName(s string) bool {
 	return true
 }
 
-// trusts reports whether ip is one of the proxies.
-func (p *trustedProxies) trusts(ctx context.Context, ip netip.Addr) bool {
+// Trusts reports whether ip is one of the proxies.
+func (p *TrustedProxies) Trusts(ctx context.Context, ip netip.Addr) bool {
 	ip = ip.Unmap()
 	for _, pfx := range p.prefixes {
 		if pfx.Contains(ip) {
@@ -110,16 +110,16 @@ func (p *trustedProxies) trusts(ctx context.Context, ip netip.Addr) bool {
 	return false
 }
 
-// clientAddr is the address r came from: its peer's, or, when the peer is a
+// ClientAddr is the address r came from: its peer's, or, when the peer is a
 // trusted proxy, the last address in X-Forwarded-For that is not one (the
 // entries before it are the client's own claims, and anyone may write them).
-func (p *trustedProxies) clientAddr(r *http.Request) string {
+func (p *TrustedProxies) ClientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
 	peer, err := netip.ParseAddr(host)
-	if p == nil || err != nil || !p.trusts(r.Context(), peer) {
+	if p == nil || err != nil || !p.Trusts(r.Context(), peer) {
 		return host
 	}
 	var hops []string
@@ -133,7 +133,7 @@ func (p *trustedProxies) clientAddr(r *http.Request) string {
 			break // garbage: stop at the last address a trusted proxy vouched for
 		}
 		client = ip.Unmap().String()
-		if !p.trusts(r.Context(), ip) {
+		if !p.Trusts(r.Context(), ip) {
 			break
 		}
 	}
