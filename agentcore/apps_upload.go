@@ -27,7 +27,7 @@ import (
 // bound to the caller, expiring with the download URLs (AGENT_URL_TTL, at
 // most an hour). The tus endpoint admits exactly such requests from a null
 // origin, answering them with CORS headers; any other cross-site request
-// is refused as before (sameorigin.go).
+// is refused as before (httpguard.Origin).
 
 // AttachToolName is the name of the tool AddAttachTool adds.
 const AttachToolName = "attach_file"

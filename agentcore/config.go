@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
+	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/internal/connlimit"
@@ -56,8 +57,8 @@ type Config struct {
 	ResourceMaxBytes int64         // AGENT_RESOURCE_MAX_BYTES
 	InputRoots       []string      // AGENT_INPUT_ROOTS
 	FetchAllowHosts  []string      // AGENT_FETCH_ALLOW_HOSTS
-	PeerURLs         []PeerURL     // AGENT_PEER_URLS (peers.go)
-	TrustedProxies   []string      // AGENT_TRUSTED_PROXIES (proxies.go)
+	PeerURLs         []PeerURL     // AGENT_PEER_URLS (internal/urlfetch)
+	TrustedProxies   []string      // AGENT_TRUSTED_PROXIES (internal/httpguard)
 	FetchTimeout     time.Duration // AGENT_FETCH_TIMEOUT
 	Auth             string        // AGENT_AUTH
 	AuthJWTSecret    string        // AGENT_AUTH_JWT_SECRET
@@ -175,7 +176,7 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.Of(&c.PeerURLs, "AGENT_PEER_URLS", nil, "`PUBLIC=INTERNAL` base URLs of peer agents, comma-separated "+
 			"(`http://localhost:8001=http://ocr-agent:8001`): a URL input under a peer's public base is fetched from its "+
 			"internal one, through a client of its own that alone may dial that host:port (named directly, the internal "+
-			"URL is still refused by the SSRF guard)", ParsePeerURLs, formatPeerURLs).Shown("empty"),
+			"URL is still refused by the SSRF guard)", urlfetch.ParsePeerURLs, formatPeerURLs).Shown("empty"),
 		settings.String(&c.Auth, "AGENT_AUTH", "none", "`none`; `jwt`: callers of `/mcp`, `/a2a` and `/uploads` send "+
 			"`Authorization: Bearer <JWT>` (401 without) checked with the key below; `oauth`: the agent is an OAuth 2.1 resource server "+
 			"of AGENT_OAUTH_ISSUER as the MCP authorization specification says (docs/security.md); either way `sub` is the owner").
@@ -272,6 +273,12 @@ func checkLogLevel(s string) error {
 	return nil
 }
 
+// PeerURL tells an agent where a peer agent is really reached when its
+// public URLs are not reachable from here (AGENT_PEER_URLS; in a compose
+// network {Public: "http://localhost:8001", Internal: "http://ocr-agent:8001"}):
+// a URL input under Public is fetched from Internal, same path and token.
+type PeerURL = urlfetch.PeerURL
+
 // formatPeerURLs writes peers the way AGENT_PEER_URLS says them.
 func formatPeerURLs(peers []PeerURL) string {
 	pairs := make([]string, len(peers))
@@ -324,7 +331,7 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 	bad := func(name, value string, err error) {
 		errs = append(errs, &ConfigError{Var: name, Value: value, Err: err})
 	}
-	if _, err := compilePeers(c.PeerURLs); err != nil {
+	if err := urlfetch.CheckPeerURLs(c.PeerURLs); err != nil {
 		bad("AGENT_PEER_URLS", formatPeerURLs(c.PeerURLs), err)
 	}
 	if _, err := httpguard.ParseTrustedProxies(c.TrustedProxies); err != nil {

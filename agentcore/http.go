@@ -48,9 +48,9 @@ func (s *Service) buildHandler() http.Handler {
 	// An inline file arrives as base64 (4/3 of its size) inside JSON-RPC.
 	bodyLimit := s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead
 	mcpHandler := s.mcpHandler(bodyLimit) // protocol.go: every revision on one endpoint
-	// Each owner's requests are rate limited (ratelimit.go): the caller
+	// Each owner's requests are rate limited (httpguard.RateLimiter): the caller
 	// once verified, else the client address; bodies must keep flowing
-	// (slowbody.go). Inline files are decoded into staged files as the body
+	// (httpguard.BodyPacer). Inline files are decoded into staged files as the body
 	// arrives (inline.go), so the SDKs parse a small JSON; mcpGuard answers
 	// what the SDK would answer unhelpfully (hardening); a stateless
 	// request that drops cancels its call (cancel.go).

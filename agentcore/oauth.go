@@ -18,6 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/time/rate"
+
+	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 )
 
 // The scopes of AGENT_AUTH=oauth: what a caller's access token lets it do
@@ -106,7 +108,7 @@ type issuerMeta struct {
 // agent's SSRF-guarded fetcher, through which every request to the issuer
 // goes (its host must be allowed in AGENT_FETCH_ALLOW_HOSTS, or mapped by
 // AGENT_PEER_URLS, when it is private). Nothing is fetched yet.
-func newOAuthResource(cfg Config, fetch *fetcher, log *slog.Logger) *oauthResource {
+func newOAuthResource(cfg Config, fetch *urlfetch.Fetcher, log *slog.Logger) *oauthResource {
 	o := &oauthResource{
 		issuer:    cfg.OAuthIssuer,
 		origin:    cfg.PublicURL,
@@ -133,10 +135,10 @@ func (o *oauthResource) close() { o.stop() }
 
 // issuerTransport sends the agent's requests to its issuer through the SSRF
 // guard (and a peer's internal URL), and caps every answer at jwksMaxBytes.
-type issuerTransport struct{ fetch *fetcher }
+type issuerTransport struct{ fetch *urlfetch.Fetcher }
 
 func (t issuerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	client, raw := t.fetch.clientFor(req.URL.String())
+	client, raw := t.fetch.ClientFor(req.URL.String())
 	if raw != req.URL.String() {
 		u, err := url.Parse(raw)
 		if err != nil {

@@ -41,6 +41,7 @@ import (
 	"sync"
 
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
+	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/cleanup"
 	"github.com/agentura/agentura/internal/connlimit"
@@ -226,7 +227,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		roots:    cfg.InputRoots,
 		private:  newPrivateFiles(cfg),
 		files:    s.files,
-		fetch:    newFetcher(cfg.FetchAllowHosts, cfg.FetchTimeout).withPeers(cfg.PeerURLs),
+		fetch:    urlfetch.New(cfg.FetchAllowHosts, cfg.FetchTimeout).WithPeers(cfg.PeerURLs),
 		fileURI:  s.openFileURI,
 	}
 	if cfg.Auth == "oauth" {

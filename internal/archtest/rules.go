@@ -56,6 +56,7 @@ var Rules = []Rule{
 	// agentcore's insides, out of the author's sight: each may import
 	// what agentcore may, never agentcore itself.
 	{"agentcore/internal/httpguard", agentcoreMay, "the HTTP hardening in front of the handlers: origin and DNS-rebinding guard, /mcp body guard, slow bodies, rate limit, trusted proxies, request ids"},
+	{"agentcore/internal/urlfetch", agentcoreMay, "the SSRF-guarded fetcher of URL inputs: public addresses only, allowed hosts, peers' internal bases (AGENT_PEER_URLS)"},
 	{"agentcore", with(agentcoreMay, "agentcore/internal/..."), "the agent author's framework: Service, Tool, Call, FileAttachment, the resolver, FileResponse, MCP (every revision), A2A, tasks, auth, Main"},
 	{"agentcore/agenttest", with(Leaves, "agentcore", "client"), "the public test helper: an agent in-process, the host side in front"},
 
