@@ -40,8 +40,8 @@ const capabilityArea = "upload-capability"
 // maxCapabilityTTL caps an upload capability's lifetime.
 const maxCapabilityTTL = time.Hour
 
-// AttachInput is the input of attach_file.
-type AttachInput struct {
+// attachInput is the input of attach_file.
+type attachInput struct {
 	// Note says what to ask the user for; the view shows it.
 	Note string `json:"note,omitempty" jsonschema:"what to ask the user for, shown above the drop zone (e.g. the invoice to read)"`
 }
@@ -72,7 +72,7 @@ func (s *Service) AddAttachTool() error {
 
 // attach answers attach_file: a capability for the view, text for hosts
 // without one.
-func (s *Service) attach(ctx context.Context, call *Call, in AttachInput) (*Result, error) {
+func (s *Service) attach(ctx context.Context, call *Call, in attachInput) (*Result, error) {
 	ttl := min(s.cfg.URLTTL, maxCapabilityTTL)
 	exp := time.Now().Add(ttl)
 	token, err := s.signer.Sign(signing.Claims{Owner: call.Owner, FileID: fileserve.NewID(), Area: capabilityArea, ExpiresAt: exp})

@@ -116,7 +116,7 @@ type Config struct {
 
 // Defaults of the settings.
 const (
-	DefaultAddr             = ":8080"
+	defaultListenAddr       = ":8080"
 	defaultURLTTL           = filehttp.DefaultURLTTL
 	defaultOutputTTL        = 24 * time.Hour
 	defaultStagingTTL       = time.Hour
@@ -134,10 +134,10 @@ const (
 // Settings declares the framework's settings, each bound to its field of c,
 // in the order the README lists them. agent is the agent's name, which
 // makes the default data folder data/<agent>; defaultAddr is the agent's
-// default listen address ("" for DefaultAddr).
+// default listen address ("" for ":8080").
 func (c *Config) Settings(agent, defaultAddr string) settings.List {
 	if defaultAddr == "" {
-		defaultAddr = DefaultAddr
+		defaultAddr = defaultListenAddr
 	}
 	return settings.List{
 		settings.String(&c.Addr, "AGENT_ADDR", defaultAddr, "listen address").
@@ -293,7 +293,7 @@ type ConfigError = settings.Error
 
 // LoadConfig reads the AGENT_* environment variables into a Config for the
 // agent called agent (which names the default data folder) listening by
-// default on defaultAddr ("" for DefaultAddr). A bad value is a
+// default on defaultAddr ("" for ":8080"). A bad value is a
 // *ConfigError naming the variable.
 func LoadConfig(agent, defaultAddr string) (Config, error) {
 	return ConfigFromLookup(os.LookupEnv, agent, defaultAddr)
