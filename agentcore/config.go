@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
+	"github.com/agentura/agentura/agentcore/internal/oauthrs"
 	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/cleanup"
@@ -405,11 +406,11 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 	if c.Auth == "oauth" {
 		if c.OAuthIssuer == "" {
 			bad("AGENT_AUTH", c.Auth, errors.New("oauth needs AGENT_OAUTH_ISSUER, the identity provider's issuer URL"))
-		} else if err := httpsOrLoopback(c.OAuthIssuer); err != nil {
+		} else if err := oauthrs.HTTPSOrLoopback(c.OAuthIssuer); err != nil {
 			bad("AGENT_OAUTH_ISSUER", c.OAuthIssuer, fmt.Errorf("%w; an issuer is an https URL (http only on loopback, for development)", err))
 		}
 		if c.OAuthIntrospectionURL != "" {
-			if err := httpsOrLoopback(c.OAuthIntrospectionURL); err != nil {
+			if err := oauthrs.HTTPSOrLoopback(c.OAuthIntrospectionURL); err != nil {
 				bad("AGENT_OAUTH_INTROSPECTION_URL", c.OAuthIntrospectionURL, err)
 			}
 		}

@@ -41,6 +41,7 @@ import (
 	"sync"
 
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
+	"github.com/agentura/agentura/agentcore/internal/oauthrs"
 	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/cleanup"
@@ -85,8 +86,8 @@ type Service struct {
 	mcp      *mcp.Server
 	registry *prometheus.Registry
 	metrics  *serviceMetrics
-	verifier tokenVerifier  // nil: AGENT_AUTH=none
-	oauth    *oauthResource // AGENT_AUTH=oauth (oauth.go)
+	verifier tokenVerifier     // nil: AGENT_AUTH=none
+	oauth    *oauthrs.Resource // AGENT_AUTH=oauth (internal/oauthrs)
 	calls    *callFolders
 	slots    *callSlots
 	limiter  *httpguard.RateLimiter // nil: no rate limit
@@ -231,9 +232,10 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		fileURI:  s.openFileURI,
 	}
 	if cfg.Auth == "oauth" {
-		s.oauth = newOAuthResource(cfg, s.resolver.fetch, s.log)
+		s.oauth = oauthrs.New(oauthrs.Options{Issuer: cfg.OAuthIssuer, PublicURL: cfg.PublicURL, Audiences: cfg.OAuthAudience,
+			IntrospectionURL: cfg.OAuthIntrospectionURL, ClientID: cfg.OAuthClientID, ClientSecret: cfg.OAuthClientSecret}, s.resolver.fetch, s.log)
 		s.verifier = s.oauth
-		s.AddReadinessCheck("identity_provider", s.oauth.ready)
+		s.AddReadinessCheck("identity_provider", s.oauth.Ready)
 	}
 	s.sweeper, err = cleanup.New(cleanup.Config{
 		// The store itself, not its instrumented wrapper: the sweeper uses
@@ -305,7 +307,7 @@ func (s *Service) Close() error {
 	s.closeTasks()
 	s.calls.close()
 	if s.oauth != nil {
-		s.oauth.close()
+		s.oauth.Close()
 	}
 	return nil
 }
