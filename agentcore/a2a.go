@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/internal/lib/promreg"
@@ -63,7 +64,7 @@ func (s *Service) a2aHandler() http.Handler {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		ctx := context.WithValue(r.Context(), a2aRequestID{}, r.Header.Get("X-Request-Id"))
-		rpc.ServeHTTP(&partKindHint{ResponseWriter: w}, r.WithContext(ctx))
+		rpc.ServeHTTP(&httpguard.PartKindHint{ResponseWriter: w}, r.WithContext(ctx))
 	})
 }
 

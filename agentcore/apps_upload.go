@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/internal/lib/signing"
@@ -30,7 +31,7 @@ import (
 // credentials): the capability travels in a header a page can only send
 // after a preflight, so it is the whole authority, as a signed URL is for
 // downloads. Any other cross-site request is refused as before
-// (sameorigin.go).
+// (httpguard.Origin).
 
 // AttachToolName is the name of the tool AddAttachTool adds.
 const AttachToolName = "attach_file"
@@ -43,8 +44,8 @@ const capabilityArea = "upload-capability"
 // maxCapabilityTTL caps an upload capability's lifetime.
 const maxCapabilityTTL = time.Hour
 
-// AttachInput is the input of attach_file.
-type AttachInput struct {
+// attachInput is the input of attach_file.
+type attachInput struct {
 	// Note says what to ask the user for; the view shows it.
 	Note string `json:"note,omitempty" jsonschema:"what to ask the user for, shown above the drop zone (e.g. the invoice to read)"`
 }
@@ -75,7 +76,7 @@ func (s *Service) AddAttachTool() error {
 
 // attach answers attach_file: a capability for the view, text for hosts
 // without one.
-func (s *Service) attach(ctx context.Context, call *Call, in AttachInput) (*Result, error) {
+func (s *Service) attach(ctx context.Context, call *Call, in attachInput) (*Result, error) {
 	ttl := min(s.cfg.URLTTL, maxCapabilityTTL)
 	exp := time.Now().Add(ttl)
 	token, err := s.signer.Sign(signing.Claims{Owner: call.Owner, FileID: fileserve.NewID(), Area: capabilityArea, ExpiresAt: exp})
@@ -113,12 +114,12 @@ var (
 // the capability's owner and CORS answers; every other request goes to
 // next, the endpoint as it always was (a request for a Host that is not
 // the agent's included: next refuses it, as DNS rebinding).
-func (s *Service) viewUploads(guard *originGuard, tus, next http.Handler) http.Handler {
+func (s *Service) viewUploads(guard *httpguard.Origin, tus, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A sandboxed view says Origin: null; a host that gives its views
 		// allow-same-origin on a sandbox origin of its own (as the
 		// extension's web hosts do) sends that origin.
-		if r.Header.Get("Origin") == "" || guard.hostRefusal(r) != "" {
+		if r.Header.Get("Origin") == "" || guard.HostRefusal(r) != "" {
 			next.ServeHTTP(w, r) // which refuses a rebound Host
 			return
 		}

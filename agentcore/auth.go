@@ -16,16 +16,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/oauthrs"
 	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // tokenVerifier checks a caller's bearer token: callerVerifier under
-// AGENT_AUTH=jwt, oauthResource under AGENT_AUTH=oauth. An error wraps
-// auth.ErrInvalidToken (401), or errIssuerUnavailable (503).
+// AGENT_AUTH=jwt, oauthrs.Resource under AGENT_AUTH=oauth. An error wraps
+// auth.ErrInvalidToken (401), or oauthrs.ErrIssuerUnavailable (503).
 type tokenVerifier interface {
-	verify(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error)
+	Verify(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error)
 }
 
 // callerVerifier checks the bearer tokens of callers when AGENT_AUTH=jwt.
@@ -79,7 +80,7 @@ func callerKey(cfg Config) (*callerVerifier, error) {
 }
 
 // verify implements auth.TokenVerifier: the token's sub becomes the owner.
-func (v *callerVerifier) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+func (v *callerVerifier) Verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	var claims jwt.RegisteredClaims
 	opts := []jwt.ParserOption{jwt.WithValidMethods([]string{v.method}), jwt.WithExpirationRequired()}
 	if len(v.aud) > 0 {
@@ -130,8 +131,8 @@ func (s *Service) requireCaller(next http.Handler) http.Handler {
 			filehttp.WriteError(w, http.StatusUnauthorized, "authentication required: send Authorization: Bearer <token> (AGENT_AUTH="+s.cfg.Auth+")")
 			return
 		}
-		ti, err := s.verifier.verify(r.Context(), token, r)
-		if errors.Is(err, errIssuerUnavailable) {
+		ti, err := s.verifier.Verify(r.Context(), token, r)
+		if errors.Is(err, oauthrs.ErrIssuerUnavailable) {
 			w.Header().Set("Retry-After", "10")
 			filehttp.WriteError(w, http.StatusServiceUnavailable, "the bearer token cannot be checked now, try again shortly: "+err.Error())
 			return
@@ -148,6 +149,15 @@ func (s *Service) requireCaller(next http.Handler) http.Handler {
 
 // verifiedCaller is the context key of a token requireCaller verified.
 type verifiedCaller struct{}
+
+// verifiedCallerID is the user id of r's verified caller, or "" (no
+// authentication, or the limiter runs before it).
+func verifiedCallerID(r *http.Request) string {
+	if ti, ok := r.Context().Value(verifiedCaller{}).(*auth.TokenInfo); ok {
+		return ti.UserID
+	}
+	return ""
+}
 
 // uploadOwner is the owner of an /uploads request: the verified caller (the
 // bearer middleware ran before), or AnonymousOwner without authentication.

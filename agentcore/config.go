@@ -12,12 +12,32 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/httpguard"
+	"github.com/agentura/agentura/agentcore/internal/oauthrs"
+	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/cleanup"
 	"github.com/agentura/agentura/internal/lib/connlimit"
 	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/settings"
 )
+
+// Defaults of the slow-client settings.
+const (
+	defaultHeaderTimeout = 10 * time.Second
+	defaultIdleTimeout   = 2 * time.Minute
+	defaultBodyTimeout   = 30 * time.Second
+	defaultMinBodyRate   = 10 << 10
+)
+
+// Defaults of the settings of held connections (conns.go).
+const (
+	defaultWriteTimeout   = time.Minute // nginx's send_timeout
+	defaultMaxClientConns = 128
+)
+
+// defaultRateLimit is AGENT_RATE_LIMIT: requests per second per owner.
+const defaultRateLimit = 50
 
 // Config holds every setting of a Service. Settings declares each field's
 // environment variable, flag, default and meaning; LoadConfig fills a Config
@@ -38,8 +58,8 @@ type Config struct {
 	ResourceMaxBytes int64         // AGENT_RESOURCE_MAX_BYTES
 	InputRoots       []string      // AGENT_INPUT_ROOTS
 	FetchAllowHosts  []string      // AGENT_FETCH_ALLOW_HOSTS
-	PeerURLs         []PeerURL     // AGENT_PEER_URLS (peers.go)
-	TrustedProxies   []string      // AGENT_TRUSTED_PROXIES (proxies.go)
+	PeerURLs         []PeerURL     // AGENT_PEER_URLS (internal/urlfetch)
+	TrustedProxies   []string      // AGENT_TRUSTED_PROXIES (internal/httpguard)
 	FetchTimeout     time.Duration // AGENT_FETCH_TIMEOUT
 	Auth             string        // AGENT_AUTH
 	AuthJWTSecret    string        // AGENT_AUTH_JWT_SECRET
@@ -97,7 +117,7 @@ type Config struct {
 
 // Defaults of the settings.
 const (
-	DefaultAddr             = ":8080"
+	defaultListenAddr       = ":8080"
 	defaultURLTTL           = filehttp.DefaultURLTTL
 	defaultOutputTTL        = 24 * time.Hour
 	defaultStagingTTL       = time.Hour
@@ -115,10 +135,10 @@ const (
 // Settings declares the framework's settings, each bound to its field of c,
 // in the order the README lists them. agent is the agent's name, which
 // makes the default data folder data/<agent>; defaultAddr is the agent's
-// default listen address ("" for DefaultAddr).
+// default listen address ("" for ":8080").
 func (c *Config) Settings(agent, defaultAddr string) settings.List {
 	if defaultAddr == "" {
-		defaultAddr = DefaultAddr
+		defaultAddr = defaultListenAddr
 	}
 	return settings.List{
 		settings.String(&c.Addr, "AGENT_ADDR", defaultAddr, "listen address").
@@ -158,7 +178,7 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.Of(&c.PeerURLs, "AGENT_PEER_URLS", nil, "`PUBLIC=INTERNAL` base URLs of peer agents, comma-separated "+
 			"(`http://localhost:8001=http://ocr-agent:8001`): a URL input under a peer's public base is fetched from its "+
 			"internal one, through a client of its own that alone may dial that host:port (named directly, the internal "+
-			"URL is still refused by the SSRF guard)", ParsePeerURLs, formatPeerURLs).Shown("empty"),
+			"URL is still refused by the SSRF guard)", urlfetch.ParsePeerURLs, formatPeerURLs).Shown("empty"),
 		settings.String(&c.Auth, "AGENT_AUTH", "none", "`none`; `jwt`: callers of `/mcp`, `/a2a` and `/uploads` send "+
 			"`Authorization: Bearer <JWT>` (401 without) checked with the key below; `oauth`: the agent is an OAuth 2.1 resource server "+
 			"of AGENT_OAUTH_ISSUER as the MCP authorization specification says (docs/security.md); either way `sub` is the owner").
@@ -257,6 +277,12 @@ func checkLogLevel(s string) error {
 	return nil
 }
 
+// PeerURL tells an agent where a peer agent is really reached when its
+// public URLs are not reachable from here (AGENT_PEER_URLS; in a compose
+// network {Public: "http://localhost:8001", Internal: "http://ocr-agent:8001"}):
+// a URL input under Public is fetched from Internal, same path and token.
+type PeerURL = urlfetch.PeerURL
+
 // formatPeerURLs writes peers the way AGENT_PEER_URLS says them.
 func formatPeerURLs(peers []PeerURL) string {
 	pairs := make([]string, len(peers))
@@ -271,7 +297,7 @@ type ConfigError = settings.Error
 
 // LoadConfig reads the AGENT_* environment variables into a Config for the
 // agent called agent (which names the default data folder) listening by
-// default on defaultAddr ("" for DefaultAddr). A bad value is a
+// default on defaultAddr ("" for ":8080"). A bad value is a
 // *ConfigError naming the variable.
 func LoadConfig(agent, defaultAddr string) (Config, error) {
 	return ConfigFromLookup(os.LookupEnv, agent, defaultAddr)
@@ -309,10 +335,10 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 	bad := func(name, value string, err error) {
 		errs = append(errs, &ConfigError{Var: name, Value: value, Err: err})
 	}
-	if _, err := compilePeers(c.PeerURLs); err != nil {
+	if err := urlfetch.CheckPeerURLs(c.PeerURLs); err != nil {
 		bad("AGENT_PEER_URLS", formatPeerURLs(c.PeerURLs), err)
 	}
-	if _, err := parseTrustedProxies(c.TrustedProxies); err != nil {
+	if _, err := httpguard.ParseTrustedProxies(c.TrustedProxies); err != nil {
 		bad("AGENT_TRUSTED_PROXIES", strings.Join(c.TrustedProxies, ","), err)
 	}
 	port := "8080"
@@ -383,11 +409,11 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 	if c.Auth == "oauth" {
 		if c.OAuthIssuer == "" {
 			bad("AGENT_AUTH", c.Auth, errors.New("oauth needs AGENT_OAUTH_ISSUER, the identity provider's issuer URL"))
-		} else if err := httpsOrLoopback(c.OAuthIssuer); err != nil {
+		} else if err := oauthrs.HTTPSOrLoopback(c.OAuthIssuer); err != nil {
 			bad("AGENT_OAUTH_ISSUER", c.OAuthIssuer, fmt.Errorf("%w; an issuer is an https URL (http only on loopback, for development)", err))
 		}
 		if c.OAuthIntrospectionURL != "" {
-			if err := httpsOrLoopback(c.OAuthIntrospectionURL); err != nil {
+			if err := oauthrs.HTTPSOrLoopback(c.OAuthIntrospectionURL); err != nil {
 				bad("AGENT_OAUTH_INTROSPECTION_URL", c.OAuthIntrospectionURL, err)
 			}
 		}

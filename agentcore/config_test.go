@@ -34,7 +34,7 @@ func TestZeroConfigMeansTheDefaults(t *testing.T) {
 	if err := c.normalize("ocr-agent", ""); err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != DefaultAddr || c.DataDir != "data/ocr-agent" || c.EmbedMaxBytes != defaultEmbedMaxBytes || c.PublicURL != "http://localhost:8080" {
+	if c.Addr != defaultListenAddr || c.DataDir != "data/ocr-agent" || c.EmbedMaxBytes != defaultEmbedMaxBytes || c.PublicURL != "http://localhost:8080" {
 		t.Errorf("zero Config normalised to addr %q, data %q, embed %d, public %q", c.Addr, c.DataDir, c.EmbedMaxBytes, c.PublicURL)
 	}
 	off, err := ConfigFromLookup(env(map[string]string{"AGENT_EMBED_MAX_BYTES": "0"}), "x", "")

@@ -21,7 +21,7 @@ func (s *Service) newConnLimiter() *connlimit.Limiter {
 	}, []string{"action", "limit"})
 	var exempt func(netip.Addr) bool
 	if s.proxies != nil {
-		exempt = s.proxies.trusts
+		exempt = s.proxies.Trusts
 	}
 	l := connlimit.New(connlimit.Config{Max: s.cfg.MaxConnections, PerClient: s.cfg.MaxClientConns, Exempt: exempt,
 		OnShed: func(action, limit string) { shed.WithLabelValues(action, limit).Inc() }})

@@ -94,11 +94,11 @@ func TestCallerTokensMustMatchAudienceAndIssuer(t *testing.T) {
 		{"https://agent.example", "evil", "iss"},
 		{"https://agent.example", "", "iss"},
 	} {
-		if _, err := v.verify(context.Background(), tok(tc.aud, tc.iss), nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := v.Verify(context.Background(), tok(tc.aud, tc.iss), nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("aud %q iss %q: %v, want a refusal naming %s", tc.aud, tc.iss, err, tc.want)
 		}
 	}
-	if ti, err := v.verify(context.Background(), tok("https://agent.example", "https://idp.example"), nil); err != nil || ti.UserID != "alice" {
+	if ti, err := v.Verify(context.Background(), tok("https://agent.example", "https://idp.example"), nil); err != nil || ti.UserID != "alice" {
 		t.Errorf("matching token refused: %v", err)
 	}
 }

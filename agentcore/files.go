@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/revocation"
 	"github.com/agentura/agentura/transfer"
@@ -15,13 +16,13 @@ import (
 // takes the URL alone. Both are rate limited and refused from foreign
 // browser origins.
 func (s *Service) fileRoutes() http.Handler {
-	guard := newOriginGuard(s.cfg)
+	guard := httpguard.NewOrigin(s.cfg.PublicURL, s.cfg.AllowedOrigins)
 	var del http.Handler = http.HandlerFunc(s.files.ServeDelete)
 	if s.verifier != nil {
 		del = s.requireCaller(del)
 	}
-	del = guard.wrap(s.limiter.wrap(del))
-	revoke := guard.wrap(s.limiter.wrap(http.HandlerFunc(s.files.ServeRevoke)))
+	del = guard.Wrap(s.limiter.Wrap(del))
+	revoke := guard.Wrap(s.limiter.Wrap(http.HandlerFunc(s.files.ServeRevoke)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == transfer.RevokePath:

@@ -9,15 +9,15 @@ import (
 	"github.com/agentura/agentura/internal/lib/probe"
 )
 
-// healthcheckTimeout bounds one run of Healthcheck.
+// healthcheckTimeout bounds one run of healthcheck.
 const healthcheckTimeout = probe.Timeout
 
-// Healthcheck asks the agent listening on addr (an AGENT_ADDR such as ":8001")
+// healthcheck asks the agent listening on addr (an AGENT_ADDR such as ":8001")
 // for /readyz and returns nil when it answers 200 (probe.Ready: no proxy,
 // healthcheckTimeout). A wildcard or empty host is reached on the loopback
 // address. It is what `<agent> --healthcheck` runs, so that an image without
 // curl or wget (a scratch image) can still carry a Docker HEALTHCHECK.
-func Healthcheck(ctx context.Context, addr string) error {
+func healthcheck(ctx context.Context, addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("healthcheck: AGENT_ADDR %q is not host:port: %w", addr, err)
@@ -33,7 +33,7 @@ func Healthcheck(ctx context.Context, addr string) error {
 
 // runHealthcheck is Main's --healthcheck: exit code 0 when ready, 1 when not.
 func runHealthcheck(addr string) int {
-	if err := Healthcheck(context.Background(), addr); err != nil {
+	if err := healthcheck(context.Background(), addr); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2asrv"
+	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/transfer"
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -47,41 +48,41 @@ func (s *Service) buildHandler() http.Handler {
 	// An inline file arrives as base64 (4/3 of its size) inside JSON-RPC.
 	bodyLimit := s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead
 	mcpHandler := s.mcpHandler(bodyLimit) // protocol.go: every revision on one endpoint
-	// Each owner's requests are rate limited (ratelimit.go): the caller
+	// Each owner's requests are rate limited (httpguard.RateLimiter): the caller
 	// once verified, else the client address; bodies must keep flowing
-	// (slowbody.go). Inline files are decoded into staged files as the body
+	// (httpguard.BodyPacer). Inline files are decoded into staged files as the body
 	// arrives (inline.go), so the SDKs parse a small JSON; mcpGuard answers
 	// what the SDK would answer unhelpfully (hardening); a stateless
 	// request that drops cancels its call (cancel.go).
 	// Under AGENT_AUTH=oauth each JSON-RPC method needs its scope, read
 	// once inline files are out of the body (oauth_http.go).
-	var mcpH http.Handler = s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineMCP, bodyLimit,
-		s.requireScopes(methodScopes(mcpScope), s.drainable(s.linkRequestContexts(mcpGuard(bodyLimit, s.taskHTTP(mcpHandler))))))))
+	var mcpH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.inlineFiles(inlineMCP, bodyLimit,
+		s.requireScopes(methodScopes(mcpScope), s.drainable(s.linkRequestContexts(httpguard.MCP(bodyLimit, s.taskHTTP(mcpHandler))))))))
 	uploads := http.HandlerFunc(s.files.ServeUpload)
-	var uploadH http.Handler = s.limiter.wrap(s.pacer.wrap(s.requireScope(ScopeFilesWrite, uploads)))
+	var uploadH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.requireScope(ScopeFilesWrite, uploads)))
 	// tusd keeps its own read deadlines on PATCH bodies (extended as bytes
 	// arrive), so tus is rate limited but not paced.
-	var tusH http.Handler = s.limiter.wrap(s.requireScope(ScopeFilesWrite, s.tus))
-	a2aH := s.limiter.wrap(s.pacer.wrap(s.inlineFiles(inlineA2A, bodyLimit, s.requireScopes(methodScopes(a2aScope), s.a2aHandler()))))
+	var tusH http.Handler = s.limiter.Wrap(s.requireScope(ScopeFilesWrite, s.tus))
+	a2aH := s.limiter.Wrap(s.pacer.Wrap(s.inlineFiles(inlineA2A, bodyLimit, s.requireScopes(methodScopes(a2aScope), s.a2aHandler()))))
 	if s.verifier != nil {
 		mcpH = s.requireCaller(mcpH)
 		uploadH = s.requireCaller(uploadH)
 		tusH = s.requireCaller(tusH)
 		a2aH = s.requireCaller(a2aH)
 	}
-	guard := newOriginGuard(s.cfg)
-	uploadH, tusH, a2aH = guard.wrap(uploadH), guard.wrap(tusH), guard.wrap(a2aH)
+	guard := httpguard.NewOrigin(s.cfg.PublicURL, s.cfg.AllowedOrigins)
+	uploadH, tusH, a2aH = guard.Wrap(uploadH), guard.Wrap(tusH), guard.Wrap(a2aH)
 	// An MCP Apps upload view (Origin: null) reaches tus by its capability
 	// alone (apps_upload.go).
-	tusH = s.viewUploads(guard, s.limiter.wrap(s.tus), tusH)
-	cardH := guard.wrap(a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(s.cardProducer)))
+	tusH = s.viewUploads(guard, s.limiter.Wrap(s.tus), tusH)
+	cardH := guard.Wrap(a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(s.cardProducer)))
 	// Any method reaches the handlers, which answer a wrong one with a JSON 405.
 	r.Any("/mcp", gin.WrapH(mcpH))
 	r.Any("/uploads", gin.WrapH(uploadH))
 	r.Any(transfer.TusPath+"*id", gin.WrapH(tusH))
 	// The upload descriptors of files/authorizeUpload (mcpfiles_http.go):
 	// the signed URL is the capability, as for downloads.
-	r.Any(ticketUploadPath+":id", gin.WrapH(s.limiter.wrap(s.pacer.wrap(http.HandlerFunc(s.serveTicketUpload)))))
+	r.Any(ticketUploadPath+":id", gin.WrapH(s.limiter.Wrap(s.pacer.Wrap(http.HandlerFunc(s.serveTicketUpload)))))
 	r.Any("/files/*path", gin.WrapH(s.fileRoutes())) // downloads, DELETE, revoke (files.go)
 	r.Any(transfer.A2APath, gin.WrapH(a2aH))
 	r.Any(transfer.AgentCardPath, gin.WrapH(cardH))
@@ -138,14 +139,14 @@ func (s *Service) drainable(h http.Handler) http.Handler {
 // requestLog logs each request with an id, and echoes the id to the caller.
 func (s *Service) requestLog() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id := requestID(c.Request)
+		id := httpguard.RequestID(c.Request)
 		c.Header("X-Request-Id", id)
 		// The MCP handler sees request headers (req.Extra.Header), not this
 		// request's context: carry the id there for the call's logger.
 		c.Request.Header.Set("X-Request-Id", id)
 		// Behind a trusted balancer the client is the one it names; the
 		// handlers see that address.
-		client := s.proxies.clientAddr(c.Request)
+		client := s.proxies.ClientAddr(c.Request)
 		if _, port, err := net.SplitHostPort(c.Request.RemoteAddr); err == nil {
 			c.Request.RemoteAddr = net.JoinHostPort(client, port)
 		}

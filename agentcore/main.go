@@ -52,7 +52,7 @@ func BeforeServe(hook func(context.Context, *Service) error) Option {
 // mirroring flags (AGENT_DATA_DIR → --data-dir; a flag wins), --stdio for
 // MCP over stdin/stdout, the service built and its tools registered by
 // register, served until SIGINT or SIGTERM. defaultAddr is the listen
-// address when AGENT_ADDR is unset ("" for DefaultAddr). It returns the
+// address when AGENT_ADDR is unset ("" for ":8080"). It returns the
 // process exit code; a cmd's main is os.Exit(agentcore.Main(...)).
 func Main(info Info, defaultAddr string, args []string, register func(*Service) error, opts ...Option) int {
 	var o mainOptions

@@ -10,12 +10,30 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/transfer"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
+
+// The scopes of AGENT_AUTH=oauth: what a caller's access token lets it do
+// (docs/security.md). A token of this agent with none of them may still
+// connect, list tools and ping.
+const (
+	// ScopeToolsCall lets a caller run tools: MCP tools/call and tasks,
+	// A2A message/send, message/stream and tasks/cancel.
+	ScopeToolsCall = "tools:call"
+	// ScopeFilesRead lets a caller read what it produced: MCP resources/*,
+	// A2A tasks/get and tasks/resubscribe.
+	ScopeFilesRead = "files:read"
+	// ScopeFilesWrite lets a caller stage inputs: POST /uploads and tus.
+	ScopeFilesWrite = "files:write"
+)
+
+// oauthScopes are the scopes the protected-resource metadata lists.
+var oauthScopes = []string{ScopeToolsCall, ScopeFilesRead, ScopeFilesWrite}
 
 // protectedResourcePath is where an agent with AGENT_AUTH=oauth serves its
 // OAuth protected-resource metadata (RFC 9728): the agent's own document
@@ -43,15 +61,15 @@ func (s *Service) protectedResources() map[string]http.Handler {
 	doc := func(resource string) http.Handler {
 		return auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 			Resource:               resource,
-			AuthorizationServers:   []string{s.oauth.issuer},
+			AuthorizationServers:   []string{s.oauth.Issuer()},
 			ScopesSupported:        oauthScopes,
 			BearerMethodsSupported: []string{"header"},
 			ResourceName:           s.describe(),
 		})
 	}
 	return map[string]http.Handler{
-		protectedResourcePath:          doc(s.oauth.origin),
-		protectedResourcePath + "/mcp": doc(s.oauth.resource),
+		protectedResourcePath:          doc(s.oauth.Origin()),
+		protectedResourcePath + "/mcp": doc(s.oauth.MCPResource()),
 	}
 }
 
@@ -218,7 +236,7 @@ func methodScopes(scope func(string) string) func(*http.Request) ([]string, erro
 		}
 		var seen bytes.Buffer
 		methods, err := jsonRPCMethods(jsontext.NewDecoder(io.TeeReader(r.Body, &seen)))
-		r.Body = readCloser{io.MultiReader(&seen, r.Body), r.Body}
+		r.Body = httpguard.ReadCloser{Reader: io.MultiReader(&seen, r.Body), Closer: r.Body}
 		out := make([]string, len(methods))
 		for i, m := range methods {
 			out[i] = scope(m)
@@ -297,8 +315,8 @@ func (s *Service) cardSecurity(card *a2a.AgentCard) {
 	}
 	need := a2a.SecuritySchemeScopes{ScopeToolsCall, ScopeFilesRead}
 	desc := fmt.Sprintf("OAuth 2.1 access token of %s whose audience is %s (send resource=%s, RFC 8707; the protected-resource metadata is %s); its sub names the caller, who owns the files of the call.",
-		s.oauth.issuer, s.oauth.origin, s.oauth.origin, s.cfg.PublicURL+protectedResourcePath)
-	meta, _, err := s.oauth.issuerState(context.Background())
+		s.oauth.Issuer(), s.oauth.Origin(), s.oauth.Origin(), s.cfg.PublicURL+protectedResourcePath)
+	meta, _, err := s.oauth.IssuerState(context.Background())
 	if err != nil {
 		// The issuer cannot be read now: still say what kind of token it is.
 		card.SecuritySchemes = a2a.NamedSecuritySchemes{a2aBearerScheme: a2a.HTTPAuthSecurityScheme{Scheme: "bearer", BearerFormat: "JWT", Description: desc}}
@@ -310,13 +328,13 @@ func (s *Service) cardSecurity(card *a2a.AgentCard) {
 		flows.AuthorizationCode = &a2a.AuthorizationCodeOAuthFlow{AuthorizationURL: meta.AuthorizationEndpoint, TokenURL: meta.TokenEndpoint, Scopes: scopeDescriptions}
 	}
 	scheme := a2a.OAuth2SecurityScheme{Description: desc, Flows: flows}
-	if !meta.oidc {
-		scheme.Oauth2MetadataURL = meta.url
+	if !meta.OIDC {
+		scheme.Oauth2MetadataURL = meta.URL
 	}
 	card.SecuritySchemes = a2a.NamedSecuritySchemes{a2aOAuthScheme: scheme}
 	card.Security = []a2a.SecurityRequirements{{a2aOAuthScheme: need}}
-	if meta.oidc {
-		card.SecuritySchemes[a2aOIDCScheme] = a2a.OpenIDConnectSecurityScheme{Description: desc, OpenIDConnectURL: meta.url}
+	if meta.OIDC {
+		card.SecuritySchemes[a2aOIDCScheme] = a2a.OpenIDConnectSecurityScheme{Description: desc, OpenIDConnectURL: meta.URL}
 		card.Security = append(card.Security, a2a.SecurityRequirements{a2aOIDCScheme: need})
 	}
 }

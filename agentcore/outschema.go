@@ -32,7 +32,7 @@ func addTypedTool[In, Out any](s *Service, t Tool, fn TypedToolFunc[In, Out]) er
 	if fn == nil {
 		return fmt.Errorf("tool has no function")
 	}
-	out, err := OutputSchema[Out]()
+	out, err := outputSchema[Out]()
 	if err != nil {
 		return err
 	}
@@ -56,9 +56,9 @@ func addTypedTool[In, Out any](s *Service, t Tool, fn TypedToolFunc[In, Out]) er
 	}, out)
 }
 
-// OutputSchema returns the output schema of a typed tool returning Out
+// outputSchema returns the output schema of a typed tool returning Out
 // (see AddTypedTool).
-func OutputSchema[Out any]() (*jsonschema.Schema, error) {
+func outputSchema[Out any]() (*jsonschema.Schema, error) {
 	t := reflect.TypeFor[Out]()
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()

@@ -3,34 +3,16 @@ package agentcore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 )
 
-func TestParsePeerURLs(t *testing.T) {
-	got, err := ParsePeerURLs(" http://localhost:8001=http://ocr-agent:8001 , https://files.example.com/ocr/=http://ocr-agent:8001/,")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 2 || got[0] != (PeerURL{"http://localhost:8001", "http://ocr-agent:8001"}) || got[1].Public != "https://files.example.com/ocr/" {
-		t.Errorf("parsed %+v", got)
-	}
-	for _, bad := range []string{
-		"http://localhost:8001",                        // no =
-		"localhost:8001=http://ocr-agent:8001",         // public not absolute
-		"http://localhost:8001=ocr-agent:8001",         // internal not absolute
-		"http://localhost:8001=ftp://ocr-agent",        // not http(s)
-		"http://localhost:8001?x=1=http://ocr-agent",   // query on the public base
-		"http://localhost:8001=http://u:p@ocr-agent:1", // credentials
-	} {
-		if _, err := ParsePeerURLs(bad); err == nil {
-			t.Errorf("ParsePeerURLs(%q) accepted it", bad)
-		}
-	}
-	_, err = ConfigFromLookup(func(k string) (string, bool) {
+func TestBadPeerURLsAreAConfigError(t *testing.T) {
+	_, err := ConfigFromLookup(func(k string) (string, bool) {
 		if k == "AGENT_PEER_URLS" {
 			return "http://localhost:8001", true
 		}
@@ -39,31 +21,6 @@ func TestParsePeerURLs(t *testing.T) {
 	var ce *ConfigError
 	if !errors.As(err, &ce) || ce.Var != "AGENT_PEER_URLS" || !strings.Contains(err.Error(), "PUBLIC=INTERNAL") {
 		t.Errorf("bad AGENT_PEER_URLS: err = %v, want a ConfigError naming the variable and the form", err)
-	}
-}
-
-func TestPeerMapRewrite(t *testing.T) {
-	m, err := compilePeers([]PeerURL{
-		{"http://localhost:8001", "http://ocr-agent:8001"},
-		{"https://agents.example.com/composer", "http://composer-agent:8002/"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for in, want := range map[string]string{
-		"http://localhost:8001/files/ab/scan.pdf?token=x.y.z":               "http://ocr-agent:8001/files/ab/scan.pdf?token=x.y.z",
-		"HTTP://LOCALHOST:8001/files/ab":                                    "http://ocr-agent:8001/files/ab",
-		"http://localhost:8001/files/ab/a%2Fb%20c.pdf?token=t":              "http://ocr-agent:8001/files/ab/a%2Fb%20c.pdf?token=t",
-		"https://agents.example.com:443/composer/files/id/r.pdf?token=t":    "http://composer-agent:8002/files/id/r.pdf?token=t",
-		"https://agents.example.com/composer":                               "http://composer-agent:8002",
-		"https://agents.example.com/composerX/files/id":                     "https://agents.example.com/composerX/files/id", // not a path segment
-		"http://localhost:8002/files/ab":                                    "http://localhost:8002/files/ab",                // another port
-		"https://localhost:8001/files/ab":                                   "https://localhost:8001/files/ab",               // another scheme
-		"http://evil.example.com/files/ab?u=http://localhost:8001/files/ab": "http://evil.example.com/files/ab?u=http://localhost:8001/files/ab",
-	} {
-		if got, _ := m.rewrite(in); got != want {
-			t.Errorf("rewrite(%s) = %s, want %s", in, got, want)
-		}
 	}
 }
 
@@ -113,7 +70,7 @@ func TestPeerURLsReachAPeerByItsInternalName(t *testing.T) {
 
 	// The internal host:port is reached only through the public URL: named
 	// directly it meets the SSRF guard, even with a peer connection just used.
-	var ssrf *SSRFError
+	var ssrf *urlfetch.SSRFError
 	if _, err := with.ResolveFile(ctx, "", strings.Replace(public, "http://ocr.invalid:8001", internal, 1)); !errors.As(err, &ssrf) {
 		t.Errorf("the peer's internal URL named directly: err = %v, want an SSRF refusal", err)
 	}
@@ -127,23 +84,4 @@ func TestPeerURLsReachAPeerByItsInternalName(t *testing.T) {
 	if _, err := with.ResolveFile(ctx, "", public[:len(public)-2]+"xx"); err == nil || !strings.Contains(err.Error(), "403") {
 		t.Errorf("tampered token through the peer mapping: err = %v, want the peer's 403", err)
 	}
-}
-
-// In a compose network each agent hands out URLs under the public base the
-// host uses; AGENT_PEER_URLS tells its peer where that base really is.
-func ExampleParsePeerURLs() {
-	peers, err := ParsePeerURLs("http://localhost:8001=http://ocr-agent:8001,http://localhost:8002=http://composer-agent:8002")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, p := range peers {
-		fmt.Printf("%s/files/... is fetched from %s/files/...\n", p.Public, p.Internal)
-	}
-	_, err = ParsePeerURLs("http://localhost:8001")
-	fmt.Println(err)
-	// Output:
-	// http://localhost:8001/files/... is fetched from http://ocr-agent:8001/files/...
-	// http://localhost:8002/files/... is fetched from http://composer-agent:8002/files/...
-	// "http://localhost:8001" is not PUBLIC=INTERNAL (for example http://localhost:8001=http://ocr-agent:8001)
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 
+	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/transfer"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -102,8 +103,8 @@ func metaNamesRevision(r *http.Request) bool {
 	if r.Method != http.MethodPost || r.Header.Get(headerSessionID) != "" || r.Header.Get(headerProtocolVersion) != "" {
 		return false
 	}
-	head, err := io.ReadAll(io.LimitReader(r.Body, mcpPeekBytes))
-	r.Body = readCloser{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+	head, err := io.ReadAll(io.LimitReader(r.Body, httpguard.MCPPeekBytes))
+	r.Body = httpguard.ReadCloser{Reader: io.MultiReader(bytes.NewReader(head), r.Body), Closer: r.Body}
 	return err == nil && bytes.Contains(head, []byte(`"`+mcp.MetaKeyProtocolVersion+`"`))
 }
 

@@ -16,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/internal/lib/filehttp"
@@ -73,7 +74,7 @@ type resolver struct {
 	roots    []string // absolute, symlink-free input roots
 	private  *privateFiles
 	files    *filehttp.Server
-	fetch    *fetcher
+	fetch    *urlfetch.Fetcher
 	// fileURI opens the file a file URI of the draft MCP file contract
 	// names, for owner (mcpfiles.go); nil: no file URIs.
 	fileURI func(ctx context.Context, owner, uri string) (io.ReadCloser, fileserve.Meta, error)
@@ -271,7 +272,7 @@ func (r *resolver) fromURL(ctx context.Context, owner, slot, name, rawURL string
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("malformed URL %q", transfer.Redact(rawURL))
 	}
-	resp, err := r.fetch.get(ctx, rawURL)
+	resp, err := r.fetch.Get(ctx, rawURL)
 	if err != nil {
 		return nil, err
 	}

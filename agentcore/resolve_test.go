@@ -11,11 +11,12 @@ import (
 	"image/png"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 )
 
 func pngBytes(t *testing.T) []byte {
@@ -209,7 +210,7 @@ func TestResolveForeignURLBehindSSRFGuard(t *testing.T) {
 	guarded := newTestService(t, nil).newCall("t", "alice", "")
 	defer guarded.end()
 	_, err := guarded.ResolveFile(ctx, "doc.txt", origin.URL+"/doc.txt")
-	var ssrf *SSRFError
+	var ssrf *urlfetch.SSRFError
 	if !errors.As(err, &ssrf) || !strings.Contains(err.Error(), "loopback") || !strings.Contains(err.Error(), "AGENT_FETCH_ALLOW_HOSTS") {
 		t.Fatalf("loopback URL: err = %v, want an SSRF refusal naming AGENT_FETCH_ALLOW_HOSTS", err)
 	}
@@ -237,21 +238,6 @@ func TestResolveForeignURLBehindSSRFGuard(t *testing.T) {
 	}
 	if left := filesIn(t, filepath.Join(allowed.dir, "in")); len(left) != 1 {
 		t.Errorf("refused fetches left files: %v", left)
-	}
-}
-
-func TestBlockedAddresses(t *testing.T) {
-	blocked := []string{"127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1",
-		"0.0.0.0", "::1", "::ffff:127.0.0.1", "::ffff:169.254.169.254", "fd00:ec2::254", "fe80::1", "224.0.0.1", "::"}
-	for _, s := range blocked {
-		if blockedReason(netip.MustParseAddr(s)) == "" {
-			t.Errorf("%s is not blocked", s)
-		}
-	}
-	for _, s := range []string{"93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946", "8.8.8.8"} {
-		if r := blockedReason(netip.MustParseAddr(s)); r != "" {
-			t.Errorf("%s is blocked as %s", s, r)
-		}
 	}
 }
 

@@ -125,7 +125,7 @@ func TestTypedToolOutputSchema(t *testing.T) {
 	type bad struct {
 		Filename int `json:"filename"`
 	}
-	if _, err := OutputSchema[bad](); err == nil {
+	if _, err := outputSchema[bad](); err == nil {
 		t.Error("an output field named like a file field, of another type, was accepted")
 	}
 }

@@ -40,6 +40,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentura/agentura/agentcore/internal/httpguard"
+	"github.com/agentura/agentura/agentcore/internal/oauthrs"
+	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/cleanup"
 	"github.com/agentura/agentura/internal/lib/connlimit"
@@ -74,7 +77,7 @@ type Service struct {
 	// backing is the store itself, whose optional capabilities (expiry
 	// index, records) the instrumented store hides.
 	backing  fileserve.Store
-	proxies  *trustedProxies // AGENT_TRUSTED_PROXIES; nil: none
+	proxies  *httpguard.TrustedProxies // AGENT_TRUSTED_PROXIES; nil: none
 	signer   *signing.Signer
 	files    *filehttp.Server
 	tus      *filehttp.Tus
@@ -84,13 +87,13 @@ type Service struct {
 	mcp      *mcp.Server
 	registry *prometheus.Registry
 	metrics  *serviceMetrics
-	verifier tokenVerifier  // nil: AGENT_AUTH=none
-	oauth    *oauthResource // AGENT_AUTH=oauth (oauth.go)
+	verifier tokenVerifier     // nil: AGENT_AUTH=none
+	oauth    *oauthrs.Resource // AGENT_AUTH=oauth (internal/oauthrs)
 	calls    *callFolders
 	slots    *callSlots
-	limiter  *rateLimiter          // nil: no rate limit
-	quota    *fileserve.QuotaStore // nil: no owner quota (AGENT_OWNER_QUOTA_BYTES 0)
-	pacer    *bodyPacer            // nil: bodies not paced
+	limiter  *httpguard.RateLimiter // nil: no rate limit
+	quota    *fileserve.QuotaStore  // nil: no owner quota (AGENT_OWNER_QUOTA_BYTES 0)
+	pacer    *httpguard.BodyPacer   // nil: bodies not paced
 	conns    *connlimit.Limiter
 	scopes   ownerScopes // what each anonymous caller produced (ownerscope.go)
 	// fileTickets are the uploads files/authorizeUpload promised
@@ -148,12 +151,12 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	}
 	s.draining, s.drain = context.WithCancel(context.Background())
 	s.metrics = newServiceMetrics(s.registry)
-	if s.proxies, err = parseTrustedProxies(cfg.TrustedProxies); err != nil {
+	if s.proxies, err = httpguard.ParseTrustedProxies(cfg.TrustedProxies); err != nil {
 		return nil, &ConfigError{Var: "AGENT_TRUSTED_PROXIES", Value: strings.Join(cfg.TrustedProxies, ","), Err: err}
 	}
 	s.slots = newCallSlots(cfg.MaxConcurrentCalls, cfg.QueueTimeout, s.metrics)
-	s.limiter = newRateLimiter(cfg, s.metrics.refused)
-	s.pacer = newBodyPacer(cfg, s.metrics.refused)
+	s.limiter = httpguard.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, s.metrics.refused.WithLabelValues("rate_limit"), verifiedCallerID)
+	s.pacer = httpguard.NewBodyPacer(cfg.BodyTimeout, cfg.MinBodyRate, s.metrics.refused.WithLabelValues("slow_body"))
 	s.conns = s.newConnLimiter()
 
 	store, scratch, redirect, err := cfg.openStore()
@@ -227,13 +230,14 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		roots:    cfg.InputRoots,
 		private:  newPrivateFiles(cfg),
 		files:    s.files,
-		fetch:    newFetcher(cfg.FetchAllowHosts, cfg.FetchTimeout).withPeers(cfg.PeerURLs),
+		fetch:    urlfetch.New(cfg.FetchAllowHosts, cfg.FetchTimeout).WithPeers(cfg.PeerURLs),
 		fileURI:  s.openFileURI,
 	}
 	if cfg.Auth == "oauth" {
-		s.oauth = newOAuthResource(cfg, s.resolver.fetch, s.log)
+		s.oauth = oauthrs.New(oauthrs.Options{Issuer: cfg.OAuthIssuer, PublicURL: cfg.PublicURL, Audiences: cfg.OAuthAudience,
+			IntrospectionURL: cfg.OAuthIntrospectionURL, ClientID: cfg.OAuthClientID, ClientSecret: cfg.OAuthClientSecret}, s.resolver.fetch, s.log)
 		s.verifier = s.oauth
-		s.AddReadinessCheck("identity_provider", s.oauth.ready)
+		s.AddReadinessCheck("identity_provider", s.oauth.Ready)
 	}
 	s.sweeper, err = cleanup.New(cleanup.Config{
 		// The store itself, not its instrumented wrapper: the sweeper uses
@@ -305,7 +309,7 @@ func (s *Service) Close() error {
 	s.closeTasks()
 	s.calls.close()
 	if s.oauth != nil {
-		s.oauth.close()
+		s.oauth.Close()
 	}
 	return nil
 }
@@ -347,7 +351,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	revCtx, stopRevocations := context.WithCancel(ctx)
 	defer stopRevocations()
 	go s.revoked.Run(revCtx)        // revocations and deletions of the other replicas
-	go s.proxies.run(revCtx, s.log) // the host names of AGENT_TRUSTED_PROXIES, looked up in the background
+	go s.proxies.Run(revCtx, s.log) // the host names of AGENT_TRUSTED_PROXIES, looked up in the background
 
 	server, ln := s.httpServer(ln)
 	errc := make(chan error, 1)

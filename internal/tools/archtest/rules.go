@@ -8,6 +8,10 @@ import (
 // Leaves may be imported by both sides, server and client.
 var Leaves = []string{"transfer", "transfer/mcpfile", "filetype", "filename", "settings"}
 
+// agentcoreMay is what agentcore and the packages of its insides
+// (agentcore/internal/...) may import.
+var agentcoreMay = with(Leaves, "fileserve", "internal/lib/signing", "internal/lib/filehttp", "internal/lib/connlimit", "internal/lib/cleanup", "internal/lib/promreg", "internal/lib/memcg", "internal/lib/revocation", "internal/lib/boundedmap", "internal/lib/probe", "internal/lib/pdfpreview")
+
 // Rule says which packages of this module the packages matched by Pkgs may
 // import (in their non-test files; tests may start whatever they need), and
 // what those packages are for. Paths are relative to the module; a pattern
@@ -53,7 +57,12 @@ var Rules = []Rule{
 	{"internal/lib/revocation", []string{"fileserve", "internal/lib/signing"}, "revoked URLs and deleted files, shared through the store's records"},
 	{"internal/lib/filehttp", with(Leaves, "fileserve", "internal/lib/signing", "internal/lib/boundedmap", "internal/lib/promreg", "internal/lib/revocation", "internal/lib/pdfpreview"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
 	{"internal/lib/cleanup", []string{"fileserve", "internal/lib/promreg"}, "the TTL sweeper: at start-up in the background, then on a cron schedule"},
-	{"agentcore", with(Leaves, "fileserve", "internal/lib/signing", "internal/lib/filehttp", "internal/lib/connlimit", "internal/lib/cleanup", "internal/lib/promreg", "internal/lib/memcg", "internal/lib/revocation", "internal/lib/boundedmap", "internal/lib/probe", "internal/lib/pdfpreview"), "the agent author's framework: Service, Tool, Call, FileAttachment, the resolver, FileResponse, MCP (every revision), A2A, tasks, auth, Main"},
+	// agentcore's insides, out of the author's sight: each may import
+	// what agentcore may, never agentcore itself.
+	{"agentcore/internal/httpguard", agentcoreMay, "the HTTP hardening in front of the handlers: origin and DNS-rebinding guard, /mcp body guard, slow bodies, rate limit, trusted proxies, request ids"},
+	{"agentcore/internal/urlfetch", agentcoreMay, "the SSRF-guarded fetcher of URL inputs: public addresses only, allowed hosts, peers' internal bases (AGENT_PEER_URLS)"},
+	{"agentcore/internal/oauthrs", with(agentcoreMay, "agentcore/internal/urlfetch"), "the agent as an OAuth 2.1 resource server (AGENT_AUTH=oauth): issuer discovery, JWKS, JWT and introspected tokens"},
+	{"agentcore", with(agentcoreMay, "agentcore/internal/..."), "the agent author's framework: Service, Tool, Call, FileAttachment, the resolver, FileResponse, MCP (every revision), A2A, tasks, auth, Main"},
 	{"agentcore/agenttest", with(Leaves, "agentcore", "client"), "the public test helper: an agent in-process, the host side in front"},
 
 	// The client side: the leaves and transferclient, never a server

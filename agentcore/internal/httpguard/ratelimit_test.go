@@ -1,4 +1,4 @@
-package agentcore
+package httpguard
 
 import (
 	"net/http/httptest"
@@ -7,7 +7,7 @@ import (
 )
 
 func TestClientAddrTrustsOnlyConfiguredProxies(t *testing.T) {
-	proxies, err := parseTrustedProxies([]string{"10.0.0.0/8", "192.0.2.1"})
+	proxies, err := ParseTrustedProxies([]string{"10.0.0.0/8", "192.0.2.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,14 +24,14 @@ func TestClientAddrTrustsOnlyConfiguredProxies(t *testing.T) {
 		if c.xff != "" {
 			r.Header.Set("X-Forwarded-For", c.xff)
 		}
-		if got := proxies.clientAddr(r); got != c.want {
+		if got := proxies.ClientAddr(r); got != c.want {
 			t.Errorf("peer %s XFF %q: got %s, want %s", c.peer, c.xff, got, c.want)
 		}
 	}
 }
 
 func TestRateLimiterEvictsIdleOwners(t *testing.T) {
-	l := &rateLimiter{limit: 10, burst: 20, owners: map[string]*ownerRate{}}
+	l := &RateLimiter{limit: 10, burst: 20, owners: map[string]*ownerRate{}}
 	now := time.Now()
 	for i := range maxRateOwners {
 		l.allow(string(rune(i)), now)

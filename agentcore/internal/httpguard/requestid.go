@@ -1,4 +1,4 @@
-package agentcore
+package httpguard
 
 import (
 	"net/http"
@@ -15,8 +15,8 @@ var (
 	requestCounter  atomic.Uint64
 )
 
-// requestID is the caller's X-Request-Id (up to 64 bytes), or a new one.
-func requestID(r *http.Request) string {
+// RequestID is the caller's X-Request-Id (up to 64 bytes), or a new one.
+func RequestID(r *http.Request) string {
 	if v := r.Header["X-Request-Id"]; len(v) > 0 && v[0] != "" && len(v[0]) <= 64 {
 		return v[0]
 	}

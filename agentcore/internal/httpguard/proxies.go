@@ -1,4 +1,4 @@
-package agentcore
+package httpguard
 
 import (
 	"context"
@@ -22,17 +22,17 @@ const (
 	proxyLookupWait   = 5 * time.Second // one lookup's time limit
 )
 
-// trustedProxies is AGENT_TRUSTED_PROXIES: the load balancers and reverse
+// TrustedProxies is AGENT_TRUSTED_PROXIES: the load balancers and reverse
 // proxies whose X-Forwarded-For header is believed. Each entry is an IP
 // address, a CIDR prefix, or a host name (the balancer's service name in a
 // compose network). A request from anywhere else is taken at its own
 // address, whatever X-Forwarded-For it sends.
 //
-// Names are looked up in the background (run: at start, then every 30 s),
+// Names are looked up in the background (Run: at start, then every 30 s),
 // never on a request's or a connection's path, so a slow DNS server delays
 // no request; until a name's first answer, its addresses are not trusted,
 // and a failed lookup keeps the addresses of the last answer.
-type trustedProxies struct {
+type TrustedProxies struct {
 	prefixes []netip.Prefix
 	names    []string
 
@@ -43,10 +43,10 @@ type trustedProxies struct {
 	resolved atomic.Pointer[map[string][]netip.Addr] // name → its addresses
 }
 
-// parseTrustedProxies reads the entries of AGENT_TRUSTED_PROXIES; nil means
+// ParseTrustedProxies reads the entries of AGENT_TRUSTED_PROXIES; nil means
 // none is trusted.
-func parseTrustedProxies(entries []string) (*trustedProxies, error) {
-	p := &trustedProxies{}
+func ParseTrustedProxies(entries []string) (*TrustedProxies, error) {
+	p := &TrustedProxies{}
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
 		switch {
@@ -92,9 +92,9 @@ func validHostName(s string) bool {
 	return true
 }
 
-// trusts reports whether ip is one of the proxies, by the names'
+// Trusts reports whether ip is one of the proxies, by the names'
 // addresses last looked up: it never waits for DNS.
-func (p *trustedProxies) trusts(ip netip.Addr) bool {
+func (p *TrustedProxies) Trusts(ip netip.Addr) bool {
 	ip = ip.Unmap()
 	for _, pfx := range p.prefixes {
 		if pfx.Contains(ip) {
@@ -111,10 +111,10 @@ func (p *trustedProxies) trusts(ip netip.Addr) bool {
 	return false
 }
 
-// run looks the names up until ctx is done: at once, then every p.every,
+// Run looks the names up until ctx is done: at once, then every p.every,
 // or every proxyRetryEvery while a name has no address. It returns at once
 // when there are no names.
-func (p *trustedProxies) run(ctx context.Context, log *slog.Logger) {
+func (p *TrustedProxies) Run(ctx context.Context, log *slog.Logger) {
 	if p == nil || len(p.names) == 0 {
 		return
 	}
@@ -135,7 +135,7 @@ func (p *trustedProxies) run(ctx context.Context, log *slog.Logger) {
 
 // refresh looks up every name once, keeping a name's last addresses when
 // its lookup fails, and returns the names that have none.
-func (p *trustedProxies) refresh(ctx context.Context) (missing []string) {
+func (p *TrustedProxies) refresh(ctx context.Context) (missing []string) {
 	lookup := p.lookup
 	if lookup == nil {
 		lookup = func(ctx context.Context, name string) ([]netip.Addr, error) {
@@ -164,16 +164,16 @@ func (p *trustedProxies) refresh(ctx context.Context) (missing []string) {
 	return missing
 }
 
-// clientAddr is the address r came from: its peer's, or, when the peer is a
+// ClientAddr is the address r came from: its peer's, or, when the peer is a
 // trusted proxy, the last address in X-Forwarded-For that is not one (the
 // entries before it are the client's own claims, and anyone may write them).
-func (p *trustedProxies) clientAddr(r *http.Request) string {
+func (p *TrustedProxies) ClientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
 	peer, err := netip.ParseAddr(host)
-	if p == nil || err != nil || !p.trusts(peer) {
+	if p == nil || err != nil || !p.Trusts(peer) {
 		return host
 	}
 	var hops []string
@@ -187,7 +187,7 @@ func (p *trustedProxies) clientAddr(r *http.Request) string {
 			break // garbage: stop at the last address a trusted proxy vouched for
 		}
 		client = ip.Unmap().String()
-		if !p.trusts(ip) {
+		if !p.Trusts(ip) {
 			break
 		}
 	}

@@ -1,4 +1,7 @@
-package agentcore
+// Package oauthrs is an agent as an OAuth 2.1 resource server
+// (AGENT_AUTH=oauth): issuer discovery, its JWKS, JWT access tokens and
+// introspection of opaque ones.
+package oauthrs
 
 import (
 	"context"
@@ -18,24 +21,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/time/rate"
-)
 
-// The scopes of AGENT_AUTH=oauth: what a caller's access token lets it do
-// (docs/security.md). A token of this agent with none of them may still
-// connect, list tools and ping.
-const (
-	// ScopeToolsCall lets a caller run tools: MCP tools/call and tasks,
-	// A2A message/send, message/stream and tasks/cancel.
-	ScopeToolsCall = "tools:call"
-	// ScopeFilesRead lets a caller read what it produced: MCP resources/*,
-	// A2A tasks/get and tasks/resubscribe.
-	ScopeFilesRead = "files:read"
-	// ScopeFilesWrite lets a caller stage inputs: POST /uploads and tus.
-	ScopeFilesWrite = "files:write"
+	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 )
-
-// oauthScopes are the scopes the protected-resource metadata lists.
-var oauthScopes = []string{ScopeToolsCall, ScopeFilesRead, ScopeFilesWrite}
 
 // asymmetricAlgs are the JWS algorithms an issuer's access token may be
 // signed with: public-key ones only, so a token signed with the public key
@@ -64,19 +52,19 @@ const (
 	issuerTimeout = 15 * time.Second
 )
 
-// errIssuerUnavailable marks a token that could not be checked because the
+// ErrIssuerUnavailable marks a token that could not be checked because the
 // issuer's metadata or keys cannot be read: the caller is told to retry
 // (503), not to sign in again (401).
-var errIssuerUnavailable = errors.New("the identity provider cannot be reached")
+var ErrIssuerUnavailable = errors.New("the identity provider cannot be reached")
 
-// oauthResource is the agent as an OAuth 2.1 resource server
+// Resource is the agent as an OAuth 2.1 resource server
 // (AGENT_AUTH=oauth), as the MCP authorization specification asks: it
 // verifies access tokens of one issuer (AGENT_OAUTH_ISSUER) with the keys
 // the issuer publishes (its JWKS, found through its RFC 8414 or OpenID
 // Connect metadata, read again on an unknown key id and every
 // jwksRefreshInterval), or by introspection (RFC 7662) for opaque tokens, and
 // accepts only tokens whose audience names this agent.
-type oauthResource struct {
+type Resource struct {
 	issuer     string
 	resource   string   // the canonical URI of /mcp: <AGENT_PUBLIC_URL>/mcp
 	origin     string   // AGENT_PUBLIC_URL, the resource of /a2a and /uploads
@@ -90,37 +78,47 @@ type oauthResource struct {
 	unknownKID *rate.Limiter // reads of the JWKS for a key id it lacks
 
 	mu      sync.Mutex
-	meta    *issuerMeta
+	meta    *IssuerMeta
 	keys    keyfunc.Keyfunc
 	tried   time.Time // last failed discovery
 	lastErr error
 }
 
-// issuerMeta is what the agent learnt of its issuer.
-type issuerMeta struct {
+// IssuerMeta is what the agent learnt of its issuer.
+type IssuerMeta struct {
 	*oauthex.AuthServerMeta
-	url  string // where it was read
-	oidc bool   // from OpenID Connect discovery (not RFC 8414)
+	URL  string // where it was read
+	OIDC bool   // from OpenID Connect discovery (not RFC 8414)
 }
 
-// newOAuthResource prepares the resource server of cfg; fetch is the
+// Options are the settings of the resource server.
+type Options struct {
+	Issuer           string   // AGENT_OAUTH_ISSUER
+	PublicURL        string   // AGENT_PUBLIC_URL
+	Audiences        []string // AGENT_OAUTH_AUDIENCE; empty: <PublicURL>/mcp and PublicURL
+	IntrospectionURL string   // AGENT_OAUTH_INTROSPECTION_URL; empty: opaque tokens are refused
+	ClientID         string   // AGENT_OAUTH_CLIENT_ID, for introspection
+	ClientSecret     string   // AGENT_OAUTH_CLIENT_SECRET, for introspection
+}
+
+// New prepares the resource server of cfg; fetch is the
 // agent's SSRF-guarded fetcher, through which every request to the issuer
 // goes (its host must be allowed in AGENT_FETCH_ALLOW_HOSTS, or mapped by
 // AGENT_PEER_URLS, when it is private). Nothing is fetched yet.
-func newOAuthResource(cfg Config, fetch *fetcher, log *slog.Logger) *oauthResource {
-	o := &oauthResource{
-		issuer:    cfg.OAuthIssuer,
+func New(cfg Options, fetch *urlfetch.Fetcher, log *slog.Logger) *Resource {
+	o := &Resource{
+		issuer:    cfg.Issuer,
 		origin:    cfg.PublicURL,
 		resource:  cfg.PublicURL + "/mcp",
-		audiences: cfg.OAuthAudience,
+		audiences: cfg.Audiences,
 		client:    &http.Client{Transport: issuerTransport{fetch: fetch}, Timeout: issuerTimeout},
 		log:       log,
 	}
 	if len(o.audiences) == 0 {
 		o.audiences = []string{o.resource, o.origin}
 	}
-	if cfg.OAuthIntrospectionURL != "" {
-		o.introspect = &introspector{url: cfg.OAuthIntrospectionURL, clientID: cfg.OAuthClientID, secret: cfg.OAuthClientSecret,
+	if cfg.IntrospectionURL != "" {
+		o.introspect = &introspector{url: cfg.IntrospectionURL, clientID: cfg.ClientID, secret: cfg.ClientSecret,
 			client: o.client, issuer: o.issuer}
 		o.introspect.cache.Limit = 10000
 	}
@@ -129,15 +127,24 @@ func newOAuthResource(cfg Config, fetch *fetcher, log *slog.Logger) *oauthResour
 	return o
 }
 
-// close stops the JWKS refresh.
-func (o *oauthResource) close() { o.stop() }
+// Issuer is AGENT_OAUTH_ISSUER.
+func (o *Resource) Issuer() string { return o.issuer }
+
+// Origin is AGENT_PUBLIC_URL, the resource of /a2a and /uploads.
+func (o *Resource) Origin() string { return o.origin }
+
+// MCPResource is the canonical URI of /mcp: <AGENT_PUBLIC_URL>/mcp.
+func (o *Resource) MCPResource() string { return o.resource }
+
+// Close stops the JWKS refresh.
+func (o *Resource) Close() { o.stop() }
 
 // issuerTransport sends the agent's requests to its issuer through the SSRF
 // guard (and a peer's internal URL), and caps every answer at jwksMaxBytes.
-type issuerTransport struct{ fetch *fetcher }
+type issuerTransport struct{ fetch *urlfetch.Fetcher }
 
 func (t issuerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	client, raw := t.fetch.clientFor(req.URL.String())
+	client, raw := t.fetch.ClientFor(req.URL.String())
 	if raw != req.URL.String() {
 		u, err := url.Parse(raw)
 		if err != nil {
@@ -209,16 +216,16 @@ func metadataURLs(issuer string) (urls []string, oidc []bool) {
 // discover reads the issuer's metadata and prepares its key set. The
 // metadata must name this very issuer (a document naming another is
 // refused), and its jwks_uri be https (or loopback http).
-func (o *oauthResource) discover(ctx context.Context) (*issuerMeta, keyfunc.Keyfunc, error) {
+func (o *Resource) discover(ctx context.Context) (*IssuerMeta, keyfunc.Keyfunc, error) {
 	urls, oidc := metadataURLs(o.issuer)
-	var meta *issuerMeta
+	var meta *IssuerMeta
 	for i, u := range urls {
 		asm, err := oauthex.GetAuthServerMeta(ctx, u, o.issuer, o.client)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read the metadata of issuer %s at %s: %w", o.issuer, u, err)
 		}
 		if asm != nil {
-			meta = &issuerMeta{AuthServerMeta: asm, url: u, oidc: oidc[i]}
+			meta = &IssuerMeta{AuthServerMeta: asm, URL: u, OIDC: oidc[i]}
 			break
 		}
 	}
@@ -231,7 +238,7 @@ func (o *oauthResource) discover(ctx context.Context) (*issuerMeta, keyfunc.Keyf
 		}
 		return meta, nil, nil
 	}
-	if err := httpsOrLoopback(meta.JWKSURI); err != nil {
+	if err := HTTPSOrLoopback(meta.JWKSURI); err != nil {
 		return nil, nil, fmt.Errorf("issuer %s: jwks_uri %w", o.issuer, err)
 	}
 	strict := false
@@ -256,8 +263,8 @@ func (o *oauthResource) discover(ctx context.Context) (*issuerMeta, keyfunc.Keyf
 	return meta, keys, nil
 }
 
-// httpsOrLoopback accepts an https URL, or an http one on a loopback host.
-func httpsOrLoopback(raw string) error {
+// HTTPSOrLoopback accepts an https URL, or an http one on a loopback host.
+func HTTPSOrLoopback(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("%q is not a URL: %v", raw, err)
@@ -272,16 +279,16 @@ func httpsOrLoopback(raw string) error {
 	return fmt.Errorf("%q is neither https nor http on a loopback address", raw)
 }
 
-// issuerState returns the issuer's metadata and keys, discovering them on
+// IssuerState returns the issuer's metadata and keys, discovering them on
 // first use and, while that fails, again at most every discoveryRetry.
-func (o *oauthResource) issuerState(ctx context.Context) (*issuerMeta, keyfunc.Keyfunc, error) {
+func (o *Resource) IssuerState(ctx context.Context) (*IssuerMeta, keyfunc.Keyfunc, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.meta != nil {
 		return o.meta, o.keys, nil
 	}
 	if !o.tried.IsZero() && time.Since(o.tried) < discoveryRetry {
-		return nil, nil, fmt.Errorf("%w: %v", errIssuerUnavailable, o.lastErr)
+		return nil, nil, fmt.Errorf("%w: %v", ErrIssuerUnavailable, o.lastErr)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*issuerTimeout)
 	defer cancel()
@@ -289,15 +296,15 @@ func (o *oauthResource) issuerState(ctx context.Context) (*issuerMeta, keyfunc.K
 	if err != nil {
 		o.tried, o.lastErr = time.Now(), err
 		o.log.Warn("cannot read the identity provider's metadata; tokens are refused with 503 until it can be read", "issuer", o.issuer, "err", err)
-		return nil, nil, fmt.Errorf("%w: %v", errIssuerUnavailable, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrIssuerUnavailable, err)
 	}
 	o.meta, o.keys = meta, keys
 	return meta, keys, nil
 }
 
-// ready is the /readyz check: the issuer's metadata and keys were read.
-func (o *oauthResource) ready(ctx context.Context) error {
-	_, _, err := o.issuerState(ctx)
+// Ready is the /readyz check: the issuer's metadata and keys were read.
+func (o *Resource) Ready(ctx context.Context) error {
+	_, _, err := o.IssuerState(ctx)
 	return err
 }
 
@@ -309,16 +316,16 @@ type accessClaims struct {
 	ClientID string    `json:"client_id,omitempty"`
 }
 
-// verify checks a caller's bearer token (an auth.TokenVerifier): a JWT by
+// Verify checks a caller's bearer token (an auth.TokenVerifier): a JWT by
 // signature with the issuer's keys, an opaque token by introspection.
-func (o *oauthResource) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+func (o *Resource) Verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	if strings.Count(token, ".") != 2 {
 		if o.introspect == nil {
 			return nil, fmt.Errorf("%w: the token is not a JWT, and this agent checks opaque tokens only when AGENT_OAUTH_INTROSPECTION_URL is set", auth.ErrInvalidToken)
 		}
 		return o.introspect.verify(ctx, token, o.accept)
 	}
-	_, keys, err := o.issuerState(ctx)
+	_, keys, err := o.IssuerState(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -349,11 +356,11 @@ func (o *oauthResource) verify(ctx context.Context, token string, _ *http.Reques
 // for that read (at most jwksUnknownKIDEvery), and one that would wait
 // longer, behind another waiting for a read, fails at once, so that
 // made-up key ids neither hammer the issuer nor hold requests long.
-func (o *oauthResource) keyFunc(ctx context.Context, keys keyfunc.Keyfunc) jwt.Keyfunc {
+func (o *Resource) keyFunc(ctx context.Context, keys keyfunc.Keyfunc) jwt.Keyfunc {
 	kf := keys.KeyfuncCtx(ctx)
 	return func(t *jwt.Token) (any, error) {
 		if kid, ok := t.Header["kid"].(string); ok && !knownKID(ctx, keys, kid) && !o.awaitKeyRead(ctx) {
-			return nil, fmt.Errorf("%w: key id %q is not in the issuer's key set, which is read again at most every %s", keyfunc.ErrKeyfunc, truncate(kid, 80), jwksUnknownKIDEvery)
+			return nil, fmt.Errorf("%w: key id %q is not in the issuer's key set, which is read again at most every %s", keyfunc.ErrKeyfunc, cut(kid, 80), jwksUnknownKIDEvery)
 		}
 		return kf(t)
 	}
@@ -363,7 +370,7 @@ func (o *oauthResource) keyFunc(ctx context.Context, keys keyfunc.Keyfunc) jwt.K
 // unknown key ids allows, if it comes within jwksUnknownKIDEvery, and
 // reports whether it came: the caller then looks the key up, reading the
 // set again only if no request read it meanwhile.
-func (o *oauthResource) awaitKeyRead(ctx context.Context) bool {
+func (o *Resource) awaitKeyRead(ctx context.Context) bool {
 	r := o.unknownKID.Reserve()
 	d := r.Delay()
 	if d > jwksUnknownKIDEvery {
@@ -399,7 +406,7 @@ func knownKID(ctx context.Context, keys keyfunc.Keyfunc, kid string) bool {
 
 // accept turns a verified token's claims into the caller: its audience must
 // name this agent, its sub becomes the owner.
-func (o *oauthResource) accept(sub string, aud []string, scopes []string, exp time.Time, clientID string) (*auth.TokenInfo, error) {
+func (o *Resource) accept(sub string, aud []string, scopes []string, exp time.Time, clientID string) (*auth.TokenInfo, error) {
 	ok := false
 	for _, a := range o.audiences {
 		ok = ok || oauthex.MatchesResource(aud, a)
@@ -416,4 +423,12 @@ func (o *oauthResource) accept(sub string, aud []string, scopes []string, exp ti
 		extra["client_id"] = clientID
 	}
 	return &auth.TokenInfo{UserID: sub, Scopes: scopes, Expiration: exp, Extra: extra}, nil
+}
+
+// cut shortens s to n bytes and marks the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -1,4 +1,4 @@
-package agentcore
+package urlfetch
 
 import (
 	"context"
@@ -25,9 +25,9 @@ func TestUnresolvedHostErrorNamesNoResolver(t *testing.T) {
 		}
 	}
 	for _, allow := range [][]string{nil, {host}} {
-		f := newFetcher(allow, 20*time.Second)
+		f := New(allow, 20*time.Second)
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		resp, err := f.get(ctx, "http://"+host+"/file.pdf")
+		resp, err := f.Get(ctx, "http://"+host+"/file.pdf")
 		cancel()
 		if resp != nil {
 			resp.Body.Close()

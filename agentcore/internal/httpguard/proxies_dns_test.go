@@ -1,4 +1,4 @@
-package agentcore
+package httpguard
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func fromProxy(peer, client string) *http.Request {
 // trusted; when the name moves, trust moves with it at the next lookup; a
 // failed lookup keeps the last addresses.
 func TestTrustedProxyNamesResolvedInTheBackground(t *testing.T) {
-	p, err := parseTrustedProxies([]string{"lb"})
+	p, err := ParseTrustedProxies([]string{"lb"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestTrustedProxyNamesResolvedInTheBackground(t *testing.T) {
 	p.lookup, p.every = dns.lookup, 50*time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); p.run(ctx, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	go func() { defer close(done); p.Run(ctx, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
 	t.Cleanup(func() { cancel(); <-done })
 
 	for deadline := time.Now().Add(5 * time.Second); dns.lookups.Load() == 0; time.Sleep(time.Millisecond) {
@@ -77,7 +77,7 @@ func TestTrustedProxyNamesResolvedInTheBackground(t *testing.T) {
 	}
 	start := time.Now()
 	for range 20 {
-		if got := p.clientAddr(fromProxy("10.9.9.9", "198.51.100.1")); got != "10.9.9.9" {
+		if got := p.ClientAddr(fromProxy("10.9.9.9", "198.51.100.1")); got != "10.9.9.9" {
 			t.Fatalf("before the name resolved: client %q, want the peer", got)
 		}
 	}
@@ -94,25 +94,25 @@ func TestTrustedProxyNamesResolvedInTheBackground(t *testing.T) {
 		}
 	}
 	dns.set(false, "10.9.9.9")
-	waitFor("the answered address trusted", func() bool { return p.clientAddr(fromProxy("10.9.9.9", "198.51.100.1")) == "198.51.100.1" })
+	waitFor("the answered address trusted", func() bool { return p.ClientAddr(fromProxy("10.9.9.9", "198.51.100.1")) == "198.51.100.1" })
 	dns.set(false, "10.9.9.10")
-	waitFor("trust moved to the new address", func() bool { return p.clientAddr(fromProxy("10.9.9.10", "198.51.100.1")) == "198.51.100.1" })
-	if got := p.clientAddr(fromProxy("10.9.9.9", "198.51.100.1")); got != "10.9.9.9" {
+	waitFor("trust moved to the new address", func() bool { return p.ClientAddr(fromProxy("10.9.9.10", "198.51.100.1")) == "198.51.100.1" })
+	if got := p.ClientAddr(fromProxy("10.9.9.9", "198.51.100.1")); got != "10.9.9.9" {
 		t.Errorf("the name's old address is still trusted: client %q", got)
 	}
 	dns.set(true)
 	n := dns.lookups.Load()
 	waitFor("a failed lookup", func() bool { return dns.lookups.Load() > n+1 })
-	if got := p.clientAddr(fromProxy("10.9.9.10", "198.51.100.1")); got != "198.51.100.1" {
+	if got := p.ClientAddr(fromProxy("10.9.9.10", "198.51.100.1")); got != "198.51.100.1" {
 		t.Errorf("after a failed lookup the last address is no longer trusted: client %q", got)
 	}
 
-	// Without run, requests never look anything up.
-	idle, _ := parseTrustedProxies([]string{"lb"})
+	// Without Run, requests never look anything up.
+	idle, _ := ParseTrustedProxies([]string{"lb"})
 	quiet := &fakeDNS{}
 	idle.lookup = quiet.lookup
 	for range 10 {
-		idle.clientAddr(fromProxy("10.9.9.9", "198.51.100.1"))
+		idle.ClientAddr(fromProxy("10.9.9.9", "198.51.100.1"))
 	}
 	if quiet.lookups.Load() != 0 {
 		t.Errorf("requests looked the name up %d times", quiet.lookups.Load())

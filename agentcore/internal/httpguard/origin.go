@@ -1,4 +1,4 @@
-package agentcore
+package httpguard
 
 import (
 	"net"
@@ -10,7 +10,7 @@ import (
 	"github.com/agentura/agentura/internal/lib/filehttp"
 )
 
-// originGuard protects /a2a, /uploads and the agent card from browsers:
+// Origin protects /a2a, /uploads and the agent card from browsers:
 //   - DNS rebinding: on a connection to a loopback address, a Host that is
 //     neither loopback nor AGENT_PUBLIC_URL's host is refused, as the go-sdk
 //     refuses it on /mcp (a page on evil.example whose name now points at
@@ -20,26 +20,29 @@ import (
 //     itself (the Host it was sent to, or AGENT_PUBLIC_URL) nor one of
 //     AGENT_ALLOWED_ORIGINS is refused (a form post to /uploads needs no
 //     CORS preflight). Clients that are not browsers send no Origin.
-type originGuard struct {
+type Origin struct {
 	publicHost string   // AGENT_PUBLIC_URL's host[:port], lower case
 	publicOrig string   // AGENT_PUBLIC_URL's scheme://host[:port]
 	allowed    []string // AGENT_ALLOWED_ORIGINS, normalised
 }
 
-func newOriginGuard(cfg Config) *originGuard {
-	g := &originGuard{}
-	if u, err := url.Parse(cfg.PublicURL); err == nil {
+// NewOrigin returns the guard for an agent reached at publicURL
+// (AGENT_PUBLIC_URL, may be empty) whose endpoints the web applications at
+// allowedOrigins (AGENT_ALLOWED_ORIGINS) may use.
+func NewOrigin(publicURL string, allowedOrigins []string) *Origin {
+	g := &Origin{}
+	if u, err := url.Parse(publicURL); err == nil {
 		g.publicHost = strings.ToLower(u.Host)
 		g.publicOrig = strings.ToLower(u.Scheme + "://" + u.Host)
 	}
-	for _, o := range cfg.AllowedOrigins {
+	for _, o := range allowedOrigins {
 		g.allowed = append(g.allowed, strings.ToLower(strings.TrimRight(o, "/")))
 	}
 	return g
 }
 
-// wrap returns next behind the guard.
-func (g *originGuard) wrap(next http.Handler) http.Handler {
+// Wrap returns next behind the guard.
+func (g *Origin) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if msg := g.refusal(r); msg != "" {
 			filehttp.WriteError(w, http.StatusForbidden, msg)
@@ -50,8 +53,8 @@ func (g *originGuard) wrap(next http.Handler) http.Handler {
 }
 
 // refusal says why r is refused, or "".
-func (g *originGuard) refusal(r *http.Request) string {
-	if msg := g.hostRefusal(r); msg != "" {
+func (g *Origin) refusal(r *http.Request) string {
+	if msg := g.HostRefusal(r); msg != "" {
 		return msg
 	}
 	host := strings.ToLower(r.Host)
@@ -72,8 +75,8 @@ func (g *originGuard) refusal(r *http.Request) string {
 	return "cross-site request from Origin " + quoteShort(r.Header.Get("Origin")) + " refused; if this web application may use the agent, add its origin to AGENT_ALLOWED_ORIGINS"
 }
 
-// hostRefusal says why r's Host is refused (DNS rebinding), or "".
-func (g *originGuard) hostRefusal(r *http.Request) string {
+// HostRefusal says why r's Host is refused (DNS rebinding), or "".
+func (g *Origin) HostRefusal(r *http.Request) string {
 	host := strings.ToLower(r.Host)
 	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
 		if isLoopbackHost(local.String()) && !isLoopbackHost(host) && host != g.publicHost {
@@ -99,5 +102,13 @@ func isLoopbackHost(hostport string) bool {
 
 // quoteShort quotes s for a message, cut to 100 bytes.
 func quoteShort(s string) string {
-	return `"` + strings.ToValidUTF8(truncate(s, 100), "?") + `"`
+	return `"` + strings.ToValidUTF8(cut(s, 100), "?") + `"`
+}
+
+// cut shortens s to n bytes and marks the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

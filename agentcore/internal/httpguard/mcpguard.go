@@ -1,4 +1,4 @@
-package agentcore
+package httpguard
 
 import (
 	"bytes"
@@ -10,16 +10,16 @@ import (
 	"github.com/agentura/agentura/internal/lib/filehttp"
 )
 
-// mcpPeekBytes is how much of a /mcp body mcpGuard reads ahead to check it.
-const mcpPeekBytes = 64 << 10
+// MCPPeekBytes is how much of a /mcp body MCP reads ahead to check it.
+const MCPPeekBytes = 64 << 10
 
-// mcpGuard answers, in place of the go-sdk's terse replies, two mistakes
+// MCP answers, in place of the go-sdk's terse replies, two mistakes
 // with errors a model or its host can act on:
 //   - a body over the limit (known from Content-Length) gets a JSON 413
 //     saying to send large files through /uploads, not a text/plain one;
 //   - a JSON-RPC message with an id but no method (neither a request nor a
 //     response) gets a JSON-RPC "invalid request" error, not an empty 202.
-func mcpGuard(limit int64, next http.Handler) http.Handler {
+func MCP(limit int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
@@ -29,12 +29,12 @@ func mcpGuard(limit int64, next http.Handler) http.Handler {
 			filehttp.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request of %d bytes exceeds the limit of %d (AGENT_MAX_UPLOAD_BYTES as base64 plus 1 MiB); send large files by URL: POST them to /uploads and pass the signed URL it returns as the file's content", r.ContentLength, limit))
 			return
 		}
-		head, err := io.ReadAll(io.LimitReader(r.Body, mcpPeekBytes+1))
+		head, err := io.ReadAll(io.LimitReader(r.Body, MCPPeekBytes+1))
 		if err != nil {
 			filehttp.WriteError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
 			return
 		}
-		if len(head) <= mcpPeekBytes {
+		if len(head) <= MCPPeekBytes {
 			if msg := methodlessRequest(head); msg != nil {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusBadRequest)
@@ -42,12 +42,14 @@ func mcpGuard(limit int64, next http.Handler) http.Handler {
 				return
 			}
 		}
-		r.Body = readCloser{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+		r.Body = ReadCloser{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
 		next.ServeHTTP(w, r)
 	})
 }
 
-type readCloser struct {
+// ReadCloser is a body read from Reader (what was read ahead, then the
+// rest) and closed by Closer (the original body).
+type ReadCloser struct {
 	io.Reader
 	io.Closer
 }
@@ -73,10 +75,10 @@ func methodlessRequest(body []byte) []byte {
 	return out
 }
 
-// partKindHint rewrites a2a-go's "unknown part kind " (no kind given) into
+// PartKindHint rewrites a2a-go's "unknown part kind " (no kind given) into
 // an error that says what to send: the A2A specification's examples write
 // "type", A2A v0.3 reads "kind".
-type partKindHint struct {
+type PartKindHint struct {
 	http.ResponseWriter
 	wrote bool
 }
@@ -86,7 +88,7 @@ var (
 	partKindText  = []byte(`unknown part kind: a part has no \"kind\"; give each part \"kind\": \"text\", \"file\" or \"data\" (A2A v0.3 calls it kind, not type)"`)
 )
 
-func (p *partKindHint) Write(b []byte) (int, error) {
+func (p *PartKindHint) Write(b []byte) (int, error) {
 	if !p.wrote && len(b) < 4096 && bytes.Contains(b, emptyPartKind) {
 		p.wrote = true
 		p.Header().Del("Content-Length")
@@ -100,11 +102,11 @@ func (p *partKindHint) Write(b []byte) (int, error) {
 }
 
 // Flush passes a flush on (message/stream).
-func (p *partKindHint) Flush() {
+func (p *PartKindHint) Flush() {
 	if f, ok := p.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
 }
 
 // Unwrap lets http.ResponseController reach the connection.
-func (p *partKindHint) Unwrap() http.ResponseWriter { return p.ResponseWriter }
+func (p *PartKindHint) Unwrap() http.ResponseWriter { return p.ResponseWriter }

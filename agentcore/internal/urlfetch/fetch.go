@@ -1,4 +1,8 @@
-package agentcore
+// Package urlfetch fetches the URLs a call names behind the guard against
+// server-side request forgery (SSRF): only public addresses, unless a host is
+// allowed (AGENT_FETCH_ALLOW_HOSTS) or is a peer agent's internal base
+// (AGENT_PEER_URLS).
+package urlfetch
 
 import (
 	"context"
@@ -36,8 +40,8 @@ var blockedPrefixes = func() []netip.Prefix {
 	return out
 }()
 
-// blockedReason says why ip may not be fetched from, or "" if it may.
-func blockedReason(ip netip.Addr) string {
+// BlockedReason says why ip may not be fetched from, or "" if it may.
+func BlockedReason(ip netip.Addr) string {
 	ip = ip.Unmap()
 	switch {
 	case ip.IsLoopback():
@@ -72,16 +76,19 @@ func (e *SSRFError) Error() string {
 	return fmt.Sprintf("refused to fetch from %s: its address %s is %s; the agent only fetches from public addresses unless the host is listed in AGENT_FETCH_ALLOW_HOSTS (a peer agent's public URL: map it with AGENT_PEER_URLS)", e.Host, e.IP, e.Reason)
 }
 
-// fetcher fetches foreign URLs behind the SSRF guard.
-type fetcher struct {
+// Fetcher fetches foreign URLs behind the SSRF guard.
+type Fetcher struct {
 	client *http.Client
 	dialer *net.Dialer     // dials what the guard accepts; the peer client dials with it too
 	allow  map[string]bool // hosts and host:port pairs allowed although private
 	peers  *peerFetcher    // AGENT_PEER_URLS: peers' public URLs fetched from internal ones (peers.go)
 }
 
-func newFetcher(allowHosts []string, timeout time.Duration) *fetcher {
-	f := &fetcher{
+// New returns a fetcher that reaches private addresses only at allowHosts
+// (hosts or host:port pairs, AGENT_FETCH_ALLOW_HOSTS) and gives up on a
+// fetch after timeout (AGENT_FETCH_TIMEOUT).
+func New(allowHosts []string, timeout time.Duration) *Fetcher {
+	f := &Fetcher{
 		dialer: &net.Dialer{Timeout: 15 * time.Second, KeepAlive: 30 * time.Second},
 		allow:  map[string]bool{},
 	}
@@ -119,7 +126,7 @@ func newFetcher(allowHosts []string, timeout time.Duration) *fetcher {
 	return f
 }
 
-func (f *fetcher) allowed(hostport string) bool {
+func (f *Fetcher) allowed(hostport string) bool {
 	hostport = strings.ToLower(hostport)
 	host, _, err := net.SplitHostPort(hostport)
 	if err != nil {
@@ -130,7 +137,7 @@ func (f *fetcher) allowed(hostport string) bool {
 
 // guardedDial resolves the host itself and dials only addresses the guard
 // accepts, so a DNS answer cannot change between the check and the dial.
-func (f *fetcher) guardedDial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func (f *Fetcher) guardedDial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if f.allowed(addr) {
 			conn, err := d.DialContext(ctx, network, addr)
@@ -146,7 +153,7 @@ func (f *fetcher) guardedDial(d *net.Dialer) func(ctx context.Context, network, 
 		}
 		var refused error
 		for _, ip := range ips {
-			if reason := blockedReason(ip); reason != "" {
+			if reason := BlockedReason(ip); reason != "" {
 				if refused == nil {
 					refused = &SSRFError{Host: host, IP: ip.Unmap().String(), Reason: reason}
 				}
@@ -174,6 +181,7 @@ type HostError struct {
 	Err  *net.DNSError
 }
 
+// Error names the host and why it could not be resolved.
 func (e *HostError) Error() string {
 	why := "no such host"
 	switch {
@@ -185,6 +193,7 @@ func (e *HostError) Error() string {
 	return fmt.Sprintf("the host name %s could not be resolved (%s): check the URL's host", e.Host, why)
 }
 
+// Unwrap returns the DNS error.
 func (e *HostError) Unwrap() error { return e.Err }
 
 // unresolved turns a DNS failure in err into a HostError; other errors
@@ -196,9 +205,9 @@ func unresolved(err error) error {
 	return err
 }
 
-// get starts a GET of rawURL. The caller closes the body.
-func (f *fetcher) get(ctx context.Context, rawURL string) (*http.Response, error) {
-	client, rawURL := f.clientFor(rawURL)
+// Get starts a GET of rawURL. The caller closes the body.
+func (f *Fetcher) Get(ctx context.Context, rawURL string) (*http.Response, error) {
+	client, rawURL := f.ClientFor(rawURL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		if ue, ok := errors.AsType[*url.Error](err); ok {

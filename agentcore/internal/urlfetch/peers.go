@@ -1,15 +1,15 @@
-package agentcore
+package urlfetch
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentura/agentura/settings"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/agentura/agentura/settings"
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -53,6 +53,12 @@ type peerRoute struct {
 
 // peerMap rewrites URLs under a peer's public base to its internal one.
 type peerMap []peerRoute
+
+// CheckPeerURLs says what is wrong with peers, or nil.
+func CheckPeerURLs(peers []PeerURL) error {
+	_, err := compilePeers(peers)
+	return err
+}
 
 // compilePeers parses and checks peers: both sides absolute http(s) base URLs
 // without query or fragment.
@@ -139,12 +145,12 @@ type peerFetcher struct {
 	client *http.Client // dials the peers' internal host:port pairs; its own connection pool
 }
 
-// withPeers makes f fetch peers' public URLs from their internal bases,
+// WithPeers makes f fetch peers' public URLs from their internal bases,
 // through a client of their own whose dialer also reaches the peers'
 // internal host:port pairs. Its connections are pooled apart from the main
 // client's, so a URL naming http://ocr-agent:8001 directly still meets the
-// SSRF guard and is refused. The peers were checked by Config.normalize.
-func (f *fetcher) withPeers(peers []PeerURL) *fetcher {
+// SSRF guard and is refused. The peers were checked before (CheckPeerURLs).
+func (f *Fetcher) WithPeers(peers []PeerURL) *Fetcher {
 	m, _ := compilePeers(peers)
 	if len(m) == 0 {
 		return f
@@ -167,9 +173,9 @@ func (f *fetcher) withPeers(peers []PeerURL) *fetcher {
 	return f
 }
 
-// clientFor returns the client that fetches rawURL and the URL to fetch: a
+// ClientFor returns the client that fetches rawURL and the URL to fetch: a
 // peer's public URL goes to its internal base through the peer client.
-func (f *fetcher) clientFor(rawURL string) (*http.Client, string) {
+func (f *Fetcher) ClientFor(rawURL string) (*http.Client, string) {
 	if f.peers != nil {
 		if out, ok := f.peers.m.rewrite(rawURL); ok {
 			return f.peers.client, out

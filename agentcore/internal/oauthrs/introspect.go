@@ -1,4 +1,4 @@
-package agentcore
+package oauthrs
 
 import (
 	"context"
@@ -108,7 +108,7 @@ func (in *introspector) ask(ctx context.Context, token string) (*introspection, 
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.url, strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, fmt.Errorf("%w: AGENT_OAUTH_INTROSPECTION_URL: %v", errIssuerUnavailable, err)
+		return nil, fmt.Errorf("%w: AGENT_OAUTH_INTROSPECTION_URL: %v", ErrIssuerUnavailable, err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -117,15 +117,15 @@ func (in *introspector) ask(ctx context.Context, token string) (*introspection, 
 	}
 	resp, err := in.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: introspection at %s: %v", errIssuerUnavailable, in.url, err)
+		return nil, fmt.Errorf("%w: introspection at %s: %v", ErrIssuerUnavailable, in.url, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%w: introspection at %s answered %s; check AGENT_OAUTH_CLIENT_ID and AGENT_OAUTH_CLIENT_SECRET", errIssuerUnavailable, in.url, resp.Status)
+		return nil, fmt.Errorf("%w: introspection at %s answered %s; check AGENT_OAUTH_CLIENT_ID and AGENT_OAUTH_CLIENT_SECRET", ErrIssuerUnavailable, in.url, resp.Status)
 	}
 	var ans introspection
 	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil {
-		return nil, fmt.Errorf("%w: introspection at %s: %v", errIssuerUnavailable, in.url, err)
+		return nil, fmt.Errorf("%w: introspection at %s: %v", ErrIssuerUnavailable, in.url, err)
 	}
 	return &ans, nil
 }

@@ -1,4 +1,4 @@
-package agentcore
+package httpguard
 
 import (
 	"fmt"
@@ -10,25 +10,22 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/internal/lib/filehttp"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 )
-
-// defaultRateLimit is AGENT_RATE_LIMIT: requests per second per owner.
-const defaultRateLimit = 50
 
 // maxRateOwners bounds the owners whose limiters are kept; past it, idle
 // ones are forgotten (a forgotten owner starts again with a full burst,
 // which is what an idle one has anyway).
 const maxRateOwners = 10000
 
-// rateLimiter limits the requests of each owner (the verified caller, or
+// RateLimiter limits the requests of each owner (the verified caller, or
 // the client address without authentication) with a token bucket.
-type rateLimiter struct {
+type RateLimiter struct {
 	limit   rate.Limit
 	burst   int
 	refused prometheus.Counter
+	caller  func(*http.Request) string // the verified caller's id, or ""
 
 	mu     sync.Mutex
 	owners map[string]*ownerRate
@@ -40,21 +37,25 @@ type ownerRate struct {
 	last time.Time
 }
 
-func newRateLimiter(cfg Config, refused *prometheus.CounterVec) *rateLimiter {
-	if cfg.RateLimit <= 0 {
+// NewRateLimiter returns the limiter letting each owner send perSecond
+// requests a second (AGENT_RATE_LIMIT) after a burst of burst at once
+// (AGENT_RATE_BURST; 0: twice perSecond); refused counts the requests
+// refused, caller names the verified caller of a request ("" when none).
+// A perSecond of zero or less limits nothing (nil).
+func NewRateLimiter(perSecond, burst int, refused prometheus.Counter, caller func(*http.Request) string) *RateLimiter {
+	if perSecond <= 0 {
 		return nil
 	}
-	burst := cfg.RateBurst
 	if burst <= 0 {
-		burst = 2 * cfg.RateLimit
+		burst = 2 * perSecond
 	}
-	return &rateLimiter{limit: rate.Limit(cfg.RateLimit), burst: burst,
-		refused: refused.WithLabelValues("rate_limit"), owners: map[string]*ownerRate{}}
+	return &RateLimiter{limit: rate.Limit(perSecond), burst: burst,
+		refused: refused, caller: caller, owners: map[string]*ownerRate{}}
 }
 
-// wrap limits the requests h gets; over the limit it answers 429 with
+// Wrap limits the requests h gets; over the limit it answers 429 with
 // Retry-After and a JSON error. nil limits nothing.
-func (l *rateLimiter) wrap(h http.Handler) http.Handler {
+func (l *RateLimiter) Wrap(h http.Handler) http.Handler {
 	if l == nil {
 		return h
 	}
@@ -77,9 +78,9 @@ func (l *rateLimiter) wrap(h http.Handler) http.Handler {
 // the client's address. The request log middleware has already put the
 // client named by a trusted proxy's X-Forwarded-For (AGENT_TRUSTED_PROXIES,
 // proxies.go) into RemoteAddr.
-func (l *rateLimiter) owner(r *http.Request) string {
-	if ti, ok := r.Context().Value(verifiedCaller{}).(*auth.TokenInfo); ok && ti.UserID != "" {
-		return "caller " + strconv.Quote(ti.UserID)
+func (l *RateLimiter) owner(r *http.Request) string {
+	if id := l.caller(r); id != "" {
+		return "caller " + strconv.Quote(id)
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -90,7 +91,7 @@ func (l *rateLimiter) owner(r *http.Request) string {
 
 // allow takes a token from owner's bucket, or says how long until one is
 // there.
-func (l *rateLimiter) allow(owner string, now time.Time) (time.Duration, bool) {
+func (l *RateLimiter) allow(owner string, now time.Time) (time.Duration, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	o := l.owners[owner]
@@ -113,7 +114,7 @@ func (l *rateLimiter) allow(owner string, now time.Time) (time.Duration, bool) {
 
 // evict forgets the owners whose buckets have refilled (idle long enough
 // to be as new), or, when all are busy, half of them. l.mu is held.
-func (l *rateLimiter) evict(now time.Time) {
+func (l *RateLimiter) evict(now time.Time) {
 	full := time.Duration(float64(l.burst) / float64(l.limit) * float64(time.Second))
 	for k, o := range l.owners {
 		if now.Sub(o.last) > full {

@@ -1,4 +1,4 @@
-package agentcore
+package httpguard
 
 import (
 	"errors"
@@ -12,21 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Defaults of the slow-client settings.
-const (
-	defaultHeaderTimeout = 10 * time.Second
-	defaultIdleTimeout   = 2 * time.Minute
-	defaultBodyTimeout   = 30 * time.Second
-	defaultMinBodyRate   = 10 << 10
-)
-
-// Defaults of the settings of held connections (serve.go).
-const (
-	defaultWriteTimeout   = time.Minute // nginx's send_timeout
-	defaultMaxClientConns = 128
-)
-
-// bodyPacer makes the bodies of requests keep flowing: a body must start
+// BodyPacer makes the bodies of requests keep flowing: a body must start
 // within AGENT_BODY_TIMEOUT and then arrive at AGENT_MIN_BODY_RATE bytes
 // per second on average (the timeout is the slack), or the connection's
 // read deadline passes and the read fails. The deadline is moved on as
@@ -34,21 +20,25 @@ const (
 // the body has been read to its end, so the tool call that follows has all
 // its time; the server sets its own deadlines again for the connection's
 // next request.
-type bodyPacer struct {
+type BodyPacer struct {
 	grace   time.Duration
 	rate    int64 // bytes per second
 	refused prometheus.Counter
 }
 
-func newBodyPacer(cfg Config, refused *prometheus.CounterVec) *bodyPacer {
-	if cfg.MinBodyRate <= 0 {
+// NewBodyPacer returns the pacer for a body that must start within grace
+// (AGENT_BODY_TIMEOUT) and then average rate bytes per second
+// (AGENT_MIN_BODY_RATE); refused counts the bodies cut off. A rate of zero
+// or less paces nothing (nil).
+func NewBodyPacer(grace time.Duration, rate int64, refused prometheus.Counter) *BodyPacer {
+	if rate <= 0 {
 		return nil
 	}
-	return &bodyPacer{grace: cfg.BodyTimeout, rate: cfg.MinBodyRate, refused: refused.WithLabelValues("slow_body")}
+	return &BodyPacer{grace: grace, rate: rate, refused: refused}
 }
 
-// wrap paces the bodies of the requests h gets; nil paces nothing.
-func (p *bodyPacer) wrap(h http.Handler) http.Handler {
+// Wrap paces the bodies of the requests h gets; nil paces nothing.
+func (p *BodyPacer) Wrap(h http.Handler) http.Handler {
 	if p == nil {
 		return h
 	}
@@ -76,7 +66,7 @@ func (p *bodyPacer) wrap(h http.Handler) http.Handler {
 // pacedBody moves the read deadline of its connection on as bytes arrive.
 type pacedBody struct {
 	io.ReadCloser
-	p        *bodyPacer
+	p        *BodyPacer
 	rc       *http.ResponseController
 	start    time.Time
 	deadline time.Time
