@@ -37,12 +37,11 @@ const (
 	// jwksRefreshInterval is how often the JWKS is read again, so that a
 	// key the issuer retired stops verifying without a restart.
 	jwksRefreshInterval = 15 * time.Minute
-	// jwksUnknownKIDEvery is the least time between two reads of the JWKS
-	// caused by tokens naming a key it does not hold (a new key after a
-	// rotation), so that made-up key ids cannot make the agent hammer the
-	// issuer. A token that comes sooner waits for the next read, at most
-	// this long.
-	jwksUnknownKIDEvery = 2 * time.Second
+	// jwksUnknownKIDEvery is how long after a read of the JWKS that did
+	// not find the key id a token named (a made-up one) tokens naming a
+	// key it lacks fail without another read, so that made-up key ids
+	// cannot make the agent hammer the issuer.
+	jwksUnknownKIDEvery = 10 * time.Second
 	// discoveryRetry is the least time between two attempts at reading the
 	// issuer's metadata while it cannot be read.
 	discoveryRetry = 5 * time.Second
@@ -75,7 +74,8 @@ type Resource struct {
 	ctx        context.Context // ends the JWKS refresh; cancelled by close
 	stop       context.CancelFunc
 
-	unknownKID *rate.Limiter // reads of the JWKS for a key id it lacks
+	kidRead   chan struct{} // one read of the JWKS for a key id it lacks at a time
+	emptyRead time.Time     // the last such read that did not find its key; kidRead held
 
 	mu      sync.Mutex
 	meta    *IssuerMeta
@@ -122,7 +122,7 @@ func New(cfg Options, fetch *urlfetch.Fetcher, log *slog.Logger) *Resource {
 			client: o.client, issuer: o.issuer}
 		o.introspect.cache.Limit = 10000
 	}
-	o.unknownKID = rate.NewLimiter(rate.Every(jwksUnknownKIDEvery), 1)
+	o.kidRead = make(chan struct{}, 1)
 	o.ctx, o.stop = context.WithCancel(context.Background())
 	return o
 }
@@ -247,7 +247,7 @@ func (o *Resource) discover(ctx context.Context) (*IssuerMeta, keyfunc.Keyfunc, 
 		HTTPTimeout:               issuerTimeout,
 		NoErrorReturnFirstHTTPReq: &strict,
 		RefreshInterval:           jwksRefreshInterval,
-		// keyFunc limits the reads for unknown key ids (o.unknownKID); the
+		// keyFunc limits the reads for unknown key ids (emptyRead); the
 		// library's limiter lets each through, and its wait bounds the read.
 		RefreshUnknownKID: rate.NewLimiter(rate.Inf, 1),
 		RateLimitWaitMax:  issuerTimeout,
@@ -351,43 +351,37 @@ func (o *Resource) Verify(ctx context.Context, token string, _ *http.Request) (*
 }
 
 // keyFunc finds the key of a token in the issuer's key set. A key id the
-// set lacks makes it read the set again (a key added by a rotation), at
-// most once every jwksUnknownKIDEvery: the first token of a new key waits
-// for that read (at most jwksUnknownKIDEvery), and one that would wait
-// longer, behind another waiting for a read, fails at once, so that
-// made-up key ids neither hammer the issuer nor hold requests long.
+// set lacks makes it read the set again (a key added by a rotation). Only
+// reads that come up empty count against the limit: after one, tokens
+// naming a key the set lacks fail at once for jwksUnknownKIDEvery, so that
+// made-up key ids cannot make the agent hammer the issuer; a read that
+// finds its key (a rotation, however soon after the last) costs nothing.
+// One such read runs at a time; the others wait for it and look again.
 func (o *Resource) keyFunc(ctx context.Context, keys keyfunc.Keyfunc) jwt.Keyfunc {
 	kf := keys.KeyfuncCtx(ctx)
 	return func(t *jwt.Token) (any, error) {
-		if kid, ok := t.Header["kid"].(string); ok && !knownKID(ctx, keys, kid) && !o.awaitKeyRead(ctx) {
-			return nil, fmt.Errorf("%w: key id %q is not in the issuer's key set, which is read again at most every %s", keyfunc.ErrKeyfunc, cut(kid, 80), jwksUnknownKIDEvery)
+		kid, ok := t.Header["kid"].(string)
+		if !ok || knownKID(ctx, keys, kid) {
+			return kf(t)
 		}
-		return kf(t)
-	}
-}
-
-// awaitKeyRead waits for the next read of the key set that the limit of
-// unknown key ids allows, if it comes within jwksUnknownKIDEvery, and
-// reports whether it came: the caller then looks the key up, reading the
-// set again only if no request read it meanwhile.
-func (o *Resource) awaitKeyRead(ctx context.Context) bool {
-	r := o.unknownKID.Reserve()
-	d := r.Delay()
-	if d > jwksUnknownKIDEvery {
-		r.Cancel()
-		return false
-	}
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
 		select {
+		case o.kidRead <- struct{}{}:
 		case <-ctx.Done():
-			r.Cancel()
-			return false
-		case <-t.C:
+			return nil, ctx.Err()
 		}
+		defer func() { <-o.kidRead }()
+		if knownKID(ctx, keys, kid) { // read by the request before
+			return kf(t)
+		}
+		if time.Since(o.emptyRead) < jwksUnknownKIDEvery {
+			return nil, fmt.Errorf("%w: key id %q is not in the issuer's key set, read again less than %s ago", keyfunc.ErrKeyfunc, cut(kid, 80), jwksUnknownKIDEvery)
+		}
+		key, err := kf(t) // reads the set again
+		if !knownKID(ctx, keys, kid) {
+			o.emptyRead = time.Now()
+		}
+		return key, err
 	}
-	return true
 }
 
 // knownKID reports whether the key set read last holds kid.
