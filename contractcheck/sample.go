@@ -3,7 +3,6 @@ package contractcheck
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -11,6 +10,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/agentura/agentura/internal/lib/minipdf"
 )
 
 // sample is a small file of one type, made to be sent to a tool.
@@ -108,31 +109,15 @@ func makeJPEG() []byte {
 	return b.Bytes()
 }
 
-// makePDF writes a one-page PDF 1.4 with a line of text, its cross-reference
-// table at the offsets it computes.
+// makePDF writes a one-page PDF 1.4 with a line of text.
 func makePDF() []byte {
-	stream := "BT /F1 18 Tf 72 720 Td (Sample written by agentura check) Tj ET"
-	objects := []string{
+	return minipdf.Write(
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(stream), stream),
-	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	offsets := make([]int, len(objects))
-	for i, o := range objects {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
-	return b.Bytes()
+		minipdf.Stream("BT /F1 18 Tf 72 720 Td (Sample written by agentura check) Tj ET"),
+	)
 }
 
 // node is a decoded JSON schema node.

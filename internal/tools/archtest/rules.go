@@ -47,7 +47,8 @@ var Rules = []Rule{
 	{"internal/lib/promreg", nil, "registers a Prometheus collector once for the server layers"},
 	{"internal/lib/memcg", nil, "the cgroup memory limit (GOMEMLIMIT) and a child's peak in a memory cgroup"},
 	{"internal/lib/boundedmap", nil, "a size-capped map"},
-	{"internal/lib/pdfpreview/...", nil, "a PDF's first page as a PNG: pdftoppm bounded in time, memory and number, a cache by bytes"},
+	{"internal/lib/minipdf", nil, "small PDF files written from their objects: the contract check's sample, the preview tests' pages"},
+	{"internal/lib/pdfpreview/...", []string{"internal/lib/minipdf"}, "a PDF's first page as a PNG: pdftoppm bounded in time, memory and number, a cache by bytes"},
 	{"internal/lib/probe", []string{"transfer"}, "the readiness probe: one GET, no proxy, 200 or a clear error (--healthcheck, the S3 image)"},
 	{"internal/lib/connlimit", nil, "caps on the connections a server holds open, per client address and in total"},
 	{"fileserve", with(Leaves, "internal/lib/boundedmap"), "Store, the extension point: DiskStore, capabilities (Presigner, LocalRoot, RecordStore, ExpiryIndex), OpenStore by URL scheme, the quota and TTL wrappers"},
@@ -74,7 +75,7 @@ var Rules = []Rule{
 	// The gateway is a host: the client package, never a server package.
 	{"gateway", with(Leaves, "transferclient", "client"), "an MCP server fronting agents for any chat host: names in, files saved out"},
 	// The contract check is a host too: it drives any MCP server.
-	{"contractcheck", with(Leaves, "transferclient", "client"), "agentura check: what of the file contract any MCP server meets, point by point"},
+	{"contractcheck", with(Leaves, "transferclient", "client", "internal/lib/minipdf"), "agentura check: what of the file contract any MCP server meets, point by point"},
 	{"cmd/agentura", with(Leaves, "transferclient", "client", "gateway", "contractcheck"), "the CLI: tools, call, task, gateway, check, new"},
 
 	// Agents know only agentcore and the leaves (and their own sub-packages);
