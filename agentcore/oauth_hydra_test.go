@@ -289,7 +289,7 @@ func TestOAuthWithHydra(t *testing.T) {
 		secret := p.ServiceClient(t, "peer-agent", allScopes, base)
 		in := filepath.Join(t.TempDir(), "peer.txt")
 		os.WriteFile(in, []byte("from a peer agent"), 0o644)
-		c := &a2acall.Client{Credentials: &a2acall.ClientCredentials{ClientID: "peer-agent", ClientSecret: secret}, Dir: t.TempDir()}
+		c := &a2acall.Client{Credentials: &a2acall.ClientCredentials{Issuer: p.Issuer, ClientID: "peer-agent", ClientSecret: secret}, Dir: t.TempDir()}
 		res, err := c.CallSkill(ctx, base, "archive_files", map[string]any{"name": "peer"}, in)
 		if err != nil {
 			t.Fatalf("A2A call with client credentials: %v", err)
