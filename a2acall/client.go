@@ -91,8 +91,9 @@ type Client struct {
 	// sub owns the files of the call there.
 	Token string
 	// Credentials, when set, get a token by client credentials from the
-	// identity provider an agent's card names (an agent with
-	// AGENT_AUTH=oauth); Token is then not sent to such an agent.
+	// identity provider the client is registered at (its Issuer) for an
+	// agent whose card declares OAuth (AGENT_AUTH=oauth) and which takes
+	// that provider's tokens; Token is then not sent to such an agent.
 	Credentials *ClientCredentials
 	// Dir receives the produced files. Empty: a new temporary folder per
 	// call that brings files back (Result.Dir), which the caller

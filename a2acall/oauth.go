@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/agentura/agentura/internal/lib/issuermeta"
 	"github.com/agentura/agentura/transferclient"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
@@ -21,25 +22,44 @@ import (
 // confidential client allowed the client_credentials grant and the called
 // agents' URLs as audiences. Its client id is the owner of the calls'
 // files there.
+//
+// The secret goes only to the token endpoint of Issuer, read from the
+// issuer's own metadata, never to one an agent names: a call is refused
+// when the agent's protected-resource metadata does not list Issuer among
+// its authorization servers, or its card names another token endpoint.
 type ClientCredentials struct {
+	// Issuer is the identity provider the client is registered at, exactly
+	// as its metadata's issuer says (https://idp.example.com/realms/agents).
+	// Required.
+	Issuer string
+	// ClientID and ClientSecret are the client's at Issuer.
 	ClientID, ClientSecret string
 	// Scopes to ask for; nil means every scope the agent's card lists.
 	Scopes []string
 }
 
-// tokenSources keeps one token source per token endpoint and resource, so
-// that calls reuse a token until it expires.
+// tokenSources keeps the issuers' metadata and one token source per
+// issuer, resource and scopes, so that calls reuse a token until it
+// expires.
 type tokenSources struct {
-	mu sync.Mutex
-	m  map[string]oauth2.TokenSource
+	mu   sync.Mutex
+	meta map[string]*issuermeta.Meta // by issuer
+	m    map[string]oauth2.TokenSource
 }
 
 // withClientCredentials returns hc with a token of c.Credentials for the
 // agent at base when its card declares an OAuth 2.0 client-credentials
-// flow: the token endpoint from the card, the audience the agent's
+// flow: from the token endpoint of c.Credentials.Issuer (its metadata, RFC
+// 8414 or OpenID Connect Discovery), for the audience the agent's
 // protected-resource metadata names (RFC 9728), sent as resource (RFC
 // 8707) and audience (providers such as Hydra and Auth0 read only that).
+// The agent must name that issuer in its protected-resource metadata and,
+// on its card, no other token endpoint; otherwise nothing is sent.
 func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, base *url.URL, card *a2a.AgentCard) (*http.Client, error) {
+	cred := c.Credentials
+	if cred.Issuer == "" {
+		return nil, fmt.Errorf("a2acall: ClientCredentials.Issuer is empty; set it to the issuer URL of the identity provider client %q is registered at, so that its secret goes to that provider's token endpoint only", cred.ClientID)
+	}
 	var flow *a2a.ClientCredentialsOAuthFlow
 	for _, s := range card.SecuritySchemes {
 		if o, ok := s.(a2a.OAuth2SecurityScheme); ok && o.Flows.ClientCredentials != nil {
@@ -55,18 +75,30 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 	if err != nil {
 		return nil, fmt.Errorf("read the protected-resource metadata of %s: %w", resource, err)
 	}
-	scopes := c.Credentials.Scopes
+	if !slices.ContainsFunc(prm.AuthorizationServers, func(s string) bool { return sameIssuer(s, cred.Issuer) }) {
+		return nil, fmt.Errorf("agent %s takes tokens of %q (authorization_servers of its protected-resource metadata), not of issuer %s where client %q is registered; the client's secret is not sent",
+			resource, prm.AuthorizationServers, cred.Issuer, cred.ClientID)
+	}
+	meta, err := c.issuerMeta(ctx, cred.Issuer)
+	if err != nil {
+		return nil, err
+	}
+	if flow.TokenURL != meta.TokenEndpoint {
+		return nil, fmt.Errorf("agent %s's card names token endpoint %s, but issuer %s's is %s (%s); the client's secret goes to its issuer's token endpoint only, so the call is refused",
+			resource, flow.TokenURL, cred.Issuer, meta.TokenEndpoint, meta.URL)
+	}
+	scopes := cred.Scopes
 	if scopes == nil {
 		for s := range flow.Scopes {
 			scopes = append(scopes, s)
 		}
 		slices.Sort(scopes)
 	}
-	key := flow.TokenURL + " " + prm.Resource + " " + strings.Join(scopes, " ")
+	key := cred.Issuer + " " + prm.Resource + " " + strings.Join(scopes, " ")
 	c.tokens.mu.Lock()
 	ts, ok := c.tokens.m[key]
 	if !ok {
-		cc := &clientcredentials.Config{ClientID: c.Credentials.ClientID, ClientSecret: c.Credentials.ClientSecret, TokenURL: flow.TokenURL,
+		cc := &clientcredentials.Config{ClientID: cred.ClientID, ClientSecret: cred.ClientSecret, TokenURL: meta.TokenEndpoint,
 			Scopes: scopes, EndpointParams: url.Values{"resource": {prm.Resource}, "audience": {prm.Resource}}}
 		tctx := context.Background() // the source outlives this call
 		if c.HTTPClient != nil {
@@ -81,7 +113,33 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 	c.tokens.mu.Unlock()
 	tok, err := ts.Token()
 	if err != nil {
-		return nil, fmt.Errorf("get a token for %s from %s as %s: %w", prm.Resource, flow.TokenURL, c.Credentials.ClientID, err)
+		return nil, fmt.Errorf("get a token for %s from %s as %s: %w", prm.Resource, meta.TokenEndpoint, cred.ClientID, err)
 	}
 	return transferclient.WithBearer(c.HTTPClient, tok.AccessToken, base), nil
+}
+
+// issuerMeta returns the metadata of issuer, read on first use.
+func (c *Client) issuerMeta(ctx context.Context, issuer string) (*issuermeta.Meta, error) {
+	c.tokens.mu.Lock()
+	meta := c.tokens.meta[issuer]
+	c.tokens.mu.Unlock()
+	if meta != nil {
+		return meta, nil
+	}
+	meta, err := issuermeta.Read(ctx, issuer, c.HTTPClient)
+	if err != nil {
+		return nil, fmt.Errorf("ClientCredentials.Issuer: %w", err)
+	}
+	c.tokens.mu.Lock()
+	if c.tokens.meta == nil {
+		c.tokens.meta = map[string]*issuermeta.Meta{}
+	}
+	c.tokens.meta[issuer] = meta
+	c.tokens.mu.Unlock()
+	return meta, nil
+}
+
+// sameIssuer compares two issuer URLs, a trailing slash aside.
+func sameIssuer(a, b string) bool {
+	return strings.TrimRight(a, "/") == strings.TrimRight(b, "/")
 }

@@ -12,7 +12,7 @@ import (
 
 // fileRoutes serves /files/: downloads (GET, HEAD), DELETE of a file
 // by its owner, and POST transfer.RevokePath. Deleting takes the caller's
-// identity as /uploads does (a bearer under AGENT_AUTH=jwt); revoking
+// identity as /uploads does (a bearer under AGENT_AUTH=jwt or oauth); revoking
 // takes the URL alone. Both are rate limited and refused from foreign
 // browser origins.
 func (s *Service) fileRoutes() http.Handler {

@@ -18,6 +18,7 @@ import (
 	"github.com/agentura/agentura/a2acall"
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/internal/testkit/hydratest"
+	"github.com/agentura/agentura/transferclient"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -193,7 +194,7 @@ func TestOAuthWithHydra(t *testing.T) {
 		}
 	})
 
-	t.Run("two users see only their own files", func(t *testing.T) {
+	t.Run("two signed-in users see only their own files", func(t *testing.T) {
 		alice := connect(t, ctx, base, hostHandler(t, "gosdk-host", "alice"))
 		bob := connect(t, ctx, base, hostHandler(t, "gosdk-host", "bob"))
 		res, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "archive_files", Arguments: map[string]any{
@@ -222,6 +223,64 @@ func TestOAuthWithHydra(t *testing.T) {
 		}
 		if _, err := bob.ReadResource(ctx, &mcp.ReadResourceParams{URI: aliceURI}); err == nil {
 			t.Errorf("bob read alice's file %s", aliceURI)
+		}
+	})
+
+	t.Run("two users see only their own files and tasks", func(t *testing.T) {
+		// Two service clients: Hydra makes a client-credentials token's sub
+		// its client id, so these are two callers.
+		aliceTok := p.ClientCredentialsToken(t, "svc-alice", p.ServiceClient(t, "svc-alice", allScopes, base), allScopes, base+"/mcp")
+		bobTok := p.ClientCredentialsToken(t, "svc-bob", p.ServiceClient(t, "svc-bob", allScopes, base), allScopes, base+"/mcp")
+		alice, bob := bearerSession(t, ctx, base, aliceTok), bearerSession(t, ctx, base, bobTok)
+
+		// alice: a file by tools/call, and an A2A task (with a file of its own).
+		res, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "archive_files", Arguments: map[string]any{
+			"sources": []any{dataURI("ledger.txt", "svc-alice only")}, "name": "svc-alice-ledger"}})
+		if err != nil || res.IsError {
+			t.Fatalf("alice's tools/call: %v %+v", err, res)
+		}
+		fileID := ""
+		for _, c := range res.Content {
+			if l, ok := c.(*mcp.ResourceLink); ok && strings.Contains(l.Name, "svc-alice-ledger") {
+				fileID = fileIDOf(t, l.URI)
+			}
+		}
+		if fileID == "" {
+			t.Fatalf("alice's result links no svc-alice-ledger file: %+v", res.Content)
+		}
+		in := filepath.Join(t.TempDir(), "task.txt")
+		os.WriteFile(in, []byte("svc-alice's task input"), 0o644)
+		task, err := (&a2acall.Client{Token: aliceTok, Dir: t.TempDir()}).CallSkill(ctx, base, "archive_files", map[string]any{"name": "svc-alice-task"}, in)
+		if err != nil || task.TaskID == "" {
+			t.Fatalf("alice's A2A task: %v %+v", err, task)
+		}
+		getTask := `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"` + task.TaskID + `"}}`
+		if resp, body := post(t, base, "/a2a", aliceTok, getTask); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"result"`) {
+			t.Fatalf("alice's tasks/get of her own task: %s %s", resp.Status, body)
+		}
+
+		// bob sees none of it, and cannot delete it.
+		lb, err := bob.ListResources(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range lb.Resources {
+			if strings.Contains(r.Name, "svc-alice") {
+				t.Errorf("bob's resources/list shows alice's file %s", r.URI)
+			}
+		}
+		if resp, body := post(t, base, "/a2a", bobTok, getTask); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"error"`) || !strings.Contains(strings.ToLower(body), "not found") {
+			t.Errorf("bob's tasks/get of alice's task: %s %s", resp.Status, body)
+		}
+		if code, body := deleteFile(t, base, fileID, bobTok); code != http.StatusNotFound && code != http.StatusForbidden {
+			t.Errorf("bob's DELETE of alice's file by id: %d %s", code, body)
+		}
+		// alice deletes her own file by its id, with her bearer alone.
+		if code, body := deleteFile(t, base, fileID, aliceTok); code != http.StatusNoContent {
+			t.Errorf("alice's DELETE of her own file by id: %d %s", code, body)
+		}
+		if code, _ := deleteFile(t, base, fileID, aliceTok); code != http.StatusNotFound {
+			t.Errorf("a second DELETE of the deleted file: %d, want 404", code)
 		}
 	})
 
@@ -289,7 +348,7 @@ func TestOAuthWithHydra(t *testing.T) {
 		secret := p.ServiceClient(t, "peer-agent", allScopes, base)
 		in := filepath.Join(t.TempDir(), "peer.txt")
 		os.WriteFile(in, []byte("from a peer agent"), 0o644)
-		c := &a2acall.Client{Credentials: &a2acall.ClientCredentials{ClientID: "peer-agent", ClientSecret: secret}, Dir: t.TempDir()}
+		c := &a2acall.Client{Credentials: &a2acall.ClientCredentials{Issuer: p.Issuer, ClientID: "peer-agent", ClientSecret: secret}, Dir: t.TempDir()}
 		res, err := c.CallSkill(ctx, base, "archive_files", map[string]any{"name": "peer"}, in)
 		if err != nil {
 			t.Fatalf("A2A call with client credentials: %v", err)
@@ -352,6 +411,50 @@ func TestOAuthWithHydra(t *testing.T) {
 			t.Errorf("card's oidc scheme: %+v", card.SecuritySchemes)
 		}
 	})
+}
+
+// bearerSession opens an MCP session with the go-sdk's client sending
+// token as its bearer.
+func bearerSession(t *testing.T, ctx context.Context, base, token string) *mcp.ClientSession {
+	t.Helper()
+	origin, _ := url.Parse(base)
+	c := mcp.NewClient(&mcp.Implementation{Name: "oauth-test-service", Version: "1"}, nil)
+	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: transferclient.WithBearer(nil, token, origin)}, nil)
+	if err != nil {
+		t.Fatalf("connect to %s/mcp with a bearer: %v", base, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// fileIDOf is the file id of a download URL, /files/<id>/<name>.
+func fileIDOf(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, ok := strings.CutPrefix(u.Path, "/files/")
+	id, _, _ := strings.Cut(rest, "/")
+	if !ok || id == "" {
+		t.Fatalf("%s is not a download URL", raw)
+	}
+	return id
+}
+
+// deleteFile sends DELETE /files/<id> (no URL token) with token as the
+// bearer, and returns the status and body.
+func deleteFile(t *testing.T, base, id, token string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodDelete, base+"/files/"+id, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // withKid returns token with its header's kid replaced: the signature no

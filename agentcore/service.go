@@ -192,10 +192,18 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if s.signer, err = signing.NewSigner(cfg.PublicURL, keys); err != nil {
 		return nil, err
 	}
-	if cfg.Auth == "jwt" {
+	// The URL inputs' fetcher, which also reaches the identity provider.
+	fetch := urlfetch.New(cfg.FetchAllowHosts, cfg.FetchTimeout).WithPeers(cfg.PeerURLs)
+	switch cfg.Auth {
+	case "jwt":
 		if s.verifier, err = newCallerVerifier(cfg); err != nil {
 			return nil, err
 		}
+	case "oauth":
+		s.oauth = oauthrs.New(oauthrs.Options{Issuer: cfg.OAuthIssuer, PublicURL: cfg.PublicURL, Audiences: cfg.OAuthAudience,
+			IntrospectionURL: cfg.OAuthIntrospectionURL, ClientID: cfg.OAuthClientID, ClientSecret: cfg.OAuthClientSecret}, fetch, s.log)
+		s.verifier = s.oauth
+		s.AddReadinessCheck("identity_provider", s.oauth.Ready)
 	}
 	accel, _ := store.(fileserve.LocalPath) // the wrappers in front hide it
 	s.files, err = filehttp.NewServer(filehttp.Config{
@@ -210,7 +218,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		Logger:         s.log,
 		Metrics:        s.registry,
 		Revocations:    s.revoked,
-		OwnerVerified:  cfg.Auth == "jwt",
+		OwnerVerified:  s.verifier != nil, // a bearer's sub (jwt or oauth) names the caller
 		WriteTimeout:   cfg.WriteTimeout,
 		AccelRedirect:  cfg.AccelRedirect,
 		Accel:          accel,
@@ -230,14 +238,8 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		roots:    cfg.InputRoots,
 		private:  newPrivateFiles(cfg),
 		files:    s.files,
-		fetch:    urlfetch.New(cfg.FetchAllowHosts, cfg.FetchTimeout).WithPeers(cfg.PeerURLs),
+		fetch:    fetch,
 		fileURI:  s.openFileURI,
-	}
-	if cfg.Auth == "oauth" {
-		s.oauth = oauthrs.New(oauthrs.Options{Issuer: cfg.OAuthIssuer, PublicURL: cfg.PublicURL, Audiences: cfg.OAuthAudience,
-			IntrospectionURL: cfg.OAuthIntrospectionURL, ClientID: cfg.OAuthClientID, ClientSecret: cfg.OAuthClientSecret}, s.resolver.fetch, s.log)
-		s.verifier = s.oauth
-		s.AddReadinessCheck("identity_provider", s.oauth.Ready)
 	}
 	s.sweeper, err = cleanup.New(cleanup.Config{
 		// The store itself, not its instrumented wrapper: the sweeper uses

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/agentura/agentura/agentcore/internal/urlfetch"
+	"github.com/agentura/agentura/internal/lib/issuermeta"
 )
 
 // asymmetricAlgs are the JWS algorithms an issuer's access token may be
@@ -78,17 +79,10 @@ type Resource struct {
 	emptyRead time.Time     // the last such read that did not find its key; kidRead held
 
 	mu      sync.Mutex
-	meta    *IssuerMeta
+	meta    *issuermeta.Meta
 	keys    keyfunc.Keyfunc
 	tried   time.Time // last failed discovery
 	lastErr error
-}
-
-// IssuerMeta is what the agent learnt of its issuer.
-type IssuerMeta struct {
-	*oauthex.AuthServerMeta
-	URL  string // where it was read
-	OIDC bool   // from OpenID Connect discovery (not RFC 8414)
 }
 
 // Options are the settings of the resource server.
@@ -188,49 +182,13 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// metadataURLs are where an issuer's metadata may be (RFC 8414 §3.1, and
-// OpenID Connect Discovery with the path inserted and appended), in the
-// order the MCP specification tries them; oidc marks the OpenID Connect ones.
-func metadataURLs(issuer string) (urls []string, oidc []bool) {
-	u, err := url.Parse(issuer)
-	if err != nil {
-		return nil, nil
-	}
-	path := strings.Trim(u.Path, "/")
-	at := func(p string, isOIDC bool) {
-		v := *u
-		v.Path, v.RawPath = p, ""
-		urls, oidc = append(urls, v.String()), append(oidc, isOIDC)
-	}
-	if path == "" {
-		at("/.well-known/oauth-authorization-server", false)
-		at("/.well-known/openid-configuration", true)
-		return urls, oidc
-	}
-	at("/.well-known/oauth-authorization-server/"+path, false)
-	at("/.well-known/openid-configuration/"+path, true)
-	at("/"+path+"/.well-known/openid-configuration", true)
-	return urls, oidc
-}
-
 // discover reads the issuer's metadata and prepares its key set. The
 // metadata must name this very issuer (a document naming another is
 // refused), and its jwks_uri be https (or loopback http).
-func (o *Resource) discover(ctx context.Context) (*IssuerMeta, keyfunc.Keyfunc, error) {
-	urls, oidc := metadataURLs(o.issuer)
-	var meta *IssuerMeta
-	for i, u := range urls {
-		asm, err := oauthex.GetAuthServerMeta(ctx, u, o.issuer, o.client)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read the metadata of issuer %s at %s: %w", o.issuer, u, err)
-		}
-		if asm != nil {
-			meta = &IssuerMeta{AuthServerMeta: asm, URL: u, OIDC: oidc[i]}
-			break
-		}
-	}
-	if meta == nil {
-		return nil, nil, fmt.Errorf("issuer %s publishes no metadata (tried %s); AGENT_OAUTH_ISSUER must be the issuer exactly as its tokens' iss says", o.issuer, strings.Join(urls, ", "))
+func (o *Resource) discover(ctx context.Context) (*issuermeta.Meta, keyfunc.Keyfunc, error) {
+	meta, err := issuermeta.Read(ctx, o.issuer, o.client)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w (AGENT_OAUTH_ISSUER)", err)
 	}
 	if meta.JWKSURI == "" {
 		if o.introspect == nil {
@@ -281,7 +239,7 @@ func HTTPSOrLoopback(raw string) error {
 
 // IssuerState returns the issuer's metadata and keys, discovering them on
 // first use and, while that fails, again at most every discoveryRetry.
-func (o *Resource) IssuerState(ctx context.Context) (*IssuerMeta, keyfunc.Keyfunc, error) {
+func (o *Resource) IssuerState(ctx context.Context) (*issuermeta.Meta, keyfunc.Keyfunc, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.meta != nil {

@@ -21,19 +21,3 @@ func TestScopeListReadsStringsAndArrays(t *testing.T) {
 		t.Error("a number is not a scope claim")
 	}
 }
-
-func TestMetadataURLs(t *testing.T) {
-	urls, oidc := metadataURLs("https://kc.example.com/realms/agents/")
-	want := []string{
-		"https://kc.example.com/.well-known/oauth-authorization-server/realms/agents",
-		"https://kc.example.com/.well-known/openid-configuration/realms/agents",
-		"https://kc.example.com/realms/agents/.well-known/openid-configuration",
-	}
-	if !slices.Equal(urls, want) || !slices.Equal(oidc, []bool{false, true, true}) {
-		t.Errorf("%q %v", urls, oidc)
-	}
-	urls, _ = metadataURLs("https://idp.example.com")
-	if !slices.Equal(urls, []string{"https://idp.example.com/.well-known/oauth-authorization-server", "https://idp.example.com/.well-known/openid-configuration"}) {
-		t.Errorf("%q", urls)
-	}
-}

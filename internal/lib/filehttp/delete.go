@@ -21,7 +21,7 @@ const maxRevokeBody = 16 << 10
 // deletes the caller's file now, before its TTL, and frees its quota on
 // every replica (the revocation list tells the others). The caller must be
 // the file's owner: the token names the file and its owner, who must be
-// the caller Config.Owner returns (a bearer's sub under AGENT_AUTH=jwt);
+// the caller Config.Owner returns (a bearer's sub under AGENT_AUTH=jwt or oauth);
 // when Config.OwnerVerified, the id alone names a file of the caller.
 // Every URL of the file stops working (404). It answers 204, or a JSON
 // error: 403 (no or wrong token, another owner's file), 404 (no such file

@@ -90,7 +90,7 @@ type Config struct {
 	// 0: no write deadline.
 	WriteTimeout time.Duration
 	// OwnerVerified says that Owner verifies the caller's credentials
-	// (AGENT_AUTH=jwt): a DELETE may then name a file by its id alone.
+	// (AGENT_AUTH=jwt or oauth): a DELETE may then name a file by its id alone.
 	// Otherwise a DELETE must carry the file's URL token.
 	OwnerVerified bool
 	// Previews, when not nil, renders the first page of a PDF for a

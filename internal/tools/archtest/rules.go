@@ -50,6 +50,7 @@ var Rules = []Rule{
 	{"internal/lib/minipdf", nil, "small PDF files written from their objects: the contract check's sample, the preview tests' pages"},
 	{"internal/lib/pdfpreview/...", []string{"internal/lib/minipdf"}, "a PDF's first page as a PNG: pdftoppm bounded in time, memory and number, a cache by bytes"},
 	{"internal/lib/probe", []string{"transfer"}, "the readiness probe: one GET, no proxy, 200 or a clear error (--healthcheck, the S3 image)"},
+	{"internal/lib/issuermeta", nil, "an OAuth issuer's metadata found and read (RFC 8414, OpenID Connect Discovery): the resource server's issuer, a2acall's token endpoint"},
 	{"internal/lib/connlimit", nil, "caps on the connections a server holds open, per client address and in total"},
 	{"fileserve", with(Leaves, "internal/lib/boundedmap"), "Store, the extension point: DiskStore, capabilities (Presigner, LocalRoot, RecordStore, ExpiryIndex), OpenStore by URL scheme, the quota and TTL wrappers"},
 	{"fileserve/s3store", with(Leaves, "fileserve"), "the S3 store (minio-go); importing it registers s3://"},
@@ -62,16 +63,17 @@ var Rules = []Rule{
 	// what agentcore may, never agentcore itself.
 	{"agentcore/internal/httpguard", agentcoreMay, "the HTTP hardening in front of the handlers: origin and DNS-rebinding guard, /mcp body guard, slow bodies, rate limit, trusted proxies, request ids"},
 	{"agentcore/internal/urlfetch", agentcoreMay, "the SSRF-guarded fetcher of URL inputs: public addresses only, allowed hosts, peers' internal bases (AGENT_PEER_URLS)"},
-	{"agentcore/internal/oauthrs", with(agentcoreMay, "agentcore/internal/urlfetch"), "the agent as an OAuth 2.1 resource server (AGENT_AUTH=oauth): issuer discovery, JWKS, JWT and introspected tokens"},
+	{"agentcore/internal/oauthrs", with(agentcoreMay, "agentcore/internal/urlfetch", "internal/lib/issuermeta"), "the agent as an OAuth 2.1 resource server (AGENT_AUTH=oauth): issuer discovery, JWKS, JWT and introspected tokens"},
 	{"agentcore", with(agentcoreMay, "agentcore/internal/..."), "the agent author's framework: Service, Tool, Call, FileAttachment, the resolver, FileResponse, MCP (every revision), A2A, tasks, auth, Main"},
 	{"agentcore/agenttest", with(Leaves, "agentcore", "client"), "the public test helper: an agent in-process, the host side in front"},
 
 	// The client side: the leaves and transferclient, never a server
-	// package. agentcore may not import a2acall (the A2A client), so agents
+	// package (issuermeta, which reads an issuer's metadata, is neither
+	// side's). agentcore may not import a2acall (the A2A client), so agents
 	// calling no peer do not link it.
 	{"transferclient", []string{"transfer", "transfer/mcpfile", "filename"}, "the host side's file moves: uploads (raw and tus), guarded downloads, saving whole or not at all, delete and revoke, the bearer transport"},
 	{"client", with(Leaves, "transferclient"), "the host side: registry of names, the go-sdk sending middleware, uploads, downloads, sign-in, tasks"},
-	{"a2acall", with(Leaves, "transferclient"), "the A2A client: another agent's skill called with local files, files back as local files"},
+	{"a2acall", with(Leaves, "transferclient", "internal/lib/issuermeta"), "the A2A client: another agent's skill called with local files, files back as local files"},
 	// The gateway is a host: the client package, never a server package.
 	{"gateway", with(Leaves, "transferclient", "client"), "an MCP server fronting agents for any chat host: names in, files saved out"},
 	// The contract check is a host too: it drives any MCP server.
