@@ -12,12 +12,14 @@ import (
 
 // fileRoutes serves /files/: downloads (GET, HEAD), DELETE of a file
 // by its owner, and POST transfer.RevokePath. Deleting takes the caller's
-// identity as /uploads does (a bearer under AGENT_AUTH=jwt or oauth); revoking
+// identity and scope as /uploads does (a bearer under AGENT_AUTH=jwt or
+// oauth, files:write under oauth); revoking
 // takes the URL alone. Both are rate limited and refused from foreign
 // browser origins.
 func (s *Service) fileRoutes() http.Handler {
 	guard := httpguard.NewOrigin(s.cfg.PublicURL, s.cfg.AllowedOrigins)
-	var del http.Handler = http.HandlerFunc(s.files.ServeDelete)
+	// Deleting is writing: under AGENT_AUTH=oauth it takes files:write.
+	del := s.requireScope(ScopeFilesWrite, http.HandlerFunc(s.files.ServeDelete))
 	if s.verifier != nil {
 		del = s.requireCaller(del)
 	}

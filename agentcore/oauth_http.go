@@ -28,7 +28,8 @@ const (
 	// ScopeFilesRead lets a caller read what it produced: MCP resources/*,
 	// A2A tasks/get and tasks/resubscribe.
 	ScopeFilesRead = "files:read"
-	// ScopeFilesWrite lets a caller stage inputs: POST /uploads and tus.
+	// ScopeFilesWrite lets a caller stage inputs (POST /uploads and tus)
+	// and delete its files (DELETE /files/...).
 	ScopeFilesWrite = "files:write"
 )
 
@@ -52,7 +53,7 @@ const (
 var scopeDescriptions = map[string]string{
 	ScopeToolsCall:  "run the agent's tools (MCP tools/call, A2A message/send)",
 	ScopeFilesRead:  "read the files the caller's calls produced (MCP resources, A2A tasks/get)",
-	ScopeFilesWrite: "stage input files (POST /uploads, tus)",
+	ScopeFilesWrite: "stage input files (POST /uploads, tus) and delete the caller's files (DELETE /files/...)",
 }
 
 // protectedResources serves the protected-resource metadata: the agent's

@@ -229,7 +229,8 @@ func TestOAuthWithHydra(t *testing.T) {
 	t.Run("two users see only their own files and tasks", func(t *testing.T) {
 		// Two service clients: Hydra makes a client-credentials token's sub
 		// its client id, so these are two callers.
-		aliceTok := p.ClientCredentialsToken(t, "svc-alice", p.ServiceClient(t, "svc-alice", allScopes, base), allScopes, base+"/mcp")
+		aliceSecret := p.ServiceClient(t, "svc-alice", allScopes, base)
+		aliceTok := p.ClientCredentialsToken(t, "svc-alice", aliceSecret, allScopes, base+"/mcp")
 		bobTok := p.ClientCredentialsToken(t, "svc-bob", p.ServiceClient(t, "svc-bob", allScopes, base), allScopes, base+"/mcp")
 		alice, bob := bearerSession(t, ctx, base, aliceTok), bearerSession(t, ctx, base, bobTok)
 
@@ -274,6 +275,11 @@ func TestOAuthWithHydra(t *testing.T) {
 		}
 		if code, body := deleteFile(t, base, fileID, bobTok); code != http.StatusNotFound && code != http.StatusForbidden {
 			t.Errorf("bob's DELETE of alice's file by id: %d %s", code, body)
+		}
+		// Deleting is writing: alice's token without files:write may not.
+		readOnly := p.ClientCredentialsToken(t, "svc-alice", aliceSecret, "tools:call files:read", base+"/mcp")
+		if code, body := deleteFile(t, base, fileID, readOnly); code != http.StatusForbidden {
+			t.Errorf("alice's DELETE with a token lacking files:write: %d %s, want 403", code, body)
 		}
 		// alice deletes her own file by its id, with her bearer alone.
 		if code, body := deleteFile(t, base, fileID, aliceTok); code != http.StatusNoContent {
