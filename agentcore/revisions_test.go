@@ -13,14 +13,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// serveLogged is serveTestService with the agent's log kept at INFO.
-func serveLogged(t *testing.T, stateless bool) (*Service, *httptest.Server, *mcptest.LogBuffer) {
+// serveLogged is serveTestService with the agent's log kept from level on.
+func serveLogged(t *testing.T, stateless bool, level slog.Level) (*Service, *httptest.Server, *mcptest.LogBuffer) {
 	t.Helper()
 	logs := &mcptest.LogBuffer{}
 	srv := httptest.NewUnstartedServer(nil)
 	cfg := Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), PublicURL: "http://" + srv.Listener.Addr().String(),
 		CleanupSchedule: "@every 1h", MCPStateless: stateless, SigningKeys: []string{strings.Repeat("k", 32)}}
-	svc, err := New(Info{Name: "rev-agent", Version: "1", Instructions: "echo files back"}, cfg, slog.New(slog.NewTextHandler(logs, nil)))
+	svc, err := New(Info{Name: "rev-agent", Version: "1", Instructions: "echo files back"}, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func names(l listedResources) []string {
 func TestSessionlessRevisionInEveryMode(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
 		t.Run(map[bool]string{false: "default", true: "stateless"}[stateless], func(t *testing.T) {
-			svc, srv, logs := serveLogged(t, stateless)
+			svc, srv, logs := serveLogged(t, stateless, slog.LevelInfo)
 			a := mcptest.NewSessionless(srv.URL + "/mcp")
 
 			disc := mcptest.Call[mcptest.Discovered](t, a, "server/discover", nil)
@@ -160,7 +160,7 @@ func TestSessionlessRevisionInEveryMode(t *testing.T) {
 // initialize, in both modes, on the same endpoint.
 func TestOlderRevisionsInEveryMode(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
-		_, srv, logs := serveLogged(t, stateless)
+		_, srv, logs := serveLogged(t, stateless, slog.LevelInfo)
 		for _, v := range mcp.SupportedProtocolVersions() {
 			if v >= revisionSessionless {
 				continue
