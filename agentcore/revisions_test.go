@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/internal/testkit/mcptest"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -219,7 +220,8 @@ func TestSessionlessRevisionInEveryMode(t *testing.T) {
 }
 
 // Every older revision the go-sdk knows is served as before, through
-// initialize, in both modes, on the same endpoint.
+// initialize, in both modes, on the same endpoint; the cache hints ride
+// along and mark3labs/mcp-go on 2025-11-25 reads them.
 func TestOlderRevisionsInEveryMode(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
 		_, srv, logs := serveLogged(t, stateless, slog.LevelInfo)
@@ -235,6 +237,23 @@ func TestOlderRevisionsInEveryMode(t *testing.T) {
 			if err != nil || res.IsError {
 				t.Errorf("stateless=%v, %s: %v %+v", stateless, v, err, res)
 			}
+			if lt, err := cs.ListTools(context.Background(), nil); err != nil || len(lt.Tools) != 1 {
+				t.Errorf("stateless=%v, %s: tools/list: %v %+v", stateless, v, err, lt)
+			}
+		}
+
+		// The cache hints of 2026-07-28 go out on older revisions too (the
+		// go-sdk serves them on all; a 2025-11-25 Result admits any further
+		// field), and a strict client of 2025-11-25 reads them: mcp-go
+		// decodes ttlMs into a pointer, set only when the field was there.
+		c, _ := mcptest.Connect(t, srv.URL+"/mcp")
+		tl, err := c.ListTools(context.Background(), mcpgo.ListToolsRequest{})
+		if err != nil || len(tl.Tools) != 1 || tl.TTLMs == nil || tl.CacheScope != "public" {
+			t.Errorf("stateless=%v: mcp-go on %s: tools/list %+v, %v; want the echo tool, ttlMs and cacheScope public", stateless, mcptest.Protocol, tl, err)
+		}
+		rl, err := c.ListResources(context.Background(), mcpgo.ListResourcesRequest{})
+		if err != nil || rl.TTLMs == nil || rl.CacheScope != "private" {
+			t.Errorf("stateless=%v: mcp-go on %s: resources/list %+v, %v; want ttlMs and cacheScope private", stateless, mcptest.Protocol, rl, err)
 		}
 		if w := mcptest.Warnings(logs.String()); len(w) > 0 {
 			t.Errorf("stateless=%v: warnings:\n%s", stateless, strings.Join(w, "\n"))
