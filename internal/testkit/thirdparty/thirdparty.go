@@ -24,8 +24,6 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agentura/agentura/transfer"
 )
 
 // Request is what the server saw of one JSON-RPC message a host posted.
@@ -52,7 +50,9 @@ type Server struct {
 func Start(t testing.TB, stateless bool, revisions ...string) *Server {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "third-party", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: revisions})
-	schema := json.RawMessage(`{"type": "object", "properties": {"source": {"type": "string", "` + transfer.KeywordFile + `": true}}, "required": ["source"]}`)
+	// x-file is spelled out, as a server of someone else's writes it from
+	// the contract (docs/contract.md), not with agentura's code.
+	schema := json.RawMessage(`{"type": "object", "properties": {"source": {"type": "string", "x-file": true}}, "required": ["source"]}`)
 	srv.AddTool(&mcp.Tool{Name: "size", Description: "says what file it got", InputSchema: schema},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			source, err := sourceOf(req)
