@@ -1,7 +1,9 @@
 package agentcore
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"log/slog"
 	"net/http/httptest"
 	"slices"
@@ -10,17 +12,18 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/internal/testkit/mcptest"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// serveLogged is serveTestService with the agent's log kept at INFO.
-func serveLogged(t *testing.T, stateless bool) (*Service, *httptest.Server, *mcptest.LogBuffer) {
+// serveLogged is serveTestService with the agent's log kept from level on.
+func serveLogged(t *testing.T, stateless bool, level slog.Level) (*Service, *httptest.Server, *mcptest.LogBuffer) {
 	t.Helper()
 	logs := &mcptest.LogBuffer{}
 	srv := httptest.NewUnstartedServer(nil)
 	cfg := Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), PublicURL: "http://" + srv.Listener.Addr().String(),
 		CleanupSchedule: "@every 1h", MCPStateless: stateless, SigningKeys: []string{strings.Repeat("k", 32)}}
-	svc, err := New(Info{Name: "rev-agent", Version: "1", Instructions: "echo files back"}, cfg, slog.New(slog.NewTextHandler(logs, nil)))
+	svc, err := New(Info{Name: "rev-agent", Version: "1", Instructions: "echo files back"}, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,13 +54,14 @@ func names(l listedResources) []string {
 
 // Whatever AGENT_MCP_STATELESS says, a client that speaks only 2026-07-28
 // (raw JSON-RPC, no initialize) is served every feature on /mcp: discover,
-// tools, calls, per-caller resources through owner handles, and
-// subscriptions/listen; and no WARN is logged. Before issue 24 the
+// tools, calls, per-caller resources through owner handles (listed, read
+// as text or blob, not read with a forged URL; the template of their URIs),
+// and subscriptions/listen; and no WARN is logged. Before issue 24 the
 // default (stateful) agent answered it -32022.
 func TestSessionlessRevisionInEveryMode(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
 		t.Run(map[bool]string{false: "default", true: "stateless"}[stateless], func(t *testing.T) {
-			svc, srv, logs := serveLogged(t, stateless)
+			svc, srv, logs := serveLogged(t, stateless, slog.LevelInfo)
 			a := mcptest.NewSessionless(srv.URL + "/mcp")
 
 			disc := mcptest.Call[mcptest.Discovered](t, a, "server/discover", nil)
@@ -104,6 +108,65 @@ func TestSessionlessRevisionInEveryMode(t *testing.T) {
 			defer cancel()
 			if ans, err := forged.Send(ctx, "resources/list", nil, nil); err != nil || ans.Response.Error == nil || ans.Response.Error.Code != -32602 {
 				t.Errorf("a forged handle: %+v, %v; want error -32602", ans, err)
+			}
+
+			// resources/read of what the caller produced: text as text, other
+			// bytes as a blob. The signed URL is the capability that reads a
+			// file (docs/mcp.md): a forged one finds nothing.
+			type readResult struct {
+				Contents []struct {
+					URI      string `json:"uri"`
+					MIMEType string `json:"mimeType"`
+					Text     string `json:"text"`
+					Blob     []byte `json:"blob"`
+				} `json:"contents"`
+				TTLMs      *int   `json:"ttlMs"`
+				CacheScope string `json:"cacheScope"`
+			}
+			la := mcptest.Call[listedResources](t, a, "resources/list", nil)
+			if len(la.Resources) != 1 {
+				t.Fatalf("caller A lists %v, want [a.txt]", names(la))
+			}
+			uri := la.Resources[0].URI
+			rd := mcptest.Call[readResult](t, a, "resources/read", map[string]any{"uri": uri})
+			if len(rd.Contents) != 1 || rd.Contents[0].URI != uri || rd.Contents[0].Text != "hello" || rd.Contents[0].Blob != nil ||
+				!strings.HasPrefix(rd.Contents[0].MIMEType, "text/plain") || rd.TTLMs == nil || rd.CacheScope != "private" {
+				t.Errorf("resources/read of a.txt: %+v", rd)
+			}
+			if ans, err := b.Send(ctx, "resources/read", map[string]any{"uri": uri[:len(uri)-2] + "xx"}, nil); err != nil || ans.Response.Error == nil ||
+				ans.Response.Error.Code != mcp.CodeResourceNotFound {
+				t.Errorf("a forged URL of a.txt: %+v, %v; want error %d", ans, err, mcp.CodeResourceNotFound)
+			}
+			bin := []byte{0, 1, 2, 0xff, 0xfe}
+			res = mcptest.Call[callResult](t, a, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{
+				"source": "data:application/octet-stream;name=z.bin;base64," + base64.StdEncoding.EncodeToString(bin)}})
+			if res.IsError || res.Structured.Filename != "z.bin" {
+				t.Fatalf("tools/call of z.bin: %+v", res)
+			}
+			var binURI string
+			for _, r := range mcptest.Call[listedResources](t, a, "resources/list", nil).Resources {
+				if r.Name == "z.bin" {
+					binURI = r.URI
+				}
+			}
+			rd = mcptest.Call[readResult](t, a, "resources/read", map[string]any{"uri": binURI})
+			if len(rd.Contents) != 1 || rd.Contents[0].URI != binURI || !bytes.Equal(rd.Contents[0].Blob, bin) || rd.Contents[0].Text != "" {
+				t.Errorf("resources/read of z.bin (%s): %+v, want blob %v", binURI, rd, bin)
+			}
+
+			// resources/templates/list: the template of produced files' URIs.
+			type templateList struct {
+				ResourceTemplates []struct {
+					Name        string `json:"name"`
+					URITemplate string `json:"uriTemplate"`
+				} `json:"resourceTemplates"`
+				TTLMs      *int   `json:"ttlMs"`
+				CacheScope string `json:"cacheScope"`
+			}
+			tl := mcptest.Call[templateList](t, a, "resources/templates/list", nil)
+			if len(tl.ResourceTemplates) != 1 || tl.ResourceTemplates[0].Name != "produced-file" ||
+				tl.ResourceTemplates[0].URITemplate != srv.URL+"/files/{id}/{+name}{?token}" || tl.TTLMs == nil || tl.CacheScope != "public" {
+				t.Errorf("resources/templates/list: %+v", tl)
 			}
 
 			// Progress and the per-request log level of _meta.
@@ -157,10 +220,11 @@ func TestSessionlessRevisionInEveryMode(t *testing.T) {
 }
 
 // Every older revision the go-sdk knows is served as before, through
-// initialize, in both modes, on the same endpoint.
+// initialize, in both modes, on the same endpoint; the cache hints ride
+// along and mark3labs/mcp-go on 2025-11-25 reads them.
 func TestOlderRevisionsInEveryMode(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
-		_, srv, logs := serveLogged(t, stateless)
+		_, srv, logs := serveLogged(t, stateless, slog.LevelInfo)
 		for _, v := range mcp.SupportedProtocolVersions() {
 			if v >= revisionSessionless {
 				continue
@@ -173,6 +237,23 @@ func TestOlderRevisionsInEveryMode(t *testing.T) {
 			if err != nil || res.IsError {
 				t.Errorf("stateless=%v, %s: %v %+v", stateless, v, err, res)
 			}
+			if lt, err := cs.ListTools(context.Background(), nil); err != nil || len(lt.Tools) != 1 {
+				t.Errorf("stateless=%v, %s: tools/list: %v %+v", stateless, v, err, lt)
+			}
+		}
+
+		// The cache hints of 2026-07-28 go out on older revisions too (the
+		// go-sdk serves them on all; a 2025-11-25 Result admits any further
+		// field), and a strict client of 2025-11-25 reads them: mcp-go
+		// decodes ttlMs into a pointer, set only when the field was there.
+		c, _ := mcptest.Connect(t, srv.URL+"/mcp")
+		tl, err := c.ListTools(context.Background(), mcpgo.ListToolsRequest{})
+		if err != nil || len(tl.Tools) != 1 || tl.TTLMs == nil || tl.CacheScope != "public" {
+			t.Errorf("stateless=%v: mcp-go on %s: tools/list %+v, %v; want the echo tool, ttlMs and cacheScope public", stateless, mcptest.Protocol, tl, err)
+		}
+		rl, err := c.ListResources(context.Background(), mcpgo.ListResourcesRequest{})
+		if err != nil || rl.TTLMs == nil || rl.CacheScope != "private" {
+			t.Errorf("stateless=%v: mcp-go on %s: resources/list %+v, %v; want ttlMs and cacheScope private", stateless, mcptest.Protocol, rl, err)
 		}
 		if w := mcptest.Warnings(logs.String()); len(w) > 0 {
 			t.Errorf("stateless=%v: warnings:\n%s", stateless, strings.Join(w, "\n"))

@@ -8,18 +8,13 @@ package client_test
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/agentura/agentura/client"
 	"github.com/agentura/agentura/internal/testkit/testagent"
-	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/internal/testkit/thirdparty"
 )
 
 func TestNewestRevisionWithAnAgent(t *testing.T) {
@@ -51,28 +46,6 @@ func TestNewestRevisionWithAnAgent(t *testing.T) {
 	}
 }
 
-// thirdParty serves a go-sdk MCP server of someone else's speaking only
-// revisions, with one tool taking a file marked x-file: "size" answers the
-// length of the content it got.
-func thirdParty(t *testing.T, stateless bool, revisions ...string) string {
-	t.Helper()
-	srv := mcp.NewServer(&mcp.Implementation{Name: "third-party", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: revisions})
-	schema := json.RawMessage(`{"type": "object", "properties": {"source": {"type": "string", "` + transfer.KeywordFile + `": true}}, "required": ["source"]}`)
-	srv.AddTool(&mcp.Tool{Name: "size", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var in struct{ Source string }
-		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
-			return nil, err
-		}
-		if !strings.HasPrefix(in.Source, "data:") {
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "not sent inline: " + in.Source}}}, nil
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "got " + in.Source[:min(len(in.Source), 30)]}}}, nil
-	})
-	h := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless}))
-	t.Cleanup(h.Close)
-	return h.URL + "/mcp"
-}
-
 func TestRevisionWithThirdPartyServers(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -83,7 +56,7 @@ func TestRevisionWithThirdPartyServers(t *testing.T) {
 		{"only 2026-07-28", true, []string{"2026-07-28"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			endpoint := thirdParty(t, tc.stateless, tc.revisions...)
+			endpoint := thirdparty.Start(t, tc.stateless, tc.revisions...).Endpoint
 			base, _ := client.BaseURLFromEndpoint(endpoint)
 			s := connect(t, &testagent.Agent{Base: base, Endpoint: endpoint}, sessionOptions{})
 			if got := s.cs.InitializeResult().ProtocolVersion; got != tc.revisions[0] {
