@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -184,7 +183,7 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 
 // discover reads the issuer's metadata and prepares its key set. The
 // metadata must name this very issuer (a document naming another is
-// refused), and its jwks_uri be https (or loopback http).
+// refused), and its endpoints be https (or loopback http): issuermeta.Read.
 func (o *Resource) discover(ctx context.Context) (*issuermeta.Meta, keyfunc.Keyfunc, error) {
 	meta, err := issuermeta.Read(ctx, o.issuer, o.client)
 	if err != nil {
@@ -195,9 +194,6 @@ func (o *Resource) discover(ctx context.Context) (*issuermeta.Meta, keyfunc.Keyf
 			return nil, nil, fmt.Errorf("issuer %s publishes no jwks_uri; set AGENT_OAUTH_INTROSPECTION_URL to check its tokens by introspection", o.issuer)
 		}
 		return meta, nil, nil
-	}
-	if err := HTTPSOrLoopback(meta.JWKSURI); err != nil {
-		return nil, nil, fmt.Errorf("issuer %s: jwks_uri %w", o.issuer, err)
 	}
 	strict := false
 	keys, err := keyfunc.NewDefaultOverrideCtx(o.ctx, []string{meta.JWKSURI}, keyfunc.Override{
@@ -221,21 +217,9 @@ func (o *Resource) discover(ctx context.Context) (*issuermeta.Meta, keyfunc.Keyf
 	return meta, keys, nil
 }
 
-// HTTPSOrLoopback accepts an https URL, or an http one on a loopback host.
-func HTTPSOrLoopback(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("%q is not a URL: %v", raw, err)
-	}
-	if u.Scheme == "https" {
-		return nil
-	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); u.Scheme == "http" && (host == "localhost" || (ip != nil && ip.IsLoopback())) {
-		return nil
-	}
-	return fmt.Errorf("%q is neither https nor http on a loopback address", raw)
-}
+// HTTPSOrLoopback accepts an https URL, or an http one on a loopback host
+// (for the configuration's checks; issuermeta holds the rule).
+func HTTPSOrLoopback(raw string) error { return issuermeta.HTTPSOrLoopback(raw) }
 
 // IssuerState returns the issuer's metadata and keys, discovering them on
 // first use and, while that fails, again at most every discoveryRetry.

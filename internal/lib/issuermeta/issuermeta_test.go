@@ -59,3 +59,62 @@ func TestRead(t *testing.T) {
 		t.Errorf("no metadata: %v", err)
 	}
 }
+
+// What a provider publishes decides, not what the go-sdk's client flow
+// needs: metadata without code_challenge_methods_supported (Microsoft
+// Entra ID's) is read; an oversized document, a plain-http endpoint off
+// loopback and a page that is not JSON are refused, each saying so.
+func TestReadChecks(t *testing.T) {
+	var srv *httptest.Server
+	doc := func() map[string]any {
+		return map[string]any{"issuer": srv.URL, "token_endpoint": srv.URL + "/token", "jwks_uri": srv.URL + "/keys"}
+	}
+	var serve func(w http.ResponseWriter)
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/.well-known/oauth-authorization-server" {
+			http.NotFound(w, r)
+			return
+		}
+		serve(w)
+	}))
+	defer srv.Close()
+	jsonDoc := func(d map[string]any) func(http.ResponseWriter) {
+		return func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			json.NewEncoder(w).Encode(d)
+		}
+	}
+
+	serve = jsonDoc(doc())
+	m, err := Read(context.Background(), srv.URL, nil)
+	if err != nil || m.TokenEndpoint != srv.URL+"/token" || m.OIDC {
+		t.Fatalf("metadata without PKCE methods: %v %+v", err, m)
+	}
+
+	huge := doc()
+	huge["padding"] = strings.Repeat("x", maxMetadataBytes)
+	serve = jsonDoc(huge)
+	if _, err := Read(context.Background(), srv.URL, nil); err == nil || !strings.Contains(err.Error(), "over") {
+		t.Errorf("an oversized document: %v", err)
+	}
+
+	plain := doc()
+	plain["token_endpoint"] = "http://idp.example.com/token"
+	serve = jsonDoc(plain)
+	if _, err := Read(context.Background(), srv.URL, nil); err == nil || !strings.Contains(err.Error(), "token_endpoint") || !strings.Contains(err.Error(), "neither https") {
+		t.Errorf("a plain-http token endpoint: %v", err)
+	}
+
+	serve = func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<html>sign in</html>"))
+	}
+	if _, err := Read(context.Background(), srv.URL, nil); err == nil || !strings.Contains(err.Error(), "not application/json") {
+		t.Errorf("an HTML page: %v", err)
+	}
+
+	serve = func(w http.ResponseWriter) { http.Error(w, "down", http.StatusBadGateway) }
+	if _, err := Read(context.Background(), srv.URL, nil); err == nil || !strings.Contains(err.Error(), "502") {
+		t.Errorf("a 502: %v", err)
+	}
+}
