@@ -333,3 +333,61 @@ func TestHostTaskAfterRestart(t *testing.T) {
 		}
 	}
 }
+
+// A host that does not support tasks and gives up its call (the go-sdk
+// client sends notifications/cancelled) has the agent's task cancelled:
+// the gateway sends tasks/cancel for the task it waited for, and the
+// agent reports it cancelled.
+func TestTaskCancelledWhenHostGivesUp(t *testing.T) {
+	a := testagent.Start(t, testagent.Options{})
+	p := proxyAgent(t, a)
+	g := taskGateway(t, t.TempDir(), p.config())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	callCtx, giveUp := context.WithCancel(ctx)
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "long_sleep", Arguments: map[string]any{"millis": 60000}})
+		called <- err
+	}()
+	id := p.first(t, "tasks/get") // the gateway waits for the agent's task
+	giveUp()
+	if err := <-called; err == nil {
+		t.Error("the abandoned call returned no error")
+	}
+	if got := p.first(t, "tasks/cancel"); got != id {
+		t.Errorf("the gateway cancelled task %q, want the call's %q", got, id)
+	}
+	agentTask(t, a, id, "cancelled")
+}
+
+// A host that supports tasks cancels a passed task with tasks/cancel: the
+// gateway forwards it to the agent, and the task ends cancelled, as the
+// host reads it through the gateway and as the agent reports it.
+func TestHostTaskCancel(t *testing.T) {
+	a := testagent.Start(t, testagent.Options{})
+	p := proxyAgent(t, a)
+	g := taskGateway(t, t.TempDir(), p.config())
+	host := tasksHost(t, g)
+	tk := startPassed(t, host, 60000)
+	if ans := mcptest.Call[map[string]any](t, host, "tasks/cancel", map[string]any{"taskId": tk.TaskID}); ans["resultType"] != "complete" {
+		t.Errorf("tasks/cancel: %v", ans)
+	}
+	agentID := strings.TrimPrefix(tk.TaskID, "0.")
+	if got := p.first(t, "tasks/cancel"); got != agentID {
+		t.Errorf("the gateway cancelled the agent's task %q, want %q", got, agentID)
+	}
+	if got := waitPassed(t, host, tk.TaskID, "cancelled"); got.Result != nil {
+		t.Errorf("a cancelled task with a result: %s", got.Result)
+	}
+	agentTask(t, a, agentID, "cancelled")
+}
