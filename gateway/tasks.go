@@ -81,19 +81,21 @@ func (g *Gateway) waitTask(ctx context.Context, mw *client.Middleware, r route, 
 	}
 	res, err := mw.WaitTask(ctx, s, t.ID)
 	if ctx.Err() != nil {
-		g.dropTask(ctx, mw, s, r.agent, t.ID, "the host gave up its call")
+		_ = g.dropTask(ctx, mw, s, r.agent, t.ID, "the host gave up its call") // logged
 	}
 	return res, err
 }
 
-// dropTask cancels task id of agent a that no host follows any more (why
-// says so in the log, should the agent not agree).
-func (g *Gateway) dropTask(ctx context.Context, mw *client.Middleware, s *mcp.ClientSession, a *agent, id, why string) {
+// dropTask cancels task id of agent a that no host follows any more; why
+// says so in the log, should the agent not agree (the error returned).
+func (g *Gateway) dropTask(ctx context.Context, mw *client.Middleware, s *mcp.ClientSession, a *agent, id, why string) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := mw.CancelTask(cctx, s, id); err != nil {
+	err := mw.CancelTask(cctx, s, id)
+	if err != nil {
 		g.log.Warn("an agent's task no host follows was not cancelled", "why", why, "agent", a.label(), "task", id, "err", err)
 	}
+	return err
 }
 
 // maxHostTasks is how many passed tasks the gateway keeps by default
@@ -330,12 +332,19 @@ func (g *Gateway) passTask(ctx context.Context, req *mcp.CallToolRequest, r rout
 	pt := &passedTask{agent: r.agent, tool: r.tool.Name, id: t.ID, hostID: hostTaskID(slices.Index(g.agents, r.agent), t.ID),
 		added: now, expires: taskExpiry(t, now), ended: t.Ended()}
 	if err := g.hostTasks.put(pt, now); err != nil {
-		if mw, merr := g.middleware(r.agent, nil); merr == nil {
-			if s, serr := g.session(ctx, r.agent); serr == nil {
-				g.dropTask(ctx, mw, s, r.agent, t.ID, "the gateway keeps no more tasks")
-			}
+		outcome := "The agent's task was cancelled."
+		mw, cerr := g.middleware(r.agent, nil)
+		var s *mcp.ClientSession
+		if cerr == nil {
+			s, cerr = g.session(ctx, r.agent)
 		}
-		return toolError(fmt.Sprintf("%s: %v. The agent's task was cancelled.", req.Params.Name, err)), nil
+		if cerr == nil {
+			cerr = g.dropTask(ctx, mw, s, r.agent, t.ID, "the gateway keeps no more tasks")
+		}
+		if cerr != nil {
+			outcome = fmt.Sprintf("The agent's task %s could not be cancelled (%s); it runs to its end unseen.", t.ID, scrub(cerr.Error()))
+		}
+		return toolError(fmt.Sprintf("%s: %v. %s", req.Params.Name, err, outcome)), nil
 	}
 	fields := hostTask(pt.hostID, t)
 	fields["resultType"] = "task"
