@@ -9,6 +9,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -673,5 +675,60 @@ func TestTaskNotificationsOnListen(t *testing.T) {
 	ans, err := plain.Send(ctx, "subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": []string{task.TaskID}}}, nil)
 	if err != nil || ans.Status != http.StatusBadRequest || ans.Response.Error == nil || ans.Response.Error.Code != -32021 {
 		t.Errorf("a listen for tasks without the extension: %v %+v", err, ans)
+	}
+}
+
+// The sweeper removes the task records past their age — MCP task records
+// and cancel markers AGENT_OUTPUT_TTL after their last write, leases
+// taskLeaseSweep after theirs — and leaves younger ones; the owner's
+// charge then counts only the task records left against the quota.
+func TestSweeperRemovesExpiredTaskRecords(t *testing.T) {
+	const ttl = time.Hour
+	disk, err := fileserve.NewDiskStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := newTestService(t, func(c *Config) { c.Store, c.OutputTTL, c.OwnerQuotaBytes = disk, ttl, 1<<20 })
+	ctx := context.Background()
+	const owner = "alice"
+	ages := map[string]time.Duration{mcpTaskKind: ttl, taskCancelKind: ttl, taskLeaseKind: taskLeaseSweep}
+	for kind, age := range ages {
+		for id, written := range map[string]time.Time{"OLD": time.Now().Add(-age - time.Minute), "YOUNG": time.Now().Add(-age + time.Minute)} {
+			if err := disk.PutRecord(ctx, kind, owner, id, []byte(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(filepath.Join(disk.Root(), fileserve.RecordsDir, kind, fileserve.OwnerKey(owner), id), written, written); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	charged := func() int64 {
+		t.Helper()
+		if err := svc.ledger.charge(ctx, owner, 0, false); err != nil {
+			t.Fatal(err)
+		}
+		used, err := svc.store.(*quotaCounted).Used(ctx, owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return used
+	}
+	if got := charged(); got != 2*taskRecordCharge {
+		t.Errorf("before the sweep the owner is charged %d bytes, want its 2 MCP task records (%d)", got, 2*taskRecordCharge)
+	}
+
+	svc.sweeper.Sweep(ctx)
+	for kind := range ages {
+		infos, err := disk.Records(ctx, kind, owner)
+		var names []string
+		for _, in := range infos {
+			names = append(names, in.Name)
+		}
+		if err != nil || len(names) != 1 || names[0] != "YOUNG" {
+			t.Errorf("%s records after the sweep: %v %v, want YOUNG only", kind, names, err)
+		}
+	}
+	if got := charged(); got != taskRecordCharge {
+		t.Errorf("after the sweep the owner is charged %d bytes, want its one MCP task record left (%d)", got, taskRecordCharge)
 	}
 }

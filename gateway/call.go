@@ -40,7 +40,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (
 func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pass bool) (*mcp.CallToolResult, *client.Task, error) {
 	prog := g.calls.start(ctx, req.Session, req.Params.GetProgressToken())
 	defer g.calls.end(prog)
-	mw, err := g.middleware(r, prog)
+	mw, err := g.middleware(r.agent, prog)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -117,16 +117,16 @@ func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pa
 	return res, nil, nil
 }
 
-// middleware is the client middleware of one call to r's agent.
-func (g *Gateway) middleware(r route, prog *callProgress) (*client.Middleware, error) {
+// middleware is the client middleware of one call to agent a.
+func (g *Gateway) middleware(a *agent, prog *callProgress) (*client.Middleware, error) {
 	return client.New(client.Config{
 		Registry:         g.reg,
-		BaseURL:          r.agent.base,
-		Token:            r.agent.cfg.Token,
-		HTTPClient:       r.agent.client(),
+		BaseURL:          a.base,
+		Token:            a.cfg.Token,
+		HTTPClient:       a.client(),
 		InlineMaxBytes:   g.cfg.InlineMaxBytes,
 		MaxDownloadBytes: g.cfg.MaxDownloadBytes,
-		AllowHosts:       r.agent.cfg.AllowHosts,
+		AllowHosts:       a.cfg.AllowHosts,
 		RefuseLiterals:   !g.cfg.AllowFileURIs,
 		Progress:         prog.transfer,
 		Task:             prog.task,

@@ -1,12 +1,15 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,7 +33,9 @@ import (
 //     the gateway's (the agent's index and the agent's id), and follows it
 //     with tasks/get and tasks/cancel, which the gateway forwards; the
 //     result of a completed task has its files fetched and saved in Out
-//     once, as any call's, and is kept for the host's later reads.
+//     once, as any call's, and is kept for the host's later reads, in a
+//     bounded map (hostTasks) that is only a cache: an id of the gateway's
+//     form is resolved again after a restart.
 
 // extTasks is the Tasks extension.
 const extTasks = client.ExtTasks
@@ -76,27 +81,185 @@ func (g *Gateway) waitTask(ctx context.Context, mw *client.Middleware, r route, 
 	}
 	res, err := mw.WaitTask(ctx, s, t.ID)
 	if ctx.Err() != nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if cerr := mw.CancelTask(cctx, s, t.ID); cerr != nil {
-			g.log.Warn("the agent's task of a call the host gave up was not cancelled", "agent", r.agent.label(), "task", t.ID, "err", cerr)
-		}
+		_ = g.dropTask(ctx, mw, s, r.agent, t.ID, "the host gave up its call") // logged
 	}
 	return res, err
 }
 
-// passedTask is a task of an agent passed through to the host.
-type passedTask struct {
-	route route
-	id    string              // the agent's
-	done  *mcp.CallToolResult // the finished result, once read
-	once  sync.Mutex          // one read fetches the files
+// dropTask cancels task id of agent a that no host follows any more; why
+// says so in the log, should the agent not agree (the error returned).
+func (g *Gateway) dropTask(ctx context.Context, mw *client.Middleware, s *mcp.ClientSession, a *agent, id, why string) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	err := mw.CancelTask(cctx, s, id)
+	if err != nil {
+		g.log.Warn("an agent's task no host follows was not cancelled", "why", why, "agent", a.label(), "task", id, "err", err)
+	}
+	return err
 }
 
-// hostTasks are the tasks passed through, by the host's id.
+// maxHostTasks is how many passed tasks the gateway keeps by default
+// (hostTasks.max).
+const maxHostTasks = 1000
+
+// resumedTool is the tool name of a passed task made anew from its id
+// (hostTask), whose tool the gateway no longer knows: inline pictures of
+// its result are saved as task-image-1.png and so on.
+const resumedTool = "task"
+
+// passedTask is a task of an agent passed through to the host.
+type passedTask struct {
+	agent  *agent
+	tool   string // the agent's tool, or resumedTool
+	id     string // the agent's
+	hostID string // the host's: hostTaskID
+
+	// Under hostTasks.mu:
+	added   time.Time // when the gateway took it on
+	expires time.Time // when the agent forgets it; zero: never (TTL 0)
+	ended   bool      // the agent said it ended
+	kept    bool      // it is in hostTasks.tasks
+
+	once sync.Mutex          // one read at a time: one fetches the files
+	done *mcp.CallToolResult // the finished result, once read
+}
+
+// expired reports whether the agent has forgotten pt's task by now.
+func (pt *passedTask) expired(now time.Time) bool {
+	return !pt.expires.IsZero() && !now.Before(pt.expires)
+}
+
+// hostTasks are the tasks passed through, by the host's id: bounded, so a
+// host that never comes back for its tasks costs the gateway nothing
+// lasting. An entry goes when its task's TTL passed (the agent forgot the
+// task too) or, the map full, when it is the ended entry taken on longest
+// ago. An entry is only a cache: an id of the gateway's form is resolved
+// anew when it has gone (hostTask), after a restart too.
 type hostTasks struct {
 	mu    sync.Mutex
 	tasks map[string]*passedTask
+	max   int // the most entries; 0: maxHostTasks
+}
+
+// errHostTasksFull is the error of a task the gateway cannot take on: it
+// keeps the most entries it may, none of an ended task.
+type errHostTasksFull struct{ limit int }
+
+func (e errHostTasksFull) Error() string {
+	return fmt.Sprintf("the gateway follows %d tasks for its hosts already, the most it keeps, and none of them has ended; "+
+		"follow tasks to their end with tasks/get, or cancel those you no longer need with tasks/cancel, and call again", e.limit)
+}
+
+// put keeps pt, making room: entries past their TTL go, then, if the map
+// is full, the ended entry taken on longest ago; when every entry is of a
+// task not known to have ended it fails with errHostTasksFull. An id kept
+// already keeps its entry.
+func (h *hostTasks) put(pt *passedTask, now time.Time) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.tasks == nil {
+		h.tasks = map[string]*passedTask{}
+	}
+	if _, ok := h.tasks[pt.hostID]; ok {
+		return nil
+	}
+	h.evictLocked(now)
+	if limit := cmp.Or(h.max, maxHostTasks); len(h.tasks) >= limit {
+		var oldest *passedTask
+		for _, p := range h.tasks {
+			if p.ended && (oldest == nil || p.added.Before(oldest.added)) {
+				oldest = p
+			}
+		}
+		if oldest == nil {
+			return errHostTasksFull{limit}
+		}
+		delete(h.tasks, oldest.hostID)
+		oldest.kept = false
+	}
+	h.tasks[pt.hostID] = pt
+	pt.kept = true
+	return nil
+}
+
+// evictLocked removes the entries past their TTL.
+func (h *hostTasks) evictLocked(now time.Time) {
+	for id, p := range h.tasks {
+		if p.expired(now) {
+			delete(h.tasks, id)
+			p.kept = false
+		}
+	}
+}
+
+// get is the entry of host id id, nil if none (or past its TTL).
+func (h *hostTasks) get(id string, now time.Time) *passedTask {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	pt := h.tasks[id]
+	if pt == nil || pt.expired(now) {
+		return nil
+	}
+	return pt
+}
+
+// saw records what the agent said of pt's task: whether it ended, when it
+// expires. An entry made anew from its id is kept from here on, if there
+// is room; else it is served unkept.
+func (h *hostTasks) saw(pt *passedTask, t *client.Task, now time.Time) {
+	h.mu.Lock()
+	pt.ended = t.Ended()
+	pt.expires = taskExpiry(t, now)
+	kept := pt.kept
+	h.mu.Unlock()
+	if !kept {
+		_ = h.put(pt, now) // full of running tasks: this one is read from the agent each time
+	}
+}
+
+// len is how many entries are kept.
+func (h *hostTasks) len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.tasks)
+}
+
+// taskExpiry is when the agent forgets t (its TTL counts from its
+// creation); zero for a task kept without limit.
+func taskExpiry(t *client.Task, now time.Time) time.Time {
+	if t.TTL <= 0 {
+		return time.Time{}
+	}
+	if t.CreatedAt.IsZero() {
+		return now.Add(t.TTL)
+	}
+	return t.CreatedAt.Add(t.TTL)
+}
+
+// hostTaskID is the host's id of task id of the agent at index idx of
+// the configuration: stable across the gateway's restarts, so long as the
+// configuration lists the agents in the same order.
+func hostTaskID(idx int, id string) string {
+	return strconv.Itoa(idx) + "." + id
+}
+
+// hostTask is the passed task the host calls id: the entry kept, or, for
+// an id of the gateway's form it does not keep (a task passed before the
+// gateway restarted, or one whose entry made room for others), one made
+// anew, so that a host following a task across a restart still reaches
+// the agent's task (the agent says whether it has it). nil: not an id of
+// the gateway's.
+func (g *Gateway) hostTask(id string) *passedTask {
+	now := time.Now()
+	if pt := g.hostTasks.get(id, now); pt != nil {
+		return pt
+	}
+	idx, agentID, ok := strings.Cut(id, ".")
+	n, err := strconv.Atoi(idx)
+	if !ok || err != nil || strconv.Itoa(n) != idx || n < 0 || n >= len(g.agents) || agentID == "" {
+		return nil
+	}
+	return &passedTask{agent: g.agents[n], tool: resumedTool, id: agentID, hostID: id, added: now}
 }
 
 // serveTasks lets hosts that support tasks have them.
@@ -126,9 +289,7 @@ func (g *Gateway) serveTasks() {
 		},
 	} {
 		err := mcp.AddReceivingCustomMethod(g.server, method, func(ctx context.Context, _ *mcp.ServerSession, p *hostTaskParams) (mcp.Result, error) {
-			g.hostTasks.mu.Lock()
-			pt := g.hostTasks.tasks[p.TaskID]
-			g.hostTasks.mu.Unlock()
+			pt := g.hostTask(p.TaskID)
 			if pt == nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: Task not found"}
 			}
@@ -159,26 +320,33 @@ func declaresTasks(meta map[string]any) bool {
 }
 
 // passTask forwards a call of a host that supports tasks: a task the agent
-// makes goes back to the host as a task of the gateway's.
+// makes goes back to the host as a task of the gateway's. A task the
+// gateway has no room to keep is cancelled at the agent, and the call is
+// a tool error that says why.
 func (g *Gateway) passTask(ctx context.Context, req *mcp.CallToolRequest, r route) (mcp.Result, error) {
 	res, t, err := g.run(ctx, req, r, true)
 	if err != nil || t == nil {
 		return res, err
 	}
-	idx := 0
-	for i, a := range g.agents {
-		if a == r.agent {
-			idx = i
+	now := time.Now()
+	pt := &passedTask{agent: r.agent, tool: r.tool.Name, id: t.ID, hostID: hostTaskID(slices.Index(g.agents, r.agent), t.ID),
+		added: now, expires: taskExpiry(t, now), ended: t.Ended()}
+	if err := g.hostTasks.put(pt, now); err != nil {
+		outcome := "The agent's task was cancelled."
+		mw, cerr := g.middleware(r.agent, nil)
+		var s *mcp.ClientSession
+		if cerr == nil {
+			s, cerr = g.session(ctx, r.agent)
 		}
+		if cerr == nil {
+			cerr = g.dropTask(ctx, mw, s, r.agent, t.ID, "the gateway keeps no more tasks")
+		}
+		if cerr != nil {
+			outcome = fmt.Sprintf("The agent's task %s could not be cancelled (%s); it runs to its end unseen.", t.ID, scrub(cerr.Error()))
+		}
+		return toolError(fmt.Sprintf("%s: %v. %s", req.Params.Name, err, outcome)), nil
 	}
-	id := fmt.Sprintf("%d.%s", idx, t.ID)
-	g.hostTasks.mu.Lock()
-	if g.hostTasks.tasks == nil {
-		g.hostTasks.tasks = map[string]*passedTask{}
-	}
-	g.hostTasks.tasks[id] = &passedTask{route: r, id: t.ID}
-	g.hostTasks.mu.Unlock()
-	fields := hostTask(id, t)
+	fields := hostTask(pt.hostID, t)
 	fields["resultType"] = "task"
 	return &wireResult{fields: fields}, nil
 }
@@ -209,22 +377,15 @@ func hostTask(id string, t *client.Task) map[string]any {
 func (g *Gateway) hostTaskGet(ctx context.Context, pt *passedTask) (mcp.Result, error) {
 	pt.once.Lock()
 	defer pt.once.Unlock()
-	var id string
-	g.hostTasks.mu.Lock()
-	for k, v := range g.hostTasks.tasks {
-		if v == pt {
-			id = k
-		}
-	}
-	g.hostTasks.mu.Unlock()
+	id := pt.hostID
 	if pt.done != nil {
 		return &wireResult{fields: map[string]any{"resultType": "complete", "taskId": id, "status": client.TaskCompleted, "result": pt.done}}, nil
 	}
-	mw, err := g.middleware(pt.route, nil)
+	mw, err := g.middleware(pt.agent, nil)
 	if err != nil {
 		return nil, err
 	}
-	s, err := g.session(ctx, pt.route.agent)
+	s, err := g.session(ctx, pt.agent)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the agent is not reachable: " + scrub(err.Error())}
 	}
@@ -232,10 +393,11 @@ func (g *Gateway) hostTaskGet(ctx context.Context, pt *passedTask) (mcp.Result, 
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: " + scrub(err.Error())}
 	}
+	g.hostTasks.saw(pt, t, time.Now())
 	fields := hostTask(id, t)
 	fields["resultType"] = "complete"
 	if t.Status == client.TaskCompleted && t.Result != nil {
-		g.finish(ctx, t.Result, pt.route.tool.Name)
+		g.finish(ctx, t.Result, pt.tool)
 		pt.done = t.Result
 		fields["result"] = t.Result
 	}
@@ -248,11 +410,11 @@ func (g *Gateway) hostTaskGet(ctx context.Context, pt *passedTask) (mcp.Result, 
 
 // hostTaskCancel forwards tasks/cancel.
 func (g *Gateway) hostTaskCancel(ctx context.Context, pt *passedTask) (mcp.Result, error) {
-	mw, err := g.middleware(pt.route, nil)
+	mw, err := g.middleware(pt.agent, nil)
 	if err != nil {
 		return nil, err
 	}
-	s, err := g.session(ctx, pt.route.agent)
+	s, err := g.session(ctx, pt.agent)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the agent is not reachable: " + scrub(err.Error())}
 	}

@@ -6,6 +6,8 @@ package attack
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -172,7 +174,8 @@ func TestA2ATaskFailsWhenItsReplicaDies(t *testing.T) {
 // The same for an MCP task (2026-07-28 with the Tasks extension): a
 // replica killed under a running task, the task is failed with the reason
 // on the other within the lease; a task left alone completes and is read
-// on the other replica, its file's digest that of its bytes.
+// on the other replica, and its file, downloaded from the signed URL the
+// result gives, has the sha256 the result names.
 func TestMCPTaskFailsWhenItsReplicaDies(t *testing.T) {
 	const lease = 3 * time.Second
 	a, b, _ := taskReplicas(t, lease)
@@ -212,8 +215,20 @@ func TestMCPTaskFailsWhenItsReplicaDies(t *testing.T) {
 	if within(30*time.Second, func() bool { got = get(done.TaskID); return got.Status == "completed" }) < 0 {
 		t.Fatalf("a 3 s task left alone: %+v", got)
 	}
-	if !strings.Contains(string(got.Result), "slept.txt") || !strings.Contains(string(got.Result), `"sha256"`) {
-		t.Errorf("its result on the other replica: %s", got.Result)
+	var res struct {
+		File struct {
+			URL      string `json:"download_url"`
+			Filename string `json:"filename"`
+			SHA256   string `json:"sha256"`
+		} `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(got.Result, &res); err != nil || res.File.Filename != "slept.txt" || res.File.URL == "" {
+		t.Fatalf("its result on the other replica: %s %v", got.Result, err)
+	}
+	file := do(t, http.MethodGet, res.File.URL, nil)
+	sum := sha256.Sum256(file.body)
+	if file.status != http.StatusOK || string(file.body) != "slept 3000 ms\n" || hex.EncodeToString(sum[:]) != res.File.SHA256 {
+		t.Errorf("its file, downloaded from %s: %s, sha256 %x, the result says %s", res.File.URL, file, sum, res.File.SHA256)
 	}
 
 	dies := start(120000)

@@ -47,6 +47,9 @@ type Options struct {
 	EmbedMaxBytes int64
 	// JWTSecret turns on AGENT_AUTH=jwt with this HS256 secret.
 	JWTSecret string
+	// OutputTTL is AGENT_OUTPUT_TTL, also the TTL of its tasks; 0 means
+	// the default (24 h).
+	OutputTTL time.Duration
 }
 
 // EmbedItem is an item of compose_page's embeds: a nested file field.
@@ -96,6 +99,7 @@ func Start(t testing.TB, opts Options) *Agent {
 		DataDir:         t.TempDir(),
 		MaxUploadBytes:  opts.MaxUploadBytes,
 		EmbedMaxBytes:   embed,
+		OutputTTL:       opts.OutputTTL,
 		ShutdownTimeout: 5 * time.Second,
 	}
 	if opts.JWTSecret != "" {

@@ -1,0 +1,12 @@
+package gateway
+
+// SetMaxHostTasks sets how many passed tasks g keeps (maxHostTasks), for
+// tests that fill the map.
+func SetMaxHostTasks(g *Gateway, n int) {
+	g.hostTasks.mu.Lock()
+	defer g.hostTasks.mu.Unlock()
+	g.hostTasks.max = n
+}
+
+// HostTasks is how many passed tasks g keeps.
+func HostTasks(g *Gateway) int { return g.hostTasks.len() }
