@@ -2,8 +2,12 @@ package client
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
@@ -19,7 +23,8 @@ import (
 // and any other block becomes a text block saying what it was. Each keeps
 // the block as sent under _meta[transfer.MetaContent]. This happens in the
 // HTTP client of WithTasks, to every JSON-RPC answer over streamable HTTP,
-// and to the result of a task.
+// in the connection of ReadableTransport over any other transport, and to
+// the result of a task.
 
 // sdkContent are the content block types the go-sdk decodes.
 var sdkContent = map[string]bool{"text": true, "image": true, "audio": true, "resource_link": true, "resource": true, "tool_use": true, "tool_result": true}
@@ -112,4 +117,41 @@ func readableBlock(typ string, block json.RawMessage) map[string]any {
 		typ = typ[:40] + "…"
 	}
 	return map[string]any{"type": "text", "text": fmt.Sprintf("[a content block of type %q, which this client cannot show]", typ), "_meta": meta}
+}
+
+// ReadableTransport wraps an MCP transport other than streamable HTTP (a
+// stdio server's CommandTransport, say) so that answers whose content
+// blocks the go-sdk cannot decode reach it rewritten, as WithTasks' HTTP
+// client does over streamable HTTP. A *mcp.StreamableClientTransport is
+// returned as it is: its connection tells the go-sdk session more than a
+// wrapper could pass on, so give it an HTTP client from WithTasks instead.
+func ReadableTransport(t mcp.Transport) mcp.Transport {
+	if _, ok := t.(*mcp.StreamableClientTransport); ok {
+		return t
+	}
+	return readableTransport{t}
+}
+
+type readableTransport struct{ t mcp.Transport }
+
+func (r readableTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := r.t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return readableConn{c}, nil
+}
+
+// readableConn rewrites the results of the responses it reads with
+// readableResult.
+type readableConn struct{ mcp.Connection }
+
+func (c readableConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if r, ok := m.(*jsonrpc.Response); ok && len(r.Result) > 0 {
+		if out, changed := readableResult(r.Result); changed {
+			r.Result = out
+		}
+	}
+	return m, err
 }

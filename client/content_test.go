@@ -1,11 +1,13 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/client"
@@ -214,5 +217,107 @@ func TestFileBlocksAndUnknownContentReachTheHost(t *testing.T) {
 				t.Errorf("the rewritten result still names a file URI: %s", b)
 			}
 		})
+	}
+}
+
+// pipeTransport carries JSON-RPC messages to the raw server one POST each,
+// as a transport other than streamable HTTP would (a stdio server, say).
+type pipeTransport struct{ url string }
+
+func (p pipeTransport) Connect(context.Context) (mcp.Connection, error) {
+	return &pipeConn{url: p.url, in: make(chan jsonrpc.Message, 8), done: make(chan struct{})}, nil
+}
+
+type pipeConn struct {
+	url  string
+	in   chan jsonrpc.Message
+	done chan struct{}
+	once sync.Once
+}
+
+func (c *pipeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	resp, err := http.Post(c.url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusAccepted {
+		return nil // a notification
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	answer, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		return err
+	}
+	select {
+	case c.in <- answer:
+		return nil
+	case <-c.done:
+		return io.ErrClosedPipe
+	}
+}
+
+func (c *pipeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case m := <-c.in:
+		return m, nil
+	case <-c.done:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *pipeConn) Close() error {
+	c.once.Do(func() { close(c.done) })
+	return nil
+}
+
+func (c *pipeConn) SessionID() string { return "" }
+
+// Over a transport other than streamable HTTP, ReadableTransport does what
+// WithTasks' HTTP client does: the result with file blocks and an unknown
+// block arrives, its files fetched; without it the go-sdk refuses it.
+func TestReadableTransportOverAPipe(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	r := newRawServer(t)
+	for _, wrap := range []bool{false, true} {
+		reg, err := client.NewRegistry("", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer reg.Close()
+		mw, err := client.New(client.Config{Registry: reg, BaseURL: r.ts.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := mcp.NewClient(&mcp.Implementation{Name: "client-test", Version: "0"}, nil)
+		mw.Attach(c)
+		var tr mcp.Transport = pipeTransport{r.ts.URL + "/mcp"}
+		if wrap {
+			tr = client.ReadableTransport(tr)
+		}
+		cs, err := c.Connect(ctx, tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "make_json"})
+		switch {
+		case !wrap && (err == nil || !strings.Contains(err.Error(), `content type "file"`)):
+			t.Errorf("without ReadableTransport: %v; want the go-sdk's refusal of the file block", err)
+		case wrap && err != nil:
+			t.Errorf("with ReadableTransport: %v", err)
+		case wrap && len(client.ProducedNames(res)) != 4:
+			t.Errorf("with ReadableTransport: produced %v, failed %v; want 4 files", client.ProducedNames(res), client.FailedFiles(res))
+		}
 	}
 }
