@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -243,7 +244,7 @@ func (t answerTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set("Mcp-Name", box.name)
 	}
 	resp, err := t.base.RoundTrip(req)
-	if err != nil || req.Method != http.MethodPost || resp.StatusCode != http.StatusOK {
+	if err != nil || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
 	see := func(msg []byte) ([]byte, bool) {
@@ -288,24 +289,26 @@ func (b *taskBox) see(msg []byte) {
 	}
 }
 
-// maxSSEEvent bounds one event of an SSE stream sseEvents holds.
+// maxSSEEvent bounds the event sseEvents holds: from an event larger than
+// that on, the stream goes on untouched.
 const maxSSEEvent = 64 << 20
 
 // sseEvents passes an SSE stream on event by event: each event's data is
 // given to fn, and when fn changes it the event goes on with the new data
-// in one data line (its other fields kept); otherwise it goes on as it
-// came.
+// (its other fields kept); otherwise it goes on as it came.
 type sseEvents struct {
-	rc    io.ReadCloser
-	fn    func([]byte) ([]byte, bool)
-	chunk []byte
-	line  []byte       // the line being read, without its newline
-	raw   bytes.Buffer // the event's lines as they came
-	other bytes.Buffer // its lines other than data
-	data  bytes.Buffer // its data, lines joined with \n
-	lines int          // its data lines
-	out   bytes.Buffer // what is ready to be read
-	err   error        // the stream's end or failure, once met
+	limit  int  // the largest event held; 0 means maxSSEEvent
+	bypass bool // an event was too large to hold: the rest passes as it comes
+	rc     io.ReadCloser
+	fn     func([]byte) ([]byte, bool)
+	chunk  []byte
+	line   []byte       // the line being read, without its newline
+	raw    bytes.Buffer // the event's lines as they came
+	other  bytes.Buffer // its lines other than data
+	data   bytes.Buffer // its data, lines joined with \n
+	lines  int          // its data lines
+	out    bytes.Buffer // what is ready to be read
+	err    error        // the stream's end or failure, once met
 }
 
 func (s *sseEvents) Read(p []byte) (int, error) {
@@ -314,7 +317,11 @@ func (s *sseEvents) Read(p []byte) (int, error) {
 			s.chunk = make([]byte, 32<<10)
 		}
 		n, err := s.rc.Read(s.chunk)
-		s.consume(s.chunk[:n])
+		if s.bypass {
+			s.out.Write(s.chunk[:n])
+		} else {
+			s.consume(s.chunk[:n])
+		}
 		if s.err == nil && err != nil {
 			s.err = err
 			s.out.Write(s.raw.Bytes()) // an unfinished event goes on as it came
@@ -330,7 +337,7 @@ func (s *sseEvents) Read(p []byte) (int, error) {
 // consume takes b into the event being read, finishing events at blank
 // lines.
 func (s *sseEvents) consume(b []byte) {
-	for len(b) > 0 && s.err == nil {
+	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
 			s.line = append(s.line, b...)
@@ -340,8 +347,14 @@ func (s *sseEvents) consume(b []byte) {
 			b = b[i+1:]
 			s.endLine()
 		}
-		if len(s.line)+s.raw.Len() > maxSSEEvent {
-			s.err = fmt.Errorf("the agent sent an SSE event over %d MiB", maxSSEEvent>>20)
+		if len(s.line)+s.raw.Len() > cmp.Or(s.limit, maxSSEEvent) {
+			s.bypass = true
+			s.out.Write(s.raw.Bytes())
+			s.out.Write(s.line)
+			s.out.Write(b)
+			s.raw, s.other, s.data = bytes.Buffer{}, bytes.Buffer{}, bytes.Buffer{} // their memory goes too
+			s.line = nil
+			return
 		}
 	}
 }
@@ -366,20 +379,23 @@ func (s *sseEvents) endLine() {
 		s.line = s.line[:0]
 		return
 	}
-	s.line = s.line[:0]
 	out, changed := []byte(nil), false
 	if s.lines > 0 {
 		out, changed = s.fn(s.data.Bytes())
 	}
 	if changed {
 		s.out.Write(s.other.Bytes())
-		s.out.WriteString("data: ")
-		s.out.Write(out)
-		s.out.WriteString("\n\n")
+		for l := range bytes.Lines(out) {
+			s.out.WriteString("data: ")
+			s.out.Write(bytes.TrimSuffix(l, []byte("\n")))
+			s.out.WriteByte('\n')
+		}
 	} else {
 		s.out.Write(s.raw.Bytes())
-		s.out.WriteByte('\n')
 	}
+	s.out.Write(s.line) // the blank line, \r and all
+	s.out.WriteByte('\n')
+	s.line = s.line[:0]
 	s.raw.Reset()
 	s.other.Reset()
 	s.data.Reset()
