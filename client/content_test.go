@@ -151,6 +151,30 @@ func newRawServer(t *testing.T) *rawServer {
 	return r
 }
 
+// connect opens a session with the raw server over tr, the middleware
+// attached with a registry of its own; both close when the test ends.
+func (r *rawServer) connect(t *testing.T, tr mcp.Transport) (*client.Registry, *mcp.ClientSession, error) {
+	reg, err := client.NewRegistry("", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.Cleanup(func() { reg.Close() })
+	mw, err := client.New(client.Config{Registry: reg, BaseURL: r.ts.URL})
+	if err != nil {
+		return nil, nil, err
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "client-test", Version: "0"}, nil)
+	mw.Attach(c)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	cs, err := c.Connect(ctx, tr, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.Cleanup(func() { cs.Close() })
+	return reg, cs, nil
+}
+
 // A result whose content holds the draft's file blocks and a block type
 // the go-sdk does not know still reaches the host, over a JSON answer and
 // over an SSE stream: each file block becomes a file the middleware
@@ -164,22 +188,10 @@ func TestFileBlocksAndUnknownContentReachTheHost(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 			defer cancel()
 			r := newRawServer(t)
-			reg, err := client.NewRegistry("", nil)
+			reg, cs, err := r.connect(t, &mcp.StreamableClientTransport{Endpoint: r.ts.URL + "/mcp", HTTPClient: client.WithTasks(nil), DisableStandaloneSSE: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer reg.Close()
-			mw, err := client.New(client.Config{Registry: reg, BaseURL: r.ts.URL})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := mcp.NewClient(&mcp.Implementation{Name: "client-test", Version: "0"}, nil)
-			mw.Attach(c)
-			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.ts.URL + "/mcp", HTTPClient: client.WithTasks(nil), DisableStandaloneSSE: true}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cs.Close()
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool})
 			if err != nil {
 				t.Fatalf("the call: %v", err)
@@ -290,26 +302,14 @@ func TestReadableTransportOverAPipe(t *testing.T) {
 	defer cancel()
 	r := newRawServer(t)
 	for _, wrap := range []bool{false, true} {
-		reg, err := client.NewRegistry("", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer reg.Close()
-		mw, err := client.New(client.Config{Registry: reg, BaseURL: r.ts.URL})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := mcp.NewClient(&mcp.Implementation{Name: "client-test", Version: "0"}, nil)
-		mw.Attach(c)
 		var tr mcp.Transport = pipeTransport{r.ts.URL + "/mcp"}
 		if wrap {
 			tr = client.ReadableTransport(tr)
 		}
-		cs, err := c.Connect(ctx, tr, nil)
+		_, cs, err := r.connect(t, tr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer cs.Close()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "make_json"})
 		switch {
 		case !wrap && (err == nil || !strings.Contains(err.Error(), `content type "file"`)):
