@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/testkit/s3test"
+	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -235,5 +237,147 @@ func TestDescriptorUploadedOnceWhileInFlight(t *testing.T) {
 	svc.backing.Walk(ctx, fileserve.Staging, func(fileserve.Meta) error { staged++; return nil })
 	if staged != 1 {
 		t.Errorf("%d staged files, want 1", staged)
+	}
+}
+
+// A descriptor upload whose bytes are not what files/authorizeUpload was
+// told is refused with the reason a host can show, and the staging area
+// keeps nothing of it: more bytes than declared (413, whether the length
+// is announced or the body is streamed), fewer (400), bytes of a type no
+// tool takes though the declared type was one (415). A declared type
+// outside the tools' accept lists is refused before any byte is sent,
+// with a JSON-RPC error.
+func TestAuthorizeUploadRefusesBytesOtherThanDeclared(t *testing.T) {
+	svc, srv := serveTestService(t, nil)
+	AddTool(svc, Tool{Name: "take"}, func(ctx context.Context, call *Call, in struct {
+		Source FileAttachment `json:"source" accept:"text/plain"`
+	}) (*Result, error) {
+		if _, err := call.ResolveFileAttachment(ctx, in.Source); err != nil {
+			return nil, err
+		}
+		return TextResult("ok"), nil
+	})
+	ctx := context.Background()
+	s := connectFiles(t, srv.URL, "")
+	staged := func() int {
+		n := 0
+		svc.backing.Walk(ctx, fileserve.Staging, func(fileserve.Meta) error { n++; return nil })
+		return n
+	}
+	text := bytes.Repeat([]byte("plain text\n"), 100)
+	for _, c := range []struct {
+		name     string
+		declared int64
+		body     []byte
+		streamed bool // no Content-Length: the cap is met while storing
+		code     int
+		reason   string
+	}{
+		{"larger, length announced", 500, text, false, http.StatusRequestEntityTooLarge, mcpfile.ReasonSizeMismatch},
+		{"larger, streamed", 500, text, true, http.StatusRequestEntityTooLarge, mcpfile.ReasonSizeMismatch},
+		{"smaller", int64(len(text)) + 100, text, false, http.StatusBadRequest, mcpfile.ReasonSizeMismatch},
+		{"another type", int64(len(pngBytes(t))), pngBytes(t), false, http.StatusUnsupportedMediaType, mcpfile.ReasonTypeNotAccepted},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			size := c.declared
+			up, err := mcp.CallCustomMethod[*fileUploadParams, *fileUploadResult](ctx, s, mcpfile.MethodAuthorizeUpload, &fileUploadParams{
+				AuthorizeUploadParams: mcpfile.AuthorizeUploadParams{Name: "notes.txt", MIMEType: "text/plain", Size: &size}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body io.Reader = bytes.NewReader(c.body)
+			if c.streamed {
+				body = io.MultiReader(body) // a reader of unknown length: sent chunked
+			}
+			req, _ := http.NewRequest(up.Upload.Method, up.Upload.URL, body)
+			if c.streamed {
+				req.ContentLength = -1
+			}
+			req.Header.Set("Content-Type", "text/plain")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var refusal uploadRefusal
+			json.NewDecoder(resp.Body).Decode(&refusal)
+			if resp.StatusCode != c.code || refusal.Reason != c.reason || refusal.Error == "" {
+				t.Errorf("%d %+v; want %d with reason %s", resp.StatusCode, refusal, c.code, c.reason)
+			}
+			if n := staged(); n != 0 {
+				t.Errorf("%d files staged after the refusal, want none", n)
+			}
+			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "take", Arguments: map[string]any{"source": up.File.URI}})
+			if err != nil || !res.IsError || !strings.Contains(textOf(res), "has not arrived") {
+				t.Errorf("the refused upload's file URI as an input: %v %q; want a tool error saying it has not arrived", err, textOf(res))
+			}
+		})
+	}
+
+	size := int64(100)
+	_, err := mcp.CallCustomMethod[*fileUploadParams, *fileUploadResult](ctx, s, mcpfile.MethodAuthorizeUpload, &fileUploadParams{
+		AuthorizeUploadParams: mcpfile.AuthorizeUploadParams{Name: "a.pdf", MIMEType: "application/pdf", Size: &size}})
+	var re *jsonrpc.Error
+	var data mcpfile.ErrorData
+	if !errors.As(err, &re) || re.Code != jsonrpc.CodeInvalidParams || json.Unmarshal(re.Data, &data) != nil ||
+		data.Reason != mcpfile.ReasonTypeNotAccepted || len(data.Accept) != 1 || data.Accept[0] != "text/plain" {
+		t.Errorf("a declared type no tool takes: %v; want -32602 typeNotAccepted with accept [text/plain]", err)
+	}
+	if n := staged(); n != 0 {
+		t.Errorf("%d files staged, want none", n)
+	}
+}
+
+// With S3 storage and AGENT_S3_REDIRECT, files/authorizeDownload answers
+// the store's presigned URL itself (the reference host follows no
+// redirect): a plain GET of it, with no header and no redirect, gives the
+// produced file's bytes.
+func TestAuthorizeDownloadPresignedOnS3(t *testing.T) {
+	s3 := s3test.Start(t)
+	bucket := s3.NewBucket(t)
+	svc, srv := serveTestService(t, func(c *Config) {
+		c.StorageURL = s3.StorageURL(bucket)
+		c.AWSAccessKeyID, c.AWSSecretAccessKey = s3.AccessKey, s3.SecretKey
+		c.S3Redirect = true
+	})
+	data := bytes.Repeat([]byte("from the bucket\n"), 4096)
+	AddTool(svc, Tool{Name: "make"}, func(ctx context.Context, call *Call, in struct{}) (*Result, error) {
+		return call.FileResponse(ctx, OutputBytes("made.txt", data))
+	})
+	ctx := context.Background()
+	s := connectFiles(t, srv.URL, "")
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "make", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("make: %v %s", err, textOf(res))
+	}
+	var out struct {
+		File mcpfile.FileValue `json:"file"`
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if json.Unmarshal(b, &out); out.File.URI == "" {
+		t.Fatalf("no FileValue in %s", b)
+	}
+	// Without authentication the file is the scope's it was made in: the
+	// owner handle of the result goes back with the request.
+	params := &fileDownloadParams{AuthorizeDownloadParams: mcpfile.AuthorizeDownloadParams{URI: out.File.URI}}
+	params.Meta = mcp.Meta{transfer.MetaOwner: res.Meta[transfer.MetaOwner]}
+	got, err := mcp.CallCustomMethod[*fileDownloadParams, *fileDownloadResult](ctx, s, mcpfile.MethodAuthorizeDownload, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := got.Download
+	if d == nil || d.Check(time.Now(), http.MethodGet) != nil || !strings.Contains(d.URL, s3.Endpoint) || !strings.Contains(d.URL, "X-Amz-Signature=") {
+		t.Fatalf("the download descriptor: %+v; want a GET of a presigned URL of the store at %s", d, s3.Endpoint)
+	}
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Get(d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	sum := sha256.Sum256(body)
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(body, data) || *mcpfile.SHA256(hex.EncodeToString(sum[:])) != *got.File.Digest {
+		t.Fatalf("GET of the presigned URL: %s, %d bytes (want %d), digest %+v", resp.Status, len(body), len(data), got.File.Digest)
 	}
 }

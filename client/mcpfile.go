@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -310,8 +312,8 @@ func fileValues(v any, out *[]mcpfile.FileValue) {
 			}
 			return
 		}
-		for _, i := range x {
-			fileValues(i, out)
+		for _, k := range slices.Sorted(maps.Keys(x)) { // in the same order each time
+			fileValues(x[k], out)
 		}
 	}
 }

@@ -86,6 +86,7 @@ func (m *Middleware) collect(ctx context.Context, session *mcp.ClientSession, to
 		case *mcp.ResourceLink, *mcp.EmbeddedResource:
 			continue // the files are in the registry now
 		case *mcp.TextContent:
+			scrubFileValues(map[string]any(x.Meta), renamed)
 			if t := scrubText(x.Text, renamed); t != "" {
 				content = append(content, &mcp.TextContent{Text: t, Meta: x.Meta, Annotations: x.Annotations})
 			}
@@ -156,8 +157,11 @@ func (m *Middleware) fetch(ctx context.Context, f *produced, source string) (Ent
 }
 
 // gather lists the produced files of res in order: structured content
-// first (it has the display names), then resource links, then embedded
-// resources; one entry per URL.
+// first (it has the display names), then the content blocks, one entry
+// per URL or file URI. A draft server's FileValue counts wherever the
+// reference host looks for one: anywhere in the structured content, a
+// resource link to a file URI (what a {"type": "file"} block becomes,
+// content.go), and in the _meta of the other blocks.
 func gather(res *mcp.CallToolResult) []*produced {
 	var out []*produced
 	byURL := map[string]*produced{}
@@ -182,6 +186,23 @@ func gather(res *mcp.CallToolResult) []*produced {
 		out = append(out, p)
 		return p
 	}
+	addFile := func(fv mcpfile.FileValue) {
+		if byURL[fv.URI] != nil {
+			return
+		}
+		p := &produced{fileURI: fv.URI, name: filename.Base(fv.Name), size: -1}
+		if fv.Size != nil {
+			p.size = *fv.Size
+		}
+		if fv.Digest != nil {
+			p.sha256, _ = fv.Digest.Hex()
+		}
+		if p.name == "" {
+			p.name = "file"
+		}
+		byURL[fv.URI] = p
+		out = append(out, p)
+	}
 	if sc, ok := res.StructuredContent.(map[string]any); ok {
 		for _, f := range structuredFiles(sc) {
 			add(str(f["download_url"]), str(f["filename"]), num(f["size_bytes"]), str(f[transfer.MetaSHA256]))
@@ -189,26 +210,18 @@ func gather(res *mcp.CallToolResult) []*produced {
 		var fvs []mcpfile.FileValue
 		fileValues(sc, &fvs)
 		for _, fv := range fvs {
-			if byURL[fv.URI] != nil {
-				continue
-			}
-			p := &produced{fileURI: fv.URI, name: filename.Base(fv.Name), size: -1}
-			if fv.Size != nil {
-				p.size = *fv.Size
-			}
-			if fv.Digest != nil {
-				p.sha256, _ = fv.Digest.Hex()
-			}
-			if p.name == "" {
-				p.name = "file"
-			}
-			byURL[fv.URI] = p
-			out = append(out, p)
+			addFile(fv)
 		}
 	}
 	for _, c := range res.Content {
 		switch x := c.(type) {
 		case *mcp.ResourceLink:
+			if isFileLink(x) {
+				fv := mcpfile.FileValue{URI: x.URI, Name: x.Name, MIMEType: x.MIMEType, Size: x.Size}
+				fv.Digest = mcpfile.SHA256(str(x.Meta[transfer.MetaSHA256]))
+				addFile(fv)
+				continue
+			}
 			size := int64(-1)
 			if x.Size != nil {
 				size = *x.Size
@@ -228,6 +241,12 @@ func gather(res *mcp.CallToolResult) []*produced {
 			} else {
 				p.embedded = []byte(x.Resource.Text)
 			}
+		default:
+			var fvs []mcpfile.FileValue
+			fileValues(blockMeta(c), &fvs)
+			for _, fv := range fvs {
+				addFile(fv)
+			}
 		}
 	}
 	for _, p := range out {
@@ -236,6 +255,31 @@ func gather(res *mcp.CallToolResult) []*produced {
 		}
 	}
 	return out
+}
+
+// isFileLink reports whether a resource link names a draft server's file
+// rather than a resource or a URL: a file block the client rewrote
+// (content.go), or a link to an mcp-file: URI.
+func isFileLink(l *mcp.ResourceLink) bool {
+	if _, rewritten := l.Meta[transfer.MetaContent]; rewritten {
+		return mcpfile.IsFileURI(l.URI)
+	}
+	u, err := url.Parse(l.URI)
+	return err == nil && strings.EqualFold(u.Scheme, mcpfile.Scheme)
+}
+
+// blockMeta is the _meta of a text, image or audio block, as generic JSON
+// values; nil for none.
+func blockMeta(c mcp.Content) map[string]any {
+	switch x := c.(type) {
+	case *mcp.TextContent:
+		return x.Meta
+	case *mcp.ImageContent:
+		return x.Meta
+	case *mcp.AudioContent:
+		return x.Meta
+	}
+	return nil
 }
 
 // structuredFiles returns the file objects of structured content: the

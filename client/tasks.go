@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +10,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -130,6 +130,9 @@ func (w *wireTask) task() (*Task, error) {
 		t.Total, _ = p["total"].(float64)
 	}
 	if len(w.Result) > 0 && string(w.Result) != "null" {
+		if r, ok := readableResult(w.Result); ok {
+			w.Result = r
+		}
 		t.Result = &mcp.CallToolResult{}
 		if err := json.Unmarshal(w.Result, t.Result); err != nil {
 			return nil, fmt.Errorf("task %s: its result is not a tool result: %w", w.TaskID, err)
@@ -210,9 +213,12 @@ func (b *taskBox) get() *wireTask {
 
 // WithTasks returns an HTTP client for an MCP transport (the go-sdk's
 // StreamableClientTransport.HTTPClient) that lets the middleware see the
-// tasks an agent answers with; hc nil means http.DefaultClient. Without it
-// a Config.Tasks middleware cannot tell a task from an empty result, and
-// refuses to declare the extension.
+// tasks an agent answers with, and rewrites the content blocks of answers
+// that the go-sdk cannot decode into blocks it can (content.go), so that a
+// result with the draft MCP file contract's file blocks is not lost; hc
+// nil means http.DefaultClient. Without it a Config.Tasks middleware
+// cannot tell a task from an empty result, and refuses to declare the
+// extension.
 func WithTasks(hc *http.Client) *http.Client {
 	if hc == nil {
 		hc = http.DefaultClient
@@ -222,41 +228,56 @@ func WithTasks(hc *http.Client) *http.Client {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	out.Transport = taskTripper{base}
+	out.Transport = answerTripper{base}
 	return &out
 }
 
-// taskTripper sets the Mcp-Name of tasks/* requests and reads the task out
-// of a tools/call's answer.
-type taskTripper struct{ base http.RoundTripper }
+// answerTripper sets the Mcp-Name of tasks/* requests, reads the task out
+// of a tools/call's answer, and makes every JSON-RPC answer readable by
+// the go-sdk (readableMessage).
+type answerTripper struct{ base http.RoundTripper }
 
-func (t taskTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t answerTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	box := boxFrom(req.Context())
-	if box == nil {
-		return t.base.RoundTrip(req)
-	}
-	if box.name != "" {
+	if box != nil && box.name != "" {
 		req = req.Clone(req.Context())
 		req.Header.Set("Mcp-Name", box.name)
 	}
 	resp, err := t.base.RoundTrip(req)
-	if err != nil || box.name != "" || resp.StatusCode != http.StatusOK {
+	if err != nil || resp.StatusCode != http.StatusOK {
 		return resp, err
+	}
+	see := func(msg []byte) ([]byte, bool) {
+		if box != nil && box.name == "" {
+			box.see(msg)
+		}
+		return readableMessage(msg)
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "application/json":
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		if err == nil {
-			box.see(body)
+		if err != nil {
+			resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+			return resp, nil
 		}
+		if out, changed := see(body); changed {
+			body = out
+			resp.ContentLength = int64(len(body))
+			resp.Header.Del("Content-Length")
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
 	case "text/event-stream":
-		resp.Body = &sseTap{rc: resp.Body, box: box}
+		resp.Body = &sseEvents{rc: resp.Body, fn: see}
 	}
 	return resp, nil
 }
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // see records the task a JSON-RPC response carries, if it carries one.
 func (b *taskBox) see(msg []byte) {
@@ -268,36 +289,120 @@ func (b *taskBox) see(msg []byte) {
 	}
 }
 
-// sseTap passes an SSE stream on while reading the data of its events.
-type sseTap struct {
-	rc   io.ReadCloser
-	box  *taskBox
-	line []byte // the line being read
-	data bytes.Buffer
+// maxSSEEvent bounds the event sseEvents holds: from an event larger than
+// that on, the stream goes on untouched.
+const maxSSEEvent = 64 << 20
+
+// sseEvents passes an SSE stream on event by event: each event's data is
+// given to fn, and when fn changes it the event goes on with the new data
+// (its other fields kept); otherwise it goes on as it came.
+type sseEvents struct {
+	limit  int  // the largest event held; 0 means maxSSEEvent
+	bypass bool // an event was too large to hold: the rest passes as it comes
+	rc     io.ReadCloser
+	fn     func([]byte) ([]byte, bool)
+	chunk  []byte
+	line   []byte       // the line being read, without its newline
+	raw    bytes.Buffer // the event's lines as they came
+	other  bytes.Buffer // its lines other than data
+	data   bytes.Buffer // its data, lines joined with \n
+	lines  int          // its data lines
+	out    bytes.Buffer // what is ready to be read
+	err    error        // the stream's end or failure, once met
 }
 
-func (s *sseTap) Read(p []byte) (int, error) {
-	n, err := s.rc.Read(p)
-	for _, c := range p[:n] {
-		if c != '\n' {
-			if len(s.line) < 64<<20 {
-				s.line = append(s.line, c)
-			}
-			continue
+func (s *sseEvents) Read(p []byte) (int, error) {
+	for s.out.Len() == 0 && s.err == nil {
+		if s.chunk == nil {
+			s.chunk = make([]byte, 32<<10)
 		}
-		line := strings.TrimSuffix(string(s.line), "\r")
-		s.line = s.line[:0]
-		if d, ok := strings.CutPrefix(line, "data:"); ok {
-			s.data.WriteString(strings.TrimPrefix(d, " "))
-		} else if line == "" && s.data.Len() > 0 {
-			s.box.see(s.data.Bytes())
-			s.data.Reset()
+		n, err := s.rc.Read(s.chunk)
+		if s.bypass {
+			s.out.Write(s.chunk[:n])
+		} else {
+			s.consume(s.chunk[:n])
+		}
+		if s.err == nil && err != nil {
+			s.err = err
+			s.out.Write(s.raw.Bytes()) // an unfinished event goes on as it came
+			s.out.Write(s.line)
 		}
 	}
-	return n, err
+	if s.out.Len() > 0 {
+		return s.out.Read(p)
+	}
+	return 0, s.err
 }
 
-func (s *sseTap) Close() error { return s.rc.Close() }
+// consume takes b into the event being read, finishing events at blank
+// lines.
+func (s *sseEvents) consume(b []byte) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			s.line = append(s.line, b...)
+			b = nil
+		} else {
+			s.line = append(s.line, b[:i]...)
+			b = b[i+1:]
+			s.endLine()
+		}
+		if len(s.line)+s.raw.Len() > cmp.Or(s.limit, maxSSEEvent) {
+			s.bypass = true
+			s.out.Write(s.raw.Bytes())
+			s.out.Write(s.line)
+			s.out.Write(b)
+			s.raw, s.other, s.data = bytes.Buffer{}, bytes.Buffer{}, bytes.Buffer{} // their memory goes too
+			s.line = nil
+			return
+		}
+	}
+}
+
+// endLine takes the line read into the event, and passes the event on at
+// a blank line.
+func (s *sseEvents) endLine() {
+	line := bytes.TrimSuffix(s.line, []byte("\r"))
+	if len(line) > 0 {
+		s.raw.Write(s.line)
+		s.raw.WriteByte('\n')
+		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			if s.lines > 0 {
+				s.data.WriteByte('\n')
+			}
+			s.data.Write(bytes.TrimPrefix(d, []byte(" ")))
+			s.lines++
+		} else {
+			s.other.Write(s.line)
+			s.other.WriteByte('\n')
+		}
+		s.line = s.line[:0]
+		return
+	}
+	out, changed := []byte(nil), false
+	if s.lines > 0 {
+		out, changed = s.fn(s.data.Bytes())
+	}
+	if changed {
+		s.out.Write(s.other.Bytes())
+		for l := range bytes.Lines(out) {
+			s.out.WriteString("data: ")
+			s.out.Write(bytes.TrimSuffix(l, []byte("\n")))
+			s.out.WriteByte('\n')
+		}
+	} else {
+		s.out.Write(s.raw.Bytes())
+	}
+	s.out.Write(s.line) // the blank line, \r and all
+	s.out.WriteByte('\n')
+	s.line = s.line[:0]
+	s.raw.Reset()
+	s.other.Reset()
+	s.data.Reset()
+	s.lines = 0
+}
+
+func (s *sseEvents) Close() error { return s.rc.Close() }
 
 // declareTasks adds the Tasks extension to the client capabilities of a
 // 2026-07-28 request's _meta (the go-sdk put the client's own there).

@@ -254,7 +254,9 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		cmd := exec.Command(ac.Command[0], ac.Command[1:]...)
 		cmd.Env = append(os.Environ(), ac.Env...)
 		cmd.Stderr = os.Stderr // a host shows a stdio server's stderr in its log
-		tr = &mcp.CommandTransport{Command: cmd}
+		// Content blocks the go-sdk cannot decode are rewritten (over
+		// HTTP, client.WithTasks' client does it).
+		tr = client.ReadableTransport(&mcp.CommandTransport{Command: cmd})
 	}
 	var sopts *mcp.ClientSessionOptions
 	if ac.ProtocolVersion != "" {

@@ -35,6 +35,11 @@ const (
 	// MetaSHA256 is the key under a resource_link's _meta (and an A2A file
 	// artifact's metadata) that holds the file's lowercase hex sha256.
 	MetaSHA256 = "sha256"
+	// MetaContent is the key under the _meta of a content block the client
+	// rewrote, because the go-sdk cannot decode its type, into one it can
+	// (a resource_link for the draft's file block, a text block for any
+	// other): it holds the block as the server sent it.
+	MetaContent = "agentura/content"
 	// MetaTaskProgress is the key under a running MCP task's _meta (its
 	// tasks/get answer and notifications) that holds the tool's last
 	// progress report: {"progress": done, "total": total}.

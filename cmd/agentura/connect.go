@@ -68,7 +68,9 @@ func prepare(c *common, rawURL string, stderr io.Writer) (*conn, error) {
 		} else {
 			cmd.Stderr = cn.stderr
 		}
-		cn.tr = &mcp.CommandTransport{Command: cmd}
+		// Content blocks the go-sdk cannot decode are rewritten (over
+		// HTTP, client.WithTasks' client does it).
+		cn.tr = client.ReadableTransport(&mcp.CommandTransport{Command: cmd})
 		return cn, nil
 	}
 	endpoint, err := endpointOf(rawURL)

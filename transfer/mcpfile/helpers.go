@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -109,6 +110,35 @@ func IsFileURI(s string) bool {
 		return false
 	}
 	return true
+}
+
+// FileOfBlock reads the FileValue of a content block of type
+// ContentTypeFile, given as its JSON: the FileValue under "file" (the
+// SEP's FileContent, {"type": "file", "file": {...}}), else the block itself
+// (a FileValue written flat into the block); a uri under "content" (the
+// SEP's earlier payload, {"content": {"uri": ...}}) is read too. ok is
+// false when the block names no file URI (IsFileURI).
+func FileOfBlock(block []byte) (fv FileValue, ok bool) {
+	var b struct {
+		FileValue
+		File    json.RawMessage `json:"file"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(block, &b) != nil {
+		return FileValue{}, false
+	}
+	if len(b.File) > 0 && b.File[0] == '{' {
+		return FileOfBlock(b.File)
+	}
+	fv = b.FileValue
+	if fv.URI == "" {
+		var payload struct {
+			URI string `json:"uri"`
+		}
+		json.Unmarshal(b.Content, &payload)
+		fv.URI = payload.URI
+	}
+	return fv, IsFileURI(fv.URI)
 }
 
 // URI returns the file URI mcp-file://authority/kind/id.

@@ -42,6 +42,12 @@ const (
 	CapabilityFiles = "files"
 )
 
+// ContentTypeFile is the type of the draft's file content block
+// (FileContent): a tool result may carry a produced file in its content as
+// {"type": "file", "file": FileValue} (FileOfBlock), beside or instead of a
+// FileValue in its structured content.
+const ContentTypeFile = "file"
+
 // Transfer modes of an input.
 const (
 	// ModeInline: the value is a data: URI.

@@ -1,0 +1,42 @@
+package client
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+// sseEvents passes a stream on byte for byte where fn changes nothing
+// (comments, CRLF lines, ids, several data lines, an unfinished last
+// event), puts fn's data in the event where it does, and
+// lets the rest of a stream pass untouched from an event over its limit.
+func TestSSEEventsRewritesOnlyWhatChanges(t *testing.T) {
+	upper := func(b []byte) ([]byte, bool) {
+		if !bytes.HasPrefix(b, []byte("change")) {
+			return b, false
+		}
+		return bytes.ToUpper(b), true
+	}
+	read := func(in string, limit int) string {
+		s := &sseEvents{rc: io.NopCloser(strings.NewReader(in)), fn: upper, limit: limit}
+		s.chunk = make([]byte, 7) // events split across reads
+		out, err := io.ReadAll(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	same := ": ping\n\nevent: message\r\nid: 1\r\ndata: keep\r\ndata: this\r\n\r\nretry: 5\n\ndata: unfinished"
+	if got := read(same, 0); got != same {
+		t.Errorf("a stream fn leaves alone:\n%q\nwant it as it came:\n%q", got, same)
+	}
+	in := "id: 2\ndata: change\ndata: me\n\ndata: keep\n\n"
+	if got, want := read(in, 0), "id: 2\ndata: CHANGE\ndata: ME\n\ndata: keep\n\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	big := "data: change " + strings.Repeat("x", 100) + "\n\ndata: change too\n\n"
+	if got := read(big, 64); got != big {
+		t.Errorf("a stream with an event over the limit: %q, want it untouched", got)
+	}
+}
