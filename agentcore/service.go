@@ -246,6 +246,11 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		// its expiry index (fileserve.ExpiryIndex) when it has one.
 		Store:       store,
 		BeforeSweep: func(context.Context) { s.reapStopped(temp) },
+		AfterSweep: func(ctx context.Context) {
+			if s.ledger != nil {
+				s.ledger.recharge(ctx)
+			}
+		},
 		Rules: []cleanup.Rule{
 			{Area: fileserve.Outputs, TTL: cfg.OutputTTL},
 			{Area: fileserve.Staging, TTL: cfg.StagingTTL},

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -100,6 +102,7 @@ type taskLedger struct {
 
 	mu      sync.Mutex
 	running map[string]*runningTask // tasks this replica runs, by id
+	charged map[string]bool         // owners this replica holds task-record charges for (recharge)
 	base    context.Context         // parent of every task run; ends at Close
 	stopAll context.CancelCauseFunc
 	wg      sync.WaitGroup
@@ -114,7 +117,7 @@ type runningTask struct {
 func newTaskLedger(rs fileserve.RecordStore, quota fileserve.Reserver, lease time.Duration, maxLive int, log *slog.Logger, kinds ...string) *taskLedger {
 	base, stop := context.WithCancelCause(context.Background())
 	return &taskLedger{records: rs, quota: quota, replica: fileserve.NewID(), lease: lease, maxLive: maxLive,
-		kinds: kinds, log: log, running: map[string]*runningTask{}, base: base, stopAll: stop}
+		kinds: kinds, log: log, running: map[string]*runningTask{}, charged: map[string]bool{}, base: base, stopAll: stop}
 }
 
 // leaseFor is the lease this replica writes now.
@@ -180,6 +183,13 @@ func (l *taskLedger) charge(ctx context.Context, owner string, extra int64, stri
 			total += max(in.Size, taskRecordCharge)
 		}
 	}
+	l.mu.Lock()
+	if total > 0 {
+		l.charged[owner] = true
+	} else {
+		delete(l.charged, owner)
+	}
+	l.mu.Unlock()
 	if !strict {
 		l.quota.Hold(owner, taskQuotaKey, total)
 		return nil
@@ -189,6 +199,21 @@ func (l *taskLedger) charge(ctx context.Context, owner string, extra int64, stri
 		return &taskQuotaError{records: total, qe: qe}
 	}
 	return err
+}
+
+// recharge counts again the task records of every owner this replica
+// charges, after a sweep: records the sweeper (here or on another replica)
+// removed stop counting at once, as removed files do, rather than at the
+// owner's next task.
+func (l *taskLedger) recharge(ctx context.Context) {
+	l.mu.Lock()
+	owners := slices.Collect(maps.Keys(l.charged))
+	l.mu.Unlock()
+	for _, owner := range owners {
+		if err := l.charge(ctx, owner, 0, false); err != nil {
+			l.log.Debug("task records not counted again after a sweep", "owner", owner, "err", err)
+		}
+	}
 }
 
 // taskQuotaError is the error of a task whose record does not fit under

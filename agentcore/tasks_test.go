@@ -681,7 +681,8 @@ func TestTaskNotificationsOnListen(t *testing.T) {
 // The sweeper removes the task records past their age — MCP task records
 // and cancel markers AGENT_OUTPUT_TTL after their last write, leases
 // taskLeaseSweep after theirs — and leaves younger ones; the owner's
-// charge then counts only the task records left against the quota.
+// charge counts only the task records left against the quota as soon as
+// the sweep ends.
 func TestSweeperRemovesExpiredTaskRecords(t *testing.T) {
 	const ttl = time.Hour
 	disk, err := fileserve.NewDiskStore(t.TempDir())
@@ -704,14 +705,14 @@ func TestSweeperRemovesExpiredTaskRecords(t *testing.T) {
 	}
 	charged := func() int64 {
 		t.Helper()
-		if err := svc.ledger.charge(ctx, owner, 0, false); err != nil {
-			t.Fatal(err)
-		}
 		used, err := svc.store.(*quotaCounted).Used(ctx, owner)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return used
+	}
+	if err := svc.ledger.charge(ctx, owner, 0, false); err != nil { // as a task's start or end does
+		t.Fatal(err)
 	}
 	if got := charged(); got != 2*taskRecordCharge {
 		t.Errorf("before the sweep the owner is charged %d bytes, want its 2 MCP task records (%d)", got, 2*taskRecordCharge)

@@ -91,6 +91,11 @@ type Config struct {
 	// (agentcore: the unfinished calls and temporary files of processes
 	// that stopped), before the areas are swept.
 	BeforeSweep func(context.Context)
+	// AfterSweep, when not nil, runs at the end of every sweep, once the
+	// areas, records and expirers are swept: the owner of the store
+	// re-counts there what depended on what went (agentcore: the task
+	// records each owner's quota is charged for).
+	AfterSweep func(context.Context)
 }
 
 // DefaultWorkers is the default of Config.Workers: deletions are mostly
@@ -142,6 +147,7 @@ type Sweeper struct {
 	workers     int
 	fullEvery   time.Duration
 	beforeSweep func(context.Context)
+	afterSweep  func(context.Context)
 	expirers    []Expirer
 	lagWarn     time.Duration // a lag beyond it is logged as a warning
 
@@ -213,6 +219,7 @@ func New(cfg Config) (*Sweeper, error) {
 		now:     cfg.Now,
 
 		beforeSweep: cfg.BeforeSweep,
+		afterSweep:  cfg.AfterSweep,
 		expirers:    append([]Expirer(nil), cfg.Expirers...),
 	}
 	for _, e := range s.expirers {
@@ -351,6 +358,9 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 			s.metrics.files.WithLabelValues(e.Name).Add(float64(files))
 			s.metrics.bytes.WithLabelValues(e.Name).Add(float64(bytes))
 		}
+	}
+	if s.afterSweep != nil && ctx.Err() == nil {
+		s.afterSweep(ctx)
 	}
 	st.Duration = time.Since(began)
 
