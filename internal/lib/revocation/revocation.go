@@ -63,8 +63,9 @@ type Options struct {
 	Log *slog.Logger
 	// MaxPerOwner bounds the revoked URLs one revoker (RevokeToken's by)
 	// may have whose tokens have not expired yet, over every process
-	// sharing the store (each may take a poll's worth more before it sees
-	// the others'). 0 means DefaultMaxPerOwner.
+	// sharing the store (each revocation reads the list again first; only
+	// revocations at the same moment on several replicas may pass it by
+	// one each). 0 means DefaultMaxPerOwner.
 	MaxPerOwner int
 }
 
@@ -153,6 +154,12 @@ func (l *List) RevokeToken(ctx context.Context, token string, expires time.Time,
 	now := l.now()
 	if !until.After(now) {
 		return nil
+	}
+	if l.rs != nil {
+		// Count what the other replicas revoked up to now, not up to the
+		// last poll. (A store that cannot list will not take the record
+		// either: PutRecord says so below.)
+		_ = l.Refresh(ctx)
 	}
 	l.mu.Lock()
 	if l.rs == nil {
