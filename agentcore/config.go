@@ -19,6 +19,7 @@ import (
 	"github.com/agentura/agentura/internal/lib/cleanup"
 	"github.com/agentura/agentura/internal/lib/connlimit"
 	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/revocation"
 	"github.com/agentura/agentura/settings"
 )
 
@@ -79,6 +80,7 @@ type Config struct {
 	A2AStatusInterval time.Duration // AGENT_A2A_STATUS_INTERVAL
 	TaskLease         time.Duration // AGENT_TASK_LEASE
 	TasksPerOwner     int           // AGENT_TASKS_PER_OWNER
+	MaxRevocations    int           // AGENT_MAX_REVOCATIONS
 
 	MaxCallInputBytes int64    // AGENT_MAX_CALL_INPUT_BYTES: all file inputs of one tool call together; default 4 × MaxUploadBytes
 	AuthJWTAudience   []string // AGENT_AUTH_JWT_AUDIENCE: a caller token's aud must name one of these; empty: not checked
@@ -233,6 +235,10 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.Int(&c.TasksPerOwner, "AGENT_TASKS_PER_OWNER", defaultTasksPerOwner,
 			"tasks (MCP and A2A) one owner may have running at once, over every replica sharing the store; "+
 				"a new one beyond it is refused, saying so").Positive(),
+		settings.Int(&c.MaxRevocations, "AGENT_MAX_REVOCATIONS", revocation.DefaultMaxPerOwner,
+			"revoked download URLs (`POST /files/revoke`) one owner may have whose tokens have not expired yet, over every replica "+
+				"sharing the store (for files of the anonymous owner, when there is no authentication: one client address, an IPv4 "+
+				"address or an IPv6 /64); beyond it a revocation answers `429`, saying to delete the file or wait").Positive(),
 		settings.Int(&c.MaxConcurrentCalls, "AGENT_MAX_CONCURRENT_CALLS", defaultMaxConcurrentCalls(),
 			"tool calls (MCP and A2A) that run at once; more wait for a free slot").Positive().Shown("4 × CPUs"),
 		settings.Duration(&c.QueueTimeout, "AGENT_QUEUE_TIMEOUT", defaultQueueTimeout,

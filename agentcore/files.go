@@ -39,7 +39,8 @@ func (s *Service) fileRoutes() http.Handler {
 
 // revocationTTL is how long the sweeper keeps a revocation record: until
 // every URL it can deny has expired, and at least a minute (a deletion's
-// record must reach every replica's quota).
+// record must reach every replica's quota). (The replicas delete a revoked
+// URL's record sooner, once its token has expired: revocation.Grace.)
 func (c *Config) revocationTTL() time.Duration { return max(c.URLTTL, time.Minute) }
 
 // newRevocations makes the service's revocation list, kept in the store's
@@ -51,5 +52,5 @@ func (s *Service) newRevocations() *revocation.List {
 		forget = q.Forget
 	}
 	rs, _ := fileserve.As[fileserve.RecordStore](s.backing)
-	return revocation.New(rs, forget, s.log)
+	return revocation.New(rs, revocation.Options{OnDeleted: forget, Log: s.log, MaxPerOwner: s.cfg.MaxRevocations})
 }

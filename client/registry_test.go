@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentura/agentura/client"
+	"github.com/agentura/agentura/internal/testkit/requiretool"
 )
 
 func newRegistry(t *testing.T, opts *client.RegistryOptions) *client.Registry {
@@ -233,9 +233,7 @@ func TestAddFileRefusesNamedPipe(t *testing.T) {
 	}
 	defer reg.Close()
 	fifo := filepath.Join(t.TempDir(), "pipe")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("no named pipes here: %v", err)
-	}
+	requiretool.NamedPipe(t, fifo)
 	done := make(chan error, 1)
 	go func() {
 		_, err := reg.AddFile(context.Background(), fifo, "", client.SourceUpload)

@@ -236,7 +236,7 @@ func (g *Gateway) missing(name string, err error) error {
 
 // finish makes a result fit for the host: each produced file (which
 // client.Collect registered) is saved in Out and named with where it lies,
-// with a resource_link to the saved copy; pictures and sounds the result
+// with a resource_link to the saved copy (or with why it could not be); pictures and sounds the result
 // carries inline are saved the same way; what is left of URLs with tokens,
 // data URIs and base64 is scrubbed from text and structured content.
 func (g *Gateway) finish(ctx context.Context, res *mcp.CallToolResult, tool string) {
@@ -246,6 +246,11 @@ func (g *Gateway) finish(ctx context.Context, res *mcp.CallToolResult, tool stri
 		line, link, err := g.save(n)
 		if err != nil {
 			g.log.Warn("produced file not saved", "name", n, "err", err)
+			if e, lerr := g.reg.Lookup(n); lerr == nil {
+				// The model and the user learn that there is no copy in --out, and why.
+				old := transfer.ProducedPrefix + e.Describe()
+				done[old] = old + " — not saved in --out: " + err.Error()
+			}
 			continue
 		}
 		done[line.old] = line.new

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentura/agentura/internal/testkit/requiretool"
 )
 
 // TestRootsRefuseNamedPipe (E20): a named pipe under a root is refused at
@@ -15,9 +17,7 @@ import (
 // call with it, forever.
 func TestRootsRefuseNamedPipe(t *testing.T) {
 	dir := t.TempDir()
-	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.txt"), 0o644); err != nil {
-		t.Skipf("no named pipes here: %v", err)
-	}
+	requiretool.NamedPipe(t, filepath.Join(dir, "pipe.txt"))
 	r, err := openRoots([]string{dir})
 	if err != nil {
 		t.Fatal(err)

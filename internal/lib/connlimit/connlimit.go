@@ -273,13 +273,14 @@ func addrOf(c net.Conn) netip.Addr {
 // of its IPv6 address (as that prefix's first address); invalid when c is
 // not an IP connection.
 func clientOf(c net.Conn) netip.Addr {
-	return clientKey(addrOf(c))
+	return ClientKey(addrOf(c))
 }
 
-// clientKey is the client an address counts for: an IPv4 address itself,
+// ClientKey is the client an address counts for: an IPv4 address itself,
 // an IPv6 address's /64 prefix (its first address), since one host may
-// hold a whole /64; ip as it is when invalid.
-func clientKey(ip netip.Addr) netip.Addr {
+// hold a whole /64; ip as it is when invalid. Other per-client caps
+// (filehttp's revocations) count clients the same way.
+func ClientKey(ip netip.Addr) netip.Addr {
 	ip = ip.Unmap()
 	if !ip.Is6() {
 		return ip

@@ -87,7 +87,7 @@ func TestClientIsIPv6Slash64(t *testing.T) {
 	if v4a.closed {
 		t.Error("IPv4 addresses of one /24 were counted as one client")
 	}
-	if got := clientKey(netip.MustParseAddr("::ffff:192.0.2.1")); got != netip.MustParseAddr("192.0.2.1") {
+	if got := ClientKey(netip.MustParseAddr("::ffff:192.0.2.1")); got != netip.MustParseAddr("192.0.2.1") {
 		t.Errorf("an IPv4-mapped address counts as %v", got)
 	}
 }

@@ -3,13 +3,20 @@ package filehttp
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/connlimit"
+	"github.com/agentura/agentura/internal/lib/revocation"
 	"github.com/agentura/agentura/internal/lib/signing"
 	"github.com/agentura/agentura/transfer"
 )
@@ -97,8 +104,14 @@ func (s *Server) ServeDelete(w http.ResponseWriter, r *http.Request) {
 // download: whoever holds it may end it (a leaked link is killed by anyone
 // who has it, the file's owner or an operator). It answers 204, or a JSON
 // error: 400 (not a URL of this agent), 403 (a token that does not
-// verify), 501 (this agent keeps no revocation list), 500 (the store did
-// not take it). A URL whose token has expired already answers 204.
+// verify), 429 (the revoker's cap, below), 501 (this agent keeps no
+// revocation list), 500 (the store did not take it). A URL whose token has
+// expired, or that was revoked already, answers 204 and adds nothing.
+//
+// Revocations are counted against a revoker, who may have a bounded number
+// whose tokens have not expired yet (revocation.Options.MaxPerOwner): the
+// token's owner, or for an anonymous owner's file (no authentication, one
+// owner for all) the client address that revokes (connlimit.ClientKey).
 func (s *Server) ServeRevoke(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
@@ -141,13 +154,40 @@ func (s *Server) ServeRevoke(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusForbidden, "token is for another file")
 		return
 	}
-	if err := s.revoked.RevokeToken(r.Context(), token); err != nil {
+	err = s.revoked.RevokeToken(r.Context(), token, c.ExpiresAt, revoker(r, c.Owner))
+	if le, ok := errors.AsType[*revocation.LimitError](err); ok {
+		secs := int(math.Ceil(le.RetryAfter.Seconds()))
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		WriteError(w, http.StatusTooManyRequests, fmt.Sprintf("too many revoked URLs: %d revoked by this revoker have not expired yet, "+
+			"the most there may be (AGENT_MAX_REVOCATIONS); DELETE the file instead, which ends every URL of it at once, "+
+			"or retry after %d s, when the first of them expires", le.Max, secs))
+		return
+	}
+	if err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: revoke URL", slog.String("id", id), slog.String("error", err.Error()))
 		WriteError(w, http.StatusInternalServerError, "the URL could not be revoked; try again later")
 		return
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "fileserve: download URL revoked", slog.String("id", id), slog.String("token_id", signing.TokenID(token)))
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// revoker is who a revocation counts against: owner, unless it is the
+// anonymous owner of every unauthenticated caller; then the client address
+// (its IPv6 /64), as the request log middleware set it from a trusted
+// proxy's X-Forwarded-For.
+func revoker(r *http.Request, owner string) string {
+	if owner != AnonymousOwner {
+		return "owner " + owner
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		host = connlimit.ClientKey(ip).String()
+	}
+	return "client " + host
 }
 
 // verifyReason is the caller-facing reason of a token that did not verify.

@@ -3,7 +3,9 @@ package filehttp
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +26,7 @@ func manageEnv(t *testing.T, verified bool) (*testEnv, *fileserve.QuotaStore) {
 			t.Fatal(err)
 		}
 		c.Store = q
-		c.Revocations = revocation.New(c.Store.(*fileserve.QuotaStore).Store.(fileserve.RecordStore), q.Forget, nil)
+		c.Revocations = revocation.New(c.Store.(*fileserve.QuotaStore).Store.(fileserve.RecordStore), revocation.Options{OnDeleted: q.Forget, MaxPerOwner: manageMaxRevocations})
 		c.OwnerVerified = verified
 		c.Owner = func(r *http.Request) (string, error) {
 			if o := r.Header.Get("X-Owner"); o != "" {
@@ -144,5 +146,83 @@ func TestRevokeURL(t *testing.T) {
 		if resp, body := revoke(bad); resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("revoke of a %s: %s %s; want 400 or 403", name, resp.Status, body)
 		}
+	}
+}
+
+// manageMaxRevocations is the revokers' cap of manageEnv.
+const manageMaxRevocations = 3
+
+// revokeFrom posts the revocation of u to env's server as if from the
+// client address addr, and returns the answer.
+func revokeFrom(t *testing.T, env *testEnv, u, addr string) *httptest.ResponseRecorder {
+	t.Helper()
+	b, _ := json.Marshal(transfer.RevokeRequest{URL: u})
+	r := httptest.NewRequest(http.MethodPost, env.ts.URL+transfer.RevokePath, strings.NewReader(string(b)))
+	r.RemoteAddr = addr
+	w := httptest.NewRecorder()
+	env.srv.ServeRevoke(w, r)
+	return w
+}
+
+// Revocations are capped per revoker: the owner of the URLs, or for the
+// anonymous owner the client address (an IPv6 /64). Past the cap the
+// answer is 429 with Retry-After, saying what to do; another revoker is
+// not held back, and a URL revoked already answers 204 and adds no record.
+func TestRevokeCappedPerRevoker(t *testing.T) {
+	env, q := manageEnv(t, false)
+	urls := func(owner string, n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, env.signedURL(t, env.putQuota(t, q, owner, fmt.Sprintf("f%d.txt", i), 1)))
+		}
+		return out
+	}
+	records := func() int {
+		infos, err := env.st.Records(bg, revocation.Kind, "*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(infos)
+	}
+	alice := urls("alice", manageMaxRevocations+1)
+	for i, u := range alice[:manageMaxRevocations] {
+		// From ever other addresses: the owner is who counts.
+		if w := revokeFrom(t, env, u, fmt.Sprintf("192.0.2.%d:1000", i+1)); w.Code != http.StatusNoContent {
+			t.Fatalf("revocation %d: %d %s", i, w.Code, w.Body)
+		}
+	}
+	w := revokeFrom(t, env, alice[manageMaxRevocations], "192.0.2.99:1000")
+	if w.Code != http.StatusTooManyRequests || !strings.Contains(w.Body.String(), "DELETE the file") ||
+		!strings.Contains(w.Body.String(), "AGENT_MAX_REVOCATIONS") || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("a revocation past alice's cap: %d %s (Retry-After %q); want 429 saying to delete the file or wait",
+			w.Code, w.Body, w.Header().Get("Retry-After"))
+	}
+	if resp, _ := do(t, "GET", alice[manageMaxRevocations], nil, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("the refused revocation revoked: GET %s", resp.Status)
+	}
+	if w := revokeFrom(t, env, alice[0], "192.0.2.1:1000"); w.Code != http.StatusNoContent {
+		t.Errorf("revoking a revoked URL again at the cap: %d %s; want 204", w.Code, w.Body)
+	}
+	if n := records(); n != manageMaxRevocations {
+		t.Errorf("%d revocation records, want %d", n, manageMaxRevocations)
+	}
+
+	// The anonymous owner's URLs count per client address.
+	anon := urls(AnonymousOwner, 2*manageMaxRevocations+1)
+	for i, u := range anon[:manageMaxRevocations] {
+		if w := revokeFrom(t, env, u, fmt.Sprintf("[2001:db8::%x]:1000", i+1)); w.Code != http.StatusNoContent {
+			t.Fatalf("anonymous revocation %d: %d %s", i, w.Code, w.Body)
+		}
+	}
+	if w := revokeFrom(t, env, anon[manageMaxRevocations], "[2001:db8::ffff]:1000"); w.Code != http.StatusTooManyRequests {
+		t.Errorf("a revocation past the cap of a /64: %d %s; want 429", w.Code, w.Body)
+	}
+	for i, u := range anon[manageMaxRevocations : 2*manageMaxRevocations] {
+		if w := revokeFrom(t, env, u, "198.51.100.7:1000"); w.Code != http.StatusNoContent {
+			t.Errorf("another client's revocation %d: %d %s; want 204", i, w.Code, w.Body)
+		}
+	}
+	if n := records(); n != 3*manageMaxRevocations {
+		t.Errorf("%d revocation records, want %d", n, 3*manageMaxRevocations)
 	}
 }

@@ -5,14 +5,24 @@
 // under one owner so that one listing reads them all), and each replica
 // lists them every PollInterval, so an entry made on one replica is
 // honoured by all within a second. A file deleted on another replica is
-// reported to OnDeleted (the quota forgets it at once). The cleanup
-// sweeper expires the records once the URLs they deny have expired.
+// reported to OnDeleted (the quota forgets it at once).
+//
+// A revoked URL's record names its token's expiry: once the token has
+// expired (and Grace has passed, for clocks that disagree) no signature
+// check lets it through anyway, so the lists forget it and delete its
+// record. Until then it counts against its revoker's cap
+// (Options.MaxPerOwner): the list read twice a second stays bounded
+// however many URLs a caller holds. The cleanup sweeper expires what is
+// left (records of deleted files, records of older versions).
 package revocation
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -37,17 +47,68 @@ const (
 	filePrefix  = "f."
 )
 
+// DefaultMaxPerOwner is Options.MaxPerOwner when it is 0.
+const DefaultMaxPerOwner = 1000
+
+// Grace is how long past its token's expiry a revocation is kept: replicas
+// whose clocks run behind still refuse the token meanwhile.
+const Grace = time.Minute
+
+// Options are what a List is made with besides its store.
+type Options struct {
+	// OnDeleted, when not nil, is called with each file another process
+	// deleted, once, when a poll first sees it.
+	OnDeleted func(fileID string)
+	// Log receives the failures of polls; nil means slog.Default().
+	Log *slog.Logger
+	// MaxPerOwner bounds the revoked URLs one revoker (RevokeToken's by)
+	// may have whose tokens have not expired yet, over every process
+	// sharing the store (each revocation reads the list again first; only
+	// revocations at the same moment on several replicas may pass it by
+	// one each). 0 means DefaultMaxPerOwner.
+	MaxPerOwner int
+}
+
+// LimitError is the error of a revocation past Options.MaxPerOwner.
+type LimitError struct {
+	Max        int           // Options.MaxPerOwner
+	RetryAfter time.Duration // until the first of the revoker's revocations lapses
+}
+
+// Error says what was refused.
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("revocation: %d revoked URLs of this revoker have not expired yet, the most there may be", e.Max)
+}
+
 // List is the revocation list of one process. Its zero value is not
 // usable: make one with New.
 type List struct {
 	rs        fileserve.RecordStore // nil: this process alone
 	onDeleted func(fileID string)
 	log       *slog.Logger
+	max       int
+	now       func() time.Time
 
 	mu     sync.RWMutex
-	tokens map[string]bool      // revoked token ids
+	tokens map[string]revoked   // revoked token ids
 	files  map[string]bool      // deleted file ids
+	by     map[string]revoker   // revocations counted per revoker (a hash of RevokeToken's by)
 	recent map[string]time.Time // names of records this process wrote lately, kept over a listing that began before them
+}
+
+// revoked is one revoked token: until when its record is kept (zero: a
+// record that names no expiry, kept until swept) and whose cap it counts
+// against ("" for none).
+type revoked struct {
+	until time.Time
+	by    string
+}
+
+// revoker is what one revoker has revoked: how many tokens, and when the
+// first of them lapses.
+type revoker struct {
+	n     int
+	first time.Time
 }
 
 // recentFor is how long a record written here is kept over listings that
@@ -55,13 +116,16 @@ type List struct {
 const recentFor = 10 * time.Second
 
 // New returns a list kept in rs, or in this process alone when rs is nil
-// (a store without records). onDeleted, when not nil, is called with each
-// file another process deleted, once, when a poll first sees it.
-func New(rs fileserve.RecordStore, onDeleted func(fileID string), log *slog.Logger) *List {
-	if log == nil {
-		log = slog.Default()
+// (a store without records).
+func New(rs fileserve.RecordStore, o Options) *List {
+	if o.Log == nil {
+		o.Log = slog.Default()
 	}
-	return &List{rs: rs, onDeleted: onDeleted, log: log, tokens: map[string]bool{}, files: map[string]bool{}, recent: map[string]time.Time{}}
+	if o.MaxPerOwner <= 0 {
+		o.MaxPerOwner = DefaultMaxPerOwner
+	}
+	return &List{rs: rs, onDeleted: o.OnDeleted, log: o.Log, max: o.MaxPerOwner, now: time.Now,
+		tokens: map[string]revoked{}, files: map[string]bool{}, by: map[string]revoker{}, recent: map[string]time.Time{}}
 }
 
 // Revoked reports whether token was revoked. (A deleted file needs no
@@ -69,24 +133,65 @@ func New(rs fileserve.RecordStore, onDeleted func(fileID string), log *slog.Logg
 func (l *List) Revoked(token string) bool {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	return len(l.tokens) > 0 && l.tokens[signing.TokenID(token)]
+	if len(l.tokens) == 0 {
+		return false
+	}
+	_, ok := l.tokens[signing.TokenID(token)]
+	return ok
 }
 
-// RevokeToken revokes the URL of token: every replica refuses it within
-// PollInterval. It fails when the store does not take the record.
-func (l *List) RevokeToken(ctx context.Context, token string) error {
-	return l.note(ctx, tokenPrefix, signing.TokenID(token))
+// RevokeToken revokes the URL of token, which expires at expires: every
+// replica refuses it within PollInterval, until Grace after it expires.
+// The revocation counts against by (who revokes: an owner, a client
+// address; any string), which may have Options.MaxPerOwner revocations
+// whose tokens have not expired yet: past that it fails with a
+// *LimitError and writes nothing. A token revoked already, or expired
+// Grace ago, writes nothing and is no error. It fails when the store does
+// not take the record.
+func (l *List) RevokeToken(ctx context.Context, token string, expires time.Time, by string) error {
+	id, key := signing.TokenID(token), revokerKey(by)
+	until := expires.Add(Grace)
+	now := l.now()
+	if !until.After(now) {
+		return nil
+	}
+	if l.rs != nil {
+		// Count what the other replicas revoked up to now, not up to the
+		// last poll. (A store that cannot list will not take the record
+		// either: PutRecord says so below.)
+		_ = l.Refresh(ctx)
+	}
+	l.mu.Lock()
+	if l.rs == nil {
+		l.forgetLapsed(now)
+	}
+	_, known := l.tokens[id]
+	r := l.by[key]
+	l.mu.Unlock()
+	switch {
+	case known:
+		return nil
+	case r.n >= l.max:
+		return &LimitError{Max: l.max, RetryAfter: max(r.first.Sub(now), time.Second)}
+	}
+	return l.note(ctx, tokenPrefix+id+"."+strconv.FormatInt(until.Unix(), 10)+"."+key)
 }
 
 // FileDeleted tells every replica that fileID was deleted: their quotas
 // forget its space within PollInterval.
 func (l *List) FileDeleted(ctx context.Context, fileID string) error {
-	return l.note(ctx, filePrefix, fileID)
+	return l.note(ctx, filePrefix+fileID)
 }
 
-// note writes the record prefix+id, then adds id to this process's list.
-func (l *List) note(ctx context.Context, prefix, id string) error {
-	name := prefix + id
+// revokerKey names a revoker in record names: 16 hex digits of the SHA-256
+// of by (which may hold any character, and should not be on show).
+func revokerKey(by string) string {
+	sum := sha256.Sum256([]byte(by))
+	return hex.EncodeToString(sum[:8])
+}
+
+// note writes the record name, then adds it to this process's list.
+func (l *List) note(ctx context.Context, name string) error {
 	if l.rs != nil {
 		if err := l.rs.PutRecord(context.WithoutCancel(ctx), Kind, recordOwner, name, nil); err != nil {
 			return fmt.Errorf("revocation: record %s: %w", name, err)
@@ -94,17 +199,81 @@ func (l *List) note(ctx context.Context, prefix, id string) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if prefix == tokenPrefix {
-		l.tokens[id] = true
-	} else {
-		l.files[id] = true
-	}
-	l.recent[name] = time.Now()
+	l.add(name, l.tokens, l.files, l.by, l.now())
+	l.recent[name] = l.now()
 	return nil
 }
 
+// parseToken reads the name of a revoked token's record: t.<token id>,
+// then, from this version on, .<unix time it lapses>.<revoker key>.
+func parseToken(name string) (id string, r revoked, ok bool) {
+	rest, ok := strings.CutPrefix(name, tokenPrefix)
+	if !ok {
+		return "", revoked{}, false
+	}
+	id, rest, _ = strings.Cut(rest, ".")
+	if rest == "" {
+		return id, revoked{}, true // an older record: no expiry, no revoker
+	}
+	at, key, _ := strings.Cut(rest, ".")
+	sec, err := strconv.ParseInt(at, 10, 64)
+	if err != nil {
+		return id, revoked{}, true
+	}
+	return id, revoked{until: time.Unix(sec, 0), by: key}, true
+}
+
+// add puts the record name into tokens, files and by, unless it is the
+// revocation of a token that lapsed by now: then it reports true. A name
+// of neither prefix is left alone.
+func (l *List) add(name string, tokens map[string]revoked, files map[string]bool, by map[string]revoker, now time.Time) (lapsed bool) {
+	if id, ok := strings.CutPrefix(name, filePrefix); ok {
+		files[id] = true
+		return false
+	}
+	id, r, ok := parseToken(name)
+	switch {
+	case !ok:
+		return false
+	case !r.until.IsZero() && !r.until.After(now):
+		return true
+	}
+	if _, dup := tokens[id]; dup {
+		return false
+	}
+	tokens[id] = r
+	if r.by != "" {
+		c := by[r.by]
+		if c.n == 0 || r.until.Before(c.first) {
+			c.first = r.until
+		}
+		c.n++
+		by[r.by] = c
+	}
+	return false
+}
+
+// forgetLapsed drops the revocations whose tokens lapsed, for a list kept
+// in this process alone (a shared one is read again by Refresh). l.mu is
+// held.
+func (l *List) forgetLapsed(now time.Time) {
+	for id, r := range l.tokens {
+		if r.until.IsZero() || r.until.After(now) {
+			continue
+		}
+		delete(l.tokens, id)
+		if c := l.by[r.by]; c.n <= 1 {
+			delete(l.by, r.by)
+		} else {
+			c.n--
+			l.by[r.by] = c // first is now early: a refusal's Retry-After errs short
+		}
+	}
+}
+
 // Refresh reads the list from the store once: entries of other processes
-// join it, entries the sweeper expired leave it.
+// join it, entries the sweeper expired leave it, and the records of
+// revoked tokens that lapsed are deleted.
 func (l *List) Refresh(ctx context.Context) error {
 	if l.rs == nil {
 		return nil
@@ -113,23 +282,20 @@ func (l *List) Refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("revocation: list: %w", err)
 	}
-	tokens, files := make(map[string]bool, len(infos)), map[string]bool{}
-	add := func(name string) {
-		if id, ok := strings.CutPrefix(name, tokenPrefix); ok {
-			tokens[id] = true
-		} else if id, ok := strings.CutPrefix(name, filePrefix); ok {
-			files[id] = true
-		}
-	}
+	now := l.now()
+	tokens, files, by := make(map[string]revoked, len(infos)), map[string]bool{}, map[string]revoker{}
+	var lapsed []string
 	for _, in := range infos {
-		add(in.Name)
+		if l.add(in.Name, tokens, files, by, now) {
+			lapsed = append(lapsed, in.Name)
+		}
 	}
 	l.mu.Lock()
 	for name, at := range l.recent {
-		if time.Since(at) > recentFor {
+		if now.Sub(at) > recentFor {
 			delete(l.recent, name)
 		} else {
-			add(name)
+			l.add(name, tokens, files, by, now)
 		}
 	}
 	var fresh []string
@@ -138,8 +304,14 @@ func (l *List) Refresh(ctx context.Context) error {
 			fresh = append(fresh, id)
 		}
 	}
-	l.tokens, l.files = tokens, files
+	l.tokens, l.files, l.by = tokens, files, by
 	l.mu.Unlock()
+	for _, name := range lapsed {
+		// Every replica may try; deleting a missing record is no error.
+		if err := l.rs.DeleteRecord(ctx, Kind, recordOwner, name); err != nil && ctx.Err() == nil {
+			l.log.Debug("revocation: delete a lapsed record", "name", name, "err", err)
+		}
+	}
 	if l.onDeleted != nil {
 		for _, id := range fresh {
 			l.onDeleted(id)

@@ -2,6 +2,8 @@ package revocation_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,13 +21,13 @@ func TestListSharedThroughTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	var deleted []string
-	a := revocation.New(st, nil, nil)
-	b := revocation.New(st, func(id string) { deleted = append(deleted, id) }, nil)
+	a := revocation.New(st, revocation.Options{})
+	b := revocation.New(st, revocation.Options{OnDeleted: func(id string) { deleted = append(deleted, id) }})
 	const fileID, token, other = "0190d5c2-0000-7000-8000-000000000001", "header.body.sig", "header.body.sig2"
 	if a.Revoked(token) {
 		t.Fatal("a fresh list revokes a token")
 	}
-	if err := a.RevokeToken(ctx, token); err != nil {
+	if err := a.RevokeToken(ctx, token, time.Now().Add(time.Hour), "owner alice"); err != nil {
 		t.Fatal(err)
 	}
 	if !a.Revoked(token) || a.Revoked(other) {
@@ -52,9 +54,113 @@ func TestListSharedThroughTheStore(t *testing.T) {
 	if _, err := st.ExpireRecords(ctx, revocation.Kind, time.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	c := revocation.New(st, nil, nil)
+	c := revocation.New(st, revocation.Options{})
 	c.Refresh(ctx)
 	if c.Revoked(token) {
 		t.Fatal("expired records still revoke")
+	}
+}
+
+// records lists the revocation records in st.
+func records(t *testing.T, st fileserve.RecordStore) []fileserve.RecordInfo {
+	t.Helper()
+	infos, err := st.Records(context.Background(), revocation.Kind, "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return infos
+}
+
+// One revoker may have MaxPerOwner live revocations, over every replica:
+// past it RevokeToken fails with a *LimitError and writes no record;
+// another revoker is not held back by it; revoking a token again, or one
+// expired past the grace, writes nothing; once the tokens lapse the
+// replicas forget them, delete their records, and the revoker may revoke
+// again.
+func TestRevocationsCappedPerRevoker(t *testing.T) {
+	ctx := context.Background()
+	st, err := fileserve.NewDiskStore(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const max = 5
+	a := revocation.New(st, revocation.Options{MaxPerOwner: max})
+	b := revocation.New(st, revocation.Options{MaxPerOwner: max})
+	soon := time.Now().Add(2 * time.Second)
+	for i := range max {
+		l := a
+		if i%2 == 1 {
+			l = b
+		}
+		if err := l.RevokeToken(ctx, fmt.Sprintf("tok.%d", i), soon.Add(-revocation.Grace), "client 192.0.2.1"); err != nil {
+			t.Fatal(err)
+		}
+		a.Refresh(ctx)
+		b.Refresh(ctx)
+	}
+	for _, l := range []*revocation.List{a, b} {
+		err := l.RevokeToken(ctx, "tok.over", time.Now().Add(time.Hour), "client 192.0.2.1")
+		var le *revocation.LimitError
+		if !errors.As(err, &le) || le.Max != max || le.RetryAfter <= 0 || le.RetryAfter > 3*time.Second {
+			t.Fatalf("a revocation past the cap: %v (%+v); want a LimitError retrying within 3 s", err, le)
+		}
+	}
+	if n := len(records(t, st)); n != max {
+		t.Fatalf("%d records after the refused revocations, want %d", n, max)
+	}
+	if a.Revoked("tok.over") {
+		t.Error("a refused revocation revokes")
+	}
+	// Another revoker, a revoked token again, an expired token.
+	if err := a.RevokeToken(ctx, "tok.bob", time.Now().Add(time.Hour), "owner bob"); err != nil {
+		t.Fatalf("another revoker is held back: %v", err)
+	}
+	if err := a.RevokeToken(ctx, "tok.0", time.Now().Add(time.Hour), "owner bob"); err != nil {
+		t.Fatalf("revoking a revoked token again: %v", err)
+	}
+	if err := a.RevokeToken(ctx, "tok.old", time.Now().Add(-revocation.Grace-time.Second), "owner bob"); err != nil {
+		t.Fatalf("revoking an expired token: %v", err)
+	}
+	if n := len(records(t, st)); n != max+1 {
+		t.Fatalf("%d records, want %d: revoking a token again or an expired one wrote one", n, max+1)
+	}
+	// The first five lapse: forgotten, their records deleted, room again.
+	time.Sleep(time.Until(soon) + 1100*time.Millisecond)
+	if err := b.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b.Revoked("tok.0") {
+		t.Error("a lapsed revocation is still kept")
+	}
+	if !b.Revoked("tok.bob") {
+		t.Error("a live revocation was forgotten")
+	}
+	if n := len(records(t, st)); n != 1 {
+		t.Errorf("%d records after the tokens lapsed, want 1 (bob's)", n)
+	}
+	a.Refresh(ctx)
+	if err := a.RevokeToken(ctx, "tok.new", time.Now().Add(time.Hour), "client 192.0.2.1"); err != nil {
+		t.Errorf("the revoker after its revocations lapsed: %v", err)
+	}
+}
+
+// A list kept in the process alone (a store without records) is capped
+// and forgets lapsed tokens too.
+func TestRevocationsCappedInMemory(t *testing.T) {
+	ctx := context.Background()
+	l := revocation.New(nil, revocation.Options{MaxPerOwner: 2})
+	lapse := time.Now().Add(time.Second - revocation.Grace)
+	l.RevokeToken(ctx, "t1", lapse, "x")
+	l.RevokeToken(ctx, "t2", lapse, "x")
+	var le *revocation.LimitError
+	if err := l.RevokeToken(ctx, "t3", time.Now().Add(time.Hour), "x"); !errors.As(err, &le) {
+		t.Fatalf("past the cap: %v, want a LimitError", err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if err := l.RevokeToken(ctx, "t3", time.Now().Add(time.Hour), "x"); err != nil {
+		t.Fatalf("after the first lapsed: %v", err)
+	}
+	if l.Revoked("t1") || !l.Revoked("t3") {
+		t.Error("want t1 forgotten, t3 revoked")
 	}
 }

@@ -89,9 +89,13 @@ func TestE15SameTimeoutsOnEveryRoute(t *testing.T) {
 	reqs := requests(t, a)
 
 	t.Run("first byte", func(t *testing.T) {
-		c := rawDial(t, a.URL)
+		// An agent whose idle timeout lies far past the limit checked, so
+		// that only the header timeout can close the connection in time.
+		quiet := timedAgent(t, "AGENT_IDLE_TIMEOUT=30s")
+		defer quiet.Stop(t)
+		c := rawDial(t, quiet.URL)
 		took := closedAfter(t, c, time.Now(), headerTimeout+slack)
-		t.Logf("a connection that sends nothing: closed after %v (AGENT_HEADER_TIMEOUT %v)", took.Round(time.Millisecond), headerTimeout)
+		t.Logf("a connection that sends nothing: closed after %v (AGENT_HEADER_TIMEOUT %v, AGENT_IDLE_TIMEOUT 30s)", took.Round(time.Millisecond), headerTimeout)
 		if took < headerTimeout-headerTimeout/4 {
 			t.Errorf("closed after %v, before the header timeout", took)
 		}

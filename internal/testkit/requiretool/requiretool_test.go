@@ -2,6 +2,9 @@ package requiretool
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -74,5 +77,25 @@ func TestCommandFound(t *testing.T) {
 	r := run(t, func(tb testing.TB) { got = Command(tb, "go", "install Go") })
 	if r.ended != "" || !strings.HasSuffix(got, "go") && !strings.HasSuffix(got, "go.exe") {
 		t.Fatalf("Command(go) = %q, ended by %q (%s); want the go command's path", got, r.ended, r.msg)
+	}
+}
+
+// TestNamedPipe: a pipe that can be made is made; one that cannot (here: in
+// a folder that does not exist) skips the test, or fails it under
+// AGENTURA_REQUIRE_TOOLS=1.
+func TestNamedPipe(t *testing.T) {
+	dir := t.TempDir()
+	ok := filepath.Join(dir, "pipe")
+	if r := run(t, func(tb testing.TB) { NamedPipe(tb, ok) }); runtime.GOOS != "windows" {
+		if fi, err := os.Lstat(ok); r.ended != "" || err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+			t.Fatalf("NamedPipe: ended by %q (%s), %v; want a named pipe", r.ended, r.msg, err)
+		}
+	}
+	for env, want := range map[string]string{"": "skip", "1": "fatal"} {
+		t.Setenv(Env, env)
+		r := run(t, func(tb testing.TB) { NamedPipe(tb, filepath.Join(dir, "no", "pipe")) })
+		if r.ended != want || !strings.Contains(r.msg, "named pipe") {
+			t.Errorf("AGENTURA_REQUIRE_TOOLS=%q, no pipe possible: ended by %q (%s), want %q", env, r.ended, r.msg, want)
+		}
 	}
 }

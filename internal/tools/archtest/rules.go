@@ -57,7 +57,7 @@ var Rules = []Rule{
 	{"fileserve/storetest", []string{"fileserve"}, "the Store conformance suite every store passes"},
 	{"fileserve/s3bench", nil, "benchmarks of S3 downloads against a presigned GET"},
 	{"internal/lib/revocation", []string{"fileserve", "internal/lib/signing"}, "revoked URLs and deleted files, shared through the store's records"},
-	{"internal/lib/filehttp", with(Leaves, "fileserve", "internal/lib/signing", "internal/lib/boundedmap", "internal/lib/promreg", "internal/lib/revocation", "internal/lib/pdfpreview"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
+	{"internal/lib/filehttp", with(Leaves, "fileserve", "internal/lib/signing", "internal/lib/boundedmap", "internal/lib/promreg", "internal/lib/revocation", "internal/lib/pdfpreview", "internal/lib/connlimit"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
 	{"internal/lib/cleanup", []string{"fileserve", "internal/lib/promreg"}, "the TTL sweeper: at start-up in the background, then on a cron schedule"},
 	// agentcore's insides, out of the author's sight: each may import
 	// what agentcore may, never agentcore itself.
