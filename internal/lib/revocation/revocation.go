@@ -63,9 +63,10 @@ type Options struct {
 	Log *slog.Logger
 	// MaxPerOwner bounds the revoked URLs one revoker (RevokeToken's by)
 	// may have whose tokens have not expired yet, over every process
-	// sharing the store (each revocation reads the list again first; only
-	// revocations at the same moment on several replicas may pass it by
-	// one each). 0 means DefaultMaxPerOwner.
+	// sharing the store (each revocation reads the list again first, and a
+	// process takes one revocation at a time; only revocations at the same
+	// moment on several replicas may pass it by one each). 0 means
+	// DefaultMaxPerOwner.
 	MaxPerOwner int
 }
 
@@ -88,6 +89,14 @@ type List struct {
 	log       *slog.Logger
 	max       int
 	now       func() time.Time
+
+	// revoking serialises RevokeToken in this process (read again,
+	// count, write): concurrent revocations of one revoker would each
+	// see the same count and all pass the cap. Revocations are rare.
+	revoking sync.Mutex
+	// refreshing serialises Refresh: a listing that began earlier never
+	// replaces one that began later.
+	refreshing sync.Mutex
 
 	mu     sync.RWMutex
 	tokens map[string]revoked   // revoked token ids
@@ -155,6 +164,8 @@ func (l *List) RevokeToken(ctx context.Context, token string, expires time.Time,
 	if !until.After(now) {
 		return nil
 	}
+	l.revoking.Lock()
+	defer l.revoking.Unlock()
 	if l.rs != nil {
 		// Count what the other replicas revoked up to now, not up to the
 		// last poll. (A store that cannot list will not take the record
@@ -190,12 +201,20 @@ func revokerKey(by string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// note writes the record name, then adds it to this process's list.
+// note writes the record name, then adds it to this process's list. A
+// list kept in this process alone keeps only revoked tokens (until they
+// lapse): deleted files concern no other process.
 func (l *List) note(ctx context.Context, name string) error {
-	if l.rs != nil {
-		if err := l.rs.PutRecord(context.WithoutCancel(ctx), Kind, recordOwner, name, nil); err != nil {
-			return fmt.Errorf("revocation: record %s: %w", name, err)
+	if l.rs == nil {
+		if !strings.HasPrefix(name, filePrefix) {
+			l.mu.Lock()
+			l.add(name, l.tokens, l.files, l.by, l.now())
+			l.mu.Unlock()
 		}
+		return nil
+	}
+	if err := l.rs.PutRecord(context.WithoutCancel(ctx), Kind, recordOwner, name, nil); err != nil {
+		return fmt.Errorf("revocation: record %s: %w", name, err)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -278,6 +297,8 @@ func (l *List) Refresh(ctx context.Context) error {
 	if l.rs == nil {
 		return nil
 	}
+	l.refreshing.Lock()
+	defer l.refreshing.Unlock()
 	infos, err := l.rs.Records(ctx, Kind, recordOwner)
 	if err != nil {
 		return fmt.Errorf("revocation: list: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,7 +87,11 @@ func TestRevocationsCappedPerRevoker(t *testing.T) {
 	const max = 5
 	a := revocation.New(st, revocation.Options{MaxPerOwner: max})
 	b := revocation.New(st, revocation.Options{MaxPerOwner: max})
-	soon := time.Now().Add(2 * time.Second)
+	clock := time.Now()
+	for _, l := range []*revocation.List{a, b} {
+		revocation.SetClock(l, func() time.Time { return clock })
+	}
+	soon := clock.Add(2 * time.Second)
 	for i := range max {
 		l := a
 		if i%2 == 1 {
@@ -125,7 +130,7 @@ func TestRevocationsCappedPerRevoker(t *testing.T) {
 		t.Fatalf("%d records, want %d: revoking a token again or an expired one wrote one", n, max+1)
 	}
 	// The first five lapse: forgotten, their records deleted, room again.
-	time.Sleep(time.Until(soon) + 1100*time.Millisecond)
+	clock = soon.Add(1100 * time.Millisecond)
 	if err := b.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -149,18 +154,64 @@ func TestRevocationsCappedPerRevoker(t *testing.T) {
 func TestRevocationsCappedInMemory(t *testing.T) {
 	ctx := context.Background()
 	l := revocation.New(nil, revocation.Options{MaxPerOwner: 2})
-	lapse := time.Now().Add(time.Second - revocation.Grace)
+	clock := time.Now()
+	revocation.SetClock(l, func() time.Time { return clock })
+	lapse := clock.Add(time.Second - revocation.Grace)
 	l.RevokeToken(ctx, "t1", lapse, "x")
 	l.RevokeToken(ctx, "t2", lapse, "x")
 	var le *revocation.LimitError
 	if err := l.RevokeToken(ctx, "t3", time.Now().Add(time.Hour), "x"); !errors.As(err, &le) {
 		t.Fatalf("past the cap: %v, want a LimitError", err)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	clock = clock.Add(1100 * time.Millisecond)
 	if err := l.RevokeToken(ctx, "t3", time.Now().Add(time.Hour), "x"); err != nil {
 		t.Fatalf("after the first lapsed: %v", err)
 	}
 	if l.Revoked("t1") || !l.Revoked("t3") {
 		t.Error("want t1 forgotten, t3 revoked")
+	}
+}
+
+// slowRecords is a store whose record writes take as long as an S3 PUT.
+type slowRecords struct{ *fileserve.DiskStore }
+
+func (s slowRecords) PutRecord(ctx context.Context, kind, owner, name string, data []byte) error {
+	time.Sleep(20 * time.Millisecond)
+	return s.DiskStore.PutRecord(ctx, kind, owner, name, data)
+}
+
+// Revocations of one revoker arriving together on one replica meet the
+// cap one after another: none passes it while another's record is being
+// written.
+func TestRevocationsCappedWhenConcurrent(t *testing.T) {
+	ctx := context.Background()
+	st, err := fileserve.NewDiskStore(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const max = 5
+	l := revocation.New(slowRecords{st}, revocation.Options{MaxPerOwner: max})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	accepted, refused := 0, 0
+	for i := range 40 {
+		wg.Go(func() {
+			err := l.RevokeToken(ctx, fmt.Sprintf("tok.%d", i), time.Now().Add(time.Hour), "client 192.0.2.7")
+			var le *revocation.LimitError
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				accepted++
+			case errors.As(err, &le):
+				refused++
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if accepted != max || refused != 40-max || len(records(t, st)) != max {
+		t.Errorf("40 revocations at once against a cap of %d: %d accepted, %d refused, %d records", max, accepted, refused, len(records(t, st)))
 	}
 }
