@@ -2,6 +2,7 @@ package a2acall
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -60,13 +61,7 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 	if cred.Issuer == "" {
 		return nil, fmt.Errorf("a2acall: ClientCredentials.Issuer is empty; set it to the issuer URL of the identity provider client %q is registered at, so that its secret goes to that provider's token endpoint only", cred.ClientID)
 	}
-	var flow *a2a.ClientCredentialsOAuthFlow
-	for _, s := range card.SecuritySchemes {
-		if o, ok := s.(a2a.OAuth2SecurityScheme); ok && o.Flows.ClientCredentials != nil {
-			flow = o.Flows.ClientCredentials
-			break
-		}
-	}
+	flow := clientCredentialsFlow(card)
 	if flow == nil {
 		return hc, nil // the agent takes no OAuth tokens: the credentials are not sent
 	}
@@ -117,6 +112,22 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 	}
 	return transferclient.WithBearer(c.HTTPClient, tok.AccessToken, base), nil
 }
+
+// clientCredentialsFlow returns the OAuth 2.0 client-credentials flow the
+// card declares (an agent with AGENT_AUTH=oauth), or nil.
+func clientCredentialsFlow(card *a2a.AgentCard) *a2a.ClientCredentialsOAuthFlow {
+	for _, s := range card.SecuritySchemes {
+		if o, ok := s.(a2a.OAuth2SecurityScheme); ok && o.Flows.ClientCredentials != nil {
+			return o.Flows.ClientCredentials
+		}
+	}
+	return nil
+}
+
+// ErrNoCredentials is a call refused before it is sent: the agent signs its
+// callers in with OAuth (its card declares a client-credentials flow) and
+// the Client has neither Credentials nor a Token.
+var ErrNoCredentials = errors.New("no credentials for an agent that signs its callers in with OAuth")
 
 // issuerMeta returns the metadata of issuer, read on first use.
 func (c *Client) issuerMeta(ctx context.Context, issuer string) (*issuermeta.Meta, error) {
