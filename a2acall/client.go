@@ -110,8 +110,6 @@ type Client struct {
 	// origin, whose file URIs may be downloaded (an agent whose
 	// AGENT_PUBLIC_URL names another host).
 	DownloadHosts []string
-
-	tokens tokenSources // by client credentials (oauth.go)
 }
 
 // CallSkill calls skill of the agent at agentURL (its base URL, where

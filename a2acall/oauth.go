@@ -22,7 +22,9 @@ import (
 // provider of the agents it calls (those with AGENT_AUTH=oauth): a
 // confidential client allowed the client_credentials grant and the called
 // agents' URLs as audiences. Its client id is the owner of the calls'
-// files there.
+// files there. It keeps the tokens it gets: give one (the same pointer) to
+// the Clients of many calls, and they reuse a token until it expires. Do
+// not copy one after its first use.
 //
 // The secret goes only to the token endpoint of Issuer, read from the
 // issuer's own metadata, never to one an agent names: a call is refused
@@ -37,15 +39,23 @@ type ClientCredentials struct {
 	ClientID, ClientSecret string
 	// Scopes to ask for; nil means every scope the agent's card lists.
 	Scopes []string
+
+	tokens tokenSources // what they got, shared by the Clients given them
 }
 
 // tokenSources keeps the issuers' metadata and one token source per
-// issuer, resource and scopes, so that calls reuse a token until it
-// expires.
+// issuer, resource, scopes and HTTP client, so that calls reuse a token
+// until it expires.
 type tokenSources struct {
 	mu   sync.Mutex
 	meta map[string]*issuermeta.Meta // by issuer
-	m    map[string]oauth2.TokenSource
+	m    map[tokenKey]oauth2.TokenSource
+}
+
+// tokenKey is what a token is good for, and the HTTP client that fetches it.
+type tokenKey struct {
+	issuer, resource, scopes string
+	hc                       *http.Client
 }
 
 // withClientCredentials returns hc with a token of c.Credentials for the
@@ -74,7 +84,7 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 		return nil, fmt.Errorf("agent %s takes tokens of %q (authorization_servers of its protected-resource metadata), not of issuer %s where client %q is registered; the client's secret is not sent",
 			resource, prm.AuthorizationServers, cred.Issuer, cred.ClientID)
 	}
-	meta, err := c.issuerMeta(ctx, cred.Issuer)
+	meta, err := c.issuerMeta(ctx, cred)
 	if err != nil {
 		return nil, err
 	}
@@ -89,9 +99,9 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 		}
 		slices.Sort(scopes)
 	}
-	key := cred.Issuer + " " + prm.Resource + " " + strings.Join(scopes, " ")
-	c.tokens.mu.Lock()
-	ts, ok := c.tokens.m[key]
+	key := tokenKey{issuer: cred.Issuer, resource: prm.Resource, scopes: strings.Join(scopes, " "), hc: c.HTTPClient}
+	cred.tokens.mu.Lock()
+	ts, ok := cred.tokens.m[key]
 	if !ok {
 		cc := &clientcredentials.Config{ClientID: cred.ClientID, ClientSecret: cred.ClientSecret, TokenURL: meta.TokenEndpoint,
 			Scopes: scopes, EndpointParams: url.Values{"resource": {prm.Resource}, "audience": {prm.Resource}}}
@@ -100,12 +110,12 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 			tctx = context.WithValue(tctx, oauth2.HTTPClient, c.HTTPClient)
 		}
 		ts = cc.TokenSource(tctx)
-		if c.tokens.m == nil {
-			c.tokens.m = map[string]oauth2.TokenSource{}
+		if cred.tokens.m == nil {
+			cred.tokens.m = map[tokenKey]oauth2.TokenSource{}
 		}
-		c.tokens.m[key] = ts
+		cred.tokens.m[key] = ts
 	}
-	c.tokens.mu.Unlock()
+	cred.tokens.mu.Unlock()
 	tok, err := ts.Token()
 	if err != nil {
 		return nil, fmt.Errorf("get a token for %s from %s as %s: %w", prm.Resource, meta.TokenEndpoint, cred.ClientID, err)
@@ -129,24 +139,24 @@ func clientCredentialsFlow(card *a2a.AgentCard) *a2a.ClientCredentialsOAuthFlow 
 // the Client has neither Credentials nor a Token.
 var ErrNoCredentials = errors.New("no credentials for an agent that signs its callers in with OAuth")
 
-// issuerMeta returns the metadata of issuer, read on first use.
-func (c *Client) issuerMeta(ctx context.Context, issuer string) (*issuermeta.Meta, error) {
-	c.tokens.mu.Lock()
-	meta := c.tokens.meta[issuer]
-	c.tokens.mu.Unlock()
+// issuerMeta returns the metadata of cred's issuer, read on first use.
+func (c *Client) issuerMeta(ctx context.Context, cred *ClientCredentials) (*issuermeta.Meta, error) {
+	cred.tokens.mu.Lock()
+	meta := cred.tokens.meta[cred.Issuer]
+	cred.tokens.mu.Unlock()
 	if meta != nil {
 		return meta, nil
 	}
-	meta, err := issuermeta.Read(ctx, issuer, c.HTTPClient)
+	meta, err := issuermeta.Read(ctx, cred.Issuer, c.HTTPClient)
 	if err != nil {
 		return nil, fmt.Errorf("ClientCredentials.Issuer: %w", err)
 	}
-	c.tokens.mu.Lock()
-	if c.tokens.meta == nil {
-		c.tokens.meta = map[string]*issuermeta.Meta{}
+	cred.tokens.mu.Lock()
+	if cred.tokens.meta == nil {
+		cred.tokens.meta = map[string]*issuermeta.Meta{}
 	}
-	c.tokens.meta[issuer] = meta
-	c.tokens.mu.Unlock()
+	cred.tokens.meta[cred.Issuer] = meta
+	cred.tokens.mu.Unlock()
 	return meta, nil
 }
 

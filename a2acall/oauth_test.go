@@ -153,10 +153,11 @@ func TestClientCredentialsGoOnlyToTheirIssuer(t *testing.T) {
 		t.Fatalf("refused calls asked the issuer for %d tokens", n)
 	}
 
-	t.Run("a token of the issuer, for the agent, reused", func(t *testing.T) {
+	t.Run("a token of the issuer, for the agent, reused by the clients sharing the credentials", func(t *testing.T) {
 		agent := startAgent(t, issuer.URL+"/oauth2/token", issuer.URL+"/")
-		c := &a2acall.Client{Credentials: creds, Dir: t.TempDir()}
 		for range 2 {
+			// A Client per call, as a tool makes one with the call's folder.
+			c := &a2acall.Client{Credentials: creds, Dir: t.TempDir()}
 			res, err := c.CallSkill(ctx, agent, "echo", nil)
 			if err != nil {
 				t.Fatal(err)
