@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -21,7 +24,8 @@ import (
 // provider (Hydra, its access tokens living 5 s) and keeps the tokens in a
 // token file; after the access token has expired, a second host with the
 // same token file reaches the agent without showing a sign-in page: the
-// refresh token got a new access token, which the file now holds.
+// refresh token got a new access token, which the file now holds. Once
+// that refresh token is revoked, a third host signs in again.
 func TestSignInRefreshesKeptToken(t *testing.T) {
 	const ttl = 5 * time.Second
 	p := hydratest.Start(t, hydratest.AccessTokenTTL(ttl))
@@ -64,6 +68,32 @@ func TestSignInRefreshesKeptToken(t *testing.T) {
 	}
 	if !second.Expiry.After(first.Expiry) {
 		t.Errorf("the new access token expires at %s, not after the old one (%s)", second.Expiry, first.Expiry)
+	}
+
+	// A refresh token the provider no longer honours (revoked: invalid_grant)
+	// means signing in again, not an error.
+	revoke(t, p, "refresh-host", keptToken(t, path, endpoint).RefreshToken)
+	listTools(ctx, t, endpoint, path, func(ctx context.Context, u string) error {
+		signIns.Add(1)
+		go browser.SignIn(ctx, u)
+		return nil
+	})
+	if n := signIns.Load(); n != 2 {
+		t.Fatalf("after the refresh token was revoked, %d sign-ins in all, want 2", n)
+	}
+}
+
+// revoke revokes a token of the public client id at p (RFC 7009).
+func revoke(t *testing.T, p *hydratest.Provider, id, token string) {
+	t.Helper()
+	resp, err := http.PostForm(p.Issuer+"/oauth2/revoke", url.Values{"token": {token}, "client_id": {id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("revoke the refresh token: %s: %s", resp.Status, b)
 	}
 }
 
