@@ -2,6 +2,7 @@ package a2acall
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -21,7 +22,9 @@ import (
 // provider of the agents it calls (those with AGENT_AUTH=oauth): a
 // confidential client allowed the client_credentials grant and the called
 // agents' URLs as audiences. Its client id is the owner of the calls'
-// files there.
+// files there. It keeps the tokens it gets: give one (the same pointer) to
+// the Clients of many calls, and they reuse a token until it expires. Do
+// not copy one after its first use.
 //
 // The secret goes only to the token endpoint of Issuer, read from the
 // issuer's own metadata, never to one an agent names: a call is refused
@@ -36,15 +39,23 @@ type ClientCredentials struct {
 	ClientID, ClientSecret string
 	// Scopes to ask for; nil means every scope the agent's card lists.
 	Scopes []string
+
+	tokens tokenSources // what they got, shared by the Clients given them
 }
 
 // tokenSources keeps the issuers' metadata and one token source per
-// issuer, resource and scopes, so that calls reuse a token until it
-// expires.
+// issuer, resource, scopes and HTTP client, so that calls reuse a token
+// until it expires.
 type tokenSources struct {
 	mu   sync.Mutex
 	meta map[string]*issuermeta.Meta // by issuer
-	m    map[string]oauth2.TokenSource
+	m    map[tokenKey]oauth2.TokenSource
+}
+
+// tokenKey is what a token is good for, and the HTTP client that fetches it.
+type tokenKey struct {
+	issuer, resource, scopes string
+	hc                       *http.Client
 }
 
 // withClientCredentials returns hc with a token of c.Credentials for the
@@ -60,13 +71,7 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 	if cred.Issuer == "" {
 		return nil, fmt.Errorf("a2acall: ClientCredentials.Issuer is empty; set it to the issuer URL of the identity provider client %q is registered at, so that its secret goes to that provider's token endpoint only", cred.ClientID)
 	}
-	var flow *a2a.ClientCredentialsOAuthFlow
-	for _, s := range card.SecuritySchemes {
-		if o, ok := s.(a2a.OAuth2SecurityScheme); ok && o.Flows.ClientCredentials != nil {
-			flow = o.Flows.ClientCredentials
-			break
-		}
-	}
+	flow := clientCredentialsFlow(card)
 	if flow == nil {
 		return hc, nil // the agent takes no OAuth tokens: the credentials are not sent
 	}
@@ -79,7 +84,7 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 		return nil, fmt.Errorf("agent %s takes tokens of %q (authorization_servers of its protected-resource metadata), not of issuer %s where client %q is registered; the client's secret is not sent",
 			resource, prm.AuthorizationServers, cred.Issuer, cred.ClientID)
 	}
-	meta, err := c.issuerMeta(ctx, cred.Issuer)
+	meta, err := c.issuerMeta(ctx, cred)
 	if err != nil {
 		return nil, err
 	}
@@ -94,9 +99,9 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 		}
 		slices.Sort(scopes)
 	}
-	key := cred.Issuer + " " + prm.Resource + " " + strings.Join(scopes, " ")
-	c.tokens.mu.Lock()
-	ts, ok := c.tokens.m[key]
+	key := tokenKey{issuer: cred.Issuer, resource: prm.Resource, scopes: strings.Join(scopes, " "), hc: c.HTTPClient}
+	cred.tokens.mu.Lock()
+	ts, ok := cred.tokens.m[key]
 	if !ok {
 		cc := &clientcredentials.Config{ClientID: cred.ClientID, ClientSecret: cred.ClientSecret, TokenURL: meta.TokenEndpoint,
 			Scopes: scopes, EndpointParams: url.Values{"resource": {prm.Resource}, "audience": {prm.Resource}}}
@@ -105,12 +110,12 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 			tctx = context.WithValue(tctx, oauth2.HTTPClient, c.HTTPClient)
 		}
 		ts = cc.TokenSource(tctx)
-		if c.tokens.m == nil {
-			c.tokens.m = map[string]oauth2.TokenSource{}
+		if cred.tokens.m == nil {
+			cred.tokens.m = map[tokenKey]oauth2.TokenSource{}
 		}
-		c.tokens.m[key] = ts
+		cred.tokens.m[key] = ts
 	}
-	c.tokens.mu.Unlock()
+	cred.tokens.mu.Unlock()
 	tok, err := ts.Token()
 	if err != nil {
 		return nil, fmt.Errorf("get a token for %s from %s as %s: %w", prm.Resource, meta.TokenEndpoint, cred.ClientID, err)
@@ -118,24 +123,40 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 	return transferclient.WithBearer(c.HTTPClient, tok.AccessToken, base), nil
 }
 
-// issuerMeta returns the metadata of issuer, read on first use.
-func (c *Client) issuerMeta(ctx context.Context, issuer string) (*issuermeta.Meta, error) {
-	c.tokens.mu.Lock()
-	meta := c.tokens.meta[issuer]
-	c.tokens.mu.Unlock()
+// clientCredentialsFlow returns the OAuth 2.0 client-credentials flow the
+// card declares (an agent with AGENT_AUTH=oauth), or nil.
+func clientCredentialsFlow(card *a2a.AgentCard) *a2a.ClientCredentialsOAuthFlow {
+	for _, s := range card.SecuritySchemes {
+		if o, ok := s.(a2a.OAuth2SecurityScheme); ok && o.Flows.ClientCredentials != nil {
+			return o.Flows.ClientCredentials
+		}
+	}
+	return nil
+}
+
+// ErrNoCredentials is a call refused before it is sent: the agent signs its
+// callers in with OAuth (its card declares a client-credentials flow) and
+// the Client has neither Credentials nor a Token.
+var ErrNoCredentials = errors.New("no credentials for an agent that signs its callers in with OAuth")
+
+// issuerMeta returns the metadata of cred's issuer, read on first use.
+func (c *Client) issuerMeta(ctx context.Context, cred *ClientCredentials) (*issuermeta.Meta, error) {
+	cred.tokens.mu.Lock()
+	meta := cred.tokens.meta[cred.Issuer]
+	cred.tokens.mu.Unlock()
 	if meta != nil {
 		return meta, nil
 	}
-	meta, err := issuermeta.Read(ctx, issuer, c.HTTPClient)
+	meta, err := issuermeta.Read(ctx, cred.Issuer, c.HTTPClient)
 	if err != nil {
 		return nil, fmt.Errorf("ClientCredentials.Issuer: %w", err)
 	}
-	c.tokens.mu.Lock()
-	if c.tokens.meta == nil {
-		c.tokens.meta = map[string]*issuermeta.Meta{}
+	cred.tokens.mu.Lock()
+	if cred.tokens.meta == nil {
+		cred.tokens.meta = map[string]*issuermeta.Meta{}
 	}
-	c.tokens.meta[issuer] = meta
-	c.tokens.mu.Unlock()
+	cred.tokens.meta[cred.Issuer] = meta
+	cred.tokens.mu.Unlock()
 	return meta, nil
 }
 

@@ -8,6 +8,7 @@ package a2acall_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -76,6 +77,7 @@ func startAgent(t *testing.T, tokenURL string, authServers ...string) string {
 				Skills: []a2a.AgentSkill{{ID: "echo", Name: "echo", Description: "says hello", Tags: []string{"x"}}},
 				SecuritySchemes: a2a.NamedSecuritySchemes{"oauth2": a2a.OAuth2SecurityScheme{Flows: a2a.OAuthFlows{
 					ClientCredentials: &a2a.ClientCredentialsOAuthFlow{TokenURL: tokenURL, Scopes: map[string]string{"tools:call": "call tools"}}}}},
+				Security: []a2a.SecurityRequirements{{"oauth2": a2a.SecuritySchemeScopes{"tools:call"}}},
 			})
 		case "/.well-known/oauth-protected-resource":
 			json.NewEncoder(w).Encode(map[string]any{"resource": srv.URL, "authorization_servers": authServers})
@@ -151,10 +153,11 @@ func TestClientCredentialsGoOnlyToTheirIssuer(t *testing.T) {
 		t.Fatalf("refused calls asked the issuer for %d tokens", n)
 	}
 
-	t.Run("a token of the issuer, for the agent, reused", func(t *testing.T) {
+	t.Run("a token of the issuer, for the agent, reused by the clients sharing the credentials", func(t *testing.T) {
 		agent := startAgent(t, issuer.URL+"/oauth2/token", issuer.URL+"/")
-		c := &a2acall.Client{Credentials: creds, Dir: t.TempDir()}
 		for range 2 {
+			// A Client per call, as a tool makes one with the call's folder.
+			c := &a2acall.Client{Credentials: creds, Dir: t.TempDir()}
 			res, err := c.CallSkill(ctx, agent, "echo", nil)
 			if err != nil {
 				t.Fatal(err)
@@ -169,4 +172,21 @@ func TestClientCredentialsGoOnlyToTheirIssuer(t *testing.T) {
 			t.Errorf("token requests for %q, want one for %s", issuer.resources, agent)
 		}
 	})
+}
+
+// TestNoCredentialsForAnOAuthAgent: a client with neither credentials nor a
+// token is refused before it calls an agent whose card asks for OAuth
+// tokens, with ErrNoCredentials naming the token endpoint; a client with a
+// token sends it (the fake agent refuses it: a 401).
+func TestNoCredentialsForAnOAuthAgent(t *testing.T) {
+	issuer := startIssuer(t)
+	agent := startAgent(t, issuer.URL+"/oauth2/token", issuer.URL)
+	_, err := (&a2acall.Client{Dir: t.TempDir()}).CallSkill(context.Background(), agent, "echo", nil)
+	if !errors.Is(err, a2acall.ErrNoCredentials) || !strings.Contains(err.Error(), issuer.URL+"/oauth2/token") || !strings.Contains(err.Error(), "Client.Credentials") {
+		t.Errorf("without credentials: %v, want ErrNoCredentials naming the token endpoint and Client.Credentials", err)
+	}
+	_, err = (&a2acall.Client{Token: "some-token", Dir: t.TempDir()}).CallSkill(context.Background(), agent, "echo", nil)
+	if err == nil || errors.Is(err, a2acall.ErrNoCredentials) || !strings.Contains(err.Error(), "401") {
+		t.Errorf("with a token: %v, want the agent's 401", err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -362,8 +363,11 @@ func TestOAuthWithHydra(t *testing.T) {
 		if len(res.Files) == 0 {
 			t.Errorf("no file back: %+v", res)
 		}
-		if _, err := (&a2acall.Client{}).CallSkill(ctx, base, "archive_files", nil, in); err == nil || !strings.Contains(err.Error(), "401") {
-			t.Errorf("without credentials: %v", err)
+		if _, err := (&a2acall.Client{}).CallSkill(ctx, base, "archive_files", nil, in); !errors.Is(err, a2acall.ErrNoCredentials) {
+			t.Errorf("without credentials: %v, want a2acall.ErrNoCredentials", err)
+		}
+		if _, err := (&a2acall.Client{Token: "not-a-token"}).CallSkill(ctx, base, "archive_files", nil, in); err == nil || !strings.Contains(err.Error(), "401") {
+			t.Errorf("with a bogus token: %v, want a 401", err)
 		}
 	})
 

@@ -272,7 +272,8 @@ func DefaultTokenFile() string {
 }
 
 // OpenTokenFile returns the token file at path, which need not exist yet.
-// An existing file readable by others is refused: it holds credentials.
+// An existing file others may read or write is refused (on unix: a mode
+// other than 0600 or 0400), it holds credentials.
 // One process gets one TokenFile per path, so that the sign-ins to several
 // agents (the gateway's) take turns writing it.
 func OpenTokenFile(path string) (*TokenFile, error) {
@@ -280,8 +281,10 @@ func OpenTokenFile(path string) (*TokenFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st, err := os.Stat(abs); err == nil && st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("token file %s is readable by others (mode %o): chmod 600 it, it holds credentials", abs, st.Mode().Perm())
+	if st, err := os.Stat(abs); err == nil {
+		if err := private(abs, st); err != nil {
+			return nil, err
+		}
 	}
 	f, _ := tokenFiles.LoadOrStore(abs, &TokenFile{path: abs})
 	return f.(*TokenFile), nil

@@ -39,18 +39,23 @@ type Target struct {
 	// Token is the bearer token for an agent with AGENT_AUTH=jwt
 	// (PIPELINE_AGENT_TOKEN); its sub owns the files over there.
 	Token string
+	// Credentials sign in to an agent with AGENT_AUTH=oauth by client
+	// credentials (PIPELINE_OAUTH_ISSUER, PIPELINE_OAUTH_CLIENT_ID,
+	// PIPELINE_OAUTH_CLIENT_SECRET): this agent's own client at that
+	// agent's identity provider, whose client id owns the files over there.
+	// Nil: Token alone.
+	Credentials *a2acall.ClientCredentials
 	// HTTPClient makes the requests; nil: a default client.
 	HTTPClient *http.Client
 }
 
-// TargetFromEnv reads the target from PIPELINE_AGENT_URL, PIPELINE_SKILL and
-// PIPELINE_AGENT_TOKEN.
+// TargetFromEnv reads the target from PIPELINE_AGENT_URL, PIPELINE_SKILL,
+// PIPELINE_AGENT_TOKEN and, for an agent with AGENT_AUTH=oauth, the client
+// credentials PIPELINE_OAUTH_ISSUER, PIPELINE_OAUTH_CLIENT_ID and
+// PIPELINE_OAUTH_CLIENT_SECRET (all three, or none).
 func TargetFromEnv() (Target, error) {
-	t := Target{
-		AgentURL: strings.TrimSpace(os.Getenv("PIPELINE_AGENT_URL")),
-		Skill:    strings.TrimSpace(os.Getenv("PIPELINE_SKILL")),
-		Token:    strings.TrimSpace(os.Getenv("PIPELINE_AGENT_TOKEN")),
-	}
+	env := func(name string) string { return strings.TrimSpace(os.Getenv(name)) }
+	t := Target{AgentURL: env("PIPELINE_AGENT_URL"), Skill: env("PIPELINE_SKILL"), Token: env("PIPELINE_AGENT_TOKEN")}
 	var errs []error
 	if t.AgentURL == "" {
 		errs = append(errs, errors.New("PIPELINE_AGENT_URL is not set: give the base URL of the agent to forward to, e.g. http://localhost:8000"))
@@ -58,8 +63,26 @@ func TargetFromEnv() (Target, error) {
 	if t.Skill == "" {
 		errs = append(errs, errors.New("PIPELINE_SKILL is not set: name the skill of that agent to call, e.g. archive_files"))
 	}
+	creds := map[string]string{}
+	for _, name := range oauthSettings {
+		if v := env(name); v != "" {
+			creds[name] = v
+		}
+	}
+	if len(creds) > 0 {
+		for _, name := range oauthSettings {
+			if creds[name] == "" {
+				errs = append(errs, fmt.Errorf("%s is not set: the client credentials for an agent with AGENT_AUTH=oauth need all of %s", name, strings.Join(oauthSettings, ", ")))
+			}
+		}
+		t.Credentials = &a2acall.ClientCredentials{Issuer: creds["PIPELINE_OAUTH_ISSUER"],
+			ClientID: creds["PIPELINE_OAUTH_CLIENT_ID"], ClientSecret: creds["PIPELINE_OAUTH_CLIENT_SECRET"]}
+	}
 	return t, errors.Join(errs...)
 }
+
+// oauthSettings are the client credentials' settings, given all or none.
+var oauthSettings = []string{"PIPELINE_OAUTH_ISSUER", "PIPELINE_OAUTH_CLIENT_ID", "PIPELINE_OAUTH_CLIENT_SECRET"}
 
 // ForwardInput are the arguments of forward_files.
 type ForwardInput struct {
@@ -99,8 +122,11 @@ func forward(ctx context.Context, call *agentcore.Call, target Target, in Forwar
 	}
 	// Received files land in the call's folder: FileResponse moves them
 	// into the store instead of copying.
-	client := &a2acall.Client{HTTPClient: target.HTTPClient, Token: target.Token, Dir: dir}
+	client := &a2acall.Client{HTTPClient: target.HTTPClient, Token: target.Token, Credentials: target.Credentials, Dir: dir}
 	got, err := client.CallSkill(ctx, target.AgentURL, target.Skill, in.Arguments, paths...)
+	if errors.Is(err, a2acall.ErrNoCredentials) {
+		return nil, fmt.Errorf("%w (this agent's: set %s)", err, strings.Join(oauthSettings, ", "))
+	}
 	if err != nil {
 		return nil, err
 	}

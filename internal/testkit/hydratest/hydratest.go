@@ -84,9 +84,30 @@ func fileExists(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
-// Start runs Hydra and the login app until the test ends.
-func Start(tb testing.TB) *Provider {
+// Option changes how Start configures Hydra.
+type Option func(*options)
+
+// options are what the Options set: Hydra's configuration, as environment
+// variables (Hydra reads a key a.b from A_B).
+type options struct {
+	env []string
+}
+
+// AccessTokenTTL makes the access tokens Hydra issues expire after d (its
+// ttl.access_token, an hour by default): the tests of refreshing tokens
+// wait past it.
+func AccessTokenTTL(d time.Duration) Option {
+	return func(o *options) { o.env = append(o.env, "TTL_ACCESS_TOKEN="+d.String()) }
+}
+
+// Start runs Hydra and the login app until the test ends, configured by
+// opts.
+func Start(tb testing.TB, opts ...Option) *Provider {
 	tb.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	bin := Binary(tb)
 	pub, admin := freePort(tb), freePort(tb)
 	p := &Provider{
@@ -118,6 +139,7 @@ func Start(tb testing.TB) *Provider {
 		"SQA_OPT_OUT=true",
 		"LOG_LEVEL=warn",
 	)
+	cmd.Env = append(cmd.Env, o.env...)
 	logs, err := os.CreateTemp(tb.TempDir(), "hydra-*.log")
 	if err != nil {
 		tb.Fatal(err)
