@@ -9,7 +9,8 @@ import (
 
 // sseEvents passes a stream on byte for byte where fn changes nothing
 // (comments, CRLF lines, ids, several data lines, an unfinished last
-// event), puts fn's data in the event where it does, and
+// event), puts fn's data in the event where it does (in a last event cut
+// off before its blank line too), and
 // lets the rest of a stream pass untouched from an event over its limit.
 func TestSSEEventsRewritesOnlyWhatChanges(t *testing.T) {
 	upper := func(b []byte) ([]byte, bool) {
@@ -34,6 +35,13 @@ func TestSSEEventsRewritesOnlyWhatChanges(t *testing.T) {
 	in := "id: 2\ndata: change\ndata: me\n\ndata: keep\n\n"
 	if got, want := read(in, 0), "id: 2\ndata: CHANGE\ndata: ME\n\ndata: keep\n\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+	// An event the stream ends in, without its blank line, is one the
+	// go-sdk reads: it is rewritten too, whether its last line ends or not.
+	for _, cut := range []string{"data: keep\n\nid: 3\ndata: change", "data: keep\n\nid: 3\ndata: change\n", "data: keep\n\nid: 3\ndata: change\r"} {
+		if got, want := read(cut, 0), "data: keep\n\nid: 3\ndata: CHANGE\n"; got != want {
+			t.Errorf("a stream cut off in an event: %q, want %q", got, want)
+		}
 	}
 	big := "data: change " + strings.Repeat("x", 100) + "\n\ndata: change too\n\n"
 	if got := read(big, 64); got != big {

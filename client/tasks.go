@@ -324,8 +324,7 @@ func (s *sseEvents) Read(p []byte) (int, error) {
 		}
 		if s.err == nil && err != nil {
 			s.err = err
-			s.out.Write(s.raw.Bytes()) // an unfinished event goes on as it came
-			s.out.Write(s.line)
+			s.endStream()
 		}
 	}
 	if s.out.Len() > 0 {
@@ -384,12 +383,7 @@ func (s *sseEvents) endLine() {
 		out, changed = s.fn(s.data.Bytes())
 	}
 	if changed {
-		s.out.Write(s.other.Bytes())
-		for l := range bytes.Lines(out) {
-			s.out.WriteString("data: ")
-			s.out.Write(bytes.TrimSuffix(l, []byte("\n")))
-			s.out.WriteByte('\n')
-		}
+		s.writeEvent(out)
 	} else {
 		s.out.Write(s.raw.Bytes())
 	}
@@ -400,6 +394,44 @@ func (s *sseEvents) endLine() {
 	s.other.Reset()
 	s.data.Reset()
 	s.lines = 0
+}
+
+// endStream passes on the event the stream ended in before its blank
+// line: the go-sdk reads such an event all the same, so it is rewritten
+// as endLine does when fn changes its data, and goes on as it came
+// otherwise.
+func (s *sseEvents) endStream() {
+	if s.bypass {
+		return
+	}
+	taken := false
+	if len(bytes.TrimSuffix(s.line, []byte("\r"))) > 0 {
+		s.endLine() // the unfinished last line, one of the event's
+		taken = true
+	}
+	if s.lines > 0 {
+		if out, changed := s.fn(s.data.Bytes()); changed {
+			s.writeEvent(out)
+			return
+		}
+	}
+	raw := s.raw.Bytes()
+	if taken {
+		raw = raw[:len(raw)-1] // without the newline it did not have
+	}
+	s.out.Write(raw)
+	s.out.Write(s.line) // a last "\r", if any
+}
+
+// writeEvent writes the event being read with data in place of its own,
+// without the blank line that ends it.
+func (s *sseEvents) writeEvent(data []byte) {
+	s.out.Write(s.other.Bytes())
+	for l := range bytes.Lines(data) {
+		s.out.WriteString("data: ")
+		s.out.Write(bytes.TrimSuffix(l, []byte("\n")))
+		s.out.WriteByte('\n')
+	}
 }
 
 func (s *sseEvents) Close() error { return s.rc.Close() }

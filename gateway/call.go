@@ -238,7 +238,9 @@ func (g *Gateway) missing(name string, err error) error {
 // client.Collect registered) is saved in Out and named with where it lies,
 // with a resource_link to the saved copy (or with why it could not be); pictures and sounds the result
 // carries inline are saved the same way; what is left of URLs with tokens,
-// data URIs and base64 is scrubbed from text and structured content.
+// data URIs and base64 is scrubbed from text, structured content and
+// _meta, and the blocks as the agent sent them that the client kept under
+// _meta (transfer.MetaContent) are dropped.
 func (g *Gateway) finish(ctx context.Context, res *mcp.CallToolResult, tool string) {
 	var lines, links []mcp.Content
 	done := map[string]string{} // "Tool produced: X" line → the line with where it is saved
@@ -264,7 +266,7 @@ func (g *Gateway) finish(ctx context.Context, res *mcp.CallToolResult, tool stri
 			for old, nw := range done {
 				t = strings.ReplaceAll(t, old, nw)
 			}
-			content = append(content, &mcp.TextContent{Text: scrub(t), Meta: x.Meta, Annotations: x.Annotations})
+			content = append(content, &mcp.TextContent{Text: scrub(t), Meta: hostMeta(x.Meta), Annotations: x.Annotations})
 		case *mcp.ImageContent:
 			lines, links = g.saveInline(ctx, lines, links, x.Data, x.MIMEType, fmt.Sprintf("%s-image-%d", tool, i+1), tool)
 		case *mcp.AudioContent:
@@ -278,6 +280,17 @@ func (g *Gateway) finish(ctx context.Context, res *mcp.CallToolResult, tool stri
 	res.Content = append(append(content, lines...), links...)
 	res.StructuredContent = scrubValue(res.StructuredContent)
 	delete(res.Meta, transfer.MetaFailed) // the reasons name URLs; the text says what failed
+	res.Meta = hostMeta(res.Meta)
+}
+
+// hostMeta is a _meta fit for the host: without the block as the agent
+// sent it, which the client keeps under transfer.MetaContent when it
+// rewrites a block of a type it cannot read (its base64, its signed URLs),
+// and the rest scrubbed.
+func hostMeta(m mcp.Meta) mcp.Meta {
+	delete(m, transfer.MetaContent)
+	scrubValue(map[string]any(m))
+	return m
 }
 
 // savedLine is a "Tool produced" line before and after naming the saved copy.

@@ -1,12 +1,19 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,4 +174,74 @@ func connectHost(t *testing.T, ctx context.Context, g *gateway.Gateway) *host {
 	}
 	t.Cleanup(func() { h.session.Close() })
 	return h
+}
+
+// A block the host could not read reaches it as a text block saying what
+// it was, without the block as the agent sent it (the client keeps that
+// under _meta["agentura/content"]): no base64 and no signed URL of it
+// reaches the host, nor a signed URL in any other _meta.
+func TestUnknownBlockNotPassedInMeta(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const (
+		placeholder = `{"type":"text","text":"VIDEO-HERE"}`
+		secret      = "SECRETTOKEN"
+	)
+	blob := strings.Repeat("QUJD", 100) // 400 characters of base64
+	video := `{"type":"video","mimeType":"video/mp4","data":"` + blob + `","url":"https://cdn.example/v.mp4?token=` + secret + `"}`
+	s := mcp.NewServer(&mcp.Implementation{Name: "video-agent", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "film", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.TextContent{Text: "VIDEO-HERE"},
+			&mcp.TextContent{Text: "a film", Meta: mcp.Meta{"poster": "https://cdn.example/p.png?token=" + secret}},
+		}}, nil
+	})
+	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	var sent atomic.Bool
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The go-sdk writes no block of a type it does not know: put the
+		// video block in place of the placeholder in the answer to
+		// tools/call. (Other requests, subscriptions/listen for one, are
+		// long-lived streams, not buffered.)
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if !bytes.Contains(body, []byte(`"tools/call"`)) {
+			sdkHandler.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		sdkHandler.ServeHTTP(rec, r)
+		body = rec.Body.Bytes()
+		if bytes.Contains(body, []byte(placeholder)) {
+			body = bytes.Replace(body, []byte(placeholder), []byte(video), 1)
+			sent.Store(true)
+		}
+		maps.Copy(w.Header(), rec.Header())
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		w.Write(body)
+	}))
+	defer agent.Close()
+
+	g, err := gateway.New(ctx, gateway.Config{Agents: []gateway.Agent{{URL: agent.URL}}, Roots: []string{t.TempDir()}, Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	res, err := connectHost(t, ctx, g).session.CallTool(ctx, &mcp.CallToolParams{Name: "film"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sent.Load() {
+		t.Fatal("the agent's answer had no placeholder to put the video block in")
+	}
+	wire, _ := json.Marshal(res)
+	if !strings.Contains(resultText(res), `a content block of type "video"`) || !strings.Contains(resultText(res), "a film") {
+		t.Errorf("the host's result does not say what the agent sent: %s", wire)
+	}
+	for _, leak := range []string{blob, secret, "agentura/content"} {
+		if strings.Contains(string(wire), leak) {
+			t.Errorf("the host's result holds %.40q: %s", leak, wire)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -152,18 +153,22 @@ func (e errHostTasksFull) Error() string {
 
 // put keeps pt, making room: entries past their TTL go, then, if the map
 // is full, the ended entry taken on longest ago; when every entry is of a
-// task not known to have ended it fails with errHostTasksFull. An id kept
-// already keeps its entry.
+// task not known to have ended it fails with errHostTasksFull. Another
+// entry of the same id (one past its TTL, which get no longer serves, or
+// one made anew at the same time) is replaced: pt is the one just read.
 func (h *hostTasks) put(pt *passedTask, now time.Time) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.tasks == nil {
 		h.tasks = map[string]*passedTask{}
 	}
-	if _, ok := h.tasks[pt.hostID]; ok {
+	h.evictLocked(now)
+	if old, ok := h.tasks[pt.hostID]; ok {
+		old.kept = false
+		h.tasks[pt.hostID] = pt
+		pt.kept = true
 		return nil
 	}
-	h.evictLocked(now)
 	if limit := cmp.Or(h.max, maxHostTasks); len(h.tasks) >= limit {
 		var oldest *passedTask
 		for _, p := range h.tasks {
@@ -205,16 +210,30 @@ func (h *hostTasks) get(id string, now time.Time) *passedTask {
 
 // saw records what the agent said of pt's task: whether it ended, when it
 // expires. An entry made anew from its id is kept from here on, if there
-// is room; else it is served unkept.
+// is room; else it is served unkept. A task whose TTL has passed by the
+// gateway's clock though the agent still has it (the agent's clock runs
+// behind) is kept one TTL from now, not dropped at once and read, its
+// files saved, anew on every tasks/get.
 func (h *hostTasks) saw(pt *passedTask, t *client.Task, now time.Time) {
 	h.mu.Lock()
-	pt.ended = t.Ended()
+	pt.ended = pt.ended || t.Ended() // an ended task does not run again
 	pt.expires = taskExpiry(t, now)
+	if pt.expired(now) {
+		pt.expires = now.Add(t.TTL)
+	}
 	kept := pt.kept
 	h.mu.Unlock()
 	if !kept {
 		_ = h.put(pt, now) // full of running tasks: this one is read from the agent each time
 	}
+}
+
+// end records that pt's task ended, or is to end (the agent took a
+// tasks/cancel): its entry may make room for another.
+func (h *hostTasks) end(pt *passedTask) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	pt.ended = true
 }
 
 // len is how many entries are kept.
@@ -391,6 +410,9 @@ func (g *Gateway) hostTaskGet(ctx context.Context, pt *passedTask) (mcp.Result, 
 	}
 	t, err := mw.GetTask(ctx, s, pt.id)
 	if err != nil {
+		if _, refused := errors.AsType[*jsonrpc.Error](err); refused {
+			g.hostTasks.end(pt) // the agent has no such task (any more): nothing to wait for
+		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: " + scrub(err.Error())}
 	}
 	g.hostTasks.saw(pt, t, time.Now())
@@ -408,7 +430,8 @@ func (g *Gateway) hostTaskGet(ctx context.Context, pt *passedTask) (mcp.Result, 
 	return res, nil
 }
 
-// hostTaskCancel forwards tasks/cancel.
+// hostTaskCancel forwards tasks/cancel; a task the agent agreed to cancel
+// counts as ended, so its entry makes room for the host's next task.
 func (g *Gateway) hostTaskCancel(ctx context.Context, pt *passedTask) (mcp.Result, error) {
 	mw, err := g.middleware(pt.agent, nil)
 	if err != nil {
@@ -421,6 +444,7 @@ func (g *Gateway) hostTaskCancel(ctx context.Context, pt *passedTask) (mcp.Resul
 	if err := mw.CancelTask(ctx, s, pt.id); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: scrub(err.Error())}
 	}
+	g.hostTasks.end(pt)
 	return &wireResult{fields: map[string]any{"resultType": "complete"}}, nil
 }
 

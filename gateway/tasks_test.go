@@ -372,15 +372,23 @@ func TestTaskCancelledWhenHostGivesUp(t *testing.T) {
 
 // A host that supports tasks cancels a passed task with tasks/cancel: the
 // gateway forwards it to the agent, and the task ends cancelled, as the
-// host reads it through the gateway and as the agent reports it.
+// host reads it through the gateway and as the agent reports it. The
+// cancelled task's entry makes room at once, as the refusal of a task
+// over the limit says: with room for one, the next task is taken on
+// before the host reads the cancelled one again.
 func TestHostTaskCancel(t *testing.T) {
 	a := testagent.Start(t, testagent.Options{})
 	p := proxyAgent(t, a)
 	g := taskGateway(t, t.TempDir(), p.config())
+	gateway.SetMaxHostTasks(g, 1)
 	host := tasksHost(t, g)
 	tk := startPassed(t, host, 60000)
 	if ans := mcptest.Call[map[string]any](t, host, "tasks/cancel", map[string]any{"taskId": tk.TaskID}); ans["resultType"] != "complete" {
 		t.Errorf("tasks/cancel: %v", ans)
+	}
+	next := startPassed(t, host, 1200) // fails the test unless a task
+	if n := gateway.HostTasks(g); n != 1 {
+		t.Errorf("%d tasks kept, want the next one only (the cancelled one made room)", n)
 	}
 	agentID := strings.TrimPrefix(tk.TaskID, "0.")
 	if got := p.first(t, "tasks/cancel"); got != agentID {
@@ -390,4 +398,5 @@ func TestHostTaskCancel(t *testing.T) {
 		t.Errorf("a cancelled task with a result: %s", got.Result)
 	}
 	agentTask(t, a, agentID, "cancelled")
+	waitPassed(t, host, next.TaskID, "completed")
 }

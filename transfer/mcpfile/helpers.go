@@ -117,7 +117,9 @@ func IsFileURI(s string) bool {
 // SEP's FileContent, {"type": "file", "file": {...}}), else the block itself
 // (a FileValue written flat into the block); a uri under "content" (the
 // SEP's earlier payload, {"content": {"uri": ...}}) is read too. ok is
-// false when the block names no file URI (IsFileURI).
+// false when the block names no file URI (IsFileURI). The FileValue under
+// "file" is read as one, once: a block nested in it is not looked into, so
+// a hostile block costs one pass over its JSON however deep it nests.
 func FileOfBlock(block []byte) (fv FileValue, ok bool) {
 	var b struct {
 		FileValue
@@ -128,7 +130,10 @@ func FileOfBlock(block []byte) (fv FileValue, ok bool) {
 		return FileValue{}, false
 	}
 	if len(b.File) > 0 && b.File[0] == '{' {
-		return FileOfBlock(b.File)
+		if json.Unmarshal(b.File, &fv) != nil {
+			return FileValue{}, false
+		}
+		return fv, IsFileURI(fv.URI)
 	}
 	fv = b.FileValue
 	if fv.URI == "" {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -107,4 +108,44 @@ func TestParams(t *testing.T) {
 	if !(Input{}).Allows(ModeUpload) || !(Input{}).Allows(ModeInline) {
 		t.Error("no transferModes must allow both")
 	}
+}
+
+// The three shapes a file block comes in, and what is not one.
+func TestFileOfBlock(t *testing.T) {
+	const uri = "mcp-file://server/files/f1"
+	for _, c := range []struct {
+		block string
+		ok    bool
+	}{
+		{`{"type":"file","file":{"uri":"` + uri + `","name":"a.pdf"}}`, true},
+		{`{"type":"file","uri":"` + uri + `","name":"a.pdf"}`, true},
+		{`{"type":"file","content":{"uri":"` + uri + `"},"name":"a.pdf"}`, true},
+		{`{"type":"file","file":{"uri":"https://example.com/a.pdf"}}`, false},
+		{`{"type":"file","file":{"uri":7}}`, false},
+		// A FileValue holds no file: a block nested in one is not looked into.
+		{`{"type":"file","file":{"file":{"uri":"` + uri + `"}}}`, false},
+	} {
+		fv, ok := FileOfBlock([]byte(c.block))
+		if ok != c.ok || ok && (fv.URI != uri || fv.Name != "a.pdf") {
+			t.Errorf("FileOfBlock(%s) = %+v, %v; want ok %v", c.block, fv, ok, c.ok)
+		}
+	}
+}
+
+// A deeply nested block costs one pass over its JSON, not one per level
+// (which made 9,000 levels take seconds): reading one 5,000 levels deep
+// allocates about as often as reading one 10 levels deep.
+func TestFileOfBlockNestedIsLinear(t *testing.T) {
+	nested := func(depth int) []byte {
+		return []byte(strings.Repeat(`{"file":`, depth) + `{"uri":"mcp-file://server/files/f1"}` + strings.Repeat(`}`, depth))
+	}
+	allocs := func(depth int) float64 {
+		block := nested(depth)
+		return testing.AllocsPerRun(3, func() { FileOfBlock(block) })
+	}
+	shallow, deep := allocs(10), allocs(5000)
+	if deep > shallow+50 {
+		t.Fatalf("FileOfBlock allocated %.0f times for a block 5,000 deep, %.0f for one 10 deep: it re-reads every level", deep, shallow)
+	}
+	t.Logf("allocations: %.0f at depth 10, %.0f at depth 5,000", shallow, deep)
 }
