@@ -197,10 +197,16 @@ func TestGatewayStdio(t *testing.T) {
 			stderrMu.Unlock()
 		}
 	})
-	mcptest.Initialize(t, c)
+	// Started and adopted before initialize, so that a gateway that fails
+	// to initialize is still killed when the test ends.
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatalf("start the gateway: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
 	if _, err := procgroup.Adopt(t, gatewayCmd); err != nil {
 		t.Fatal(err)
 	}
+	mcptest.Initialize(t, c) // its Start is a no-op now
 
 	tools := map[string]mcp.Tool{}
 	for _, tool := range mcptest.ListTools(t, c) {

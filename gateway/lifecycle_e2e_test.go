@@ -119,6 +119,9 @@ func testLifeCycle(t *testing.T, protocol string) {
 	started := time.Now()
 	host, err := hostClient.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: mcptest.ExitTimeout}, nil)
 	if err != nil {
+		if cmd.Process != nil { // started, then failed: it must not outlive the test
+			procgroup.Adopt(t, cmd)
+		}
 		t.Fatalf("the gateway did not start with agent c down: %v", err)
 	}
 	if _, err := procgroup.Adopt(t, cmd); err != nil {
