@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 
@@ -166,6 +167,7 @@ func (d *deployment) containerID(t *testing.T, service string) string {
 // root file system.
 func TestCompose(t *testing.T) {
 	d := startDeployment(t)
+	serving := time.Now().UTC().Format(time.RFC3339Nano) // past the start-up's notices (the generated signing key's warning)
 	scan := scanPNG(t)
 
 	for _, svc := range []string{"ocr-agent", "composer-agent"} {
@@ -270,6 +272,14 @@ func TestCompose(t *testing.T) {
 	}
 	out = callTool(t, composer, "compose_document", map[string]any{"markdown": long.String(), "format": "pdf", "filename": "long.pdf"})
 	currentRevision(t, d, scan, staged, fileOf(t, out, "long.pdf"))
+
+	// Quiet logs: over every call above (the CLI, stateful sessions of
+	// 2025-11-25, 2026-07-28), neither agent logged a warning or an error.
+	for _, svc := range []string{"ocr-agent", "composer-agent"} {
+		if w := mcptest.Warnings(run(t, nil, "docker", "logs", "--since", serving, d.containerID(t, svc))); len(w) > 0 {
+			t.Errorf("%s logged warnings over the run:\n%s", svc, strings.Join(w, "\n"))
+		}
+	}
 
 	// 3. Restart: the key and the files are in the volume, the URL still works.
 	if out, err := d.run("restart", "composer-agent"); err != nil {
