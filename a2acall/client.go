@@ -94,8 +94,9 @@ type Client struct {
 	// identity provider the client is registered at (its Issuer) for an
 	// agent whose card declares OAuth (AGENT_AUTH=oauth) and which takes
 	// that provider's tokens; Token is then not sent to such an agent.
-	// With neither Credentials nor Token, a call to such an agent is
-	// refused before it is sent (ErrNoCredentials).
+	// With neither Credentials nor Token nor an HTTPClient (which may sign
+	// its requests itself), a call to such an agent is refused before it
+	// is sent (ErrNoCredentials).
 	Credentials *ClientCredentials
 	// Dir receives the produced files. Empty: a new temporary folder per
 	// call that brings files back (Result.Dir), which the caller
@@ -133,7 +134,7 @@ func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map
 		if hc, err = c.withClientCredentials(ctx, hc, base, card); err != nil {
 			return nil, err
 		}
-	} else if flow := clientCredentialsFlow(card); flow != nil && c.Token == "" && len(card.Security) > 0 {
+	} else if flow := clientCredentialsFlow(card); flow != nil && c.Token == "" && c.HTTPClient == nil && len(card.Security) > 0 {
 		return nil, fmt.Errorf("call skill %s of %s: %w: its card asks for an OAuth 2.0 token (client credentials at %s); "+
 			"set Client.Credentials to this caller's client at that identity provider (Issuer, client id and secret)", skill, base, ErrNoCredentials, flow.TokenURL)
 	}

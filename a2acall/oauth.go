@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/agentura/agentura/internal/lib/issuermeta"
@@ -43,20 +45,35 @@ type ClientCredentials struct {
 	tokens tokenSources // what they got, shared by the Clients given them
 }
 
-// tokenSources keeps the issuers' metadata and one token source per
-// issuer, resource, scopes and HTTP client, so that calls reuse a token
-// until it expires.
+// tokenSources keeps the issuers' metadata (read again after metaTTL)
+// and one token per issuer, resource and scopes, reused until shortly
+// before it expires.
 type tokenSources struct {
-	mu   sync.Mutex
-	meta map[string]*issuermeta.Meta // by issuer
-	m    map[tokenKey]oauth2.TokenSource
+	mu     sync.Mutex
+	meta   map[string]keptMeta // by issuer
+	tokens map[tokenKey]*oauth2.Token
 }
 
-// tokenKey is what a token is good for, and the HTTP client that fetches it.
-type tokenKey struct {
-	issuer, resource, scopes string
-	hc                       *http.Client
+// keptMeta is an issuer's metadata and when it was read.
+type keptMeta struct {
+	*issuermeta.Meta
+	read time.Time
 }
+
+// tokenKey is what a token is good for.
+type tokenKey struct{ issuer, resource, scopes string }
+
+const (
+	// metaTTL is how long an issuer's metadata is used before it is read
+	// again (an issuer may move its token endpoint).
+	metaTTL = time.Hour
+	// untimedTokenLifetime is how long a token is used whose answer gave
+	// no expires_in.
+	untimedTokenLifetime = 5 * time.Minute
+	// maxKeptTokens bounds the tokens kept per ClientCredentials (one per
+	// agent and scopes called); past it the expired ones go, then all.
+	maxKeptTokens = 256
+)
 
 // withClientCredentials returns hc with a token of c.Credentials for the
 // agent at base when its card declares an OAuth 2.0 client-credentials
@@ -99,26 +116,24 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 		}
 		slices.Sort(scopes)
 	}
-	key := tokenKey{issuer: cred.Issuer, resource: prm.Resource, scopes: strings.Join(scopes, " "), hc: c.HTTPClient}
+	key := tokenKey{issuer: cred.Issuer, resource: prm.Resource, scopes: strings.Join(scopes, " ")}
 	cred.tokens.mu.Lock()
-	ts, ok := cred.tokens.m[key]
-	if !ok {
+	tok := cred.tokens.tokens[key]
+	cred.tokens.mu.Unlock()
+	if !tok.Valid() {
 		cc := &clientcredentials.Config{ClientID: cred.ClientID, ClientSecret: cred.ClientSecret, TokenURL: meta.TokenEndpoint,
 			Scopes: scopes, EndpointParams: url.Values{"resource": {prm.Resource}, "audience": {prm.Resource}}}
-		tctx := context.Background() // the source outlives this call
+		tctx := ctx // the call's deadline bounds the request for its token
 		if c.HTTPClient != nil {
-			tctx = context.WithValue(tctx, oauth2.HTTPClient, c.HTTPClient)
+			tctx = context.WithValue(ctx, oauth2.HTTPClient, c.HTTPClient)
 		}
-		ts = cc.TokenSource(tctx)
-		if cred.tokens.m == nil {
-			cred.tokens.m = map[tokenKey]oauth2.TokenSource{}
+		if tok, err = cc.Token(tctx); err != nil {
+			return nil, fmt.Errorf("get a token for %s from %s as %s: %w", prm.Resource, meta.TokenEndpoint, cred.ClientID, err)
 		}
-		cred.tokens.m[key] = ts
-	}
-	cred.tokens.mu.Unlock()
-	tok, err := ts.Token()
-	if err != nil {
-		return nil, fmt.Errorf("get a token for %s from %s as %s: %w", prm.Resource, meta.TokenEndpoint, cred.ClientID, err)
+		if tok.Expiry.IsZero() {
+			tok.Expiry = time.Now().Add(untimedTokenLifetime)
+		}
+		cred.tokens.keep(key, tok)
 	}
 	return transferclient.WithBearer(c.HTTPClient, tok.AccessToken, base), nil
 }
@@ -136,16 +151,33 @@ func clientCredentialsFlow(card *a2a.AgentCard) *a2a.ClientCredentialsOAuthFlow 
 
 // ErrNoCredentials is a call refused before it is sent: the agent signs its
 // callers in with OAuth (its card declares a client-credentials flow) and
-// the Client has neither Credentials nor a Token.
+// the Client has neither Credentials nor a Token nor its own HTTPClient.
 var ErrNoCredentials = errors.New("no credentials for an agent that signs its callers in with OAuth")
 
-// issuerMeta returns the metadata of cred's issuer, read on first use.
+// keep keeps tok for key, making room past maxKeptTokens.
+func (ts *tokenSources) keep(key tokenKey, tok *oauth2.Token) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.tokens == nil {
+		ts.tokens = map[tokenKey]*oauth2.Token{}
+	}
+	if len(ts.tokens) >= maxKeptTokens {
+		maps.DeleteFunc(ts.tokens, func(_ tokenKey, t *oauth2.Token) bool { return !t.Valid() })
+		if len(ts.tokens) >= maxKeptTokens {
+			clear(ts.tokens)
+		}
+	}
+	ts.tokens[key] = tok
+}
+
+// issuerMeta returns the metadata of cred's issuer, read on first use and
+// again once metaTTL passed.
 func (c *Client) issuerMeta(ctx context.Context, cred *ClientCredentials) (*issuermeta.Meta, error) {
 	cred.tokens.mu.Lock()
-	meta := cred.tokens.meta[cred.Issuer]
+	kept, ok := cred.tokens.meta[cred.Issuer]
 	cred.tokens.mu.Unlock()
-	if meta != nil {
-		return meta, nil
+	if ok && time.Since(kept.read) < metaTTL {
+		return kept.Meta, nil
 	}
 	meta, err := issuermeta.Read(ctx, cred.Issuer, c.HTTPClient)
 	if err != nil {
@@ -153,9 +185,9 @@ func (c *Client) issuerMeta(ctx context.Context, cred *ClientCredentials) (*issu
 	}
 	cred.tokens.mu.Lock()
 	if cred.tokens.meta == nil {
-		cred.tokens.meta = map[string]*issuermeta.Meta{}
+		cred.tokens.meta = map[string]keptMeta{}
 	}
-	cred.tokens.meta[cred.Issuer] = meta
+	cred.tokens.meta[cred.Issuer] = keptMeta{Meta: meta, read: time.Now()}
 	cred.tokens.mu.Unlock()
 	return meta, nil
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/agentura/agentura/a2acall"
@@ -31,7 +32,8 @@ const (
 type fakeIssuer struct {
 	*httptest.Server
 	mu        sync.Mutex
-	resources []string // the resource of each token request
+	resources []string      // the resource of each token request
+	stall     chan struct{} // when not nil, token requests wait for it (or their end)
 }
 
 func startIssuer(t *testing.T) *fakeIssuer {
@@ -43,6 +45,16 @@ func startIssuer(t *testing.T) *fakeIssuer {
 			json.NewEncoder(w).Encode(map[string]any{"issuer": f.URL, "token_endpoint": f.URL + "/oauth2/token",
 				"authorization_endpoint": f.URL + "/oauth2/auth", "code_challenge_methods_supported": []string{"S256"}})
 		case "/oauth2/token":
+			f.mu.Lock()
+			stall := f.stall
+			f.mu.Unlock()
+			if stall != nil {
+				select {
+				case <-stall:
+				case <-r.Context().Done():
+				}
+				return
+			}
 			id, secret, _ := r.BasicAuth()
 			if id != peerID || secret != peerSecret || r.FormValue("grant_type") != "client_credentials" {
 				w.WriteHeader(http.StatusUnauthorized)
@@ -172,6 +184,29 @@ func TestClientCredentialsGoOnlyToTheirIssuer(t *testing.T) {
 			t.Errorf("token requests for %q, want one for %s", issuer.resources, agent)
 		}
 	})
+}
+
+// A token request is the call's: a provider that does not answer holds a
+// call only until the call's deadline.
+func TestTokenRequestKeepsTheCallsDeadline(t *testing.T) {
+	issuer := startIssuer(t)
+	stall := make(chan struct{})
+	defer close(stall)
+	issuer.mu.Lock()
+	issuer.stall = stall
+	issuer.mu.Unlock()
+	agent := startAgent(t, issuer.URL+"/oauth2/token", issuer.URL)
+	creds := &a2acall.ClientCredentials{Issuer: issuer.URL, ClientID: peerID, ClientSecret: peerSecret}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, err := (&a2acall.Client{Credentials: creds, Dir: t.TempDir()}).CallSkill(ctx, agent, "echo", nil)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a call whose provider does not answer: %v, want its deadline", err)
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("the call returned %v after its 500 ms deadline", took)
+	}
 }
 
 // TestNoCredentialsForAnOAuthAgent: a client with neither credentials nor a
