@@ -143,7 +143,9 @@ func (b *oauthBearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // token file.
 func (o *OAuth) keep(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 	ks := &keptSource{o: o, clientID: c.ClientID, tokenURL: c.Endpoint.TokenURL, src: c.TokenSource(ctx, tok)}
+	ks.mu.Lock()
 	ks.save(tok)
+	ks.mu.Unlock()
 	return ks, nil
 }
 
@@ -156,7 +158,12 @@ type keptSource struct {
 	last               string
 }
 
+// Token returns a token of the source and saves it. One at a time: two
+// refreshes saved out of order would leave the file with a refresh token
+// already used, which providers that rotate them take for a theft.
 func (k *keptSource) Token() (*oauth2.Token, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	tok, err := k.src.Token()
 	if err != nil {
 		return nil, err
@@ -165,9 +172,9 @@ func (k *keptSource) Token() (*oauth2.Token, error) {
 	return tok, nil
 }
 
+// save writes tok to the token file unless it is the one written last;
+// k.mu is held.
 func (k *keptSource) save(tok *oauth2.Token) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
 	if tok.AccessToken == k.last {
 		return
 	}
