@@ -410,8 +410,11 @@ func (g *Gateway) hostTaskGet(ctx context.Context, pt *passedTask) (mcp.Result, 
 	}
 	t, err := mw.GetTask(ctx, s, pt.id)
 	if err != nil {
-		if _, refused := errors.AsType[*jsonrpc.Error](err); refused {
-			g.hostTasks.end(pt) // the agent has no such task (any more): nothing to wait for
+		if je, refused := errors.AsType[*jsonrpc.Error](err); refused && je.Code == jsonrpc.CodeInvalidParams {
+			// The agent has no such task (any more): nothing to wait for.
+			// (A transport that failed or is closing is an error of
+			// another code: the task may still run.)
+			g.hostTasks.end(pt)
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: " + scrub(err.Error())}
 	}

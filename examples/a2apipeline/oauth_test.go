@@ -17,6 +17,9 @@ import (
 // archive comes back. A pipeline without them fails the call saying which
 // settings to give.
 func TestForwardFilesToAnOAuthAgent(t *testing.T) {
+	for _, k := range []string{"PIPELINE_OAUTH_ISSUER", "PIPELINE_OAUTH_CLIENT_ID", "PIPELINE_OAUTH_CLIENT_SECRET"} {
+		t.Setenv(k, "") // the pipelines get only what each subtest gives, whatever the shell exported
+	}
 	p := hydratest.Start(t)
 	fileagent := hydratest.Agent(t, p)
 	clientSecret := p.ServiceClient(t, "pipeline-agent", "tools:call files:read files:write", fileagent)

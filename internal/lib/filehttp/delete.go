@@ -160,7 +160,7 @@ func (s *Server) ServeRevoke(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		WriteError(w, http.StatusTooManyRequests, fmt.Sprintf("too many revoked URLs: %d revoked by this revoker have not expired yet, "+
 			"the most there may be (AGENT_MAX_REVOCATIONS); DELETE the file instead, which ends every URL of it at once, "+
-			"or retry after %d s, when the first of them expires", le.Max, secs))
+			"or retry after %d s, when the first of them is forgotten", le.Max, secs))
 		return
 	}
 	if err != nil {

@@ -90,12 +90,13 @@ type List struct {
 	max       int
 	now       func() time.Time
 
-	// revoking serialises RevokeToken in this process (read again,
-	// count, write): concurrent revocations of one revoker would each
-	// see the same count and all pass the cap. Revocations are rare.
-	revoking sync.Mutex
-	// refreshing serialises Refresh: a listing that began earlier never
-	// replaces one that began later.
+	// revoking, a one-slot semaphore, serialises RevokeToken in this
+	// process (read again, count, write): concurrent revocations of one
+	// revoker would each see the same count and all pass the cap.
+	// Revocations are rare; a waiting one gives up when its request ends.
+	revoking chan struct{}
+	// refreshing serialises Refresh from its listing to its install: a
+	// listing that began earlier never replaces one that began later.
 	refreshing sync.Mutex
 
 	mu     sync.RWMutex
@@ -133,7 +134,7 @@ func New(rs fileserve.RecordStore, o Options) *List {
 	if o.MaxPerOwner <= 0 {
 		o.MaxPerOwner = DefaultMaxPerOwner
 	}
-	return &List{rs: rs, onDeleted: o.OnDeleted, log: o.Log, max: o.MaxPerOwner, now: time.Now,
+	return &List{rs: rs, onDeleted: o.OnDeleted, log: o.Log, max: o.MaxPerOwner, now: time.Now, revoking: make(chan struct{}, 1),
 		tokens: map[string]revoked{}, files: map[string]bool{}, by: map[string]revoker{}, recent: map[string]time.Time{}}
 }
 
@@ -161,11 +162,15 @@ func (l *List) RevokeToken(ctx context.Context, token string, expires time.Time,
 	id, key := signing.TokenID(token), revokerKey(by)
 	until := expires.Add(Grace)
 	now := l.now()
-	if !until.After(now) {
+	if !until.After(now) || l.Revoked(token) {
 		return nil
 	}
-	l.revoking.Lock()
-	defer l.revoking.Unlock()
+	select {
+	case l.revoking <- struct{}{}:
+		defer func() { <-l.revoking }()
+	case <-ctx.Done():
+		return fmt.Errorf("revocation: waiting for the revocations before it: %w", ctx.Err())
+	}
 	if l.rs != nil {
 		// Count what the other replicas revoked up to now, not up to the
 		// last poll. (A store that cannot list will not take the record
@@ -298,9 +303,9 @@ func (l *List) Refresh(ctx context.Context) error {
 		return nil
 	}
 	l.refreshing.Lock()
-	defer l.refreshing.Unlock()
 	infos, err := l.rs.Records(ctx, Kind, recordOwner)
 	if err != nil {
+		l.refreshing.Unlock()
 		return fmt.Errorf("revocation: list: %w", err)
 	}
 	now := l.now()
@@ -327,6 +332,7 @@ func (l *List) Refresh(ctx context.Context) error {
 	}
 	l.tokens, l.files, l.by = tokens, files, by
 	l.mu.Unlock()
+	l.refreshing.Unlock() // what follows holds no other refresh back
 	for _, name := range lapsed {
 		// Every replica may try; deleting a missing record is no error.
 		if err := l.rs.DeleteRecord(ctx, Kind, recordOwner, name); err != nil && ctx.Err() == nil {
