@@ -97,7 +97,7 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 	if err != nil {
 		return nil, fmt.Errorf("read the protected-resource metadata of %s: %w", resource, err)
 	}
-	if !slices.ContainsFunc(prm.AuthorizationServers, func(s string) bool { return sameIssuer(s, cred.Issuer) }) {
+	if !slices.ContainsFunc(prm.AuthorizationServers, func(s string) bool { return issuermeta.SameIssuer(s, cred.Issuer) }) {
 		return nil, fmt.Errorf("agent %s takes tokens of %q (authorization_servers of its protected-resource metadata), not of issuer %s where client %q is registered; the client's secret is not sent",
 			resource, prm.AuthorizationServers, cred.Issuer, cred.ClientID)
 	}
@@ -190,9 +190,4 @@ func (c *Client) issuerMeta(ctx context.Context, cred *ClientCredentials) (*issu
 	cred.tokens.meta[cred.Issuer] = keptMeta{Meta: meta, read: time.Now()}
 	cred.tokens.mu.Unlock()
 	return meta, nil
-}
-
-// sameIssuer compares two issuer URLs, a trailing slash aside.
-func sameIssuer(a, b string) bool {
-	return strings.TrimRight(a, "/") == strings.TrimRight(b, "/")
 }

@@ -78,7 +78,7 @@ func Read(ctx context.Context, issuer string, c *http.Client) (*Meta, error) {
 		if asm == nil {
 			continue
 		}
-		if strings.TrimSuffix(asm.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
+		if !SameIssuer(asm.Issuer, issuer) {
 			return nil, fmt.Errorf("the metadata at %s names issuer %q, which does not match %q: give the issuer exactly as its tokens' iss claim says it", u, asm.Issuer, issuer)
 		}
 		for _, e := range []struct{ name, url string }{{"token_endpoint", asm.TokenEndpoint}, {"jwks_uri", asm.JWKSURI},
@@ -94,6 +94,12 @@ func Read(ctx context.Context, issuer string, c *http.Client) (*Meta, error) {
 		return &Meta{AuthServerMeta: asm, URL: u, OIDC: oidc[i]}, nil
 	}
 	return nil, fmt.Errorf("issuer %s publishes no metadata (tried %s); give the issuer exactly as its metadata and its tokens' iss claim say it", issuer, strings.Join(urls, ", "))
+}
+
+// SameIssuer reports whether two issuer URLs name the same issuer: equal
+// but for a trailing slash, which providers write or leave out.
+func SameIssuer(a, b string) bool {
+	return strings.TrimRight(a, "/") == strings.TrimRight(b, "/")
 }
 
 // get reads one metadata document; nil, nil when the answer is a 4xx.
