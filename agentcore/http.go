@@ -54,16 +54,16 @@ func (s *Service) buildHandler() http.Handler {
 	// arrives (inline.go), so the SDKs parse a small JSON; mcpGuard answers
 	// what the SDK would answer unhelpfully (hardening); a stateless
 	// request that drops cancels its call (cancel.go).
-	// Under AGENT_AUTH=oauth each JSON-RPC method needs its scope, read
-	// once inline files are out of the body (oauth_http.go).
+	// Each JSON-RPC body is then read once, strictly, and under
+	// AGENT_AUTH=oauth each method it names needs its scope (jsonRPCGate).
 	var mcpH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.inlineFiles(inlineMCP, bodyLimit,
-		s.requireScopes(methodScopes(mcpScope), s.drainable(s.linkRequestContexts(httpguard.MCP(bodyLimit, s.taskHTTP(mcpHandler))))))))
+		s.jsonRPCGate(bodyLimit, mcpScope, s.drainable(s.linkRequestContexts(httpguard.MCP(bodyLimit, s.taskHTTP(mcpHandler))))))))
 	uploads := http.HandlerFunc(s.files.ServeUpload)
 	var uploadH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.requireScope(ScopeFilesWrite, uploads)))
 	// tusd keeps its own read deadlines on PATCH bodies (extended as bytes
 	// arrive), so tus is rate limited but not paced.
 	var tusH http.Handler = s.limiter.Wrap(s.requireScope(ScopeFilesWrite, s.tus))
-	a2aH := s.limiter.Wrap(s.pacer.Wrap(s.inlineFiles(inlineA2A, bodyLimit, s.requireScopes(methodScopes(a2aScope), s.a2aHandler()))))
+	a2aH := s.limiter.Wrap(s.pacer.Wrap(s.inlineFiles(inlineA2A, bodyLimit, s.jsonRPCGate(bodyLimit, a2aScope, s.a2aHandler()))))
 	if s.verifier != nil {
 		mcpH = s.requireCaller(mcpH)
 		uploadH = s.requireCaller(uploadH)

@@ -3,6 +3,8 @@ package agentcore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,7 +15,6 @@ import (
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/transfer"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
@@ -161,41 +162,36 @@ func (c *challengeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter
 // requireScope refuses, under AGENT_AUTH=oauth, a request whose token lacks
 // scope with 403 insufficient_scope; otherwise it is next itself.
 func (s *Service) requireScope(scope string, next http.Handler) http.Handler {
-	return s.requireScopes(func(*http.Request) ([]string, error) { return []string{scope}, nil }, next)
-}
-
-// requireScopes refuses, under AGENT_AUTH=oauth, a request whose token
-// lacks one of the scopes need names for it, with 403 insufficient_scope
-// naming them all (so a host steps up once); otherwise it is next itself.
-func (s *Service) requireScopes(need func(*http.Request) ([]string, error), next http.Handler) http.Handler {
 	if s.oauth == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ti := auth.TokenInfoFromContext(r.Context())
-		if ti == nil {
-			next.ServeHTTP(w, r) // requireCaller answered already
-			return
-		}
-		scopes, err := need(r)
-		if err != nil {
-			next.ServeHTTP(w, r) // the handler answers a body it cannot read
-			return
-		}
-		var missing []string
-		for _, sc := range scopes {
-			if sc != "" && !slices.Contains(ti.Scopes, sc) && !slices.Contains(missing, sc) {
-				missing = append(missing, sc)
-			}
-		}
-		if len(missing) == 0 {
-			next.ServeHTTP(w, r)
-			return
-		}
-		desc := fmt.Sprintf("this request needs the scope %s, which the token lacks", strings.Join(missing, " and "))
-		w.Header().Set("WWW-Authenticate", s.bearerChallenge(r, "insufficient_scope", desc, missing))
-		filehttp.WriteError(w, http.StatusForbidden, desc+fmt.Sprintf(" (it has %q); sign in again asking for it", ti.Scopes))
+		s.serveScoped(w, r, []string{scope}, next)
 	})
+}
+
+// serveScoped serves r with next when its token holds every scope of
+// scopes (or AGENT_AUTH is not oauth), else refuses it with 403
+// insufficient_scope naming all that are missing (so a host steps up once).
+func (s *Service) serveScoped(w http.ResponseWriter, r *http.Request, scopes []string, next http.Handler) {
+	ti := auth.TokenInfoFromContext(r.Context())
+	if s.oauth == nil || ti == nil {
+		next.ServeHTTP(w, r) // no scopes, or requireCaller answered already
+		return
+	}
+	var missing []string
+	for _, sc := range scopes {
+		if sc != "" && !slices.Contains(ti.Scopes, sc) && !slices.Contains(missing, sc) {
+			missing = append(missing, sc)
+		}
+	}
+	if len(missing) == 0 {
+		next.ServeHTTP(w, r)
+		return
+	}
+	desc := fmt.Sprintf("this request needs the scope %s, which the token lacks", strings.Join(missing, " and "))
+	w.Header().Set("WWW-Authenticate", s.bearerChallenge(r, "insufficient_scope", desc, missing))
+	filehttp.WriteError(w, http.StatusForbidden, desc+fmt.Sprintf(" (it has %q); sign in again asking for it", ti.Scopes))
 }
 
 // mcpScope is the scope an MCP method needs; "" for none beyond a token of
@@ -224,78 +220,59 @@ func a2aScope(method string) string {
 	return ""
 }
 
-// methodScopes returns, for requireScopes, the scopes the JSON-RPC methods
-// of a request need: the Mcp-Method header's (2026-07-28), else those the
-// body names (one message or a batch), read as a token stream and put back.
-func methodScopes(scope func(string) string) func(*http.Request) ([]string, error) {
-	return func(r *http.Request) ([]string, error) {
+// jsonRPCGate reads each JSON-RPC body of /mcp and /a2a once, strictly
+// (httpguard.JSONRPCMethods), before anything dispatches on it: a body
+// that parsers could read differently (a member named twice in any case,
+// bytes that are not UTF-8, a second value) is refused with 400, so the
+// scope check here, the guards after it and the SDK all see one method
+// and one of each member. Under AGENT_AUTH=oauth the request then needs
+// the scopes of every method it names: the body's messages and the
+// Mcp-Method header, which the go-sdk compares with the body only on
+// 2026-07-28 requests. Bodies come here bounded: the inline pass has
+// taken their files out (inline.go), and a body over limit is refused.
+func (s *Service) jsonRPCGate(limit int64, scope func(string) string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var scopes []string
 		if m := r.Header.Get(headerMethod); m != "" {
-			return []string{scope(m)}, nil
+			scopes = append(scopes, scope(m))
 		}
-		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
-			return nil, nil
+		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody || r.ContentLength > limit {
+			s.serveScoped(w, r, scopes, next) // no body to read, or one the handler refuses whole (413)
+			return
 		}
-		var seen bytes.Buffer
-		methods, err := jsonRPCMethods(jsontext.NewDecoder(io.TeeReader(r.Body, &seen)))
-		r.Body = httpguard.ReadCloser{Reader: io.MultiReader(&seen, r.Body), Closer: r.Body}
-		out := make([]string, len(methods))
-		for i, m := range methods {
-			out[i] = scope(m)
-		}
-		return out, err
-	}
-}
-
-// jsonRPCMethods reads the "method" members of a JSON-RPC message or batch.
-func jsonRPCMethods(dec *jsontext.Decoder) ([]string, error) {
-	tok, err := dec.ReadToken()
-	if err != nil {
-		return nil, err
-	}
-	if tok.Kind() == '[' {
-		var out []string
-		for dec.PeekKind() == '{' {
-			if _, err := dec.ReadToken(); err != nil {
-				return out, err
-			}
-			m, err := objectMethod(dec)
-			if err != nil {
-				return out, err
-			}
-			out = append(out, m)
-		}
-		return out, nil
-	}
-	if tok.Kind() != '{' {
-		return nil, nil
-	}
-	m, err := objectMethod(dec)
-	return []string{m}, err
-}
-
-// objectMethod reads the rest of an object whose '{' was read and returns
-// its "method" member.
-func objectMethod(dec *jsontext.Decoder) (string, error) {
-	method := ""
-	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
+		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 		if err != nil {
-			return method, err
+			filehttp.WriteError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
+			return
 		}
-		if name.Kind() == '"' && name.String() == "method" && dec.PeekKind() == '"' {
-			v, err := dec.ReadToken()
-			if err != nil {
-				return method, err
+		if int64(len(body)) > limit {
+			filehttp.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request exceeds the limit of %d bytes (AGENT_MAX_UPLOAD_BYTES as base64 plus 1 MiB); upload large files to /uploads and send their URL", limit))
+			return
+		}
+		methods, err := httpguard.JSONRPCMethods(body)
+		if err != nil {
+			code, msg := -32700, "parse error: the body is not JSON: "+err.Error()
+			if errors.Is(err, httpguard.ErrAmbiguous) {
+				code, msg = -32600, "invalid request: "+err.Error()
 			}
-			method = v.String()
-			continue
+			writeRPCError(w, http.StatusBadRequest, code, msg)
+			return
 		}
-		if err := dec.SkipValue(); err != nil {
-			return method, err
+		for _, m := range methods {
+			scopes = append(scopes, scope(m))
 		}
-	}
-	_, err := dec.ReadToken()
-	return method, err
+		r.Body = httpguard.ReadCloser{Reader: bytes.NewReader(body), Closer: r.Body}
+		r.ContentLength = int64(len(body))
+		s.serveScoped(w, r, scopes, next)
+	})
+}
+
+// writeRPCError answers a request that cannot be read as JSON-RPC with a
+// JSON-RPC error of no id.
+func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": truncate(msg, 400)}})
 }
 
 // cardSecurity declares on the card how a peer gets a token: under
