@@ -93,7 +93,7 @@ fuzz:
 ##   "context deadline exceeded" that Go 1.26's fuzz coordinator can report with no input found: go.dev/issue/75804.)
 FUZZ_CI_TIME    ?= 20s
 FUZZ_CI_TIMEOUT ?= 10m
-FUZZ_CI_TARGETS ?= ./agentcore:FuzzResolve ./agentcore:FuzzDecodeArgs ./filename:FuzzClean ./internal/lib/signing:FuzzVerify \
+FUZZ_CI_TARGETS ?= ./agentcore:FuzzResolve ./agentcore:FuzzDecodeArgs ./filename:FuzzClean ./signing:FuzzVerify \
 	./agents/composer:FuzzImageHeader ./agents/composer:FuzzMarkdownLimits ./agents/composer:FuzzRender
 .PHONY: fuzz-ci
 fuzz-ci:

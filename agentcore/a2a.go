@@ -12,7 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/internal/lib/promreg"
 	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -55,11 +55,11 @@ func (s *Service) a2aHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
-			filehttp.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+transfer.A2APath+"; send A2A JSON-RPC requests with POST")
+			httpjson.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+transfer.A2APath+"; send A2A JSON-RPC requests with POST")
 			return
 		}
 		if r.ContentLength > limit {
-			filehttp.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request of %d bytes exceeds the limit of %d (AGENT_MAX_UPLOAD_BYTES as base64 plus 1 MiB); send large files as a file part with a \"uri\" (for instance a signed URL from POST /uploads)", r.ContentLength, limit))
+			httpjson.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request of %d bytes exceeds the limit of %d (AGENT_MAX_UPLOAD_BYTES as base64 plus 1 MiB); send large files as a file part with a \"uri\" (for instance a signed URL from POST /uploads)", r.ContentLength, limit))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/filehttp"
-	"github.com/agentura/agentura/internal/lib/signing"
+	"github.com/agentura/agentura/internal/lib/httpjson"
+	"github.com/agentura/agentura/signing"
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -149,7 +149,7 @@ func (s *Service) viewUploads(guard *httpguard.Origin, tus, next http.Handler) h
 			if err != nil {
 				reason = "upload capability refused: " + err.Error()
 			}
-			filehttp.WriteError(w, http.StatusForbidden, reason+"; call "+AttachToolName+" again for a fresh upload view")
+			httpjson.WriteError(w, http.StatusForbidden, reason+"; call "+AttachToolName+" again for a fresh upload view")
 			return
 		}
 		tus.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), capabilityOwner{}, c.Owner)))

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/agentcore/internal/oauthrs"
-	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
@@ -128,19 +128,19 @@ func (s *Service) requireCaller(next http.Handler) http.Handler {
 		}
 		if !strings.EqualFold(scheme, "Bearer") || token == "" {
 			w.Header().Set("WWW-Authenticate", s.bearerChallenge(r, "", "", nil))
-			filehttp.WriteError(w, http.StatusUnauthorized, "authentication required: send Authorization: Bearer <token> (AGENT_AUTH="+s.cfg.Auth+")")
+			httpjson.WriteError(w, http.StatusUnauthorized, "authentication required: send Authorization: Bearer <token> (AGENT_AUTH="+s.cfg.Auth+")")
 			return
 		}
 		ti, err := s.verifier.Verify(r.Context(), token, r)
 		if errors.Is(err, oauthrs.ErrIssuerUnavailable) {
 			w.Header().Set("Retry-After", "10")
-			filehttp.WriteError(w, http.StatusServiceUnavailable, "the bearer token cannot be checked now, try again shortly: "+err.Error())
+			httpjson.WriteError(w, http.StatusServiceUnavailable, "the bearer token cannot be checked now, try again shortly: "+err.Error())
 			return
 		}
 		if err != nil {
 			why := strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": ")
 			w.Header().Set("WWW-Authenticate", s.bearerChallenge(r, "invalid_token", why, nil))
-			filehttp.WriteError(w, http.StatusUnauthorized, "bearer token refused: "+why)
+			httpjson.WriteError(w, http.StatusUnauthorized, "bearer token refused: "+why)
 			return
 		}
 		withInfo.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedCaller{}, ti)))

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -88,7 +88,7 @@ func (s *Service) inlineFiles(proto inlineProtocol, limit int64, h http.Handler)
 			case errors.Is(err, fileserve.ErrTooLarge):
 				code, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("an inline file exceeds the limit of %d bytes (AGENT_MAX_UPLOAD_BYTES)", s.cfg.MaxUploadBytes)
 			}
-			filehttp.WriteError(w, code, msg)
+			httpjson.WriteError(w, code, msg)
 			return
 		}
 		if !p.keep {

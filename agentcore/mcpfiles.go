@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/signing"
+	"github.com/agentura/agentura/signing"
 	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -33,7 +33,7 @@ import (
 // resolves only for the owner it was issued to (every lookup is by owner),
 // and only while the file lasts (AGENT_STAGING_TTL, AGENT_OUTPUT_TTL).
 // The capability is the descriptor's URL, signed like a download URL
-// (internal/lib/signing: HS256 pinned, key id, audience, expiry), whose token
+// (signing: HS256 pinned, key id, audience, expiry), whose token
 // names the ticket in the area "mcp-upload" — no storage area, so it never
 // opens a file.
 

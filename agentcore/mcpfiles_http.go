@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/transfer/mcpfile"
 )
 
@@ -147,5 +147,5 @@ func (b *bodyError) Read(p []byte) (int, error) {
 // writeUpload answers a descriptor upload with v as JSON, never cached.
 func writeUpload(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
-	filehttp.WriteJSON(w, code, v)
+	httpjson.WriteJSON(w, code, v)
 }

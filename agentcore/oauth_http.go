@@ -13,7 +13,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
-	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -191,7 +191,7 @@ func (s *Service) serveScoped(w http.ResponseWriter, r *http.Request, scopes []s
 	}
 	desc := fmt.Sprintf("this request needs the scope %s, which the token lacks", strings.Join(missing, " and "))
 	w.Header().Set("WWW-Authenticate", s.bearerChallenge(r, "insufficient_scope", desc, missing))
-	filehttp.WriteError(w, http.StatusForbidden, desc+fmt.Sprintf(" (it has %q); sign in again asking for it", ti.Scopes))
+	httpjson.WriteError(w, http.StatusForbidden, desc+fmt.Sprintf(" (it has %q); sign in again asking for it", ti.Scopes))
 }
 
 // mcpScope is the scope an MCP method needs; "" for none beyond a token of
@@ -242,11 +242,11 @@ func (s *Service) jsonRPCGate(limit int64, scope func(string) string, next http.
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 		if err != nil {
-			filehttp.WriteError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
+			httpjson.WriteError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
 			return
 		}
 		if int64(len(body)) > limit {
-			filehttp.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request exceeds the limit of %d bytes (AGENT_MAX_UPLOAD_BYTES as base64 plus 1 MiB); upload large files to /uploads and send their URL", limit))
+			httpjson.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request exceeds the limit of %d bytes (AGENT_MAX_UPLOAD_BYTES as base64 plus 1 MiB); upload large files to /uploads and send their URL", limit))
 			return
 		}
 		methods, err := httpguard.JSONRPCMethods(body)

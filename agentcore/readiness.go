@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentura/agentura/internal/lib/signing"
+	"github.com/agentura/agentura/signing"
 	"github.com/gin-gonic/gin"
 )
 

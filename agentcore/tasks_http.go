@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -83,7 +83,7 @@ func peekBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(r.Body)
 	r.Body.Close()
 	if err != nil {
-		filehttp.WriteError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
+		httpjson.WriteError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
 		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -166,7 +166,7 @@ func (s *Service) serveTaskListen(w http.ResponseWriter, r *http.Request, l *tas
 	}
 	owner, err := s.uploadOwner(r)
 	if err != nil {
-		filehttp.WriteError(w, http.StatusUnauthorized, err.Error())
+		httpjson.WriteError(w, http.StatusUnauthorized, err.Error())
 		return
 	}
 	ctx := r.Context()

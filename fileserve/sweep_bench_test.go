@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/cleanup"
 )
 
 // sweepFiles is how many files the sweep benchmarks store:

@@ -19,9 +19,9 @@ import (
 	"github.com/agentura/agentura/fileserve/s3store"
 	"github.com/agentura/agentura/fileserve/storetest"
 	"github.com/agentura/agentura/internal/lib/filehttp"
-	"github.com/agentura/agentura/internal/lib/signing"
 	"github.com/agentura/agentura/internal/testkit/heappeak"
 	"github.com/agentura/agentura/internal/testkit/s3test"
+	"github.com/agentura/agentura/signing"
 )
 
 func BenchmarkS3Download(b *testing.B) {

@@ -22,7 +22,7 @@ func TestDiskOnlyLinksNoMinio(t *testing.T) {
 		"github.com/agentura/agentura/fileserve/s3store":     true,
 		"github.com/agentura/agentura/cmd/ocr-agent":         true,
 		"github.com/agentura/agentura/internal/lib/filehttp": false,
-		"github.com/agentura/agentura/internal/lib/cleanup":  false,
+		"github.com/agentura/agentura/cleanup":               false,
 		"github.com/agentura/agentura/fileserve/storetest":   false,
 	} {
 		out, err := procgroup.Output(exec.Command("go", "list", "-deps", pkg))

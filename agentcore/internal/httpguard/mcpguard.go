@@ -7,7 +7,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/httpjson"
 )
 
 // MCPPeekBytes is how much of a /mcp body MCP reads ahead to check it.
@@ -26,12 +26,12 @@ func MCP(limit int64, next http.Handler) http.Handler {
 			return
 		}
 		if r.ContentLength > limit {
-			filehttp.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request of %d bytes exceeds the limit of %d (AGENT_MAX_UPLOAD_BYTES as base64 plus 1 MiB); send large files by URL: POST them to /uploads and pass the signed URL it returns as the file's content", r.ContentLength, limit))
+			httpjson.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request of %d bytes exceeds the limit of %d (AGENT_MAX_UPLOAD_BYTES as base64 plus 1 MiB); send large files by URL: POST them to /uploads and pass the signed URL it returns as the file's content", r.ContentLength, limit))
 			return
 		}
 		head, err := io.ReadAll(io.LimitReader(r.Body, MCPPeekBytes+1))
 		if err != nil {
-			filehttp.WriteError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
+			httpjson.WriteError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
 			return
 		}
 		if len(head) <= MCPPeekBytes {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/httpjson"
 )
 
 // Origin protects /a2a, /uploads and the agent card from browsers:
@@ -45,7 +45,7 @@ func NewOrigin(publicURL string, allowedOrigins []string) *Origin {
 func (g *Origin) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if msg := g.refusal(r); msg != "" {
-			filehttp.WriteError(w, http.StatusForbidden, msg)
+			httpjson.WriteError(w, http.StatusForbidden, msg)
 			return
 		}
 		next.ServeHTTP(w, r)

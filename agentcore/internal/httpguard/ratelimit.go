@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 )
@@ -65,7 +65,7 @@ func (l *RateLimiter) Wrap(h http.Handler) http.Handler {
 			l.refused.Inc()
 			secs := int(math.Ceil(wait.Seconds()))
 			w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
-			filehttp.WriteError(w, http.StatusTooManyRequests, fmt.Sprintf(
+			httpjson.WriteError(w, http.StatusTooManyRequests, fmt.Sprintf(
 				"rate limit: %s sent more than %g requests per second (burst %d; AGENT_RATE_LIMIT, AGENT_RATE_BURST); retry after %d s",
 				owner, float64(l.limit), l.burst, max(secs, 1)))
 			return

@@ -5,13 +5,13 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"github.com/agentura/agentura/fileserve"
+	"crypto/rand"
 )
 
 // requestIDPrefix is random per process; a counter follows it, so request
 // ids are unique without reading random bytes per request.
 var (
-	requestIDPrefix = fileserve.NewID()[28:] // the random end of a UUID v7 (its start is the time)
+	requestIDPrefix = rand.Text()[:12] // 60 random bits
 	requestCounter  atomic.Uint64
 )
 

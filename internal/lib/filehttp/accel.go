@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/signing"
+	"github.com/agentura/agentura/signing"
 )
 
 // accelerable reports whether a download may be handed to the web server

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/internal/lib/boundedmap"
-	"github.com/agentura/agentura/internal/lib/signing"
+	"github.com/agentura/agentura/signing"
 )
 
 // tokenCacheSize bounds the verified tokens kept in memory.

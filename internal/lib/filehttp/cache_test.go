@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/lib/signing"
+	"github.com/agentura/agentura/signing"
 )
 
 func TestTokenCache(t *testing.T) {

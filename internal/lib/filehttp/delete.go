@@ -16,8 +16,9 @@ import (
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/connlimit"
+	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/internal/lib/revocation"
-	"github.com/agentura/agentura/internal/lib/signing"
+	"github.com/agentura/agentura/signing"
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -36,12 +37,12 @@ const maxRevokeBody = 16 << 10
 func (s *Server) ServeDelete(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodDelete {
 		w.Header().Set("Allow", "DELETE")
-		WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here; DELETE a file's URL to delete it")
+		httpjson.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here; DELETE a file's URL to delete it")
 		return
 	}
 	id, ok := fileIDFromPath(r.URL.Path)
 	if !ok {
-		WriteError(w, http.StatusNotFound, "file not found: DELETE the URL the agent returned, /files/<uuid>/<name>?token=<token>")
+		httpjson.WriteError(w, http.StatusNotFound, "file not found: DELETE the URL the agent returned, /files/<uuid>/<name>?token=<token>")
 		return
 	}
 	owner, ok := s.caller(w, r)
@@ -52,20 +53,20 @@ func (s *Server) ServeDelete(w http.ResponseWriter, r *http.Request) {
 	if token := queryToken(r.URL.RawQuery); token != "" {
 		c, err := s.verify(token)
 		if err != nil {
-			WriteError(w, http.StatusForbidden, verifyReason(err))
+			httpjson.WriteError(w, http.StatusForbidden, verifyReason(err))
 			return
 		}
 		if c.FileID != id {
-			WriteError(w, http.StatusForbidden, "token is for another file")
+			httpjson.WriteError(w, http.StatusForbidden, "token is for another file")
 			return
 		}
 		if c.Owner != owner {
-			WriteError(w, http.StatusForbidden, "the file is another caller's: only its owner may delete it")
+			httpjson.WriteError(w, http.StatusForbidden, "the file is another caller's: only its owner may delete it")
 			return
 		}
 		areas = []fileserve.Area{fileserve.Area(c.Area)}
 	} else if !s.verified {
-		WriteError(w, http.StatusForbidden, "a token is required: DELETE the whole URL the agent returned, including ?token=")
+		httpjson.WriteError(w, http.StatusForbidden, "a token is required: DELETE the whole URL the agent returned, including ?token=")
 		return
 	}
 	for _, area := range areas {
@@ -81,7 +82,7 @@ func (s *Server) ServeDelete(w http.ResponseWriter, r *http.Request) {
 		}
 		if err != nil {
 			s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: delete file", slog.String("id", id), slog.String("error", err.Error()))
-			WriteError(w, http.StatusInternalServerError, "the file could not be deleted; try again later")
+			httpjson.WriteError(w, http.StatusInternalServerError, "the file could not be deleted; try again later")
 			return
 		}
 		if s.revoked != nil {
@@ -94,7 +95,7 @@ func (s *Server) ServeDelete(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	WriteError(w, http.StatusNotFound, "file not found: it has expired or been deleted already, or is not yours")
+	httpjson.WriteError(w, http.StatusNotFound, "file not found: it has expired or been deleted already, or is not yours")
 }
 
 // ServeRevoke answers POST /files/revoke with the JSON body
@@ -115,17 +116,17 @@ func (s *Server) ServeDelete(w http.ResponseWriter, r *http.Request) {
 func (s *Server) ServeRevoke(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+transfer.RevokePath+"; POST {\"url\": \"<download URL>\"}")
+		httpjson.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+transfer.RevokePath+"; POST {\"url\": \"<download URL>\"}")
 		return
 	}
 	if s.revoked == nil {
-		WriteError(w, http.StatusNotImplemented, "this agent keeps no revocation list")
+		httpjson.WriteError(w, http.StatusNotImplemented, "this agent keeps no revocation list")
 		return
 	}
 	var req transfer.RevokeRequest
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRevokeBody+1))
 	if err != nil || len(body) > maxRevokeBody || json.Unmarshal(body, &req) != nil || req.URL == "" {
-		WriteError(w, http.StatusBadRequest, "send {\"url\": \"<download URL>\"} as JSON, at most 16 KiB")
+		httpjson.WriteError(w, http.StatusBadRequest, "send {\"url\": \"<download URL>\"} as JSON, at most 16 KiB")
 		return
 	}
 	u, err := url.Parse(req.URL)
@@ -139,7 +140,7 @@ func (s *Server) ServeRevoke(w http.ResponseWriter, r *http.Request) {
 		token = u.Query().Get("token")
 	}
 	if !ours || !fileserve.ValidID(id) || token == "" {
-		WriteError(w, http.StatusBadRequest, "not a download URL of this agent: want <public URL>/files/<uuid>/<name>?token=<token>")
+		httpjson.WriteError(w, http.StatusBadRequest, "not a download URL of this agent: want <public URL>/files/<uuid>/<name>?token=<token>")
 		return
 	}
 	c, err := s.signer.Verify(token)
@@ -148,24 +149,24 @@ func (s *Server) ServeRevoke(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent) // dead already
 		return
 	case err != nil:
-		WriteError(w, http.StatusForbidden, verifyReason(err))
+		httpjson.WriteError(w, http.StatusForbidden, verifyReason(err))
 		return
 	case c.FileID != id:
-		WriteError(w, http.StatusForbidden, "token is for another file")
+		httpjson.WriteError(w, http.StatusForbidden, "token is for another file")
 		return
 	}
 	err = s.revoked.RevokeToken(r.Context(), token, c.ExpiresAt, revoker(r, c.Owner))
 	if le, ok := errors.AsType[*revocation.LimitError](err); ok {
 		secs := int(math.Ceil(le.RetryAfter.Seconds()))
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		WriteError(w, http.StatusTooManyRequests, fmt.Sprintf("too many revoked URLs: %d revoked by this revoker have not expired yet, "+
+		httpjson.WriteError(w, http.StatusTooManyRequests, fmt.Sprintf("too many revoked URLs: %d revoked by this revoker have not expired yet, "+
 			"the most there may be (AGENT_MAX_REVOCATIONS); DELETE the file instead, which ends every URL of it at once, "+
 			"or retry after %d s, when the first of them is forgotten", le.Max, secs))
 		return
 	}
 	if err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: revoke URL", slog.String("id", id), slog.String("error", err.Error()))
-		WriteError(w, http.StatusInternalServerError, "the URL could not be revoked; try again later")
+		httpjson.WriteError(w, http.StatusInternalServerError, "the URL could not be revoked; try again later")
 		return
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "fileserve: download URL revoked", slog.String("id", id), slog.String("token_id", signing.TokenID(token)))

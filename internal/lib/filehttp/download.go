@@ -14,7 +14,8 @@ import (
 	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
-	"github.com/agentura/agentura/internal/lib/signing"
+	"github.com/agentura/agentura/internal/lib/httpjson"
+	"github.com/agentura/agentura/signing"
 )
 
 // downloadCSP keeps a downloaded file, should a browser ever render it,
@@ -52,17 +53,17 @@ func (s *Server) ServeFile(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on /files/; use GET or HEAD")
+		httpjson.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on /files/; use GET or HEAD")
 		return
 	}
 	id, ok := fileIDFromPath(r.URL.Path)
 	if !ok {
-		WriteError(w, http.StatusNotFound, "file not found: a download URL has the form /files/<uuid>/<name>?token=<token>")
+		httpjson.WriteError(w, http.StatusNotFound, "file not found: a download URL has the form /files/<uuid>/<name>?token=<token>")
 		return
 	}
 	token := queryToken(r.URL.RawQuery)
 	if token == "" {
-		WriteError(w, http.StatusForbidden, "a download token is required: use the whole URL the agent returned, including ?token=")
+		httpjson.WriteError(w, http.StatusForbidden, "a download token is required: use the whole URL the agent returned, including ?token=")
 		return
 	}
 	c, err := s.verify(token)
@@ -71,16 +72,16 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 		if ve, ok := errors.AsType[*signing.VerifyError](err); ok {
 			reason = ve.Reason
 		}
-		WriteError(w, http.StatusForbidden, reason)
+		httpjson.WriteError(w, http.StatusForbidden, reason)
 		return
 	}
 	if c.FileID != id {
-		WriteError(w, http.StatusForbidden, "token is for another file")
+		httpjson.WriteError(w, http.StatusForbidden, "token is for another file")
 		return
 	}
 	area := fileserve.Area(c.Area)
 	if !area.Valid() {
-		WriteError(w, http.StatusForbidden, "token does not name a storage area")
+		httpjson.WriteError(w, http.StatusForbidden, "token does not name a storage area")
 		return
 	}
 	if wantsPreview(r.URL.RawQuery) {
@@ -146,11 +147,11 @@ func (s *Server) fileHeaders(w http.ResponseWriter, m fileserve.Meta, c signing.
 // there, 500 (logged) otherwise.
 func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, id string, err error) {
 	if errors.Is(err, fileserve.ErrNotFound) {
-		WriteError(w, http.StatusNotFound, "file not found: it has expired and been deleted, or never existed; ask the agent for it again")
+		httpjson.WriteError(w, http.StatusNotFound, "file not found: it has expired and been deleted, or never existed; ask the agent for it again")
 		return
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: open file for download", slog.String("id", id), slog.String("error", err.Error()))
-	WriteError(w, http.StatusInternalServerError, "the file could not be read; try again later")
+	httpjson.WriteError(w, http.StatusInternalServerError, "the file could not be read; try again later")
 }
 
 // contentType is the type a file is served with.

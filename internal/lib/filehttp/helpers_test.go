@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/signing"
+	"github.com/agentura/agentura/signing"
 	"github.com/agentura/agentura/transfer"
 	"github.com/gin-gonic/gin"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/signing"
+	"github.com/agentura/agentura/signing"
 )
 
 // OpenURL recognises a URL this server signed and opens its file locally,

@@ -9,8 +9,9 @@ import (
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/internal/lib/pdfpreview"
-	"github.com/agentura/agentura/internal/lib/signing"
+	"github.com/agentura/agentura/signing"
 )
 
 // previewQuery is the query parameter that asks a download URL for the
@@ -38,7 +39,7 @@ func wantsPreview(raw string) bool {
 // pdftoppm 501, each with a JSON error body.
 func (s *Server) servePreview(w http.ResponseWriter, r *http.Request, c signing.Claims, area fileserve.Area) {
 	if s.previews == nil {
-		WriteError(w, http.StatusNotImplemented, "this agent renders no previews")
+		httpjson.WriteError(w, http.StatusNotImplemented, "this agent renders no previews")
 		return
 	}
 	m, err := s.store.Stat(r.Context(), area, c.Owner, c.FileID)
@@ -47,7 +48,7 @@ func (s *Server) servePreview(w http.ResponseWriter, r *http.Request, c signing.
 		return
 	}
 	if t, _, _ := strings.Cut(m.MIMEType, ";"); strings.TrimSpace(t) != "application/pdf" {
-		WriteError(w, http.StatusUnsupportedMediaType, "a preview is made of PDFs only; this file is "+contentType(m)+": download it instead (drop &preview)")
+		httpjson.WriteError(w, http.StatusUnsupportedMediaType, "a preview is made of PDFs only; this file is "+contentType(m)+": download it instead (drop &preview)")
 		return
 	}
 	key := string(area) + "/" + c.Owner + "/" + m.ID + "/" + m.ETag()
@@ -77,17 +78,17 @@ func (s *Server) servePreview(w http.ResponseWriter, r *http.Request, c signing.
 func (s *Server) previewFailed(w http.ResponseWriter, r *http.Request, id string, err error) {
 	switch {
 	case errors.Is(err, pdfpreview.ErrUnavailable):
-		WriteError(w, http.StatusNotImplemented, err.Error())
+		httpjson.WriteError(w, http.StatusNotImplemented, err.Error())
 	case errors.Is(err, pdfpreview.ErrTooLarge):
-		WriteError(w, http.StatusRequestEntityTooLarge, err.Error()+": download it instead")
+		httpjson.WriteError(w, http.StatusRequestEntityTooLarge, err.Error()+": download it instead")
 	case errors.Is(err, pdfpreview.ErrBusy):
 		w.Header().Set("Retry-After", "5")
-		WriteError(w, http.StatusServiceUnavailable, err.Error())
+		httpjson.WriteError(w, http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, context.Canceled):
-		WriteError(w, http.StatusServiceUnavailable, "the request ended before the preview was rendered")
+		httpjson.WriteError(w, http.StatusServiceUnavailable, "the request ended before the preview was rendered")
 	default:
 		if _, bad := errors.AsType[*pdfpreview.RenderError](err); bad {
-			WriteError(w, http.StatusUnprocessableEntity, err.Error()+"; download the file instead")
+			httpjson.WriteError(w, http.StatusUnprocessableEntity, err.Error()+"; download the file instead")
 			return
 		}
 		s.storeFailed(w, r, id, err)

@@ -10,8 +10,8 @@ import (
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/pdfpreview"
 	"github.com/agentura/agentura/internal/lib/pdfpreview/pdftest"
-	"github.com/agentura/agentura/internal/lib/signing"
 	"github.com/agentura/agentura/internal/testkit/requiretool"
+	"github.com/agentura/agentura/signing"
 )
 
 // TestPreview asks download URLs for the picture of a PDF's first page

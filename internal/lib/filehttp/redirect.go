@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/signing"
+	"github.com/agentura/agentura/internal/lib/httpjson"
+	"github.com/agentura/agentura/signing"
 )
 
 // MaxRedirectTTL bounds the lifetime of a presigned URL a download is
@@ -32,7 +33,7 @@ func (s *Server) redirectFile(w http.ResponseWriter, r *http.Request, c signing.
 	u, err := s.redirect.Presign(r.Context(), m, ttl, contentType(m), contentDisposition(baseName(m.Name)))
 	if err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: presign download", slog.String("id", m.ID), slog.String("error", err.Error()))
-		WriteError(w, http.StatusInternalServerError, "the file could not be served; try again later")
+		httpjson.WriteError(w, http.StatusInternalServerError, "the file could not be served; try again later")
 		return
 	}
 	h := w.Header()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/fileserve/s3store"
-	"github.com/agentura/agentura/internal/lib/signing"
+	"github.com/agentura/agentura/signing"
 )
 
 // TestRedirectNearExpiry: a token with less than the one second an S3

@@ -1,18 +1,16 @@
 // Package filehttp serves the files of a fileserve.Store over HTTP: GET/HEAD
-// /files/{id}/{name} with a signed token (internal/lib/signing), and POST
+// /files/{id}/{name} with a signed token (signing), and POST
 // /uploads, which stages a large input for the same owner's later tool call.
 // It is agentcore's, under internal/ because nothing else serves these
 // endpoints; the Store it serves is the public extension point.
 package filehttp
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,8 +18,7 @@ import (
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/pdfpreview"
 	"github.com/agentura/agentura/internal/lib/revocation"
-	"github.com/agentura/agentura/internal/lib/signing"
-	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/signing"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -263,31 +260,4 @@ func fileIDFromPath(p string) (id string, ok bool) {
 		}
 	}
 	return segs[at], true
-}
-
-// WriteError answers code with the JSON error body of the contract
-// ({"error": msg}, transfer.Error), dropping headers set for a
-// file that is not being sent after all.
-func WriteError(w http.ResponseWriter, code int, msg string) {
-	h := w.Header()
-	for _, k := range []string{"Content-Disposition", "ETag", "Last-Modified", "Content-Encoding", "Content-Length"} {
-		h.Del(k)
-	}
-	h.Set("Cache-Control", "no-store")
-	WriteJSON(w, code, transfer.Error{Error: msg})
-}
-
-// WriteJSON answers code with v as JSON, with its length and nosniff: the
-// one JSON writer of the file routes (agentcore's upload descriptors too).
-func WriteJSON(w http.ResponseWriter, code int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		code, b = http.StatusInternalServerError, []byte(`{"error":"internal error: response not encodable"}`)
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", strconv.Itoa(len(b)+1))
-	w.WriteHeader(code)
-	w.Write(append(b, '\n'))
 }

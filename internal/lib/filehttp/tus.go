@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/transfer"
 	"github.com/tus/tusd/v2/pkg/handler"
 	"github.com/tus/tusd/v2/pkg/memorylocker"
@@ -108,7 +109,7 @@ func (t *Tus) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost && metadataBytes(r.Header) > maxTusMetadataBytes {
-		WriteError(w, http.StatusBadRequest, fmt.Sprintf("Upload-Metadata is %d bytes, more than the %d accepted: send the file name (filename <base64>) and little else", metadataBytes(r.Header), maxTusMetadataBytes))
+		httpjson.WriteError(w, http.StatusBadRequest, fmt.Sprintf("Upload-Metadata is %d bytes, more than the %d accepted: send the file name (filename <base64>) and little else", metadataBytes(r.Header), maxTusMetadataBytes))
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), ownerKey{}, owner))
@@ -162,10 +163,10 @@ func (t *Tus) route(w http.ResponseWriter, r *http.Request) {
 		t.tusd.DelFile(w, r)
 	case id == "":
 		w.Header().Set("Allow", "POST, OPTIONS")
-		WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+transfer.TusPath+"; create an upload with POST (tus 1.0)")
+		httpjson.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+transfer.TusPath+"; create an upload with POST (tus 1.0)")
 	default:
 		w.Header().Set("Allow", "HEAD, PATCH, DELETE, OPTIONS")
-		WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on an upload; use HEAD, PATCH or DELETE (tus 1.0), and download the finished file from its File-Url")
+		httpjson.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on an upload; use HEAD, PATCH or DELETE (tus 1.0), and download the finished file from its File-Url")
 	}
 }
 

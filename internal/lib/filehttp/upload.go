@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -48,7 +49,7 @@ func (s *Server) ServeUpload(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on /uploads; use POST")
+		httpjson.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on /uploads; use POST")
 		return
 	}
 	owner, ok := s.caller(w, r)
@@ -57,7 +58,7 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	tooLarge := s.tooLarge()
 	if r.ContentLength > s.maxUpload+multipartOverhead {
-		WriteError(w, http.StatusRequestEntityTooLarge, tooLarge)
+		httpjson.WriteError(w, http.StatusRequestEntityTooLarge, tooLarge)
 		return
 	}
 	r.Body = http.MaxBytesReader(innermost(w), r.Body, s.maxUpload+multipartOverhead)
@@ -65,12 +66,12 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	name, body, err := uploadSource(r)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			WriteError(w, http.StatusRequestEntityTooLarge, tooLarge)
+			httpjson.WriteError(w, http.StatusRequestEntityTooLarge, tooLarge)
 			return
 		}
 		he := &httpError{code: http.StatusBadRequest, msg: err.Error()}
 		errors.As(err, &he)
-		WriteError(w, he.code, he.msg)
+		httpjson.WriteError(w, he.code, he.msg)
 		return
 	}
 	src := &bodyReader{r: body}
@@ -79,14 +80,14 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 		_, overBody := errors.AsType[*http.MaxBytesError](src.err)
 		switch qe, overQuota := errors.AsType[*fileserve.QuotaError](err); {
 		case overQuota:
-			WriteError(w, http.StatusInsufficientStorage, qe.Error())
+			httpjson.WriteError(w, http.StatusInsufficientStorage, qe.Error())
 		case errors.Is(err, fileserve.ErrTooLarge) || overBody:
-			WriteError(w, http.StatusRequestEntityTooLarge, tooLarge)
+			httpjson.WriteError(w, http.StatusRequestEntityTooLarge, tooLarge)
 		case src.err != nil:
-			WriteError(w, http.StatusBadRequest, "the upload was cut short: read the content: "+src.err.Error())
+			httpjson.WriteError(w, http.StatusBadRequest, "the upload was cut short: read the content: "+src.err.Error())
 		default:
 			s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: store upload", slog.String("error", err.Error()))
-			WriteError(w, http.StatusInternalServerError, "the upload could not be stored; try again later")
+			httpjson.WriteError(w, http.StatusInternalServerError, "the upload could not be stored; try again later")
 		}
 		return
 	}
@@ -94,10 +95,10 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: sign upload URL", slog.String("error", err.Error()))
 		s.store.Delete(r.Context(), m.Area, m.Owner, m.ID)
-		WriteError(w, http.StatusInternalServerError, "the upload could not be signed; try again later")
+		httpjson.WriteError(w, http.StatusInternalServerError, "the upload could not be signed; try again later")
 		return
 	}
-	WriteJSON(w, http.StatusCreated, transfer.Upload{URL: u, Name: m.Name, SizeBytes: m.Size, MIMEType: m.MIMEType})
+	httpjson.WriteJSON(w, http.StatusCreated, transfer.Upload{URL: u, Name: m.Name, SizeBytes: m.Size, MIMEType: m.MIMEType})
 }
 
 // bodyReader keeps the error of the request body it reads, so that a broken
@@ -111,7 +112,7 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request) (string, bool) {
 		if err != nil {
 			msg += ": " + err.Error()
 		}
-		WriteError(w, http.StatusUnauthorized, msg)
+		httpjson.WriteError(w, http.StatusUnauthorized, msg)
 		return "", false
 	}
 	return owner, true

@@ -10,7 +10,7 @@ var Leaves = []string{"transfer", "transfer/mcpfile", "filetype", "filename", "s
 
 // agentcoreMay is what agentcore and the packages of its insides
 // (agentcore/internal/...) may import.
-var agentcoreMay = with(Leaves, "fileserve", "internal/lib/signing", "internal/lib/filehttp", "internal/lib/connlimit", "internal/lib/cleanup", "internal/lib/promreg", "internal/lib/memcg", "internal/lib/revocation", "internal/lib/boundedmap", "internal/lib/probe", "internal/lib/pdfpreview")
+var agentcoreMay = with(Leaves, "fileserve", "internal/lib/httpjson", "signing", "internal/lib/filehttp", "internal/lib/connlimit", "cleanup", "internal/lib/promreg", "internal/lib/memcg", "internal/lib/revocation", "internal/lib/boundedmap", "internal/lib/probe", "internal/lib/pdfpreview")
 
 // Rule says which packages of this module the packages matched by Pkgs may
 // import (in their non-test files; tests may start whatever they need), and
@@ -43,7 +43,8 @@ var Rules = []Rule{
 
 	// The server side, each layer on the ones before it; its helpers under
 	// internal/lib/ (code linked into what ships).
-	{"internal/lib/signing", nil, "download tokens: JWT HS256 pinned, kid, rotation, owner + file id + area + expiry"},
+	{"signing", nil, "download tokens: JWT HS256 pinned, kid, rotation, owner + file id + area + expiry"},
+	{"internal/lib/httpjson", []string{"transfer"}, "the JSON answers of the server's routes: the contract's error body, any JSON value"},
 	{"internal/lib/promreg", nil, "registers a Prometheus collector once for the server layers"},
 	{"internal/lib/memcg", nil, "the cgroup memory limit (GOMEMLIMIT) and a child's peak in a memory cgroup"},
 	{"internal/lib/boundedmap", nil, "a size-capped map"},
@@ -56,12 +57,12 @@ var Rules = []Rule{
 	{"fileserve/s3store", with(Leaves, "fileserve"), "the S3 store (minio-go); importing it registers s3://"},
 	{"fileserve/storetest", []string{"fileserve"}, "the Store conformance suite every store passes"},
 	{"fileserve/s3bench", nil, "benchmarks of S3 downloads against a presigned GET"},
-	{"internal/lib/revocation", []string{"fileserve", "internal/lib/signing"}, "revoked URLs and deleted files, shared through the store's records"},
-	{"internal/lib/filehttp", with(Leaves, "fileserve", "internal/lib/signing", "internal/lib/boundedmap", "internal/lib/promreg", "internal/lib/revocation", "internal/lib/pdfpreview", "internal/lib/connlimit"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
-	{"internal/lib/cleanup", []string{"fileserve", "internal/lib/promreg"}, "the TTL sweeper: at start-up in the background, then on a cron schedule"},
+	{"internal/lib/revocation", []string{"fileserve", "signing"}, "revoked URLs and deleted files, shared through the store's records"},
+	{"internal/lib/filehttp", with(Leaves, "fileserve", "internal/lib/httpjson", "signing", "internal/lib/boundedmap", "internal/lib/promreg", "internal/lib/revocation", "internal/lib/pdfpreview", "internal/lib/connlimit"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
+	{"cleanup", []string{"fileserve", "internal/lib/promreg"}, "the TTL sweeper: at start-up in the background, then on a cron schedule"},
 	// agentcore's insides, out of the author's sight: each may import
 	// what agentcore may, never agentcore itself.
-	{"agentcore/internal/httpguard", agentcoreMay, "the HTTP hardening in front of the handlers: origin and DNS-rebinding guard, /mcp body guard, the strict read of a JSON-RPC body (one method, each member once), slow bodies, rate limit, trusted proxies, request ids"},
+	{"agentcore/internal/httpguard", with(Leaves, "internal/lib/httpjson"), "the HTTP hardening in front of the handlers: origin and DNS-rebinding guard, /mcp body guard, the strict read of a JSON-RPC body (one method, each member once), slow bodies, rate limit, trusted proxies, request ids"},
 	{"agentcore/internal/urlfetch", agentcoreMay, "the SSRF-guarded fetcher of URL inputs: public addresses only, allowed hosts, peers' internal bases (AGENT_PEER_URLS)"},
 	{"agentcore/internal/oauthrs", with(agentcoreMay, "agentcore/internal/urlfetch", "internal/lib/issuermeta"), "the agent as an OAuth 2.1 resource server (AGENT_AUTH=oauth): issuer discovery, JWKS, JWT and introspected tokens"},
 	{"agentcore", with(agentcoreMay, "agentcore/internal/..."), "the agent author's framework: Service, Tool, Call, FileAttachment, the resolver, FileResponse, MCP (every revision), A2A, tasks, auth, Main"},

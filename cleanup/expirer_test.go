@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/lib/cleanup"
+	"github.com/agentura/agentura/cleanup"
 )
 
 // An Expirer is swept with its own TTL; what it removed counts in Stats,

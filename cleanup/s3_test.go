@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
 	_ "github.com/agentura/agentura/fileserve/s3store"
-	"github.com/agentura/agentura/internal/lib/cleanup"
 	"github.com/agentura/agentura/internal/testkit/s3test"
 	"github.com/minio/minio-go/v7"
 )

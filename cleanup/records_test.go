@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/cleanup"
 )
 
 // TestSweepExpiresRecords: records last written longer ago than their

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/internal/lib/signing"
+	"github.com/agentura/agentura/signing"
 	"github.com/golang-jwt/jwt/v5"
 )
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/cleanup"
 )
 
 // ExampleSweeper keeps outputs for a day and staged uploads for an hour,

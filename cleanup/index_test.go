@@ -10,8 +10,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/cleanup"
 	"github.com/agentura/agentura/internal/testkit/s3test"
 )
 

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/cleanup"
 	"github.com/prometheus/client_golang/prometheus"
 )
 

@@ -1,0 +1,40 @@
+// Package httpjson writes the JSON answers of the server's HTTP routes: the
+// contract's error body ({"error": msg}, transfer.Error) and any other JSON
+// value, with its length and nosniff. It is a leaf every server package
+// may import (the file routes, agentcore's guards and handlers).
+package httpjson
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/agentura/agentura/transfer"
+)
+
+// WriteError answers code with the JSON error body of the contract
+// ({"error": msg}, transfer.Error), dropping headers set for a
+// file that is not being sent after all.
+func WriteError(w http.ResponseWriter, code int, msg string) {
+	h := w.Header()
+	for _, k := range []string{"Content-Disposition", "ETag", "Last-Modified", "Content-Encoding", "Content-Length"} {
+		h.Del(k)
+	}
+	h.Set("Cache-Control", "no-store")
+	WriteJSON(w, code, transfer.Error{Error: msg})
+}
+
+// WriteJSON answers code with v as JSON, with its length and nosniff: the
+// one JSON writer of the server's routes.
+func WriteJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code, b = http.StatusInternalServerError, []byte(`{"error":"internal error: response not encodable"}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
