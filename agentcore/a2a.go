@@ -30,7 +30,7 @@ func (s *Service) a2aHandler() http.Handler {
 	// replica and a restarted process find them; in memory otherwise.
 	var tasks a2asrv.TaskStore = newA2ATaskStore(s.cfg.URLTTL, s.cfg.OutputTTL)
 	var shared *sharedTaskStore
-	if rs, ok := fileserve.As[fileserve.RecordStore](s.backing); ok && s.ledger != nil {
+	if rs, ok := fileserve.As[fileserve.RecordStore](s.store); ok && s.ledger != nil {
 		shared = &sharedTaskStore{records: rs, ledger: s.ledger, maxPerOwner: a2aMaxSharedTasksPerOwner}
 		tasks = shared
 	}

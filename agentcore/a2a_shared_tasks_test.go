@@ -169,7 +169,7 @@ func TestA2ATasksOnAnyReplicaOnS3(t *testing.T) {
 // owner's.
 func TestSharedTaskStoreBoundsTasksPerOwner(t *testing.T) {
 	svc := newTestService(t, nil)
-	rs := svc.backing.(fileserve.RecordStore)
+	rs := backing(svc).(fileserve.RecordStore)
 	s := &sharedTaskStore{records: rs, ledger: svc.ledger, maxPerOwner: 3}
 	ctx := context.Background()
 	theirs := &a2a.Task{ID: a2a.NewTaskID(), ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}
@@ -213,7 +213,7 @@ func TestSharedTaskStoreBoundsTasksPerOwner(t *testing.T) {
 // next save is refused, which ends its execution.
 func TestSharedTaskCancelSurvivesAStaleWrite(t *testing.T) {
 	svc := newTestService(t, nil)
-	s := &sharedTaskStore{records: svc.backing.(fileserve.RecordStore), ledger: svc.ledger, maxPerOwner: 10}
+	s := &sharedTaskStore{records: backing(svc).(fileserve.RecordStore), ledger: svc.ledger, maxPerOwner: 10}
 	ctx := context.Background()
 	task := &a2a.Task{ID: a2a.NewTaskID(), ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
 	if err := s.Save(ctx, task); err != nil {

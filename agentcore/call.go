@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/ops"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/filehttp"
 )
@@ -38,7 +39,7 @@ type Call struct {
 	mkdirOK  error
 
 	inputs    callInputs
-	meter     *workMeter // the work folder against the quota; nil without one
+	meter     *ops.WorkMeter // the work folder against the quota; nil without one
 	logMu     sync.Mutex
 	logInputs []string // "name (size)" of each input resolved, for the call's log line
 }

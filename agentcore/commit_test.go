@@ -153,7 +153,7 @@ func TestJournalInSharedStoreOutlivesTheVolume(t *testing.T) {
 	if left, _ := disk.Records(ctx, pendingKind, journalOwner); len(left) != 0 {
 		t.Errorf("the journal record is still there: %v", left)
 	}
-	if used, _ := b.store.(*quotaCounted).Used(ctx, "alice"); used != 0 {
+	if used, _ := b.quota.Used(ctx, "alice"); used != 0 {
 		t.Errorf("the quota still counts %d bytes of the rolled-back output", used)
 	}
 	close(g.open)

@@ -14,31 +14,14 @@ import (
 
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/agentcore/internal/oauthrs"
+	"github.com/agentura/agentura/agentcore/internal/ops"
 	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/connlimit"
 	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/internal/lib/revocation"
 	"github.com/agentura/agentura/settings"
 )
-
-// Defaults of the slow-client settings.
-const (
-	defaultHeaderTimeout = 10 * time.Second
-	defaultIdleTimeout   = 2 * time.Minute
-	defaultBodyTimeout   = 30 * time.Second
-	defaultMinBodyRate   = 10 << 10
-)
-
-// Defaults of the settings of held connections (conns.go).
-const (
-	defaultWriteTimeout   = time.Minute // nginx's send_timeout
-	defaultMaxClientConns = 128
-)
-
-// defaultRateLimit is AGENT_RATE_LIMIT: requests per second per owner.
-const defaultRateLimit = 50
 
 // Config holds every setting of a Service. Settings declares each field's
 // environment variable, flag, default and meaning; LoadConfig fills a Config
@@ -93,19 +76,9 @@ type Config struct {
 	OAuthClientID         string   // AGENT_OAUTH_CLIENT_ID: the agent's own client, for introspection
 	OAuthClientSecret     string   // AGENT_OAUTH_CLIENT_SECRET
 
-	MaxConcurrentCalls int           // AGENT_MAX_CONCURRENT_CALLS
-	QueueTimeout       time.Duration // AGENT_QUEUE_TIMEOUT
-	OwnerQuotaBytes    int64         // AGENT_OWNER_QUOTA_BYTES; negative: no quota (the variable says 0)
-	QuotaRefresh       time.Duration // AGENT_QUOTA_REFRESH
-	RateLimit          int           // AGENT_RATE_LIMIT; negative: no limit (the variable says 0)
-	RateBurst          int           // AGENT_RATE_BURST; 0: twice RateLimit
-	HeaderTimeout      time.Duration // AGENT_HEADER_TIMEOUT
-	IdleTimeout        time.Duration // AGENT_IDLE_TIMEOUT
-	BodyTimeout        time.Duration // AGENT_BODY_TIMEOUT
-	MinBodyRate        int64         // AGENT_MIN_BODY_RATE; negative: not paced (the variable says 0)
-	WriteTimeout       time.Duration // AGENT_WRITE_TIMEOUT; negative: no write deadline (the variable says 0)
-	MaxConnections     int           // AGENT_MAX_CONNECTIONS; negative: no cap (the variable says 0)
-	MaxClientConns     int           // AGENT_MAX_CLIENT_CONNECTIONS; negative: no cap (the variable says 0)
+	// Limits: call slots, the owner quota, rates, timeouts, connection
+	// caps (AGENT_MAX_CONCURRENT_CALLS ... AGENT_MAX_CLIENT_CONNECTIONS).
+	ops.Limits
 
 	// Store, when set, is where the service keeps its files, used as it is:
 	// a store of the program's own (any fileserve.Store) instead of the one
@@ -142,7 +115,7 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 	if defaultAddr == "" {
 		defaultAddr = defaultListenAddr
 	}
-	return settings.List{
+	list := settings.List{
 		settings.String(&c.Addr, "AGENT_ADDR", defaultAddr, "listen address").
 			Shown("per agent (`:8000` for the example)"),
 		settings.String(&c.PublicURL, "AGENT_PUBLIC_URL", "", "base of every download URL handed out").
@@ -239,39 +212,8 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			"revoked download URLs (`POST /files/revoke`) one owner may have whose tokens have not expired yet, over every replica "+
 				"sharing the store (for files of the anonymous owner, when there is no authentication: one client address, an IPv4 "+
 				"address or an IPv6 /64); beyond it a revocation answers `429`, saying to delete the file or wait").Positive(),
-		settings.Int(&c.MaxConcurrentCalls, "AGENT_MAX_CONCURRENT_CALLS", defaultMaxConcurrentCalls(),
-			"tool calls (MCP and A2A) that run at once; more wait for a free slot").Positive().Shown("4 × CPUs"),
-		settings.Duration(&c.QueueTimeout, "AGENT_QUEUE_TIMEOUT", defaultQueueTimeout,
-			"how long a tool call waits for a free slot before it is refused with \"agent busy … try again\""),
-		settings.Size(&c.OwnerQuotaBytes, "AGENT_OWNER_QUOTA_BYTES", defaultOwnerQuotaBytes,
-			"bytes one owner may hold in the store, staged uploads and outputs together; over it `/uploads` answers `507` "+
-				"and a tool's outputs fail, saying when space frees up; `0` = no quota").ZeroMeansOff(),
-		settings.Duration(&c.QuotaRefresh, "AGENT_QUOTA_REFRESH", defaultQuotaRefresh,
-			"how often the owners' use is read again from the store, to see what other replicas sharing it added or removed"),
-		settings.Int(&c.RateLimit, "AGENT_RATE_LIMIT", defaultRateLimit,
-			"requests per second one owner (the caller's `sub` under `AGENT_AUTH=jwt`, else the client address) may send to "+
-				"`/mcp`, `/a2a` and `/uploads`; over it they answer `429` with `Retry-After`; `0` = no limit").ZeroMeansOff(),
-		settings.Int(&c.RateBurst, "AGENT_RATE_BURST", 0, "requests one owner may send at once before AGENT_RATE_LIMIT applies").
-			Shown("2 × `AGENT_RATE_LIMIT`"),
-		settings.Duration(&c.HeaderTimeout, "AGENT_HEADER_TIMEOUT", defaultHeaderTimeout, "how long a client may take to send a request's headers"),
-		settings.Duration(&c.IdleTimeout, "AGENT_IDLE_TIMEOUT", defaultIdleTimeout, "how long an idle keep-alive connection stays open"),
-		settings.Duration(&c.BodyTimeout, "AGENT_BODY_TIMEOUT", defaultBodyTimeout,
-			"slack of a request body to `/mcp`, `/a2a` and `/uploads`: it must start within this time and then keep up with AGENT_MIN_BODY_RATE"),
-		settings.Size(&c.MinBodyRate, "AGENT_MIN_BODY_RATE", defaultMinBodyRate,
-			"bytes per second a request body must average (after AGENT_BODY_TIMEOUT of slack), or the request fails and its connection "+
-				"is closed; `0` = no minimum").ZeroMeansOff(),
-		settings.Duration(&c.WriteTimeout, "AGENT_WRITE_TIMEOUT", defaultWriteTimeout,
-			"how long a download may wait on its client: the deadline moves as the file goes out, so a client that stops reading "+
-				"is dropped and a slow but steady one (a 512 KiB piece per timeout) is not; `0` = no deadline").ZeroMeansOff(),
-		settings.Int(&c.MaxConnections, "AGENT_MAX_CONNECTIONS", connlimit.DefaultMax(),
-			"connections open at once; a new one beyond it takes the place of the longest idle (or silent) connection "+
-				"of the client holding the most connections (never of a client holding fewer than the newcomer's would), "+
-				"or is closed when there is none; `0` = no cap").ZeroMeansOff().Shown("½ of the open-file limit"),
-		settings.Int(&c.MaxClientConns, "AGENT_MAX_CLIENT_CONNECTIONS", defaultMaxClientConns,
-			"connections open at once from one client (an IPv4 address, or an IPv6 /64; `AGENT_TRUSTED_PROXIES` are "+
-				"exempt); a new one beyond it takes the place of that client's connection idle the longest, or is closed "+
-				"when every one is busy; `0` = no cap").ZeroMeansOff(),
 	}
+	return append(list, c.Limits.Settings()...)
 }
 
 // checkLogLevel accepts what slog.Level reads.

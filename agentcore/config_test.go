@@ -50,13 +50,13 @@ func TestEveryConfigFieldIsDeclared(t *testing.T) {
 	var c Config
 	vars := c.Settings("x", "")
 	rv := reflect.ValueOf(&c).Elem()
-	for i := range rv.NumField() {
-		if rv.Type().Field(i).Name == "Store" {
+	for _, f := range reflect.VisibleFields(rv.Type()) { // the sections' fields too
+		if f.Name == "Store" || f.Anonymous {
 			continue
 		}
-		addr := rv.Field(i).Addr().Interface()
+		addr := rv.FieldByIndex(f.Index).Addr().Interface()
 		if !slices.ContainsFunc(vars, func(v *settings.Var) bool { return v.Target() == addr }) {
-			t.Errorf("Config.%s has no declaration in Config.Settings", rv.Type().Field(i).Name)
+			t.Errorf("Config.%s has no declaration in Config.Settings", f.Name)
 		}
 	}
 }

@@ -51,6 +51,6 @@ func (s *Service) newRevocations() *revocation.List {
 	if q, ok := s.store.(interface{ Forget(id string) }); ok {
 		forget = q.Forget
 	}
-	rs, _ := fileserve.As[fileserve.RecordStore](s.backing)
+	rs, _ := fileserve.As[fileserve.RecordStore](s.store)
 	return revocation.New(rs, revocation.Options{OnDeleted: forget, Log: s.log, MaxPerOwner: s.cfg.MaxRevocations})
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/agentura/agentura/agentcore/internal/ops"
 )
 
 func TestHealthcheck(t *testing.T) {
@@ -20,10 +22,10 @@ func TestHealthcheck(t *testing.T) {
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	ctx := context.Background()
 
-	if err := healthcheck(ctx, ":"+port); err != nil {
+	if err := ops.Healthcheck(ctx, ":"+port); err != nil {
 		t.Errorf("ready agent on :%s: %v", port, err)
 	}
-	if err := healthcheck(ctx, "0.0.0.0:"+port); err != nil {
+	if err := ops.Healthcheck(ctx, "0.0.0.0:"+port); err != nil {
 		t.Errorf("ready agent on 0.0.0.0:%s: %v", port, err)
 	}
 	// What a Docker HEALTHCHECK runs: the agent binary with --healthcheck.
@@ -32,18 +34,18 @@ func TestHealthcheck(t *testing.T) {
 	}
 
 	svc.AddReadinessCheck("tesseract", func(context.Context) error { return errExample("tesseract not found; install tesseract-ocr") })
-	if err := healthcheck(ctx, ":"+port); err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "install tesseract-ocr") {
+	if err := ops.Healthcheck(ctx, ":"+port); err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "install tesseract-ocr") {
 		t.Errorf("not ready agent: err = %v, want 503 with the failing check", err)
 	}
 
 	srv.Close()
-	if err := healthcheck(ctx, ":"+port); err == nil || !strings.Contains(err.Error(), "no answer") {
+	if err := ops.Healthcheck(ctx, ":"+port); err == nil || !strings.Contains(err.Error(), "no answer") {
 		t.Errorf("stopped agent: err = %v", err)
 	}
 	if code := Main(Info{Name: "t"}, ":1", []string{"--healthcheck", "--addr", ":" + port, "--data-dir", t.TempDir()}, nil); code != 1 {
 		t.Errorf("Main --healthcheck on a stopped agent exited %d, want 1", code)
 	}
-	if err := healthcheck(ctx, "8001"); err == nil || !strings.Contains(err.Error(), "AGENT_ADDR") {
+	if err := ops.Healthcheck(ctx, "8001"); err == nil || !strings.Contains(err.Error(), "AGENT_ADDR") {
 		t.Errorf("bad address: err = %v", err)
 	}
 }

@@ -92,7 +92,7 @@ func (s *Service) buildHandler() http.Handler {
 		}
 	}
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
-	r.GET("/readyz", s.ready)
+	r.GET("/readyz", gin.WrapH(s.ready))
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
 	r.NoRoute(func(c *gin.Context) {
 		if m := c.Request.Method; m != http.MethodGet && m != http.MethodHead && knownPath(c.Request.URL.Path) {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/agentura/agentura/agentcore/internal/ops"
 	"github.com/agentura/agentura/settings"
 )
 
@@ -70,7 +71,7 @@ func Main(info Info, defaultAddr string, args []string, register func(*Service) 
 		return 2
 	}
 	if run.health {
-		return runHealthcheck(run.cfg.Addr)
+		return ops.RunHealthcheck(run.cfg.Addr)
 	}
 	var level slog.Level
 	level.UnmarshalText([]byte(run.cfg.LogLevel)) // checked by the settings

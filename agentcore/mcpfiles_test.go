@@ -234,7 +234,7 @@ func TestDescriptorUploadedOnceWhileInFlight(t *testing.T) {
 		t.Errorf("the first PUT: %d, want 201", c)
 	}
 	var staged int
-	svc.backing.Walk(ctx, fileserve.Staging, func(fileserve.Meta) error { staged++; return nil })
+	backing(svc).Walk(ctx, fileserve.Staging, func(fileserve.Meta) error { staged++; return nil })
 	if staged != 1 {
 		t.Errorf("%d staged files, want 1", staged)
 	}
@@ -261,7 +261,7 @@ func TestAuthorizeUploadRefusesBytesOtherThanDeclared(t *testing.T) {
 	s := connectFiles(t, srv.URL, "")
 	staged := func() int {
 		n := 0
-		svc.backing.Walk(ctx, fileserve.Staging, func(fileserve.Meta) error { n++; return nil })
+		backing(svc).Walk(ctx, fileserve.Staging, func(fileserve.Meta) error { n++; return nil })
 		return n
 	}
 	text := bytes.Repeat([]byte("plain text\n"), 100)

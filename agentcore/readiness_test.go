@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/ops"
 	"github.com/agentura/agentura/fileserve"
 )
 
@@ -52,12 +53,12 @@ func TestReadyzAnswersWhileStoreHangs(t *testing.T) {
 		t.Fatalf("/readyz with a working store: %d %s", code, body)
 	}
 	st.hang.Store(true)
-	time.Sleep(readyFresh + 100*time.Millisecond)
+	time.Sleep(ops.ReadyFresh + 100*time.Millisecond)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		code, body, took := get()
 		if took > 2*time.Second {
-			t.Fatalf("/readyz took %v while the store hangs; want an answer from state within %v", took, readyWait)
+			t.Fatalf("/readyz took %v while the store hangs; want an answer from state within %v", took, ops.ReadyWait)
 		}
 		if strings.Contains(body, "10.1.2.3") || strings.Contains(body, disk.Root()) {
 			t.Fatalf("/readyz shows a server address or path: %s", body)

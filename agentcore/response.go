@@ -110,7 +110,7 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 		return nil, errors.New("FileResponse: no outputs given")
 	}
 	// The outputs count as files from here on, not as a work folder.
-	c.meter.end()
+	c.meter.End()
 	journal := c.svc.calls.newOutputJournal(c.dir)
 	defer journal.done()
 	res := &Result{}

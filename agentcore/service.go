@@ -35,13 +35,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/agentcore/internal/oauthrs"
+	"github.com/agentura/agentura/agentcore/internal/ops"
 	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
@@ -70,13 +73,10 @@ type Info struct {
 // (BaseAgentService). Create it with New, register tools with AddTool, then
 // Run it.
 type Service struct {
-	info  Info
-	cfg   Config
-	log   *slog.Logger
-	store fileserve.Store
-	// backing is the store itself, whose optional capabilities (expiry
-	// index, records) the instrumented store hides.
-	backing  fileserve.Store
+	info     Info
+	cfg      Config
+	log      *slog.Logger
+	store    fileserve.Store
 	proxies  *httpguard.TrustedProxies // AGENT_TRUSTED_PROXIES; nil: none
 	signer   *signing.Signer
 	files    *filehttp.Server
@@ -86,11 +86,11 @@ type Service struct {
 	sweeper  *cleanup.Sweeper
 	mcp      *mcp.Server
 	registry *prometheus.Registry
-	metrics  *serviceMetrics
+	metrics  *ops.Metrics
 	verifier tokenVerifier     // nil: AGENT_AUTH=none
 	oauth    *oauthrs.Resource // AGENT_AUTH=oauth (internal/oauthrs)
 	calls    *callFolders
-	slots    *callSlots
+	slots    *ops.CallSlots
 	limiter  *httpguard.RateLimiter // nil: no rate limit
 	quota    *fileserve.QuotaStore  // nil: no owner quota (AGENT_OWNER_QUOTA_BYTES 0)
 	pacer    *httpguard.BodyPacer   // nil: bodies not paced
@@ -114,8 +114,7 @@ type Service struct {
 	tools     map[string]*registeredTool
 	toolOrder []string
 
-	checks []readinessCheck
-	readyz readyProbe // the last result of the readiness checks
+	ready *ops.Readiness // /readyz and its checks
 
 	draining context.Context // done when shutdown begins
 	drain    context.CancelFunc
@@ -150,14 +149,18 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		tools:    map[string]*registeredTool{},
 	}
 	s.draining, s.drain = context.WithCancel(context.Background())
-	s.metrics = newServiceMetrics(s.registry)
+	s.metrics = ops.NewMetrics(s.registry)
 	if s.proxies, err = httpguard.ParseTrustedProxies(cfg.TrustedProxies); err != nil {
 		return nil, &ConfigError{Var: "AGENT_TRUSTED_PROXIES", Value: strings.Join(cfg.TrustedProxies, ","), Err: err}
 	}
-	s.slots = newCallSlots(cfg.MaxConcurrentCalls, cfg.QueueTimeout, s.metrics)
-	s.limiter = httpguard.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, s.metrics.refused.WithLabelValues("rate_limit"), verifiedCallerID)
-	s.pacer = httpguard.NewBodyPacer(cfg.BodyTimeout, cfg.MinBodyRate, s.metrics.refused.WithLabelValues("slow_body"))
-	s.conns = s.newConnLimiter()
+	s.slots = ops.NewCallSlots(cfg.MaxConcurrentCalls, cfg.QueueTimeout, s.metrics)
+	s.limiter = httpguard.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, s.metrics.Refused.WithLabelValues("rate_limit"), verifiedCallerID)
+	s.pacer = httpguard.NewBodyPacer(cfg.BodyTimeout, cfg.MinBodyRate, s.metrics.Refused.WithLabelValues("slow_body"))
+	var exempt func(netip.Addr) bool // the trusted proxies are not capped
+	if s.proxies != nil {
+		exempt = s.proxies.Trusts
+	}
+	s.conns = ops.NewConnLimiter(cfg.Limits, exempt, s.registry)
 
 	store, scratch, redirect, err := cfg.openStore()
 	if err != nil {
@@ -166,11 +169,10 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	// Every read for a caller goes through live: a file past its TTL is
 	// gone there at once, whether or not the sweeper has deleted it yet.
 	live := fileserve.NewTTLStore(store, cfg.areaTTL, nil)
-	if s.store, err = instrumentStore(live, s.registry); err != nil {
+	if s.store, err = ops.Instrument(live, s.registry); err != nil {
 		return nil, err
 	}
-	s.backing = store
-	if s.store, s.quota, err = withQuota(s.store, cfg, s.registry, s.metrics.refused); err != nil {
+	if s.store, s.quota, err = ops.WithQuota(s.store, cfg.Limits, cfg.areaTTL, s.registry, s.metrics.Refused); err != nil {
 		return nil, err
 	}
 	s.revoked = s.newRevocations()
@@ -192,6 +194,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if s.signer, err = signing.NewSigner(cfg.PublicURL, keys); err != nil {
 		return nil, err
 	}
+	s.ready = ops.NewReadiness(s.store, s.signer, func() (bool, time.Time) { return s.sweeper.StartupSweep() }, s.log)
 	// The URL inputs' fetcher, which also reaches the identity provider.
 	fetch := urlfetch.New(cfg.FetchAllowHosts, cfg.FetchTimeout).WithPeers(cfg.PeerURLs)
 	switch cfg.Auth {
@@ -203,7 +206,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		s.oauth = oauthrs.New(oauthrs.Options{Issuer: cfg.OAuthIssuer, PublicURL: cfg.PublicURL, Audiences: cfg.OAuthAudience,
 			IntrospectionURL: cfg.OAuthIntrospectionURL, ClientID: cfg.OAuthClientID, ClientSecret: cfg.OAuthClientSecret}, fetch, s.log)
 		s.verifier = s.oauth
-		s.AddReadinessCheck("identity_provider", s.oauth.Ready)
+		s.ready.Add("identity_provider", s.oauth.Ready)
 	}
 	accel, _ := store.(fileserve.LocalPath) // the wrappers in front hide it
 	s.files, err = filehttp.NewServer(filehttp.Config{
@@ -310,6 +313,15 @@ func (s *Service) loadKeys() ([]signing.Key, error) {
 	return keys, nil
 }
 
+// AddReadinessCheck adds a check to /readyz, such as "the tesseract command
+// runs". While fn returns an error, /readyz answers 503 with the error's text
+// under name; make the text say what is missing and how to install it. fn
+// gets a context that ends after a few seconds: a check that answers later
+// counts as failed.
+func (s *Service) AddReadinessCheck(name string, fn func(context.Context) error) {
+	s.ready.Add(name, fn)
+}
+
 // Close releases what New took: it removes this process's call folders and
 // their lock. Call it once the service has stopped serving.
 func (s *Service) Close() error {
@@ -349,7 +361,7 @@ func (s *Service) Run(ctx context.Context) error {
 
 // Serve is Run on a listener of the caller's. A service serves once.
 func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
-	fitMemoryLimit(s.log)
+	ops.FitMemoryLimit(s.log)
 	if err := s.sweeper.Start(ctx); err != nil {
 		ln.Close()
 		return fmt.Errorf("start cleanup: %w", err)
@@ -360,7 +372,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	go s.revoked.Run(revCtx)        // revocations and deletions of the other replicas
 	go s.proxies.Run(revCtx, s.log) // the host names of AGENT_TRUSTED_PROXIES, looked up in the background
 
-	server, ln := s.httpServer(ln)
+	server, ln := ops.HTTPServer(s.Handler(), s.cfg.Limits, s.conns, s.log, ln)
 	errc := make(chan error, 1)
 	go func() { errc <- server.Serve(ln) }()
 	s.log.Info("agent serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentura/agentura/fileserve"
 )
 
 // newTestService builds a service on a fresh data folder; edit adjusts the
@@ -58,3 +60,16 @@ func filesIn(t *testing.T, dir string) []string {
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// backing is the store at the bottom of svc's chain of wrappers, whose
+// files include those past their time to live.
+func backing(svc *Service) fileserve.Store {
+	st := svc.store
+	for {
+		w, ok := st.(fileserve.Wrapper)
+		if !ok {
+			return st
+		}
+		st = w.Unwrap()
+	}
+}

@@ -344,7 +344,7 @@ func TestTasksAcrossReplicasOnS3(t *testing.T) {
 func countOutputs(t *testing.T, svc *Service) int {
 	t.Helper()
 	n := 0
-	err := svc.backing.Walk(context.Background(), fileserve.Outputs, func(m fileserve.Meta) error {
+	err := backing(svc).Walk(context.Background(), fileserve.Outputs, func(m fileserve.Meta) error {
 		n++
 		return nil
 	})
@@ -524,7 +524,7 @@ func TestTaskLeaseLapsed(t *testing.T) {
 	svcs, urls, _ := taskReplicas(t, 1, func(c *Config) { c.TaskLease = 2 * time.Second })
 	svc, c := svcs[0], tasksClient(urls[0])
 	ctx := context.Background()
-	rs := svc.backing.(fileserve.RecordStore)
+	rs := backing(svc).(fileserve.RecordStore)
 	put := func(kind, id string, v any) {
 		t.Helper()
 		b, _ := json.Marshal(v)
@@ -705,7 +705,7 @@ func TestSweeperRemovesExpiredTaskRecords(t *testing.T) {
 	}
 	charged := func() int64 {
 		t.Helper()
-		used, err := svc.store.(*quotaCounted).Used(ctx, owner)
+		used, err := svc.quota.Used(ctx, owner)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"runtime/debug"
 	"slices"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/ops"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -175,6 +177,10 @@ func (s *Service) checkArguments(name string, raw json.RawMessage) error {
 // ErrUnknownTool is returned by Invoke for a tool that is not registered.
 var ErrUnknownTool = errors.New("unknown tool")
 
+// ErrBusy is what a tool call is refused with when every slot stayed taken
+// for AGENT_QUEUE_TIMEOUT.
+var ErrBusy = ops.ErrBusy
+
 // Invoke runs the tool name for owner with raw JSON arguments, whatever the
 // transport: it waits for one of AGENT_MAX_CONCURRENT_CALLS slots (refusing
 // with an error wrapping ErrBusy after AGENT_QUEUE_TIMEOUT), decodes and validates the arguments, gives the tool a Call
@@ -199,9 +205,9 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 	if owner == "" {
 		owner = AnonymousOwner
 	}
-	release, err := s.slots.acquire(ctx)
+	release, err := s.slots.Acquire(ctx)
 	if err != nil {
-		s.metrics.toolCalls.WithLabelValues(name, "refused").Inc()
+		s.metrics.ToolCalls.WithLabelValues(name, "refused").Inc()
 		return nil, err
 	}
 	defer release()
@@ -210,8 +216,8 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 	defer call.end()
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	call.meter = s.meterWork(ctx, call, stop)
-	defer call.meter.end()
+	call.meter = ops.MeterWork(ctx, s.quota, owner, "work:"+filepath.Base(call.dir), filepath.Join(call.dir, "work"), stop)
+	defer call.meter.End()
 	start := time.Now()
 	defer func() {
 		if p := recover(); p != nil {
@@ -225,13 +231,13 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 			call.discard(ctx, res.stored)
 			res, err = nil, fmt.Errorf("tool %s stopped: %w", name, context.Cause(ctx))
 		}
-		if wq, ok := errors.AsType[*workQuotaError](context.Cause(ctx)); ok && err != nil {
+		if wq, ok := errors.AsType[*ops.WorkQuotaError](context.Cause(ctx)); ok && err != nil {
 			err = wq // the tool saw a cancelled context; say why
 		}
 		if err != nil {
 			err = s.callerError(call, err)
 		}
-		s.metrics.toolCalls.WithLabelValues(name, outcome(err)).Inc()
+		s.metrics.ToolCalls.WithLabelValues(name, outcome(err)).Inc()
 		call.logDone(time.Since(start), res, err)
 	}()
 	return rt.run(ctx, call, raw)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/ops"
 	"github.com/agentura/agentura/fileserve"
 )
 
@@ -52,7 +53,7 @@ func TestWorkFolderCountsAgainstTheQuota(t *testing.T) {
 		if err := os.WriteFile(p, make([]byte, 3<<20), 0o600); err != nil {
 			return nil, err
 		}
-		time.Sleep(3 * workMeterInterval) // reserved as a work folder first
+		time.Sleep(3 * ops.WorkMeterInterval) // reserved as a work folder first
 		return call.FileResponse(ctx, OutputFile("three.bin", p))
 	})
 

@@ -62,6 +62,8 @@ var Rules = []Rule{
 	{"cleanup", []string{"fileserve", "internal/lib/promreg"}, "the TTL sweeper: at start-up in the background, then on a cron schedule"},
 	// agentcore's insides, out of the author's sight: each may import
 	// what agentcore may, never agentcore itself.
+	{"agentcore/internal/calls", with(Leaves, "fileserve", "internal/lib/filehttp"), "the bindings' shared vocabulary: a tool as they see it, a call's request and result, the hooks it reports through, the caller's file scope"},
+	{"agentcore/internal/ops", with(Leaves, "fileserve", "signing", "internal/lib/httpjson", "internal/lib/connlimit", "internal/lib/filehttp", "internal/lib/memcg", "internal/lib/probe", "internal/lib/promreg"), "what an operator runs the agent by: call slots, the owner quota and work meter, connection caps, /readyz, --healthcheck, the memory limit, their metrics"},
 	{"agentcore/internal/httpguard", with(Leaves, "internal/lib/httpjson"), "the HTTP hardening in front of the handlers: origin and DNS-rebinding guard, /mcp body guard, the strict read of a JSON-RPC body (one method, each member once), slow bodies, rate limit, trusted proxies, request ids"},
 	{"agentcore/internal/urlfetch", agentcoreMay, "the SSRF-guarded fetcher of URL inputs: public addresses only, allowed hosts, peers' internal bases (AGENT_PEER_URLS)"},
 	{"agentcore/internal/oauthrs", with(agentcoreMay, "agentcore/internal/urlfetch", "internal/lib/issuermeta"), "the agent as an OAuth 2.1 resource server (AGENT_AUTH=oauth): issuer discovery, JWKS, JWT and introspected tokens"},

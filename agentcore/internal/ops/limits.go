@@ -1,32 +1,23 @@
-package agentcore
+package ops
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/agentura/agentura/settings"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// defaultQueueTimeout is how long a tool call waits for a free slot
-// (AGENT_QUEUE_TIMEOUT) before it is refused as busy.
-const defaultQueueTimeout = 30 * time.Second
-
-// defaultMaxConcurrentCalls is the number of tool calls that run at once
-// (AGENT_MAX_CONCURRENT_CALLS): four per CPU, as most tools wait on a
-// child process, the disk or the network rather than compute in Go.
-func defaultMaxConcurrentCalls() int { return 4 * runtime.NumCPU() }
-
 // ErrBusy is what a tool call is refused with when every slot stayed taken
 // for AGENT_QUEUE_TIMEOUT.
 var ErrBusy = errors.New("agent busy")
 
-// callSlots bounds the tool calls that run at once: a call takes a slot or
-// waits for one up to the queue timeout.
-type callSlots struct {
+// CallSlots bound the tool calls that run at once
+// (AGENT_MAX_CONCURRENT_CALLS): a call takes a slot or waits for one up to
+// the queue timeout (AGENT_QUEUE_TIMEOUT).
+type CallSlots struct {
 	slots   chan struct{}
 	timeout time.Duration
 	queued  prometheus.Gauge
@@ -34,15 +25,16 @@ type callSlots struct {
 	refused *prometheus.CounterVec
 }
 
-func newCallSlots(n int, timeout time.Duration, m *serviceMetrics) *callSlots {
-	return &callSlots{slots: make(chan struct{}, n), timeout: timeout,
-		queued: m.callsQueued, running: m.callsRunning, refused: m.refused}
+// NewCallSlots makes n slots, waited for at most timeout, counted in m.
+func NewCallSlots(n int, timeout time.Duration, m *Metrics) *CallSlots {
+	return &CallSlots{slots: make(chan struct{}, n), timeout: timeout,
+		queued: m.CallsQueued, running: m.CallsRunning, refused: m.Refused}
 }
 
-// acquire takes a slot, waiting up to the queue timeout; release gives it
+// Acquire takes a slot, waiting up to the queue timeout; release gives it
 // back. A call refused as busy gets an error wrapping ErrBusy that tells the
 // caller to try again.
-func (c *callSlots) acquire(ctx context.Context) (release func(), err error) {
+func (c *CallSlots) Acquire(ctx context.Context) (release func(), err error) {
 	select {
 	case c.slots <- struct{}{}:
 	default:

@@ -1,40 +1,60 @@
-package agentcore
+package ops
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/signing"
-	"github.com/gin-gonic/gin"
 )
+
+// Readiness answers /readyz: whether the store takes files, the signing key
+// works, the agent's own checks pass and the start-up sweep is over. It
+// probes in the background, one probe at a time, and answers from the last
+// result (readyProbe).
+type Readiness struct {
+	store    fileserve.Store
+	signer   *signing.Signer
+	sweeping func() (running bool, since time.Time) // the start-up sweep
+	log      *slog.Logger
+
+	mu     sync.Mutex
+	checks []readinessCheck
+	probe  readyProbe // the last result of the checks
+}
 
 type readinessCheck struct {
 	name string
 	fn   func(context.Context) error
 }
 
-// AddReadinessCheck adds a check to /readyz, such as "the tesseract command
-// runs". While fn returns an error, /readyz answers 503 with the error's text
-// under name; make the text say what is missing and how to install it. fn
-// gets a context that ends after a few seconds: a check that answers later
-// counts as failed.
-func (s *Service) AddReadinessCheck(name string, fn func(context.Context) error) {
+// NewReadiness makes the readiness of the agent whose store and key these
+// are; sweeping tells whether its start-up sweep runs, and since when
+// (cleanup.Sweeper.StartupSweep).
+func NewReadiness(store fileserve.Store, signer *signing.Signer, sweeping func() (bool, time.Time), log *slog.Logger) *Readiness {
+	return &Readiness{store: store, signer: signer, sweeping: sweeping, log: log}
+}
+
+// Add adds a check (see agentcore.Service.AddReadinessCheck).
+func (s *Readiness) Add(name string, fn func(context.Context) error) {
 	s.mu.Lock()
 	s.checks = append(s.checks, readinessCheck{name: name, fn: fn})
 	s.mu.Unlock()
-	s.readyz.mu.Lock()
-	s.readyz.stale = true // the next /readyz runs the new check
-	s.readyz.mu.Unlock()
+	s.probe.mu.Lock()
+	s.probe.stale = true // the next /readyz runs the new check
+	s.probe.mu.Unlock()
 }
 
-func (s *Service) readiness() []readinessCheck {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+func (s *Readiness) readiness() []readinessCheck {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return append([]readinessCheck(nil), s.checks...)
 }
 
@@ -47,13 +67,13 @@ func probeClaims() signing.Claims {
 const (
 	// readyCheckTimeout is how long the checks of one probe may take.
 	readyCheckTimeout = 5 * time.Second
-	// readyFresh is the age up to which a probe's result is answered
+	// ReadyFresh is the age up to which a probe's result is answered
 	// without probing again.
-	readyFresh = time.Second
-	// readyWait is how long /readyz waits for a probe it started before
+	ReadyFresh = time.Second
+	// ReadyWait is how long /readyz waits for a probe it started before
 	// it answers from the last result: well within a health checker's own
 	// timeout (Kubernetes: 1 s by default).
-	readyWait = 500 * time.Millisecond
+	ReadyWait = 500 * time.Millisecond
 	// startupSweepReady is how long /readyz says not ready while the
 	// start-up sweep runs; past it the agent is ready while the sweep goes
 	// on (files past their TTL are never served either way).
@@ -62,7 +82,7 @@ const (
 
 // readyProbe runs the readiness checks in the background, one probe at a
 // time, and keeps the last result: /readyz answers from it within
-// readyWait, even while the store hangs (an S3 outage), and never piles up
+// ReadyWait, even while the store hangs (an S3 outage), and never piles up
 // probes on a store that does not answer.
 type readyProbe struct {
 	mu      sync.Mutex
@@ -77,10 +97,10 @@ type readyProbe struct {
 }
 
 // result returns the checks' state: a fresh probe's when one ends within
-// readyWait, else the last one's. run is a probe.
+// ReadyWait, else the last one's. run is a probe.
 func (p *readyProbe) result(run func(context.Context) (map[string]string, bool)) (map[string]string, bool) {
 	p.mu.Lock()
-	if !p.running && (p.stale || time.Since(p.ended) > readyFresh) {
+	if !p.running && (p.stale || time.Since(p.ended) > ReadyFresh) {
 		p.running, p.started, p.done, p.stale = true, time.Now(), make(chan struct{}), false
 		go func(done chan struct{}) {
 			ctx, cancel := context.WithTimeout(context.Background(), readyCheckTimeout)
@@ -97,7 +117,7 @@ func (p *readyProbe) result(run func(context.Context) (map[string]string, bool))
 	if done != nil {
 		select {
 		case <-done:
-		case <-time.After(readyWait):
+		case <-time.After(ReadyWait):
 		}
 	}
 	p.mu.Lock()
@@ -111,29 +131,29 @@ func (p *readyProbe) result(run func(context.Context) (map[string]string, bool))
 	case p.running && p.ended.IsZero():
 		checks["probe"] = "the first readiness checks are still running; ask again in a moment"
 		ok = false
-	case p.running && hung > readyCheckTimeout+readyWait:
+	case p.running && hung > readyCheckTimeout+ReadyWait:
 		checks["probe"] = fmt.Sprintf("the readiness checks have not answered for %s (the storage may hang)", hung.Round(time.Second))
 		ok = false
 	}
 	return checks, ok
 }
 
-// ready answers /readyz: 200 when the store takes files, the signing key
-// works, the agent's own checks pass and the start-up sweep is over (or
+// ServeHTTP answers /readyz: 200 when the store takes files, the signing
+// key works, the agent's own checks pass and the start-up sweep is over (or
 // has run for startupSweepReady); 503 with what is wrong otherwise. The
 // body names no server path or address: the log has the details.
-func (s *Service) ready(c *gin.Context) {
-	checks, ok := s.readyz.result(s.runReadiness)
+func (s *Readiness) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	checks, ok := s.probe.result(s.runReadiness)
 	if !ok {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "not ready", "checks": checks})
+		httpjson.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "checks": checks})
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ready", "checks": checks})
+	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"status": "ready", "checks": checks})
 }
 
 // runReadiness runs every readiness check once, logs what changed, and
 // returns the public text of each.
-func (s *Service) runReadiness(ctx context.Context) (map[string]string, bool) {
+func (s *Readiness) runReadiness(ctx context.Context) (map[string]string, bool) {
 	checks := map[string]string{}
 	details := map[string]error{}
 	fail := func(name, public string, err error) {
@@ -157,7 +177,7 @@ func (s *Service) runReadiness(ctx context.Context) (map[string]string, bool) {
 			checks[chk.name] = "ok"
 		}
 	}
-	if running, since := s.sweeper.StartupSweep(); running && time.Since(since) < startupSweepReady {
+	if running, since := s.sweeping(); running && time.Since(since) < startupSweepReady {
 		checks["cleanup"] = fmt.Sprintf("the start-up sweep is running (%s so far); ready once it ends, or after %s at most", time.Since(since).Round(time.Second), startupSweepReady)
 	} else {
 		checks["cleanup"] = "ok"
@@ -169,22 +189,22 @@ func (s *Service) runReadiness(ctx context.Context) (map[string]string, bool) {
 
 // logReadiness logs each check that starts failing or fails differently,
 // with the full error, and each that recovers.
-func (s *Service) logReadiness(details map[string]error) {
-	s.readyz.mu.Lock()
-	defer s.readyz.mu.Unlock()
+func (s *Readiness) logReadiness(details map[string]error) {
+	s.probe.mu.Lock()
+	defer s.probe.mu.Unlock()
 	for name, err := range details {
-		if s.readyz.logged[name] != err.Error() {
+		if s.probe.logged[name] != err.Error() {
 			s.log.Warn("not ready", "check", name, "err", err)
 		}
 	}
-	for name := range s.readyz.logged {
+	for name := range s.probe.logged {
 		if details[name] == nil {
 			s.log.Info("ready again", "check", name)
 		}
 	}
-	s.readyz.logged = map[string]string{}
+	s.probe.logged = map[string]string{}
 	for name, err := range details {
-		s.readyz.logged[name] = err.Error()
+		s.probe.logged[name] = err.Error()
 	}
 }
 

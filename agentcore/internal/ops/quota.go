@@ -1,4 +1,4 @@
-package agentcore
+package ops
 
 import (
 	"context"
@@ -10,25 +10,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Defaults of the quota settings.
-const (
-	defaultOwnerQuotaBytes = 1 << 30
-	defaultQuotaRefresh    = time.Minute
-)
-
-// withQuota wraps st with the per-owner quota of cfg (AGENT_OWNER_QUOTA_BYTES),
+// WithQuota wraps st with the per-owner quota of l (AGENT_OWNER_QUOTA_BYTES),
 // or returns it as it is when the quota is off. Every file added to the
-// store, staged upload or tool output, counts against its owner. It also
-// returns the quota itself (nil when off), which the work meter reserves on.
-func withQuota(st fileserve.Store, cfg Config, reg prometheus.Registerer, refused *prometheus.CounterVec) (fileserve.Store, *fileserve.QuotaStore, error) {
-	if cfg.OwnerQuotaBytes <= 0 {
+// store, staged upload or tool output, counts against its owner; ttl is the
+// time to live of an area's files. It also returns the quota itself (nil
+// when off), which the work meter reserves on.
+func WithQuota(st fileserve.Store, l Limits, ttl func(fileserve.Area) time.Duration, reg prometheus.Registerer, refused *prometheus.CounterVec) (fileserve.Store, *fileserve.QuotaStore, error) {
+	if l.OwnerQuotaBytes <= 0 {
 		return st, nil, nil
 	}
 	q, err := fileserve.NewQuotaStore(st, fileserve.QuotaConfig{
-		Limit:   cfg.OwnerQuotaBytes,
-		Refresh: cfg.QuotaRefresh,
+		Limit:   l.OwnerQuotaBytes,
+		Refresh: l.QuotaRefresh,
 		Setting: "AGENT_OWNER_QUOTA_BYTES",
-		TTL:     cfg.areaTTL,
+		TTL:     ttl,
 	})
 	if err != nil {
 		return nil, nil, err

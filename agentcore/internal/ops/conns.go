@@ -1,4 +1,4 @@
-package agentcore
+package ops
 
 import (
 	"log/slog"
@@ -11,43 +11,40 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// newConnLimiter makes the cap on open connections (AGENT_MAX_CONNECTIONS,
-// AGENT_MAX_CLIENT_CONNECTIONS), with its metrics: connections open, and
-// those closed to make room or refused.
-func (s *Service) newConnLimiter() *connlimit.Limiter {
+// NewConnLimiter makes the cap on open connections (AGENT_MAX_CONNECTIONS,
+// AGENT_MAX_CLIENT_CONNECTIONS), with its metrics in reg: connections open,
+// and those closed to make room or refused. exempt, when not nil, tells the
+// addresses no cap applies to (the trusted proxies).
+func NewConnLimiter(l Limits, exempt func(netip.Addr) bool, reg prometheus.Registerer) *connlimit.Limiter {
 	shed := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agentura_connections_shed_total",
 		Help: "Connections closed to make room for a new one (evicted) or closed as they came (refused), by the cap reached: client (AGENT_MAX_CLIENT_CONNECTIONS) or total (AGENT_MAX_CONNECTIONS).",
 	}, []string{"action", "limit"})
-	var exempt func(netip.Addr) bool
-	if s.proxies != nil {
-		exempt = s.proxies.Trusts
-	}
-	l := connlimit.New(connlimit.Config{Max: s.cfg.MaxConnections, PerClient: s.cfg.MaxClientConns, Exempt: exempt,
+	lim := connlimit.New(connlimit.Config{Max: l.MaxConnections, PerClient: l.MaxClientConns, Exempt: exempt,
 		OnShed: func(action, limit string) { shed.WithLabelValues(action, limit).Inc() }})
 	open := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "agentura_connections_open",
 		Help: "HTTP connections open now (AGENT_MAX_CONNECTIONS caps them).",
-	}, func() float64 { return float64(l.Open()) })
-	s.registry.MustRegister(shed, open)
-	return l
+	}, func() float64 { return float64(lim.Open()) })
+	reg.MustRegister(shed, open)
+	return lim
 }
 
-// httpServer is the agent's server on ln: every route under net/http's
+// HTTPServer is the agent's server of h on ln: every route under net/http's
 // timeouts — a request's headers within AGENT_HEADER_TIMEOUT of its first
 // byte (and of the connection's opening), a connection idle between
 // requests for AGENT_IDLE_TIMEOUT at most —, downloads under a write
 // deadline that moves with them (AGENT_WRITE_TIMEOUT, internal/lib/filehttp),
-// and connections capped in total and per client address. It returns the
-// listener to serve.
-func (s *Service) httpServer(ln net.Listener) (*http.Server, net.Listener) {
+// and connections capped by conns in total and per client address. It
+// returns the listener to serve.
+func HTTPServer(h http.Handler, l Limits, conns *connlimit.Limiter, log *slog.Logger, ln net.Listener) (*http.Server, net.Listener) {
 	srv := &http.Server{
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: s.cfg.HeaderTimeout,
-		IdleTimeout:       s.cfg.IdleTimeout,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		Handler:           h,
+		ReadHeaderTimeout: l.HeaderTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ConnContext:       filehttp.ConnContext, // downloads cork the connection
-		ConnState:         s.conns.ConnState,
+		ConnState:         conns.ConnState,
 	}
-	return srv, s.conns.Listener(ln)
+	return srv, conns.Listener(ln)
 }

@@ -1,4 +1,4 @@
-package agentcore
+package ops
 
 import (
 	"context"
@@ -23,11 +23,11 @@ import (
 // when FileResponse starts storing outputs (the files it adopts then count
 // as files) and when the call ends.
 
-// workMeterInterval is how often a running call's work folder is measured.
-const workMeterInterval = 100 * time.Millisecond
+// WorkMeterInterval is how often a running call's work folder is measured.
+const WorkMeterInterval = 100 * time.Millisecond
 
-// workMeter meters one call's work folder.
-type workMeter struct {
+// WorkMeter meters one call's work folder.
+type WorkMeter struct {
 	quota *fileserve.QuotaStore
 	owner string
 	key   string // the reservation's key
@@ -38,23 +38,24 @@ type workMeter struct {
 	done chan struct{}
 }
 
-// meterWork starts metering call's work folder against the quota, cancelling
-// with cause on overflow. It returns nil when the quota is off.
-func (s *Service) meterWork(ctx context.Context, call *Call, cancel context.CancelCauseFunc) *workMeter {
-	if s.quota == nil {
+// MeterWork starts metering the work folder dir of a call of owner against
+// quota, its reservation named by key, cancelling with a *WorkQuotaError on
+// overflow. It returns nil when quota is nil (no quota).
+func MeterWork(ctx context.Context, quota *fileserve.QuotaStore, owner, key, dir string, cancel context.CancelCauseFunc) *WorkMeter {
+	if quota == nil {
 		return nil
 	}
-	m := &workMeter{
-		quota: s.quota, owner: call.Owner, key: "work:" + filepath.Base(call.dir), dir: filepath.Join(call.dir, "work"),
+	m := &WorkMeter{
+		quota: quota, owner: owner, key: key, dir: dir,
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go m.run(ctx, cancel)
 	return m
 }
 
-func (m *workMeter) run(ctx context.Context, cancel context.CancelCauseFunc) {
+func (m *WorkMeter) run(ctx context.Context, cancel context.CancelCauseFunc) {
 	defer close(m.done)
-	t := time.NewTicker(workMeterInterval)
+	t := time.NewTicker(WorkMeterInterval)
 	defer t.Stop()
 	var held int64
 	for {
@@ -71,7 +72,7 @@ func (m *workMeter) run(ctx context.Context, cancel context.CancelCauseFunc) {
 		}
 		err := m.quota.Reserve(ctx, m.owner, m.key, n)
 		if qe, ok := errors.AsType[*fileserve.QuotaError](err); ok {
-			cancel(&workQuotaError{written: n, qe: qe})
+			cancel(&WorkQuotaError{written: n, qe: qe})
 			return
 		}
 		if err == nil {
@@ -80,8 +81,8 @@ func (m *workMeter) run(ctx context.Context, cancel context.CancelCauseFunc) {
 	}
 }
 
-// end stops the meter and drops its reservation; a nil meter does nothing.
-func (m *workMeter) end() {
+// End stops the meter and drops its reservation; a nil meter does nothing.
+func (m *WorkMeter) End() {
 	if m == nil {
 		return
 	}
@@ -108,18 +109,19 @@ func folderBytes(dir string) int64 {
 	return n
 }
 
-// workQuotaError is the cause of a call stopped because its work folder
+// WorkQuotaError is the cause of a call stopped because its work folder
 // passed what its owner may still store.
-type workQuotaError struct {
+type WorkQuotaError struct {
 	written int64
 	qe      *fileserve.QuotaError
 }
 
-func (e *workQuotaError) Error() string {
+// Error says how much the call wrote and what its owner may store.
+func (e *WorkQuotaError) Error() string {
 	return fmt.Sprintf("the call was stopped: it had written %s in its work folder, more than owner %q may still store (%s of its %s quota in use, %s); "+
 		"ask for a smaller result, or delete files first",
 		fileserve.FormatBytes(e.written), e.qe.Owner, fileserve.FormatBytes(e.qe.Used), fileserve.FormatBytes(e.qe.Limit), e.qe.Setting)
 }
 
 // Unwrap makes errors.Is(err, fileserve.ErrQuotaExceeded) hold.
-func (e *workQuotaError) Unwrap() error { return e.qe }
+func (e *WorkQuotaError) Unwrap() error { return e.qe }

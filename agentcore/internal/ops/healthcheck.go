@@ -1,4 +1,4 @@
-package agentcore
+package ops
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 // healthcheckTimeout bounds one run of healthcheck.
 const healthcheckTimeout = probe.Timeout
 
-// healthcheck asks the agent listening on addr (an AGENT_ADDR such as ":8001")
+// Healthcheck asks the agent listening on addr (an AGENT_ADDR such as ":8001")
 // for /readyz and returns nil when it answers 200 (probe.Ready: no proxy,
 // healthcheckTimeout). A wildcard or empty host is reached on the loopback
 // address. It is what `<agent> --healthcheck` runs, so that an image without
 // curl or wget (a scratch image) can still carry a Docker HEALTHCHECK.
-func healthcheck(ctx context.Context, addr string) error {
+func Healthcheck(ctx context.Context, addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("healthcheck: AGENT_ADDR %q is not host:port: %w", addr, err)
@@ -31,9 +31,9 @@ func healthcheck(ctx context.Context, addr string) error {
 	return nil
 }
 
-// runHealthcheck is Main's --healthcheck: exit code 0 when ready, 1 when not.
-func runHealthcheck(addr string) int {
-	if err := healthcheck(context.Background(), addr); err != nil {
+// RunHealthcheck is an agent's --healthcheck: exit code 0 when ready, 1 when not.
+func RunHealthcheck(addr string) int {
+	if err := Healthcheck(context.Background(), addr); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

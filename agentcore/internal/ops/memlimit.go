@@ -1,4 +1,4 @@
-package agentcore
+package ops
 
 import (
 	"log/slog"
@@ -8,13 +8,13 @@ import (
 	"github.com/agentura/agentura/internal/lib/memcg"
 )
 
-// fitMemoryLimit gives the Go runtime a soft memory limit below the hard
+// FitMemoryLimit gives the Go runtime a soft memory limit below the hard
 // limit of the process's memory cgroup (a container's mem_limit), unless
 // GOMEMLIMIT is set: without it the heap may grow to twice what is live
 // before a collection, and a container whose limits fit its live memory is
 // OOM-killed anyway. The soft limit is the hard one less a fifth (at least
 // 64 MiB) for stacks, buffers and what is not Go heap.
-func fitMemoryLimit(log *slog.Logger) {
+func FitMemoryLimit(log *slog.Logger) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
