@@ -55,9 +55,7 @@ func (s *Service) AgentCard() *a2a.AgentCard {
 		card.DefaultInputModes = append(card.DefaultInputModes, "*/*")
 		card.DefaultOutputModes = append(card.DefaultOutputModes, "*/*")
 	}
-	if s.verifier != nil {
-		s.cardSecurity(card) // oauth_http.go
-	}
+	s.callers.CardSecurity(card)
 	return card
 }
 

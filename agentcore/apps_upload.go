@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/callers"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/httpjson"
@@ -70,7 +71,7 @@ func (s *Service) AddAttachTool() error {
 			"and their names and URLs come back to you as context, to pass as the content of a file parameter. " +
 			"Use it when the user wants to give you a file you do not have.",
 		ReadOnly: true, OutputTypes: []string{}, View: transfer.UploadViewURI,
-		scope: ScopeFilesWrite, // the capability uploads, as POST /uploads does
+		scope: callers.ScopeFilesWrite, // the capability uploads, as POST /uploads does
 	}, s.attach, nil)
 }
 
@@ -95,10 +96,6 @@ func (s *Service) attach(ctx context.Context, call *Call, in attachInput) (*Resu
 	}}
 	return res, nil
 }
-
-// capabilityOwner carries the owner of a verified upload capability in a
-// request's context to uploadOwner.
-type capabilityOwner struct{}
 
 // Headers of the CORS answers to a view's tus requests.
 var (
@@ -152,6 +149,6 @@ func (s *Service) viewUploads(guard *httpguard.Origin, tus, next http.Handler) h
 			httpjson.WriteError(w, http.StatusForbidden, reason+"; call "+AttachToolName+" again for a fresh upload view")
 			return
 		}
-		tus.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), capabilityOwner{}, c.Owner)))
+		tus.ServeHTTP(w, r.WithContext(callers.WithOwner(r.Context(), c.Owner)))
 	})
 }

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/callers"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
-	"github.com/agentura/agentura/agentcore/internal/oauthrs"
 	"github.com/agentura/agentura/agentcore/internal/ops"
 	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/cleanup"
@@ -45,9 +45,6 @@ type Config struct {
 	PeerURLs         []PeerURL     // AGENT_PEER_URLS (internal/urlfetch)
 	TrustedProxies   []string      // AGENT_TRUSTED_PROXIES (internal/httpguard)
 	FetchTimeout     time.Duration // AGENT_FETCH_TIMEOUT
-	Auth             string        // AGENT_AUTH
-	AuthJWTSecret    string        // AGENT_AUTH_JWT_SECRET
-	AuthJWTKeyFile   string        // AGENT_AUTH_JWT_PUBLIC_KEY_FILE
 	StorageURL       string        // AGENT_STORAGE_URL
 	S3Redirect       bool          // AGENT_S3_REDIRECT
 	AccelRedirect    string        // AGENT_ACCEL_REDIRECT
@@ -66,16 +63,11 @@ type Config struct {
 	MaxRevocations    int           // AGENT_MAX_REVOCATIONS
 
 	MaxCallInputBytes int64    // AGENT_MAX_CALL_INPUT_BYTES: all file inputs of one tool call together; default 4 × MaxUploadBytes
-	AuthJWTAudience   []string // AGENT_AUTH_JWT_AUDIENCE: a caller token's aud must name one of these; empty: not checked
-	AuthJWTIssuer     []string // AGENT_AUTH_JWT_ISSUER: a caller token's iss must be one of these; empty: not checked
 	AllowedOrigins    []string // AGENT_ALLOWED_ORIGINS: browser origins allowed to POST to /a2a and /uploads; empty: same origin only
 
-	OAuthIssuer           string   // AGENT_OAUTH_ISSUER (AGENT_AUTH=oauth)
-	OAuthAudience         []string // AGENT_OAUTH_AUDIENCE; empty: <PublicURL>/mcp and <PublicURL>
-	OAuthIntrospectionURL string   // AGENT_OAUTH_INTROSPECTION_URL; empty: opaque tokens refused
-	OAuthClientID         string   // AGENT_OAUTH_CLIENT_ID: the agent's own client, for introspection
-	OAuthClientSecret     string   // AGENT_OAUTH_CLIENT_SECRET
-
+	// Access: AGENT_AUTH and the bearer checks of jwt and oauth
+	// (AGENT_AUTH_JWT_*, AGENT_OAUTH_*).
+	callers.Access
 	// Limits: call slots, the owner quota, rates, timeouts, connection
 	// caps (AGENT_MAX_CONCURRENT_CALLS ... AGENT_MAX_CLIENT_CONNECTIONS).
 	ops.Limits
@@ -154,30 +146,9 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			"(`http://localhost:8001=http://ocr-agent:8001`): a URL input under a peer's public base is fetched from its "+
 			"internal one, through a client of its own that alone may dial that host:port (named directly, the internal "+
 			"URL is still refused by the SSRF guard)", urlfetch.ParsePeerURLs, formatPeerURLs).Shown("empty"),
-		settings.String(&c.Auth, "AGENT_AUTH", "none", "`none`; `jwt`: callers of `/mcp`, `/a2a` and `/uploads` send "+
-			"`Authorization: Bearer <JWT>` (401 without) checked with the key below; `oauth`: the agent is an OAuth 2.1 resource server "+
-			"of AGENT_OAUTH_ISSUER as the MCP authorization specification says (docs/security.md); either way `sub` is the owner").
-			OneOf("none", "jwt", "oauth"),
-		settings.String(&c.AuthJWTSecret, "AGENT_AUTH_JWT_SECRET", "", "HS256 secret (≥ 32 bytes) for caller tokens").Secret().
-			Row("HS256 secret (≥ 32 bytes), or a PEM public key: RSA (RS256), ECDSA P-256 (ES256) or Ed25519 (EdDSA)"),
-		settings.String(&c.AuthJWTKeyFile, "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", "",
-			"PEM public key of caller tokens: RSA (RS256), ECDSA P-256 (ES256) or Ed25519 (EdDSA)").JoinRow(),
-		settings.Strings(&c.AuthJWTAudience, "AGENT_AUTH_JWT_AUDIENCE", ",", "comma-separated: a caller token's `aud` must name one of these").
-			Shown("empty: not checked").
-			Row("comma-separated: a caller token's `aud` must name one of these, its `iss` be one of these. **Set both whenever " +
-				"the identity provider (or the secret) serves more than this agent**, or a token issued for another service is accepted here"),
-		settings.Strings(&c.AuthJWTIssuer, "AGENT_AUTH_JWT_ISSUER", ",", "comma-separated: a caller token's `iss` must be one of these").
-			Shown("empty: not checked").JoinRow(),
-		settings.String(&c.OAuthIssuer, "AGENT_OAUTH_ISSUER", "", "with `AGENT_AUTH=oauth`: the identity provider's issuer URL, exactly as "+
-			"its tokens' `iss` says (`https://auth.example.com/realms/agents`); its RFC 8414 or OpenID Connect metadata names its keys (JWKS), "+
-			"read through the SSRF guard: a private host must be listed in AGENT_FETCH_ALLOW_HOSTS or mapped by AGENT_PEER_URLS"),
-		settings.Strings(&c.OAuthAudience, "AGENT_OAUTH_AUDIENCE", ",", "comma-separated: an access token's `aud` must name one of these "+
-			"(a provider that names its APIs otherwise, e.g. `api://agent`)").Shown("`<AGENT_PUBLIC_URL>/mcp,<AGENT_PUBLIC_URL>`"),
-		settings.String(&c.OAuthIntrospectionURL, "AGENT_OAUTH_INTROSPECTION_URL", "", "RFC 7662 introspection endpoint that checks opaque "+
-			"(non-JWT) access tokens, each answer kept 30 s").Shown("empty: opaque tokens refused"),
-		settings.String(&c.OAuthClientID, "AGENT_OAUTH_CLIENT_ID", "", "the agent's own client at the provider, for introspection").
-			Row("the agent's own client id and secret at the provider, sent (HTTP Basic) to AGENT_OAUTH_INTROSPECTION_URL"),
-		settings.String(&c.OAuthClientSecret, "AGENT_OAUTH_CLIENT_SECRET", "", "the secret of AGENT_OAUTH_CLIENT_ID").Secret().JoinRow(),
+	}
+	list = append(list, c.Access.Settings()...)
+	list = append(list, settings.List{
 		settings.Strings(&c.AllowedOrigins, "AGENT_ALLOWED_ORIGINS", ",", "comma-separated browser origins (`https://app.example.com`) "+
 			"allowed to POST to `/a2a` and `/uploads` cross-site (a browser request whose `Origin` is neither the agent itself nor listed "+
 			"gets 403). Whatever it says, an agent listening on a loopback address answers `/a2a`, `/uploads` and the agent card only "+
@@ -212,7 +183,7 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			"revoked download URLs (`POST /files/revoke`) one owner may have whose tokens have not expired yet, over every replica "+
 				"sharing the store (for files of the anonymous owner, when there is no authentication: one client address, an IPv4 "+
 				"address or an IPv6 /64); beyond it a revocation answers `429`, saying to delete the file or wait").Positive(),
-	}
+	}...)
 	return append(list, c.Limits.Settings()...)
 }
 
@@ -269,11 +240,8 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 	c.InputRoots = slices.Clone(c.InputRoots)
 	c.FetchAllowHosts = slices.Clone(c.FetchAllowHosts)
 	c.PeerURLs = slices.Clone(c.PeerURLs)
-	c.AuthJWTAudience = slices.Clone(c.AuthJWTAudience)
-	c.AuthJWTIssuer = slices.Clone(c.AuthJWTIssuer)
 	c.AllowedOrigins = slices.Clone(c.AllowedOrigins)
 	c.TrustedProxies = slices.Clone(c.TrustedProxies)
-	c.OAuthAudience = slices.Clone(c.OAuthAudience)
 	vars := c.Settings(agent, defaultAddr)
 	vars.Defaults()
 	var errs []error
@@ -346,25 +314,8 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 			bad("AGENT_ALLOWED_ORIGINS", o, errors.New("each origin is scheme://host[:port], e.g. https://app.example.com"))
 		}
 	}
-	if c.Auth == "jwt" {
-		if c.AuthJWTSecret == "" && c.AuthJWTKeyFile == "" {
-			bad("AGENT_AUTH", c.Auth, errors.New("jwt needs AGENT_AUTH_JWT_SECRET or AGENT_AUTH_JWT_PUBLIC_KEY_FILE"))
-		}
-		if c.AuthJWTSecret != "" && len(c.AuthJWTSecret) < 32 {
-			bad("AGENT_AUTH_JWT_SECRET", "(hidden)", errors.New("must be at least 32 bytes"))
-		}
-	}
-	if c.Auth == "oauth" {
-		if c.OAuthIssuer == "" {
-			bad("AGENT_AUTH", c.Auth, errors.New("oauth needs AGENT_OAUTH_ISSUER, the identity provider's issuer URL"))
-		} else if err := oauthrs.HTTPSOrLoopback(c.OAuthIssuer); err != nil {
-			bad("AGENT_OAUTH_ISSUER", c.OAuthIssuer, fmt.Errorf("%w; an issuer is an https URL (http only on loopback, for development)", err))
-		}
-		if c.OAuthIntrospectionURL != "" {
-			if err := oauthrs.HTTPSOrLoopback(c.OAuthIntrospectionURL); err != nil {
-				bad("AGENT_OAUTH_INTROSPECTION_URL", c.OAuthIntrospectionURL, err)
-			}
-		}
+	if err := c.Access.Check(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.checkStorage(); err != nil {
 		errs = append(errs, err)

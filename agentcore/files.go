@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/callers"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/revocation"
@@ -19,10 +20,8 @@ import (
 func (s *Service) fileRoutes() http.Handler {
 	guard := httpguard.NewOrigin(s.cfg.PublicURL, s.cfg.AllowedOrigins)
 	// Deleting is writing: under AGENT_AUTH=oauth it takes files:write.
-	del := s.requireScope(ScopeFilesWrite, http.HandlerFunc(s.files.ServeDelete))
-	if s.verifier != nil {
-		del = s.requireCaller(del)
-	}
+	del := s.callers.RequireScope(callers.ScopeFilesWrite, http.HandlerFunc(s.files.ServeDelete))
+	del = s.callers.Require(del)
 	del = guard.Wrap(s.limiter.Wrap(del))
 	revoke := guard.Wrap(s.limiter.Wrap(http.HandlerFunc(s.files.ServeRevoke)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -31,7 +31,7 @@ func withFileScope(ctx context.Context, scope string) context.Context {
 // file id by its file URI: always under authentication, else only when the
 // file was produced in the caller's scope.
 func (s *Service) producedInScope(ctx context.Context, id string) (bool, error) {
-	if s.verifier != nil {
+	if s.callers.Authenticated() {
 		return true, nil
 	}
 	scope := fileScopeOf(ctx)

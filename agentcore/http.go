@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2asrv"
+	"github.com/agentura/agentura/agentcore/internal/callers"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/transfer"
 	"github.com/gin-gonic/gin"
@@ -57,19 +58,14 @@ func (s *Service) buildHandler() http.Handler {
 	// Each JSON-RPC body is then read once, strictly, and under
 	// AGENT_AUTH=oauth each method it names needs its scope (jsonRPCGate).
 	var mcpH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.inlineFiles(inlineMCP, bodyLimit,
-		s.jsonRPCGate(bodyLimit, mcpScope, s.drainable(s.linkRequestContexts(httpguard.MCP(bodyLimit, s.taskHTTP(mcpHandler))))))))
+		s.callers.JSONRPC(bodyLimit, callers.MCPScope, s.drainable(s.linkRequestContexts(httpguard.MCP(bodyLimit, s.taskHTTP(mcpHandler))))))))
 	uploads := http.HandlerFunc(s.files.ServeUpload)
-	var uploadH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.requireScope(ScopeFilesWrite, uploads)))
+	var uploadH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.callers.RequireScope(callers.ScopeFilesWrite, uploads)))
 	// tusd keeps its own read deadlines on PATCH bodies (extended as bytes
 	// arrive), so tus is rate limited but not paced.
-	var tusH http.Handler = s.limiter.Wrap(s.requireScope(ScopeFilesWrite, s.tus))
-	a2aH := s.limiter.Wrap(s.pacer.Wrap(s.inlineFiles(inlineA2A, bodyLimit, s.jsonRPCGate(bodyLimit, a2aScope, s.a2aHandler()))))
-	if s.verifier != nil {
-		mcpH = s.requireCaller(mcpH)
-		uploadH = s.requireCaller(uploadH)
-		tusH = s.requireCaller(tusH)
-		a2aH = s.requireCaller(a2aH)
-	}
+	var tusH http.Handler = s.limiter.Wrap(s.callers.RequireScope(callers.ScopeFilesWrite, s.tus))
+	a2aH := s.limiter.Wrap(s.pacer.Wrap(s.inlineFiles(inlineA2A, bodyLimit, s.callers.JSONRPC(bodyLimit, callers.A2AScope, s.a2aHandler()))))
+	mcpH, uploadH, tusH, a2aH = s.callers.Require(mcpH), s.callers.Require(uploadH), s.callers.Require(tusH), s.callers.Require(a2aH)
 	guard := httpguard.NewOrigin(s.cfg.PublicURL, s.cfg.AllowedOrigins)
 	uploadH, tusH, a2aH = guard.Wrap(uploadH), guard.Wrap(tusH), guard.Wrap(a2aH)
 	// An MCP Apps upload view (Origin: null) reaches tus by its capability
@@ -86,10 +82,8 @@ func (s *Service) buildHandler() http.Handler {
 	r.Any("/files/*path", gin.WrapH(s.fileRoutes())) // downloads, DELETE, revoke (files.go)
 	r.Any(transfer.A2APath, gin.WrapH(a2aH))
 	r.Any(transfer.AgentCardPath, gin.WrapH(cardH))
-	if s.oauth != nil {
-		for path, h := range s.protectedResources() {
-			r.Any(path, gin.WrapH(h)) // GET and OPTIONS (CORS); others get 405
-		}
+	for path, h := range s.callers.ProtectedResources(s.describe()) { // AGENT_AUTH=oauth
+		r.Any(path, gin.WrapH(h)) // GET and OPTIONS (CORS); others get 405
 	}
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", gin.WrapH(s.ready))

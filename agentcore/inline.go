@@ -66,7 +66,7 @@ func (s *Service) inlineFiles(proto inlineProtocol, limit int64, h http.Handler)
 			h.ServeHTTP(w, r)
 			return
 		}
-		owner, err := s.uploadOwner(r)
+		owner, err := s.callers.Owner(r)
 		if err != nil {
 			h.ServeHTTP(w, r) // the handler answers 401
 			return

@@ -9,6 +9,7 @@ import (
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -46,7 +47,11 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 	}
 	name, scope := rt.def.Name, rt.def.scope
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if scope != "" && s.oauth != nil && (req.Extra == nil || req.Extra.TokenInfo == nil || !slices.Contains(req.Extra.TokenInfo.Scopes, scope)) {
+		var ti *auth.TokenInfo
+		if req.Extra != nil {
+			ti = req.Extra.TokenInfo
+		}
+		if !s.callers.Permits(ti, scope) {
 			out := &mcp.CallToolResult{}
 			out.SetError(fmt.Errorf("tool %s needs the scope %s, which the token lacks; sign in again asking for it", name, scope))
 			return out, nil

@@ -208,7 +208,7 @@ func (s *Service) serveFileTransfer() {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if strings.HasPrefix(method, "files/") {
 				ctx = context.WithValue(ctx, fileCallerKey{}, ownerOfExtra(req.GetExtra()))
-				if s.verifier == nil {
+				if !s.callers.Authenticated() {
 					scope, err := s.listScope(req, readMeta(req))
 					if err != nil {
 						return nil, err

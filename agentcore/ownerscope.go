@@ -95,7 +95,7 @@ func (o *ownerScopes) ids(ctx context.Context, scope string) ([]string, error) {
 // a session or a handle). Under authentication there is none: the owner is
 // the caller.
 func (s *Service) callScope(req mcp.Request, m requestMeta) (scope, handle string, err error) {
-	if s.verifier != nil {
+	if s.callers.Authenticated() {
 		return "", "", nil
 	}
 	id, err := s.handleID(m.ownerHandle)

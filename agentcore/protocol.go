@@ -30,13 +30,10 @@ const (
 	// revisionSessionless is the first MCP revision without sessions
 	// (SEP-2575): each request names its revision in the
 	// MCP-Protocol-Version header and in _meta.
-	revisionSessionless = "2026-07-28"
-	// headerProtocolVersion names the revision of a request over HTTP.
-	headerProtocolVersion = "Mcp-Protocol-Version"
-	// headerSessionID names the session of a request of an older revision.
-	headerSessionID = "Mcp-Session-Id"
-	// headerMethod repeats a 2026-07-28 request's method (SEP-2243).
-	headerMethod = "Mcp-Method"
+	revisionSessionless   = "2026-07-28"
+	headerProtocolVersion = transfer.HeaderMCPProtocolVersion
+	headerSessionID       = transfer.HeaderMCPSessionID
+	headerMethod          = transfer.HeaderMCPMethod
 	// methodListen opens a 2026-07-28 request's standing stream of
 	// notifications.
 	methodListen = "subscriptions/listen"

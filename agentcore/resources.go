@@ -206,7 +206,7 @@ func decodeResourceCursor(c string) (fileserve.Meta, error) {
 // produced in its scope (its session or its owner handle).
 func (s *Service) ownedFiles(ctx context.Context, req *mcp.ListResourcesRequest) ([]fileserve.Meta, error) {
 	now := time.Now()
-	if s.verifier != nil {
+	if s.callers.Authenticated() {
 		var out []fileserve.Meta
 		owner := ownerOfExtra(req.Extra)
 		err := s.store.Walk(ctx, fileserve.Outputs, func(m fileserve.Meta) error {

@@ -42,8 +42,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/callers"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
-	"github.com/agentura/agentura/agentcore/internal/oauthrs"
 	"github.com/agentura/agentura/agentcore/internal/ops"
 	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/cleanup"
@@ -87,8 +87,7 @@ type Service struct {
 	mcp      *mcp.Server
 	registry *prometheus.Registry
 	metrics  *ops.Metrics
-	verifier tokenVerifier     // nil: AGENT_AUTH=none
-	oauth    *oauthrs.Resource // AGENT_AUTH=oauth (internal/oauthrs)
+	callers  *callers.Guard // who calls: AGENT_AUTH
 	calls    *callFolders
 	slots    *ops.CallSlots
 	limiter  *httpguard.RateLimiter // nil: no rate limit
@@ -154,7 +153,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		return nil, &ConfigError{Var: "AGENT_TRUSTED_PROXIES", Value: strings.Join(cfg.TrustedProxies, ","), Err: err}
 	}
 	s.slots = ops.NewCallSlots(cfg.MaxConcurrentCalls, cfg.QueueTimeout, s.metrics)
-	s.limiter = httpguard.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, s.metrics.Refused.WithLabelValues("rate_limit"), verifiedCallerID)
+	s.limiter = httpguard.NewRateLimiter(cfg.RateLimit, cfg.RateBurst, s.metrics.Refused.WithLabelValues("rate_limit"), callers.VerifiedCallerID)
 	s.pacer = httpguard.NewBodyPacer(cfg.BodyTimeout, cfg.MinBodyRate, s.metrics.Refused.WithLabelValues("slow_body"))
 	var exempt func(netip.Addr) bool // the trusted proxies are not capped
 	if s.proxies != nil {
@@ -197,16 +196,11 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	s.ready = ops.NewReadiness(s.store, s.signer, func() (bool, time.Time) { return s.sweeper.StartupSweep() }, s.log)
 	// The URL inputs' fetcher, which also reaches the identity provider.
 	fetch := urlfetch.New(cfg.FetchAllowHosts, cfg.FetchTimeout).WithPeers(cfg.PeerURLs)
-	switch cfg.Auth {
-	case "jwt":
-		if s.verifier, err = newCallerVerifier(cfg); err != nil {
-			return nil, err
-		}
-	case "oauth":
-		s.oauth = oauthrs.New(oauthrs.Options{Issuer: cfg.OAuthIssuer, PublicURL: cfg.PublicURL, Audiences: cfg.OAuthAudience,
-			IntrospectionURL: cfg.OAuthIntrospectionURL, ClientID: cfg.OAuthClientID, ClientSecret: cfg.OAuthClientSecret}, fetch, s.log)
-		s.verifier = s.oauth
-		s.ready.Add("identity_provider", s.oauth.Ready)
+	if s.callers, err = callers.New(cfg.Access, cfg.PublicURL, fetch, s.log); err != nil {
+		return nil, err
+	}
+	if o := s.callers.OAuth(); o != nil {
+		s.ready.Add("identity_provider", o.Ready)
 	}
 	accel, _ := store.(fileserve.LocalPath) // the wrappers in front hide it
 	s.files, err = filehttp.NewServer(filehttp.Config{
@@ -215,13 +209,13 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		PublicURL:      cfg.PublicURL,
 		URLTTL:         cfg.URLTTL,
 		MaxUploadBytes: cfg.MaxUploadBytes,
-		Owner:          s.uploadOwner,
+		Owner:          s.callers.Owner,
 		Redirect:       redirect,
 		Small:          live.SmallReader(),
 		Logger:         s.log,
 		Metrics:        s.registry,
 		Revocations:    s.revoked,
-		OwnerVerified:  s.verifier != nil, // a bearer's sub (jwt or oauth) names the caller
+		OwnerVerified:  s.callers.Authenticated(), // a bearer's sub (jwt or oauth) names the caller
 		WriteTimeout:   cfg.WriteTimeout,
 		AccelRedirect:  cfg.AccelRedirect,
 		Accel:          accel,
@@ -327,9 +321,7 @@ func (s *Service) AddReadinessCheck(name string, fn func(context.Context) error)
 func (s *Service) Close() error {
 	s.closeTasks()
 	s.calls.close()
-	if s.oauth != nil {
-		s.oauth.Close()
-	}
+	s.callers.Close()
 	return nil
 }
 

@@ -3,12 +3,8 @@ package agentcore
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"io"
 	"net"
@@ -459,19 +455,5 @@ func TestEmbedZeroMeansNever(t *testing.T) {
 		if _, ok := c.(*mcp.EmbeddedResource); ok {
 			t.Error("embedded although AGENT_EMBED_MAX_BYTES is 0")
 		}
-	}
-}
-
-func TestCallerKeysMustFitTheirAlgorithm(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
-	path := filepath.Join(t.TempDir(), "p384.pem")
-	os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600)
-	_, err = newCallerVerifier(Config{AuthJWTKeyFile: path})
-	if err == nil || !strings.Contains(err.Error(), "ES256 needs a P-256 key") {
-		t.Errorf("P-384 key: err = %v", err)
 	}
 }

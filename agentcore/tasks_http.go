@@ -164,7 +164,7 @@ func (s *Service) serveTaskListen(w http.ResponseWriter, r *http.Request, l *tas
 		w.Write(b)
 		return
 	}
-	owner, err := s.uploadOwner(r)
+	owner, err := s.callers.Owner(r)
 	if err != nil {
 		httpjson.WriteError(w, http.StatusUnauthorized, err.Error())
 		return

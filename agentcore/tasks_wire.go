@@ -177,7 +177,7 @@ func (s *Service) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case strings.HasPrefix(method, "tasks/"):
 			m := readMeta(req)
 			c := taskCaller{owner: ownerOfExtra(req.GetExtra()), modern: m.revision != "", declared: m.tasks}
-			if s.verifier == nil {
+			if !s.callers.Authenticated() {
 				scope, err := s.listScope(req, m)
 				if err != nil {
 					return nil, err

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -311,7 +312,7 @@ func (w *watchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		p.mu.Lock()
 		first := !p.seen
 		p.seen = true
-		p.session = r.Header.Get("Mcp-Session-Id") != ""
+		p.session = r.Header.Get(transfer.HeaderMCPSessionID) != ""
 		p.mu.Unlock()
 		if !first {
 			p = nil
@@ -331,7 +332,7 @@ func (w *watchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		p.status = resp.StatusCode
 		p.mu.Unlock()
 	}
-	if err == nil && w.listenEnded != nil && r.Header.Get("Mcp-Method") == "subscriptions/listen" && resp.StatusCode == http.StatusOK {
+	if err == nil && w.listenEnded != nil && r.Header.Get(transfer.HeaderMCPMethod) == "subscriptions/listen" && resp.StatusCode == http.StatusOK {
 		resp.Body = &endBody{ReadCloser: resp.Body, ended: w.listenEnded}
 	}
 	return resp, err

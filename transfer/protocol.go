@@ -121,6 +121,17 @@ const (
 	HeaderFileURL = "File-Url"
 )
 
+// Headers of MCP's streamable HTTP transport that both sides read.
+const (
+	// HeaderMCPProtocolVersion names the revision of a request.
+	HeaderMCPProtocolVersion = "Mcp-Protocol-Version"
+	// HeaderMCPSessionID names the session of a request of a revision
+	// before 2026-07-28.
+	HeaderMCPSessionID = "Mcp-Session-Id"
+	// HeaderMCPMethod repeats a 2026-07-28 request's method (SEP-2243).
+	HeaderMCPMethod = "Mcp-Method"
+)
+
 // A2A: the data part that names the tool and the card extension that names
 // the uploads endpoint.
 const (

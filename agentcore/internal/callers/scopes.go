@@ -1,4 +1,4 @@
-package agentcore
+package callers
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/transfer"
@@ -37,17 +38,18 @@ const (
 // oauthScopes are the scopes the protected-resource metadata lists.
 var oauthScopes = []string{ScopeToolsCall, ScopeFilesRead, ScopeFilesWrite}
 
-// protectedResourcePath is where an agent with AGENT_AUTH=oauth serves its
+// ProtectedResourcePath is where an agent with AGENT_AUTH=oauth serves its
 // OAuth protected-resource metadata (RFC 9728): the agent's own document
 // here, /mcp's at this path followed by /mcp, as the MCP specification
 // has clients look for it.
-const protectedResourcePath = "/.well-known/oauth-protected-resource"
+const ProtectedResourcePath = "/.well-known/oauth-protected-resource"
 
-// a2aOAuthScheme and a2aOIDCScheme name the card's security schemes under
-// AGENT_AUTH=oauth.
+// The card's security schemes: a2aBearerScheme under AGENT_AUTH=jwt,
+// a2aOAuthScheme and a2aOIDCScheme under AGENT_AUTH=oauth.
 const (
-	a2aOAuthScheme a2a.SecuritySchemeName = "oauth2"
-	a2aOIDCScheme  a2a.SecuritySchemeName = "oidc"
+	a2aBearerScheme a2a.SecuritySchemeName = "bearer"
+	a2aOAuthScheme  a2a.SecuritySchemeName = "oauth2"
+	a2aOIDCScheme   a2a.SecuritySchemeName = "oidc"
 )
 
 // scopeDescriptions say what each scope allows, for the agent card.
@@ -57,21 +59,25 @@ var scopeDescriptions = map[string]string{
 	ScopeFilesWrite: "stage input files (POST /uploads, tus) and delete the caller's files (DELETE /files/...)",
 }
 
-// protectedResources serves the protected-resource metadata: the agent's
-// (resource AGENT_PUBLIC_URL) and /mcp's (resource AGENT_PUBLIC_URL/mcp).
-func (s *Service) protectedResources() map[string]http.Handler {
+// ProtectedResources serves the protected-resource metadata under
+// AGENT_AUTH=oauth, by path: the agent's (resource AGENT_PUBLIC_URL) and
+// /mcp's (resource AGENT_PUBLIC_URL/mcp), named name; nil otherwise.
+func (g *Guard) ProtectedResources(name string) map[string]http.Handler {
+	if g.oauth == nil {
+		return nil
+	}
 	doc := func(resource string) http.Handler {
 		return auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 			Resource:               resource,
-			AuthorizationServers:   []string{s.oauth.Issuer()},
+			AuthorizationServers:   []string{g.oauth.Issuer()},
 			ScopesSupported:        oauthScopes,
 			BearerMethodsSupported: []string{"header"},
-			ResourceName:           s.describe(),
+			ResourceName:           name,
 		})
 	}
 	return map[string]http.Handler{
-		protectedResourcePath:          doc(s.oauth.Origin()),
-		protectedResourcePath + "/mcp": doc(s.oauth.MCPResource()),
+		ProtectedResourcePath:          doc(g.oauth.Origin()),
+		ProtectedResourcePath + "/mcp": doc(g.oauth.MCPResource()),
 	}
 }
 
@@ -92,14 +98,14 @@ func challengeScopes(path string) []string {
 // "insufficient_scope"): under AGENT_AUTH=oauth it names the
 // protected-resource metadata and the scopes wanted (RFC 6750 §3, RFC 9728
 // §5.1); scopes nil means the endpoint's usual ones.
-func (s *Service) bearerChallenge(r *http.Request, code, desc string, scopes []string) string {
-	if s.oauth == nil {
+func (g *Guard) bearerChallenge(r *http.Request, code, desc string, scopes []string) string {
+	if g.oauth == nil {
 		if code == "" {
 			return "Bearer" // RFC 6750 §3.1: no error code without credentials
 		}
 		return `Bearer error="` + code + `"`
 	}
-	meta := s.cfg.PublicURL + protectedResourcePath
+	meta := g.publicURL + ProtectedResourcePath
 	if r.URL.Path == "/mcp" {
 		meta += "/mcp"
 	}
@@ -129,7 +135,7 @@ func quotable(s string) string {
 			b.WriteRune(c)
 		}
 	}
-	return truncate(b.String(), 300)
+	return calls.Truncate(b.String(), 300)
 }
 
 // challengeWriter adds the endpoint's challenge to any 401 or 403 answered
@@ -137,14 +143,14 @@ func quotable(s string) string {
 // so that every refusal points a client at the metadata.
 type challengeWriter struct {
 	http.ResponseWriter
-	s *Service
+	g *Guard
 	r *http.Request
 }
 
 // WriteHeader adds the challenge to a 401 or 403.
 func (c *challengeWriter) WriteHeader(code int) {
 	if (code == http.StatusUnauthorized || code == http.StatusForbidden) && c.Header().Get("WWW-Authenticate") == "" {
-		c.Header().Set("WWW-Authenticate", c.s.bearerChallenge(c.r, "", "", nil))
+		c.Header().Set("WWW-Authenticate", c.g.bearerChallenge(c.r, "", "", nil))
 	}
 	c.ResponseWriter.WriteHeader(code)
 }
@@ -159,23 +165,23 @@ func (c *challengeWriter) Flush() {
 // Unwrap gives http.ResponseController the writer underneath.
 func (c *challengeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
-// requireScope refuses, under AGENT_AUTH=oauth, a request whose token lacks
+// RequireScope refuses, under AGENT_AUTH=oauth, a request whose token lacks
 // scope with 403 insufficient_scope; otherwise it is next itself.
-func (s *Service) requireScope(scope string, next http.Handler) http.Handler {
-	if s.oauth == nil {
+func (g *Guard) RequireScope(scope string, next http.Handler) http.Handler {
+	if g.oauth == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.serveScoped(w, r, []string{scope}, next)
+		g.serveScoped(w, r, []string{scope}, next)
 	})
 }
 
 // serveScoped serves r with next when its token holds every scope of
 // scopes (or AGENT_AUTH is not oauth), else refuses it with 403
 // insufficient_scope naming all that are missing (so a host steps up once).
-func (s *Service) serveScoped(w http.ResponseWriter, r *http.Request, scopes []string, next http.Handler) {
+func (g *Guard) serveScoped(w http.ResponseWriter, r *http.Request, scopes []string, next http.Handler) {
 	ti := auth.TokenInfoFromContext(r.Context())
-	if s.oauth == nil || ti == nil {
+	if g.oauth == nil || ti == nil {
 		next.ServeHTTP(w, r) // no scopes, or requireCaller answered already
 		return
 	}
@@ -190,13 +196,13 @@ func (s *Service) serveScoped(w http.ResponseWriter, r *http.Request, scopes []s
 		return
 	}
 	desc := fmt.Sprintf("this request needs the scope %s, which the token lacks", strings.Join(missing, " and "))
-	w.Header().Set("WWW-Authenticate", s.bearerChallenge(r, "insufficient_scope", desc, missing))
+	w.Header().Set("WWW-Authenticate", g.bearerChallenge(r, "insufficient_scope", desc, missing))
 	httpjson.WriteError(w, http.StatusForbidden, desc+fmt.Sprintf(" (it has %q); sign in again asking for it", ti.Scopes))
 }
 
-// mcpScope is the scope an MCP method needs; "" for none beyond a token of
+// MCPScope is the scope an MCP method needs; "" for none beyond a token of
 // this agent (initialize, tools/list, ping, notifications...).
-func mcpScope(method string) string {
+func MCPScope(method string) string {
 	switch {
 	case method == "tools/call", strings.HasPrefix(method, "tasks/"):
 		return ScopeToolsCall
@@ -208,8 +214,8 @@ func mcpScope(method string) string {
 	return ""
 }
 
-// a2aScope is the scope an A2A method needs; "" for none (the card).
-func a2aScope(method string) string {
+// A2AScope is the scope an A2A method needs; "" for none (the card).
+func A2AScope(method string) string {
 	switch {
 	case method == "message/send", method == "message/stream", method == "tasks/cancel",
 		strings.HasPrefix(method, "tasks/pushNotificationConfig/"):
@@ -220,7 +226,7 @@ func a2aScope(method string) string {
 	return ""
 }
 
-// jsonRPCGate reads each JSON-RPC body of /mcp and /a2a once, strictly
+// JSONRPC reads each JSON-RPC body of /mcp and /a2a once, strictly
 // (httpguard.JSONRPCMethods), before anything dispatches on it: a body
 // that parsers could read differently (a member named twice in any case,
 // bytes that are not UTF-8, a second value) is refused with 400, so the
@@ -230,14 +236,14 @@ func a2aScope(method string) string {
 // Mcp-Method header, which the go-sdk compares with the body only on
 // 2026-07-28 requests. Bodies come here bounded: the inline pass has
 // taken their files out (inline.go), and a body over limit is refused.
-func (s *Service) jsonRPCGate(limit int64, scope func(string) string, next http.Handler) http.Handler {
+func (g *Guard) JSONRPC(limit int64, scope func(string) string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var scopes []string
-		if m := r.Header.Get(headerMethod); m != "" {
+		if m := r.Header.Get(transfer.HeaderMCPMethod); m != "" {
 			scopes = append(scopes, scope(m))
 		}
 		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody || r.ContentLength > limit {
-			s.serveScoped(w, r, scopes, next) // no body to read, or one the handler refuses whole (413)
+			g.serveScoped(w, r, scopes, next) // no body to read, or one the handler refuses whole (413)
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
@@ -263,7 +269,7 @@ func (s *Service) jsonRPCGate(limit int64, scope func(string) string, next http.
 		}
 		r.Body = httpguard.ReadCloser{Reader: bytes.NewReader(body), Closer: r.Body}
 		r.ContentLength = int64(len(body))
-		s.serveScoped(w, r, scopes, next)
+		g.serveScoped(w, r, scopes, next)
 	})
 }
 
@@ -272,15 +278,18 @@ func (s *Service) jsonRPCGate(limit int64, scope func(string) string, next http.
 func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": truncate(msg, 400)}})
+	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": calls.Truncate(msg, 400)}})
 }
 
-// cardSecurity declares on the card how a peer gets a token: under
+// CardSecurity declares on the card how a peer gets a token: under
 // AGENT_AUTH=oauth the issuer's OAuth 2.0 flows (authorization code for a
 // user, client credentials for an agent) and, when it is an OpenID Connect
 // provider, its discovery URL; under AGENT_AUTH=jwt a bearer JWT.
-func (s *Service) cardSecurity(card *a2a.AgentCard) {
-	if s.oauth == nil {
+func (g *Guard) CardSecurity(card *a2a.AgentCard) {
+	if g.verifier == nil {
+		return
+	}
+	if g.oauth == nil {
 		card.SecuritySchemes = a2a.NamedSecuritySchemes{
 			a2aBearerScheme: a2a.HTTPAuthSecurityScheme{
 				Scheme:       "bearer",
@@ -293,8 +302,8 @@ func (s *Service) cardSecurity(card *a2a.AgentCard) {
 	}
 	need := a2a.SecuritySchemeScopes{ScopeToolsCall, ScopeFilesRead}
 	desc := fmt.Sprintf("OAuth 2.1 access token of %s whose audience is %s (send resource=%s, RFC 8707; the protected-resource metadata is %s); its sub names the caller, who owns the files of the call.",
-		s.oauth.Issuer(), s.oauth.Origin(), s.oauth.Origin(), s.cfg.PublicURL+protectedResourcePath)
-	meta, _, err := s.oauth.IssuerState(context.Background())
+		g.oauth.Issuer(), g.oauth.Origin(), g.oauth.Origin(), g.publicURL+ProtectedResourcePath)
+	meta, _, err := g.oauth.IssuerState(context.Background())
 	if err != nil {
 		// The issuer cannot be read now: still say what kind of token it is.
 		card.SecuritySchemes = a2a.NamedSecuritySchemes{a2aBearerScheme: a2a.HTTPAuthSecurityScheme{Scheme: "bearer", BearerFormat: "JWT", Description: desc}}
@@ -315,4 +324,10 @@ func (s *Service) cardSecurity(card *a2a.AgentCard) {
 		card.SecuritySchemes[a2aOIDCScheme] = a2a.OpenIDConnectSecurityScheme{Description: desc, OpenIDConnectURL: meta.URL}
 		card.Security = append(card.Security, a2a.SecurityRequirements{a2aOIDCScheme: need})
 	}
+}
+
+// Permits reports whether a tool call whose token is ti may use a tool
+// that needs scope beyond tools:call: always but under AGENT_AUTH=oauth.
+func (g *Guard) Permits(ti *auth.TokenInfo, scope string) bool {
+	return scope == "" || g.oauth == nil || ti != nil && slices.Contains(ti.Scopes, scope)
 }

@@ -1,4 +1,4 @@
-package agentcore
+package callers
 
 import (
 	"context"
@@ -16,8 +16,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/agentcore/internal/oauthrs"
 	"github.com/agentura/agentura/internal/lib/httpjson"
+	"github.com/agentura/agentura/settings"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
@@ -39,7 +41,7 @@ type callerVerifier struct {
 	iss    []string // AGENT_AUTH_JWT_ISSUER: the iss claim must be one; empty: not checked
 }
 
-func newCallerVerifier(cfg Config) (*callerVerifier, error) {
+func newCallerVerifier(cfg Access) (*callerVerifier, error) {
 	v, err := callerKey(cfg)
 	if err != nil {
 		return nil, err
@@ -49,21 +51,21 @@ func newCallerVerifier(cfg Config) (*callerVerifier, error) {
 }
 
 // callerKey reads the key that verifies caller tokens and pins its algorithm.
-func callerKey(cfg Config) (*callerVerifier, error) {
+func callerKey(cfg Access) (*callerVerifier, error) {
 	if cfg.AuthJWTSecret != "" {
 		return &callerVerifier{key: []byte(cfg.AuthJWTSecret), method: jwt.SigningMethodHS256.Alg()}, nil
 	}
 	data, err := os.ReadFile(cfg.AuthJWTKeyFile)
 	if err != nil {
-		return nil, &ConfigError{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: err}
+		return nil, &settings.Error{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: err}
 	}
 	block, _ := pem.Decode(data)
 	if block == nil {
-		return nil, &ConfigError{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: errors.New("no PEM block found; give a PEM-encoded public key")}
+		return nil, &settings.Error{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: errors.New("no PEM block found; give a PEM-encoded public key")}
 	}
 	pub, err := x509.ParsePKIXPublicKey(block.Bytes)
 	if err != nil {
-		return nil, &ConfigError{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: fmt.Errorf("not a PKIX public key: %w", err)}
+		return nil, &settings.Error{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: fmt.Errorf("not a PKIX public key: %w", err)}
 	}
 	switch k := pub.(type) {
 	case *rsa.PublicKey:
@@ -72,11 +74,11 @@ func callerKey(cfg Config) (*callerVerifier, error) {
 		return &callerVerifier{key: k, method: jwt.SigningMethodEdDSA.Alg()}, nil
 	case *ecdsa.PublicKey:
 		if k.Curve != elliptic.P256() {
-			return nil, &ConfigError{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: fmt.Errorf("ECDSA key on %s; ES256 needs a P-256 key", k.Curve.Params().Name)}
+			return nil, &settings.Error{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: fmt.Errorf("ECDSA key on %s; ES256 needs a P-256 key", k.Curve.Params().Name)}
 		}
 		return &callerVerifier{key: k, method: jwt.SigningMethodES256.Alg()}, nil
 	}
-	return nil, &ConfigError{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: fmt.Errorf("unsupported key type %T; use RSA, ECDSA P-256 or Ed25519", pub)}
+	return nil, &settings.Error{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: fmt.Errorf("unsupported key type %T; use RSA, ECDSA P-256 or Ed25519", pub)}
 }
 
 // verify implements auth.TokenVerifier: the token's sub becomes the owner.
@@ -104,12 +106,16 @@ func (v *callerVerifier) Verify(_ context.Context, token string, _ *http.Request
 	return &auth.TokenInfo{UserID: claims.Subject, Expiration: claims.ExpiresAt.Time}, nil
 }
 
-// requireCaller lets through requests with a valid bearer token and answers
+// Require lets through requests with a valid bearer token and answers
 // others with 401 and a JSON reason, with the challenge bearerChallenge
-// writes (under AGENT_AUTH=oauth every 401 and 403 behind it carries one). Behind it the go-sdk's middleware puts
-// the token's identity where the MCP handler (req.Extra.TokenInfo) and the
-// upload handler (auth.TokenInfoFromContext) read it.
-func (s *Service) requireCaller(next http.Handler) http.Handler {
+// writes (under AGENT_AUTH=oauth every 401 and 403 behind it carries one).
+// Behind it the go-sdk's middleware puts the token's identity where the MCP
+// handler (req.Extra.TokenInfo) and the upload handler
+// (auth.TokenInfoFromContext) read it. Under AGENT_AUTH=none it is next.
+func (g *Guard) Require(next http.Handler) http.Handler {
+	if g.verifier == nil {
+		return next
+	}
 	// The token is verified once, here; the go-sdk's middleware takes the
 	// result from the request's context. Its own expiry check gets a minute
 	// of slack, so a token expiring between the two never meets its
@@ -123,15 +129,15 @@ func (s *Service) requireCaller(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		token = strings.TrimSpace(token)
-		if s.oauth != nil {
-			w = &challengeWriter{ResponseWriter: w, s: s, r: r}
+		if g.oauth != nil {
+			w = &challengeWriter{ResponseWriter: w, g: g, r: r}
 		}
 		if !strings.EqualFold(scheme, "Bearer") || token == "" {
-			w.Header().Set("WWW-Authenticate", s.bearerChallenge(r, "", "", nil))
-			httpjson.WriteError(w, http.StatusUnauthorized, "authentication required: send Authorization: Bearer <token> (AGENT_AUTH="+s.cfg.Auth+")")
+			w.Header().Set("WWW-Authenticate", g.bearerChallenge(r, "", "", nil))
+			httpjson.WriteError(w, http.StatusUnauthorized, "authentication required: send Authorization: Bearer <token> (AGENT_AUTH="+g.mode+")")
 			return
 		}
-		ti, err := s.verifier.Verify(r.Context(), token, r)
+		ti, err := g.verifier.Verify(r.Context(), token, r)
 		if errors.Is(err, oauthrs.ErrIssuerUnavailable) {
 			w.Header().Set("Retry-After", "10")
 			httpjson.WriteError(w, http.StatusServiceUnavailable, "the bearer token cannot be checked now, try again shortly: "+err.Error())
@@ -139,7 +145,7 @@ func (s *Service) requireCaller(next http.Handler) http.Handler {
 		}
 		if err != nil {
 			why := strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": ")
-			w.Header().Set("WWW-Authenticate", s.bearerChallenge(r, "invalid_token", why, nil))
+			w.Header().Set("WWW-Authenticate", g.bearerChallenge(r, "invalid_token", why, nil))
 			httpjson.WriteError(w, http.StatusUnauthorized, "bearer token refused: "+why)
 			return
 		}
@@ -150,27 +156,38 @@ func (s *Service) requireCaller(next http.Handler) http.Handler {
 // verifiedCaller is the context key of a token requireCaller verified.
 type verifiedCaller struct{}
 
-// verifiedCallerID is the user id of r's verified caller, or "" (no
+// VerifiedCallerID is the user id of r's verified caller, or "" (no
 // authentication, or the limiter runs before it).
-func verifiedCallerID(r *http.Request) string {
+func VerifiedCallerID(r *http.Request) string {
 	if ti, ok := r.Context().Value(verifiedCaller{}).(*auth.TokenInfo); ok {
 		return ti.UserID
 	}
 	return ""
 }
 
-// uploadOwner is the owner of an /uploads request: the verified caller (the
-// bearer middleware ran before), or AnonymousOwner without authentication.
-func (s *Service) uploadOwner(r *http.Request) (string, error) {
+// Owner is the owner of a request: the owner of a verified upload
+// capability it carries (WithOwner), else the verified caller (Require ran
+// before), or AnonymousOwner without authentication.
+func (g *Guard) Owner(r *http.Request) (string, error) {
 	if owner, ok := r.Context().Value(capabilityOwner{}).(string); ok {
-		return owner, nil // an upload view's capability (apps_upload.go)
+		return owner, nil // an upload view's capability (internal/apps)
 	}
-	if s.verifier == nil {
-		return AnonymousOwner, nil
+	if g.verifier == nil {
+		return calls.AnonymousOwner, nil
 	}
 	ti := auth.TokenInfoFromContext(r.Context())
 	if ti == nil || ti.UserID == "" {
 		return "", errors.New("no verified caller; send Authorization: Bearer <JWT>")
 	}
 	return ti.UserID, nil
+}
+
+// capabilityOwner carries the owner of a verified upload capability in a
+// request's context to Owner.
+type capabilityOwner struct{}
+
+// WithOwner is ctx carrying owner, the owner of an upload capability a
+// request carried and its handler verified, for Owner.
+func WithOwner(ctx context.Context, owner string) context.Context {
+	return context.WithValue(ctx, capabilityOwner{}, owner)
 }
