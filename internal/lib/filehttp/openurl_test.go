@@ -185,4 +185,11 @@ func TestURLIsSigningFileURL(t *testing.T) {
 	if err != nil || !strings.HasPrefix(got, "http://localhost:8001/files/"+m.ID+"/x/y.md?token=") {
 		t.Errorf("URL of a name not cleaned = %q, %v", got, err)
 	}
+	// Whatever the name, cleaning leaves one FileURL takes.
+	for _, name := range []string{"", ".", "...", "/", "a/../..", "\x00\n", "\xff\xfe", "\u202e.exe", strings.Repeat("é/", 600)} {
+		m.Name = name
+		if _, err := srv.URL(m); err != nil {
+			t.Errorf("URL of name %q: %v", name, err)
+		}
+	}
 }
