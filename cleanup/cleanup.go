@@ -2,7 +2,12 @@
 // live of their area: outputs after AGENT_OUTPUT_TTL, staged inputs after
 // AGENT_STAGING_TTL.
 //
-// A [Sweeper] walks each area of a [fileserve.Store], deletes the files whose
+// It sweeps any [fileserve.Store], not only the one an agent opens: agentcore
+// runs a Sweeper over the agents' store, and a service beside the agents
+// that shares that store, or a program with a store of its own (disk, S3 or
+// its own implementation), runs one the same way.
+//
+// A [Sweeper] walks each area of its store, deletes the files whose
 // creation lies further back than the area's TTL, and then lets the store
 // prune what is left empty or abandoned (owner folders without files,
 // temporary files of interrupted writes). [Sweeper.Start] sweeps once right

@@ -15,8 +15,11 @@ import (
 )
 
 // ExampleSweeper keeps outputs for a day and staged uploads for an hour,
-// sweeping at start-up and every ten minutes. The clock is moved two hours
-// ahead so that the staged file has expired while the output has not.
+// sweeping at start-up and then on a cron schedule, every ten minutes. The
+// store is any fileserve.Store, here a disk store as a program beside the
+// agents would open their folder; sweepers sharing a store need no
+// coordination. The clock is moved two hours ahead so that the staged file
+// has expired while the output has not.
 func ExampleSweeper() {
 	dir, err := os.MkdirTemp("", "agentura-example-")
 	if err != nil {

@@ -6,6 +6,13 @@
 // the first key of a [Signer] signs, every key verifies, and an old key stops
 // verifying the moment it is removed. A token binds the owner, the file id and
 // the storage area it may be used for, and it expires.
+//
+// [Signer.FileURL] builds the download URL around a token,
+// <public URL>/files/<id>/<name>?token=<JWT>. It is the one builder of these
+// URLs: the agents' file service hands out what it builds, and a service
+// beside the agents that opens the same store with the same keys
+// (AGENT_SIGNING_KEY, with the agents' AGENT_PUBLIC_URL as audience) mints
+// links the agents serve.
 package signing
 
 import (

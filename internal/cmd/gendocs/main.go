@@ -2,10 +2,12 @@
 // (agentcore.Config.Settings, ocr.Config.Settings): the environment tables of
 // docs/configuration.md and docs/agents.md, between their
 // <!-- settings: … --> and <!-- end settings --> lines, and the settings part of deploy/.env.example, whose variables and
-// values are the ones deploy/docker-compose.yml passes through; and the
-// package table of docs/architecture.md (between <!-- packages … --> and
-// <!-- end packages -->) from internal/tools/archtest's import rules. Run it from
-// the repository root after changing a declaration:
+// values are the ones deploy/docker-compose.yml passes through; and, from
+// internal/tools/archtest's import rules, the package table of
+// docs/architecture.md (between <!-- packages … --> and <!-- end packages -->)
+// and its diagram of the imports, a Mermaid flowchart laid out by the layers
+// of diagram.go (between <!-- diagram … --> and <!-- end diagram -->). Run it
+// from the repository root after changing a declaration:
 //
 //	go run ./internal/cmd/gendocs
 //
@@ -83,7 +85,7 @@ func run(root string, write bool) ([]string, error) {
 		files = append(files, file{path, func(old, _ string) (string, error) { return tables(old, found) }})
 	}
 	files = append(files, file{filepath.Join("deploy", ".env.example"), envExample})
-	files = append(files, file{filepath.Join("docs", "architecture.md"), packageTable})
+	files = append(files, file{filepath.Join("docs", "architecture.md"), architecture})
 	for _, f := range files {
 		path := filepath.Join(root, f.path)
 		old, err := os.ReadFile(path)
@@ -245,6 +247,16 @@ func sentence(s string) string {
 		s += "."
 	}
 	return s
+}
+
+// architecture brings docs/architecture.md's package table and import
+// diagram up to date.
+func architecture(old, root string) (string, error) {
+	s, err := packageTable(old, root)
+	if err != nil {
+		return "", err
+	}
+	return diagram(s, root)
 }
 
 // packages is the generated package table of docs/architecture.md with its

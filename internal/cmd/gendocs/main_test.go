@@ -5,9 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/agentura/agentura/internal/tools/archtest"
 )
 
 // TestDocsUpToDate fails when the settings tables of docs/ or
@@ -139,4 +142,101 @@ func anchors(t *testing.T, path string) map[string]bool {
 		out[b.String()] = true
 	}
 	return out
+}
+
+// TestDiagramDriftIsCaught: a diagram edited by hand is rewritten, a page
+// without its markers is an error, and so are a rule the layers do not
+// place and a layer no rule is in.
+func TestDiagramDriftIsCaught(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(text), " --> p_signing\n", " --> p_fileserve\n", 1)
+	if edited == string(text) {
+		t.Fatal("the diagram has no arrow to signing to edit")
+	}
+	if got, err := architecture(edited, ""); err != nil || got != string(text) {
+		t.Errorf("a hand-edited diagram was not rewritten (err %v)", err)
+	}
+	if _, err := diagram(strings.Replace(string(text), "<!-- end diagram -->", "", 1), ""); err == nil {
+		t.Error("a page without the diagram's end marker was accepted")
+	}
+
+	rules := append(slices.Clip(archtest.Rules), archtest.Rule{Pkgs: "newpkg", Role: "new"})
+	if _, err := buildGraph(rules, layers); err == nil || !strings.Contains(err.Error(), "newpkg is in no layer") {
+		t.Errorf("a rule in no layer: %v", err)
+	}
+	ls := append(slices.Clip(layers), layer{id: "empty", title: "nothing", pkgs: []string{"nothing/..."}})
+	if _, err := buildGraph(archtest.Rules, ls); err == nil || !strings.Contains(err.Error(), `"empty" holds no rule`) {
+		t.Errorf("a layer with no rule: %v", err)
+	}
+}
+
+// TestDiagramIsTheRules: every allowed import between packages the diagram
+// shows is an arrow (from the package's node or its box, to the imported
+// package's node or its box), and every arrow is an allowed import: from
+// every package of a box it leaves, to every package of a box it enters.
+func TestDiagramIsTheRules(t *testing.T) {
+	g, err := buildGraph(archtest.Rules, layers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[[2]string]bool{} // node -> node
+	for _, r := range archtest.Rules {
+		from := g.nodeOf[r.Pkgs]
+		if from == "" {
+			continue
+		}
+		for _, m := range r.May {
+			for _, i := range covering(archtest.Rules, m) {
+				if to := g.nodeOf[archtest.Rules[i].Pkgs]; to != "" && to != from {
+					allowed[[2]string{from, to}] = true
+				}
+			}
+		}
+	}
+	boxOf := map[string]string{}
+	members := map[string][]string{}
+	for _, b := range g.boxes {
+		for _, n := range b.nodes {
+			boxOf[n.id] = b.id
+			members[b.id] = append(members[b.id], n.id)
+		}
+	}
+	arrow := map[[2]string]bool{}
+	for _, from := range g.order {
+		for _, to := range g.edges[from] {
+			arrow[[2]string{from, to}] = true
+		}
+	}
+	for pair := range allowed {
+		from, to := pair[0], pair[1]
+		if !arrow[pair] && !arrow[[2]string{from, boxOf[to]}] && !arrow[[2]string{boxOf[from], to}] && !arrow[[2]string{boxOf[from], boxOf[to]}] {
+			t.Errorf("%s may import %s, and no arrow says so", from, to)
+		}
+	}
+	expand := func(id string) []string {
+		if m, ok := members[id]; ok {
+			return m
+		}
+		return []string{id}
+	}
+	n := 0
+	for pair := range arrow {
+		for _, from := range expand(pair[0]) {
+			for _, to := range expand(pair[1]) {
+				if !allowed[[2]string{from, to}] {
+					t.Errorf("the arrow %s --> %s says %s may import %s; the rules do not", pair[0], pair[1], from, to)
+				}
+			}
+		}
+		n++
+	}
+	if n < 20 {
+		t.Errorf("the diagram has %d arrows; the rules make many more", n)
+	}
+	if !strings.Contains(g.Mermaid(), "\n  p_internal_lib_revocation --> p_signing\n") {
+		t.Errorf("revocation's arrow to signing is missing:\n%s", g.Mermaid())
+	}
 }

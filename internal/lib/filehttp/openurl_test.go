@@ -153,3 +153,43 @@ func TestNewServerConfig(t *testing.T) {
 		t.Error("URL signed metadata with a bad id")
 	}
 }
+
+// URL is signing's FileURL on the server's public URL and the file's claims,
+// so a program beside the agents that shares the store and the key mints the
+// very URLs the server does; a name that did not come cleaned from a store is
+// cleaned first.
+func TestURLIsSigningFileURL(t *testing.T) {
+	st := newTestStore(t)
+	signer := newTestSigner(t, "http://localhost:8001", testSecret)
+	srv, err := NewServer(Config{Store: st, Signer: signer, PublicURL: "http://localhost:8001/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Truncate(time.Second)
+	srv.now = func() time.Time { return now }
+	m, err := st.Put(bg, fileserve.NewFile{Area: fileserve.Outputs, Owner: "o", Name: "images/a b.png"}, strings.NewReader("png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := signing.Claims{Owner: m.Owner, FileID: m.ID, Area: string(m.Area), ExpiresAt: now.Add(DefaultURLTTL)}
+	want, err := signer.FileURL("http://localhost:8001", c, m.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := srv.URL(m); err != nil || got != want {
+		t.Errorf("URL = %q, %v; want signing's %q", got, err, want)
+	}
+
+	m.Name = `..\x/./y.md`
+	got, err := srv.URL(m)
+	if err != nil || !strings.HasPrefix(got, "http://localhost:8001/files/"+m.ID+"/x/y.md?token=") {
+		t.Errorf("URL of a name not cleaned = %q, %v", got, err)
+	}
+	// Whatever the name, cleaning leaves one FileURL takes.
+	for _, name := range []string{"", ".", "...", "/", "a/../..", "\x00\n", "\xff\xfe", "\u202e.exe", strings.Repeat("é/", 600)} {
+		m.Name = name
+		if _, err := srv.URL(m); err != nil {
+			t.Errorf("URL of name %q: %v", name, err)
+		}
+	}
+}

@@ -203,33 +203,26 @@ func NewServer(cfg Config) (*Server, error) {
 }
 
 // URL returns the signed download URL of m, valid for the configured URL
-// lifetime: <PublicURL>/files/<id>/<name>?token=<JWT>. The token binds the
-// id, the owner and the area; the name is only there for people and for
+// lifetime: <PublicURL>/files/<id>/<name>?token=<JWT>, built by
+// signing.Signer.FileURL (the one builder of these URLs, which a service
+// beside the agents sharing the store uses too). The token binds the id, the
+// owner and the area; the name, cleaned again by filename.Clean in case m did
+// not come from a store that cleans it, is only there for people and for
 // clients that take the file name from the URL.
 func (s *Server) URL(m fileserve.Meta) (string, error) {
 	if !fileserve.ValidID(m.ID) || !m.Area.Valid() || m.Owner == "" {
 		return "", fmt.Errorf("fileserve: cannot sign a URL for file %q in area %q: metadata must come from the store (id, area and owner set)", m.ID, m.Area)
 	}
-	tok, err := s.signer.Sign(signing.Claims{
+	u, err := s.signer.FileURL(s.publicURL, signing.Claims{
 		Owner:     m.Owner,
 		FileID:    m.ID,
 		Area:      string(m.Area),
 		ExpiresAt: s.now().Add(s.ttl),
-	})
+	}, filename.Clean(m.Name))
 	if err != nil {
 		return "", fmt.Errorf("fileserve: sign URL for file %s: %w", m.ID, err)
 	}
-	return s.publicURL + "/files/" + m.ID + "/" + escapeName(m.Name) + "?token=" + tok, nil
-}
-
-// escapeName escapes each segment of a display name for a URL path, keeping
-// the slashes between them.
-func escapeName(name string) string {
-	segs := strings.Split(filename.Clean(name), "/")
-	for i, seg := range segs {
-		segs[i] = url.PathEscape(seg)
-	}
-	return strings.Join(segs, "/")
+	return u, nil
 }
 
 // fileIDFromPath finds the file id in a request path: /files/{id}/{name...}
