@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/httpjson"
@@ -154,10 +155,10 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	}
 	done := make(chan outcome, 1)
 	start := time.Now()
-	progress := make(chan progressReport, 1)
-	hooks := &callHooks{progress: func(p progressReport) { latest(progress, p) }}
+	progress := make(chan calls.Progress, 1)
+	hooks := &calls.Hooks{Progress: func(p calls.Progress) { calls.Latest(progress, p) }}
 	go func(raw []byte) {
-		res, err := s.invoke(withCallHooks(ctx, hooks), def.Name, owner, requestID, raw)
+		res, err := s.invoke(calls.WithHooks(ctx, hooks), def.Name, owner, requestID, raw)
 		done <- outcome{res, err}
 	}(raw)
 	raw = nil // the call holds the arguments (and inline files) now

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -245,7 +246,7 @@ func itemFromString(t reflect.Type, s string) map[string]any {
 	obj := map[string]any{field: s}
 	for _, f := range jsonFields(t) {
 		if f.name == "name" && f.field.Type.Kind() == reflect.String && f.name != field {
-			obj["name"] = nameFromContent(s)
+			obj["name"] = transport.NameFromContent(s)
 		}
 	}
 	return obj

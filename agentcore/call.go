@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/agentcore/internal/ops"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/filehttp"
@@ -32,7 +33,7 @@ type Call struct {
 	Logger *slog.Logger
 
 	svc      *Service
-	hooks    *callHooks    // what the transport lets the call send back (progress.go)
+	hooks    *calls.Hooks  // what the transport lets the call send back (progress.go)
 	progress progressState // rate limit of Progress
 	dir      string
 	mkdir    sync.Once
@@ -54,7 +55,7 @@ func (s *Service) newCall(tool, owner, requestID string) *Call {
 		Owner:  owner,
 		Logger: logger,
 		svc:    s,
-		hooks:  &callHooks{},
+		hooks:  &calls.Hooks{},
 		dir:    filepath.Join(s.calls.dir, fileserve.NewID()),
 	}
 }
@@ -89,7 +90,11 @@ func (c *Call) ResolveFileAttachment(ctx context.Context, f FileAttachment) (*In
 // wrapping ErrCallInputsTooLarge.
 func (c *Call) ResolveFile(ctx context.Context, name, content string) (*InputFile, error) {
 	f, err := c.inputs.resolve(name, content, c.svc.cfg.MaxCallInputBytes, func() (*InputFile, error) {
-		return c.svc.resolver.resolve(ctx, c.Owner, filepath.Join(c.dir, "in"), name, content)
+		in, err := c.svc.resolver.Resolve(ctx, c.Owner, filepath.Join(c.dir, "in"), name, content)
+		if err != nil {
+			return nil, err
+		}
+		return (*InputFile)(in), nil
 	})
 	if err == nil {
 		c.noteInput(f)

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/agentura/agentura/agentcore/internal/calls"
 )
 
 // maxCallerError is the most bytes of an error text handed back to a
@@ -39,7 +41,7 @@ func (s *Service) callerError(call *Call, err error) error {
 			fmt.Sprintf("… (%d more bytes left out; the agent's log has the whole message)", len(out)-(maxCallerError-200))
 	}
 	if out != msg {
-		call.Logger.Info("tool error shortened for the caller", "err", truncate(msg, maxLoggedError))
+		call.Logger.Info("tool error shortened for the caller", "err", calls.Truncate(msg, maxLoggedError))
 		return &callerFacingError{text: out, err: err}
 	}
 	return err
@@ -59,7 +61,7 @@ func (e *callerFacingError) Unwrap() error { return e.err }
 func fileErrorText(err error, name string) string {
 	what := "a file"
 	if name != "" && name != "." && name != "/" {
-		what = fmt.Sprintf("the file %q", truncate(name, 60))
+		what = fmt.Sprintf("the file %q", calls.Truncate(name, 60))
 	}
 	switch {
 	case errors.Is(err, syscall.ENAMETOOLONG):

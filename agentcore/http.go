@@ -12,7 +12,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/agentura/agentura/agentcore/internal/callers"
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
+	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/transfer"
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -57,14 +59,14 @@ func (s *Service) buildHandler() http.Handler {
 	// request that drops cancels its call (cancel.go).
 	// Each JSON-RPC body is then read once, strictly, and under
 	// AGENT_AUTH=oauth each method it names needs its scope (jsonRPCGate).
-	var mcpH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.inlineFiles(inlineMCP, bodyLimit,
+	var mcpH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.inline.Wrap(transport.MCP, bodyLimit,
 		s.callers.JSONRPC(bodyLimit, callers.MCPScope, s.drainable(s.linkRequestContexts(httpguard.MCP(bodyLimit, s.taskHTTP(mcpHandler))))))))
 	uploads := http.HandlerFunc(s.files.ServeUpload)
 	var uploadH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.callers.RequireScope(callers.ScopeFilesWrite, uploads)))
 	// tusd keeps its own read deadlines on PATCH bodies (extended as bytes
 	// arrive), so tus is rate limited but not paced.
 	var tusH http.Handler = s.limiter.Wrap(s.callers.RequireScope(callers.ScopeFilesWrite, s.tus))
-	a2aH := s.limiter.Wrap(s.pacer.Wrap(s.inlineFiles(inlineA2A, bodyLimit, s.callers.JSONRPC(bodyLimit, callers.A2AScope, s.a2aHandler()))))
+	a2aH := s.limiter.Wrap(s.pacer.Wrap(s.inline.Wrap(transport.A2A, bodyLimit, s.callers.JSONRPC(bodyLimit, callers.A2AScope, s.a2aHandler()))))
 	mcpH, uploadH, tusH, a2aH = s.callers.Require(mcpH), s.callers.Require(uploadH), s.callers.Require(tusH), s.callers.Require(a2aH)
 	guard := httpguard.NewOrigin(s.cfg.PublicURL, s.cfg.AllowedOrigins)
 	uploadH, tusH, a2aH = guard.Wrap(uploadH), guard.Wrap(tusH), guard.Wrap(a2aH)
@@ -78,7 +80,7 @@ func (s *Service) buildHandler() http.Handler {
 	r.Any(transfer.TusPath+"*id", gin.WrapH(tusH))
 	// The upload descriptors of files/authorizeUpload (mcpfiles_http.go):
 	// the signed URL is the capability, as for downloads.
-	r.Any(ticketUploadPath+":id", gin.WrapH(s.limiter.Wrap(s.pacer.Wrap(http.HandlerFunc(s.serveTicketUpload)))))
+	r.Any(transport.TicketUploadPath+":id", gin.WrapH(s.limiter.Wrap(s.pacer.Wrap(http.HandlerFunc(s.fileURIs.ServeUpload)))))
 	r.Any("/files/*path", gin.WrapH(s.fileRoutes())) // downloads, DELETE, revoke (files.go)
 	r.Any(transfer.A2APath, gin.WrapH(a2aH))
 	r.Any(transfer.AgentCardPath, gin.WrapH(cardH))
@@ -92,7 +94,7 @@ func (s *Service) buildHandler() http.Handler {
 		if m := c.Request.Method; m != http.MethodGet && m != http.MethodHead && knownPath(c.Request.URL.Path) {
 			// gin's Any covers only the common methods: PROPFIND and the
 			// like on a real endpoint are a wrong method, not a wrong path.
-			c.JSON(http.StatusMethodNotAllowed, transfer.Error{Error: "method " + truncate(m, 20) + " is not allowed on " + truncate(c.Request.URL.Path, 60) + "; /files/ takes GET and HEAD, /mcp, /a2a and /uploads take POST"})
+			c.JSON(http.StatusMethodNotAllowed, transfer.Error{Error: "method " + calls.Truncate(m, 20) + " is not allowed on " + calls.Truncate(c.Request.URL.Path, 60) + "; /files/ takes GET and HEAD, /mcp, /a2a and /uploads take POST"})
 			return
 		}
 		c.JSON(http.StatusNotFound, transfer.Error{Error: "no such endpoint; this agent serves /mcp, /a2a, " + transfer.AgentCardPath + ", /files/, /uploads, /uploads/tus/, /healthz, /readyz, /metrics"})

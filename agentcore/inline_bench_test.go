@@ -6,6 +6,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"testing"
+
+	"github.com/agentura/agentura/agentcore/internal/transport"
 )
 
 // BenchmarkInlinePass50MiB is the pre-pass alone: a tools/call carrying
@@ -19,10 +21,10 @@ func BenchmarkInlinePass50MiB(b *testing.B) {
 		base64.StdEncoding.EncodeToString(data) + `"}}}`)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		p := &inlinePass{svc: svc, ctx: context.Background(), owner: "bench", proto: inlineMCP}
-		if _, err := p.run(bytes.NewReader(body)); err != nil {
+		_, staged, err := svc.inline.Run(context.Background(), "bench", transport.MCP, bytes.NewReader(body))
+		if err != nil {
 			b.Fatal(err)
 		}
-		p.discard()
+		svc.inline.Discard(context.Background(), staged)
 	}
 }

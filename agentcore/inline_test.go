@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/fileserve"
 )
 
@@ -49,22 +50,21 @@ func TestInlinePassForms(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"forms","arguments":` + c.args + `}}`
-			p := &inlinePass{svc: svc, ctx: context.Background(), owner: "alice", proto: inlineMCP}
-			out, err := p.run(strings.NewReader(body))
+			out, staged, err := svc.inline.Run(context.Background(), "alice", transport.MCP, strings.NewReader(body))
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer p.discard()
+			defer svc.inline.Discard(context.Background(), staged)
 			if !json.Valid(out) {
 				t.Fatalf("rewritten body is not JSON: %.300s", out)
 			}
-			if len(p.staged) != c.want {
-				t.Fatalf("%d files staged, want %d; body %.300s", len(p.staged), c.want, out)
+			if len(staged) != c.want {
+				t.Fatalf("%d files staged, want %d; body %.300s", len(staged), c.want, out)
 			}
 			if c.keep != "" && !bytes.Contains(out, []byte(c.keep)) {
 				t.Errorf("the rewritten body lost %.60q", c.keep)
 			}
-			for _, m := range p.staged {
+			for _, m := range staged {
 				obj, _, err := svc.store.Open(context.Background(), m.Area, m.Owner, m.ID)
 				if err != nil {
 					t.Fatal(err)
@@ -99,12 +99,10 @@ func TestInlinePassRefusals(t *testing.T) {
 			if !strings.HasPrefix(c.name, "cut") {
 				body += `}}`
 			}
-			p := &inlinePass{svc: svc, ctx: context.Background(), owner: "alice", proto: inlineMCP}
-			_, err := p.run(strings.NewReader(body))
+			_, _, err := svc.inline.Run(context.Background(), "alice", transport.MCP, strings.NewReader(body))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want an error saying %q", err, c.want)
 			}
-			p.discard()
 			svc.store.Walk(context.Background(), fileserve.Staging, func(m fileserve.Meta) error {
 				t.Errorf("staged file %s left behind", m.ID)
 				return nil

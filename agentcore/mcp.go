@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
@@ -67,8 +68,8 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 			ctx, stop = s.callContext(ctx, req.Extra.Header)
 			defer stop()
 		}
-		ctx = withFileScope(ctx, scope)
-		res, err := s.invoke(withCallHooks(ctx, s.mcpCallHooks(ctx, req, name)), name, ownerOfExtra(req.Extra), requestID, req.Params.Arguments)
+		ctx = calls.WithFileScope(ctx, scope)
+		res, err := s.invoke(calls.WithHooks(ctx, s.mcpCallHooks(ctx, req, name)), name, ownerOfExtra(req.Extra), requestID, req.Params.Arguments)
 		var out *mcp.CallToolResult
 		if err != nil {
 			out = &mcp.CallToolResult{}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
@@ -99,7 +100,7 @@ func testAnonymousFileURIStaysInItsScope(t *testing.T, revision string, stateles
 		return mcp.CallCustomMethod[*fileDownloadParams, *fileDownloadResult](ctx, s, mcpfile.MethodAuthorizeDownload,
 			&fileDownloadParams{ParamsBase: mcp.ParamsBase{Meta: meta}, AuthorizeDownloadParams: mcpfile.AuthorizeDownloadParams{URI: uri}})
 	}
-	missing := svc.fileURI(fileKindOut, fileserve.NewID())
+	missing := svc.fileURIs.URI(transport.FileKindOut, fileserve.NewID())
 	_, errMissing := authorize(mallory, malloryMeta, missing)
 	var want *jsonrpc.Error
 	if !errors.As(errMissing, &want) {

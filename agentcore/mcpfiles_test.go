@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/testkit/s3test"
 	"github.com/agentura/agentura/transfer"
@@ -208,7 +209,7 @@ func TestDescriptorUploadedOnceWhileInFlight(t *testing.T) {
 	for claimed := false; !claimed && time.Now().Before(deadline); {
 		// Until the handler has claimed the descriptor, a second PUT on
 		// its own connection may overtake the first and win it.
-		svc.fileTickets.uploading.Range(func(any, any) bool { claimed = true; return false })
+		claimed = svc.fileURIs.Uploading()
 		time.Sleep(time.Millisecond)
 	}
 	var code int
@@ -299,7 +300,7 @@ func TestAuthorizeUploadRefusesBytesOtherThanDeclared(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
-			var refusal uploadRefusal
+			var refusal transport.UploadRefusal
 			json.NewDecoder(resp.Body).Decode(&refusal)
 			if resp.StatusCode != c.code || refusal.Reason != c.reason || refusal.Error == "" {
 				t.Errorf("%d %+v; want %d with reason %s", resp.StatusCode, refusal, c.code, c.reason)

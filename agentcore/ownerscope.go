@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/signing"
 	"github.com/agentura/agentura/transfer"
@@ -47,48 +46,6 @@ const (
 var errOwnerHandle = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
 	"the owner handle in _meta[%q] is not one this agent issued (altered, or another deployment's); "+
 		"send the handle a result of this agent returned, or none to start a new one", transfer.MetaOwner)}
-
-// ownerScopes keeps which files each scope produced: in the store's records
-// when it has them (every replica sees them; they expire with the outputs),
-// else in this process's memory.
-type ownerScopes struct {
-	records fileserve.RecordStore // nil: memory
-	mem     producedResources
-}
-
-// add places files in scope.
-func (o *ownerScopes) add(ctx context.Context, scope string, files []fileserve.Meta, ttl time.Duration) error {
-	if o.records == nil {
-		o.mem.record(scope, files, ttl, time.Now())
-		return nil
-	}
-	for _, f := range files {
-		if err := o.records.PutRecord(ctx, scopeRecordKind, scope, f.ID, nil); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// ids are the ids of the files placed in scope, some perhaps swept since.
-func (o *ownerScopes) ids(ctx context.Context, scope string) ([]string, error) {
-	if o.records == nil {
-		var out []string
-		for _, m := range o.mem.of(scope) {
-			out = append(out, m.ID)
-		}
-		return out, nil
-	}
-	infos, err := o.records.Records(ctx, scopeRecordKind, scope)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(infos))
-	for _, in := range infos {
-		out = append(out, in.Name)
-	}
-	return out, nil
-}
 
 // callScope is the scope of an anonymous request and, when it is a handle,
 // the handle to return with the result (a fresh one for a request without
@@ -158,7 +115,7 @@ func sessionID(req mcp.Request) string {
 
 // scopedFiles are the live produced files placed in scope.
 func (s *Service) scopedFiles(ctx context.Context, scope string) ([]fileserve.Meta, error) {
-	ids, err := s.scopes.ids(ctx, scope)
+	ids, err := s.scopes.IDs(ctx, scope)
 	if err != nil {
 		return nil, fmt.Errorf("list the files of this caller: %w", err)
 	}
@@ -166,45 +123,9 @@ func (s *Service) scopedFiles(ctx context.Context, scope string) ([]fileserve.Me
 	var out []fileserve.Meta
 	for _, id := range ids {
 		m, err := s.store.Stat(ctx, fileserve.Outputs, AnonymousOwner, id)
-		if err == nil && !expired(m, s.cfg.OutputTTL, now) {
+		if err == nil && !transport.Expired(m, s.cfg.OutputTTL, now) {
 			out = append(out, m)
 		}
 	}
 	return out, nil
-}
-
-// producedResources is the memory of ownerScopes: which files each scope
-// produced, for a store without records.
-type producedResources struct {
-	mu     sync.Mutex
-	scopes map[string][]fileserve.Meta
-}
-
-// record notes that scope produced files, and forgets files past their
-// lifetime (ttl) in every scope, so that the map does not outlive them.
-func (p *producedResources) record(scope string, files []fileserve.Meta, ttl time.Duration, now time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.scopes == nil {
-		p.scopes = map[string][]fileserve.Meta{}
-	}
-	p.scopes[scope] = append(p.scopes[scope], files...)
-	for id, ms := range p.scopes {
-		ms = slices.DeleteFunc(ms, func(m fileserve.Meta) bool { return expired(m, ttl, now) })
-		if len(ms) == 0 {
-			delete(p.scopes, id)
-		} else {
-			p.scopes[id] = ms
-		}
-	}
-}
-
-func (p *producedResources) of(scope string) []fileserve.Meta {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.scopes[scope])
-}
-
-func expired(m fileserve.Meta, ttl time.Duration, now time.Time) bool {
-	return ttl > 0 && !m.Created.Add(ttl).After(now)
 }

@@ -2,13 +2,13 @@ package agentcore
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,34 +21,6 @@ const (
 	progressInterval = 100 * time.Millisecond
 	progressBurst    = 10
 )
-
-// progressReport is one Call.Progress.
-type progressReport struct {
-	done, total float64
-	message     string
-}
-
-// callHooks are what the transport that carried a call lets it send to the
-// caller while it runs. Either may be nil.
-type callHooks struct {
-	progress func(progressReport)
-	log      func(level slog.Level, msg string, data map[string]any)
-}
-
-type callHooksKey struct{}
-
-// withCallHooks returns ctx carrying h for the call Invoke starts under it.
-func withCallHooks(ctx context.Context, h *callHooks) context.Context {
-	return context.WithValue(ctx, callHooksKey{}, h)
-}
-
-func callHooksFrom(ctx context.Context) *callHooks {
-	h, _ := ctx.Value(callHooksKey{}).(*callHooks)
-	if h == nil {
-		return &callHooks{}
-	}
-	return h
-}
 
 // progressState rate-limits a call's reports and keeps them non-decreasing.
 type progressState struct {
@@ -91,13 +63,13 @@ func (p *progressState) allow(done, total float64, now time.Time) bool {
 // It is safe to call from several goroutines and costs little when nobody
 // listens.
 func (c *Call) Progress(done, total float64, message string) {
-	if c.hooks.progress == nil {
+	if c.hooks.Progress == nil {
 		return
 	}
 	if !c.progress.allow(done, total, time.Now()) {
 		return
 	}
-	c.hooks.progress(progressReport{done: done, total: total, message: message})
+	c.hooks.Progress(calls.Progress{Done: done, Total: total, Message: message})
 }
 
 // Log sends msg with attrs (key/value pairs, as for slog) to the caller as
@@ -106,83 +78,27 @@ func (c *Call) Progress(done, total float64, message string) {
 // sent. It is for what the user should see while the call runs; the agent's
 // own log is Call.Logger.
 func (c *Call) Log(level slog.Level, msg string, attrs ...any) {
-	if c.hooks.log == nil {
-		return
-	}
-	c.hooks.send(level, msg, attrs...)
-}
-
-// send is Call.Log on the hooks.
-func (h *callHooks) send(level slog.Level, msg string, attrs ...any) {
-	if h.log == nil {
-		return
-	}
-	data := map[string]any{"message": msg}
-	r := slog.NewRecord(time.Time{}, level, msg, 0)
-	r.Add(attrs...)
-	r.Attrs(func(a slog.Attr) bool {
-		data[a.Key] = a.Value.Resolve().Any()
-		return true
-	})
-	h.log(level, msg, data)
-}
-
-// fetchReportEvery is how many bytes of a URL input are fetched between two
-// reports to the caller.
-const fetchReportEvery = 16 << 20
-
-// reportFetch returns body, telling the caller of the call under ctx (as
-// Call.Log at info) how much of a URL input has arrived every
-// fetchReportEvery bytes. A fetch is reported as log messages, not
-// progress: the tool's own progress has units of its own (pages, phases),
-// and one request's progress may not go back.
-func reportFetch(ctx context.Context, body io.Reader, url string, total int64) io.Reader {
-	h := callHooksFrom(ctx)
-	if h.log == nil {
-		return body
-	}
-	return &fetchReporter{r: body, hooks: h, url: url, total: total, next: fetchReportEvery}
-}
-
-type fetchReporter struct {
-	r     io.Reader
-	hooks *callHooks
-	url   string
-	total int64 // -1: unknown
-	got   int64
-	next  int64
-}
-
-func (f *fetchReporter) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	f.got += int64(n)
-	if f.got >= f.next {
-		for f.got >= f.next {
-			f.next += fetchReportEvery
-		}
-		f.hooks.send(slog.LevelInfo, "fetching an input", "url", f.url, "received_bytes", f.got, "total_bytes", f.total)
-	}
-	return n, err
+	c.hooks.Send(level, msg, attrs...)
 }
 
 // mcpCallHooks are the hooks of a tools/call request: progress for its
 // progressToken, log messages at the session's level.
-func (s *Service) mcpCallHooks(ctx context.Context, req *mcp.CallToolRequest, tool string) *callHooks {
-	h := &callHooks{}
+func (s *Service) mcpCallHooks(ctx context.Context, req *mcp.CallToolRequest, tool string) *calls.Hooks {
+	h := &calls.Hooks{}
 	if req.Session == nil {
 		return h
 	}
 	if token := req.Params.GetProgressToken(); token != nil {
-		h.progress = func(p progressReport) {
+		h.Progress = func(p calls.Progress) {
 			err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-				ProgressToken: token, Progress: p.done, Total: p.total, Message: p.message,
+				ProgressToken: token, Progress: p.Done, Total: p.Total, Message: p.Message,
 			})
 			if err != nil {
 				s.log.Debug("progress notification not sent", "tool", tool, "err", err)
 			}
 		}
 	}
-	h.log = func(level slog.Level, msg string, data map[string]any) {
+	h.Log = func(level slog.Level, msg string, data map[string]any) {
 		err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcpLevel(level), Logger: tool, Data: data})
 		if err != nil {
 			s.log.Debug("log notification not sent", "tool", tool, "err", err)
@@ -210,33 +126,17 @@ func mcpLevel(l slog.Level) mcp.LoggingLevel {
 	return "emergency"
 }
 
-// latest puts p into ch (of capacity 1), replacing a report not yet taken:
-// the reader only ever needs the newest.
-func latest(ch chan progressReport, p progressReport) {
-	for {
-		select {
-		case ch <- p:
-			return
-		default:
-		}
-		select {
-		case <-ch:
-		default:
-		}
-	}
-}
-
 // a2aProgressEvent is a "working" status update carrying a progress report:
 // its text in the message, the numbers in the metadata.
-func a2aProgressEvent(rc *a2asrv.RequestContext, tool string, p progressReport) *a2a.TaskStatusUpdateEvent {
-	text := p.message
+func a2aProgressEvent(rc *a2asrv.RequestContext, tool string, p calls.Progress) *a2a.TaskStatusUpdateEvent {
+	text := p.Message
 	if text == "" {
 		text = tool + " in progress"
 	}
 	ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, agentText(rc, text))
-	ev.Metadata = map[string]any{"progress": p.done}
-	if p.total > 0 {
-		ev.Metadata["total"] = p.total
+	ev.Metadata = map[string]any{"progress": p.Done}
+	if p.Total > 0 {
+		ev.Metadata["total"] = p.Total
 	}
 	return ev
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -45,7 +46,7 @@ func TestProgressRateLimit(t *testing.T) {
 }
 
 // A large URL input is reported to a client that asked for info logs, every
-// fetchReportEvery bytes, as Call.Log messages: asked with logging/setLevel
+// transport.FetchReportEvery bytes, as Call.Log messages: asked with logging/setLevel
 // on 2025-11-25, with the logLevel in the request's _meta on 2026-07-28.
 func TestFetchReportedToClient(t *testing.T) {
 	for _, revision := range []string{"2025-11-25", "2026-07-28"} {
@@ -54,7 +55,7 @@ func TestFetchReportedToClient(t *testing.T) {
 }
 
 func testFetchReportedToClient(t *testing.T, revision string) {
-	body := bytes.Repeat([]byte("x"), 2*fetchReportEvery+10)
+	body := bytes.Repeat([]byte("x"), 2*transport.FetchReportEvery+10)
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		w.Write(body)
@@ -103,7 +104,7 @@ func testFetchReportedToClient(t *testing.T, revision string) {
 		t.Fatalf("%d log messages for a fetch of %d bytes, want 2: %+v", len(logs), len(body), logs)
 	}
 	data, _ := logs[1].Data.(map[string]any)
-	if logs[1].Level != "info" || data["message"] != "fetching an input" || data["received_bytes"].(float64) < 2*fetchReportEvery || data["total_bytes"] != float64(len(body)) {
+	if logs[1].Level != "info" || data["message"] != "fetching an input" || data["received_bytes"].(float64) < 2*transport.FetchReportEvery || data["total_bytes"] != float64(len(body)) {
 		t.Errorf("second log message %+v", logs[1])
 	}
 }

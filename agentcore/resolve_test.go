@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 )
 
@@ -302,7 +303,7 @@ func TestSanitizeName(t *testing.T) {
 		"new\nline.txt":                   "newline.txt",
 		"Bericht_ü.pdf":                   "Bericht_ü.pdf",
 		"":                                "",
-		strings.Repeat("x", 300) + ".pdf": strings.Repeat("x", sanitizedNameBytes-4) + ".pdf",
+		strings.Repeat("x", 300) + ".pdf": strings.Repeat("x", transport.SanitizedNameBytes-4) + ".pdf",
 	}
 	for in, want := range cases {
 		if got := SanitizeName(in); got != want {

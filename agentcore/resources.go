@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/transfer"
@@ -81,7 +82,7 @@ func (s *Service) producedChanged(ctx context.Context, scope string, stored []fi
 		return
 	}
 	if scope != "" {
-		if err := s.scopes.add(ctx, scope, stored, s.cfg.OutputTTL); err != nil {
+		if err := s.scopes.Add(ctx, scope, stored, s.cfg.OutputTTL); err != nil {
 			s.log.Warn("produced files not listed for their caller", "err", err)
 		}
 	}
@@ -210,7 +211,7 @@ func (s *Service) ownedFiles(ctx context.Context, req *mcp.ListResourcesRequest)
 		var out []fileserve.Meta
 		owner := ownerOfExtra(req.Extra)
 		err := s.store.Walk(ctx, fileserve.Outputs, func(m fileserve.Meta) error {
-			if m.Owner == owner && !expired(m, s.cfg.OutputTTL, now) {
+			if m.Owner == owner && !transport.Expired(m, s.cfg.OutputTTL, now) {
 				out = append(out, m)
 			}
 			return nil

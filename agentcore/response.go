@@ -143,15 +143,11 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 }
 
 // producedFile is how a stored output is handed out, over every protocol
-// and from every path (a call's result, a task's): its signed download URL
-// and metadata, and its FileValue for hosts of the draft MCP file contract.
+// and from every path (a call's result, a task's): what each transport
+// offers of it (its signed download URL, the draft's FileValue).
 func (s *Service) producedFile(m fileserve.Meta) (transfer.File, error) {
-	url, err := s.files.URL(m)
-	if err != nil {
-		return transfer.File{}, err
-	}
-	fv := fileValue(s.fileURI(fileKindOut, m.ID), m)
-	return transfer.File{DownloadURL: url, Filename: m.Name, MIMEType: m.MIMEType, SizeBytes: m.Size, SHA256: m.SHA256, File: &fv}, nil
+	o, err := s.resolver.Handout(m)
+	return o.File, err
 }
 
 func (c *Call) store(ctx context.Context, o Output, name string, pending func(fileserve.Meta) error) (fileserve.Meta, error) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -51,14 +52,22 @@ func InputSchema[In any]() (*jsonschema.Schema, []string, error) {
 //	Scan agentcore.FileAttachment `json:"scan" accept:"application/pdf,image/*"`
 const AcceptTag = "accept"
 
-// fileDecl is what a tool's x-mcp-file declarations say beyond the tags:
-// the accept list of file parameters without a tag, and maxSize.
+// fileDecl is what a tool's file parameters say beyond the tags: the
+// accept list of file parameters without a tag and maxSize, and what the
+// transports say of a file (the description of its content, the draft's
+// transfer modes: transport.Registry.Schema; the standard transports' when
+// content is empty).
 type fileDecl struct {
 	accept  []string
 	maxSize int64
+	content string
+	modes   []string
 }
 
 func inputSchema(t reflect.Type, decl fileDecl) (*jsonschema.Schema, []string, error) {
+	if decl.content == "" {
+		decl.content, decl.modes = transport.StandardSchema()
+	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -83,13 +92,14 @@ type schemaGen struct {
 	decl       fileDecl
 }
 
-// mcpFile is the x-mcp-file declaration of one file: both transfer modes,
-// the tool's accept list and the agent's cap, until a tag narrows accept.
+// mcpFile is the x-mcp-file declaration of one file: the transports'
+// transfer modes, the tool's accept list and the agent's cap, until a tag
+// narrows accept.
 func (g *schemaGen) mcpFile() mcpfile.Input {
 	return mcpfile.Input{
 		Accept:        g.decl.accept,
 		MaxSize:       g.decl.maxSize,
-		TransferModes: []string{mcpfile.ModeInline, mcpfile.ModeUpload},
+		TransferModes: g.decl.modes,
 	}
 }
 
@@ -99,7 +109,7 @@ func (g *schemaGen) fileAttachmentSchema() *jsonschema.Schema {
 		Type: "object",
 		Properties: map[string]*jsonschema.Schema{
 			"name":    {Type: "string", Description: "Original file name, e.g. invoice.pdf"},
-			"content": {Type: "string", Description: "The file: data URI, http(s) URL, path under an input root, or base64"},
+			"content": {Type: "string", Description: g.decl.content},
 		},
 		PropertyOrder: []string{"name", "content"},
 		Required:      []string{"name", "content"},

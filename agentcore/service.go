@@ -45,6 +45,7 @@ import (
 	"github.com/agentura/agentura/agentcore/internal/callers"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/agentcore/internal/ops"
+	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
@@ -81,8 +82,8 @@ type Service struct {
 	signer   *signing.Signer
 	files    *filehttp.Server
 	tus      *filehttp.Tus
-	revoked  *revocation.List // revoked URLs and deleted files, shared by the replicas
-	resolver *resolver
+	revoked  *revocation.List    // revoked URLs and deleted files, shared by the replicas
+	resolver *transport.Resolver // the one resolver, over the transports
 	sweeper  *cleanup.Sweeper
 	mcp      *mcp.Server
 	registry *prometheus.Registry
@@ -94,19 +95,15 @@ type Service struct {
 	quota    *fileserve.QuotaStore  // nil: no owner quota (AGENT_OWNER_QUOTA_BYTES 0)
 	pacer    *httpguard.BodyPacer   // nil: bodies not paced
 	conns    *connlimit.Limiter
-	scopes   ownerScopes // what each anonymous caller produced (ownerscope.go)
-	// fileTickets are the uploads files/authorizeUpload promised
-	// (mcpfiles.go); presign, with AGENT_S3_REDIRECT, hands out the
-	// store's own URLs for files/authorizeDownload.
-	fileTickets fileTickets
-	presign     fileserve.Presigner
-	requests    requestContexts // stateless MCP requests in flight (cancel.go)
+	scopes   *transport.Scopes   // what each anonymous caller produced
+	fileURIs *transport.FileURIs // the draft MCP file contract's files
+	inline   *transport.InlinePass
+	requests requestContexts // stateless MCP requests in flight (cancel.go)
 	// ledger is what MCP and A2A tasks share (tasks.go), tasks the MCP
 	// tasks; both nil when the store keeps no records.
 	ledger         *taskLedger
 	tasks          *mcpTasks
 	taskListeners  taskWake       // wakes task listen streams (tasks_http.go)
-	inlineClaims   inlineClaims   // inline files a task may take over (tasks_inline.go)
 	sessionStreams sessionStreams // 2025-11-25 standing streams, for task notifications
 
 	mu        sync.RWMutex
@@ -230,14 +227,14 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if s.tus, err = s.files.Tus(filehttp.TusConfig{Dir: filepath.Join(scratch, "tus"), TTL: cfg.StagingTTL}); err != nil {
 		return nil, &ConfigError{Var: "AGENT_DATA_DIR", Value: scratch, Err: err}
 	}
-	s.resolver = &resolver{
-		maxBytes: cfg.MaxUploadBytes,
-		roots:    cfg.InputRoots,
-		private:  newPrivateFiles(cfg),
-		files:    s.files,
-		fetch:    fetch,
-		fileURI:  s.openFileURI,
-	}
+	records, _ := fileserve.As[fileserve.RecordStore](s.store)
+	s.scopes = transport.NewScopes(records)
+	s.fileURIs = transport.NewFileURIs(transport.FileURIConfig{PublicURL: cfg.PublicURL, Store: s.store, Files: s.files, Signer: s.signer,
+		Presign: redirect, Records: records, Scopes: s.scopes, Authenticated: s.callers.Authenticated(), MaxUploadBytes: cfg.MaxUploadBytes,
+		URLTTL: cfg.URLTTL, StagingTTL: cfg.StagingTTL, OutputTTL: cfg.OutputTTL, Tools: s.toolInfos, Log: s.log})
+	s.resolver = transport.NewResolver(transport.Standard(transport.URL{Files: s.files, Fetch: fetch}, s.fileURIs,
+		transport.NewPath(cfg.InputRoots, cfg.DataDir, cfg.SigningKeyFile)), cfg.MaxUploadBytes)
+	s.inline = &transport.InlinePass{Store: s.store, Files: s.files, MaxUploadBytes: cfg.MaxUploadBytes, Owner: s.callers.Owner, Tool: s.toolInfo}
 	s.sweeper, err = cleanup.New(cleanup.Config{
 		// The store itself, not its instrumented wrapper: the sweeper uses
 		// its expiry index (fileserve.ExpiryIndex) when it has one.
@@ -255,8 +252,8 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		Records: []cleanup.RecordRule{
 			{Kind: a2aTaskKind, TTL: cfg.OutputTTL}, {Kind: mcpTaskKind, TTL: cfg.OutputTTL},
 			{Kind: taskCancelKind, TTL: cfg.OutputTTL}, {Kind: taskLeaseKind, TTL: taskLeaseSweep},
-			{Kind: scopeRecordKind, TTL: cfg.OutputTTL}, {Kind: revocation.Kind, TTL: cfg.revocationTTL()},
-			{Kind: ticketRecordKind, TTL: cfg.StagingTTL},
+			{Kind: transport.ScopeRecordKind, TTL: cfg.OutputTTL}, {Kind: revocation.Kind, TTL: cfg.revocationTTL()},
+			{Kind: transport.TicketRecordKind, TTL: cfg.StagingTTL},
 		},
 		Expirers: []cleanup.Expirer{{Name: "tus", TTL: cfg.StagingTTL, Expire: s.tus.Expire}},
 		Schedule: cfg.CleanupSchedule,
@@ -266,9 +263,6 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if err != nil {
 		return nil, &ConfigError{Var: "AGENT_CLEANUP_SCHEDULE", Value: cfg.CleanupSchedule, Err: err}
 	}
-	s.scopes.records, _ = fileserve.As[fileserve.RecordStore](store)
-	s.fileTickets.records, s.fileTickets.ttl = s.scopes.records, cfg.StagingTTL
-	s.presign = redirect
 	s.openTasks(store)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version}, s.serverOptions())
 	s.serveResources()

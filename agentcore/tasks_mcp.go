@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -207,7 +208,7 @@ type taskCall struct {
 	// progress forwards Call.Progress to the request that made the task
 	// (its progressToken stays valid for the task's life on 2025-11-25);
 	// nil: none.
-	progress func(progressReport)
+	progress func(calls.Progress)
 	// changed is told each status the task reaches, for notifications;
 	// nil: none.
 	changed func(*mcpTask)
@@ -263,7 +264,7 @@ func (m *mcpTasks) start(ctx context.Context, c taskCall) (_ *mcpTask, ended <-c
 			close(endedCh)
 		}()
 		pw := &progressWriter{tasks: m, task: t, forward: c.progress, changed: c.changed}
-		res, err := m.svc.invoke(withCallHooks(withFileScope(tctx, c.scope), &callHooks{progress: pw.report}), c.tool, c.owner, c.requestID, c.raw)
+		res, err := m.svc.invoke(calls.WithHooks(calls.WithFileScope(tctx, c.scope), &calls.Hooks{Progress: pw.report}), c.tool, c.owner, c.requestID, c.raw)
 		pw.stop()
 		m.svc.discardStored(tctx, c.staged)
 		m.end(tctx, t, res, err, context.Cause(tctx), c)
@@ -420,18 +421,18 @@ func (m *mcpTasks) callResult(ctx context.Context, t *mcpTask) (*mcp.CallToolRes
 type progressWriter struct {
 	tasks   *mcpTasks
 	task    *mcpTask
-	forward func(progressReport)
+	forward func(calls.Progress)
 	changed func(*mcpTask)
 
 	mu      sync.Mutex
 	last    time.Time
-	pending *progressReport
+	pending *calls.Progress
 	timer   *time.Timer
 	stopped bool
 }
 
 // report is the task's Call.Progress hook.
-func (p *progressWriter) report(r progressReport) {
+func (p *progressWriter) report(r calls.Progress) {
 	if p.forward != nil {
 		p.forward(r)
 	}
@@ -461,9 +462,9 @@ func (p *progressWriter) flush() {
 	}
 	p.last = time.Now()
 	t := *p.task
-	t.Progress = &taskProgress{Done: r.done, Total: r.total}
-	if r.message != "" {
-		t.Message = r.message
+	t.Progress = &taskProgress{Done: r.Done, Total: r.Total}
+	if r.Message != "" {
+		t.Message = r.Message
 	}
 	t.Updated = p.last
 	// Written under the lock, so that stop waits for it: the end is

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -292,12 +293,12 @@ func (s *Service) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp
 	c := taskCall{tool: def.Name, owner: ownerOfExtra(r.Extra), scope: scope, handle: handle, raw: r.Params.Arguments, ttl: ttl}
 	if r.Extra != nil {
 		c.requestID = r.Extra.Header.Get("X-Request-Id")
-		c.staged = s.inlineClaims.claim(r.Extra.Header) // read by the task, after the answer
+		c.staged = s.inline.Claim(r.Extra.Header) // read by the task, after the answer
 	}
 	if token := r.Params.GetProgressToken(); token != nil && r.Session != nil {
 		session, detached := r.Session, context.WithoutCancel(ctx)
-		c.progress = func(p progressReport) {
-			err := session.NotifyProgress(detached, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.done, Total: p.total, Message: p.message})
+		c.progress = func(p calls.Progress) {
+			err := session.NotifyProgress(detached, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.Done, Total: p.Total, Message: p.Message})
 			if err != nil {
 				s.log.Debug("task progress not sent to its request", "tool", def.Name, "err", err)
 			}

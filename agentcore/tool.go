@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/agentcore/internal/ops"
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -118,7 +119,8 @@ func addTool[In any](s *Service, t Tool, fn ToolFunc[In], out *jsonschema.Schema
 	if fn == nil {
 		return errors.New("tool has no function")
 	}
-	schema, fileParams, err := inputSchema(reflect.TypeFor[In](), fileDecl{accept: t.InputTypes, maxSize: s.cfg.MaxUploadBytes})
+	content, modes := s.resolver.Schema()
+	schema, fileParams, err := inputSchema(reflect.TypeFor[In](), fileDecl{accept: t.InputTypes, maxSize: s.cfg.MaxUploadBytes, content: content, modes: modes})
 	if err != nil {
 		return err
 	}
@@ -160,6 +162,33 @@ func (s *Service) Tools() []ToolDef {
 		out = append(out, s.tools[name].def)
 	}
 	return out
+}
+
+// toolInfo is the tool name as the bindings see it.
+func (s *Service) toolInfo(name string) (calls.Tool, bool) {
+	def, ok := s.tool(name)
+	if !ok {
+		return calls.Tool{}, false
+	}
+	return def.info(), true
+}
+
+// toolInfos are the tools as the bindings see them, in registration order.
+func (s *Service) toolInfos() []calls.Tool {
+	defs := s.Tools()
+	out := make([]calls.Tool, len(defs))
+	for i, d := range defs {
+		out[i] = d.info()
+	}
+	return out
+}
+
+// info is d as the bindings see it.
+func (d ToolDef) info() calls.Tool {
+	return calls.Tool{Name: d.Name, Title: d.Title, Description: d.Description, ReadOnly: d.ReadOnly, Destructive: d.Destructive,
+		Idempotent: d.Idempotent, OpenWorld: d.OpenWorld, Long: d.Long, InputTypes: d.InputTypes, OutputTypes: d.OutputTypes,
+		Examples: d.Examples, View: d.View, NoView: d.NoView, Visibility: d.Visibility, Scope: d.scope,
+		InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, FileParams: d.FileParams}
 }
 
 // checkArguments decodes and validates raw as the arguments of the tool
@@ -212,7 +241,7 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 	}
 	defer release()
 	call := s.newCall(name, owner, requestID)
-	call.hooks = callHooksFrom(ctx)
+	call.hooks = calls.HooksFrom(ctx)
 	defer call.end()
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)

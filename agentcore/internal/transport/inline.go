@@ -1,4 +1,4 @@
-package agentcore
+package transport
 
 import (
 	"bytes"
@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -45,20 +47,35 @@ const inlineChunk = 32 << 10
 // large enough that decoding and storing run with few system calls.
 const sinkChunk = 256 << 10
 
-// inlineProtocol tells which JSON-RPC dialect a body speaks.
-type inlineProtocol int
+// Dialect tells which JSON-RPC dialect a body speaks.
+type Dialect int
 
+// The dialects of the inline pass.
 const (
-	inlineMCP inlineProtocol = iota
-	inlineA2A
+	MCP Dialect = iota
+	A2A
 )
 
-// inlineFiles runs the pre-pass over the POST bodies h gets. The staged
+// InlinePass stages the long inline files of JSON-RPC request bodies as
+// they arrive (see above).
+type InlinePass struct {
+	Store          fileserve.Store
+	Files          *filehttp.Server // the staged files' signed URLs
+	MaxUploadBytes int64
+	// Owner is the owner a request acts for (callers.Guard.Owner).
+	Owner func(*http.Request) (string, error)
+	// Tool finds a tool, for its file parameters.
+	Tool func(name string) (calls.Tool, bool)
+
+	claims inlineClaims
+}
+
+// Wrap runs the pre-pass over the POST bodies h gets. The staged
 // files are removed once the request is answered: a tools/call, a blocking
 // message/send and a message/stream are answered when the tool is done. A
 // non-blocking message/send ("configuration": {"blocking": false}) runs on
 // after its answer, so its files stay until AGENT_STAGING_TTL.
-func (s *Service) inlineFiles(proto inlineProtocol, limit int64, h http.Handler) http.Handler {
+func (ip *InlinePass) Wrap(proto Dialect, limit int64, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(headerInlineStaged)
 		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody ||
@@ -66,12 +83,12 @@ func (s *Service) inlineFiles(proto inlineProtocol, limit int64, h http.Handler)
 			h.ServeHTTP(w, r)
 			return
 		}
-		owner, err := s.callers.Owner(r)
+		owner, err := ip.Owner(r)
 		if err != nil {
 			h.ServeHTTP(w, r) // the handler answers 401
 			return
 		}
-		p := &inlinePass{svc: s, ctx: r.Context(), owner: owner, proto: proto}
+		p := &inlinePass{ip: ip, ctx: r.Context(), owner: owner, proto: proto}
 		body := http.MaxBytesReader(w, r.Body, limit)
 		out, err := p.run(body)
 		if err != nil {
@@ -86,15 +103,15 @@ func (s *Service) inlineFiles(proto inlineProtocol, limit int64, h http.Handler)
 			case errors.As(err, &mbe):
 				code, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("request exceeds the limit of %d bytes (AGENT_MAX_UPLOAD_BYTES as base64 plus 1 MiB); upload large files to /uploads and send their URL", limit)
 			case errors.Is(err, fileserve.ErrTooLarge):
-				code, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("an inline file exceeds the limit of %d bytes (AGENT_MAX_UPLOAD_BYTES)", s.cfg.MaxUploadBytes)
+				code, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("an inline file exceeds the limit of %d bytes (AGENT_MAX_UPLOAD_BYTES)", ip.MaxUploadBytes)
 			}
 			httpjson.WriteError(w, code, msg)
 			return
 		}
 		if !p.keep {
 			// A tools/call answered with a task takes the files over
-			// (tasks_inline.go); the rest go with the request.
-			defer s.inlineClaims.offer(r, p)()
+			// (Claim); the rest go with the request.
+			defer ip.claims.offer(r, p)()
 		}
 		r = r.WithContext(r.Context())
 		r.Body = io.NopCloser(bytes.NewReader(out))
@@ -104,12 +121,30 @@ func (s *Service) inlineFiles(proto inlineProtocol, limit int64, h http.Handler)
 	})
 }
 
+// Run is the pre-pass over one body of owner: the JSON to hand on, and the
+// files it staged (none when it fails), which Discard removes.
+func (ip *InlinePass) Run(ctx context.Context, owner string, proto Dialect, body io.Reader) (out []byte, staged []fileserve.Meta, err error) {
+	p := &inlinePass{ip: ip, ctx: ctx, owner: owner, proto: proto}
+	if out, err = p.run(body); err != nil {
+		p.discard()
+		return nil, nil, err
+	}
+	return out, p.staged, nil
+}
+
+// Discard removes staged files nobody will take.
+func (ip *InlinePass) Discard(ctx context.Context, staged []fileserve.Meta) {
+	for _, m := range staged {
+		ip.Store.Delete(context.WithoutCancel(ctx), m.Area, m.Owner, m.ID)
+	}
+}
+
 // inlinePass is the pre-pass over one request body.
 type inlinePass struct {
-	svc    *Service
+	ip     *InlinePass
 	ctx    context.Context
 	owner  string
-	proto  inlineProtocol
+	proto  Dialect
 	staged []fileserve.Meta
 	keep   bool // the staged files outlive the request (a non-blocking A2A send)
 
@@ -118,11 +153,7 @@ type inlinePass struct {
 }
 
 // discard removes the files the pass staged.
-func (p *inlinePass) discard() {
-	for _, m := range p.staged {
-		p.svc.store.Delete(context.WithoutCancel(p.ctx), m.Area, m.Owner, m.ID)
-	}
-}
+func (p *inlinePass) discard() { p.ip.Discard(p.ctx, p.staged) }
 
 // frame is one open object or array of the token stream.
 type frame struct {
@@ -229,7 +260,7 @@ func (p *inlinePass) run(body io.Reader) ([]byte, error) {
 		case '"':
 			p.note(valuePath(stack), tok.String())
 		case 'f':
-			if p.proto == inlineA2A && valuePath(stack) == "params.configuration.blocking" {
+			if p.proto == A2A && valuePath(stack) == "params.configuration.blocking" {
 				p.keep = true
 			}
 		}
@@ -263,13 +294,11 @@ func (p *inlinePass) note(path, value string) {
 	case "method":
 		p.method = value
 	case "params.name":
-		if p.proto == inlineMCP && p.method == "tools/call" && p.tool == "" {
+		if p.proto == MCP && p.method == "tools/call" && p.tool == "" {
 			p.tool = value
-			p.svc.mu.RLock()
-			if rt := p.svc.tools[value]; rt != nil {
-				p.fileParams = rt.def.FileParams
+			if t, ok := p.ip.Tool(value); ok {
+				p.fileParams = t.FileParams
 			}
-			p.svc.mu.RUnlock()
 		}
 	}
 }
@@ -278,11 +307,11 @@ func (p *inlinePass) note(path, value string) {
 // member name to write for it instead of its own ("" to keep it).
 func (p *inlinePass) filePosition(path string) (rename string, ok bool) {
 	switch p.proto {
-	case inlineA2A:
+	case A2A:
 		if (p.method == "message/send" || p.method == "message/stream") && path == "params.message.parts[].file.bytes" {
 			return "uri", true
 		}
-	case inlineMCP:
+	case MCP:
 		arg, found := strings.CutPrefix(path, "params.arguments.")
 		if !found || p.tool == "" {
 			return "", false
@@ -366,7 +395,7 @@ func (p *inlinePass) divert(dec *jsontext.Decoder, tap *inlineTap) (string, erro
 	if _, err := dec.ReadToken(); err != nil { // the stand-in
 		return "", err
 	}
-	return p.svc.files.URL(m)
+	return p.ip.Files.URL(m)
 }
 
 // closingQuote returns the index of the quote that ends a string whose
@@ -471,9 +500,9 @@ func (p *inlinePass) newSink(look []byte) (*inlineSink, error) {
 	}
 	pr, pw := io.Pipe()
 	s := &inlineSink{pass: p, skip: skip, pw: pw, done: make(chan putResult, 1), out: make([]byte, 0, sinkChunk), dec: make([]byte, sinkChunk)}
-	nf := fileserve.NewFile{Area: fileserve.Staging, Owner: p.owner, Name: name, MIMEType: mimeType, MaxBytes: p.svc.cfg.MaxUploadBytes}
+	nf := fileserve.NewFile{Area: fileserve.Staging, Owner: p.owner, Name: name, MIMEType: mimeType, MaxBytes: p.ip.MaxUploadBytes}
 	go func() {
-		m, err := p.svc.store.Put(p.ctx, nf, pr)
+		m, err := p.ip.Store.Put(p.ctx, nf, pr)
 		pr.CloseWithError(errSinkClosed) // a writer still writing stops
 		s.done <- putResult{m, err}
 	}()
@@ -649,7 +678,7 @@ func (s *inlineSink) abort(err error) error {
 	s.pw.CloseWithError(err)
 	r := <-s.done
 	if r.err == nil { // stored before the error: take it back
-		s.pass.svc.store.Delete(context.WithoutCancel(s.pass.ctx), r.m.Area, r.m.Owner, r.m.ID)
+		s.pass.ip.Store.Delete(context.WithoutCancel(s.pass.ctx), r.m.Area, r.m.Owner, r.m.ID)
 		return err
 	}
 	if errors.Is(err, errSinkClosed) {

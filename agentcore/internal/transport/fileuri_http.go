@@ -1,4 +1,4 @@
-package agentcore
+package transport
 
 import (
 	"errors"
@@ -9,14 +9,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/transfer/mcpfile"
 )
 
-// uploadRefusal is the body of a refused descriptor upload: the reason a
+// UploadRefusal is the body of a refused descriptor upload: the reason a
 // host can tell apart (transfer/mcpfile's Reason*) beside the message.
-type uploadRefusal struct {
+type UploadRefusal struct {
 	Error  string `json:"error"`
 	Reason string `json:"reason,omitempty"`
 }
@@ -26,53 +27,53 @@ type uploadAccepted struct {
 	File mcpfile.FileValue `json:"file"`
 }
 
-// serveTicketUpload answers PUT /uploads/mcp/<ticket>?token=<JWT>, the URL
+// ServeUpload answers PUT /uploads/mcp/<ticket>?token=<JWT>, the URL
 // of an upload descriptor: the raw body is the file files/authorizeUpload
 // announced. It lands in the staging area under the ticket's owner, capped
 // at the declared size (else AGENT_MAX_UPLOAD_BYTES) while streaming, and
 // counted against the owner's quota; a body whose size, sha-256 or type is
 // not what was declared and accepted is removed and refused. The token is
 // the capability: no Authorization header is needed, as with download URLs.
-func (s *Service) serveTicketUpload(w http.ResponseWriter, r *http.Request) {
+func (f *FileURIs) ServeUpload(w http.ResponseWriter, r *http.Request) {
 	refuse := func(code int, reason, format string, args ...any) {
-		writeUpload(w, code, uploadRefusal{Error: fmt.Sprintf(format, args...), Reason: reason})
+		writeUpload(w, code, UploadRefusal{Error: fmt.Sprintf(format, args...), Reason: reason})
 	}
 	if r.Method != http.MethodPut {
 		w.Header().Set("Allow", "PUT")
-		refuse(http.StatusMethodNotAllowed, "", "method %s is not allowed on an upload descriptor's URL; use PUT with the file as the body", truncate(r.Method, 20))
+		refuse(http.StatusMethodNotAllowed, "", "method %s is not allowed on an upload descriptor's URL; use PUT with the file as the body", calls.Truncate(r.Method, 20))
 		return
 	}
-	id := strings.TrimPrefix(r.URL.Path, ticketUploadPath)
-	c, err := s.signer.Verify(r.URL.Query().Get("token"))
+	id := strings.TrimPrefix(r.URL.Path, TicketUploadPath)
+	c, err := f.Signer.Verify(r.URL.Query().Get("token"))
 	if err != nil {
 		refuse(http.StatusForbidden, "", "upload token refused: %v; ask files/authorizeUpload for a new descriptor", err)
 		return
 	}
 	if c.Area != uploadTicketArea || c.FileID != id {
-		refuse(http.StatusForbidden, "", "this token is not the upload descriptor's of %s", truncate(id, 40))
+		refuse(http.StatusForbidden, "", "this token is not the upload descriptor's of %s", calls.Truncate(id, 40))
 		return
 	}
 	ctx := r.Context()
 	claim := [2]string{c.Owner, id}
-	if _, busy := s.fileTickets.uploading.LoadOrStore(claim, struct{}{}); busy {
+	if _, busy := f.tickets.uploading.LoadOrStore(claim, struct{}{}); busy {
 		refuse(http.StatusConflict, "", "this file is being uploaded by another request; wait for it, then use its file URI")
 		return
 	}
-	defer s.fileTickets.uploading.Delete(claim)
-	t, err := s.fileTickets.get(ctx, c.Owner, id)
+	defer f.tickets.uploading.Delete(claim)
+	t, err := f.tickets.get(ctx, c.Owner, id)
 	switch {
 	case errors.Is(err, fileserve.ErrNotFound):
 		refuse(http.StatusNotFound, mcpfile.ReasonUnknownFile, "no such upload: it expired; ask files/authorizeUpload again")
 		return
 	case err != nil:
-		s.log.LogAttrs(ctx, slog.LevelError, "read upload ticket", slog.String("error", err.Error()))
+		f.Log.LogAttrs(ctx, slog.LevelError, "read upload ticket", slog.String("error", err.Error()))
 		refuse(http.StatusInternalServerError, "", "the upload could not be looked up; try again later")
 		return
 	case t.Staged != "":
 		refuse(http.StatusConflict, "", "this file has been uploaded already; its file URI is ready for use")
 		return
 	}
-	limit := s.cfg.MaxUploadBytes
+	limit := f.MaxUploadBytes
 	if t.Size >= 0 {
 		limit = t.Size
 	}
@@ -81,7 +82,7 @@ func (s *Service) serveTicketUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := &bodyError{r: r.Body}
-	m, err := s.store.Put(ctx, fileserve.NewFile{Area: fileserve.Staging, Owner: c.Owner, Name: t.Name, MaxBytes: limit}, body)
+	m, err := f.Store.Put(ctx, fileserve.NewFile{Area: fileserve.Staging, Owner: c.Owner, Name: t.Name, MaxBytes: limit}, body)
 	if err != nil {
 		switch qe, overQuota := errors.AsType[*fileserve.QuotaError](err); {
 		case overQuota:
@@ -91,13 +92,13 @@ func (s *Service) serveTicketUpload(w http.ResponseWriter, r *http.Request) {
 		case body.err != nil:
 			refuse(http.StatusBadRequest, "", "the upload was cut short: %v; nothing was kept", body.err)
 		default:
-			s.log.LogAttrs(ctx, slog.LevelError, "store descriptor upload", slog.String("error", err.Error()))
+			f.Log.LogAttrs(ctx, slog.LevelError, "store descriptor upload", slog.String("error", err.Error()))
 			refuse(http.StatusInternalServerError, "", "the upload could not be stored; try again later")
 		}
 		return
 	}
-	drop := func() { s.store.Delete(ctx, m.Area, m.Owner, m.ID) }
-	switch accept := s.acceptedTypes(); {
+	drop := func() { f.Store.Delete(ctx, m.Area, m.Owner, m.ID) }
+	switch accept := f.acceptedTypes(); {
 	case t.Size >= 0 && m.Size != t.Size:
 		drop()
 		refuse(http.StatusBadRequest, mcpfile.ReasonSizeMismatch, "the body is %d bytes; the upload was authorized for %d; nothing was kept", m.Size, t.Size)
@@ -113,20 +114,20 @@ func (s *Service) serveTicketUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	// Another replica may have taken this descriptor while the body came:
 	// the first to record wins, the other keeps nothing.
-	if again, err := s.fileTickets.get(ctx, c.Owner, id); err == nil && again.Staged != "" {
+	if again, err := f.tickets.get(ctx, c.Owner, id); err == nil && again.Staged != "" {
 		drop()
 		refuse(http.StatusConflict, "", "this file has been uploaded already; its file URI is ready for use")
 		return
 	}
 	t.Staged = m.ID
-	t.Expires = time.Now().Add(s.cfg.StagingTTL)
-	if err := s.fileTickets.put(ctx, c.Owner, id, t); err != nil {
+	t.Expires = time.Now().Add(f.StagingTTL)
+	if err := f.tickets.put(ctx, c.Owner, id, t); err != nil {
 		drop()
-		s.log.LogAttrs(ctx, slog.LevelError, "record descriptor upload", slog.String("error", err.Error()))
+		f.Log.LogAttrs(ctx, slog.LevelError, "record descriptor upload", slog.String("error", err.Error()))
 		refuse(http.StatusInternalServerError, "", "the upload could not be recorded; try again later")
 		return
 	}
-	writeUpload(w, http.StatusCreated, uploadAccepted{File: fileValue(s.fileURI(fileKindIn, id), m)})
+	writeUpload(w, http.StatusCreated, uploadAccepted{File: fileValue(f.URI(FileKindIn, id), m)})
 }
 
 // bodyError keeps the first error of the request body it reads, so that a
@@ -148,4 +149,11 @@ func (b *bodyError) Read(p []byte) (int, error) {
 func writeUpload(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.WriteJSON(w, code, v)
+}
+
+// Uploading reports whether a descriptor's PUT is under way in this
+// process.
+func (f *FileURIs) Uploading() (busy bool) {
+	f.tickets.uploading.Range(func(any, any) bool { busy = true; return false })
+	return busy
 }

@@ -1,4 +1,4 @@
-package agentcore
+package transport
 
 import (
 	"fmt"
@@ -18,9 +18,12 @@ type privateFiles struct {
 
 type fileID struct{ dev, ino uint64 }
 
-func newPrivateFiles(cfg Config) *privateFiles {
+// newPrivateFiles recognises the key files and the data folder's device of
+// an agent whose data folder is dataDir and whose key file is keyFile ("":
+// none besides the generated one).
+func newPrivateFiles(dataDir, keyFile string) *privateFiles {
 	p := &privateFiles{}
-	for _, k := range []string{filepath.Join(cfg.DataDir, "signing.key"), cfg.SigningKeyFile} {
+	for _, k := range []string{filepath.Join(dataDir, "signing.key"), keyFile} {
 		if k == "" {
 			continue
 		}
@@ -30,7 +33,7 @@ func newPrivateFiles(cfg Config) *privateFiles {
 			}
 		}
 	}
-	if st, err := os.Stat(cfg.DataDir); err == nil {
+	if st, err := os.Stat(dataDir); err == nil {
 		if id, ok := idOf(st); ok {
 			p.dataDev, p.hasDev = id.dev, true
 		}

@@ -1,4 +1,4 @@
-package agentcore
+package transport
 
 import (
 	"context"

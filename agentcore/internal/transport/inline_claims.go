@@ -1,4 +1,4 @@
-package agentcore
+package transport
 
 import (
 	"net/http"
@@ -7,7 +7,7 @@ import (
 	"github.com/agentura/agentura/fileserve"
 )
 
-// The inline files of a request (inline.go) are staged for the request
+// The inline files of a request (the inline pass) are staged for the request
 // and removed once it is answered. A tools/call answered with a task is
 // answered before its tool has read them: the task takes them over, and
 // removes them when it ends.
@@ -48,8 +48,11 @@ func (c *inlineClaims) offer(r *http.Request, p *inlinePass) func() {
 	}
 }
 
-// claim takes over the staged files of the request whose header is h:
-// they are the caller's to remove.
+// Claim takes over the staged inline files of the request whose header is
+// h (a tools/call answered with a task): they are the caller's to remove.
+func (ip *InlinePass) Claim(h http.Header) []fileserve.Meta { return ip.claims.claim(h) }
+
+// claim takes over the staged files of the request whose header is h.
 func (c *inlineClaims) claim(h http.Header) []fileserve.Meta {
 	if h == nil {
 		return nil

@@ -1,4 +1,4 @@
-package agentcore
+package transport
 
 import (
 	"errors"
@@ -13,22 +13,22 @@ import (
 // SanitizeName returns a safe base name for a file a caller named: folders
 // are dropped (both / and \ separate them), control and invisible formatting
 // characters removed, "." and ".." refused, the length capped at
-// sanitizedNameBytes with the extension kept. It returns "" when nothing
+// SanitizedNameBytes with the extension kept. It returns "" when nothing
 // usable remains. It is filename.Base, shortened: inputs and outputs are
 // named by the same rules.
 func SanitizeName(name string) string {
-	return filename.Shorten(filename.Base(name), sanitizedNameBytes)
+	return filename.Shorten(filename.Base(name), SanitizedNameBytes)
 }
 
-// sanitizedNameBytes is the longest name SanitizeName returns: 55 bytes
+// SanitizedNameBytes is the longest name SanitizeName returns: 55 bytes
 // short of the file system's 255 (NAME_MAX), so that the names a tool
 // derives from it (a prefix, a suffix, a new extension, " (2)") still fit.
-const sanitizedNameBytes = 200
+const SanitizedNameBytes = 200
 
-// nameFromContent derives a file name from a content string when the caller
+// NameFromContent derives a file name from a content string when the caller
 // gave none: a data URI's name= parameter, a URL's last path segment, or the
 // base of a path or bare file name. It returns "" for base64 and the like.
-func nameFromContent(s string) string {
+func NameFromContent(s string) string {
 	s = strings.TrimSpace(s)
 	switch {
 	case hasPrefixFold(s, "data:"):

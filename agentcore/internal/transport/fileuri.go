@@ -1,0 +1,487 @@
+package transport
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentura/agentura/agentcore/internal/calls"
+	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/signing"
+	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transfer/mcpfile"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// The draft MCP file contract (SEP-2631, transfer/mcpfile) on the agent's
+// side: files/authorizeUpload and files/authorizeDownload, and the file
+// URIs they deal in.
+//
+// A file URI is mcp-file://<host of AGENT_PUBLIC_URL>/<kind>/<id>: kind
+// "in" names an upload ticket (the file a host announced, then sent to the
+// upload descriptor, which lands in the staging area like any upload),
+// kind "out" a produced file. A URI is a handle, not a capability: it
+// resolves only for the owner it was issued to (every lookup is by owner),
+// and only while the file lasts (AGENT_STAGING_TTL, AGENT_OUTPUT_TTL).
+// The capability is the descriptor's URL, signed like a download URL
+// (signing: HS256 pinned, key id, audience, expiry), whose token
+// names the ticket in the area "mcp-upload" — no storage area, so it never
+// opens a file.
+
+const (
+	// FileKindIn is the kind of the file URI of an upload ticket.
+	FileKindIn = "in"
+	// FileKindOut is the kind of the file URI of a produced file.
+	FileKindOut = "out"
+	// TicketRecordKind is the kind of the records (fileserve.RecordStore)
+	// of upload tickets: owner = the caller, name = the ticket id.
+	TicketRecordKind = "mcp-file-tickets"
+	// uploadTicketArea is the Area claim of an upload descriptor's token.
+	uploadTicketArea = "mcp-upload"
+	// TicketUploadPath is where an upload descriptor sends the bytes:
+	// PUT <AGENT_PUBLIC_URL>/uploads/mcp/<ticket>?token=<JWT>.
+	TicketUploadPath = "/uploads/mcp/"
+)
+
+// FileURIs is the transport of the draft MCP file contract: in, a file URI
+// of an upload ticket or of a produced file; out, each produced file's
+// FileValue. It answers files/authorizeUpload and files/authorizeDownload
+// (the MCP binding serves them) and the upload descriptors' PUTs.
+type FileURIs struct {
+	FileURIConfig
+	tickets fileTickets
+}
+
+// FileURIConfig is what the draft's files need of the agent.
+type FileURIConfig struct {
+	PublicURL string
+	Store     fileserve.Store
+	Files     *filehttp.Server      // signed download URLs
+	Signer    *signing.Signer       // upload descriptors' tokens
+	Presign   fileserve.Presigner   // AGENT_S3_REDIRECT; nil: downloads go through the agent
+	Records   fileserve.RecordStore // nil: tickets kept in memory
+	Scopes    *Scopes
+	// Authenticated: a bearer names each caller (AGENT_AUTH jwt or oauth),
+	// and the store's per-owner lookup is the scope check.
+	Authenticated                 bool
+	MaxUploadBytes                int64
+	URLTTL, StagingTTL, OutputTTL time.Duration
+	// Tools lists the agent's tools, whose accept lists a file must meet.
+	Tools func() []calls.Tool
+	Log   *slog.Logger
+}
+
+// NewFileURIs serves the draft's files with c.
+func NewFileURIs(c FileURIConfig) *FileURIs {
+	return &FileURIs{FileURIConfig: c, tickets: fileTickets{records: c.Records, ttl: c.StagingTTL}}
+}
+
+// Schemes is the draft's "mcp-file".
+func (*FileURIs) Schemes() []string { return []string{mcpfile.Scheme} }
+
+// Describe names the form; it stands for the draft's upload mode.
+func (*FileURIs) Describe() Description {
+	return Description{Content: "file URI from files/authorizeUpload", Mode: mcpfile.ModeUpload}
+}
+
+// Resolves is not asked: the transport has a scheme.
+func (*FileURIs) Resolves(string) bool { return false }
+
+// Offer describes m as the FileValue of its file URI.
+func (f *FileURIs) Offer(m fileserve.Meta, o *Offer) error {
+	fv := fileValue(f.URI(FileKindOut, m.ID), m)
+	o.File.File = &fv
+	return nil
+}
+
+// fileTicket is what files/authorizeUpload promised: a file of this name,
+// size and (when given) digest, from this owner, until Expires; Staged is
+// the staged file's id once the bytes arrived.
+type fileTicket struct {
+	Name     string    `json:"name"`
+	MIMEType string    `json:"mime_type,omitempty"`
+	Size     int64     `json:"size"`   // declared; -1 when the host gave none
+	SHA256   string    `json:"sha256"` // declared, lowercase hex; "" when none
+	Expires  time.Time `json:"expires"`
+	Staged   string    `json:"staged,omitempty"`
+	// Scope is the anonymous caller's scope it was announced in
+	// (filescope.go); "" for none, and under authentication.
+	Scope string `json:"scope,omitempty"`
+}
+
+// fileTickets keeps upload tickets: in the store's records when it has
+// them (every replica sees them; the sweeper expires them with the staged
+// files), else in this process's memory.
+type fileTickets struct {
+	records fileserve.RecordStore // nil: memory
+	ttl     time.Duration         // of a ticket in memory (AGENT_STAGING_TTL)
+	mu      sync.Mutex
+	mem     map[[2]string]memTicket
+	// uploading are the tickets whose PUT runs in this process: a second
+	// PUT of the same descriptor meanwhile is refused, not stored twice.
+	uploading sync.Map // [2]string{owner, id} → struct{}
+}
+
+type memTicket struct {
+	t       fileTicket
+	written time.Time
+}
+
+// maxMemTickets bounds the tickets kept in memory, maxMemTicketsPerOwner
+// those of one owner among them, so that one owner announcing uploads it
+// never sends does not keep the others from announcing theirs.
+const (
+	maxMemTickets         = 10000
+	maxMemTicketsPerOwner = 1000
+)
+
+func (f *fileTickets) put(ctx context.Context, owner, id string, t fileTicket) error {
+	if f.records != nil {
+		b, err := json.Marshal(t)
+		if err != nil {
+			return err
+		}
+		return f.records.PutRecord(ctx, TicketRecordKind, owner, id, b)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := time.Now()
+	if f.mem == nil {
+		f.mem = map[[2]string]memTicket{}
+	}
+	owned := 0
+	for k, m := range f.mem {
+		switch {
+		case now.Sub(m.written) > f.ttl:
+			delete(f.mem, k)
+		case k[0] == owner:
+			owned++
+		}
+	}
+	key := [2]string{owner, id}
+	if _, kept := f.mem[key]; !kept {
+		// A kept ticket is updated (its upload recorded) whatever the caps.
+		if owned >= maxMemTicketsPerOwner {
+			return fmt.Errorf("owner %q has %d file uploads announced and not yet sent, the most one owner may have pending (%d); "+
+				"send the files to their upload descriptors, or wait until announced ones expire (AGENT_STAGING_TTL=%v)", calls.Truncate(owner, 80), owned, maxMemTicketsPerOwner, f.ttl)
+		}
+		if len(f.mem) >= maxMemTickets {
+			return fmt.Errorf("this agent has %d file uploads pending, the most it keeps (%d); try again later", len(f.mem), maxMemTickets)
+		}
+	}
+	f.mem[key] = memTicket{t: t, written: now}
+	return nil
+}
+
+// get returns owner's ticket id, or an error wrapping fileserve.ErrNotFound.
+func (f *fileTickets) get(ctx context.Context, owner, id string) (fileTicket, error) {
+	var t fileTicket
+	if f.records != nil {
+		b, err := f.records.GetRecord(ctx, TicketRecordKind, owner, id)
+		if err != nil {
+			return t, err
+		}
+		return t, json.Unmarshal(b, &t)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m, ok := f.mem[[2]string{owner, id}]
+	if !ok || time.Since(m.written) > f.ttl {
+		return t, fileserve.ErrNotFound
+	}
+	return m.t, nil
+}
+
+// fileAuthority is the authority of the agent's file URIs: the host (and
+// port) of AGENT_PUBLIC_URL.
+func (f *FileURIs) fileAuthority() string {
+	u, err := url.Parse(f.PublicURL)
+	if err != nil {
+		return "agent"
+	}
+	return u.Host
+}
+
+// URI is the file URI of a file of kind with id.
+func (f *FileURIs) URI(kind, id string) string {
+	return mcpfile.URI(f.fileAuthority(), kind, id)
+}
+
+// fileValue describes a stored file as a FileValue of the given URI.
+func fileValue(uri string, m fileserve.Meta) mcpfile.FileValue {
+	size := m.Size
+	return mcpfile.FileValue{URI: uri, Name: m.Name, MIMEType: m.MIMEType, Size: &size, Digest: mcpfile.SHA256(m.SHA256)}
+}
+
+// fileError is the JSON-RPC error refusing a file: code -32602 (the
+// draft's for a broken constraint or an unusable URI) unless the failure
+// is the agent's own, with the reason in data.
+func fileError(code int64, data mcpfile.ErrorData, format string, args ...any) error {
+	b, _ := json.Marshal(data)
+	return &jsonrpc.Error{Code: code, Message: fmt.Sprintf(format, args...), Data: b}
+}
+
+// AuthorizeUpload checks what the host announces against what the agent
+// takes (size, type, digest form, quota) and answers a file URI with a
+// one-file PUT descriptor into the staging area. Its errors are JSON-RPC
+// errors with the draft's reasons.
+func (f *FileURIs) AuthorizeUpload(ctx context.Context, owner string, p mcpfile.AuthorizeUploadParams) (*mcpfile.AuthorizeUploadResult, error) {
+	limit := f.MaxUploadBytes
+	size := int64(-1)
+	if p.Size != nil {
+		size = *p.Size
+		if size < 0 {
+			return nil, fileError(jsonrpc.CodeInvalidParams, mcpfile.ErrorData{Reason: mcpfile.ReasonSizeMismatch}, "size %d is negative", size)
+		}
+		if size > limit {
+			return nil, fileError(jsonrpc.CodeInvalidParams, mcpfile.ErrorData{Reason: mcpfile.ReasonMaxSizeExceeded, MaxSize: limit, ActualSize: size},
+				"the file is %d bytes, more than this agent takes (maxSize %d, AGENT_MAX_UPLOAD_BYTES); send a smaller file", size, limit)
+		}
+	}
+	if _, _, err := mime.ParseMediaType(p.MIMEType); p.MIMEType != "" && (err != nil || !strings.Contains(p.MIMEType, "/")) {
+		return nil, fileError(jsonrpc.CodeInvalidParams, mcpfile.ErrorData{Reason: mcpfile.ReasonTypeNotAccepted, MIMEType: calls.Truncate(p.MIMEType, 80)},
+			"mimeType %q is not a media type such as application/pdf", calls.Truncate(p.MIMEType, 80))
+	}
+	if accept := f.acceptedTypes(); p.MIMEType != "" && !mcpfile.Accepts(accept, p.MIMEType) {
+		return nil, fileError(jsonrpc.CodeInvalidParams, mcpfile.ErrorData{Reason: mcpfile.ReasonTypeNotAccepted, Accept: accept, MIMEType: p.MIMEType},
+			"no tool of this agent takes %s files; it takes %s", p.MIMEType, strings.Join(accept, ", "))
+	}
+	var sum string
+	if p.Digest != nil {
+		h, err := p.Digest.Hex()
+		if err != nil {
+			return nil, fileError(jsonrpc.CodeInvalidParams, mcpfile.ErrorData{Reason: mcpfile.ReasonBadDigest}, "%v", err)
+		}
+		sum = h
+	}
+	if r, ok := fileserve.As[fileserve.Reserver](f.Store); ok && size > 0 {
+		// The quota is checked now, so that a host learns before sending
+		// the bytes; the upload itself is counted when it lands.
+		key := "mcp-authorize-" + fileserve.NewID()
+		if err := r.Reserve(ctx, owner, key, size); err != nil {
+			if qe, ok := errors.AsType[*fileserve.QuotaError](err); ok {
+				return nil, fileError(jsonrpc.CodeInvalidParams, mcpfile.ErrorData{Reason: mcpfile.ReasonQuotaExceeded, ActualSize: size}, "%s", qe.Error())
+			}
+			return nil, fileError(jsonrpc.CodeInternalError, mcpfile.ErrorData{}, "check the storage quota: %v", err)
+		}
+		r.Release(owner, key)
+	}
+	name := SanitizeName(p.Name)
+	if name == "" {
+		name = nameForType("upload", p.MIMEType)
+	}
+	now := time.Now()
+	expires := now.Add(min(f.URLTTL, f.StagingTTL))
+	id := fileserve.NewID()
+	t := fileTicket{Name: name, MIMEType: p.MIMEType, Size: size, SHA256: sum, Expires: expires, Scope: calls.FileScope(ctx)}
+	if err := f.tickets.put(ctx, owner, id, t); err != nil {
+		return nil, fileError(jsonrpc.CodeInternalError, mcpfile.ErrorData{}, "keep the upload ticket: %v", err)
+	}
+	tok, err := f.Signer.Sign(signing.Claims{Owner: owner, FileID: id, Area: uploadTicketArea, ExpiresAt: expires})
+	if err != nil {
+		return nil, fileError(jsonrpc.CodeInternalError, mcpfile.ErrorData{}, "sign the upload descriptor: %v", err)
+	}
+	file := mcpfile.FileValue{URI: f.URI(FileKindIn, id), Name: name, MIMEType: p.MIMEType, Digest: p.Digest}
+	if size >= 0 {
+		file.Size = &size
+	}
+	desc := mcpfile.TransferDescriptor{
+		Transport: mcpfile.TransportHTTPS,
+		Method:    "PUT",
+		URL:       strings.TrimRight(f.PublicURL, "/") + TicketUploadPath + id + "?token=" + tok,
+		ExpiresAt: expires.UTC().Format(time.RFC3339),
+	}
+	if p.MIMEType != "" {
+		desc.Headers = map[string]string{"Content-Type": p.MIMEType}
+	}
+	return &mcpfile.AuthorizeUploadResult{File: file, Upload: desc}, nil
+}
+
+// AuthorizeDownload answers a download descriptor of one of the caller's
+// files: a signed URL of the agent, or a presigned URL of the store when
+// AGENT_S3_REDIRECT hands those out (the reference host follows no
+// redirect, so it gets the store's URL itself).
+func (f *FileURIs) AuthorizeDownload(ctx context.Context, owner, uri string) (*mcpfile.AuthorizedFile, error) {
+	m, err := f.fileOfURI(ctx, owner, uri)
+	if err != nil {
+		return nil, fileError(jsonrpc.CodeInvalidParams, mcpfile.ErrorData{Reason: mcpfile.ReasonUnknownFile}, "%v", err)
+	}
+	var link string
+	expires := time.Now().Add(f.URLTTL)
+	if f.Presign != nil {
+		link, err = f.Presign.Presign(ctx, m, f.URLTTL, m.MIMEType, "attachment")
+	} else {
+		link, err = f.Files.URL(m)
+	}
+	if err != nil {
+		return nil, fileError(jsonrpc.CodeInternalError, mcpfile.ErrorData{}, "sign the download: %v", err)
+	}
+	desc := &mcpfile.TransferDescriptor{Transport: mcpfile.TransportHTTPS, Method: "GET", URL: link, ExpiresAt: expires.UTC().Format(time.RFC3339)}
+	return &mcpfile.AuthorizedFile{File: fileValue(uri, m), Download: desc}, nil
+}
+
+// fileOfURI finds the stored file a file URI names, for owner: a produced
+// file, or the staged file of an upload ticket (checked against the size
+// and digest the ticket declared). Its errors say what is wrong and what
+// to do.
+func (f *FileURIs) fileOfURI(ctx context.Context, owner, uri string) (fileserve.Meta, error) {
+	authority, kind, id, ok := mcpfile.ParseURI(uri)
+	if !ok {
+		return fileserve.Meta{}, fmt.Errorf("%q is not a file URI of this agent (mcp-file://%s/in/<id> or /out/<id>)", calls.Truncate(uri, 120), f.fileAuthority())
+	}
+	if !strings.EqualFold(authority, f.fileAuthority()) {
+		return fileserve.Meta{}, fmt.Errorf("file URI %q was issued by %s, not by this agent (%s): file URIs are good only at the server that issued them; upload the file here with files/authorizeUpload", calls.Truncate(uri, 120), authority, f.fileAuthority())
+	}
+	gone := fmt.Errorf("file URI %q is unknown to this agent: it was never issued to you, or it expired (uploads last AGENT_STAGING_TTL=%v, produced files AGENT_OUTPUT_TTL=%v); upload the file again", calls.Truncate(uri, 120), f.StagingTTL, f.OutputTTL)
+	switch kind {
+	case FileKindOut:
+		if !fileserve.ValidID(id) {
+			return fileserve.Meta{}, gone
+		}
+		if ok, err := f.producedInScope(ctx, id); err != nil || !ok {
+			return fileserve.Meta{}, cmp.Or(err, gone)
+		}
+		m, err := f.Store.Stat(ctx, fileserve.Outputs, owner, id)
+		if errors.Is(err, fileserve.ErrNotFound) {
+			return m, gone
+		}
+		return m, err
+	case FileKindIn:
+		t, err := f.tickets.get(ctx, owner, id)
+		if errors.Is(err, fileserve.ErrNotFound) || err == nil && (!ticketInScope(ctx, t) || t.Staged == "" && time.Now().After(t.Expires)) {
+			return fileserve.Meta{}, gone
+		}
+		if err != nil {
+			return fileserve.Meta{}, err
+		}
+		if t.Staged == "" {
+			return fileserve.Meta{}, fmt.Errorf("file URI %q names an upload that has not arrived: send the bytes to the upload descriptor's URL (until %s) before using the URI", calls.Truncate(uri, 120), t.Expires.UTC().Format(time.RFC3339))
+		}
+		m, err := f.Store.Stat(ctx, fileserve.Staging, owner, t.Staged)
+		if errors.Is(err, fileserve.ErrNotFound) {
+			return m, gone
+		}
+		if err == nil && t.SHA256 != "" && !strings.EqualFold(m.SHA256, t.SHA256) {
+			return m, fmt.Errorf("the file of %q does not match its declared sha-256; upload it again", calls.Truncate(uri, 120))
+		}
+		return m, err
+	}
+	return fileserve.Meta{}, gone
+}
+
+// Open opens the file a file URI names for owner; reading it to its end
+// fails if the bytes no longer hash to the sha-256 recorded when they were
+// stored.
+func (f *FileURIs) Open(ctx context.Context, owner, uri string) (*Source, error) {
+	m, err := f.fileOfURI(ctx, owner, uri)
+	if err != nil {
+		return nil, err
+	}
+	obj, m, err := f.Store.Open(ctx, m.Area, owner, m.ID)
+	if errors.Is(err, fileserve.ErrNotFound) {
+		return nil, fmt.Errorf("file URI %q: the file is gone (swept); upload it again", calls.Truncate(uri, 120))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Source{ReadCloser: readCloser{transfer.VerifySHA256(obj, m.SHA256, m.Name), obj}, Name: m.Name, MIMEType: m.MIMEType, Size: m.Size, Where: "the file"}, nil
+}
+
+// acceptedTypes is the union of the accept lists of the tools' file
+// parameters, or nil when one of them takes any file: what
+// files/authorizeUpload, which is not told which tool the file is for,
+// can enforce.
+func (f *FileURIs) acceptedTypes() []string {
+	var out []string
+	anyType := false
+	for _, t := range f.Tools() {
+		walkMCPFile(t.InputSchema, func(in mcpfile.Input) {
+			types := 0
+			for _, a := range in.Accept {
+				if !strings.HasPrefix(a, ".") {
+					types++
+					if !containsFold(out, a) {
+						out = append(out, a)
+					}
+				}
+			}
+			anyType = anyType || types == 0
+		})
+	}
+	if anyType {
+		return nil
+	}
+	return out
+}
+
+func containsFold(list []string, s string) bool {
+	for _, v := range list {
+		if strings.EqualFold(v, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// walkMCPFile calls fn with each x-mcp-file declaration in s.
+func walkMCPFile(s *jsonschema.Schema, fn func(mcpfile.Input)) {
+	if s == nil {
+		return
+	}
+	if in, ok := s.Extra[mcpfile.Keyword].(mcpfile.Input); ok {
+		fn(in)
+	}
+	for _, p := range s.Properties {
+		walkMCPFile(p, fn)
+	}
+	for _, d := range s.Defs {
+		walkMCPFile(d, fn)
+	}
+	for _, b := range s.AnyOf {
+		walkMCPFile(b, fn)
+	}
+	walkMCPFile(s.Items, fn)
+	walkMCPFile(s.AdditionalProperties, fn)
+}
+
+// Without authentication every caller is the one store owner
+// (AnonymousOwner), so the store alone cannot tell whose a produced file is.
+// A produced file's URI (mcp-file://<host>/out/<id>) is a handle, not a
+// capability: files/authorizeDownload and a tool's file input take it only
+// from the scope it was produced in (the MCP binding decides: the caller's owner
+// handle, else its session), and answer any other caller as if the file did
+// not exist. An upload's (/in/<id>) likewise, when it was announced in a
+// scope. Under authentication the owner is the caller, and the store's
+// per-owner lookup is the check.
+
+// producedInScope reports whether the caller of ctx may name the produced
+// file id by its file URI: always under authentication, else only when the
+// file was produced in the caller's scope.
+func (f *FileURIs) producedInScope(ctx context.Context, id string) (bool, error) {
+	if f.Authenticated {
+		return true, nil
+	}
+	scope := calls.FileScope(ctx)
+	if scope == "" {
+		return false, nil
+	}
+	return f.Scopes.has(ctx, scope, id)
+}
+
+// ticketInScope reports whether the caller of ctx may name the upload
+// ticket t by its file URI: a ticket announced in a scope only from that
+// scope. A ticket announced without one (a sessionless caller's first
+// request, before it had a handle) is its owner's, as under authentication.
+func ticketInScope(ctx context.Context, t fileTicket) bool {
+	return t.Scope == "" || t.Scope == calls.FileScope(ctx)
+}
