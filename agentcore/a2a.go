@@ -12,6 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
+	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/internal/lib/promreg"
@@ -29,11 +30,11 @@ const defaultA2AStatusInterval = 5 * time.Second
 func (s *Service) a2aHandler() http.Handler {
 	// Tasks are kept in the file store when it keeps records, where every
 	// replica and a restarted process find them; in memory otherwise.
-	var tasks a2asrv.TaskStore = newA2ATaskStore(s.cfg.URLTTL, s.cfg.OutputTTL)
-	var shared *sharedTaskStore
+	var store a2asrv.TaskStore = tasks.NewMemory(s.cfg.URLTTL, s.cfg.OutputTTL, ownerFromContext)
+	var shared *tasks.Shared
 	if rs, ok := fileserve.As[fileserve.RecordStore](s.store); ok && s.ledger != nil {
-		shared = &sharedTaskStore{records: rs, ledger: s.ledger, maxPerOwner: a2aMaxSharedTasksPerOwner}
-		tasks = shared
+		shared = tasks.NewShared(rs, s.ledger, ownerFromContext)
+		store = shared
 	}
 	ended, err := promreg.Register(s.registry, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agentura_a2a_tasks_total",
@@ -42,13 +43,13 @@ func (s *Service) a2aHandler() http.Handler {
 	if err != nil {
 		panic(fmt.Sprintf("agentcore: register A2A metrics: %v", err)) // a name clash is a programming error
 	}
-	h := a2asrv.NewHandler(&a2aExecutor{svc: s, ended: ended, shared: shared},
+	h := a2asrv.NewHandler(&a2aExecutor{svc: s, ended: ended, ledger: s.ledger, shared: shared != nil},
 		a2asrv.WithLogger(s.log.With("transport", "a2a")),
-		a2asrv.WithTaskStore(tasks),
-		a2asrv.WithCallInterceptor(&a2aInterceptor{tasks: tasks, shared: shared}),
+		a2asrv.WithTaskStore(store),
+		a2asrv.WithCallInterceptor(&a2aInterceptor{tasks: store, ledger: s.ledger, shared: shared != nil}),
 	)
 	if shared != nil {
-		h = &a2aFollower{RequestHandler: h, tasks: shared, every: a2aFollowEvery}
+		h = tasks.Follow(h, shared)
 	}
 	rpc := a2asrv.NewJSONRPCHandler(h)
 	// Inline files arrive as base64 inside JSON-RPC, like MCP's.
@@ -87,10 +88,11 @@ func ownerFromContext(ctx context.Context) string {
 type a2aExecutor struct {
 	svc   *Service
 	ended *prometheus.CounterVec // tasks by final state
-	// shared is the task store other replicas share, nil when tasks are
-	// kept in memory: the task holds a lease while it runs here, and a
-	// cancel made on another replica ends it here too (tasks.go).
-	shared *sharedTaskStore
+	// shared: tasks are kept in the store other replicas share (not in
+	// memory): the task holds a lease of ledger while it runs here, and a
+	// cancel made on another replica ends it here too.
+	shared bool
+	ledger *tasks.Ledger
 }
 
 // Execute reports the task submitted and working, runs the tool through
@@ -131,15 +133,15 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	}
 	requestID, _ := ctx.Value(a2aRequestID{}).(string)
 	owner := ownerFromContext(ctx)
-	if x.shared != nil {
+	if x.shared {
 		// The lease says this replica runs the task: a task whose replica
-		// died is failed on any replica's read (tasks.go).
-		ledger := x.shared.ledger
-		if err := ledger.begin(ctx, owner, string(rc.TaskID), 0); err != nil {
+		// died is failed on any replica's read.
+		ledger := x.ledger
+		if err := ledger.Begin(ctx, owner, string(rc.TaskID), 0); err != nil {
 			return fail(err)
 		}
-		defer ledger.finish(ctx, owner, string(rc.TaskID))
-		tctx, done, err := ledger.track(ctx, owner, string(rc.TaskID))
+		defer ledger.Finish(ctx, owner, string(rc.TaskID))
+		tctx, done, err := ledger.Track(ctx, owner, string(rc.TaskID))
 		if err != nil {
 			return fail(err)
 		}
@@ -177,12 +179,12 @@ wait:
 		case <-ctx.Done():
 			out = <-done // the tool stops with its context; what it stored is discarded
 			switch cause := context.Cause(ctx); {
-			case errors.Is(cause, errTaskCanceled):
+			case errors.Is(cause, tasks.ErrCanceled):
 				x.ended.WithLabelValues(string(a2a.TaskStateCanceled)).Inc()
 				ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCanceled, agentText(rc, "canceled by the caller"))
 				ev.Final = true
 				return q.Write(context.WithoutCancel(ctx), ev)
-			case errors.Is(cause, errLeaseLost), errors.Is(cause, errTaskShutdown):
+			case errors.Is(cause, tasks.ErrLeaseLost), errors.Is(cause, tasks.ErrShutdown):
 				x.ended.WithLabelValues(string(a2a.TaskStateFailed)).Inc()
 				ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateFailed, agentText(rc, fmt.Sprintf("%s stopped: %v; send the message again", def.Name, cause)))
 				ev.Final = true
@@ -281,7 +283,8 @@ type a2aInlineKey struct{}
 type a2aInterceptor struct {
 	a2asrv.PassthroughCallInterceptor
 	tasks  a2asrv.TaskStore
-	shared *sharedTaskStore // nil: tasks kept in memory
+	ledger *tasks.Ledger
+	shared bool // tasks kept in the shared store, not in memory
 }
 
 // Before takes inline file bytes out of an incoming message into the
@@ -295,10 +298,10 @@ func (i *a2aInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req
 		if p == nil || p.Message == nil {
 			return ctx, nil
 		}
-		if i.shared != nil && p.Message.TaskID == "" {
+		if i.shared && p.Message.TaskID == "" {
 			// A new task's record must fit under the owner's quota (E14):
 			// refused here, the caller is told why.
-			if err := i.shared.ledger.charge(ctx, ownerFromContext(ctx), a2aKeptMessageBytes, true); err != nil {
+			if err := i.ledger.Charge(ctx, ownerFromContext(ctx), tasks.KeptMessageBytes, true); err != nil {
 				return ctx, fmt.Errorf("%w: %w", a2a.ErrInvalidRequest, err)
 			}
 		}

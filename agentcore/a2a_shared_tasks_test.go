@@ -2,7 +2,6 @@ package agentcore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 
-	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/testkit/a2atest"
 	"github.com/agentura/agentura/internal/testkit/s3test"
 )
@@ -162,80 +160,4 @@ func TestA2ATasksOnAnyReplicaOnS3(t *testing.T) {
 		c.AWSAccessKeyID, c.AWSSecretAccessKey = srv.AccessKey, srv.SecretKey
 		c.SigningKeys = []string{"0123456789abcdef0123456789abcdef0123456789abcdef"}
 	})
-}
-
-// An owner's tasks in the shared store are bounded: a new task beyond the
-// bound pushes out that owner's task written longest ago, and no other
-// owner's.
-func TestSharedTaskStoreBoundsTasksPerOwner(t *testing.T) {
-	svc := newTestService(t, nil)
-	rs := backing(svc).(fileserve.RecordStore)
-	s := &sharedTaskStore{records: rs, ledger: svc.ledger, maxPerOwner: 3}
-	ctx := context.Background()
-	theirs := &a2a.Task{ID: a2a.NewTaskID(), ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}
-	if err := s.save(ctx, "bob", theirs); err != nil {
-		t.Fatal(err)
-	}
-	var ids []a2a.TaskID
-	for range 5 {
-		task := &a2a.Task{ID: a2a.NewTaskID(), ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}
-		if err := s.Save(ctx, task); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, task.ID)
-		time.Sleep(10 * time.Millisecond) // distinct modification times
-	}
-	if infos, _ := rs.Records(ctx, a2aTaskKind, AnonymousOwner); len(infos) != 3 {
-		t.Errorf("the owner has %d tasks, want 3", len(infos))
-	}
-	for i, id := range ids {
-		_, err := s.Get(ctx, id)
-		if kept := i >= 2; kept != (err == nil) {
-			t.Errorf("task %d of 5: found %v, want %v (%v)", i+1, err == nil, kept, err)
-		}
-	}
-	if _, err := s.get(ctx, "bob", theirs.ID); err != nil {
-		t.Errorf("another owner's task was pushed out: %v", err)
-	}
-	if _, err := s.Get(ctx, theirs.ID); !errors.Is(err, a2a.ErrTaskNotFound) {
-		t.Errorf("another owner's task is visible: %v", err)
-	}
-	// An ended task keeps its state.
-	ended := &a2a.Task{ID: ids[4], ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
-	if err := s.Save(ctx, ended); err == nil {
-		t.Error("a completed task was saved back to working")
-	}
-}
-
-// A cancel made on one replica survives a status update that the replica
-// running the task read before it and writes after it (the record is last
-// writer wins): reads see the task canceled, and the running replica's
-// next save is refused, which ends its execution.
-func TestSharedTaskCancelSurvivesAStaleWrite(t *testing.T) {
-	svc := newTestService(t, nil)
-	s := &sharedTaskStore{records: backing(svc).(fileserve.RecordStore), ledger: svc.ledger, maxPerOwner: 10}
-	ctx := context.Background()
-	task := &a2a.Task{ID: a2a.NewTaskID(), ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
-	if err := s.Save(ctx, task); err != nil {
-		t.Fatal(err)
-	}
-	stale, _ := json.Marshal(keptRecord{Owner: AnonymousOwner, Task: task}) // what the running replica read
-	canceled := *task
-	canceled.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled}
-	if err := s.Save(ctx, &canceled); err != nil { // the other replica's tasks/cancel
-		t.Fatal(err)
-	}
-	// The running replica's status update, checked against what it read before the cancel.
-	if err := s.records.PutRecord(ctx, a2aTaskKind, AnonymousOwner, string(task.ID), stale); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := s.Get(ctx, task.ID); err != nil || got.Status.State != a2a.TaskStateCanceled {
-		t.Errorf("after a stale write over the cancel: %v, %+v; want it canceled", err, got)
-	}
-	if !s.canceledElsewhere(ctx, task.ID) {
-		t.Error("the running replica does not see the cancel")
-	}
-	if err := s.Save(ctx, task); !errors.Is(err, a2a.ErrTaskNotCancelable) {
-		t.Errorf("the running replica's next status update: %v, want it refused", err)
-	}
 }

@@ -332,40 +332,6 @@ func TestA2AStatusIntervalSetting(t *testing.T) {
 	}
 }
 
-func TestA2ATaskStoreForgetsByAgeAndCount(t *testing.T) {
-	s := newA2ATaskStore(time.Hour, 24*time.Hour)
-	s.max = 3
-	ctx := context.Background()
-	save := func(id string, state a2a.TaskState) {
-		t.Helper()
-		if err := s.Save(ctx, &a2a.Task{ID: a2a.TaskID(id), ContextID: "c", Status: a2a.TaskStatus{State: state}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	save("running", a2a.TaskStateWorking)
-	save("done-1", a2a.TaskStateCompleted)
-	save("done-2", a2a.TaskStateFailed)
-	save("new", a2a.TaskStateSubmitted) // over the bound: the oldest finished task goes
-	if _, err := s.Get(ctx, "done-1"); !errors.Is(err, a2a.ErrTaskNotFound) {
-		t.Errorf("done-1 kept beyond the bound: %v", err)
-	}
-	for _, id := range []a2a.TaskID{"running", "done-2", "new"} {
-		if _, err := s.Get(ctx, id); err != nil {
-			t.Errorf("%s: %v", id, err)
-		}
-	}
-	// Finished tasks age out after keepDone; running ones stay.
-	s.mu.Lock()
-	for _, k := range s.tasks {
-		k.updated = k.updated.Add(-2 * time.Hour)
-	}
-	s.sweepLocked(time.Now())
-	s.mu.Unlock()
-	if n := s.len(); n != 2 {
-		t.Errorf("%d tasks after the sweep, want the 2 unfinished", n)
-	}
-}
-
 func TestA2AOtherOwnersCannotFollowOrCancelARunningTask(t *testing.T) {
 	const secret = "0123456789abcdef0123456789abcdef"
 	svc, srv := serveTestService(t, func(c *Config) { c.Auth, c.AuthJWTSecret = "jwt", secret })

@@ -15,6 +15,7 @@ import (
 	"github.com/agentura/agentura/agentcore/internal/callers"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/agentcore/internal/ops"
+	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/cleanup"
 	"github.com/agentura/agentura/fileserve"
@@ -57,10 +58,7 @@ type Config struct {
 	// and AWS_REGION.
 	AWSAccessKeyID, AWSSecretAccessKey, AWSSessionToken, AWSRegion string
 
-	A2AStatusInterval time.Duration // AGENT_A2A_STATUS_INTERVAL
-	TaskLease         time.Duration // AGENT_TASK_LEASE
-	TasksPerOwner     int           // AGENT_TASKS_PER_OWNER
-	MaxRevocations    int           // AGENT_MAX_REVOCATIONS
+	MaxRevocations int // AGENT_MAX_REVOCATIONS
 
 	MaxCallInputBytes int64    // AGENT_MAX_CALL_INPUT_BYTES: all file inputs of one tool call together; default 4 × MaxUploadBytes
 	AllowedOrigins    []string // AGENT_ALLOWED_ORIGINS: browser origins allowed to POST to /a2a and /uploads; empty: same origin only
@@ -68,6 +66,9 @@ type Config struct {
 	// Access: AGENT_AUTH and the bearer checks of jwt and oauth
 	// (AGENT_AUTH_JWT_*, AGENT_OAUTH_*).
 	callers.Access
+	// Policy: tasks' leases and limits (AGENT_TASK_LEASE,
+	// AGENT_TASKS_PER_OWNER, AGENT_A2A_STATUS_INTERVAL).
+	tasks.Policy
 	// Limits: call slots, the owner quota, rates, timeouts, connection
 	// caps (AGENT_MAX_CONCURRENT_CALLS ... AGENT_MAX_CLIENT_CONNECTIONS).
 	ops.Limits
@@ -171,14 +172,9 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.Duration(&c.ShutdownTimeout, "AGENT_SHUTDOWN_TIMEOUT", defaultShutdownTimeout,
 			"how long SIGTERM waits for tool calls and downloads in flight"),
 		settings.String(&c.LogLevel, "AGENT_LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`; `debug` logs every request with its id").Check(checkLogLevel),
-		settings.Duration(&c.A2AStatusInterval, "AGENT_A2A_STATUS_INTERVAL", defaultA2AStatusInterval,
-			"how often a running A2A task reports \"still running\" on `message/stream`"),
-		settings.Duration(&c.TaskLease, "AGENT_TASK_LEASE", defaultTaskLease,
-			"lease of a running task (MCP or A2A), renewed by its replica every quarter of it: a task whose replica "+
-				"died is reported `failed`, with the reason, at most this long after the last renewal"),
-		settings.Int(&c.TasksPerOwner, "AGENT_TASKS_PER_OWNER", defaultTasksPerOwner,
-			"tasks (MCP and A2A) one owner may have running at once, over every replica sharing the store; "+
-				"a new one beyond it is refused, saying so").Positive(),
+	}...)
+	list = append(list, c.Policy.Settings()...)
+	list = append(list, settings.List{
 		settings.Int(&c.MaxRevocations, "AGENT_MAX_REVOCATIONS", revocation.DefaultMaxPerOwner,
 			"revoked download URLs (`POST /files/revoke`) one owner may have whose tokens have not expired yet, over every replica "+
 				"sharing the store (for files of the anonymous owner, when there is no authentication: one client address, an IPv4 "+

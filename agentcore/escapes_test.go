@@ -9,62 +9,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/agentura/agentura/transfer"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 )
-
-// withOwner is a context carrying owner as the verified caller, as the
-// go-sdk's bearer middleware leaves it.
-func withOwner(owner string) context.Context {
-	var ctx context.Context
-	h := auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: owner, Expiration: time.Now().Add(time.Hour)}, nil
-	}, nil)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { ctx = r.Context() }))
-	r := httptest.NewRequest(http.MethodGet, "/", nil)
-	r.Header.Set("Authorization", "Bearer x")
-	h.ServeHTTP(httptest.NewRecorder(), r)
-	return ctx
-}
-
-// E11: one owner's flood of tasks evicts its own, never another's; a task
-// given up says it was forgotten.
-func TestA2ATaskLimitsArePerOwner(t *testing.T) {
-	s := newA2ATaskStore(time.Hour, 24*time.Hour)
-	s.max, s.maxPerOwner = 40, 10
-	alice, mallory := withOwner("alice"), withOwner("mallory")
-	done := a2a.TaskStatus{State: a2a.TaskStateCompleted}
-	if err := s.Save(alice, &a2a.Task{ID: "alice-1", ContextID: "c", Status: done}); err != nil {
-		t.Fatal(err)
-	}
-	var first a2a.TaskID
-	for i := range 200 {
-		id := a2a.NewTaskID()
-		if i == 0 {
-			first = id
-		}
-		if err := s.Save(mallory, &a2a.Task{ID: id, ContextID: "c", Status: done}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := s.Get(alice, "alice-1"); err != nil {
-		t.Errorf("mallory's 200 tasks evicted alice's: %v", err)
-	}
-	_, err := s.Get(mallory, first)
-	if !errors.Is(err, a2a.ErrTaskNotFound) || !strings.Contains(err.Error(), "forgotten") {
-		t.Errorf("mallory's first task: %v, want a not-found error saying it was forgotten", err)
-	}
-	if _, err := s.Get(alice, first); err == nil || strings.Contains(err.Error(), "forgotten") {
-		t.Errorf("another owner learns of mallory's forgotten task: %v", err)
-	}
-}
 
 // E8: a validation error over a huge argument is a few KiB, however the
 // input is shaped.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -12,13 +13,13 @@ import (
 const ImageMaxBytes = 1 << 20
 
 // images are the image content blocks of the outputs marked ShowImage.
-func (s *Service) images(ctx context.Context, res *Result) []mcp.Content {
+func (s *Service) images(ctx context.Context, res *calls.Result) []mcp.Content {
 	var out []mcp.Content
-	for i, show := range res.images {
-		if !show || i >= len(res.stored) {
+	for i, show := range res.Images {
+		if !show || i >= len(res.Stored) {
 			continue
 		}
-		m := res.stored[i]
+		m := res.Stored[i]
 		if !strings.HasPrefix(m.MIMEType, "image/") || m.Size > ImageMaxBytes {
 			s.log.Debug("output not shown as an image", "name", m.Name, "mime_type", m.MIMEType, "size", m.Size, "max", ImageMaxBytes)
 			continue

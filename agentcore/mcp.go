@@ -76,7 +76,7 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 			out.SetError(err)
 		} else {
 			s.producedChanged(ctx, scope, res.stored)
-			out = s.renderMCP(ctx, res)
+			out = s.renderMCP(ctx, res.outcome())
 		}
 		if handle != "" {
 			if out.Meta == nil {
@@ -121,10 +121,10 @@ func ownerOfExtra(extra *mcp.RequestExtra) string {
 // renderMCP turns a result into MCP content: the tool's text, a line naming
 // each produced file (for models without middleware), a resource_link per
 // file, and an embedded resource per file up to EmbedMaxBytes.
-func (s *Service) renderMCP(ctx context.Context, res *Result) *mcp.CallToolResult {
+func (s *Service) renderMCP(ctx context.Context, res *calls.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{StructuredContent: res.Structured()}
-	if len(res.meta) > 0 {
-		out.Meta = mcp.Meta(res.meta)
+	if len(res.Meta) > 0 {
+		out.Meta = mcp.Meta(res.Meta)
 	}
 	if res.Text != "" {
 		out.Content = append(out.Content, &mcp.TextContent{Text: res.Text})
@@ -143,10 +143,10 @@ func (s *Service) renderMCP(ctx context.Context, res *Result) *mcp.CallToolResul
 		})
 	}
 	for i, f := range res.Files {
-		if i >= len(res.stored) || s.cfg.EmbedMaxBytes <= 0 || f.SizeBytes > s.cfg.EmbedMaxBytes {
+		if i >= len(res.Stored) || s.cfg.EmbedMaxBytes <= 0 || f.SizeBytes > s.cfg.EmbedMaxBytes {
 			continue
 		}
-		if e := s.embed(ctx, res.stored[i], f.DownloadURL); e != nil {
+		if e := s.embed(ctx, res.Stored[i], f.DownloadURL); e != nil {
 			out.Content = append(out.Content, e)
 		}
 	}

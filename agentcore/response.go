@@ -9,9 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -62,42 +62,20 @@ type Result struct {
 	meta   map[string]any   // the MCP result's _meta (attach_file's capability)
 }
 
+// outcome is r as the bindings render it.
+func (r *Result) outcome() *calls.Result {
+	return &calls.Result{Text: r.Text, Data: r.Data, Files: r.Files, Stored: r.stored, Images: r.images, Meta: r.meta}
+}
+
 // TextResult is a result with text only.
 func TextResult(text string) *Result { return &Result{Text: text} }
 
 // Structured returns the structured content of r: Data plus the files.
-func (r *Result) Structured() map[string]any {
-	out := make(map[string]any, len(r.Data)+4)
-	for k, v := range r.Data {
-		out[k] = v
-	}
-	switch len(r.Files) {
-	case 0:
-	case 1:
-		f := r.Files[0]
-		out["download_url"] = f.DownloadURL
-		out["filename"] = f.Filename
-		out["mime_type"] = f.MIMEType
-		out["size_bytes"] = f.SizeBytes
-		out["sha256"] = f.SHA256
-		if f.File != nil {
-			out["file"] = f.File
-		}
-	default:
-		out["files"] = r.Files
-	}
-	return out
-}
+func (r *Result) Structured() map[string]any { return r.outcome().Structured() }
 
 // ProducedLines are the lines naming each produced file for a model that has
 // no client middleware: "Tool produced: report.pptx (PowerPoint, 1.0 MB) <url>".
-func (r *Result) ProducedLines() []string {
-	lines := make([]string, len(r.Files))
-	for i, f := range r.Files {
-		lines[i] = transfer.ProducedPrefix + filetype.Describe(f.Filename, f.MIMEType, f.SizeBytes) + " " + f.DownloadURL
-	}
-	return lines
-}
+func (r *Result) ProducedLines() []string { return r.outcome().ProducedLines() }
 
 // FileResponse stores outputs for the caller and returns the result that
 // hands them out: per file a random id, an atomic write, metadata, and a

@@ -45,6 +45,7 @@ import (
 	"github.com/agentura/agentura/agentcore/internal/callers"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/agentcore/internal/ops"
+	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/cleanup"
@@ -101,8 +102,8 @@ type Service struct {
 	requests requestContexts // stateless MCP requests in flight (cancel.go)
 	// ledger is what MCP and A2A tasks share (tasks.go), tasks the MCP
 	// tasks; both nil when the store keeps no records.
-	ledger         *taskLedger
-	tasks          *mcpTasks
+	ledger         *tasks.Ledger
+	tasks          *tasks.MCP
 	taskListeners  taskWake       // wakes task listen streams (tasks_http.go)
 	sessionStreams sessionStreams // 2025-11-25 standing streams, for task notifications
 
@@ -242,7 +243,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		BeforeSweep: func(context.Context) { s.reapStopped(temp) },
 		AfterSweep: func(ctx context.Context) {
 			if s.ledger != nil {
-				s.ledger.recharge(ctx)
+				s.ledger.Recharge(ctx)
 			}
 		},
 		Rules: []cleanup.Rule{
@@ -250,8 +251,8 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			{Area: fileserve.Staging, TTL: cfg.StagingTTL},
 		},
 		Records: []cleanup.RecordRule{
-			{Kind: a2aTaskKind, TTL: cfg.OutputTTL}, {Kind: mcpTaskKind, TTL: cfg.OutputTTL},
-			{Kind: taskCancelKind, TTL: cfg.OutputTTL}, {Kind: taskLeaseKind, TTL: taskLeaseSweep},
+			{Kind: tasks.A2AKind, TTL: cfg.OutputTTL}, {Kind: tasks.MCPKind, TTL: cfg.OutputTTL},
+			{Kind: tasks.CancelKind, TTL: cfg.OutputTTL}, {Kind: tasks.LeaseKind, TTL: tasks.LeaseSweep},
 			{Kind: transport.ScopeRecordKind, TTL: cfg.OutputTTL}, {Kind: revocation.Kind, TTL: cfg.revocationTTL()},
 			{Kind: transport.TicketRecordKind, TTL: cfg.StagingTTL},
 		},
@@ -263,13 +264,48 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if err != nil {
 		return nil, &ConfigError{Var: "AGENT_CLEANUP_SCHEDULE", Value: cfg.CleanupSchedule, Err: err}
 	}
-	s.openTasks(store)
+	s.openTasks()
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version}, s.serverOptions())
 	s.serveResources()
 	s.serveViews()
 	s.serveTasks()
 	s.serveFileTransfer()
 	return s, nil
+}
+
+// openTasks sets up the tasks of a store that keeps records: the ledger
+// both protocols share and the MCP tasks.
+func (s *Service) openTasks() {
+	rs, ok := fileserve.As[fileserve.RecordStore](s.store)
+	if !ok {
+		return
+	}
+	quota, _ := fileserve.As[fileserve.Reserver](s.store)
+	s.ledger = tasks.NewLedger(rs, quota, s.cfg.TaskLease, s.cfg.TasksPerOwner, s.log, tasks.MCPKind, tasks.A2AKind)
+	s.tasks = tasks.NewMCP(s.ledger, s.cfg.OutputTTL, runner{s}, s.discardStored, s.producedChanged, s.log)
+}
+
+// waitTasks lets the tasks running here finish until ctx ends, then ends
+// the rest failed: the agent is shutting down.
+func (s *Service) waitTasks(ctx context.Context) {
+	if s.ledger != nil && !s.ledger.Wait(ctx) {
+		s.log.Warn("tasks still running at shutdown end failed; their callers call again")
+	}
+	s.closeTasks()
+}
+
+// closeTasks ends the tasks running here failed, and waits for them.
+func (s *Service) closeTasks() {
+	if s.ledger != nil {
+		s.ledger.Close(tasks.ErrShutdown)
+	}
+}
+
+// discardStored deletes outputs nobody will take.
+func (s *Service) discardStored(ctx context.Context, metas []fileserve.Meta) {
+	for _, m := range metas {
+		_ = s.store.Delete(context.WithoutCancel(ctx), m.Area, m.Owner, m.ID)
+	}
 }
 
 // loadKeys returns the URL signing keys: from AGENT_SIGNING_KEY, from

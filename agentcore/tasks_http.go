@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -175,7 +176,7 @@ func (s *Service) serveTaskListen(w http.ResponseWriter, r *http.Request, l *tas
 		if len(agreed) == maxListenTasks {
 			break
 		}
-		if _, err := s.tasks.read(ctx, owner, id); err == nil {
+		if _, err := s.tasks.Read(ctx, owner, id); err == nil {
 			agreed = append(agreed, id)
 		}
 	}
@@ -198,7 +199,7 @@ func (s *Service) serveTaskListen(w http.ResponseWriter, r *http.Request, l *tas
 				continue
 			}
 			open++
-			t, err := s.tasks.get(ctx, owner, id)
+			t, err := s.tasks.Get(ctx, owner, id)
 			if err != nil {
 				continue // expired meanwhile: nothing more will be told
 			}
@@ -207,7 +208,7 @@ func (s *Service) serveTaskListen(w http.ResponseWriter, r *http.Request, l *tas
 				continue
 			}
 			key := fmt.Sprint(t.Status, t.Message, t.Updated.UnixNano(), t.Progress)
-			if t.ended() {
+			if t.Ended() {
 				key = "ended"
 			}
 			if sent[id] == key {
@@ -223,7 +224,7 @@ func (s *Service) serveTaskListen(w http.ResponseWriter, r *http.Request, l *tas
 				return
 			}
 			sent[id] = key
-			if t.ended() {
+			if t.Ended() {
 				open--
 			}
 		}
@@ -260,7 +261,7 @@ func (w *taskWake) wait() <-chan struct{} {
 }
 
 // changed wakes every listen stream; it is a taskCall's changed hook.
-func (w *taskWake) changed(*mcpTask) {
+func (w *taskWake) changed(*tasks.Task) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ch != nil {
@@ -383,9 +384,9 @@ func (iw *injectingWriter) close() {
 // taskStatusNotifier is the changed hook of a task a 2025-11-25 session
 // made: notifications/tasks/status on the session's standing stream (the
 // requestor may not rely on them, and polls; they save it a poll).
-func (s *Service) taskStatusNotifier(r *mcp.CallToolRequest) func(*mcpTask) {
+func (s *Service) taskStatusNotifier(r *mcp.CallToolRequest) func(*tasks.Task) {
 	id := sessionID(r)
-	return func(t *mcpTask) {
+	return func(t *tasks.Task) {
 		s.taskListeners.changed(t)
 		if id == "" {
 			return

@@ -23,6 +23,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 
+	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/testkit/mcptest"
 	"github.com/agentura/agentura/internal/testkit/s3test"
@@ -533,20 +534,20 @@ func TestTaskLeaseLapsed(t *testing.T) {
 		}
 	}
 	now := time.Now()
-	working := func(id string, updated time.Time) *mcpTask {
-		return &mcpTask{ID: id, Owner: AnonymousOwner, Tool: "long", Status: taskWorking, Created: updated, Updated: updated, TTL: time.Hour}
+	working := func(id string, updated time.Time) *tasks.Task {
+		return &tasks.Task{ID: id, Owner: AnonymousOwner, Tool: "long", Status: tasks.Working, Created: updated, Updated: updated, TTL: time.Hour}
 	}
-	put(mcpTaskKind, "LAPSED", working("LAPSED", now))
-	put(taskLeaseKind, "LAPSED", taskLease{Replica: "dead", Until: now.Add(-time.Second)})
-	put(mcpTaskKind, "NEVERLEASED", working("NEVERLEASED", now.Add(-time.Minute)))
-	put(mcpTaskKind, "ALIVE", working("ALIVE", now.Add(-time.Minute)))
-	put(taskLeaseKind, "ALIVE", taskLease{Replica: "other", Until: now.Add(time.Minute)})
+	put(tasks.MCPKind, "LAPSED", working("LAPSED", now))
+	put(tasks.LeaseKind, "LAPSED", map[string]any{"replica": "dead", "until": now.Add(-time.Second)})
+	put(tasks.MCPKind, "NEVERLEASED", working("NEVERLEASED", now.Add(-time.Minute)))
+	put(tasks.MCPKind, "ALIVE", working("ALIVE", now.Add(-time.Minute)))
+	put(tasks.LeaseKind, "ALIVE", map[string]any{"replica": "other", "until": now.Add(time.Minute)})
 	for _, id := range []string{"LAPSED", "NEVERLEASED"} {
 		got := getTask(t, c, id)
 		if got.Status != "failed" || got.Error == nil || !strings.Contains(got.Error.Message, "lease ran out") || !strings.Contains(got.StatusMessage, "replica") {
 			t.Errorf("task %s after its replica died: %+v", id, got)
 		}
-		if rec, err := svc.tasks.read(ctx, AnonymousOwner, id); err != nil || rec.Status != taskFailed {
+		if rec, err := svc.tasks.Read(ctx, AnonymousOwner, id); err != nil || rec.Status != tasks.Failed {
 			t.Errorf("task %s: the failure is not recorded: %v %+v", id, err, rec)
 		}
 	}
@@ -556,16 +557,16 @@ func TestTaskLeaseLapsed(t *testing.T) {
 	// A task past its TTL is gone for its caller, whether or not the
 	// sweeper removed it yet.
 	old := working("OLD", now.Add(-2*time.Hour))
-	old.Status, old.Result = taskCompleted, &keptResult{Text: "done long ago"}
-	put(mcpTaskKind, "OLD", old)
+	old.Status, old.Result = tasks.Completed, &tasks.KeptResult{Text: "done long ago"}
+	put(tasks.MCPKind, "OLD", old)
 	if ans := send(t, c, "tasks/get", map[string]any{"taskId": "OLD"}); ans.Response.Error == nil || ans.Response.Error.Code != -32602 ||
 		!strings.Contains(ans.Response.Error.Message, "expired") {
 		t.Errorf("tasks/get of a task past its TTL: %s %+v", ans.Response.Result, ans.Response.Error)
 	}
 
-	shared := &sharedTaskStore{records: rs, ledger: svc.ledger, maxPerOwner: 10}
+	shared := tasks.NewShared(rs, svc.ledger, ownerFromContext)
 	task := &a2a.Task{ID: a2a.NewTaskID(), ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
-	put(a2aTaskKind, string(task.ID), keptRecord{Owner: AnonymousOwner, Task: task, Updated: now.Add(-time.Minute)})
+	put(tasks.A2AKind, string(task.ID), map[string]any{"owner": AnonymousOwner, "task": task, "updated": now.Add(-time.Minute)})
 	got, err := shared.Get(ctx, task.ID)
 	if err != nil || got.Status.State != a2a.TaskStateFailed || got.Status.Message == nil ||
 		!strings.Contains(fmt.Sprint(got.Status.Message.Parts), "lease ran out") {
@@ -680,7 +681,7 @@ func TestTaskNotificationsOnListen(t *testing.T) {
 
 // The sweeper removes the task records past their age — MCP task records
 // and cancel markers AGENT_OUTPUT_TTL after their last write, leases
-// taskLeaseSweep after theirs — and leaves younger ones; the owner's
+// tasks.LeaseSweep after theirs — and leaves younger ones; the owner's
 // charge counts only the task records left against the quota as soon as
 // the sweep ends.
 func TestSweeperRemovesExpiredTaskRecords(t *testing.T) {
@@ -692,7 +693,7 @@ func TestSweeperRemovesExpiredTaskRecords(t *testing.T) {
 	svc := newTestService(t, func(c *Config) { c.Store, c.OutputTTL, c.OwnerQuotaBytes = disk, ttl, 1<<20 })
 	ctx := context.Background()
 	const owner = "alice"
-	ages := map[string]time.Duration{mcpTaskKind: ttl, taskCancelKind: ttl, taskLeaseKind: taskLeaseSweep}
+	ages := map[string]time.Duration{tasks.MCPKind: ttl, tasks.CancelKind: ttl, tasks.LeaseKind: tasks.LeaseSweep}
 	for kind, age := range ages {
 		for id, written := range map[string]time.Time{"OLD": time.Now().Add(-age - time.Minute), "YOUNG": time.Now().Add(-age + time.Minute)} {
 			if err := disk.PutRecord(ctx, kind, owner, id, []byte(`{}`)); err != nil {
@@ -711,11 +712,11 @@ func TestSweeperRemovesExpiredTaskRecords(t *testing.T) {
 		}
 		return used
 	}
-	if err := svc.ledger.charge(ctx, owner, 0, false); err != nil { // as a task's start or end does
+	if err := svc.ledger.Charge(ctx, owner, 0, false); err != nil { // as a task's start or end does
 		t.Fatal(err)
 	}
-	if got := charged(); got != 2*taskRecordCharge {
-		t.Errorf("before the sweep the owner is charged %d bytes, want its 2 MCP task records (%d)", got, 2*taskRecordCharge)
+	if got := charged(); got != 2*tasks.RecordCharge {
+		t.Errorf("before the sweep the owner is charged %d bytes, want its 2 MCP task records (%d)", got, 2*tasks.RecordCharge)
 	}
 
 	svc.sweeper.Sweep(ctx)
@@ -729,7 +730,7 @@ func TestSweeperRemovesExpiredTaskRecords(t *testing.T) {
 			t.Errorf("%s records after the sweep: %v %v, want YOUNG only", kind, names, err)
 		}
 	}
-	if got := charged(); got != taskRecordCharge {
-		t.Errorf("after the sweep the owner is charged %d bytes, want its one MCP task record left (%d)", got, taskRecordCharge)
+	if got := charged(); got != tasks.RecordCharge {
+		t.Errorf("after the sweep the owner is charged %d bytes, want its one MCP task record left (%d)", got, tasks.RecordCharge)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/agentcore/internal/calls"
+	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -290,14 +291,14 @@ func (s *Service) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp
 			return toolError(err)
 		}
 	}
-	c := taskCall{tool: def.Name, owner: ownerOfExtra(r.Extra), scope: scope, handle: handle, raw: r.Params.Arguments, ttl: ttl}
+	c := tasks.Call{Tool: def.Name, Owner: ownerOfExtra(r.Extra), Scope: scope, Handle: handle, Args: r.Params.Arguments, TTL: ttl}
 	if r.Extra != nil {
-		c.requestID = r.Extra.Header.Get("X-Request-Id")
-		c.staged = s.inline.Claim(r.Extra.Header) // read by the task, after the answer
+		c.RequestID = r.Extra.Header.Get("X-Request-Id")
+		c.Staged = s.inline.Claim(r.Extra.Header) // read by the task, after the answer
 	}
 	if token := r.Params.GetProgressToken(); token != nil && r.Session != nil {
 		session, detached := r.Session, context.WithoutCancel(ctx)
-		c.progress = func(p calls.Progress) {
+		c.Progress = func(p calls.Progress) {
 			err := session.NotifyProgress(detached, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.Done, Total: p.Total, Message: p.Message})
 			if err != nil {
 				s.log.Debug("task progress not sent to its request", "tool", def.Name, "err", err)
@@ -305,16 +306,16 @@ func (s *Service) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp
 		}
 	}
 	if legacy {
-		c.changed = s.taskStatusNotifier(r)
+		c.Changed = s.taskStatusNotifier(r)
 	} else {
-		c.changed = s.taskListeners.changed
+		c.Changed = s.taskListeners.changed
 	}
-	t, ended, err := s.tasks.start(ctx, c)
+	t, ended, err := s.tasks.Start(ctx, c)
 	if err != nil {
 		if _, ok := errors.AsType[*fileserve.QuotaError](err); ok {
 			return toolError(fmt.Errorf("%s was not started: %w", def.Name, err))
 		}
-		if _, ok := errors.AsType[errTooManyTasks](err); ok {
+		if _, ok := errors.AsType[tasks.TooManyError](err); ok {
 			return toolError(err)
 		}
 		return toolError(fmt.Errorf("%s could not be started as a task: %w", def.Name, err))
@@ -325,9 +326,9 @@ func (s *Service) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp
 		case <-time.After(taskGrace):
 		case <-ctx.Done():
 		}
-		if done, err := s.tasks.read(context.WithoutCancel(ctx), c.owner, t.ID); err == nil && done.Status == taskCompleted {
-			if res, err := s.tasks.callResult(ctx, done); err == nil {
-				s.tasks.forget(context.WithoutCancel(ctx), done)
+		if done, err := s.tasks.Read(context.WithoutCancel(ctx), c.Owner, t.ID); err == nil && done.Status == tasks.Completed {
+			if res, err := s.endedResult(ctx, done); err == nil {
+				s.tasks.Forget(context.WithoutCancel(ctx), done)
 				return res, nil, true
 			}
 		} else if err == nil {
@@ -352,7 +353,7 @@ func (s *Service) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp
 }
 
 // taskFields are the fields of a Task common to both revisions.
-func taskFields(t *mcpTask) map[string]any {
+func taskFields(t *tasks.Task) map[string]any {
 	m := map[string]any{
 		"taskId":        t.ID,
 		"status":        t.Status,
@@ -367,15 +368,15 @@ func taskFields(t *mcpTask) map[string]any {
 
 // pollInterval is how often a client should ask about t: often at first,
 // less as the task goes on (a tenth of its age, between 0.5 and 5 s).
-func pollInterval(t *mcpTask) time.Duration {
+func pollInterval(t *tasks.Task) time.Duration {
 	return min(max(time.Since(t.Created)/10, 500*time.Millisecond), 5*time.Second)
 }
 
 // task2026 is t as a 2026-07-28 Task.
-func (s *Service) task2026(t *mcpTask) map[string]any {
+func (s *Service) task2026(t *tasks.Task) map[string]any {
 	m := taskFields(t)
 	m["ttlMs"] = t.TTL.Milliseconds()
-	if !t.ended() {
+	if !t.Ended() {
 		m["pollIntervalMs"] = pollInterval(t).Milliseconds()
 	}
 	return m
@@ -383,13 +384,13 @@ func (s *Service) task2026(t *mcpTask) map[string]any {
 
 // task2025 is t as a 2025-11-25 Task: a tool result with isError is a
 // failed task there.
-func (s *Service) task2025(t *mcpTask) map[string]any {
+func (s *Service) task2025(t *tasks.Task) map[string]any {
 	m := taskFields(t)
-	if t.Status == taskCompleted && t.Result != nil && t.Result.IsError {
-		m["status"] = taskFailed
+	if t.Status == tasks.Completed && t.Result != nil && t.Result.IsError {
+		m["status"] = tasks.Failed
 	}
 	m["ttl"] = t.TTL.Milliseconds()
-	if !t.ended() {
+	if !t.Ended() {
 		m["pollInterval"] = pollInterval(t).Milliseconds()
 	}
 	return m
@@ -397,24 +398,24 @@ func (s *Service) task2025(t *mcpTask) map[string]any {
 
 // detailed2026 is the DetailedTask of 2026-07-28: the Task with, once
 // ended, its result or error; _meta holds the last progress report.
-func (s *Service) detailed2026(ctx context.Context, t *mcpTask) (map[string]any, mcp.Meta, error) {
+func (s *Service) detailed2026(ctx context.Context, t *tasks.Task) (map[string]any, mcp.Meta, error) {
 	m := s.task2026(t)
 	switch {
-	case t.Status == taskCompleted:
-		res, err := s.tasks.callResult(ctx, t)
+	case t.Status == tasks.Completed:
+		res, err := s.endedResult(ctx, t)
 		if err != nil {
 			return nil, nil, err
 		}
 		m["result"] = res
-	case t.Status == taskFailed && t.Error != nil:
+	case t.Status == tasks.Failed && t.Error != nil:
 		m["error"] = t.Error
 	}
 	return m, progressMeta(t), nil
 }
 
 // progressMeta is the _meta of a running task with progress.
-func progressMeta(t *mcpTask) mcp.Meta {
-	if t.Progress == nil || t.ended() {
+func progressMeta(t *tasks.Task) mcp.Meta {
+	if t.Progress == nil || t.Ended() {
 		return nil
 	}
 	p := map[string]any{"progress": t.Progress.Done}
@@ -426,7 +427,7 @@ func progressMeta(t *mcpTask) mcp.Meta {
 
 // taskLookupError is the JSON-RPC error of a task that cannot be read.
 func taskLookupError(err error) error {
-	if errors.Is(err, errTaskNotFound) || errors.Is(err, errTaskExpired) {
+	if errors.Is(err, tasks.ErrNotFound) || errors.Is(err, tasks.ErrExpired) {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: " + err.Error()}
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Failed to retrieve task: " + err.Error()}
@@ -434,7 +435,7 @@ func taskLookupError(err error) error {
 
 // taskGet answers tasks/get.
 func (s *Service) taskGet(ctx context.Context, c taskCaller, p *taskParams) (mcp.Result, error) {
-	t, err := s.tasks.get(ctx, c.owner, p.TaskID)
+	t, err := s.tasks.Get(ctx, c.owner, p.TaskID)
 	if err != nil {
 		return nil, taskLookupError(err)
 	}
@@ -453,14 +454,14 @@ func (s *Service) taskGet(ctx context.Context, c taskCaller, p *taskParams) (mcp
 // task on 2025-11-25 (which refuses to cancel a task that ended).
 func (s *Service) taskCancel(ctx context.Context, c taskCaller, p *taskParams) (mcp.Result, error) {
 	if !c.modern {
-		if t, err := s.tasks.get(ctx, c.owner, p.TaskID); err != nil {
+		if t, err := s.tasks.Get(ctx, c.owner, p.TaskID); err != nil {
 			return nil, taskLookupError(err)
-		} else if t.ended() {
+		} else if t.Ended() {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
 				"Cannot cancel task: already in terminal status '%s'", s.task2025(t)["status"])}
 		}
 	}
-	t, err := s.tasks.cancel(ctx, c.owner, p.TaskID)
+	t, err := s.tasks.Cancel(ctx, c.owner, p.TaskID)
 	if err != nil {
 		return nil, taskLookupError(err)
 	}
@@ -477,7 +478,7 @@ func (s *Service) taskUpdate(ctx context.Context, c taskCaller, p *taskParams) (
 	if !c.modern {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/update is a method of the Tasks extension of MCP 2026-07-28"}
 	}
-	if _, err := s.tasks.get(ctx, c.owner, p.TaskID); err != nil {
+	if _, err := s.tasks.Get(ctx, c.owner, p.TaskID); err != nil {
 		return nil, taskLookupError(err)
 	}
 	return &wireResult{fields: map[string]any{"resultType": "complete"}}, nil
@@ -490,15 +491,15 @@ func (s *Service) taskResult(ctx context.Context, c taskCaller, p *taskParams) (
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/result is gone in MCP 2026-07-28: tasks/get carries the result of an ended task"}
 	}
 	for {
-		t, err := s.tasks.get(ctx, c.owner, p.TaskID)
+		t, err := s.tasks.Get(ctx, c.owner, p.TaskID)
 		if err != nil {
 			return nil, taskLookupError(err)
 		}
-		if t.ended() {
+		if t.Ended() {
 			related := mcp.Meta{metaRelatedTask: map[string]any{"taskId": t.ID}}
 			switch {
-			case t.Status == taskCompleted:
-				res, err := s.tasks.callResult(ctx, t)
+			case t.Status == tasks.Completed:
+				res, err := s.endedResult(ctx, t)
 				if err != nil {
 					return nil, taskLookupError(err)
 				}
@@ -512,8 +513,8 @@ func (s *Service) taskResult(ctx context.Context, c taskCaller, p *taskParams) (
 			}
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task was cancelled: it has no result"}
 		}
-		wait := time.After(taskCancelPoll)
-		if ch := s.tasks.endedHere(t.ID); ch != nil {
+		wait := time.After(tasks.CancelPoll)
+		if ch := s.tasks.EndedHere(t.ID); ch != nil {
 			wait = nil
 			select {
 			case <-ch:
@@ -550,7 +551,7 @@ func (s *Service) taskList(ctx context.Context, c taskCaller, p *taskParams) (mc
 	tasks := []map[string]any{}
 	var next string
 	if c.owner != AnonymousOwner || c.scope != "" {
-		all, err := s.tasks.list(ctx, c.owner, c.scope)
+		all, err := s.tasks.List(ctx, c.owner, c.scope)
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "list tasks: " + err.Error()}
 		}
@@ -566,4 +567,32 @@ func (s *Service) taskList(ctx context.Context, c taskCaller, p *taskParams) (mc
 		fields["nextCursor"] = next
 	}
 	return &wireResult{fields: fields}, nil
+}
+
+// endedResult is the CallToolResult of an ended task, its files' URLs
+// signed now.
+func (s *Service) endedResult(ctx context.Context, t *tasks.Task) (*mcp.CallToolResult, error) {
+	k := t.Result
+	if k == nil {
+		return nil, fmt.Errorf("task %s has no result", t.ID)
+	}
+	var out *mcp.CallToolResult
+	if k.IsError {
+		out = &mcp.CallToolResult{}
+		out.SetError(errors.New(k.Text))
+	} else {
+		res := &calls.Result{Text: k.Text, Data: k.Data, Stored: k.Files, Images: k.Images}
+		for _, f := range k.Files {
+			pf, err := s.producedFile(f)
+			if err != nil {
+				return nil, err
+			}
+			res.Files = append(res.Files, pf)
+		}
+		out = s.renderMCP(ctx, res)
+	}
+	if t.Handle != "" {
+		out.Meta = mcp.Meta{transfer.MetaOwner: t.Handle}
+	}
+	return out, nil
 }

@@ -1,4 +1,25 @@
-package agentcore
+// Package tasks is the one task engine of MCP and A2A: tasks, of either
+// protocol, are records of the file store
+// (fileserve.RecordStore): every replica sharing the store reads them, and
+// they outlive a restart. What the two kinds share lives here, once:
+//
+//   - a lease: the replica running a task writes a lease record and renews
+//     it every lease/4; a task whose lease ran out (its replica died, or
+//     lost the store) is reported failed, with the reason, by whichever
+//     replica is asked, never "working" forever;
+//   - a cancel marker: a cancel on any replica writes it (and stops the
+//     work at once when this replica runs it); the running replica polls
+//     for it every CancelPoll, so the work stops within a second
+//     wherever it runs;
+//   - the owner's charge: task records count against the owner's quota
+//     (AGENT_OWNER_QUOTA_BYTES) like files, and an owner has at most
+//     maxLive tasks running at once.
+//
+// The protocol's own record (an a2a.Task, an MCP task) is written by its
+// store (a2a_shared.go, mcp.go); lease and cancel marker are
+// records of their own, written by one writer each, so that neither is lost
+// to the other's rewrite of the task.
+package tasks
 
 import (
 	"context"
@@ -14,70 +35,50 @@ import (
 	"github.com/agentura/agentura/fileserve"
 )
 
-// Tasks, MCP and A2A alike, are records of the file store
-// (fileserve.RecordStore): every replica sharing the store reads them, and
-// they outlive a restart. What the two kinds share lives here, once:
-//
-//   - a lease: the replica running a task writes a lease record and renews
-//     it every lease/4; a task whose lease ran out (its replica died, or
-//     lost the store) is reported failed, with the reason, by whichever
-//     replica is asked, never "working" forever;
-//   - a cancel marker: a cancel on any replica writes it (and stops the
-//     work at once when this replica runs it); the running replica polls
-//     for it every taskCancelPoll, so the work stops within a second
-//     wherever it runs;
-//   - the owner's charge: task records count against the owner's quota
-//     (AGENT_OWNER_QUOTA_BYTES) like files, and an owner has at most
-//     maxLive tasks running at once.
-//
-// The protocol's own record (an a2a.Task, an MCP task) is written by its
-// store (a2a_shared_tasks.go, tasks_mcp.go); lease and cancel marker are
-// records of their own, written by one writer each, so that neither is lost
-// to the other's rewrite of the task.
-
 // Kinds of the records tasks share.
 const (
-	// taskLeaseKind records which replica runs a task, until when.
-	taskLeaseKind = "task-leases"
-	// taskCancelKind marks a task canceled by its caller.
-	taskCancelKind = "task-cancels"
+	// LeaseKind records which replica runs a task, until when.
+	LeaseKind = "task-leases"
+	// CancelKind marks a task canceled by its caller.
+	CancelKind = "task-cancels"
 )
 
 // Timings of tasks.
 const (
-	// defaultTaskLease is how long a running task's lease lasts unless
+	// defaultLease is how long a running task's lease lasts unless
 	// renewed: a task whose replica stopped is reported failed this long
 	// after its last renewal, at most.
-	defaultTaskLease = 15 * time.Second
-	// taskCancelPoll is how often a running task looks for a cancel made
-	// on another replica.
-	taskCancelPoll = 250 * time.Millisecond
-	// defaultTasksPerOwner is how many tasks one owner may have running at
+	defaultLease = 15 * time.Second
+	// CancelPoll is how often a running task looks for a cancel made on
+	// another replica.
+	CancelPoll = 250 * time.Millisecond
+	// defaultPerOwner is how many tasks one owner may have running at
 	// once (MCP and A2A together).
-	defaultTasksPerOwner = 64
-	// taskRecordCharge is the least a task record counts against the
+	defaultPerOwner = 64
+	// RecordCharge is the least a task record counts against the
 	// quota: a small record costs the store as much as this.
-	taskRecordCharge = 4 << 10
-	// taskLeaseSweep is the age at which the sweeper removes a lease
-	// record (one a running task renews is never this old).
-	taskLeaseSweep = time.Hour
+	RecordCharge = 4 << 10
+	// LeaseSweep is the age at which the sweeper removes a lease record
+	// (one a running task renews is never this old).
+	LeaseSweep = time.Hour
 )
 
 // Causes a running task's context ends with.
 var (
-	// errTaskCanceled: the caller canceled the task, here or elsewhere.
-	errTaskCanceled = errors.New("canceled by the caller")
-	// errLeaseLost: this replica could not renew the task's lease, so
+	// ErrCanceled: the caller canceled the task, here or elsewhere.
+	ErrCanceled = errors.New("canceled by the caller")
+	// ErrLeaseLost: this replica could not renew the task's lease, so
 	// other replicas report the task failed; the work stops.
-	errLeaseLost = errors.New("the task's lease could not be renewed (the store did not answer)")
-	// errTaskShutdown: the agent shut down before the task ended.
-	errTaskShutdown = errors.New("the agent replica shut down before the task finished")
+	ErrLeaseLost = errors.New("the task's lease could not be renewed (the store did not answer)")
+	// ErrShutdown: the agent shut down before the task ended.
+	ErrShutdown = errors.New("the agent replica shut down before the task finished")
 )
 
-// errTooManyTasks is the error of a task over the owner's limit.
-type errTooManyTasks struct{ limit int }
+// TooManyError is the error of a task over the owner's limit.
+type TooManyError struct{ limit int }
 
-func (e errTooManyTasks) Error() string {
+// Error says how many tasks the caller may run and what to do.
+func (e TooManyError) Error() string {
 	return fmt.Sprintf("you have %d tasks running, the most this agent runs for one caller (AGENT_TASKS_PER_OWNER); "+
 		"wait for one to end, or cancel one, and try again", e.limit)
 }
@@ -88,10 +89,10 @@ type taskLease struct {
 	Until   time.Time `json:"until"`
 }
 
-// taskLedger is what tasks of either protocol share: leases, cancel
-// markers, the count of running tasks and the quota charge of their
-// records. One per Service; nil when the store keeps no records.
-type taskLedger struct {
+// Ledger is what tasks of either protocol share: leases, cancel markers,
+// the count of running tasks and the quota charge of their records. One per
+// agent; none when the store keeps no records.
+type Ledger struct {
 	records fileserve.RecordStore
 	quota   fileserve.Reserver // nil: no quota
 	replica string             // this process, in the leases it writes
@@ -114,40 +115,43 @@ type runningTask struct {
 	cancel context.CancelCauseFunc
 }
 
-func newTaskLedger(rs fileserve.RecordStore, quota fileserve.Reserver, lease time.Duration, maxLive int, log *slog.Logger, kinds ...string) *taskLedger {
+// NewLedger keeps the tasks' records in rs, charged to their owners in
+// quota (nil: no quota): leases of lease, at most maxLive tasks of one
+// owner running, the records of kinds charged.
+func NewLedger(rs fileserve.RecordStore, quota fileserve.Reserver, lease time.Duration, maxLive int, log *slog.Logger, kinds ...string) *Ledger {
 	base, stop := context.WithCancelCause(context.Background())
-	return &taskLedger{records: rs, quota: quota, replica: fileserve.NewID(), lease: lease, maxLive: maxLive,
+	return &Ledger{records: rs, quota: quota, replica: fileserve.NewID(), lease: lease, maxLive: maxLive,
 		kinds: kinds, log: log, running: map[string]*runningTask{}, charged: map[string]bool{}, base: base, stopAll: stop}
 }
 
 // leaseFor is the lease this replica writes now.
-func (l *taskLedger) leaseFor(now time.Time) []byte {
+func (l *Ledger) leaseFor(now time.Time) []byte {
 	b, _ := json.Marshal(taskLease{Replica: l.replica, Until: now.Add(l.lease)})
 	return b
 }
 
-// begin counts a new task of owner against the limit of running tasks and
+// Begin counts a new task of owner against the limit of running tasks and
 // its record against the quota (extra bytes besides what the owner's task
 // records hold already), then takes the lease: from here on the task is
 // either renewed by this replica or reported failed. It fails with
-// errTooManyTasks or a *fileserve.QuotaError.
-func (l *taskLedger) begin(ctx context.Context, owner, id string, extra int64) error {
+// TooManyError or a *fileserve.QuotaError.
+func (l *Ledger) Begin(ctx context.Context, owner, id string, extra int64) error {
 	if err := l.checkLive(ctx, owner); err != nil {
 		return err
 	}
-	if err := l.charge(ctx, owner, extra, true); err != nil {
+	if err := l.Charge(ctx, owner, extra, true); err != nil {
 		return err
 	}
-	return l.records.PutRecord(ctx, taskLeaseKind, owner, id, l.leaseFor(time.Now()))
+	return l.records.PutRecord(ctx, LeaseKind, owner, id, l.leaseFor(time.Now()))
 }
 
 // checkLive refuses a task beyond the owner's limit of running tasks: the
 // leases alive now, on every replica.
-func (l *taskLedger) checkLive(ctx context.Context, owner string) error {
+func (l *Ledger) checkLive(ctx context.Context, owner string) error {
 	if l.maxLive <= 0 {
 		return nil
 	}
-	infos, err := l.records.Records(ctx, taskLeaseKind, owner)
+	infos, err := l.records.Records(ctx, LeaseKind, owner)
 	if err != nil {
 		return fmt.Errorf("count running tasks: %w", err)
 	}
@@ -160,16 +164,16 @@ func (l *taskLedger) checkLive(ctx context.Context, owner string) error {
 		}
 	}
 	if live >= l.maxLive {
-		return errTooManyTasks{l.maxLive}
+		return TooManyError{l.maxLive}
 	}
 	return nil
 }
 
-// charge counts the owner's task records, as the store lists them, plus
+// Charge counts the owner's task records, as the store lists them, plus
 // extra bytes against the owner's quota, under one reservation. strict: a
 // charge that does not fit fails with the *fileserve.QuotaError (a new
 // task); else it is held whether or not it fits (a result already made).
-func (l *taskLedger) charge(ctx context.Context, owner string, extra int64, strict bool) error {
+func (l *Ledger) Charge(ctx context.Context, owner string, extra int64, strict bool) error {
 	if l.quota == nil {
 		return nil
 	}
@@ -180,7 +184,7 @@ func (l *taskLedger) charge(ctx context.Context, owner string, extra int64, stri
 			return fmt.Errorf("count task records: %w", err)
 		}
 		for _, in := range infos {
-			total += max(in.Size, taskRecordCharge)
+			total += max(in.Size, RecordCharge)
 		}
 	}
 	l.mu.Lock()
@@ -201,16 +205,16 @@ func (l *taskLedger) charge(ctx context.Context, owner string, extra int64, stri
 	return err
 }
 
-// recharge counts again the task records of every owner this replica
+// Recharge counts again the task records of every owner this replica
 // charges, after a sweep: records the sweeper (here or on another replica)
 // removed stop counting at once, as removed files do, rather than at the
 // owner's next task.
-func (l *taskLedger) recharge(ctx context.Context) {
+func (l *Ledger) Recharge(ctx context.Context) {
 	l.mu.Lock()
 	owners := slices.Collect(maps.Keys(l.charged))
 	l.mu.Unlock()
 	for _, owner := range owners {
-		if err := l.charge(ctx, owner, 0, false); err != nil {
+		if err := l.Charge(ctx, owner, 0, false); err != nil {
 			l.log.Debug("task records not counted again after a sweep", "owner", owner, "err", err)
 		}
 	}
@@ -236,17 +240,17 @@ func (e *taskQuotaError) Unwrap() error { return e.qe }
 // taskQuotaKey is the reservation of an owner's task records.
 const taskQuotaKey = "task-records"
 
-// track registers task id of owner as running on this replica under
+// Track registers task id of owner as running on this replica under
 // parent, and returns the context the work runs in: it ends when the task
 // is canceled (here or on another replica), when the lease cannot be
 // renewed, when the service closes, or when parent ends. The lease is
 // renewed until done is called; done returns once the watching stopped.
 // After recording the outcome, the caller calls finish.
-func (l *taskLedger) track(parent context.Context, owner, id string) (ctx context.Context, done func(), err error) {
+func (l *Ledger) Track(parent context.Context, owner, id string) (ctx context.Context, done func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.base.Err() != nil {
-		return nil, nil, errTaskShutdown
+		return nil, nil, ErrShutdown
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	unlink := context.AfterFunc(l.base, func() { cancel(context.Cause(l.base)) })
@@ -269,21 +273,21 @@ func (l *taskLedger) track(parent context.Context, owner, id string) (ctx contex
 	}, nil
 }
 
-// finish removes the lease of a task whose outcome is recorded. A cancel
+// Finish removes the lease of a task whose outcome is recorded. A cancel
 // marker stays until the sweeper removes it (AGENT_OUTPUT_TTL): a status
 // update the running replica wrote over the cancel may still be in the
 // task's record, and the marker is what says it was canceled.
-func (l *taskLedger) finish(ctx context.Context, owner, id string) {
+func (l *Ledger) Finish(ctx context.Context, owner, id string) {
 	ctx = context.WithoutCancel(ctx)
-	if err := l.records.DeleteRecord(ctx, taskLeaseKind, owner, id); err != nil {
+	if err := l.records.DeleteRecord(ctx, LeaseKind, owner, id); err != nil {
 		l.log.Warn("task lease not removed; it runs out by itself", "task", id, "err", err)
 	}
 }
 
 // watch renews the lease of a task running here and looks for its cancel
 // marker until stop is closed or ctx ends; cancel ends the work.
-func (l *taskLedger) watch(ctx context.Context, stop <-chan struct{}, owner, id string, cancel context.CancelCauseFunc) {
-	poll := time.NewTicker(taskCancelPoll)
+func (l *Ledger) watch(ctx context.Context, stop <-chan struct{}, owner, id string, cancel context.CancelCauseFunc) {
+	poll := time.NewTicker(CancelPoll)
 	defer poll.Stop()
 	renewEvery := l.lease / 4
 	renewed := time.Now()
@@ -294,43 +298,43 @@ func (l *taskLedger) watch(ctx context.Context, stop <-chan struct{}, owner, id 
 		case <-ctx.Done():
 			return
 		case now := <-poll.C:
-			if _, err := l.records.GetRecord(ctx, taskCancelKind, owner, id); err == nil {
-				cancel(errTaskCanceled)
+			if _, err := l.records.GetRecord(ctx, CancelKind, owner, id); err == nil {
+				cancel(ErrCanceled)
 				return
 			}
 			if now.Sub(renewed) < renewEvery {
 				continue
 			}
-			if err := l.records.PutRecord(ctx, taskLeaseKind, owner, id, l.leaseFor(now)); err == nil {
+			if err := l.records.PutRecord(ctx, LeaseKind, owner, id, l.leaseFor(now)); err == nil {
 				renewed = now
 			} else if now.Sub(renewed) >= l.lease-renewEvery {
 				// Others will soon see the lease out and report the task
 				// failed: stop it rather than finish it unseen.
-				cancel(errLeaseLost)
+				cancel(ErrLeaseLost)
 				return
 			}
 		}
 	}
 }
 
-// cancel marks task id of owner canceled for every replica and stops it
+// Cancel marks task id of owner canceled for every replica and stops it
 // at once if it runs here.
-func (l *taskLedger) cancel(ctx context.Context, owner, id string) error {
-	if err := l.records.PutRecord(ctx, taskCancelKind, owner, id, []byte("{}")); err != nil {
+func (l *Ledger) Cancel(ctx context.Context, owner, id string) error {
+	if err := l.records.PutRecord(ctx, CancelKind, owner, id, []byte("{}")); err != nil {
 		return fmt.Errorf("mark task %s canceled: %w", id, err)
 	}
 	l.mu.Lock()
 	rt := l.running[id]
 	l.mu.Unlock()
 	if rt != nil && rt.owner == owner {
-		rt.cancel(errTaskCanceled)
+		rt.cancel(ErrCanceled)
 	}
 	return nil
 }
 
-// canceled reports whether task id of owner carries a cancel marker.
-func (l *taskLedger) canceled(ctx context.Context, owner, id string) (bool, error) {
-	_, err := l.records.GetRecord(ctx, taskCancelKind, owner, id)
+// Canceled reports whether task id of owner carries a cancel marker.
+func (l *Ledger) Canceled(ctx context.Context, owner, id string) (bool, error) {
+	_, err := l.records.GetRecord(ctx, CancelKind, owner, id)
 	switch {
 	case err == nil:
 		return true, nil
@@ -340,12 +344,12 @@ func (l *taskLedger) canceled(ctx context.Context, owner, id string) (bool, erro
 	return false, err
 }
 
-// lapsed reports whether a task of owner that has not ended, last written
+// Lapsed reports whether a task of owner that has not ended, last written
 // at updated, has lost its replica: its lease ran out, or it never had one
 // and is older than a lease. When it has, reason says so for the caller.
-func (l *taskLedger) lapsed(ctx context.Context, owner, id string, updated time.Time) (reason string, err error) {
+func (l *Ledger) Lapsed(ctx context.Context, owner, id string, updated time.Time) (reason string, err error) {
 	now := time.Now()
-	data, err := l.records.GetRecord(ctx, taskLeaseKind, owner, id)
+	data, err := l.records.GetRecord(ctx, LeaseKind, owner, id)
 	var until time.Time
 	switch {
 	case errors.Is(err, fileserve.ErrNotFound):
@@ -366,18 +370,18 @@ func (l *taskLedger) lapsed(ctx context.Context, owner, id string, updated time.
 		"(its lease ran out at %s); call the tool again", until.UTC().Format(time.RFC3339)), nil
 }
 
-// close cancels the tasks running here with cause (they are recorded
+// Close cancels the tasks running here with cause (they are recorded
 // ended with it) and waits for them; no task starts after.
-func (l *taskLedger) close(cause error) {
+func (l *Ledger) Close(cause error) {
 	l.mu.Lock()
 	l.stopAll(cause)
 	l.mu.Unlock()
 	l.wg.Wait()
 }
 
-// wait waits for the tasks running here to end, or ctx to, and reports
+// Wait waits for the tasks running here to end, or ctx to, and reports
 // whether they all ended.
-func (l *taskLedger) wait(ctx context.Context) bool {
+func (l *Ledger) Wait(ctx context.Context) bool {
 	done := make(chan struct{})
 	go func() { l.wg.Wait(); close(done) }()
 	select {
@@ -385,33 +389,5 @@ func (l *taskLedger) wait(ctx context.Context) bool {
 		return true
 	case <-ctx.Done():
 		return false
-	}
-}
-
-// openTasks sets up the tasks of a store that keeps records: the ledger
-// both protocols share and the MCP tasks.
-func (s *Service) openTasks(store fileserve.Store) {
-	rs, ok := fileserve.As[fileserve.RecordStore](store)
-	if !ok {
-		return
-	}
-	quota, _ := s.store.(fileserve.Reserver)
-	s.ledger = newTaskLedger(rs, quota, s.cfg.TaskLease, s.cfg.TasksPerOwner, s.log, mcpTaskKind, a2aTaskKind)
-	s.tasks = &mcpTasks{svc: s, ledger: s.ledger, ttl: s.cfg.OutputTTL}
-}
-
-// waitTasks lets the tasks running here finish until ctx ends, then ends
-// the rest failed: the agent is shutting down.
-func (s *Service) waitTasks(ctx context.Context) {
-	if s.ledger != nil && !s.ledger.wait(ctx) {
-		s.log.Warn("tasks still running at shutdown end failed; their callers call again")
-	}
-	s.closeTasks()
-}
-
-// closeTasks ends the tasks running here failed, and waits for them.
-func (s *Service) closeTasks() {
-	if s.ledger != nil {
-		s.ledger.close(errTaskShutdown)
 	}
 }

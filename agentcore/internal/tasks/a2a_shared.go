@@ -1,4 +1,4 @@
-package agentcore
+package tasks
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"github.com/agentura/agentura/fileserve"
 )
 
-// a2aTaskKind is the kind of record A2A tasks are kept as in the store.
-const a2aTaskKind = "a2a-tasks"
+// A2AKind is the kind of record A2A tasks are kept as in the store.
+const A2AKind = "a2a-tasks"
 
 // a2aMaxSharedTasksPerOwner bounds the tasks one owner has in a shared task
 // store: a new task beyond it pushes out the owner's task written longest
@@ -27,7 +27,7 @@ const a2aMaxSharedTasksPerOwner = 1000
 // replica reads the task again.
 const a2aFollowEvery = 500 * time.Millisecond
 
-// sharedTaskStore keeps A2A tasks as records of the file store
+// Shared keeps A2A tasks as records of the file store
 // (fileserve.RecordStore), one per task and owner: every replica sharing
 // the store finds them, and they outlive a restart. Another owner's task is
 // not found. The sweeper deletes a task AGENT_OUTPUT_TTL after its last
@@ -35,16 +35,24 @@ const a2aFollowEvery = 500 * time.Millisecond
 // owner's quota with its MCP tasks (the ledger's charge), holding a bounded
 // part of each message (boundHistory).
 //
-// What MCP tasks share with these is the ledger (tasks.go): a cancel is a
+// What MCP tasks share with these is the ledger: a cancel is a
 // marker record of its own (a replica running the task rewrites its record
 // with every status update from what it read a moment before, so a cancel
 // written into the record by another replica could be lost in between),
 // read on every read of a task that has not ended; a task whose replica's
 // lease ran out is failed on read, with the reason.
-type sharedTaskStore struct {
+type Shared struct {
 	records     fileserve.RecordStore
-	ledger      *taskLedger
+	ledger      *Ledger
 	maxPerOwner int
+	owner       func(context.Context) string // the owner of a request
+}
+
+// NewShared keeps A2A tasks as records of rs, on ledger; owner is the
+// owner of a request's context. It is an a2asrv.TaskStore; Follow makes a
+// request handler follow its tasks across replicas.
+func NewShared(rs fileserve.RecordStore, ledger *Ledger, owner func(context.Context) string) *Shared {
+	return &Shared{records: rs, ledger: ledger, maxPerOwner: a2aMaxSharedTasksPerOwner, owner: owner}
 }
 
 // keptRecord is the JSON of a task record.
@@ -57,11 +65,11 @@ type keptRecord struct {
 // Save implements a2asrv.TaskStore. A task that already ended (canceled on
 // another replica, say) is not overwritten with another state: the save
 // fails, which ends the execution still running it here.
-func (s *sharedTaskStore) Save(ctx context.Context, task *a2a.Task) error {
-	return s.save(ctx, ownerFromContext(ctx), task)
+func (s *Shared) Save(ctx context.Context, task *a2a.Task) error {
+	return s.save(ctx, s.owner(ctx), task)
 }
 
-func (s *sharedTaskStore) save(ctx context.Context, owner string, task *a2a.Task) error {
+func (s *Shared) save(ctx context.Context, owner string, task *a2a.Task) error {
 	prev, err := s.get(ctx, owner, task.ID)
 	data, merr := json.Marshal(keptRecord{Owner: owner, Task: boundHistory(task), Updated: time.Now()})
 	if merr != nil {
@@ -72,7 +80,7 @@ func (s *sharedTaskStore) save(ctx context.Context, owner string, task *a2a.Task
 		if err := s.makeRoom(ctx, owner); err != nil {
 			return err
 		}
-		if err := s.ledger.charge(ctx, owner, int64(len(data)), true); err != nil {
+		if err := s.ledger.Charge(ctx, owner, int64(len(data)), true); err != nil {
 			return fmt.Errorf("task %s not kept: %w", task.ID, err)
 		}
 	case err != nil:
@@ -81,28 +89,28 @@ func (s *sharedTaskStore) save(ctx context.Context, owner string, task *a2a.Task
 		return fmt.Errorf("task %s already ended %s; its state stays: %w", task.ID, prev.Status.State, a2a.ErrTaskNotCancelable)
 	}
 	if task.Status.State == a2a.TaskStateCanceled {
-		if err := s.ledger.cancel(ctx, owner, string(task.ID)); err != nil {
+		if err := s.ledger.Cancel(ctx, owner, string(task.ID)); err != nil {
 			return err
 		}
 	}
-	if err := s.records.PutRecord(ctx, a2aTaskKind, owner, string(task.ID), data); err != nil {
+	if err := s.records.PutRecord(ctx, A2AKind, owner, string(task.ID), data); err != nil {
 		return err
 	}
 	if task.Status.State.Terminal() {
 		// What an ended task holds (its artifacts) counts whether or not
 		// it fits: the result is made.
-		_ = s.ledger.charge(ctx, owner, 0, false)
+		_ = s.ledger.Charge(ctx, owner, 0, false)
 	}
 	return nil
 }
 
 // Get implements a2asrv.TaskStore: a task of another owner is not found.
-func (s *sharedTaskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
-	return s.get(ctx, ownerFromContext(ctx), id)
+func (s *Shared) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
+	return s.get(ctx, s.owner(ctx), id)
 }
 
-func (s *sharedTaskStore) get(ctx context.Context, owner string, id a2a.TaskID) (*a2a.Task, error) {
-	data, err := s.records.GetRecord(ctx, a2aTaskKind, owner, string(id))
+func (s *Shared) get(ctx context.Context, owner string, id a2a.TaskID) (*a2a.Task, error) {
+	data, err := s.records.GetRecord(ctx, A2AKind, owner, string(id))
 	if errors.Is(err, fileserve.ErrNotFound) {
 		return nil, fmt.Errorf("task %s: %w", id, a2a.ErrTaskNotFound)
 	}
@@ -119,7 +127,7 @@ func (s *sharedTaskStore) get(ctx context.Context, owner string, id a2a.TaskID) 
 	if r.Task.Status.State.Terminal() {
 		return r.Task, nil
 	}
-	switch canceled, err := s.ledger.canceled(ctx, owner, string(id)); {
+	switch canceled, err := s.ledger.Canceled(ctx, owner, string(id)); {
 	case err != nil:
 		return nil, fmt.Errorf("task %s: %w", id, err)
 	case canceled:
@@ -130,7 +138,7 @@ func (s *sharedTaskStore) get(ctx context.Context, owner string, id a2a.TaskID) 
 		return &t, nil
 	}
 	if r.Task.Status.State == a2a.TaskStateSubmitted || r.Task.Status.State == a2a.TaskStateWorking {
-		reason, err := s.ledger.lapsed(ctx, owner, string(id), r.Updated)
+		reason, err := s.ledger.Lapsed(ctx, owner, string(id), r.Updated)
 		if err != nil {
 			return nil, fmt.Errorf("task %s: %w", id, err)
 		}
@@ -143,14 +151,14 @@ func (s *sharedTaskStore) get(ctx context.Context, owner string, id a2a.TaskID) 
 
 // failLapsed records and returns task failed because its replica's lease
 // ran out.
-func (s *sharedTaskStore) failLapsed(ctx context.Context, owner string, task *a2a.Task, reason string) (*a2a.Task, error) {
+func (s *Shared) failLapsed(ctx context.Context, owner string, task *a2a.Task, reason string) (*a2a.Task, error) {
 	t := *task
 	now := time.Now()
 	msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, &t, a2a.TextPart{Text: reason})
 	t.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg, Timestamp: &now}
 	data, err := json.Marshal(keptRecord{Owner: owner, Task: boundHistory(&t), Updated: now})
 	if err == nil {
-		err = s.records.PutRecord(ctx, a2aTaskKind, owner, string(t.ID), data)
+		err = s.records.PutRecord(ctx, A2AKind, owner, string(t.ID), data)
 	}
 	if err != nil {
 		s.ledger.log.Warn("lapsed A2A task not recorded failed; it is reported failed on every read", "task", t.ID, "err", err)
@@ -160,8 +168,8 @@ func (s *sharedTaskStore) failLapsed(ctx context.Context, owner string, task *a2
 
 // makeRoom deletes the owner's tasks written longest ago until a new one
 // fits under maxPerOwner.
-func (s *sharedTaskStore) makeRoom(ctx context.Context, owner string) error {
-	infos, err := s.records.Records(ctx, a2aTaskKind, owner)
+func (s *Shared) makeRoom(ctx context.Context, owner string) error {
+	infos, err := s.records.Records(ctx, A2AKind, owner)
 	if err != nil {
 		return fmt.Errorf("count tasks: %w", err)
 	}
@@ -170,7 +178,7 @@ func (s *sharedTaskStore) makeRoom(ctx context.Context, owner string) error {
 	}
 	slices.SortFunc(infos, func(a, b fileserve.RecordInfo) int { return a.Changed.Compare(b.Changed) })
 	for _, r := range infos[:len(infos)-s.maxPerOwner+1] {
-		if err := s.records.DeleteRecord(ctx, a2aTaskKind, owner, r.Name); err != nil {
+		if err := s.records.DeleteRecord(ctx, A2AKind, owner, r.Name); err != nil {
 			return fmt.Errorf("make room for a task: %w", err)
 		}
 	}
@@ -179,9 +187,14 @@ func (s *sharedTaskStore) makeRoom(ctx context.Context, owner string) error {
 
 // canceledElsewhere reports whether the stored task was canceled, by a
 // tasks/cancel another replica served.
-func (s *sharedTaskStore) canceledElsewhere(ctx context.Context, id a2a.TaskID) bool {
+func (s *Shared) canceledElsewhere(ctx context.Context, id a2a.TaskID) bool {
 	t, err := s.Get(ctx, id)
 	return err == nil && t.Status.State == a2a.TaskStateCanceled
+}
+
+// Follow is h with resubscription across replicas to the tasks of s.
+func Follow(h a2asrv.RequestHandler, s *Shared) a2asrv.RequestHandler {
+	return &a2aFollower{RequestHandler: h, tasks: s, every: a2aFollowEvery}
 }
 
 // a2aFollower is the A2A request handler with resubscription across
@@ -190,7 +203,7 @@ func (s *sharedTaskStore) canceledElsewhere(ctx context.Context, id a2a.TaskID) 
 // its latest state sent whenever it changes, until it ends.
 type a2aFollower struct {
 	a2asrv.RequestHandler
-	tasks *sharedTaskStore
+	tasks *Shared
 	every time.Duration
 }
 

@@ -1,4 +1,4 @@
-package agentcore
+package tasks
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 )
 
-// a2aTaskStore keeps A2A tasks in memory for tasks/get, each with the owner
+// Memory keeps A2A tasks in memory for tasks/get, each with the owner
 // that created it: another caller asking for it is told there is no such
 // task. A finished task is kept as long as its download URLs live (URLTTL),
 // any task at most OutputTTL, and at most a2aMaxTasks at once, holding at
@@ -23,7 +23,8 @@ import (
 // out that owner's own oldest finished task, and when the store as a whole
 // is full the owner holding most gives way, so one caller cannot evict
 // another's tasks. tasks/get of a task given up says it was forgotten.
-type a2aTaskStore struct {
+type Memory struct {
+	owner    func(context.Context) string // the owner of a request
 	keepDone time.Duration
 	keepAny  time.Duration
 	max      int
@@ -96,19 +97,21 @@ const (
 	a2aMaxTaskBytesPerOwner = a2aMaxTaskBytes / 4
 )
 
-func newA2ATaskStore(keepDone, keepAny time.Duration) *a2aTaskStore {
-	return &a2aTaskStore{keepDone: keepDone, keepAny: keepAny, max: a2aMaxTasks, maxBytes: a2aMaxTaskBytes,
+// NewMemory keeps A2A tasks in memory: a finished one keepDone, any one at
+// most keepAny; owner is the owner of a request's context.
+func NewMemory(keepDone, keepAny time.Duration, owner func(context.Context) string) *Memory {
+	return &Memory{keepDone: keepDone, keepAny: keepAny, owner: owner, max: a2aMaxTasks, maxBytes: a2aMaxTaskBytes,
 		maxPerOwner: a2aMaxTasksPerOwner, maxBytesPerOwner: a2aMaxTaskBytesPerOwner,
 		tasks: map[a2a.TaskID]*keptTask{}, owners: map[string]*ownerUse{}}
 }
 
 // Save implements a2asrv.TaskStore.
-func (s *a2aTaskStore) Save(ctx context.Context, task *a2a.Task) error {
+func (s *Memory) Save(ctx context.Context, task *a2a.Task) error {
 	data, err := json.Marshal(boundHistory(task))
 	if err != nil {
 		return fmt.Errorf("encode task: %w", err)
 	}
-	owner := ownerFromContext(ctx)
+	owner := s.owner(ctx)
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -151,7 +154,7 @@ func (s *a2aTaskStore) Save(ctx context.Context, task *a2a.Task) error {
 }
 
 // use returns owner's counters, creating them.
-func (s *a2aTaskStore) use(owner string) *ownerUse {
+func (s *Memory) use(owner string) *ownerUse {
 	u := s.owners[owner]
 	if u == nil {
 		u = &ownerUse{}
@@ -161,7 +164,7 @@ func (s *a2aTaskStore) use(owner string) *ownerUse {
 }
 
 // largestOwnerLocked names the owner keeping the most bytes (byBytes) or tasks.
-func (s *a2aTaskStore) largestOwnerLocked(byBytes bool) string {
+func (s *Memory) largestOwnerLocked(byBytes bool) string {
 	best, most := "", int64(-1)
 	for o, u := range s.owners {
 		n := int64(u.tasks)
@@ -176,8 +179,8 @@ func (s *a2aTaskStore) largestOwnerLocked(byBytes bool) string {
 }
 
 // Get implements a2asrv.TaskStore: a task of another owner is not found.
-func (s *a2aTaskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
-	owner := ownerFromContext(ctx)
+func (s *Memory) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
+	owner := s.owner(ctx)
 	s.mu.Lock()
 	k, ok := s.tasks[id]
 	var data []byte
@@ -199,7 +202,7 @@ func (s *a2aTaskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error
 	return &t, nil
 }
 
-func (s *a2aTaskStore) sweepLocked(now time.Time) {
+func (s *Memory) sweepLocked(now time.Time) {
 	s.lastSweep = now
 	for id, k := range s.tasks {
 		if (k.done && now.Sub(k.updated) > s.keepDone) || now.Sub(k.created) > s.keepAny {
@@ -212,7 +215,7 @@ func (s *a2aTaskStore) sweepLocked(now time.Time) {
 // evictOldestDoneLocked drops the finished task of owner ("": any owner)
 // updated longest ago, other than keep (the task being saved), and reports
 // whether there was one.
-func (s *a2aTaskStore) evictOldestDoneLocked(keep a2a.TaskID, owner string) bool {
+func (s *Memory) evictOldestDoneLocked(keep a2a.TaskID, owner string) bool {
 	var oldest a2a.TaskID
 	var at time.Time
 	for id, k := range s.tasks {
@@ -228,7 +231,7 @@ func (s *a2aTaskStore) evictOldestDoneLocked(keep a2a.TaskID, owner string) bool
 	return true
 }
 
-func (s *a2aTaskStore) deleteLocked(id a2a.TaskID) {
+func (s *Memory) deleteLocked(id a2a.TaskID) {
 	if k, ok := s.tasks[id]; ok {
 		s.bytes -= int64(len(k.data))
 		delete(s.tasks, id)
@@ -243,7 +246,7 @@ func (s *a2aTaskStore) deleteLocked(id a2a.TaskID) {
 }
 
 // len is the number of tasks kept.
-func (s *a2aTaskStore) len() int {
+func (s *Memory) len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.tasks)

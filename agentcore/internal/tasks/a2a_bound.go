@@ -1,4 +1,4 @@
-package agentcore
+package tasks
 
 import (
 	"encoding/json"
@@ -20,8 +20,8 @@ import (
 const (
 	// a2aKeptPartBytes bounds one part of a message kept in a task.
 	a2aKeptPartBytes = 4 << 10
-	// a2aKeptMessageBytes bounds the parts of one message together.
-	a2aKeptMessageBytes = 16 << 10
+	// KeptMessageBytes bounds the parts of one message together.
+	KeptMessageBytes = 16 << 10
 )
 
 // boundHistory returns t with each message of its history and status
@@ -62,7 +62,7 @@ func boundMessage(m *a2a.Message) *a2a.Message {
 		over = over || len(b) > a2aKeptPartBytes
 	}
 	meta, _ := json.Marshal(m.Metadata)
-	if !over && total <= a2aKeptMessageBytes && len(meta) <= a2aKeptPartBytes {
+	if !over && total <= KeptMessageBytes && len(meta) <= a2aKeptPartBytes {
 		return m
 	}
 	out := *m
@@ -70,7 +70,7 @@ func boundMessage(m *a2a.Message) *a2a.Message {
 		out.Metadata = map[string]any{"agentura/notKept": fmt.Sprintf("metadata of %d bytes", len(meta))}
 	}
 	out.Parts = make(a2a.ContentParts, 0, len(m.Parts))
-	budget := a2aKeptMessageBytes
+	budget := KeptMessageBytes
 	for i, p := range m.Parts {
 		if sizes[i] <= min(a2aKeptPartBytes, budget) {
 			out.Parts = append(out.Parts, p)
