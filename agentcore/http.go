@@ -72,7 +72,7 @@ func (s *Service) buildHandler() http.Handler {
 	uploadH, tusH, a2aH = guard.Wrap(uploadH), guard.Wrap(tusH), guard.Wrap(a2aH)
 	// An MCP Apps upload view (Origin: null) reaches tus by its capability
 	// alone (apps_upload.go).
-	tusH = s.viewUploads(guard, s.limiter.Wrap(s.tus), tusH)
+	tusH = s.views.Uploads(guard, s.limiter.Wrap(s.tus), tusH)
 	cardH := guard.Wrap(a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(s.cardProducer)))
 	// Any method reaches the handlers, which answer a wrong one with a JSON 405.
 	r.Any("/mcp", gin.WrapH(mcpH))

@@ -3,9 +3,9 @@ package agentcore
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/agentura/agentura/agentcore/internal/apps"
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/transfer"
@@ -24,10 +24,10 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 	if len(rt.def.FileParams) > 0 {
 		t.Meta = mcp.Meta{
 			transfer.MetaFileParams: rt.def.FileParams,
-			mcpfile.MetaFileParams:  openAIFileParams(rt.def.FileParams),
+			mcpfile.MetaFileParams:  mcpfile.FileParamNames(rt.def.FileParams),
 		}
 	}
-	if ui := toolUIMeta(rt.def.Tool); ui != nil {
+	if ui := apps.ToolUI(rt.def.info()); ui != nil {
 		if t.Meta == nil {
 			t.Meta = mcp.Meta{}
 		}
@@ -86,26 +86,6 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 		}
 		return out, nil
 	})
-}
-
-// openAIFileParams lists, for _meta["openai/fileParams"], the top-level
-// arguments that take files: a file ("source"), a list of files
-// ("sources"), or a list of items holding one ("embeds" for
-// "embeds[].content", whose items may each be given as the file alone).
-// A file nested in an object argument has no top-level name and is left
-// out.
-func openAIFileParams(paths []string) []string {
-	var out []string
-	for _, p := range paths {
-		name, rest, nested := strings.Cut(p, "[]")
-		if strings.Contains(name, ".") || nested && strings.Contains(strings.TrimPrefix(rest, "."), ".") {
-			continue
-		}
-		if !slices.Contains(out, name) {
-			out = append(out, name)
-		}
-	}
-	return out
 }
 
 // ownerOfExtra reads the caller's identity from the request itself (its

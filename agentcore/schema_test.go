@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/agentura/agentura/transfer/mcpfile"
 )
 
 type embedItem struct {
@@ -249,7 +251,7 @@ func TestSchemaMCPFileDeclarations(t *testing.T) {
 	json.Unmarshal(b, &m)
 	jsonEqual(t, get(t, m, "properties/source/x-mcp-file"), `{"accept": ["application/pdf", "image/*"], "maxSize": 1234, "transferModes": ["inline", "upload"]}`)
 	jsonEqual(t, get(t, m, "properties/sources/items/x-mcp-file"), `{"accept": ["image/png"], "maxSize": 1234, "transferModes": ["inline", "upload"]}`)
-	if got := openAIFileParams([]string{"source", "optional", "sources", "embeds[].content", "opts.logo", "a[].b.c"}); !reflect.DeepEqual(got, []string{"source", "optional", "sources", "embeds"}) {
+	if got := mcpfile.FileParamNames([]string{"source", "optional", "sources", "embeds[].content", "opts.logo", "a[].b.c"}); !reflect.DeepEqual(got, []string{"source", "optional", "sources", "embeds"}) {
 		t.Errorf("openai/fileParams = %v", got)
 	}
 	type bad struct {

@@ -42,6 +42,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/apps"
 	"github.com/agentura/agentura/agentcore/internal/callers"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/agentcore/internal/ops"
@@ -99,6 +100,7 @@ type Service struct {
 	scopes   *transport.Scopes   // what each anonymous caller produced
 	fileURIs *transport.FileURIs // the draft MCP file contract's files
 	inline   *transport.InlinePass
+	views    *apps.Views     // MCP Apps views
 	requests requestContexts // stateless MCP requests in flight (cancel.go)
 	// ledger is what MCP and A2A tasks share (tasks.go), tasks the MCP
 	// tasks; both nil when the store keeps no records.
@@ -267,7 +269,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	s.openTasks()
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version}, s.serverOptions())
 	s.serveResources()
-	s.serveViews()
+	s.views = apps.New(apps.Config{MCP: s.mcp, PublicURL: cfg.PublicURL, Signer: s.signer, URLTTL: cfg.URLTTL, MaxUploadBytes: cfg.MaxUploadBytes})
 	s.serveTasks()
 	s.serveFileTransfer()
 	return s, nil

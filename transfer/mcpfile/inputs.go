@@ -3,6 +3,7 @@ package mcpfile
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 )
 
 // Param is a file argument of a tool as a host reads it from the tool's
@@ -146,4 +147,24 @@ func propertyNames(schema, props map[string]any) []string {
 	}
 	slices.Sort(rest)
 	return append(names, rest...)
+}
+
+// FileParamNames lists, for _meta["openai/fileParams"] (MetaFileParams),
+// the top-level arguments that take files, given the JSON paths of a
+// tool's file parameters: a file ("source"), a list of files ("sources"),
+// or a list of items holding one ("embeds" for "embeds[].content", whose
+// items may each be given as the file alone). A file nested in an object
+// argument has no top-level name and is left out.
+func FileParamNames(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		name, rest, nested := strings.Cut(p, "[]")
+		if strings.Contains(name, ".") || nested && strings.Contains(strings.TrimPrefix(rest, "."), ".") {
+			continue
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -1,7 +1,6 @@
-package agentcore
+package apps
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/agentcore/internal/callers"
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/httpjson"
@@ -34,7 +34,7 @@ import (
 // downloads. Any other cross-site request is refused as before
 // (httpguard.Origin).
 
-// AttachToolName is the name of the tool AddAttachTool adds.
+// AttachToolName is the name of the tool agentcore's AddAttachTool adds.
 const AttachToolName = "attach_file"
 
 // capabilityArea is the Area claim of an upload capability: no storage
@@ -45,54 +45,33 @@ const capabilityArea = "upload-capability"
 // maxCapabilityTTL caps an upload capability's lifetime.
 const maxCapabilityTTL = time.Hour
 
-// attachInput is the input of attach_file.
-type attachInput struct {
-	// Note says what to ask the user for; the view shows it.
-	Note string `json:"note,omitempty" jsonschema:"what to ask the user for, shown above the drop zone (e.g. the invoice to read)"`
-}
-
-// AddAttachTool adds the tool attach_file and its upload view: a host that
-// supports MCP Apps shows a drop zone whose files reach the agent by tus,
-// and the model receives their names and URLs (usable as any file
-// parameter's content). A host without MCP Apps gets a text saying how to
-// stage a file instead (POST /uploads).
-func (s *Service) AddAttachTool() error {
-	if err := s.AddView(View{
+// AddUpload registers the upload view (transfer.UploadViewURI).
+func (s *Views) AddUpload() error {
+	return s.Add(View{
 		URI: transfer.UploadViewURI, Name: "agentura-upload", Title: "Attach files",
 		Description: "Drop files to upload them to the agent (resumable); the model receives their names and URLs.",
 		HTML:        mustView("upload"),
-	}); err != nil {
-		return err
-	}
-	return addTool(s, Tool{
-		Name:  AttachToolName,
-		Title: "Attach files",
-		Description: "Open an upload view where the user drops or picks files of any size; they go straight to this agent, " +
-			"and their names and URLs come back to you as context, to pass as the content of a file parameter. " +
-			"Use it when the user wants to give you a file you do not have.",
-		ReadOnly: true, OutputTypes: []string{}, View: transfer.UploadViewURI,
-		scope: callers.ScopeFilesWrite, // the capability uploads, as POST /uploads does
-	}, s.attach, nil)
+	})
 }
 
-// attach answers attach_file: a capability for the view, text for hosts
-// without one.
-func (s *Service) attach(ctx context.Context, call *Call, in attachInput) (*Result, error) {
-	ttl := min(s.cfg.URLTTL, maxCapabilityTTL)
+// Attach answers attach_file for owner: a capability for the view, text
+// for hosts without one; note says what to ask the user for.
+func (s *Views) Attach(owner, note string) (*calls.Result, error) {
+	ttl := min(s.URLTTL, maxCapabilityTTL)
 	exp := time.Now().Add(ttl)
-	token, err := s.signer.Sign(signing.Claims{Owner: call.Owner, FileID: fileserve.NewID(), Area: capabilityArea, ExpiresAt: exp})
+	token, err := s.Signer.Sign(signing.Claims{Owner: owner, FileID: fileserve.NewID(), Area: capabilityArea, ExpiresAt: exp})
 	if err != nil {
 		return nil, fmt.Errorf("sign the upload capability: %w", err)
 	}
-	endpoint := s.cfg.PublicURL + transfer.TusPath
-	res := &Result{
+	endpoint := s.PublicURL + transfer.TusPath
+	res := &calls.Result{
 		Text: "The upload view is open: files the user drops there go straight to this agent, and their names and URLs reach you " +
-			"as context. Without the view, a file is staged with POST " + s.cfg.PublicURL + transfer.UploadsPath +
+			"as context. Without the view, a file is staged with POST " + s.PublicURL + transfer.UploadsPath +
 			" (or tus at " + endpoint + ") and its URL given as a file's content.",
-		Data: map[string]any{"note": in.Note, "max_bytes": s.cfg.MaxUploadBytes},
+		Data: map[string]any{"note": note, "max_bytes": s.MaxUploadBytes},
 	}
-	res.meta = map[string]any{transfer.MetaUploadCapability: transfer.UploadCapability{
-		Endpoint: endpoint, Token: token, ExpiresAt: exp.UTC().Format(time.RFC3339), MaxBytes: s.cfg.MaxUploadBytes,
+	res.Meta = map[string]any{transfer.MetaUploadCapability: transfer.UploadCapability{
+		Endpoint: endpoint, Token: token, ExpiresAt: exp.UTC().Format(time.RFC3339), MaxBytes: s.MaxUploadBytes,
 	}}
 	return res, nil
 }
@@ -106,12 +85,12 @@ var (
 		"Upload-Expires", transfer.HeaderFileURL}, ", ")
 )
 
-// viewUploads routes the tus requests of an upload view (with an Origin,
+// Uploads routes the tus requests of an upload view (with an Origin,
 // carrying a capability, or the preflight asking to send one) to tus with
 // the capability's owner and CORS answers; every other request goes to
 // next, the endpoint as it always was (a request for a Host that is not
 // the agent's included: next refuses it, as DNS rebinding).
-func (s *Service) viewUploads(guard *httpguard.Origin, tus, next http.Handler) http.Handler {
+func (s *Views) Uploads(guard *httpguard.Origin, tus, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A sandboxed view says Origin: null; a host that gives its views
 		// allow-same-origin on a sandbox origin of its own (as the
@@ -140,7 +119,7 @@ func (s *Service) viewUploads(guard *httpguard.Origin, tus, next http.Handler) h
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		c, err := s.signer.Verify(token)
+		c, err := s.Signer.Verify(token)
 		if err != nil || c.Area != capabilityArea || c.Owner == "" {
 			reason := "the upload capability is not one this agent issued"
 			if err != nil {

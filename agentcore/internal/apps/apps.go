@@ -1,20 +1,5 @@
-package agentcore
-
-import (
-	"context"
-	"embed"
-	"errors"
-	"fmt"
-	"html"
-	"net/url"
-	"regexp"
-	"strings"
-
-	"github.com/agentura/agentura/transfer"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
-
-// MCP Apps (extension io.modelcontextprotocol/ui, revision 2026-01-26): a
+// Package apps holds the agent's MCP Apps views (extension
+// io.modelcontextprotocol/ui, revision 2026-01-26): a
 // host that supports the extension shows a tool's result in the tool's
 // view, an HTML page it reads as a ui:// resource and runs in a sandboxed
 // iframe under a CSP built from the resource's _meta.ui.csp. Every tool
@@ -28,11 +13,30 @@ import (
 // agent's public origin alone, for fetches (previews, uploads) and images;
 // under a host's restrictive default they still show every file with its
 // link.
+package apps
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agentura/agentura/agentcore/internal/calls"
+	"github.com/agentura/agentura/signing"
+	"github.com/agentura/agentura/transfer"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
 
 //go:embed views
 var viewFiles embed.FS
 
-// View is an MCP Apps view: an HTML page a host shows a tool's results in.
+// View is an MCP Apps view: an HTML page a host shows a tool's results in
+// (agentcore.View is the same).
 type View struct {
 	// URI names the view; it must start with "ui://", e.g.
 	// "ui://myagent/chart". Tools name it in Tool.View.
@@ -50,11 +54,33 @@ type View struct {
 	HTML string
 }
 
-// AddView registers an MCP Apps view, served as a ui:// resource of type
+// Views are the views of one agent, served on its MCP server.
+type Views struct {
+	Config
+}
+
+// Config is what the views need of the agent.
+type Config struct {
+	MCP       *mcp.Server
+	PublicURL string
+	Signer    *signing.Signer // upload capabilities
+	// URLTTL bounds an upload capability's life; MaxUploadBytes is what
+	// the view may send.
+	URLTTL         time.Duration
+	MaxUploadBytes int64
+}
+
+// New serves agentura's own views (the file view) on c.MCP.
+func New(c Config) *Views {
+	s := &Views{Config: c}
+	s.serveViews()
+	return s
+}
+
+// Add registers an MCP Apps view, served as a ui:// resource of type
 // text/html;profile=mcp-app with the CSP of agentura's own views (the
-// agent's public origin for connections and images, nothing else). Name it
-// in Tool.View to show a tool's results in it.
-func (s *Service) AddView(v View) error {
+// agent's public origin for connections and images, nothing else).
+func (s *Views) Add(v View) error {
 	if !strings.HasPrefix(v.URI, "ui://") {
 		return fmt.Errorf("view URI %q must start with ui:// (MCP Apps)", v.URI)
 	}
@@ -66,7 +92,7 @@ func (s *Service) AddView(v View) error {
 	}
 	meta := s.viewMeta()
 	page := v.HTML
-	s.mcp.AddResource(&mcp.Resource{
+	s.MCP.AddResource(&mcp.Resource{
 		URI: v.URI, Name: v.Name, Title: v.Title, Description: v.Description,
 		MIMEType: transfer.AppMIMEType, Meta: meta,
 	}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -79,8 +105,8 @@ func (s *Service) AddView(v View) error {
 
 // viewMeta is the _meta of a view resource: a CSP allowing the agent's
 // public origin for fetches and static resources, and a border.
-func (s *Service) viewMeta() mcp.Meta {
-	origin := publicOrigin(s.cfg.PublicURL)
+func (s *Views) viewMeta() mcp.Meta {
+	origin := publicOrigin(s.PublicURL)
 	return mcp.Meta{transfer.MetaUI: map[string]any{
 		"csp": map[string]any{
 			"connectDomains":  []string{origin},
@@ -100,27 +126,21 @@ func publicOrigin(public string) string {
 }
 
 // serveViews registers agentura's own views.
-func (s *Service) serveViews() {
+func (s *Views) serveViews() {
 	for _, v := range []View{{
 		URI: transfer.FilesViewURI, Name: "agentura-files", Title: "Files",
 		Description: "The files a tool produced: a preview of each, its type, size and sha256, and a download button.",
 		HTML:        mustView("files"),
 	}} {
-		if err := s.AddView(v); err != nil {
+		if err := s.Add(v); err != nil {
 			panic(err) // agentura's own views are well-formed
 		}
 	}
 }
 
-// ViewPage builds the HTML page of a view on agentura's view kit, the one
-// its own views use: the host bridge (app.start, app.on, app.request,
-// app.notify, app.openLink; the theme and size handled), the helpers el
-// (an element whose text is set as text), httpURL and humanSize, and CSS
-// variables that follow the host's theme (--bg, --fg, --line, --accent,
-// ...). body is the page's markup; style and script are its own CSS and
-// JavaScript, which call app.on(...) for the notifications they need and
-// then app.start({name, version}).
-func ViewPage(title, body, style, script string) string {
+// Page builds the HTML page of a view on agentura's view kit (see
+// agentcore.ViewPage).
+func Page(title, body, style, script string) string {
 	return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + html.EscapeString(title) +
 		"</title>\n<style>\n" + readView("common.css") + "\n" + inlineSafe(style) + "\n</style>\n</head>\n<body>\n" + body +
 		"\n<script>\n" + readView("common.js") + "\n" + inlineSafe(script) + "\n</script>\n</body>\n</html>\n"
@@ -151,12 +171,13 @@ func mustView(name string) string {
 	return strings.Replace(page, "{{script}}", readView("common.js")+"\n"+readView(name+".js"), 1)
 }
 
-// toolUIMeta is the _meta.ui of a tool: the view that shows its results
-// (the file view for a tool that hands out files, unless its author named
-// another or set NoView) and who may call it. Nil when there is nothing to say.
-func toolUIMeta(t Tool) map[string]any {
+// ToolUI is the _meta.ui of a tool: the view that shows its results (the
+// file view for a tool that hands out files, unless its author named
+// another or set NoView) and who may call it. Nil when there is nothing to
+// say.
+func ToolUI(t calls.Tool) map[string]any {
 	view := t.View
-	if view == "" && t.producesFiles() && !t.NoView {
+	if view == "" && t.ProducesFiles() && !t.NoView {
 		view = transfer.FilesViewURI
 	}
 	ui := map[string]any{}
@@ -171,7 +192,3 @@ func toolUIMeta(t Tool) map[string]any {
 	}
 	return ui
 }
-
-// producesFiles reports whether a tool may hand out files: unless its
-// OutputTypes is an empty, non-nil list.
-func (t Tool) producesFiles() bool { return t.OutputTypes == nil || len(t.OutputTypes) > 0 }
