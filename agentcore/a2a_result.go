@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
-	"io"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/transfer"
 )
@@ -47,7 +45,7 @@ func (s *Service) a2aArtifacts(ctx context.Context, res *Result) []*a2a.Artifact
 			Parts:       a2a.ContentParts{a2a.FilePart{File: a2a.FileURI{FileMeta: meta, URI: f.DownloadURL}}},
 		}
 		if i < len(res.stored) && s.cfg.EmbedMaxBytes > 0 && f.SizeBytes <= s.cfg.EmbedMaxBytes {
-			if data, err := s.readSmall(ctx, res.stored[i]); err == nil {
+			if data, err := calls.Read(ctx, s.store, res.stored[i], s.cfg.EmbedMaxBytes); err == nil {
 				art.Parts = append(art.Parts, a2a.FilePart{File: a2a.FileBytes{FileMeta: meta, Bytes: base64.StdEncoding.EncodeToString(data)}})
 			} else {
 				s.log.Warn("could not embed output", "id", res.stored[i].ID, "err", err)
@@ -56,34 +54,6 @@ func (s *Service) a2aArtifacts(ctx context.Context, res *Result) []*a2a.Artifact
 		out = append(out, art)
 	}
 	return out
-}
-
-// readSmall reads a stored file of at most EmbedMaxBytes, to embed it in a
-// result (MCP embedded resource, A2A bytes part).
-func (s *Service) readSmall(ctx context.Context, m fileserve.Meta) ([]byte, error) {
-	return s.readStored(ctx, m, s.cfg.EmbedMaxBytes)
-}
-
-// readStored reads a stored file of at most max bytes.
-func (s *Service) readStored(ctx context.Context, m fileserve.Meta, max int64) ([]byte, error) {
-	obj, _, err := s.store.Open(ctx, m.Area, m.Owner, m.ID)
-	if err != nil {
-		return nil, err
-	}
-	defer obj.Close()
-	return readAllMax(obj, max, m.ID)
-}
-
-// readAllMax reads r to its end, failing when it holds more than max bytes.
-func readAllMax(r io.Reader, max int64, what string) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("file %s grew beyond %d bytes", what, max)
-	}
-	return data, nil
 }
 
 // plainJSON returns m with every value as encoding/json decodes it (maps,

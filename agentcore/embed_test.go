@@ -33,7 +33,7 @@ func TestEmbeddedTextStaysText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(svc.renderMCP(ctx, res.outcome()))
+	raw, _ := json.Marshal(svc.mcp.Render(ctx, res.outcome()))
 	var wire struct {
 		Content []struct {
 			Type     string `json:"type"`

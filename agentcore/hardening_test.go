@@ -175,7 +175,7 @@ func TestHandingOutAResolvedInputKeepsIt(t *testing.T) {
 	if string(readFile(t, in.Path)) != "still here" {
 		t.Error("the tool's input was moved away")
 	}
-	for _, c := range svc.renderMCP(context.Background(), res.outcome()).Content {
+	for _, c := range svc.mcp.Render(context.Background(), res.outcome()).Content {
 		if e, ok := c.(*mcp.EmbeddedResource); ok {
 			t.Errorf("embedded %s although AGENT_EMBED_MAX_BYTES is 0 (the empty file too)", e.Resource.URI)
 		}

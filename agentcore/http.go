@@ -1,7 +1,6 @@
 package agentcore
 
 import (
-	"context"
 	"log/slog"
 	"net"
 	"net/http"
@@ -50,17 +49,12 @@ func (s *Service) buildHandler() http.Handler {
 
 	// An inline file arrives as base64 (4/3 of its size) inside JSON-RPC.
 	bodyLimit := s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead
-	mcpHandler := s.mcpHandler(bodyLimit) // protocol.go: every revision on one endpoint
-	// Each owner's requests are rate limited (httpguard.RateLimiter): the caller
-	// once verified, else the client address; bodies must keep flowing
-	// (httpguard.BodyPacer). Inline files are decoded into staged files as the body
-	// arrives (inline.go), so the SDKs parse a small JSON; mcpGuard answers
-	// what the SDK would answer unhelpfully (hardening); a stateless
-	// request that drops cancels its call (cancel.go).
-	// Each JSON-RPC body is then read once, strictly, and under
-	// AGENT_AUTH=oauth each method it names needs its scope (jsonRPCGate).
-	var mcpH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.inline.Wrap(transport.MCP, bodyLimit,
-		s.callers.JSONRPC(bodyLimit, callers.MCPScope, s.drainable(s.linkRequestContexts(httpguard.MCP(bodyLimit, s.taskHTTP(mcpHandler))))))))
+	// Each owner's requests are rate limited (httpguard.RateLimiter): the
+	// caller once verified, else the client address; bodies must keep
+	// flowing (httpguard.BodyPacer). The bindings do the rest: inline files
+	// staged as the body arrives, each body read once, strictly, and its
+	// scopes checked (mcpbind.Server.Handler).
+	var mcpH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.mcp.Handler(bodyLimit)))
 	uploads := http.HandlerFunc(s.files.ServeUpload)
 	var uploadH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.callers.RequireScope(callers.ScopeFilesWrite, uploads)))
 	// tusd keeps its own read deadlines on PATCH bodies (extended as bytes
@@ -109,27 +103,6 @@ func knownPath(p string) bool {
 		return true
 	}
 	return strings.HasPrefix(p, "/files/")
-}
-
-// drainable ends the standing MCP streams when shutdown begins, so shutdown
-// does not wait on them: GET /mcp of a session (which lasts as long as the
-// session) and a 2026-07-28 subscriptions/listen (which lasts until the
-// client ends it; its method is in the Mcp-Method header, which the go-sdk
-// checks against the body). Tool calls are not cut: they finish within
-// ShutdownTimeout and their results reach the caller, as do downloads in
-// flight.
-func (s *Service) drainable(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Header.Get(headerMethod) != methodListen {
-			h.ServeHTTP(w, r)
-			return
-		}
-		ctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
-		stop := context.AfterFunc(s.draining, cancel)
-		defer stop()
-		h.ServeHTTP(w, r.WithContext(ctx))
-	})
 }
 
 // requestLog logs each request with an id, and echoes the id to the caller.

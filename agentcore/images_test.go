@@ -33,7 +33,7 @@ func TestShowImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	var images []*mcp.ImageContent
-	for _, c := range svc.renderMCP(context.Background(), res.outcome()).Content {
+	for _, c := range svc.mcp.Render(context.Background(), res.outcome()).Content {
 		if img, ok := c.(*mcp.ImageContent); ok {
 			images = append(images, img)
 		}

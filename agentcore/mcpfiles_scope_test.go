@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentura/agentura/agentcore/internal/mcpbind"
 	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/transfer"
@@ -83,7 +84,7 @@ func testAnonymousFileURIStaysInItsScope(t *testing.T, revision string, stateles
 	var aliceMeta mcp.Meta
 	if h, ok := made.Meta[transfer.MetaOwner].(string); ok {
 		aliceMeta = mcp.Meta{transfer.MetaOwner: h}
-	} else if stateless || revision >= revisionSessionless {
+	} else if stateless || revision >= mcpbind.RevisionSessionless {
 		t.Fatalf("a sessionless result without an owner handle: _meta %v", made.Meta)
 	}
 	// Mallory has a scope of her own (a call of hers made it).

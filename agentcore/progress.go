@@ -1,7 +1,6 @@
 package agentcore
 
 import (
-	"context"
 	"log/slog"
 	"sync"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/agentura/agentura/agentcore/internal/calls"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Progress reports are rate-limited per call by a token bucket: a burst of
@@ -79,51 +77,6 @@ func (c *Call) Progress(done, total float64, message string) {
 // own log is Call.Logger.
 func (c *Call) Log(level slog.Level, msg string, attrs ...any) {
 	c.hooks.Send(level, msg, attrs...)
-}
-
-// mcpCallHooks are the hooks of a tools/call request: progress for its
-// progressToken, log messages at the session's level.
-func (s *Service) mcpCallHooks(ctx context.Context, req *mcp.CallToolRequest, tool string) *calls.Hooks {
-	h := &calls.Hooks{}
-	if req.Session == nil {
-		return h
-	}
-	if token := req.Params.GetProgressToken(); token != nil {
-		h.Progress = func(p calls.Progress) {
-			err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-				ProgressToken: token, Progress: p.Done, Total: p.Total, Message: p.Message,
-			})
-			if err != nil {
-				s.log.Debug("progress notification not sent", "tool", tool, "err", err)
-			}
-		}
-	}
-	h.Log = func(level slog.Level, msg string, data map[string]any) {
-		err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcpLevel(level), Logger: tool, Data: data})
-		if err != nil {
-			s.log.Debug("log notification not sent", "tool", tool, "err", err)
-		}
-	}
-	return h
-}
-
-// mcpLevel maps a slog level to the nearest MCP (syslog) level.
-func mcpLevel(l slog.Level) mcp.LoggingLevel {
-	switch {
-	case l < slog.LevelInfo:
-		return "debug"
-	case l < slog.LevelWarn:
-		return "info"
-	case l < slog.LevelError:
-		return "warning"
-	case l < slog.LevelError+4:
-		return "error"
-	case l < slog.LevelError+8:
-		return "critical"
-	case l < slog.LevelError+12:
-		return "alert"
-	}
-	return "emergency"
 }
 
 // a2aProgressEvent is a "working" status update carrying a progress report:

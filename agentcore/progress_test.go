@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/mcpbind"
 	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -89,7 +90,7 @@ func testFetchReportedToClient(t *testing.T, revision string) {
 	}
 	defer cs.Close()
 	var meta mcp.Meta
-	if revision >= revisionSessionless {
+	if revision >= mcpbind.RevisionSessionless {
 		meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
 	} else if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentura/agentura/agentcore/internal/mcpbind"
 	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -40,7 +41,7 @@ func testResourcesListAndReadLimits(t *testing.T, revision string) {
 		t.Fatalf("negotiated %s, want %s", got, revision)
 	}
 	ctx := context.Background()
-	first, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "make", Arguments: map[string]any{"n": resourcePageSize + 5, "size": 10}})
+	first, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "make", Arguments: map[string]any{"n": mcpbind.ResourcePageSize + 5, "size": 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func testResourcesListAndReadLimits(t *testing.T, revision string) {
 	var meta mcp.Meta
 	if h, ok := first.Meta[transfer.MetaOwner].(string); ok {
 		meta = mcp.Meta{transfer.MetaOwner: h}
-	} else if revision >= revisionSessionless {
+	} else if revision >= mcpbind.RevisionSessionless {
 		t.Fatalf("a sessionless result without an owner handle: _meta %v", first.Meta)
 	}
 	big, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "make", Arguments: map[string]any{"n": 1, "size": 101}, Meta: meta})
@@ -78,8 +79,8 @@ func testResourcesListAndReadLimits(t *testing.T, revision string) {
 			break
 		}
 	}
-	if len(names) != resourcePageSize+6 || pages != 2 {
-		t.Fatalf("listed %d resources in %d pages, want %d in 2", len(names), pages, resourcePageSize+6)
+	if len(names) != mcpbind.ResourcePageSize+6 || pages != 2 {
+		t.Fatalf("listed %d resources in %d pages, want %d in 2", len(names), pages, mcpbind.ResourcePageSize+6)
 	}
 	if names[0] != "f000.txt" || len(seen) != len(names) {
 		t.Errorf("first listed %q, want the newest file (the big one, f000.txt of the second call)", names[0])

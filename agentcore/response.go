@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentura/agentura/agentcore/internal/calls"
+	"github.com/agentura/agentura/agentcore/internal/mcpbind"
 	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/transfer"
@@ -43,6 +44,10 @@ func OutputBytes(name string, data []byte) Output {
 
 // OutputReader hands out what r yields under the display name name.
 func OutputReader(name string, r io.Reader) Output { return Output{Name: name, Reader: r} }
+
+// ImageMaxBytes is the largest image an output marked ShowImage sends as an
+// MCP image content block; a larger one is handed out as a link only.
+const ImageMaxBytes = mcpbind.ImageMaxBytes
 
 // Result is what a tool returns, whatever the transport: MCP renders it as
 // content blocks and structured content, A2A as artifacts.

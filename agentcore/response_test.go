@@ -59,7 +59,7 @@ func TestFileResponseOneFile(t *testing.T) {
 		t.Errorf("download: %s %s, %d bytes", resp.Status, resp.Header.Get("Content-Type"), len(body))
 	}
 
-	out := svc.renderMCP(ctx, res.outcome())
+	out := svc.mcp.Render(ctx, res.outcome())
 	raw, _ := json.Marshal(out)
 	var wireRes struct {
 		Content []map[string]any `json:"content"`
@@ -162,7 +162,7 @@ func TestFileResponseSeveralFilesWithSubPaths(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(string(body), "# Report") || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/markdown") {
 		t.Errorf("report.md: %s %q %s", resp.Status, body, resp.Header.Get("Content-Type"))
 	}
-	out := svc.renderMCP(ctx, res.outcome())
+	out := svc.mcp.Render(ctx, res.outcome())
 	var links, embeds int
 	for _, c := range out.Content {
 		switch c.(type) {

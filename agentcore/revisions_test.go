@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/mcpbind"
 	"github.com/agentura/agentura/internal/testkit/mcptest"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -72,7 +73,7 @@ func TestSessionlessRevisionInEveryMode(t *testing.T) {
 			}
 
 			tools := mcptest.Call[mcptest.ToolList](t, a, "tools/list", nil)
-			if len(tools.Tools) != 1 || tools.Tools[0].InputSchema["$schema"] != jsonSchemaDialect || tools.TTLMs == nil || tools.CacheScope != "public" {
+			if len(tools.Tools) != 1 || tools.Tools[0].InputSchema["$schema"] != mcpbind.SchemaDialect || tools.TTLMs == nil || tools.CacheScope != "public" {
 				t.Fatalf("tools/list: %+v", tools)
 			}
 
@@ -226,7 +227,7 @@ func TestOlderRevisionsInEveryMode(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
 		_, srv, logs := serveLogged(t, stateless, slog.LevelInfo)
 		for _, v := range mcp.SupportedProtocolVersions() {
-			if v >= revisionSessionless {
+			if v >= mcpbind.RevisionSessionless {
 				continue
 			}
 			cs := connectAt(t, srv.URL, "", v)

@@ -45,6 +45,7 @@ import (
 	"github.com/agentura/agentura/agentcore/internal/apps"
 	"github.com/agentura/agentura/agentcore/internal/callers"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
+	"github.com/agentura/agentura/agentcore/internal/mcpbind"
 	"github.com/agentura/agentura/agentcore/internal/ops"
 	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/agentcore/internal/transport"
@@ -87,7 +88,7 @@ type Service struct {
 	revoked  *revocation.List    // revoked URLs and deleted files, shared by the replicas
 	resolver *transport.Resolver // the one resolver, over the transports
 	sweeper  *cleanup.Sweeper
-	mcp      *mcp.Server
+	mcp      *mcpbind.Server // the MCP binding
 	registry *prometheus.Registry
 	metrics  *ops.Metrics
 	callers  *callers.Guard // who calls: AGENT_AUTH
@@ -100,14 +101,11 @@ type Service struct {
 	scopes   *transport.Scopes   // what each anonymous caller produced
 	fileURIs *transport.FileURIs // the draft MCP file contract's files
 	inline   *transport.InlinePass
-	views    *apps.Views     // MCP Apps views
-	requests requestContexts // stateless MCP requests in flight (cancel.go)
+	views    *apps.Views // MCP Apps views
 	// ledger is what MCP and A2A tasks share (tasks.go), tasks the MCP
 	// tasks; both nil when the store keeps no records.
-	ledger         *tasks.Ledger
-	tasks          *tasks.MCP
-	taskListeners  taskWake       // wakes task listen streams (tasks_http.go)
-	sessionStreams sessionStreams // 2025-11-25 standing streams, for task notifications
+	ledger *tasks.Ledger
+	tasks  *tasks.MCP
 
 	mu        sync.RWMutex
 	tools     map[string]*registeredTool
@@ -267,11 +265,12 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		return nil, &ConfigError{Var: "AGENT_CLEANUP_SCHEDULE", Value: cfg.CleanupSchedule, Err: err}
 	}
 	s.openTasks()
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version}, s.serverOptions())
-	s.serveResources()
-	s.views = apps.New(apps.Config{MCP: s.mcp, PublicURL: cfg.PublicURL, Signer: s.signer, URLTTL: cfg.URLTTL, MaxUploadBytes: cfg.MaxUploadBytes})
-	s.serveTasks()
-	s.serveFileTransfer()
+	s.mcp = mcpbind.New(mcpbind.Config{Name: info.Name, Title: info.Title, Version: info.Version, Instructions: info.Instructions,
+		Log: s.log, Runner: runner{s}, Store: s.store, Files: s.files, Signer: s.signer, Handout: s.producedFile,
+		FileURIs: s.fileURIs, Scopes: s.scopes, Inline: s.inline, Callers: s.callers, Tasks: s.tasks,
+		PublicURL: cfg.PublicURL, OutputTTL: cfg.OutputTTL, EmbedMaxBytes: cfg.EmbedMaxBytes, ResourceMaxBytes: cfg.ResourceMaxBytes,
+		Stateless: cfg.MCPStateless, Draining: s.draining})
+	s.views = apps.New(apps.Config{MCP: s.mcp.SDK(), PublicURL: cfg.PublicURL, Signer: s.signer, URLTTL: cfg.URLTTL, MaxUploadBytes: cfg.MaxUploadBytes})
 	return s, nil
 }
 
@@ -284,7 +283,8 @@ func (s *Service) openTasks() {
 	}
 	quota, _ := fileserve.As[fileserve.Reserver](s.store)
 	s.ledger = tasks.NewLedger(rs, quota, s.cfg.TaskLease, s.cfg.TasksPerOwner, s.log, tasks.MCPKind, tasks.A2AKind)
-	s.tasks = tasks.NewMCP(s.ledger, s.cfg.OutputTTL, runner{s}, s.discardStored, s.producedChanged, s.log)
+	produced := func(ctx context.Context, scope string, stored []fileserve.Meta) { s.mcp.Produced(ctx, scope, stored) }
+	s.tasks = tasks.NewMCP(s.ledger, s.cfg.OutputTTL, runner{s}, s.discardStored, produced, s.log)
 }
 
 // waitTasks lets the tasks running here finish until ctx ends, then ends
@@ -362,7 +362,7 @@ func (s *Service) Config() Config { return s.cfg }
 
 // MCPServer returns the underlying MCP server, for adding prompts or
 // resources beside the tools.
-func (s *Service) MCPServer() *mcp.Server { return s.mcp }
+func (s *Service) MCPServer() *mcp.Server { return s.mcp.SDK() }
 
 // Registry returns the Prometheus registry served at /metrics, for an
 // agent's own metrics.
@@ -448,7 +448,7 @@ func (s *Service) serveStdio(ctx context.Context, ln net.Listener) error {
 		}
 		httpErr <- err
 	}()
-	err := s.mcp.Run(ctx, &mcp.StdioTransport{})
+	err := s.mcp.RunStdio(ctx)
 	cancel()
 	herr := <-httpErr
 	if herr != nil {

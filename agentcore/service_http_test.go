@@ -451,7 +451,7 @@ func TestEmbedZeroMeansNever(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range svc.renderMCP(context.Background(), res.outcome()).Content {
+	for _, c := range svc.mcp.Render(context.Background(), res.outcome()).Content {
 		if _, ok := c.(*mcp.EmbeddedResource); ok {
 			t.Error("embedded although AGENT_EMBED_MAX_BYTES is 0")
 		}

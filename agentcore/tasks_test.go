@@ -433,7 +433,7 @@ func TestTasksCore2025(t *testing.T) {
 				// mcp-go opens the session's standing stream a moment after
 				// initialize; the notifications go there.
 				sid := c.GetSessionId()
-				for deadline := time.Now().Add(10 * time.Second); !svcs[0].sessionStreams.isOpen(sid); time.Sleep(20 * time.Millisecond) {
+				for deadline := time.Now().Add(10 * time.Second); !svcs[0].mcp.StreamOpen(sid); time.Sleep(20 * time.Millisecond) {
 					if time.Now().After(deadline) {
 						t.Fatal("mcp-go opened no standing stream")
 					}

@@ -149,7 +149,7 @@ func addTool[In any](s *Service, t Tool, fn ToolFunc[In], out *jsonschema.Schema
 	}
 	s.tools[t.Name] = rt
 	s.toolOrder = append(s.toolOrder, t.Name)
-	s.addMCPTool(rt)
+	s.mcp.AddTool(rt.def.info())
 	return nil
 }
 

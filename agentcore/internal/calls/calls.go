@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
@@ -134,4 +135,27 @@ func (r *Result) Summary(tool string) string {
 		return fmt.Sprintf("%s produced %d files", tool, n)
 	}
 	return tool + " completed"
+}
+
+// Read reads the stored file m of at most max bytes, to embed it in a
+// result (an MCP embedded resource or image, an A2A bytes part).
+func Read(ctx context.Context, st fileserve.Store, m fileserve.Meta, max int64) ([]byte, error) {
+	obj, _, err := st.Open(ctx, m.Area, m.Owner, m.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer obj.Close()
+	return ReadAllMax(obj, max, m.ID)
+}
+
+// ReadAllMax reads r to its end, failing when it holds more than max bytes.
+func ReadAllMax(r io.Reader, max int64, what string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("file %s grew beyond %d bytes", what, max)
+	}
+	return data, nil
 }

@@ -1,4 +1,4 @@
-package agentcore
+package mcpbind
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 const ImageMaxBytes = 1 << 20
 
 // images are the image content blocks of the outputs marked ShowImage.
-func (s *Service) images(ctx context.Context, res *calls.Result) []mcp.Content {
+func (s *Server) images(ctx context.Context, res *calls.Result) []mcp.Content {
 	var out []mcp.Content
 	for i, show := range res.Images {
 		if !show || i >= len(res.Stored) {
@@ -21,12 +21,12 @@ func (s *Service) images(ctx context.Context, res *calls.Result) []mcp.Content {
 		}
 		m := res.Stored[i]
 		if !strings.HasPrefix(m.MIMEType, "image/") || m.Size > ImageMaxBytes {
-			s.log.Debug("output not shown as an image", "name", m.Name, "mime_type", m.MIMEType, "size", m.Size, "max", ImageMaxBytes)
+			s.Log.Debug("output not shown as an image", "name", m.Name, "mime_type", m.MIMEType, "size", m.Size, "max", ImageMaxBytes)
 			continue
 		}
-		data, err := s.readStored(ctx, m, ImageMaxBytes)
+		data, err := calls.Read(ctx, s.Store, m, ImageMaxBytes)
 		if err != nil {
-			s.log.Warn("could not show output as an image", "id", m.ID, "err", err)
+			s.Log.Warn("could not show output as an image", "id", m.ID, "err", err)
 			continue
 		}
 		out = append(out, &mcp.ImageContent{Data: data, MIMEType: m.MIMEType})

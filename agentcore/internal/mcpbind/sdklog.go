@@ -1,4 +1,4 @@
-package agentcore
+package mcpbind
 
 import (
 	"context"

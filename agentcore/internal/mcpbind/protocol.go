@@ -1,4 +1,4 @@
-package agentcore
+package mcpbind
 
 import (
 	"bytes"
@@ -27,13 +27,10 @@ import (
 // *mcp.Server and routes each request by the revision it names.
 
 const (
-	// revisionSessionless is the first MCP revision without sessions
+	// RevisionSessionless is the first MCP revision without sessions
 	// (SEP-2575): each request names its revision in the
 	// MCP-Protocol-Version header and in _meta.
-	revisionSessionless   = "2026-07-28"
-	headerProtocolVersion = transfer.HeaderMCPProtocolVersion
-	headerSessionID       = transfer.HeaderMCPSessionID
-	headerMethod          = transfer.HeaderMCPMethod
+	RevisionSessionless = "2026-07-28"
 	// methodListen opens a 2026-07-28 request's standing stream of
 	// notifications.
 	methodListen = "subscriptions/listen"
@@ -45,41 +42,41 @@ const (
 	// server/discover, and the server then answers a call of a long tool
 	// with a task.
 	extTasks = "io.modelcontextprotocol/tasks"
-	// jsonSchemaDialect is the dialect the agent's tool schemas declare
+	// SchemaDialect is the dialect the agent's tool schemas declare
 	// ($schema): the default of MCP since 2025-11-25 (SEP-1613) and the
 	// one 2026-07-28 opens tool schemas to (SEP-2106).
-	jsonSchemaDialect = "https://json-schema.org/draft/2020-12/schema"
+	SchemaDialect = "https://json-schema.org/draft/2020-12/schema"
 )
 
 // sessionlessRevision reports whether v, an MCP-Protocol-Version header,
 // names a revision served without sessions. Revisions are dates, compared
 // as the go-sdk compares them.
 func sessionlessRevision(v string) bool {
-	return len(v) == len(revisionSessionless) && v >= revisionSessionless
+	return len(v) == len(RevisionSessionless) && v >= RevisionSessionless
 }
 
 // servedStateless reports whether the request is served by the stateless
 // handler: every request when AGENT_MCP_STATELESS is set, else one that
 // names a sessionless revision in its header.
-func (s *Service) servedStateless(r *http.Request) bool {
-	return s.cfg.MCPStateless || sessionlessRevision(r.Header.Get(headerProtocolVersion))
+func (s *Server) servedStateless(r *http.Request) bool {
+	return s.Stateless || sessionlessRevision(r.Header.Get(transfer.HeaderMCPProtocolVersion))
 }
 
 // mcpHandler is the go-sdk's streamable HTTP handling of /mcp: requests of
 // a sessionless revision go to a stateless handler, others to a stateful
 // one (or to the stateless one with AGENT_MCP_STATELESS); both serve s.mcp.
-func (s *Service) mcpHandler(bodyLimit int64) http.Handler {
+func (s *Server) mcpHandler(bodyLimit int64) http.Handler {
 	server := func(*http.Request) *mcp.Server { return s.mcp }
 	stateless := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
-		Logger:              sdkLogger(s.log),
+		Logger:              sdkLogger(s.Log),
 		MaxRequestBodyBytes: bodyLimit,
 	})
-	if s.cfg.MCPStateless {
+	if s.Stateless {
 		return stateless
 	}
 	stateful := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{
-		Logger:              sdkLogger(s.log),
+		Logger:              sdkLogger(s.Log),
 		MaxRequestBodyBytes: bodyLimit,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -97,7 +94,7 @@ func (s *Service) mcpHandler(bodyLimit int64) http.Handler {
 // it with the error that says so, where the stateful one would refuse the
 // revision itself (-32022).
 func metaNamesRevision(r *http.Request) bool {
-	if r.Method != http.MethodPost || r.Header.Get(headerSessionID) != "" || r.Header.Get(headerProtocolVersion) != "" {
+	if r.Method != http.MethodPost || r.Header.Get(transfer.HeaderMCPSessionID) != "" || r.Header.Get(transfer.HeaderMCPProtocolVersion) != "" {
 		return false
 	}
 	head, err := io.ReadAll(io.LimitReader(r.Body, httpguard.MCPPeekBytes))
@@ -107,11 +104,11 @@ func metaNamesRevision(r *http.Request) bool {
 
 // serverOptions are the go-sdk options of the agent's MCP server: every
 // revision the go-sdk knows, the capabilities below, the cache hints.
-func (s *Service) serverOptions() *mcp.ServerOptions {
+func (s *Server) serverOptions() *mcp.ServerOptions {
 	return &mcp.ServerOptions{
-		Instructions: s.info.Instructions,
-		Logger:       sdkLogger(s.log),
-		Capabilities: capabilities(s.tasks != nil),
+		Instructions: s.Instructions,
+		Logger:       sdkLogger(s.Log),
+		Capabilities: capabilities(s.Tasks != nil),
 		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) { *c = cacheHints(req) },
 	}
 }
@@ -157,7 +154,7 @@ func withDialect(s *jsonschema.Schema) *jsonschema.Schema {
 		return s
 	}
 	out := *s
-	out.Schema = jsonSchemaDialect
+	out.Schema = SchemaDialect
 	return &out
 }
 
@@ -211,7 +208,7 @@ func legacyRevision(req mcp.Request) string {
 		}
 	}
 	if v == "" && req.GetExtra() != nil {
-		v = req.GetExtra().Header.Get(headerProtocolVersion)
+		v = req.GetExtra().Header.Get(transfer.HeaderMCPProtocolVersion)
 	}
 	switch v {
 	case "2025-06-18", "2025-03-26", "2024-11-05":

@@ -1,4 +1,4 @@
-package agentcore
+package mcpbind
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
@@ -32,13 +33,13 @@ import (
 // receiving middleware on resources/list and resources/read, which falls
 // through to the SDK for anything else an author added with MCPServer().
 
-// resourcePageSize is how many produced files one resources/list page holds.
-const resourcePageSize = 100
+// ResourcePageSize is how many produced files one resources/list page holds.
+const ResourcePageSize = 100
 
 // fileTemplate is the resource template of produced files' URIs.
-func (s *Service) fileTemplate() *mcp.ResourceTemplate {
+func (s *Server) fileTemplate() *mcp.ResourceTemplate {
 	return &mcp.ResourceTemplate{
-		URITemplate: s.cfg.PublicURL + "/files/{id}/{+name}{?token}",
+		URITemplate: s.PublicURL + "/files/{id}/{+name}{?token}",
 		Name:        "produced-file",
 		Title:       "A file this agent produced for you",
 		Description: "The download URL of a produced file (a resource_link's uri) read as a resource; " +
@@ -48,7 +49,7 @@ func (s *Service) fileTemplate() *mcp.ResourceTemplate {
 
 // serveResources registers the template and the middleware that serve
 // produced files as resources.
-func (s *Service) serveResources() {
+func (s *Server) serveResources() {
 	s.mcp.AddResourceTemplate(s.fileTemplate(), s.readProduced)
 	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -66,24 +67,24 @@ func (s *Service) serveResources() {
 }
 
 // ownURL reports whether uri has the shape of this agent's download URLs.
-func (s *Service) ownURL(uri string) bool {
-	return strings.HasPrefix(uri, s.cfg.PublicURL+"/files/")
+func (s *Server) ownURL(uri string) bool {
+	return strings.HasPrefix(uri, s.PublicURL+"/files/")
 }
 
-// producedChanged places the files a call stored in the caller's scope
+// Produced places the files a call stored in the caller's scope
 // (ownerscope.go) and tells clients that the resource list changed: the
 // go-sdk sends notifications/resources/list_changed when its own set
 // changes, to every session of an older revision and to each 2026-07-28
 // subscriptions/listen stream that asked for it; re-adding the (same)
 // template is that change. It has no per-caller notification: a client
 // that re-lists sees its own files only.
-func (s *Service) producedChanged(ctx context.Context, scope string, stored []fileserve.Meta) {
+func (s *Server) Produced(ctx context.Context, scope string, stored []fileserve.Meta) {
 	if len(stored) == 0 {
 		return
 	}
 	if scope != "" {
-		if err := s.scopes.Add(ctx, scope, stored, s.cfg.OutputTTL); err != nil {
-			s.log.Warn("produced files not listed for their caller", "err", err)
+		if err := s.Scopes.Add(ctx, scope, stored, s.OutputTTL); err != nil {
+			s.Log.Warn("produced files not listed for their caller", "err", err)
 		}
 	}
 	s.mcp.AddResourceTemplate(s.fileTemplate(), s.readProduced)
@@ -91,22 +92,22 @@ func (s *Service) producedChanged(ctx context.Context, scope string, stored []fi
 
 // readProduced answers resources/read of a produced file's URI for its
 // owner; anything else, another owner's file included, is "not found".
-func (s *Service) readProduced(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+func (s *Server) readProduced(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	obj, m, own, err := s.files.OpenURL(ctx, uri, ownerOfExtra(req.Extra))
+	obj, m, own, err := s.Files.OpenURL(ctx, uri, ownerOfExtra(req.Extra))
 	if !own || err != nil {
 		if err != nil {
-			s.log.Debug("resources/read refused", "err", err)
+			s.Log.Debug("resources/read refused", "err", err)
 		}
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	defer obj.Close()
-	max := s.cfg.ResourceMaxBytes
+	max := s.ResourceMaxBytes
 	if m.Size > max {
 		return nil, fmt.Errorf("%s is %d bytes, over the %d bytes resources/read serves (AGENT_RESOURCE_MAX_BYTES); download it from its URL instead (GET %s)",
 			m.Name, m.Size, max, transfer.Redact(uri))
 	}
-	data, err := readAllMax(obj, max, m.Name)
+	data, err := calls.ReadAllMax(obj, max, m.Name)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w; download it from its URL instead", m.Name, err)
 	}
@@ -126,8 +127,8 @@ func resourceContents(uri, mimeType string, data []byte) *mcp.ResourceContents {
 
 // listProduced answers resources/list: the resources an author added (first
 // page only; views left out), then the caller's live produced files, newest first, with
-// fresh signed URLs as URIs, resourcePageSize a page.
-func (s *Service) listProduced(ctx context.Context, req *mcp.ListResourcesRequest, next mcp.MethodHandler, method string) (mcp.Result, error) {
+// fresh signed URLs as URIs, ResourcePageSize a page.
+func (s *Server) listProduced(ctx context.Context, req *mcp.ListResourcesRequest, next mcp.MethodHandler, method string) (mcp.Result, error) {
 	cursor := ""
 	if req.Params != nil {
 		cursor = req.Params.Cursor
@@ -170,9 +171,9 @@ func (s *Service) listProduced(ctx context.Context, req *mcp.ListResourcesReques
 			}
 		}
 	}
-	end := min(start+resourcePageSize, len(metas))
+	end := min(start+ResourcePageSize, len(metas))
 	for _, m := range metas[start:end] {
-		uri, err := s.files.URL(m)
+		uri, err := s.Files.URL(m)
 		if err != nil {
 			return nil, err
 		}
@@ -205,13 +206,13 @@ func decodeResourceCursor(c string) (fileserve.Meta, error) {
 // ownedFiles are the live produced files of the caller: under
 // authentication all of its outputs in the store, without it the files
 // produced in its scope (its session or its owner handle).
-func (s *Service) ownedFiles(ctx context.Context, req *mcp.ListResourcesRequest) ([]fileserve.Meta, error) {
+func (s *Server) ownedFiles(ctx context.Context, req *mcp.ListResourcesRequest) ([]fileserve.Meta, error) {
 	now := time.Now()
-	if s.callers.Authenticated() {
+	if s.Callers.Authenticated() {
 		var out []fileserve.Meta
 		owner := ownerOfExtra(req.Extra)
-		err := s.store.Walk(ctx, fileserve.Outputs, func(m fileserve.Meta) error {
-			if m.Owner == owner && !transport.Expired(m, s.cfg.OutputTTL, now) {
+		err := s.Store.Walk(ctx, fileserve.Outputs, func(m fileserve.Meta) error {
+			if m.Owner == owner && !transport.Expired(m, s.OutputTTL, now) {
 				out = append(out, m)
 			}
 			return nil

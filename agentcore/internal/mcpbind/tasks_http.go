@@ -1,4 +1,4 @@
-package agentcore
+package mcpbind
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/internal/lib/httpjson"
+	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -40,8 +41,8 @@ const taskListenPoll = 500 * time.Millisecond
 const maxListenTasks = 100
 
 // taskHTTP wraps the go-sdk's /mcp handler with the above.
-func (s *Service) taskHTTP(h http.Handler) http.Handler {
-	if s.tasks == nil {
+func (s *Server) taskHTTP(h http.Handler) http.Handler {
+	if s.Tasks == nil {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			r.Header.Del(headerTaskParam)
 			h.ServeHTTP(w, r)
@@ -49,13 +50,13 @@ func (s *Service) taskHTTP(h http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(headerTaskParam)
-		modern := sessionlessRevision(r.Header.Get(headerProtocolVersion))
+		modern := sessionlessRevision(r.Header.Get(transfer.HeaderMCPProtocolVersion))
 		switch {
-		case r.Method == http.MethodGet && !modern && r.Header.Get(headerSessionID) != "":
+		case r.Method == http.MethodGet && !modern && r.Header.Get(transfer.HeaderMCPSessionID) != "":
 			s.sessionStreams.serve(w, r, h)
 			return
 		case r.Method != http.MethodPost:
-		case modern && r.Header.Get(headerMethod) == methodListen:
+		case modern && r.Header.Get(transfer.HeaderMCPMethod) == methodListen:
 			body, ok := peekBody(w, r)
 			if !ok {
 				return
@@ -157,7 +158,7 @@ func sseEvent(w http.ResponseWriter, msg any) error {
 }
 
 // serveTaskListen serves a subscriptions/listen for tasks.
-func (s *Service) serveTaskListen(w http.ResponseWriter, r *http.Request, l *taskListen) {
+func (s *Server) serveTaskListen(w http.ResponseWriter, r *http.Request, l *taskListen) {
 	if !l.declared {
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": l.id, "error": missingTasksCapability()})
 		w.Header().Set("Content-Type", "application/json")
@@ -165,7 +166,7 @@ func (s *Service) serveTaskListen(w http.ResponseWriter, r *http.Request, l *tas
 		w.Write(b)
 		return
 	}
-	owner, err := s.callers.Owner(r)
+	owner, err := s.Callers.Owner(r)
 	if err != nil {
 		httpjson.WriteError(w, http.StatusUnauthorized, err.Error())
 		return
@@ -176,7 +177,7 @@ func (s *Service) serveTaskListen(w http.ResponseWriter, r *http.Request, l *tas
 		if len(agreed) == maxListenTasks {
 			break
 		}
-		if _, err := s.tasks.Read(ctx, owner, id); err == nil {
+		if _, err := s.Tasks.Read(ctx, owner, id); err == nil {
 			agreed = append(agreed, id)
 		}
 	}
@@ -199,7 +200,7 @@ func (s *Service) serveTaskListen(w http.ResponseWriter, r *http.Request, l *tas
 				continue
 			}
 			open++
-			t, err := s.tasks.Get(ctx, owner, id)
+			t, err := s.Tasks.Get(ctx, owner, id)
 			if err != nil {
 				continue // expired meanwhile: nothing more will be told
 			}
@@ -235,7 +236,7 @@ func (s *Service) serveTaskListen(w http.ResponseWriter, r *http.Request, l *tas
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.draining.Done():
+		case <-s.Draining.Done():
 			return
 		case <-wake:
 		case <-poll.C:
@@ -280,7 +281,7 @@ type sessionStreams struct {
 // serve serves a session's GET stream through h, writing task
 // notifications into it meanwhile.
 func (ss *sessionStreams) serve(w http.ResponseWriter, r *http.Request, h http.Handler) {
-	id := r.Header.Get(headerSessionID)
+	id := r.Header.Get(transfer.HeaderMCPSessionID)
 	iw := &injectingWriter{ResponseWriter: w}
 	ss.mu.Lock()
 	if ss.streams == nil {
@@ -384,7 +385,7 @@ func (iw *injectingWriter) close() {
 // taskStatusNotifier is the changed hook of a task a 2025-11-25 session
 // made: notifications/tasks/status on the session's standing stream (the
 // requestor may not rely on them, and polls; they save it a poll).
-func (s *Service) taskStatusNotifier(r *mcp.CallToolRequest) func(*tasks.Task) {
+func (s *Server) taskStatusNotifier(r *mcp.CallToolRequest) func(*tasks.Task) {
 	id := sessionID(r)
 	return func(t *tasks.Task) {
 		s.taskListeners.changed(t)
@@ -393,7 +394,7 @@ func (s *Service) taskStatusNotifier(r *mcp.CallToolRequest) func(*tasks.Task) {
 		}
 		params := s.task2025(t)
 		if !s.sessionStreams.notify(id, map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": params}) {
-			s.log.Debug("task status not notified: the session has no standing stream here", "task", t.ID)
+			s.Log.Debug("task status not notified: the session has no standing stream here", "task", t.ID)
 		}
 	}
 }

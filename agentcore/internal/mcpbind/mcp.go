@@ -1,4 +1,4 @@
-package agentcore
+package mcpbind
 
 import (
 	"context"
@@ -14,20 +14,24 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func (s *Service) addMCPTool(rt *registeredTool) {
+// AddTool serves def as an MCP tool: its schemas (in the 2020-12 dialect),
+// its file parameters in _meta for the hosts of agentura and of the
+// draft, its view (MCP Apps) and annotations; a call runs through the
+// Runner with the request's hooks, scope and cancellation.
+func (s *Server) AddTool(def calls.Tool) {
 	t := &mcp.Tool{
-		Name:        rt.def.Name,
-		Title:       rt.def.Title,
-		Description: rt.def.Description,
-		InputSchema: withDialect(rt.def.InputSchema),
+		Name:        def.Name,
+		Title:       def.Title,
+		Description: def.Description,
+		InputSchema: withDialect(def.InputSchema),
 	}
-	if len(rt.def.FileParams) > 0 {
+	if len(def.FileParams) > 0 {
 		t.Meta = mcp.Meta{
-			transfer.MetaFileParams: rt.def.FileParams,
-			mcpfile.MetaFileParams:  mcpfile.FileParamNames(rt.def.FileParams),
+			transfer.MetaFileParams: def.FileParams,
+			mcpfile.MetaFileParams:  mcpfile.FileParamNames(def.FileParams),
 		}
 	}
-	if ui := apps.ToolUI(rt.def.info()); ui != nil {
+	if ui := apps.ToolUI(def); ui != nil {
 		if t.Meta == nil {
 			t.Meta = mcp.Meta{}
 		}
@@ -36,23 +40,23 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 			t.Meta[transfer.MetaUIResourceURI] = uri // hosts of early drafts
 		}
 	}
-	if rt.def.OutputSchema != nil {
-		t.OutputSchema = withDialect(rt.def.OutputSchema)
+	if def.OutputSchema != nil {
+		t.OutputSchema = withDialect(def.OutputSchema)
 	}
 	t.Annotations = &mcp.ToolAnnotations{
-		Title:           rt.def.Title,
-		ReadOnlyHint:    rt.def.ReadOnly,
-		DestructiveHint: &rt.def.Destructive,
-		IdempotentHint:  rt.def.Idempotent,
-		OpenWorldHint:   &rt.def.OpenWorld,
+		Title:           def.Title,
+		ReadOnlyHint:    def.ReadOnly,
+		DestructiveHint: &def.Destructive,
+		IdempotentHint:  def.Idempotent,
+		OpenWorldHint:   &def.OpenWorld,
 	}
-	name, scope := rt.def.Name, rt.def.scope
+	name, scope := def.Name, def.Scope
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var ti *auth.TokenInfo
 		if req.Extra != nil {
 			ti = req.Extra.TokenInfo
 		}
-		if !s.callers.Permits(ti, scope) {
+		if !s.Callers.Permits(ti, scope) {
 			out := &mcp.CallToolResult{}
 			out.SetError(fmt.Errorf("tool %s needs the scope %s, which the token lacks; sign in again asking for it", name, scope))
 			return out, nil
@@ -69,14 +73,15 @@ func (s *Service) addMCPTool(rt *registeredTool) {
 			defer stop()
 		}
 		ctx = calls.WithFileScope(ctx, scope)
-		res, err := s.invoke(calls.WithHooks(ctx, s.mcpCallHooks(ctx, req, name)), name, ownerOfExtra(req.Extra), requestID, req.Params.Arguments)
+		res, err := s.Runner.Run(calls.WithHooks(ctx, s.mcpCallHooks(ctx, req, name)),
+			calls.Request{Tool: name, Owner: ownerOfExtra(req.Extra), RequestID: requestID, Args: req.Params.Arguments})
 		var out *mcp.CallToolResult
 		if err != nil {
 			out = &mcp.CallToolResult{}
 			out.SetError(err)
 		} else {
-			s.producedChanged(ctx, scope, res.stored)
-			out = s.renderMCP(ctx, res.outcome())
+			s.Produced(ctx, scope, res.Stored)
+			out = s.Render(ctx, res)
 		}
 		if handle != "" {
 			if out.Meta == nil {
@@ -95,13 +100,13 @@ func ownerOfExtra(extra *mcp.RequestExtra) string {
 	if extra != nil && extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
 		return extra.TokenInfo.UserID
 	}
-	return AnonymousOwner
+	return calls.AnonymousOwner
 }
 
-// renderMCP turns a result into MCP content: the tool's text, a line naming
+// Render turns a result into MCP content: the tool's text, a line naming
 // each produced file (for models without middleware), a resource_link per
 // file, and an embedded resource per file up to EmbedMaxBytes.
-func (s *Service) renderMCP(ctx context.Context, res *calls.Result) *mcp.CallToolResult {
+func (s *Server) Render(ctx context.Context, res *calls.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{StructuredContent: res.Structured()}
 	if len(res.Meta) > 0 {
 		out.Meta = mcp.Meta(res.Meta)
@@ -123,7 +128,7 @@ func (s *Service) renderMCP(ctx context.Context, res *calls.Result) *mcp.CallToo
 		})
 	}
 	for i, f := range res.Files {
-		if i >= len(res.Stored) || s.cfg.EmbedMaxBytes <= 0 || f.SizeBytes > s.cfg.EmbedMaxBytes {
+		if i >= len(res.Stored) || s.EmbedMaxBytes <= 0 || f.SizeBytes > s.EmbedMaxBytes {
 			continue
 		}
 		if e := s.embed(ctx, res.Stored[i], f.DownloadURL); e != nil {
@@ -139,10 +144,10 @@ func (s *Service) renderMCP(ctx context.Context, res *calls.Result) *mcp.CallToo
 
 // embed reads a small stored file into an embedded resource; text (JSON,
 // XML, CSV and the like included) stays text when it is valid UTF-8.
-func (s *Service) embed(ctx context.Context, m fileserve.Meta, uri string) *mcp.EmbeddedResource {
-	data, err := s.readSmall(ctx, m)
+func (s *Server) embed(ctx context.Context, m fileserve.Meta, uri string) *mcp.EmbeddedResource {
+	data, err := calls.Read(ctx, s.Store, m, s.EmbedMaxBytes)
 	if err != nil {
-		s.log.Warn("could not embed output", "id", m.ID, "err", err)
+		s.Log.Warn("could not embed output", "id", m.ID, "err", err)
 		return nil
 	}
 	return &mcp.EmbeddedResource{Resource: resourceContents(uri, m.MIMEType, data)}

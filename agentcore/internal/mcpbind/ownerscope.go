@@ -1,4 +1,4 @@
-package agentcore
+package mcpbind
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/signing"
@@ -14,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Without authentication every caller is AnonymousOwner: one store owner,
+// Without authentication every caller is calls.AnonymousOwner: one store owner,
 // so one quota (AGENT_OWNER_QUOTA_BYTES) for all of them, and a rate limit
 // per client address. What a caller sees in resources/list is narrower: the
 // files produced in its scope. The scope is its MCP session when it has one
@@ -51,8 +52,8 @@ var errOwnerHandle = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fm
 // the handle to return with the result (a fresh one for a request without
 // a session or a handle). Under authentication there is none: the owner is
 // the caller.
-func (s *Service) callScope(req mcp.Request, m requestMeta) (scope, handle string, err error) {
-	if s.callers.Authenticated() {
+func (s *Server) callScope(req mcp.Request, m requestMeta) (scope, handle string, err error) {
+	if s.Callers.Authenticated() {
 		return "", "", nil
 	}
 	id, err := s.handleID(m.ownerHandle)
@@ -65,7 +66,7 @@ func (s *Service) callScope(req mcp.Request, m requestMeta) (scope, handle strin
 		}
 		id = fileserve.NewID()
 	}
-	handle, err = s.signer.Sign(signing.Claims{Owner: AnonymousOwner, FileID: id, Area: handleArea, ExpiresAt: time.Now().Add(s.cfg.OutputTTL)})
+	handle, err = s.Signer.Sign(signing.Claims{Owner: calls.AnonymousOwner, FileID: id, Area: handleArea, ExpiresAt: time.Now().Add(s.OutputTTL)})
 	if err != nil {
 		return "", "", err
 	}
@@ -74,7 +75,7 @@ func (s *Service) callScope(req mcp.Request, m requestMeta) (scope, handle strin
 
 // listScope is the scope whose files resources/list shows an anonymous
 // request: its handle's, else its session's; "" when it has neither.
-func (s *Service) listScope(req mcp.Request, m requestMeta) (string, error) {
+func (s *Server) listScope(req mcp.Request, m requestMeta) (string, error) {
 	id, err := s.handleID(m.ownerHandle)
 	switch {
 	case err != nil:
@@ -91,15 +92,15 @@ func (s *Service) listScope(req mcp.Request, m requestMeta) (string, error) {
 // no handle, or for one that has expired or whose key was rotated out (its
 // files are gone or going: the caller starts a new scope). A handle the
 // agent did not issue is an error.
-func (s *Service) handleID(handle string) (string, error) {
+func (s *Server) handleID(handle string) (string, error) {
 	if handle == "" {
 		return "", nil
 	}
-	c, err := s.signer.Verify(handle)
+	c, err := s.Signer.Verify(handle)
 	if errors.Is(err, signing.ErrExpired) || errors.Is(err, signing.ErrUnknownKey) {
 		return "", nil
 	}
-	if err != nil || c.Area != handleArea || c.Owner != AnonymousOwner || !fileserve.ValidID(c.FileID) {
+	if err != nil || c.Area != handleArea || c.Owner != calls.AnonymousOwner || !fileserve.ValidID(c.FileID) {
 		return "", errOwnerHandle
 	}
 	return c.FileID, nil
@@ -114,16 +115,16 @@ func sessionID(req mcp.Request) string {
 }
 
 // scopedFiles are the live produced files placed in scope.
-func (s *Service) scopedFiles(ctx context.Context, scope string) ([]fileserve.Meta, error) {
-	ids, err := s.scopes.IDs(ctx, scope)
+func (s *Server) scopedFiles(ctx context.Context, scope string) ([]fileserve.Meta, error) {
+	ids, err := s.Scopes.IDs(ctx, scope)
 	if err != nil {
 		return nil, fmt.Errorf("list the files of this caller: %w", err)
 	}
 	now := time.Now()
 	var out []fileserve.Meta
 	for _, id := range ids {
-		m, err := s.store.Stat(ctx, fileserve.Outputs, AnonymousOwner, id)
-		if err == nil && !transport.Expired(m, s.cfg.OutputTTL, now) {
+		m, err := s.Store.Stat(ctx, fileserve.Outputs, calls.AnonymousOwner, id)
+		if err == nil && !transport.Expired(m, s.OutputTTL, now) {
 			out = append(out, m)
 		}
 	}

@@ -1,4 +1,4 @@
-package agentcore
+package mcpbind
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 
 // MCP tasks on each revision. The go-sdk (v1.8.0) has none, so they are
 // served beside it: a receiving middleware answers a tools/call with a task
-// and adds what 2025-11-25 declares (capabilities.tasks in initialize,
+// and adds what 2025-11-25 declares (capabilities.Tasks in initialize,
 // execution.taskSupport in tools/list); tasks/* are custom methods.
 //
 //   - 2026-07-28, the Tasks extension (SEP-2663): a request whose client
@@ -121,8 +121,8 @@ type taskCaller struct {
 type taskCallerKey struct{}
 
 // serveTasks serves MCP tasks when the store keeps them.
-func (s *Service) serveTasks() {
-	if s.tasks == nil {
+func (s *Server) serveTasks() {
+	if s.Tasks == nil {
 		return
 	}
 	for method, h := range map[string]func(context.Context, taskCaller, *taskParams) (mcp.Result, error){
@@ -155,7 +155,7 @@ func (s *Service) serveTasks() {
 // taskMiddleware answers tools/call with a task when the call is one,
 // adds the declarations of 2025-11-25, and tells the tasks/* handlers who
 // asks.
-func (s *Service) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (s *Server) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch {
 		case method == "tools/call":
@@ -179,7 +179,7 @@ func (s *Service) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case strings.HasPrefix(method, "tasks/"):
 			m := readMeta(req)
 			c := taskCaller{owner: ownerOfExtra(req.GetExtra()), modern: m.revision != "", declared: m.tasks}
-			if !s.callers.Authenticated() {
+			if !s.Callers.Authenticated() {
 				scope, err := s.listScope(req, m)
 				if err != nil {
 					return nil, err
@@ -217,12 +217,12 @@ func declareTasks2025(m map[string]any) {
 // declareTaskSupport marks the Long tools of a 2025-11-25 tools/list
 // result execution.taskSupport "optional"; the others stay "forbidden"
 // (absent).
-func (s *Service) declareTaskSupport(m map[string]any) {
+func (s *Server) declareTaskSupport(m map[string]any) {
 	tools, _ := m["tools"].([]any)
 	for _, t := range tools {
 		tool, _ := t.(map[string]any)
 		name, _ := tool["name"].(string)
-		if def, ok := s.tool(name); ok && def.Long {
+		if def, ok := s.Runner.Tool(name); ok && def.Long {
 			tool["execution"] = map[string]any{"taskSupport": "optional"}
 		}
 	}
@@ -238,11 +238,11 @@ func missingTasksCapability() error {
 
 // callAsTask answers a tools/call with a task when it is one to run as a
 // task; handled is false when the call runs as usual.
-func (s *Service) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp.Result, _ error, handled bool) {
+func (s *Server) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp.Result, _ error, handled bool) {
 	if r.Params == nil {
 		return nil, nil, false
 	}
-	def, ok := s.tool(r.Params.Name)
+	def, ok := s.Runner.Tool(r.Params.Name)
 	if !ok {
 		return nil, nil, false
 	}
@@ -287,21 +287,21 @@ func (s *Service) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp
 	}
 	if !legacy {
 		// A call that cannot run is told so at once, not through a task.
-		if err := s.checkArguments(def.Name, r.Params.Arguments); err != nil {
+		if err := s.Runner.Check(def.Name, r.Params.Arguments); err != nil {
 			return toolError(err)
 		}
 	}
 	c := tasks.Call{Tool: def.Name, Owner: ownerOfExtra(r.Extra), Scope: scope, Handle: handle, Args: r.Params.Arguments, TTL: ttl}
 	if r.Extra != nil {
 		c.RequestID = r.Extra.Header.Get("X-Request-Id")
-		c.Staged = s.inline.Claim(r.Extra.Header) // read by the task, after the answer
+		c.Staged = s.Inline.Claim(r.Extra.Header) // read by the task, after the answer
 	}
 	if token := r.Params.GetProgressToken(); token != nil && r.Session != nil {
 		session, detached := r.Session, context.WithoutCancel(ctx)
 		c.Progress = func(p calls.Progress) {
 			err := session.NotifyProgress(detached, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.Done, Total: p.Total, Message: p.Message})
 			if err != nil {
-				s.log.Debug("task progress not sent to its request", "tool", def.Name, "err", err)
+				s.Log.Debug("task progress not sent to its request", "tool", def.Name, "err", err)
 			}
 		}
 	}
@@ -310,7 +310,7 @@ func (s *Service) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp
 	} else {
 		c.Changed = s.taskListeners.changed
 	}
-	t, ended, err := s.tasks.Start(ctx, c)
+	t, ended, err := s.Tasks.Start(ctx, c)
 	if err != nil {
 		if _, ok := errors.AsType[*fileserve.QuotaError](err); ok {
 			return toolError(fmt.Errorf("%s was not started: %w", def.Name, err))
@@ -326,9 +326,9 @@ func (s *Service) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp
 		case <-time.After(taskGrace):
 		case <-ctx.Done():
 		}
-		if done, err := s.tasks.Read(context.WithoutCancel(ctx), c.Owner, t.ID); err == nil && done.Status == tasks.Completed {
+		if done, err := s.Tasks.Read(context.WithoutCancel(ctx), c.Owner, t.ID); err == nil && done.Status == tasks.Completed {
 			if res, err := s.endedResult(ctx, done); err == nil {
-				s.tasks.Forget(context.WithoutCancel(ctx), done)
+				s.Tasks.Forget(context.WithoutCancel(ctx), done)
 				return res, nil, true
 			}
 		} else if err == nil {
@@ -373,7 +373,7 @@ func pollInterval(t *tasks.Task) time.Duration {
 }
 
 // task2026 is t as a 2026-07-28 Task.
-func (s *Service) task2026(t *tasks.Task) map[string]any {
+func (s *Server) task2026(t *tasks.Task) map[string]any {
 	m := taskFields(t)
 	m["ttlMs"] = t.TTL.Milliseconds()
 	if !t.Ended() {
@@ -384,7 +384,7 @@ func (s *Service) task2026(t *tasks.Task) map[string]any {
 
 // task2025 is t as a 2025-11-25 Task: a tool result with isError is a
 // failed task there.
-func (s *Service) task2025(t *tasks.Task) map[string]any {
+func (s *Server) task2025(t *tasks.Task) map[string]any {
 	m := taskFields(t)
 	if t.Status == tasks.Completed && t.Result != nil && t.Result.IsError {
 		m["status"] = tasks.Failed
@@ -398,7 +398,7 @@ func (s *Service) task2025(t *tasks.Task) map[string]any {
 
 // detailed2026 is the DetailedTask of 2026-07-28: the Task with, once
 // ended, its result or error; _meta holds the last progress report.
-func (s *Service) detailed2026(ctx context.Context, t *tasks.Task) (map[string]any, mcp.Meta, error) {
+func (s *Server) detailed2026(ctx context.Context, t *tasks.Task) (map[string]any, mcp.Meta, error) {
 	m := s.task2026(t)
 	switch {
 	case t.Status == tasks.Completed:
@@ -434,8 +434,8 @@ func taskLookupError(err error) error {
 }
 
 // taskGet answers tasks/get.
-func (s *Service) taskGet(ctx context.Context, c taskCaller, p *taskParams) (mcp.Result, error) {
-	t, err := s.tasks.Get(ctx, c.owner, p.TaskID)
+func (s *Server) taskGet(ctx context.Context, c taskCaller, p *taskParams) (mcp.Result, error) {
+	t, err := s.Tasks.Get(ctx, c.owner, p.TaskID)
 	if err != nil {
 		return nil, taskLookupError(err)
 	}
@@ -452,16 +452,16 @@ func (s *Service) taskGet(ctx context.Context, c taskCaller, p *taskParams) (mcp
 
 // taskCancel answers tasks/cancel: an acknowledgement on 2026-07-28, the
 // task on 2025-11-25 (which refuses to cancel a task that ended).
-func (s *Service) taskCancel(ctx context.Context, c taskCaller, p *taskParams) (mcp.Result, error) {
+func (s *Server) taskCancel(ctx context.Context, c taskCaller, p *taskParams) (mcp.Result, error) {
 	if !c.modern {
-		if t, err := s.tasks.Get(ctx, c.owner, p.TaskID); err != nil {
+		if t, err := s.Tasks.Get(ctx, c.owner, p.TaskID); err != nil {
 			return nil, taskLookupError(err)
 		} else if t.Ended() {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
 				"Cannot cancel task: already in terminal status '%s'", s.task2025(t)["status"])}
 		}
 	}
-	t, err := s.tasks.Cancel(ctx, c.owner, p.TaskID)
+	t, err := s.Tasks.Cancel(ctx, c.owner, p.TaskID)
 	if err != nil {
 		return nil, taskLookupError(err)
 	}
@@ -474,11 +474,11 @@ func (s *Service) taskCancel(ctx context.Context, c taskCaller, p *taskParams) (
 // taskUpdate answers tasks/update (2026-07-28): no tool of this agent asks
 // for input while it runs, so there is never an input outstanding and the
 // responses are ignored, as the extension says.
-func (s *Service) taskUpdate(ctx context.Context, c taskCaller, p *taskParams) (mcp.Result, error) {
+func (s *Server) taskUpdate(ctx context.Context, c taskCaller, p *taskParams) (mcp.Result, error) {
 	if !c.modern {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/update is a method of the Tasks extension of MCP 2026-07-28"}
 	}
-	if _, err := s.tasks.Get(ctx, c.owner, p.TaskID); err != nil {
+	if _, err := s.Tasks.Get(ctx, c.owner, p.TaskID); err != nil {
 		return nil, taskLookupError(err)
 	}
 	return &wireResult{fields: map[string]any{"resultType": "complete"}}, nil
@@ -486,12 +486,12 @@ func (s *Service) taskUpdate(ctx context.Context, c taskCaller, p *taskParams) (
 
 // taskResult answers tasks/result (2025-11-25): it waits for the task to
 // end, then answers what the call would have answered.
-func (s *Service) taskResult(ctx context.Context, c taskCaller, p *taskParams) (mcp.Result, error) {
+func (s *Server) taskResult(ctx context.Context, c taskCaller, p *taskParams) (mcp.Result, error) {
 	if c.modern {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/result is gone in MCP 2026-07-28: tasks/get carries the result of an ended task"}
 	}
 	for {
-		t, err := s.tasks.Get(ctx, c.owner, p.TaskID)
+		t, err := s.Tasks.Get(ctx, c.owner, p.TaskID)
 		if err != nil {
 			return nil, taskLookupError(err)
 		}
@@ -514,7 +514,7 @@ func (s *Service) taskResult(ctx context.Context, c taskCaller, p *taskParams) (
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task was cancelled: it has no result"}
 		}
 		wait := time.After(tasks.CancelPoll)
-		if ch := s.tasks.EndedHere(t.ID); ch != nil {
+		if ch := s.Tasks.EndedHere(t.ID); ch != nil {
 			wait = nil
 			select {
 			case <-ch:
@@ -536,7 +536,7 @@ const taskListPage = 100
 
 // taskList answers tasks/list (2025-11-25): the caller's tasks, newest
 // first; an anonymous caller's are those of its session or owner handle.
-func (s *Service) taskList(ctx context.Context, c taskCaller, p *taskParams) (mcp.Result, error) {
+func (s *Server) taskList(ctx context.Context, c taskCaller, p *taskParams) (mcp.Result, error) {
 	if c.modern {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/list is gone in MCP 2026-07-28: keep the ids of your tasks"}
 	}
@@ -550,8 +550,8 @@ func (s *Service) taskList(ctx context.Context, c taskCaller, p *taskParams) (mc
 	}
 	tasks := []map[string]any{}
 	var next string
-	if c.owner != AnonymousOwner || c.scope != "" {
-		all, err := s.tasks.List(ctx, c.owner, c.scope)
+	if c.owner != calls.AnonymousOwner || c.scope != "" {
+		all, err := s.Tasks.List(ctx, c.owner, c.scope)
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "list tasks: " + err.Error()}
 		}
@@ -571,7 +571,7 @@ func (s *Service) taskList(ctx context.Context, c taskCaller, p *taskParams) (mc
 
 // endedResult is the CallToolResult of an ended task, its files' URLs
 // signed now.
-func (s *Service) endedResult(ctx context.Context, t *tasks.Task) (*mcp.CallToolResult, error) {
+func (s *Server) endedResult(ctx context.Context, t *tasks.Task) (*mcp.CallToolResult, error) {
 	k := t.Result
 	if k == nil {
 		return nil, fmt.Errorf("task %s has no result", t.ID)
@@ -583,13 +583,13 @@ func (s *Service) endedResult(ctx context.Context, t *tasks.Task) (*mcp.CallTool
 	} else {
 		res := &calls.Result{Text: k.Text, Data: k.Data, Stored: k.Files, Images: k.Images}
 		for _, f := range k.Files {
-			pf, err := s.producedFile(f)
+			pf, err := s.Handout(f)
 			if err != nil {
 				return nil, err
 			}
 			res.Files = append(res.Files, pf)
 		}
-		out = s.renderMCP(ctx, res)
+		out = s.Render(ctx, res)
 	}
 	if t.Handle != "" {
 		out.Meta = mcp.Meta{transfer.MetaOwner: t.Handle}

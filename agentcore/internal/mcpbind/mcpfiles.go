@@ -1,4 +1,4 @@
-package agentcore
+package mcpbind
 
 import (
 	"context"
@@ -22,19 +22,19 @@ type fileCallerKey struct{}
 // serveFileTransfer answers the draft's files/authorizeUpload and
 // files/authorizeDownload, whatever capabilities the client declared (the
 // reference host declares none).
-func (s *Service) serveFileTransfer() {
+func (s *Server) serveFileTransfer() {
 	err := errors.Join(
 		mcp.AddReceivingCustomMethod(s.mcp, mcpfile.MethodAuthorizeUpload, func(ctx context.Context, _ *mcp.ServerSession, p *uploadParams) (mcp.Result, error) {
 			if p == nil {
 				p = &uploadParams{}
 			}
-			return wrapFileResult(s.fileURIs.AuthorizeUpload(ctx, fileCaller(ctx), p.AuthorizeUploadParams))
+			return wrapFileResult(s.FileURIs.AuthorizeUpload(ctx, fileCaller(ctx), p.AuthorizeUploadParams))
 		}),
 		mcp.AddReceivingCustomMethod(s.mcp, mcpfile.MethodAuthorizeDownload, func(ctx context.Context, _ *mcp.ServerSession, p *downloadParams) (mcp.Result, error) {
 			if p == nil {
 				p = &downloadParams{}
 			}
-			return wrapFileResult(s.fileURIs.AuthorizeDownload(ctx, fileCaller(ctx), p.URI))
+			return wrapFileResult(s.FileURIs.AuthorizeDownload(ctx, fileCaller(ctx), p.URI))
 		}),
 	)
 	if err != nil {
@@ -44,7 +44,7 @@ func (s *Service) serveFileTransfer() {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if strings.HasPrefix(method, "files/") {
 				ctx = context.WithValue(ctx, fileCallerKey{}, ownerOfExtra(req.GetExtra()))
-				if !s.callers.Authenticated() {
+				if !s.Callers.Authenticated() {
 					scope, err := s.listScope(req, readMeta(req))
 					if err != nil {
 						return nil, err

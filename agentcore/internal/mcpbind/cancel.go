@@ -1,4 +1,4 @@
-package agentcore
+package mcpbind
 
 import (
 	"context"
@@ -26,7 +26,7 @@ type requestContexts struct {
 
 // linkRequestContexts records the context of each MCP POST served
 // statelessly for the tool call it carries (callContext).
-func (s *Service) linkRequestContexts(h http.Handler) http.Handler {
+func (s *Server) linkRequestContexts(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(headerRequestContext)
 		if r.Method != http.MethodPost || !s.servedStateless(r) {
@@ -53,7 +53,7 @@ func (s *Service) linkRequestContexts(h http.Handler) http.Handler {
 
 // callContext returns ctx, ended also when the HTTP request that carried a
 // stateless call ends; stop releases it.
-func (s *Service) callContext(ctx context.Context, header http.Header) (_ context.Context, stop func()) {
+func (s *Server) callContext(ctx context.Context, header http.Header) (_ context.Context, stop func()) {
 	if header == nil {
 		return ctx, func() {}
 	}
