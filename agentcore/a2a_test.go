@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
+	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/internal/testkit/a2atest"
 	"github.com/agentura/agentura/transfer"
 )
@@ -327,7 +328,7 @@ func TestA2AStatusIntervalSetting(t *testing.T) {
 	if err != nil || cfg.A2AStatusInterval != 750*time.Millisecond {
 		t.Errorf("AGENT_A2A_STATUS_INTERVAL=750ms: %v, %v", cfg.A2AStatusInterval, err)
 	}
-	if cfg, _ := ConfigFromLookup(lookup(""), "x", ":8001"); cfg.A2AStatusInterval != defaultA2AStatusInterval {
+	if cfg, _ := ConfigFromLookup(lookup(""), "x", ":8001"); cfg.A2AStatusInterval != tasks.DefaultA2AStatusInterval {
 		t.Errorf("default interval = %v", cfg.A2AStatusInterval)
 	}
 }

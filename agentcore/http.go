@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/agentura/agentura/agentcore/internal/callers"
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
@@ -60,14 +59,14 @@ func (s *Service) buildHandler() http.Handler {
 	// tusd keeps its own read deadlines on PATCH bodies (extended as bytes
 	// arrive), so tus is rate limited but not paced.
 	var tusH http.Handler = s.limiter.Wrap(s.callers.RequireScope(callers.ScopeFilesWrite, s.tus))
-	a2aH := s.limiter.Wrap(s.pacer.Wrap(s.inline.Wrap(transport.A2A, bodyLimit, s.callers.JSONRPC(bodyLimit, callers.A2AScope, s.a2aHandler()))))
+	a2aH := s.limiter.Wrap(s.pacer.Wrap(s.a2a.Handler(bodyLimit)))
 	mcpH, uploadH, tusH, a2aH = s.callers.Require(mcpH), s.callers.Require(uploadH), s.callers.Require(tusH), s.callers.Require(a2aH)
 	guard := httpguard.NewOrigin(s.cfg.PublicURL, s.cfg.AllowedOrigins)
 	uploadH, tusH, a2aH = guard.Wrap(uploadH), guard.Wrap(tusH), guard.Wrap(a2aH)
 	// An MCP Apps upload view (Origin: null) reaches tus by its capability
 	// alone (apps_upload.go).
 	tusH = s.views.Uploads(guard, s.limiter.Wrap(s.tus), tusH)
-	cardH := guard.Wrap(a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(s.cardProducer)))
+	cardH := guard.Wrap(s.a2a.CardHandler())
 	// Any method reaches the handlers, which answer a wrong one with a JSON 405.
 	r.Any("/mcp", gin.WrapH(mcpH))
 	r.Any("/uploads", gin.WrapH(uploadH))
@@ -78,7 +77,7 @@ func (s *Service) buildHandler() http.Handler {
 	r.Any("/files/*path", gin.WrapH(s.fileRoutes())) // downloads, DELETE, revoke (files.go)
 	r.Any(transfer.A2APath, gin.WrapH(a2aH))
 	r.Any(transfer.AgentCardPath, gin.WrapH(cardH))
-	for path, h := range s.callers.ProtectedResources(s.describe()) { // AGENT_AUTH=oauth
+	for path, h := range s.callers.ProtectedResources(s.a2a.Describe()) { // AGENT_AUTH=oauth
 		r.Any(path, gin.WrapH(h)) // GET and OPTIONS (CORS); others get 405
 	}
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })

@@ -42,6 +42,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/agentura/agentura/agentcore/internal/a2abind"
 	"github.com/agentura/agentura/agentcore/internal/apps"
 	"github.com/agentura/agentura/agentcore/internal/callers"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
@@ -101,7 +103,8 @@ type Service struct {
 	scopes   *transport.Scopes   // what each anonymous caller produced
 	fileURIs *transport.FileURIs // the draft MCP file contract's files
 	inline   *transport.InlinePass
-	views    *apps.Views // MCP Apps views
+	views    *apps.Views     // MCP Apps views
+	a2a      *a2abind.Server // the A2A binding
 	// ledger is what MCP and A2A tasks share (tasks.go), tasks the MCP
 	// tasks; both nil when the store keeps no records.
 	ledger *tasks.Ledger
@@ -270,6 +273,9 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		FileURIs: s.fileURIs, Scopes: s.scopes, Inline: s.inline, Callers: s.callers, Tasks: s.tasks,
 		PublicURL: cfg.PublicURL, OutputTTL: cfg.OutputTTL, EmbedMaxBytes: cfg.EmbedMaxBytes, ResourceMaxBytes: cfg.ResourceMaxBytes,
 		Stateless: cfg.MCPStateless, Draining: s.draining})
+	s.a2a = a2abind.New(a2abind.Config{Name: info.Name, Title: info.Title, Version: info.Version, Instructions: info.Instructions,
+		Log: s.log, Registry: s.registry, Runner: runner{s}, Store: s.store, Callers: s.callers, Inline: s.inline, Ledger: s.ledger,
+		PublicURL: cfg.PublicURL, URLTTL: cfg.URLTTL, OutputTTL: cfg.OutputTTL, A2AStatusInterval: cfg.A2AStatusInterval, EmbedMaxBytes: cfg.EmbedMaxBytes})
 	s.views = apps.New(apps.Config{MCP: s.mcp.SDK(), PublicURL: cfg.PublicURL, Signer: s.signer, URLTTL: cfg.URLTTL, MaxUploadBytes: cfg.MaxUploadBytes})
 	return s, nil
 }
@@ -356,6 +362,12 @@ func (s *Service) Close() error {
 	s.callers.Close()
 	return nil
 }
+
+// AgentCard returns the agent's A2A card: one skill per registered tool, in
+// registration order, with its description, input and output MIME types
+// and an example; the JSON-RPC endpoint at <AGENT_PUBLIC_URL>/a2a; streaming;
+// and, with AGENT_AUTH=jwt or oauth, its security schemes.
+func (s *Service) AgentCard() *a2a.AgentCard { return s.a2a.Card() }
 
 // Config returns the service's settings, defaults filled in.
 func (s *Service) Config() Config { return s.cfg }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 
+	"github.com/agentura/agentura/agentcore/internal/callers"
 	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/testkit/mcptest"
@@ -564,7 +565,7 @@ func TestTaskLeaseLapsed(t *testing.T) {
 		t.Errorf("tasks/get of a task past its TTL: %s %+v", ans.Response.Result, ans.Response.Error)
 	}
 
-	shared := tasks.NewShared(rs, svc.ledger, ownerFromContext)
+	shared := tasks.NewShared(rs, svc.ledger, callers.OwnerOf)
 	task := &a2a.Task{ID: a2a.NewTaskID(), ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
 	put(tasks.A2AKind, string(task.ID), map[string]any{"owner": AnonymousOwner, "task": task, "updated": now.Add(-time.Minute)})
 	got, err := shared.Get(ctx, task.ID)

@@ -164,6 +164,17 @@ func (s *Service) Tools() []ToolDef {
 	return out
 }
 
+// tool returns the registered tool called name.
+func (s *Service) tool(name string) (ToolDef, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rt, ok := s.tools[name]
+	if !ok {
+		return ToolDef{}, false
+	}
+	return rt.def, true
+}
+
 // toolInfo is the tool name as the bindings see it.
 func (s *Service) toolInfo(name string) (calls.Tool, bool) {
 	def, ok := s.tool(name)

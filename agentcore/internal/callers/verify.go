@@ -191,3 +191,15 @@ type capabilityOwner struct{}
 func WithOwner(ctx context.Context, owner string) context.Context {
 	return context.WithValue(ctx, capabilityOwner{}, owner)
 }
+
+// OwnerOf is the owner of a request by its context alone: the subject of
+// its verified bearer token (Require ran before), or calls.AnonymousOwner
+// without authentication. An A2A execution runs in a context detached from
+// the request's cancellation but keeping its values, so this holds there
+// too.
+func OwnerOf(ctx context.Context) string {
+	if ti := auth.TokenInfoFromContext(ctx); ti != nil && ti.UserID != "" {
+		return ti.UserID
+	}
+	return calls.AnonymousOwner
+}

@@ -1,8 +1,10 @@
-package agentcore
+package a2abind
 
 import (
 	"slices"
 	"testing"
+
+	"github.com/agentura/agentura/agentcore/internal/calls"
 )
 
 // TestSkillOutputModes: a read-only tool may hand out files (the OCR
@@ -11,13 +13,13 @@ import (
 func TestSkillOutputModes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		def  ToolDef
+		def  calls.Tool
 		any  bool
 	}{
-		{"default", ToolDef{Tool: Tool{Name: "a"}}, true},
-		{"read-only", ToolDef{Tool: Tool{Name: "b", ReadOnly: true}}, true},
-		{"no files out", ToolDef{Tool: Tool{Name: "c", ReadOnly: true, OutputTypes: []string{}}}, false},
-		{"named types", ToolDef{Tool: Tool{Name: "d", OutputTypes: []string{"application/pdf"}}}, false},
+		{"default", calls.Tool{Name: "a"}, true},
+		{"read-only", calls.Tool{Name: "b", ReadOnly: true}, true},
+		{"no files out", calls.Tool{Name: "c", ReadOnly: true, OutputTypes: []string{}}, false},
+		{"named types", calls.Tool{Name: "d", OutputTypes: []string{"application/pdf"}}, false},
 	} {
 		modes := skillOf(tc.def).OutputModes
 		if slices.Contains(modes, "*/*") != tc.any {

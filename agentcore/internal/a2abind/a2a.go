@@ -1,4 +1,4 @@
-package agentcore
+package a2abind
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+	"github.com/agentura/agentura/agentcore/internal/callers"
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/agentcore/internal/tasks"
@@ -17,43 +18,36 @@ import (
 	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/internal/lib/promreg"
 	"github.com/agentura/agentura/transfer"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// defaultA2AStatusInterval is how often a running A2A task reports that it
-// is still working, on message/stream.
-const defaultA2AStatusInterval = 5 * time.Second
-
-// a2aHandler returns the handler of /a2a: a2a-go's JSON-RPC transport over
+// a2aHandler returns the handler of /a2a, bodies up to limit: a2a-go's JSON-RPC transport over
 // a request handler whose executor runs tools through Invoke.
-func (s *Service) a2aHandler() http.Handler {
+func (s *Server) a2aHandler(limit int64) http.Handler {
 	// Tasks are kept in the file store when it keeps records, where every
 	// replica and a restarted process find them; in memory otherwise.
-	var store a2asrv.TaskStore = tasks.NewMemory(s.cfg.URLTTL, s.cfg.OutputTTL, ownerFromContext)
+	var store a2asrv.TaskStore = tasks.NewMemory(s.URLTTL, s.OutputTTL, callers.OwnerOf)
 	var shared *tasks.Shared
-	if rs, ok := fileserve.As[fileserve.RecordStore](s.store); ok && s.ledger != nil {
-		shared = tasks.NewShared(rs, s.ledger, ownerFromContext)
+	if rs, ok := fileserve.As[fileserve.RecordStore](s.Store); ok && s.Ledger != nil {
+		shared = tasks.NewShared(rs, s.Ledger, callers.OwnerOf)
 		store = shared
 	}
-	ended, err := promreg.Register(s.registry, prometheus.NewCounterVec(prometheus.CounterOpts{
+	ended, err := promreg.Register(s.Registry, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agentura_a2a_tasks_total",
 		Help: "A2A tasks by the state they ended in (completed, failed, canceled).",
 	}, []string{"state"}))
 	if err != nil {
 		panic(fmt.Sprintf("agentcore: register A2A metrics: %v", err)) // a name clash is a programming error
 	}
-	h := a2asrv.NewHandler(&a2aExecutor{svc: s, ended: ended, ledger: s.ledger, shared: shared != nil},
-		a2asrv.WithLogger(s.log.With("transport", "a2a")),
+	h := a2asrv.NewHandler(&a2aExecutor{svc: s, ended: ended, ledger: s.Ledger, shared: shared != nil},
+		a2asrv.WithLogger(s.Log.With("transport", "a2a")),
 		a2asrv.WithTaskStore(store),
-		a2asrv.WithCallInterceptor(&a2aInterceptor{tasks: store, ledger: s.ledger, shared: shared != nil}),
+		a2asrv.WithCallInterceptor(&a2aInterceptor{tasks: store, ledger: s.Ledger, shared: shared != nil}),
 	)
 	if shared != nil {
 		h = tasks.Follow(h, shared)
 	}
 	rpc := a2asrv.NewJSONRPCHandler(h)
-	// Inline files arrive as base64 inside JSON-RPC, like MCP's.
-	limit := s.cfg.MaxUploadBytes/3*4 + 4 + mcpBodyOverhead
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
@@ -73,20 +67,9 @@ func (s *Service) a2aHandler() http.Handler {
 // a2aRequestID is the context key of the HTTP request id, for the call's logs.
 type a2aRequestID struct{}
 
-// ownerFromContext is the owner of an A2A request: the subject of its
-// verified bearer token (requireCaller ran before), or AnonymousOwner
-// without authentication. An execution runs in a context detached from the
-// request's cancellation but keeping its values, so this holds there too.
-func ownerFromContext(ctx context.Context) string {
-	if ti := auth.TokenInfoFromContext(ctx); ti != nil && ti.UserID != "" {
-		return ti.UserID
-	}
-	return AnonymousOwner
-}
-
 // a2aExecutor runs a message's skill as a tool call and reports the task.
 type a2aExecutor struct {
-	svc   *Service
+	svc   *Server
 	ended *prometheus.CounterVec // tasks by final state
 	// shared: tasks are kept in the store other replicas share (not in
 	// memory): the task holds a lease of ledger while it runs here, and a
@@ -117,7 +100,7 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	if err != nil {
 		return fail(err)
 	}
-	def, ok := s.tool(req.skill)
+	def, ok := s.Runner.Tool(req.skill)
 	if !ok {
 		return fail(fmt.Errorf("unknown skill %q; this agent's skills are %v (see %s)", req.skill, s.toolNames(), transfer.AgentCardPath))
 	}
@@ -132,7 +115,7 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 		return err
 	}
 	requestID, _ := ctx.Value(a2aRequestID{}).(string)
-	owner := ownerFromContext(ctx)
+	owner := callers.OwnerOf(ctx)
 	if x.shared {
 		// The lease says this replica runs the task: a task whose replica
 		// died is failed on any replica's read.
@@ -152,7 +135,7 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	type outcome struct {
-		res *Result
+		res *calls.Result
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -160,7 +143,7 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	progress := make(chan calls.Progress, 1)
 	hooks := &calls.Hooks{Progress: func(p calls.Progress) { calls.Latest(progress, p) }}
 	go func(raw []byte) {
-		res, err := s.invoke(calls.WithHooks(ctx, hooks), def.Name, owner, requestID, raw)
+		res, err := s.Runner.Run(calls.WithHooks(ctx, hooks), calls.Request{Tool: def.Name, Owner: owner, RequestID: requestID, Args: raw})
 		done <- outcome{res, err}
 	}(raw)
 	raw = nil // the call holds the arguments (and inline files) now
@@ -220,7 +203,7 @@ wait:
 		}
 	}
 	x.ended.WithLabelValues(string(a2a.TaskStateCompleted)).Inc()
-	end := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCompleted, agentText(rc, completedText(def.Name, out.res)))
+	end := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCompleted, agentText(rc, out.res.Summary(def.Name)))
 	end.Final = true
 	return q.Write(ctx, end)
 }
@@ -238,40 +221,19 @@ func agentText(rc *a2asrv.RequestContext, text string) *a2a.Message {
 	return a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, a2a.TextPart{Text: text})
 }
 
-func completedText(tool string, res *Result) string {
-	switch n := len(res.Files); {
-	case res.Text != "":
-		return res.Text
-	case n == 1:
-		return tool + " produced 1 file"
-	case n > 1:
-		return fmt.Sprintf("%s produced %d files", tool, n)
+func (s *Server) a2aStatusInterval() time.Duration {
+	if s.A2AStatusInterval > 0 {
+		return s.A2AStatusInterval
 	}
-	return tool + " completed"
+	return tasks.DefaultA2AStatusInterval
 }
 
-func (s *Service) a2aStatusInterval() time.Duration {
-	if s.cfg.A2AStatusInterval > 0 {
-		return s.cfg.A2AStatusInterval
+func (s *Server) toolNames() []string {
+	var names []string
+	for _, t := range s.Runner.Tools() {
+		names = append(names, t.Name)
 	}
-	return defaultA2AStatusInterval
-}
-
-// tool returns the registered tool called name.
-func (s *Service) tool(name string) (ToolDef, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	rt, ok := s.tools[name]
-	if !ok {
-		return ToolDef{}, false
-	}
-	return rt.def, true
-}
-
-func (s *Service) toolNames() []string {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return append([]string(nil), s.toolOrder...)
+	return names
 }
 
 // a2aInlineKey is the context key of the inline bytes taken out of an
@@ -301,7 +263,7 @@ func (i *a2aInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req
 		if i.shared && p.Message.TaskID == "" {
 			// A new task's record must fit under the owner's quota (E14):
 			// refused here, the caller is told why.
-			if err := i.ledger.Charge(ctx, ownerFromContext(ctx), tasks.KeptMessageBytes, true); err != nil {
+			if err := i.ledger.Charge(ctx, callers.OwnerOf(ctx), tasks.KeptMessageBytes, true); err != nil {
 				return ctx, fmt.Errorf("%w: %w", a2a.ErrInvalidRequest, err)
 			}
 		}

@@ -1,4 +1,4 @@
-package agentcore
+package a2abind
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // ("uri") and, for a file no larger than EmbedMaxBytes, a second file part
 // with the same file's bytes. A2A v0.3 lets a file part carry "bytes" or
 // "uri", never both (a2a-go refuses such a part), hence two parts.
-func (s *Service) a2aArtifacts(ctx context.Context, res *Result) []*a2a.Artifact {
+func (s *Server) a2aArtifacts(ctx context.Context, res *calls.Result) []*a2a.Artifact {
 	var out []*a2a.Artifact
 	lines := res.ProducedLines()
 	if res.Text != "" {
@@ -44,11 +44,11 @@ func (s *Service) a2aArtifacts(ctx context.Context, res *Result) []*a2a.Artifact
 			Metadata:    map[string]any{"size_bytes": f.SizeBytes, "mime_type": f.MIMEType, transfer.MetaSHA256: f.SHA256},
 			Parts:       a2a.ContentParts{a2a.FilePart{File: a2a.FileURI{FileMeta: meta, URI: f.DownloadURL}}},
 		}
-		if i < len(res.stored) && s.cfg.EmbedMaxBytes > 0 && f.SizeBytes <= s.cfg.EmbedMaxBytes {
-			if data, err := calls.Read(ctx, s.store, res.stored[i], s.cfg.EmbedMaxBytes); err == nil {
+		if i < len(res.Stored) && s.EmbedMaxBytes > 0 && f.SizeBytes <= s.EmbedMaxBytes {
+			if data, err := calls.Read(ctx, s.Store, res.Stored[i], s.EmbedMaxBytes); err == nil {
 				art.Parts = append(art.Parts, a2a.FilePart{File: a2a.FileBytes{FileMeta: meta, Bytes: base64.StdEncoding.EncodeToString(data)}})
 			} else {
-				s.log.Warn("could not embed output", "id", res.stored[i].ID, "err", err)
+				s.Log.Warn("could not embed output", "id", res.Stored[i].ID, "err", err)
 			}
 		}
 		out = append(out, art)

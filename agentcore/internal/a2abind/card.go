@@ -1,12 +1,15 @@
-package agentcore
+package a2abind
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2asrv"
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/transfer"
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -17,19 +20,19 @@ const a2aProtocolVersion = "0.3.0"
 // a2aBearerScheme names the security scheme of an agent with AGENT_AUTH=jwt.
 const a2aBearerScheme a2a.SecuritySchemeName = "bearer"
 
-// AgentCard returns the agent's A2A card: one skill per registered tool, in
+// Card returns the agent's A2A card: one skill per registered tool, in
 // registration order, with its description, input and output MIME types
 // and an example; the JSON-RPC endpoint at <AGENT_PUBLIC_URL>/a2a; streaming;
 // and, with AGENT_AUTH=jwt or oauth, its security schemes.
-func (s *Service) AgentCard() *a2a.AgentCard {
-	base := s.cfg.PublicURL
+func (s *Server) Card() *a2a.AgentCard {
+	base := s.PublicURL
 	card := &a2a.AgentCard{
-		Name:               s.info.Name,
-		Description:        s.describe(),
+		Name:               s.Name,
+		Description:        s.Describe(),
 		URL:                base + transfer.A2APath,
 		PreferredTransport: a2a.TransportProtocolJSONRPC,
 		ProtocolVersion:    a2aProtocolVersion,
-		Version:            s.info.Version,
+		Version:            s.Version,
 		Capabilities: a2a.AgentCapabilities{
 			Streaming: true,
 			Extensions: []a2a.AgentExtension{{
@@ -46,7 +49,7 @@ func (s *Service) AgentCard() *a2a.AgentCard {
 		card.Version = "0"
 	}
 	anyFiles := false
-	for _, t := range s.Tools() {
+	for _, t := range s.Runner.Tools() {
 		skill := skillOf(t)
 		card.Skills = append(card.Skills, skill)
 		anyFiles = anyFiles || len(t.FileParams) > 0
@@ -55,21 +58,22 @@ func (s *Service) AgentCard() *a2a.AgentCard {
 		card.DefaultInputModes = append(card.DefaultInputModes, "*/*")
 		card.DefaultOutputModes = append(card.DefaultOutputModes, "*/*")
 	}
-	s.callers.CardSecurity(card)
+	s.Callers.CardSecurity(card)
 	return card
 }
 
-func (s *Service) describe() string {
-	for _, d := range []string{s.info.Instructions, s.info.Title} {
+// Describe is the agent in a line: its instructions, else its title or name.
+func (s *Server) Describe() string {
+	for _, d := range []string{s.Instructions, s.Title} {
 		if d != "" {
 			return d
 		}
 	}
-	return s.info.Name
+	return s.Name
 }
 
 // skillOf is the A2A skill of a tool.
-func skillOf(t ToolDef) a2a.AgentSkill {
+func skillOf(t calls.Tool) a2a.AgentSkill {
 	name := t.Title
 	if name == "" {
 		name = t.Name
@@ -107,7 +111,7 @@ func skillOf(t ToolDef) a2a.AgentSkill {
 
 // exampleOf writes an example request for a tool: the data part naming it,
 // with placeholders for its required arguments, and the file parts it takes.
-func exampleOf(t ToolDef) string {
+func exampleOf(t calls.Tool) string {
 	args := map[string]any{}
 	filled := ""
 	if len(t.FileParams) > 0 {
@@ -156,8 +160,8 @@ func placeholder(name string, p *jsonschema.Schema) any {
 	return "<" + name + ">"
 }
 
-// cardProducer serves the card built at the time of the request, so tools
-// registered after Handler was called appear too.
-func (s *Service) cardProducer(context.Context) (*a2a.AgentCard, error) {
-	return s.AgentCard(), nil
+// CardHandler serves the card built at the time of the request, so tools
+// registered after the handler was built appear too.
+func (s *Server) CardHandler() http.Handler {
+	return a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) { return s.Card(), nil }))
 }

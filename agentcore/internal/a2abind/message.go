@@ -1,4 +1,4 @@
-package agentcore
+package a2abind
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/transfer"
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -110,10 +111,10 @@ func dataURI(f a2a.FileBytes) string {
 }
 
 // arguments fills the tool's file parameter with the message's files and
-// returns the JSON arguments: the first file parameter (ToolDef.FileParams)
+// returns the JSON arguments: the first file parameter (calls.Tool.FileParams)
 // takes them; a single one takes exactly one file, an array all of them, in
 // order, and an array of items with a file field gets one item per file.
-func (r *a2aRequest) arguments(def ToolDef) (json.RawMessage, error) {
+func (r *a2aRequest) arguments(def calls.Tool) (json.RawMessage, error) {
 	// A copy: the message's own map belongs to the task's history, which
 	// a2a-go reads as the call runs.
 	args := make(map[string]any, len(r.args)+1)
