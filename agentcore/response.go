@@ -64,12 +64,13 @@ type Result struct {
 
 	stored []fileserve.Meta // parallel to Files
 	images []bool           // parallel to Files: Output.ShowImage
+	links  [][]string       // parallel to Files: the URIs the transports offer
 	meta   map[string]any   // the MCP result's _meta (attach_file's capability)
 }
 
 // outcome is r as the bindings render it.
 func (r *Result) outcome() *calls.Result {
-	return &calls.Result{Text: r.Text, Data: r.Data, Files: r.Files, Stored: r.stored, Images: r.images, Meta: r.meta}
+	return &calls.Result{Text: r.Text, Data: r.Data, Files: r.Files, Stored: r.stored, Images: r.images, Links: r.links, Meta: r.meta}
 }
 
 // TextResult is a result with text only.
@@ -109,28 +110,21 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 			journal.rollback(ctx)
 			return nil, fmt.Errorf("store output %q: %w", name, err)
 		}
-		f, err := c.svc.producedFile(meta)
+		offer, err := c.svc.resolver.Handout(meta)
 		if err != nil {
 			journal.rollback(ctx)
 			return nil, fmt.Errorf("sign URL of %q: %w", name, err)
 		}
 		res.stored = append(res.stored, meta)
 		res.images = append(res.images, o.ShowImage)
-		res.Files = append(res.Files, f)
+		res.Files = append(res.Files, offer.File)
+		res.links = append(res.links, offer.Links)
 	}
 	if err := journal.commit(); err != nil {
 		journal.rollback(ctx)
 		return nil, fmt.Errorf("commit the outputs: %w", err)
 	}
 	return res, nil
-}
-
-// producedFile is how a stored output is handed out, over every protocol
-// and from every path (a call's result, a task's): what each transport
-// offers of it (its signed download URL, the draft's FileValue).
-func (s *Service) producedFile(m fileserve.Meta) (transfer.File, error) {
-	o, err := s.resolver.Handout(m)
-	return o.File, err
 }
 
 func (c *Call) store(ctx context.Context, o Output, name string, pending func(fileserve.Meta) error) (fileserve.Meta, error) {

@@ -269,7 +269,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	}
 	s.openTasks()
 	s.mcp = mcpbind.New(mcpbind.Config{Name: info.Name, Title: info.Title, Version: info.Version, Instructions: info.Instructions,
-		Log: s.log, Runner: runner{s}, Store: s.store, Files: s.files, Signer: s.signer, Handout: s.producedFile,
+		Log: s.log, Runner: runner{s}, Store: s.store, Files: s.files, Signer: s.signer, Handout: s.resolver.Handout,
 		FileURIs: s.fileURIs, Scopes: s.scopes, Inline: s.inline, Callers: s.callers, Tasks: s.tasks,
 		PublicURL: cfg.PublicURL, OutputTTL: cfg.OutputTTL, EmbedMaxBytes: cfg.EmbedMaxBytes, ResourceMaxBytes: cfg.ResourceMaxBytes,
 		Stateless: cfg.MCPStateless, Draining: s.draining})

@@ -42,7 +42,9 @@ func (s *Server) a2aArtifacts(ctx context.Context, res *calls.Result) []*a2a.Art
 			Name:        f.Filename,
 			Description: filetype.Describe(f.Filename, f.MIMEType, f.SizeBytes),
 			Metadata:    map[string]any{"size_bytes": f.SizeBytes, "mime_type": f.MIMEType, transfer.MetaSHA256: f.SHA256},
-			Parts:       a2a.ContentParts{a2a.FilePart{File: a2a.FileURI{FileMeta: meta, URI: f.DownloadURL}}},
+		}
+		for _, uri := range res.LinksOf(i) {
+			art.Parts = append(art.Parts, a2a.FilePart{File: a2a.FileURI{FileMeta: meta, URI: uri}})
 		}
 		if i < len(res.Stored) && s.EmbedMaxBytes > 0 && f.SizeBytes <= s.EmbedMaxBytes {
 			if data, err := calls.Read(ctx, s.Store, res.Stored[i], s.EmbedMaxBytes); err == nil {

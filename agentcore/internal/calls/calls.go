@@ -81,9 +81,11 @@ type Result struct {
 	Data  map[string]any
 	Files []transfer.File
 	// Stored are the stored outputs, parallel to Files; Images marks
-	// those to show as images.
+	// those to show as images; Links are the URIs each can be fetched
+	// from, by the transports that offer it (the download URL first).
 	Stored []fileserve.Meta
 	Images []bool
+	Links  [][]string
 	// Meta is the MCP result's _meta.
 	Meta map[string]any
 }
@@ -158,4 +160,13 @@ func ReadAllMax(r io.Reader, max int64, what string) ([]byte, error) {
 		return nil, fmt.Errorf("file %s grew beyond %d bytes", what, max)
 	}
 	return data, nil
+}
+
+// LinksOf are the URIs the i-th file can be fetched from: its transports'
+// links, else its download URL.
+func (r *Result) LinksOf(i int) []string {
+	if i < len(r.Links) && len(r.Links[i]) > 0 {
+		return r.Links[i]
+	}
+	return []string{r.Files[i].DownloadURL}
 }

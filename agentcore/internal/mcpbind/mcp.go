@@ -105,7 +105,8 @@ func ownerOfExtra(extra *mcp.RequestExtra) string {
 
 // Render turns a result into MCP content: the tool's text, a line naming
 // each produced file (for models without middleware), a resource_link per
-// file, and an embedded resource per file up to EmbedMaxBytes.
+// link of each file (its download URL, and what other transports offer),
+// and an embedded resource per file up to EmbedMaxBytes.
 func (s *Server) Render(ctx context.Context, res *calls.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{StructuredContent: res.Structured()}
 	if len(res.Meta) > 0 {
@@ -117,15 +118,17 @@ func (s *Server) Render(ctx context.Context, res *calls.Result) *mcp.CallToolRes
 	if len(res.Files) > 0 {
 		out.Content = append(out.Content, &mcp.TextContent{Text: strings.Join(res.ProducedLines(), "\n")})
 	}
-	for _, f := range res.Files {
+	for i, f := range res.Files {
 		size := f.SizeBytes
-		out.Content = append(out.Content, &mcp.ResourceLink{
-			URI:      f.DownloadURL,
-			Name:     f.Filename,
-			MIMEType: f.MIMEType,
-			Size:     &size,
-			Meta:     mcp.Meta{transfer.MetaSHA256: f.SHA256},
-		})
+		for _, uri := range res.LinksOf(i) {
+			out.Content = append(out.Content, &mcp.ResourceLink{
+				URI:      uri,
+				Name:     f.Filename,
+				MIMEType: f.MIMEType,
+				Size:     &size,
+				Meta:     mcp.Meta{transfer.MetaSHA256: f.SHA256},
+			})
+		}
 	}
 	for i, f := range res.Files {
 		if i >= len(res.Stored) || s.EmbedMaxBytes <= 0 || f.SizeBytes > s.EmbedMaxBytes {

@@ -21,7 +21,6 @@ import (
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/signing"
-	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,7 +37,7 @@ type Config struct {
 	Files  *filehttp.Server
 	Signer *signing.Signer
 	// Handout is how a stored output is handed out (transport.Registry).
-	Handout func(fileserve.Meta) (transfer.File, error)
+	Handout func(fileserve.Meta) (transport.Offer, error)
 	// FileURIs answer the draft's files/authorize*; Scopes keep what each
 	// anonymous caller produced; Inline stages inline files of requests.
 	FileURIs *transport.FileURIs

@@ -583,11 +583,11 @@ func (s *Server) endedResult(ctx context.Context, t *tasks.Task) (*mcp.CallToolR
 	} else {
 		res := &calls.Result{Text: k.Text, Data: k.Data, Stored: k.Files, Images: k.Images}
 		for _, f := range k.Files {
-			pf, err := s.Handout(f)
+			o, err := s.Handout(f)
 			if err != nil {
 				return nil, err
 			}
-			res.Files = append(res.Files, pf)
+			res.Files, res.Links = append(res.Files, o.File), append(res.Links, o.Links)
 		}
 		out = s.Render(ctx, res)
 	}
