@@ -157,7 +157,7 @@ func TestA2ATasksOnAnyReplicaOnS3(t *testing.T) {
 	bucket := srv.NewBucket(t)
 	testTasksOnAnyReplica(t, func(c *Config) {
 		c.StorageURL = srv.StorageURL(bucket)
-		c.AWSAccessKeyID, c.AWSSecretAccessKey = srv.AccessKey, srv.SecretKey
+		c.StorageEnv = srv.Env()
 		c.SigningKeys = []string{"0123456789abcdef0123456789abcdef0123456789abcdef"}
 	})
 }

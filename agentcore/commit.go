@@ -318,15 +318,27 @@ func (c *callFolders) remove(ctx context.Context, e journalEntry) error {
 	return nil
 }
 
+// tempOwners is a store whose temporary files (writes and deletes in
+// progress) carry the tag of the process that made them (DiskStore): what
+// a crashed process left is removed as soon as it is known to be gone.
+type tempOwners interface {
+	// TagTemp tags the temporary files written from now on with tag.
+	TagTemp(tag string)
+	// RemoveTemp removes the temporary files whose tag gone reports true
+	// for, except those of writes in progress in this process; it returns
+	// how many it removed.
+	RemoveTemp(gone func(tag string) bool) (int, error)
+}
+
 // removeDeadTemp tags the temporary files of a store the service opened
 // itself with this process's instance id, and removes those that processes
-// now gone left behind (fileserve.TempOwners): the remains of writes a
+// now gone left behind (tempOwners): the remains of writes a
 // crash interrupted go at start-up, not after the shortest TTL. A store the
 // program handed in (Config.Store) may be shared with other services of the
 // process, so its temporary files are left to Prune. It returns the store's
-// TempOwners when it was tagged, nil otherwise.
-func (s *Service) removeDeadTemp(st fileserve.Store) fileserve.TempOwners {
-	to, ok := fileserve.As[fileserve.TempOwners](st)
+// tempOwners when it was tagged, nil otherwise.
+func (s *Service) removeDeadTemp(st fileserve.Store) tempOwners {
+	to, ok := fileserve.As[tempOwners](st)
 	if !ok || s.cfg.Store != nil {
 		return nil
 	}
@@ -335,7 +347,7 @@ func (s *Service) removeDeadTemp(st fileserve.Store) fileserve.TempOwners {
 	return to
 }
 
-func (s *Service) removeTempOf(to fileserve.TempOwners) {
+func (s *Service) removeTempOf(to tempOwners) {
 	n, err := to.RemoveTemp(s.calls.gone)
 	if err != nil {
 		s.log.Warn("could not remove all temporary files of stopped processes; the sweeper retries once they are old", "err", err)
@@ -349,7 +361,7 @@ func (s *Service) removeTempOf(to fileserve.TempOwners) {
 // (replicas sharing the volume or the store) left: their unfinished calls'
 // outputs and, when temp is not nil, their temporary files. The sweeper
 // runs it before every sweep.
-func (s *Service) reapStopped(temp fileserve.TempOwners) {
+func (s *Service) reapStopped(temp tempOwners) {
 	s.calls.sweep()
 	if temp != nil {
 		s.removeTempOf(temp)

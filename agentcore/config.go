@@ -53,11 +53,6 @@ type Config struct {
 	ShutdownTimeout  time.Duration // AGENT_SHUTDOWN_TIMEOUT
 	LogLevel         string        // AGENT_LOG_LEVEL
 
-	// Credentials and default region of s3:// storage, from the usual AWS
-	// variables AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
-	// and AWS_REGION.
-	AWSAccessKeyID, AWSSecretAccessKey, AWSSessionToken, AWSRegion string
-
 	MaxRevocations int // AGENT_MAX_REVOCATIONS
 
 	MaxCallInputBytes int64    // AGENT_MAX_CALL_INPUT_BYTES: all file inputs of one tool call together; default 4 × MaxUploadBytes
@@ -81,6 +76,10 @@ type Config struct {
 	// AGENT_S3_REDIRECT needs a fileserve.Presigner; a fileserve.LocalRoot
 	// holds the per-call work folders (else DataDir does).
 	Store fileserve.Store
+	// StorageEnv holds the variables the storage backends declare
+	// (fileserve.StoreSettings: AWS_* of s3://), as LoadConfig read them;
+	// a program may set them. Nothing else is read from it.
+	StorageEnv map[string]string
 }
 
 // Defaults of the settings.
@@ -157,11 +156,6 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.String(&c.StorageURL, "AGENT_STORAGE_URL", "", "where files live: `file:///data` (local disk, served with "+
 			"sendfile), or `s3://<bucket>[/<prefix>]?endpoint=<host:port>&region=…&secure=…&path_style=…&public_endpoint=…&part_size=…` "+
 			"for S3-compatible storage shared by replicas (see [Scaling out](deployment.md#scaling-out))").Shown("`file://<AGENT_DATA_DIR>`"),
-		settings.String(&c.AWSAccessKeyID, "AWS_ACCESS_KEY_ID", "", "access key of `s3://` storage").NoFlag().
-			Row("credentials of `s3://` storage (required for it), and its region when the URL names none"),
-		settings.String(&c.AWSSecretAccessKey, "AWS_SECRET_ACCESS_KEY", "", "secret key of `s3://` storage").NoFlag().Secret().JoinRow(),
-		settings.String(&c.AWSSessionToken, "AWS_SESSION_TOKEN", "", "session token of `s3://` storage").NoFlag().Secret().JoinRow(),
-		settings.String(&c.AWSRegion, "AWS_REGION", "", "region of `s3://` storage when the URL names none").NoFlag().JoinRow(),
 		settings.Bool(&c.S3Redirect, "AGENT_S3_REDIRECT", "with `s3://` storage: a GET of `/files/…` whose token is valid "+
 			"answers `302` to a presigned S3 URL (valid ≤ 5 min, never past the token), so bytes flow from the store to the "+
 			"client directly; HEAD is still answered by the agent"),
@@ -223,6 +217,14 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 	var c Config
 	if err := c.Settings(agent, defaultAddr).Load(lookup); err != nil {
 		return c, err
+	}
+	for _, v := range fileserve.StoreSettings() {
+		if val, ok := lookup(v.Env); ok {
+			if c.StorageEnv == nil {
+				c.StorageEnv = map[string]string{}
+			}
+			c.StorageEnv[v.Env] = val
+		}
 	}
 	return c, c.normalize(agent, defaultAddr)
 }

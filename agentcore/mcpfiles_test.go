@@ -338,7 +338,7 @@ func TestAuthorizeDownloadPresignedOnS3(t *testing.T) {
 	bucket := s3.NewBucket(t)
 	svc, srv := serveTestService(t, func(c *Config) {
 		c.StorageURL = s3.StorageURL(bucket)
-		c.AWSAccessKeyID, c.AWSSecretAccessKey = s3.AccessKey, s3.SecretKey
+		c.StorageEnv = s3.Env()
 		c.S3Redirect = true
 	})
 	data := bytes.Repeat([]byte("from the bucket\n"), 4096)

@@ -57,6 +57,7 @@ import (
 	"github.com/agentura/agentura/internal/lib/connlimit"
 	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/internal/lib/pdfpreview"
+	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/agentura/agentura/internal/lib/revocation"
 	"github.com/agentura/agentura/signing"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -97,7 +98,7 @@ type Service struct {
 	calls    *callFolders
 	slots    *ops.CallSlots
 	limiter  *httpguard.RateLimiter // nil: no rate limit
-	quota    *fileserve.QuotaStore  // nil: no owner quota (AGENT_OWNER_QUOTA_BYTES 0)
+	quota    *quota.Store           // nil: no owner quota (AGENT_OWNER_QUOTA_BYTES 0)
 	pacer    *httpguard.BodyPacer   // nil: bodies not paced
 	conns    *connlimit.Limiter
 	scopes   *transport.Scopes   // what each anonymous caller produced
@@ -287,8 +288,8 @@ func (s *Service) openTasks() {
 	if !ok {
 		return
 	}
-	quota, _ := fileserve.As[fileserve.Reserver](s.store)
-	s.ledger = tasks.NewLedger(rs, quota, s.cfg.TaskLease, s.cfg.TasksPerOwner, s.log, tasks.MCPKind, tasks.A2AKind)
+	reserver, _ := fileserve.As[quota.Reserver](s.store)
+	s.ledger = tasks.NewLedger(rs, reserver, s.cfg.TaskLease, s.cfg.TasksPerOwner, s.log, tasks.MCPKind, tasks.A2AKind)
 	produced := func(ctx context.Context, scope string, stored []fileserve.Meta) { s.mcp.Produced(ctx, scope, stored) }
 	s.tasks = tasks.NewMCP(s.ledger, s.cfg.OutputTTL, runner{s}, s.discardStored, produced, s.log)
 }

@@ -31,18 +31,12 @@ func (c *Config) checkStorage() error {
 	return nil
 }
 
-// storeEnv gives a store opener the settings of Config that do not belong
-// in a storage URL: the AWS_* credentials and region. Nothing else is set.
+// storeEnv gives a store opener the variables it declared, as StorageEnv
+// holds them. Nothing else is set.
 func (c *Config) storeEnv() fileserve.Env {
-	vars := map[string]string{
-		"AWS_ACCESS_KEY_ID":     c.AWSAccessKeyID,
-		"AWS_SECRET_ACCESS_KEY": c.AWSSecretAccessKey,
-		"AWS_SESSION_TOKEN":     c.AWSSessionToken,
-		"AWS_REGION":            c.AWSRegion,
-	}
 	return func(name string) (string, bool) {
-		v := vars[name]
-		return v, v != ""
+		v, ok := c.StorageEnv[name]
+		return v, ok && v != ""
 	}
 }
 

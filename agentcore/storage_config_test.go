@@ -39,7 +39,7 @@ func TestS3StorageConfig(t *testing.T) {
 		if tc.wantVar == "" {
 			if err != nil {
 				t.Errorf("%v: %v", tc.env, err)
-			} else if cfg.AWSAccessKeyID != "k" || cfg.AWSSecretAccessKey != "s" {
+			} else if cfg.StorageEnv["AWS_ACCESS_KEY_ID"] != "k" || cfg.StorageEnv["AWS_SECRET_ACCESS_KEY"] != "s" {
 				t.Errorf("%v: credentials not read: %+v", tc.env, cfg)
 			}
 			continue

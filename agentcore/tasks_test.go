@@ -337,7 +337,7 @@ func TestTasksAcrossReplicasOnS3(t *testing.T) {
 	bucket := srv.NewBucket(t)
 	testTasksAcrossReplicas(t, func(c *Config) {
 		c.StorageURL = srv.StorageURL(bucket)
-		c.AWSAccessKeyID, c.AWSSecretAccessKey = srv.AccessKey, srv.SecretKey
+		c.StorageEnv = srv.Env()
 		c.SigningKeys = []string{"0123456789abcdef0123456789abcdef0123456789abcdef"}
 	})
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/agentcore/internal/ops"
-	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/quota"
 )
 
 // E18: a tool that writes far more than its owner may keep is stopped while
@@ -18,8 +18,8 @@ import (
 // counted twice (work folder and stored file), and nothing stays reserved
 // once calls end.
 func TestWorkFolderCountsAgainstTheQuota(t *testing.T) {
-	const quota = 4 << 20
-	svc := newTestService(t, func(c *Config) { c.OwnerQuotaBytes = quota })
+	const limit = 4 << 20
+	svc := newTestService(t, func(c *Config) { c.OwnerQuotaBytes = limit })
 	chunk := make([]byte, 256<<10)
 	var written int64
 	AddTool(svc, Tool{Name: "flood"}, func(ctx context.Context, call *Call, in struct{}) (*Result, error) {
@@ -60,11 +60,11 @@ func TestWorkFolderCountsAgainstTheQuota(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, err := svc.Invoke(ctx, "flood", "alice", []byte(`{}`))
-	if err == nil || !errors.Is(err, fileserve.ErrQuotaExceeded) || !strings.Contains(err.Error(), "work folder") {
+	if err == nil || !errors.Is(err, quota.ErrExceeded) || !strings.Contains(err.Error(), "work folder") {
 		t.Fatalf("a call writing past the quota: %v; want the work folder's quota error", err)
 	}
-	if written > 4*quota {
-		t.Errorf("the call wrote %d bytes before it was stopped, over four times the %d quota", written, quota)
+	if written > 4*limit {
+		t.Errorf("the call wrote %d bytes before it was stopped, over four times the %d quota", written, limit)
 	}
 	if _, err := svc.Invoke(ctx, "fits", "alice", []byte(`{}`)); err != nil {
 		t.Fatalf("a 3 MiB output under a 4 MiB quota, after a stopped call: %v", err)

@@ -72,7 +72,7 @@ type Wrapper interface {
 // that has the capability T, as errors.As finds an error of a type.
 //
 // Ask As for capabilities about where and how a store keeps its files
-// (LocalRoot, RecordStore, ExpiryIndex, TempOwners, Presigner once the file
+// (LocalRoot, RecordStore, ExpiryIndex, Presigner once the file
 // is checked): they pass through a wrapper unchanged. A capability that
 // reads files for a caller (SmallReader) must be asked of the wrapper
 // itself, which checks what it adds (TTLStore.SmallReader): found below it,

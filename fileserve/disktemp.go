@@ -10,26 +10,12 @@ import (
 	"strings"
 )
 
-// TempOwners is the capability of a store whose temporary files (writes
-// and deletes in progress) can carry the tag of the process that made
-// them, so that what a crashed process left is removed as soon as it is
-// known to be gone rather than after the shortest TTL (Prune). agentcore
-// tags a store it opened itself with its instance id, the name of its call
-// folder lock, and removes at start-up the leftovers of instances whose
-// lock nobody holds.
-type TempOwners interface {
-	// TagTemp tags the temporary files written from now on with tag (a
-	// store's id form: letters, digits and '-').
-	TagTemp(tag string)
-	// RemoveTemp removes the temporary files whose tag gone reports true
-	// for, except those of writes in progress in this process. Untagged
-	// ones are left to Prune. It returns how many it removed.
-	RemoveTemp(gone func(tag string) bool) (int, error)
-}
 
-var _ TempOwners = (*DiskStore)(nil)
-
-// TagTemp tags the temporary folders this store writes from now on.
+// TagTemp tags the temporary folders this store writes from now on with
+// tag (a store's id form: letters, digits and '-'), so that what a crashed
+// process left is removed as soon as it is known to be gone (RemoveTemp)
+// rather than after the shortest TTL (Prune). agentcore tags a store it
+// opened itself with its instance id.
 func (d *DiskStore) TagTemp(tag string) { d.tempTag.Store(&tag) }
 
 // tempName is the path of a new temporary entry: tmp/<prefix><tag>.<id>,

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentura/agentura/transfer"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/agentura/agentura/settings"
+	"github.com/agentura/agentura/transfer"
 )
 
 // Env looks up a setting that does not belong in a storage URL, such as a
@@ -31,6 +34,29 @@ var schemes = struct {
 	sync.RWMutex
 	m map[string]StoreOpener
 }{m: map[string]StoreOpener{"file": diskOpener{}}}
+
+// A SettingsDeclarer is an opener that declares the settings its stores
+// read from their Env (each variable, its default and meaning: the s3
+// opener's AWS_*), so that a program reads and documents them with its own
+// without naming them (StoreSettings). A new backend thus touches no file of
+// the program.
+type SettingsDeclarer interface {
+	Settings() settings.List
+}
+
+// StoreSettings lists the settings the registered schemes declare, in the
+// order of their schemes' names.
+func StoreSettings() settings.List {
+	schemes.RLock()
+	defer schemes.RUnlock()
+	var out settings.List
+	for _, name := range slices.Sorted(maps.Keys(schemes.m)) {
+		if d, ok := schemes.m[name].(SettingsDeclarer); ok {
+			out = append(out, d.Settings()...)
+		}
+	}
+	return out
+}
 
 // RegisterScheme makes OpenStore open URLs of scheme ("s3" for s3://...)
 // with o. Store packages call it from their init function, as database/sql

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/settings"
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -16,8 +17,33 @@ func init() { fileserve.RegisterScheme("s3", opener{}) }
 
 // opener opens s3:// URLs for fileserve.OpenStore. The credentials come
 // from env: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, and
-// AWS_REGION when the URL names no region.
+// AWS_REGION when the URL names no region (Credentials).
 type opener struct{}
+
+// Settings declares the variables an s3:// store reads (Credentials), for
+// fileserve.StoreSettings.
+func (opener) Settings() settings.List {
+	var c Credentials
+	return c.Settings()
+}
+
+// Credentials are what an s3:// store reads from its environment besides
+// its URL: the usual AWS variables.
+type Credentials struct {
+	AccessKeyID, SecretAccessKey, SessionToken, Region string
+}
+
+// Settings declares the credentials' variables, each bound to its field of
+// c; they have no flags.
+func (c *Credentials) Settings() settings.List {
+	return settings.List{
+		settings.String(&c.AccessKeyID, "AWS_ACCESS_KEY_ID", "", "access key of `s3://` storage").NoFlag().
+			Row("credentials of `s3://` storage (required for it), and its region when the URL names none"),
+		settings.String(&c.SecretAccessKey, "AWS_SECRET_ACCESS_KEY", "", "secret key of `s3://` storage").NoFlag().Secret().JoinRow(),
+		settings.String(&c.SessionToken, "AWS_SESSION_TOKEN", "", "session token of `s3://` storage").NoFlag().Secret().JoinRow(),
+		settings.String(&c.Region, "AWS_REGION", "", "region of `s3://` storage when the URL names none").NoFlag().JoinRow(),
+	}
+}
 
 // CheckURL parses rawURL and requires credentials.
 func (opener) CheckURL(rawURL string, env fileserve.Env) error {

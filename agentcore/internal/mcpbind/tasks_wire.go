@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/agentcore/internal/tasks"
-	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -312,7 +312,7 @@ func (s *Server) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp.
 	}
 	t, ended, err := s.Tasks.Start(ctx, c)
 	if err != nil {
-		if _, ok := errors.AsType[*fileserve.QuotaError](err); ok {
+		if _, ok := errors.AsType[*quota.Error](err); ok {
 			return toolError(fmt.Errorf("%s was not started: %w", def.Name, err))
 		}
 		if _, ok := errors.AsType[tasks.TooManyError](err); ok {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -15,11 +16,11 @@ import (
 // store, staged upload or tool output, counts against its owner; ttl is the
 // time to live of an area's files. It also returns the quota itself (nil
 // when off), which the work meter reserves on.
-func WithQuota(st fileserve.Store, l Limits, ttl func(fileserve.Area) time.Duration, reg prometheus.Registerer, refused *prometheus.CounterVec) (fileserve.Store, *fileserve.QuotaStore, error) {
+func WithQuota(st fileserve.Store, l Limits, ttl func(fileserve.Area) time.Duration, reg prometheus.Registerer, refused *prometheus.CounterVec) (fileserve.Store, *quota.Store, error) {
 	if l.OwnerQuotaBytes <= 0 {
 		return st, nil, nil
 	}
-	q, err := fileserve.NewQuotaStore(st, fileserve.QuotaConfig{
+	q, err := quota.New(st, quota.Config{
 		Limit:   l.OwnerQuotaBytes,
 		Refresh: l.QuotaRefresh,
 		Setting: "AGENT_OWNER_QUOTA_BYTES",
@@ -31,36 +32,36 @@ func WithQuota(st fileserve.Store, l Limits, ttl func(fileserve.Area) time.Durat
 	if err := reg.Register(&quotaCollector{q: q}); err != nil {
 		return nil, nil, err
 	}
-	return &quotaCounted{QuotaStore: q, refused: refused.WithLabelValues("quota")}, q, nil
+	return &quotaCounted{Store: q, refused: refused.WithLabelValues("quota")}, q, nil
 }
 
 // quotaCounted counts the additions the quota refuses in
 // agentura_refused_total{reason="quota"}.
 type quotaCounted struct {
-	*fileserve.QuotaStore
+	*quota.Store
 	refused prometheus.Counter
 }
 
 func (s *quotaCounted) Put(ctx context.Context, f fileserve.NewFile, r io.Reader) (fileserve.Meta, error) {
-	m, err := s.QuotaStore.Put(ctx, f, r)
+	m, err := s.Store.Put(ctx, f, r)
 	s.count(err)
 	return m, err
 }
 
 func (s *quotaCounted) Adopt(ctx context.Context, f fileserve.NewFile, path string) (fileserve.Meta, error) {
-	m, err := s.QuotaStore.Adopt(ctx, f, path)
+	m, err := s.Store.Adopt(ctx, f, path)
 	s.count(err)
 	return m, err
 }
 
 func (s *quotaCounted) count(err error) {
-	if errors.Is(err, fileserve.ErrQuotaExceeded) {
+	if errors.Is(err, quota.ErrExceeded) {
 		s.refused.Inc()
 	}
 }
 
 // quotaCollector reports the owners by how much of the quota they use.
-type quotaCollector struct{ q *fileserve.QuotaStore }
+type quotaCollector struct{ q *quota.Store }
 
 var (
 	quotaOwnersDesc = prometheus.NewDesc("agentura_quota_owners",

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/quota"
 )
 
 // A call's work folder counts against its owner's quota while the tool
@@ -28,7 +28,7 @@ const WorkMeterInterval = 100 * time.Millisecond
 
 // WorkMeter meters one call's work folder.
 type WorkMeter struct {
-	quota *fileserve.QuotaStore
+	quota *quota.Store
 	owner string
 	key   string // the reservation's key
 	dir   string // the work folder
@@ -39,14 +39,14 @@ type WorkMeter struct {
 }
 
 // MeterWork starts metering the work folder dir of a call of owner against
-// quota, its reservation named by key, cancelling with a *WorkQuotaError on
-// overflow. It returns nil when quota is nil (no quota).
-func MeterWork(ctx context.Context, quota *fileserve.QuotaStore, owner, key, dir string, cancel context.CancelCauseFunc) *WorkMeter {
-	if quota == nil {
+// q, its reservation named by key, cancelling with a *WorkQuotaError on
+// overflow. It returns nil when q is nil (no quota).
+func MeterWork(ctx context.Context, q *quota.Store, owner, key, dir string, cancel context.CancelCauseFunc) *WorkMeter {
+	if q == nil {
 		return nil
 	}
 	m := &WorkMeter{
-		quota: quota, owner: owner, key: key, dir: dir,
+		quota: q, owner: owner, key: key, dir: dir,
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go m.run(ctx, cancel)
@@ -71,7 +71,7 @@ func (m *WorkMeter) run(ctx context.Context, cancel context.CancelCauseFunc) {
 			continue
 		}
 		err := m.quota.Reserve(ctx, m.owner, m.key, n)
-		if qe, ok := errors.AsType[*fileserve.QuotaError](err); ok {
+		if qe, ok := errors.AsType[*quota.Error](err); ok {
 			cancel(&WorkQuotaError{written: n, qe: qe})
 			return
 		}
@@ -113,15 +113,15 @@ func folderBytes(dir string) int64 {
 // passed what its owner may still store.
 type WorkQuotaError struct {
 	written int64
-	qe      *fileserve.QuotaError
+	qe      *quota.Error
 }
 
 // Error says how much the call wrote and what its owner may store.
 func (e *WorkQuotaError) Error() string {
 	return fmt.Sprintf("the call was stopped: it had written %s in its work folder, more than owner %q may still store (%s of its %s quota in use, %s); "+
 		"ask for a smaller result, or delete files first",
-		fileserve.FormatBytes(e.written), e.qe.Owner, fileserve.FormatBytes(e.qe.Used), fileserve.FormatBytes(e.qe.Limit), e.qe.Setting)
+		quota.FormatBytes(e.written), e.qe.Owner, quota.FormatBytes(e.qe.Used), quota.FormatBytes(e.qe.Limit), e.qe.Setting)
 }
 
-// Unwrap makes errors.Is(err, fileserve.ErrQuotaExceeded) hold.
+// Unwrap makes errors.Is(err, quota.ErrExceeded) hold.
 func (e *WorkQuotaError) Unwrap() error { return e.qe }

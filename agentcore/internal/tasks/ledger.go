@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/quota"
 )
 
 // Kinds of the records tasks share.
@@ -94,8 +95,8 @@ type taskLease struct {
 // agent; none when the store keeps no records.
 type Ledger struct {
 	records fileserve.RecordStore
-	quota   fileserve.Reserver // nil: no quota
-	replica string             // this process, in the leases it writes
+	quota   quota.Reserver // nil: no quota
+	replica string         // this process, in the leases it writes
 	lease   time.Duration
 	maxLive int
 	kinds   []string // the task record kinds charged to their owners
@@ -116,11 +117,11 @@ type runningTask struct {
 }
 
 // NewLedger keeps the tasks' records in rs, charged to their owners in
-// quota (nil: no quota): leases of lease, at most maxLive tasks of one
+// q (nil: no quota): leases of lease, at most maxLive tasks of one
 // owner running, the records of kinds charged.
-func NewLedger(rs fileserve.RecordStore, quota fileserve.Reserver, lease time.Duration, maxLive int, log *slog.Logger, kinds ...string) *Ledger {
+func NewLedger(rs fileserve.RecordStore, q quota.Reserver, lease time.Duration, maxLive int, log *slog.Logger, kinds ...string) *Ledger {
 	base, stop := context.WithCancelCause(context.Background())
-	return &Ledger{records: rs, quota: quota, replica: fileserve.NewID(), lease: lease, maxLive: maxLive,
+	return &Ledger{records: rs, quota: q, replica: fileserve.NewID(), lease: lease, maxLive: maxLive,
 		kinds: kinds, log: log, running: map[string]*runningTask{}, charged: map[string]bool{}, base: base, stopAll: stop}
 }
 
@@ -134,7 +135,7 @@ func (l *Ledger) leaseFor(now time.Time) []byte {
 // its record against the quota (extra bytes besides what the owner's task
 // records hold already), then takes the lease: from here on the task is
 // either renewed by this replica or reported failed. It fails with
-// TooManyError or a *fileserve.QuotaError.
+// TooManyError or a *quota.Error.
 func (l *Ledger) Begin(ctx context.Context, owner, id string, extra int64) error {
 	if err := l.checkLive(ctx, owner); err != nil {
 		return err
@@ -171,7 +172,7 @@ func (l *Ledger) checkLive(ctx context.Context, owner string) error {
 
 // Charge counts the owner's task records, as the store lists them, plus
 // extra bytes against the owner's quota, under one reservation. strict: a
-// charge that does not fit fails with the *fileserve.QuotaError (a new
+// charge that does not fit fails with the *quota.Error (a new
 // task); else it is held whether or not it fits (a result already made).
 func (l *Ledger) Charge(ctx context.Context, owner string, extra int64, strict bool) error {
 	if l.quota == nil {
@@ -199,7 +200,7 @@ func (l *Ledger) Charge(ctx context.Context, owner string, extra int64, strict b
 		return nil
 	}
 	err := l.quota.Reserve(ctx, owner, taskQuotaKey, total)
-	if qe, ok := errors.AsType[*fileserve.QuotaError](err); ok {
+	if qe, ok := errors.AsType[*quota.Error](err); ok {
 		return &taskQuotaError{records: total, qe: qe}
 	}
 	return err
@@ -224,14 +225,14 @@ func (l *Ledger) Recharge(ctx context.Context) {
 // its owner's quota.
 type taskQuotaError struct {
 	records int64 // what the owner's task records would hold
-	qe      *fileserve.QuotaError
+	qe      *quota.Error
 }
 
 func (e *taskQuotaError) Error() string {
 	return fmt.Sprintf("%v: the records of your tasks (%s) and your files (%s) would pass your %s quota (%s); "+
 		"an ended task is kept, and counted, until AGENT_OUTPUT_TTL after its last change: delete files you no longer need, "+
-		"or try again once older tasks expired", fileserve.ErrQuotaExceeded, fileserve.FormatBytes(e.records), fileserve.FormatBytes(e.qe.Used),
-		fileserve.FormatBytes(e.qe.Limit), e.qe.Setting)
+		"or try again once older tasks expired", quota.ErrExceeded, quota.FormatBytes(e.records), quota.FormatBytes(e.qe.Used),
+		quota.FormatBytes(e.qe.Limit), e.qe.Setting)
 }
 
 // Unwrap gives the quota's error.

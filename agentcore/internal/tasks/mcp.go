@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/quota"
 )
 
 // MCP tasks (the MCP binding speaks them on each revision) are records of
@@ -185,7 +186,7 @@ func (m *MCP) put(ctx context.Context, t *Task) error {
 		return fmt.Errorf("encode task: %w", err)
 	}
 	if len(data) > mcpMaxTaskBytes {
-		return fmt.Errorf("the task's record would be %s, over the %s a task keeps", fileserve.FormatBytes(int64(len(data))), fileserve.FormatBytes(mcpMaxTaskBytes))
+		return fmt.Errorf("the task's record would be %s, over the %s a task keeps", quota.FormatBytes(int64(len(data))), quota.FormatBytes(mcpMaxTaskBytes))
 	}
 	return m.ledger.records.PutRecord(ctx, MCPKind, t.Owner, t.ID, data)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/agentura/agentura/signing"
 	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
@@ -264,12 +265,12 @@ func (f *FileURIs) AuthorizeUpload(ctx context.Context, owner string, p mcpfile.
 		}
 		sum = h
 	}
-	if r, ok := fileserve.As[fileserve.Reserver](f.Store); ok && size > 0 {
+	if r, ok := fileserve.As[quota.Reserver](f.Store); ok && size > 0 {
 		// The quota is checked now, so that a host learns before sending
 		// the bytes; the upload itself is counted when it lands.
 		key := "mcp-authorize-" + fileserve.NewID()
 		if err := r.Reserve(ctx, owner, key, size); err != nil {
-			if qe, ok := errors.AsType[*fileserve.QuotaError](err); ok {
+			if qe, ok := errors.AsType[*quota.Error](err); ok {
 				return nil, fileError(jsonrpc.CodeInvalidParams, mcpfile.ErrorData{Reason: mcpfile.ReasonQuotaExceeded, ActualSize: size}, "%s", qe.Error())
 			}
 			return nil, fileError(jsonrpc.CodeInternalError, mcpfile.ErrorData{}, "check the storage quota: %v", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/httpjson"
+	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/agentura/agentura/transfer/mcpfile"
 )
 
@@ -84,7 +85,7 @@ func (f *FileURIs) ServeUpload(w http.ResponseWriter, r *http.Request) {
 	body := &bodyError{r: r.Body}
 	m, err := f.Store.Put(ctx, fileserve.NewFile{Area: fileserve.Staging, Owner: c.Owner, Name: t.Name, MaxBytes: limit}, body)
 	if err != nil {
-		switch qe, overQuota := errors.AsType[*fileserve.QuotaError](err); {
+		switch qe, overQuota := errors.AsType[*quota.Error](err); {
 		case overQuota:
 			refuse(http.StatusInsufficientStorage, mcpfile.ReasonQuotaExceeded, "%s", qe.Error())
 		case errors.Is(err, fileserve.ErrTooLarge):

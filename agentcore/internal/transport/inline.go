@@ -15,6 +15,7 @@ import (
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/internal/lib/httpjson"
+	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -95,7 +96,7 @@ func (ip *InlinePass) Wrap(proto Dialect, limit int64, h http.Handler) http.Hand
 			p.discard()
 			code := http.StatusBadRequest
 			msg := "the request could not be read: " + err.Error()
-			var qe *fileserve.QuotaError
+			var qe *quota.Error
 			var mbe *http.MaxBytesError
 			switch {
 			case errors.As(err, &qe):

@@ -1,5 +1,6 @@
 // Command gendocs writes what is generated from the settings declarations
-// (agentcore.Config.Settings, ocr.Config.Settings): the environment tables of
+// (agentcore.Config.Settings, fileserve.StoreSettings, ocr.Config.Settings):
+// the environment tables of
 // docs/configuration.md and docs/agents.md, between their
 // <!-- settings: … --> and <!-- end settings --> lines, and the settings part of deploy/.env.example, whose variables and
 // values are the ones deploy/docker-compose.yml passes through; and, from
@@ -29,6 +30,8 @@ import (
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/agents/composer"
 	"github.com/agentura/agentura/agents/ocr"
+	"github.com/agentura/agentura/fileserve"
+	_ "github.com/agentura/agentura/fileserve/s3store" // its settings (AWS_*)
 	"github.com/agentura/agentura/internal/tools/archtest"
 	"github.com/agentura/agentura/settings"
 )
@@ -61,6 +64,7 @@ func lists() map[string]settings.List {
 	var composerAgent composer.Config
 	return map[string]settings.List{
 		"agentcore": framework.Settings("<agent>", ""),
+		"storage":   fileserve.StoreSettings(), // the backends this module holds: s3store registers s3://
 		"ocr":       agent.Settings(),
 		"composer":  composerAgent.Settings(),
 	}

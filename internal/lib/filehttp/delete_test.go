@@ -11,22 +11,23 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/agentura/agentura/internal/lib/revocation"
 	"github.com/agentura/agentura/transfer"
 )
 
 // manageEnv serves /files/ with DELETE and the revoke endpoint as agentcore
 // mounts them; the caller is the X-Owner header.
-func manageEnv(t *testing.T, verified bool) (*testEnv, *fileserve.QuotaStore) {
+func manageEnv(t *testing.T, verified bool) (*testEnv, *quota.Store) {
 	t.Helper()
-	var q *fileserve.QuotaStore
+	var q *quota.Store
 	env := newTestEnv(t, "mux", func(c *Config) {
 		var err error
-		if q, err = fileserve.NewQuotaStore(c.Store, fileserve.QuotaConfig{Limit: 1 << 20}); err != nil {
+		if q, err = quota.New(c.Store, quota.Config{Limit: 1 << 20}); err != nil {
 			t.Fatal(err)
 		}
 		c.Store = q
-		c.Revocations = revocation.New(c.Store.(*fileserve.QuotaStore).Store.(fileserve.RecordStore), revocation.Options{OnDeleted: q.Forget, MaxPerOwner: manageMaxRevocations})
+		c.Revocations = revocation.New(c.Store.(*quota.Store).Store.(fileserve.RecordStore), revocation.Options{OnDeleted: q.Forget, MaxPerOwner: manageMaxRevocations})
 		c.OwnerVerified = verified
 		c.Owner = func(r *http.Request) (string, error) {
 			if o := r.Header.Get("X-Owner"); o != "" {
@@ -48,7 +49,7 @@ func manageEnv(t *testing.T, verified bool) (*testEnv, *fileserve.QuotaStore) {
 	return env, q
 }
 
-func (env *testEnv) putQuota(t *testing.T, q *fileserve.QuotaStore, owner, name string, n int) fileserve.Meta {
+func (env *testEnv) putQuota(t *testing.T, q *quota.Store, owner, name string, n int) fileserve.Meta {
 	t.Helper()
 	m, err := q.Put(bg, fileserve.NewFile{Area: fileserve.Outputs, Owner: owner, Name: name}, strings.NewReader(strings.Repeat("x", n)))
 	if err != nil {

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/httpjson"
+	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/agentura/agentura/transfer"
 	"github.com/tus/tusd/v2/pkg/handler"
 	"github.com/tus/tusd/v2/pkg/memorylocker"
@@ -24,7 +24,7 @@ type TusConfig struct {
 	// lie on the store's file system (for a DiskStore: under its root), so
 	// a finished upload is adopted by rename. It is made if missing; the
 	// records found in it count against the quota (Server's store a
-	// fileserve.Reserver) from the start.
+	// quota.Reserver) from the start.
 	Dir string
 	// TTL is how long an unfinished upload is kept, counted from its
 	// creation: the staging TTL. 0 means DefaultURLTTL.
@@ -66,7 +66,7 @@ func (s *Server) Tus(cfg TusConfig) (*Tus, error) {
 		o, _ := ctx.Value(ownerKey{}).(string)
 		return o
 	}}
-	st.quota, _ = s.store.(fileserve.Reserver)
+	st.quota, _ = s.store.(quota.Reserver)
 	st.holdAll()
 	composer := handler.NewStoreComposer()
 	composer.UseCore(st)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/fileserve/storetest"
+	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transferclient"
 )
@@ -559,10 +560,10 @@ func TestTusMetadataCapped(t *testing.T) {
 // quota. The reservation ends with DELETE and with expiry, and the staged
 // file draws on it.
 func TestTusReservesQuota(t *testing.T) {
-	var q *fileserve.QuotaStore
+	var q *quota.Store
 	env := newTusEnv(t, nil, func(c *Config) {
 		var err error
-		if q, err = fileserve.NewQuotaStore(c.Store, fileserve.QuotaConfig{Limit: 100_000}); err != nil {
+		if q, err = quota.New(c.Store, quota.Config{Limit: 100_000}); err != nil {
 			t.Fatal(err)
 		}
 		c.Store = q
@@ -592,7 +593,7 @@ func TestTusReservesQuota(t *testing.T) {
 		t.Errorf("after the upload alice uses %d, want the file and the record's charge, %d", used, len(content)+tusRecordCharge)
 	}
 	// A process started on the same folder counts the records it finds.
-	q2, _ := fileserve.NewQuotaStore(env.st, fileserve.QuotaConfig{Limit: 100_000})
+	q2, _ := quota.New(env.st, quota.Config{Limit: 100_000})
 	srv2, _ := NewServer(Config{Store: q2, Signer: env.srv.signer, PublicURL: env.url})
 	tus2, err := srv2.Tus(TusConfig{Dir: env.dir, TTL: time.Hour})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/tus/tusd/v2/pkg/handler"
 )
 
@@ -27,7 +28,7 @@ import (
 // makes.
 //
 // Counting an owner's unfinished uploads reads that owner's folder alone,
-// never another owner's. With a quota (the store is a fileserve.Reserver),
+// never another owner's. With a quota (the store is a quota.Reserver),
 // an upload reserves its Upload-Length when it is created, and the staged
 // file draws on that reservation; the record of a finished upload then
 // holds tusRecordCharge until it expires; termination and expiry release
@@ -37,7 +38,7 @@ type tusStore struct {
 	srv   *Server
 	ttl   time.Duration // lifetime of an unfinished upload (the staging TTL)
 	owner func(context.Context) string
-	quota fileserve.Reserver // nil: no quota
+	quota quota.Reserver // nil: no quota
 }
 
 // tusRecord is what the .json file of an upload holds: no more than the
@@ -135,7 +136,7 @@ func (t *tusStore) NewUpload(ctx context.Context, info handler.FileInfo) (handle
 	id := fileserve.NewID()
 	if t.quota != nil {
 		if err := t.quota.Reserve(ctx, rec.Owner, reservation(id), rec.reserved()); err != nil {
-			if qe, ok := errors.AsType[*fileserve.QuotaError](err); ok {
+			if qe, ok := errors.AsType[*quota.Error](err); ok {
 				return nil, errorWithMessage(errTusQuota, qe.Error())
 			}
 			return nil, t.failed(ctx, "reserve quota", err)
@@ -486,7 +487,7 @@ func (u *tusUpload) FinishUpload(ctx context.Context) error {
 	part := u.store.path(u.rec.Owner, u.id, ".part")
 	m, err := srv.store.Adopt(ctx, fileserve.NewFile{Area: fileserve.Staging, Owner: u.rec.Owner, Name: u.rec.Name, MaxBytes: srv.maxUpload, Reservation: reservation(u.id)}, part)
 	if err != nil {
-		if qe, overQuota := errors.AsType[*fileserve.QuotaError](err); overQuota {
+		if qe, overQuota := errors.AsType[*quota.Error](err); overQuota {
 			u.remove() // tusd never finishes a complete upload twice
 			return errorWithMessage(errTusQuota, qe.Error())
 		}

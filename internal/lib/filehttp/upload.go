@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/httpjson"
+	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -38,7 +39,7 @@ func (e *httpError) Error() string { return e.msg }
 //	X-Filename: UTF-8''Bericht_%C3%BC.pdf
 //
 // Over the upload limit it answers 413 and keeps nothing; over the owner's
-// quota (a fileserve.QuotaStore) 507, saying when space frees up. Errors are JSON
+// quota (a quota.Store) 507, saying when space frees up. Errors are JSON
 // {"error": "..."}.
 func (s *Server) ServeUpload(w http.ResponseWriter, r *http.Request) {
 	cw := &countingWriter{ResponseWriter: w}
@@ -78,7 +79,7 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	m, err := s.store.Put(r.Context(), fileserve.NewFile{Area: fileserve.Staging, Owner: owner, Name: name, MaxBytes: s.maxUpload}, src)
 	if err != nil {
 		_, overBody := errors.AsType[*http.MaxBytesError](src.err)
-		switch qe, overQuota := errors.AsType[*fileserve.QuotaError](err); {
+		switch qe, overQuota := errors.AsType[*quota.Error](err); {
 		case overQuota:
 			httpjson.WriteError(w, http.StatusInsufficientStorage, qe.Error())
 		case errors.Is(err, fileserve.ErrTooLarge) || overBody:

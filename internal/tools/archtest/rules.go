@@ -10,7 +10,7 @@ var Leaves = []string{"transfer", "transfer/mcpfile", "filetype", "filename", "s
 
 // agentcoreMay is what agentcore and the packages of its insides
 // (agentcore/internal/...) may import.
-var agentcoreMay = with(Leaves, "fileserve", "internal/lib/httpjson", "signing", "internal/lib/filehttp", "internal/lib/connlimit", "cleanup", "internal/lib/promreg", "internal/lib/memcg", "internal/lib/revocation", "internal/lib/boundedmap", "internal/lib/probe", "internal/lib/pdfpreview")
+var agentcoreMay = with(Leaves, "fileserve", "internal/lib/httpjson", "internal/lib/quota", "signing", "internal/lib/filehttp", "internal/lib/connlimit", "cleanup", "internal/lib/promreg", "internal/lib/memcg", "internal/lib/revocation", "internal/lib/boundedmap", "internal/lib/probe", "internal/lib/pdfpreview")
 
 // Rule says which packages of this module the packages matched by Pkgs may
 // import (in their non-test files; tests may start whatever they need), and
@@ -53,21 +53,22 @@ var Rules = []Rule{
 	{"internal/lib/probe", []string{"transfer"}, "the readiness probe: one GET, no proxy, 200 or a clear error (--healthcheck, the S3 image)"},
 	{"internal/lib/issuermeta", nil, "an OAuth issuer's metadata found and read (RFC 8414, OpenID Connect Discovery): the resource server's issuer, a2acall's token endpoint"},
 	{"internal/lib/connlimit", nil, "caps on the connections a server holds open, per client address and in total"},
-	{"fileserve", with(Leaves, "internal/lib/boundedmap"), "Store, the extension point: DiskStore, capabilities (Presigner, LocalRoot, RecordStore, ExpiryIndex), OpenStore by URL scheme, the quota and TTL wrappers"},
+	{"fileserve", with(Leaves, "internal/lib/boundedmap"), "Store, the extension point: DiskStore, capabilities (Presigner, LocalRoot, RecordStore, ExpiryIndex), OpenStore by URL scheme with the settings each backend declares, the TTL wrapper"},
 	{"fileserve/s3store", with(Leaves, "fileserve"), "the S3 store (minio-go); importing it registers s3://"},
 	{"fileserve/storetest", []string{"fileserve"}, "the Store conformance suite every store passes"},
 	{"fileserve/s3bench", nil, "benchmarks of S3 downloads against a presigned GET"},
+	{"internal/lib/quota", []string{"fileserve"}, "the per-owner quota of a store: a wrapper refusing what would pass it, reservations of bytes on their way"},
 	{"internal/lib/revocation", []string{"fileserve", "signing"}, "revoked URLs and deleted files, shared through the store's records"},
-	{"internal/lib/filehttp", with(Leaves, "fileserve", "internal/lib/httpjson", "signing", "internal/lib/boundedmap", "internal/lib/promreg", "internal/lib/revocation", "internal/lib/pdfpreview", "internal/lib/connlimit"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
+	{"internal/lib/filehttp", with(Leaves, "fileserve", "internal/lib/httpjson", "internal/lib/quota", "signing", "internal/lib/boundedmap", "internal/lib/promreg", "internal/lib/revocation", "internal/lib/pdfpreview", "internal/lib/connlimit"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
 	{"cleanup", []string{"fileserve", "internal/lib/promreg"}, "the TTL sweeper: at start-up in the background, then on a cron schedule"},
 	// agentcore's insides, out of the author's sight: each may import
 	// what agentcore may, never agentcore itself.
 	{"agentcore/internal/calls", with(Leaves, "fileserve", "internal/lib/filehttp"), "the bindings' shared vocabulary: a tool as they see it, a call's request and result, the hooks it reports through, the caller's file scope"},
-	{"agentcore/internal/ops", with(Leaves, "fileserve", "signing", "internal/lib/httpjson", "internal/lib/connlimit", "internal/lib/filehttp", "internal/lib/memcg", "internal/lib/probe", "internal/lib/promreg"), "what an operator runs the agent by: call slots, the owner quota and work meter, connection caps, /readyz, --healthcheck, the memory limit, their metrics"},
-	{"agentcore/internal/transport", with(Leaves, "fileserve", "signing", "agentcore/internal/calls", "agentcore/internal/urlfetch", "internal/lib/filehttp", "internal/lib/httpjson"), "each way a file travels, one Transport each, in one list the resolver, the schema and the response builder iterate: data URIs, URLs, the draft's file URIs, paths, base64; the inline pass; the draft's upload descriptors"},
-	{"agentcore/internal/tasks", with(Leaves, "fileserve", "agentcore/internal/calls"), "the one task engine of MCP and A2A: leases, cancel markers and charges of every task (the ledger), MCP task records, A2A task stores (shared and in memory)"},
+	{"agentcore/internal/ops", with(Leaves, "fileserve", "internal/lib/quota", "signing", "internal/lib/httpjson", "internal/lib/connlimit", "internal/lib/filehttp", "internal/lib/memcg", "internal/lib/probe", "internal/lib/promreg"), "what an operator runs the agent by: call slots, the owner quota and work meter, connection caps, /readyz, --healthcheck, the memory limit, their metrics"},
+	{"agentcore/internal/transport", with(Leaves, "fileserve", "internal/lib/quota", "signing", "agentcore/internal/calls", "agentcore/internal/urlfetch", "internal/lib/filehttp", "internal/lib/httpjson"), "each way a file travels, one Transport each, in one list the resolver, the schema and the response builder iterate: data URIs, URLs, the draft's file URIs, paths, base64; the inline pass; the draft's upload descriptors"},
+	{"agentcore/internal/tasks", with(Leaves, "fileserve", "internal/lib/quota", "agentcore/internal/calls"), "the one task engine of MCP and A2A: leases, cancel markers and charges of every task (the ledger), MCP task records, A2A task stores (shared and in memory)"},
 	{"agentcore/internal/a2abind", with(Leaves, "fileserve", "internal/lib/httpjson", "internal/lib/promreg", "agentcore/internal/calls", "agentcore/internal/callers", "agentcore/internal/httpguard", "agentcore/internal/tasks", "agentcore/internal/transport"), "the A2A binding: /a2a's JSON-RPC (a2a-go), the agent card, a message's skill run as a tool call, file parts in, artifacts out"},
-	{"agentcore/internal/mcpbind", with(Leaves, "fileserve", "signing", "internal/lib/filehttp", "agentcore/internal/calls", "agentcore/internal/callers", "agentcore/internal/httpguard", "agentcore/internal/tasks", "agentcore/internal/transport", "agentcore/internal/apps", "internal/lib/httpjson"), "the MCP binding: every revision on one /mcp, discover and capabilities, tools, produced files as resources, progress, logging, cancellation, MCP tasks on both revisions, files/authorize*, anonymous callers' owner scopes"},
+	{"agentcore/internal/mcpbind", with(Leaves, "fileserve", "internal/lib/quota", "signing", "internal/lib/filehttp", "agentcore/internal/calls", "agentcore/internal/callers", "agentcore/internal/httpguard", "agentcore/internal/tasks", "agentcore/internal/transport", "agentcore/internal/apps", "internal/lib/httpjson"), "the MCP binding: every revision on one /mcp, discover and capabilities, tools, produced files as resources, progress, logging, cancellation, MCP tasks on both revisions, files/authorize*, anonymous callers' owner scopes"},
 	{"agentcore/internal/apps", with(Leaves, "fileserve", "signing", "agentcore/internal/calls", "agentcore/internal/callers", "agentcore/internal/httpguard", "internal/lib/httpjson"), "the MCP Apps views: ui:// resources, each tool's _meta.ui, the upload view's capability and its tus requests"},
 	{"agentcore/internal/callers", with(Leaves, "agentcore/internal/calls", "agentcore/internal/httpguard", "agentcore/internal/oauthrs", "agentcore/internal/urlfetch", "internal/lib/httpjson"), "who calls: the bearer check of AGENT_AUTH=jwt and oauth, the owner a request acts for, scopes and their challenges, the protected-resource metadata"},
 	{"agentcore/internal/httpguard", with(Leaves, "internal/lib/httpjson"), "the HTTP hardening in front of the handlers: origin and DNS-rebinding guard, /mcp body guard, the strict read of a JSON-RPC body (one method, each member once), slow bodies, rate limit, trusted proxies, request ids"},
@@ -119,7 +120,7 @@ var Rules = []Rule{
 	{"internal/cmd/demologin", []string{"internal/tools/demologin"}, "the demo login as a binary (make up-auth)"},
 	{"internal/cmd/httpprobe", []string{"internal/lib/probe"}, "the S3 and Hydra images' health check"},
 	{"internal/cmd/benchagent", with(Leaves, "agentcore"), "make bench-nginx: the file service alone"},
-	{"internal/cmd/gendocs", with(Leaves, "agentcore", "agents/ocr", "agents/composer", "internal/tools/archtest"), "the settings tables, deploy/.env.example and this package table, from their declarations"},
+	{"internal/cmd/gendocs", with(Leaves, "agentcore", "agents/ocr", "agents/composer", "fileserve", "fileserve/s3store", "internal/tools/archtest"), "the settings tables, deploy/.env.example and this package table, from their declarations"},
 	{"internal/tools/archtest", nil, "this table, and the test that holds the imports to it"},
 	{"internal/cmd/...", nil, "tools: the bench report (make bench), the scale-out load driver"},
 }

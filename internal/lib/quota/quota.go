@@ -1,4 +1,9 @@
-package fileserve
+// Package quota holds each owner of a store to a quota of bytes: Store
+// wraps a fileserve.Store and refuses a Put or Adopt that would take an
+// owner past it (AGENT_OWNER_QUOTA_BYTES), with an Error saying when space
+// frees up; reservations count bytes still on their way (resumable uploads,
+// a call's work folder).
+package quota
 
 import (
 	"context"
@@ -8,15 +13,17 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/agentura/agentura/fileserve"
 )
 
-// ErrQuotaExceeded is what a QuotaError wraps: the owner would hold more
+// ErrExceeded is what a Error wraps: the owner would hold more
 // than the per-owner quota.
-var ErrQuotaExceeded = errors.New("owner quota exceeded")
+var ErrExceeded = errors.New("owner quota exceeded")
 
-// QuotaError is the error of a Put or Adopt that would take an owner past
-// the quota of a QuotaStore. Nothing of the file is left behind.
-type QuotaError struct {
+// Error is the error of a Put or Adopt that would take an owner past
+// the quota of a Store. Nothing of the file is left behind.
+type Error struct {
 	Owner   string
 	Limit   int64     // the quota, in bytes
 	Used    int64     // what the owner holds (and is adding elsewhere) now
@@ -26,8 +33,8 @@ type QuotaError struct {
 
 // Error says what the quota is, what the owner holds, and when space frees
 // up, in words a caller can act on.
-func (e *QuotaError) Error() string {
-	msg := fmt.Sprintf("%v: owner %q holds %s of its %s quota", ErrQuotaExceeded, e.Owner, FormatBytes(e.Used), FormatBytes(e.Limit))
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("%v: owner %q holds %s of its %s quota", ErrExceeded, e.Owner, FormatBytes(e.Used), FormatBytes(e.Limit))
 	if e.Setting != "" {
 		msg += " (" + e.Setting + ")"
 	}
@@ -38,8 +45,8 @@ func (e *QuotaError) Error() string {
 	return msg + "; try again then, or with a smaller file"
 }
 
-// Unwrap makes errors.Is(err, ErrQuotaExceeded) hold.
-func (e *QuotaError) Unwrap() error { return ErrQuotaExceeded }
+// Unwrap makes errors.Is(err, ErrExceeded) hold.
+func (e *Error) Unwrap() error { return ErrExceeded }
 
 // FormatBytes writes n the way people read sizes: 512 B, 1.5 KiB, 20.0 MiB.
 func FormatBytes(n int64) string {
@@ -55,15 +62,15 @@ func FormatBytes(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }
 
-// QuotaConfig is what a QuotaStore is built from.
-type QuotaConfig struct {
+// Config is what a Store is built from.
+type Config struct {
 	// Limit is the most bytes one owner may hold, all areas together.
 	// Required: positive.
 	Limit int64
 	// TTL gives each area's lifetime: a file past it no longer counts (it
 	// is gone for callers, whether or not the sweeper has deleted it yet),
 	// and errors say when space frees up. nil: files count until deleted.
-	TTL func(Area) time.Duration
+	TTL func(fileserve.Area) time.Duration
 	// Refresh is how often the usage is read again from the store with
 	// Walk, to see what other processes sharing the store added and
 	// removed. 0: never after the first reading.
@@ -76,11 +83,11 @@ type QuotaConfig struct {
 
 // Reserver is a store that holds quota for files still arriving
 // elsewhere, such as unfinished resumable uploads, so that bytes on their
-// way count before they are added. A QuotaStore is one; a file added with
-// NewFile.Reservation draws on the reservation it names.
+// way count before they are added. A Store is one; a file added with
+// fileserve.NewFile.Reservation draws on the reservation it names.
 type Reserver interface {
 	// Reserve holds n bytes of owner's quota under key (replacing what key
-	// held), or fails with a *QuotaError when they do not fit.
+	// held), or fails with a *Error when they do not fit.
 	Reserve(ctx context.Context, owner, key string, n int64) error
 	// Hold is Reserve for bytes that are already there, such as the
 	// unfinished uploads a restarted process finds: it counts them whether
@@ -90,10 +97,10 @@ type Reserver interface {
 	Release(owner, key string)
 }
 
-var _ Reserver = (*QuotaStore)(nil)
+var _ Reserver = (*Store)(nil)
 
-// QuotaStore is a Store that bounds the bytes each owner holds. It counts
-// them while streaming: a Put is refused with a *QuotaError as soon as the
+// Store is a fileserve.Store that bounds the bytes each owner holds. It counts
+// them while streaming: a Put is refused with a *Error as soon as the
 // bytes read would take the owner past the limit, an Adopt before it
 // starts, and in both cases nothing of the file is left. Reservations
 // ([Reserver]) count with the files.
@@ -102,13 +109,13 @@ var _ Reserver = (*QuotaStore)(nil)
 // every area) on first use and again every Refresh: files this process
 // adds or deletes count at once, those of other processes sharing the
 // store from the next refresh, or at once when the program tells it
-// ([QuotaStore.Forget]). A file past its TTL stops counting when it
+// ([Store.Forget]). A file past its TTL stops counting when it
 // expires, on every process. With N replicas an owner can briefly hold up
 // to about N × Limit if it writes to all of them at once within a refresh
 // interval.
-type QuotaStore struct {
-	Store
-	cfg QuotaConfig
+type Store struct {
+	fileserve.Store
+	cfg Config
 
 	mu        sync.Mutex
 	owners    map[string]*ownerUsage
@@ -157,7 +164,7 @@ func (u *ownerUsage) claim(key string) int64 {
 
 // quotaFile is one file counted against its owner.
 type quotaFile struct {
-	area    Area
+	area    fileserve.Area
 	size    int64
 	created time.Time
 }
@@ -170,22 +177,22 @@ type quotaChange struct {
 	deleted   bool
 }
 
-// NewQuotaStore wraps st with the per-owner quota of cfg. The wrapper has
+// New wraps st with the per-owner quota of cfg. The wrapper has
 // only the Store's methods and Reserver: capabilities (Presigner,
 // LocalRoot) are asked of st itself.
-func NewQuotaStore(st Store, cfg QuotaConfig) (*QuotaStore, error) {
+func New(st fileserve.Store, cfg Config) (*Store, error) {
 	if cfg.Limit <= 0 {
 		return nil, fmt.Errorf("fileserve: quota %d must be positive", cfg.Limit)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &QuotaStore{Store: st, cfg: cfg, owners: map[string]*ownerUsage{}}, nil
+	return &Store{Store: st, cfg: cfg, owners: map[string]*ownerUsage{}}, nil
 }
 
 // Used returns the bytes owner holds, with those of its Puts in flight and
 // its reservations.
-func (q *QuotaStore) Used(ctx context.Context, owner string) (int64, error) {
+func (q *Store) Used(ctx context.Context, owner string) (int64, error) {
 	if err := q.load(ctx); err != nil {
 		return 0, err
 	}
@@ -200,7 +207,7 @@ func (q *QuotaStore) Used(ctx context.Context, owner string) (int64, error) {
 
 // EachOwner calls fn with every owner that holds something and its use,
 // under the store's lock: fn must be quick and must not call q.
-func (q *QuotaStore) EachOwner(fn func(owner string, used int64)) {
+func (q *Store) EachOwner(fn func(owner string, used int64)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for o, u := range q.owners {
@@ -212,13 +219,13 @@ func (q *QuotaStore) EachOwner(fn func(owner string, used int64)) {
 }
 
 // Unwrap returns the store whose usage it counts.
-func (q *QuotaStore) Unwrap() Store { return q.Store }
+func (q *Store) Unwrap() fileserve.Store { return q.Store }
 
 // Limit returns the quota in bytes.
-func (q *QuotaStore) Limit() int64 { return q.cfg.Limit }
+func (q *Store) Limit() int64 { return q.cfg.Limit }
 
 // expired reports whether f is past its area's TTL.
-func (q *QuotaStore) expired(f quotaFile, now time.Time) bool {
+func (q *Store) expired(f quotaFile, now time.Time) bool {
 	if q.cfg.TTL == nil {
 		return false
 	}
@@ -227,7 +234,7 @@ func (q *QuotaStore) expired(f quotaFile, now time.Time) bool {
 }
 
 // dropExpired stops counting u's files past their TTL. q.mu is held.
-func (q *QuotaStore) dropExpired(u *ownerUsage) {
+func (q *Store) dropExpired(u *ownerUsage) {
 	if q.cfg.TTL == nil {
 		return
 	}
@@ -242,7 +249,7 @@ func (q *QuotaStore) dropExpired(u *ownerUsage) {
 // load reads the usage from the store on first use (again on the next
 // call when that failed), and starts a refresh in the background once the
 // last reading is older than Refresh.
-func (q *QuotaStore) load(ctx context.Context) error {
+func (q *Store) load(ctx context.Context) error {
 	q.mu.Lock()
 	if !q.loaded.IsZero() {
 		if q.cfg.Refresh > 0 && time.Since(q.loaded) > q.cfg.Refresh && !q.walking {
@@ -267,12 +274,12 @@ func (q *QuotaStore) load(ctx context.Context) error {
 
 // refresh reads every file of the store and replaces the usage with what
 // it found, replaying the changes this process made meanwhile.
-func (q *QuotaStore) refresh(ctx context.Context) error {
+func (q *Store) refresh(ctx context.Context) error {
 	found := map[string]*ownerUsage{}
 	var err error
 	now := q.cfg.Now()
-	for _, area := range []Area{Outputs, Staging} {
-		err = q.Store.Walk(ctx, area, func(m Meta) error {
+	for _, area := range []fileserve.Area{fileserve.Outputs, fileserve.Staging} {
+		err = q.Store.Walk(ctx, area, func(m fileserve.Meta) error {
 			f := quotaFile{area: m.Area, size: m.Size, created: m.Created}
 			if q.expired(f, now) {
 				return nil
@@ -342,7 +349,7 @@ func (u *ownerUsage) remove(id string) {
 }
 
 // usage returns owner's record, made if missing. q.mu is held.
-func (q *QuotaStore) usage(owner string) *ownerUsage {
+func (q *Store) usage(owner string) *ownerUsage {
 	u := q.owners[owner]
 	if u == nil {
 		u = &ownerUsage{files: map[string]quotaFile{}}
@@ -353,7 +360,7 @@ func (q *QuotaStore) usage(owner string) *ownerUsage {
 
 // fits reports whether n more bytes fit in owner's quota, once the files
 // past their TTL stop counting. q.mu is held.
-func (q *QuotaStore) fits(u *ownerUsage, n int64) bool {
+func (q *Store) fits(u *ownerUsage, n int64) bool {
 	if u.used()+n <= q.cfg.Limit {
 		return true
 	}
@@ -362,9 +369,9 @@ func (q *QuotaStore) fits(u *ownerUsage, n int64) bool {
 }
 
 // reserve counts n more bytes in flight against owner for an addition
-// that counts own bytes already, or returns the QuotaError of a file that
+// that counts own bytes already, or returns the Error of a file that
 // does not fit. q.mu is held.
-func (q *QuotaStore) reserve(owner string, own, n int64) error {
+func (q *Store) reserve(owner string, own, n int64) error {
 	u := q.usage(owner)
 	if !q.fits(u, n) {
 		return q.exceeded(owner, u, own)
@@ -375,8 +382,8 @@ func (q *QuotaStore) reserve(owner string, own, n int64) error {
 
 // exceeded is the error for owner, whose refused addition counts own
 // bytes already. q.mu is held.
-func (q *QuotaStore) exceeded(owner string, u *ownerUsage, own int64) *QuotaError {
-	e := &QuotaError{Owner: owner, Limit: q.cfg.Limit, Used: u.used() - own, Setting: q.cfg.Setting}
+func (q *Store) exceeded(owner string, u *ownerUsage, own int64) *Error {
+	e := &Error{Owner: owner, Limit: q.cfg.Limit, Used: u.used() - own, Setting: q.cfg.Setting}
 	if q.cfg.TTL != nil {
 		for _, f := range u.files {
 			if at := f.created.Add(q.cfg.TTL(f.area)); e.FreesAt.IsZero() || at.Before(e.FreesAt) {
@@ -391,7 +398,7 @@ func (q *QuotaStore) exceeded(owner string, u *ownerUsage, own int64) *QuotaErro
 // from reservation key, and counts m when it was stored. What the file
 // did not use of the reservation is held again under key: all of it when
 // the addition failed, the rest beyond m.Size when it was stored.
-func (q *QuotaStore) settle(owner, key string, n, claimed int64, m Meta, stored bool) {
+func (q *Store) settle(owner, key string, n, claimed int64, m fileserve.Meta, stored bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	u := q.usage(owner)
@@ -411,9 +418,9 @@ func (q *QuotaStore) settle(owner, key string, n, claimed int64, m Meta, stored 
 }
 
 // Put streams r into the store while counting its bytes against the owner.
-func (q *QuotaStore) Put(ctx context.Context, f NewFile, r io.Reader) (Meta, error) {
+func (q *Store) Put(ctx context.Context, f fileserve.NewFile, r io.Reader) (fileserve.Meta, error) {
 	if err := q.load(ctx); err != nil {
-		return Meta{}, err
+		return fileserve.Meta{}, err
 	}
 	q.mu.Lock()
 	claimed := q.usage(f.Owner).claim(f.Reservation)
@@ -425,19 +432,19 @@ func (q *QuotaStore) Put(ctx context.Context, f NewFile, r io.Reader) (Meta, err
 		if err == nil { // the store ignored the read error: take the file back
 			q.Delete(context.WithoutCancel(ctx), m.Area, m.Owner, m.ID)
 		}
-		return Meta{}, qr.err
+		return fileserve.Meta{}, qr.err
 	}
 	return m, err
 }
 
 // Adopt counts the file at path against the owner before taking it in.
-func (q *QuotaStore) Adopt(ctx context.Context, f NewFile, path string) (Meta, error) {
+func (q *Store) Adopt(ctx context.Context, f fileserve.NewFile, path string) (fileserve.Meta, error) {
 	if err := q.load(ctx); err != nil {
-		return Meta{}, err
+		return fileserve.Meta{}, err
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return Meta{}, fmt.Errorf("fileserve: adopt: %w", err)
+		return fileserve.Meta{}, fmt.Errorf("fileserve: adopt: %w", err)
 	}
 	q.mu.Lock()
 	u := q.usage(f.Owner)
@@ -447,7 +454,7 @@ func (q *QuotaStore) Adopt(ctx context.Context, f NewFile, path string) (Meta, e
 		u.inflight -= claimed
 		u.setHold(f.Reservation, u.holds[f.Reservation]+claimed)
 		q.mu.Unlock()
-		return Meta{}, err
+		return fileserve.Meta{}, err
 	}
 	q.mu.Unlock()
 	m, err := q.Store.Adopt(ctx, f, path)
@@ -456,7 +463,7 @@ func (q *QuotaStore) Adopt(ctx context.Context, f NewFile, path string) (Meta, e
 }
 
 // Delete removes the file and stops counting it.
-func (q *QuotaStore) Delete(ctx context.Context, area Area, owner, id string) error {
+func (q *Store) Delete(ctx context.Context, area fileserve.Area, owner, id string) error {
 	err := q.Store.Delete(ctx, area, owner, id)
 	if err == nil {
 		q.mu.Lock()
@@ -467,7 +474,7 @@ func (q *QuotaStore) Delete(ctx context.Context, area Area, owner, id string) er
 }
 
 // forget stops counting owner's file id. q.mu is held.
-func (q *QuotaStore) forget(owner, id string) {
+func (q *Store) forget(owner, id string) {
 	if u := q.owners[owner]; u != nil {
 		u.remove(id)
 	}
@@ -478,7 +485,7 @@ func (q *QuotaStore) forget(owner, id string) {
 
 // Forget stops counting the file id, which another process sharing the
 // store deleted: its space is free here at once, not at the next refresh.
-func (q *QuotaStore) Forget(id string) {
+func (q *Store) Forget(id string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for owner, u := range q.owners {
@@ -490,7 +497,7 @@ func (q *QuotaStore) Forget(id string) {
 }
 
 // Reserve holds n bytes of owner's quota under key; see [Reserver].
-func (q *QuotaStore) Reserve(ctx context.Context, owner, key string, n int64) error {
+func (q *Store) Reserve(ctx context.Context, owner, key string, n int64) error {
 	if err := q.load(ctx); err != nil {
 		return err
 	}
@@ -506,14 +513,14 @@ func (q *QuotaStore) Reserve(ctx context.Context, owner, key string, n int64) er
 }
 
 // Hold counts n bytes under key whether or not they fit; see [Reserver].
-func (q *QuotaStore) Hold(owner, key string, n int64) {
+func (q *Store) Hold(owner, key string, n int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.usage(owner).setHold(key, n)
 }
 
 // Release ends the reservation key; see [Reserver].
-func (q *QuotaStore) Release(owner, key string) {
+func (q *Store) Release(owner, key string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if u := q.owners[owner]; u != nil {
@@ -522,15 +529,15 @@ func (q *QuotaStore) Release(owner, key string) {
 }
 
 // quotaReader counts what it reads against its owner and fails with the
-// QuotaError once the owner would pass the quota. It draws on credit (a
+// Error once the owner would pass the quota. It draws on credit (a
 // reservation the file claimed) first.
 type quotaReader struct {
-	q      *QuotaStore
+	q      *Store
 	owner  string
 	r      io.Reader
 	n      int64 // bytes in flight for this file: credit claimed and bytes reserved
 	credit int64 // claimed bytes not read yet
-	err    error // the QuotaError, once hit
+	err    error // the Error, once hit
 }
 
 func (qr *quotaReader) Read(p []byte) (int, error) {
