@@ -56,7 +56,7 @@ func (s *Service) newCall(tool, owner, requestID string) *Call {
 		Logger: logger,
 		svc:    s,
 		hooks:  &calls.Hooks{},
-		dir:    filepath.Join(s.calls.dir, fileserve.NewID()),
+		dir:    filepath.Join(s.calls.Dir(), fileserve.NewID()),
 	}
 }
 

@@ -95,7 +95,7 @@ func (s *Service) isPrivatePath(p string) bool {
 // privatePrefixes are the agent's own folders, absolute, longest first.
 func (s *Service) privatePrefixes() []string {
 	var out []string
-	for _, d := range []string{s.cfg.DataDir, s.calls.dir, filepath.Dir(s.calls.dir)} {
+	for _, d := range []string{s.cfg.DataDir, s.calls.Dir(), filepath.Dir(s.calls.Dir())} {
 		if abs, err := filepath.Abs(d); err == nil && abs != "/" {
 			out = append(out, abs)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentura/agentura/agentcore/internal/callfiles"
 	"github.com/agentura/agentura/fileserve"
 )
 
@@ -44,7 +45,7 @@ func TestFileResponseStoreFailsAfterVisible(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d files stayed stored after a failed response", n)
 	}
-	if _, err := os.Stat(filepath.Join(call.dir, journalFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(call.dir, callfiles.JournalFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the journal outlived the response: %v", err)
 	}
 }
@@ -130,11 +131,11 @@ func TestJournalInSharedStoreOutlivesTheVolume(t *testing.T) {
 		done <- err
 	}()
 	<-reached // the first output is stored, its journal a record
-	infos, _ := disk.Records(ctx, pendingKind, journalOwner)
+	infos, _ := disk.Records(ctx, callfiles.PendingKind, callfiles.JournalOwner)
 	if len(infos) != 1 {
 		t.Fatalf("journal records while the response runs: %v; want 1", infos)
 	}
-	if _, err := os.Stat(filepath.Join(call.dir, journalFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(call.dir, callfiles.JournalFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a local journal was written beside the record: %v", err)
 	}
 
@@ -144,13 +145,13 @@ func TestJournalInSharedStoreOutlivesTheVolume(t *testing.T) {
 		t.Fatalf("the other replica rolled back a journal whose lease runs: %d outputs left, want 1", n)
 	}
 	// The lease lapses: the journal was last written long ago.
-	old := time.Now().Add(-2 * journalLease)
-	os.Chtimes(filepath.Join(disk.Root(), fileserve.RecordsDir, pendingKind, fileserve.OwnerKey(journalOwner), infos[0].Name), old, old)
+	old := time.Now().Add(-2 * callfiles.JournalLease)
+	os.Chtimes(filepath.Join(disk.Root(), fileserve.RecordsDir, callfiles.PendingKind, fileserve.OwnerKey(callfiles.JournalOwner), infos[0].Name), old, old)
 	b.sweeper.Sweep(ctx)
 	if n := countFiles(t, disk, fileserve.Outputs); n != 0 {
 		t.Errorf("after the lease lapsed %d outputs of the dead response are still stored", n)
 	}
-	if left, _ := disk.Records(ctx, pendingKind, journalOwner); len(left) != 0 {
+	if left, _ := disk.Records(ctx, callfiles.PendingKind, callfiles.JournalOwner); len(left) != 0 {
 		t.Errorf("the journal record is still there: %v", left)
 	}
 	if used, _ := b.quota.Used(ctx, "alice"); used != 0 {

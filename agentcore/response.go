@@ -88,31 +88,31 @@ func (r *Result) ProducedLines() []string { return r.outcome().ProducedLines() }
 // signed download URL. The outputs are one commit: on error nothing of this
 // response stays stored, and a crash of the process before the last output
 // is stored leaves none of them once the agent starts again (see
-// outputJournal).
+// callfiles.Journal).
 func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, error) {
 	if len(outputs) == 0 {
 		return nil, errors.New("FileResponse: no outputs given")
 	}
 	// The outputs count as files from here on, not as a work folder.
 	c.meter.End()
-	journal := c.svc.calls.newOutputJournal(c.dir)
-	defer journal.done()
+	journal := c.svc.calls.NewJournal(c.dir)
+	defer journal.Done()
 	res := &Result{}
 	taken := map[string]bool{}
 	for i, o := range outputs {
 		name := UniqueName(cleanOutputName(o.Name, i), taken)
-		meta, err := c.store(ctx, o, name, journal.record)
+		meta, err := c.store(ctx, o, name, journal.Record)
 		if err == nil {
 			// A store that does not call Pending: journal it now.
-			err = journal.record(meta)
+			err = journal.Record(meta)
 		}
 		if err != nil {
-			journal.rollback(ctx)
+			journal.Rollback(ctx)
 			return nil, fmt.Errorf("store output %q: %w", name, err)
 		}
 		offer, err := c.svc.resolver.Handout(meta)
 		if err != nil {
-			journal.rollback(ctx)
+			journal.Rollback(ctx)
 			return nil, fmt.Errorf("sign URL of %q: %w", name, err)
 		}
 		res.stored = append(res.stored, meta)
@@ -120,8 +120,8 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 		res.Files = append(res.Files, offer.File)
 		res.links = append(res.links, offer.Links)
 	}
-	if err := journal.commit(); err != nil {
-		journal.rollback(ctx)
+	if err := journal.Commit(); err != nil {
+		journal.Rollback(ctx)
 		return nil, fmt.Errorf("commit the outputs: %w", err)
 	}
 	return res, nil

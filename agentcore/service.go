@@ -46,6 +46,7 @@ import (
 	"github.com/agentura/agentura/agentcore/internal/a2abind"
 	"github.com/agentura/agentura/agentcore/internal/apps"
 	"github.com/agentura/agentura/agentcore/internal/callers"
+	"github.com/agentura/agentura/agentcore/internal/callfiles"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/agentcore/internal/mcpbind"
 	"github.com/agentura/agentura/agentcore/internal/ops"
@@ -94,8 +95,8 @@ type Service struct {
 	mcp      *mcpbind.Server // the MCP binding
 	registry *prometheus.Registry
 	metrics  *ops.Metrics
-	callers  *callers.Guard // who calls: AGENT_AUTH
-	calls    *callFolders
+	callers  *callers.Guard     // who calls: AGENT_AUTH
+	calls    *callfiles.Folders // each call's folder, and its outputs' commit
 	slots    *ops.CallSlots
 	limiter  *httpguard.RateLimiter // nil: no rate limit
 	quota    *quota.Store           // nil: no owner quota (AGENT_OWNER_QUOTA_BYTES 0)
@@ -178,15 +179,19 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	}
 	s.revoked = s.newRevocations()
 	deleted := func(ctx context.Context, id string) { s.revoked.FileDeleted(ctx, id) }
-	if s.calls, err = openCallFolders(filepath.Join(scratch, "calls"), s.store, journalRecords(store), deleted); err != nil {
+	if s.calls, err = callfiles.Open(filepath.Join(scratch, "calls"), s.store, journalRecords(store), deleted); err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			s.calls.close() // a service that failed to start holds nothing
+			s.calls.Close() // a service that failed to start holds nothing
 		}
 	}()
-	temp := s.removeDeadTemp(store)
+	if cfg.Store == nil {
+		// A store the program handed in may be shared with other services
+		// of the process: its temporary files are left to Prune.
+		s.calls.TagTemp(store, s.log)
+	}
 
 	keys, err := s.loadKeys()
 	if err != nil {
@@ -244,7 +249,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		// The store itself, not its instrumented wrapper: the sweeper uses
 		// its expiry index (fileserve.ExpiryIndex) when it has one.
 		Store:       store,
-		BeforeSweep: func(context.Context) { s.reapStopped(temp) },
+		BeforeSweep: func(context.Context) { s.calls.Reap() },
 		AfterSweep: func(ctx context.Context) {
 			if s.ledger != nil {
 				s.ledger.Recharge(ctx)
@@ -359,7 +364,7 @@ func (s *Service) AddReadinessCheck(name string, fn func(context.Context) error)
 // their lock. Call it once the service has stopped serving.
 func (s *Service) Close() error {
 	s.closeTasks()
-	s.calls.close()
+	s.calls.Close()
 	s.callers.Close()
 	return nil
 }

@@ -79,7 +79,7 @@ func (c *Config) areaTTL(a fileserve.Area) time.Duration {
 // journalRecords is where the output journals of st go: nil, into the call
 // folders, when those lie in the store (a disk store: they are under its
 // root), else the store's records (S3), which a replica coming back on a
-// fresh volume still finds (see outputJournal).
+// fresh volume still finds (see callfiles.Journal).
 func journalRecords(st fileserve.Store) fileserve.RecordStore {
 	if _, local := fileserve.As[fileserve.LocalRoot](st); local {
 		return nil

@@ -22,8 +22,8 @@ func TestConfigStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := newTestService(t, func(c *Config) { c.Store = disk })
-	if !strings.HasPrefix(svc.calls.dir, filepath.Join(disk.Root(), "calls")+string(filepath.Separator)) {
-		t.Errorf("call folder %s is not under the store's root %s", svc.calls.dir, disk.Root())
+	if !strings.HasPrefix(svc.calls.Dir(), filepath.Join(disk.Root(), "calls")+string(filepath.Separator)) {
+		t.Errorf("call folder %s is not under the store's root %s", svc.calls.Dir(), disk.Root())
 	}
 	call := svc.newCall("t", "alice", "")
 	defer call.end()
@@ -78,7 +78,7 @@ func TestConfigStoreConflicts(t *testing.T) {
 	}
 	dataDir := t.TempDir()
 	svc := newTestService(t, func(c *Config) { c.Store, c.S3Redirect, c.DataDir = s3, true, dataDir })
-	if !strings.HasPrefix(svc.calls.dir, filepath.Join(dataDir, "calls")) {
-		t.Errorf("call folder %s is not in the data folder %s", svc.calls.dir, dataDir)
+	if !strings.HasPrefix(svc.calls.Dir(), filepath.Join(dataDir, "calls")) {
+		t.Errorf("call folder %s is not in the data folder %s", svc.calls.Dir(), dataDir)
 	}
 }

@@ -1,4 +1,4 @@
-package agentcore
+package callfiles
 
 import (
 	"bufio"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,26 +17,26 @@ import (
 	"github.com/agentura/agentura/fileserve"
 )
 
-// journalFile is the name, in a call's folder, of the journal of the
+// JournalFile is the name, in a call's folder, of the journal of the
 // outputs its FileResponse has added so far, on a store without records.
-const journalFile = "outputs.pending"
+const JournalFile = "outputs.pending"
 
 // Journals kept in the store's records (fileserve.RecordStore), where
-// every replica sharing the store sees them: kind pendingKind, all under
-// journalOwner (one listing reads them all), named <instance>.<journal id>.
+// every replica sharing the store sees them: kind PendingKind, all under
+// JournalOwner (one listing reads them all), named <instance>.<journal id>.
 const (
-	pendingKind  = "pending-outputs"
-	journalOwner = "*"
+	PendingKind  = "pending-outputs"
+	JournalOwner = "*"
 	// journalRenew is how often a journal in progress is written again,
 	// to show its process is alive.
 	journalRenew = 10 * time.Second
-	// journalLease is how long a journal stays untouched before another
+	// JournalLease is how long a journal stays untouched before another
 	// replica takes its process for dead and rolls it back. Replicas'
-	// clocks must agree well within journalLease - journalRenew.
-	journalLease = 30 * time.Second
+	// clocks must agree well within JournalLease - journalRenew.
+	JournalLease = 30 * time.Second
 )
 
-// outputJournal makes the outputs of one FileResponse one commit. Before
+// Journal makes the outputs of one response (FileResponse) one commit. Before
 // each output becomes visible in the store (fileserve.NewFile.Pending), its
 // area, owner and id are written to a journal; once every output is stored
 // the journal is removed (the commit), and only then are the download URLs
@@ -50,9 +51,9 @@ const (
 // journalRenew while the response runs: a replica that comes back on a
 // fresh volume, or any other replica, finds it and rolls it back once its
 // process is gone (its lock in the call folders free, or the journal
-// untouched for journalLease).
-type outputJournal struct {
-	calls   *callFolders
+// untouched for JournalLease).
+type Journal struct {
+	calls   *Folders
 	path    string // the local journal file
 	f       *os.File
 	name    string // the record's name, once written
@@ -76,13 +77,15 @@ type journalRecord struct {
 	Entries  []journalEntry `json:"entries"`
 }
 
-func (c *callFolders) newOutputJournal(callDir string) *outputJournal {
-	return &outputJournal{calls: c, path: filepath.Join(callDir, journalFile)}
+// NewJournal is the journal of a response of the call whose folder is
+// callDir.
+func (c *Folders) NewJournal(callDir string) *Journal {
+	return &Journal{calls: c, path: filepath.Join(callDir, JournalFile)}
 }
 
-// record writes m into the journal; it is the Pending hook of every
+// Record writes m into the journal; it is the Pending hook of every
 // output, so a file is journaled before anyone can see it.
-func (j *outputJournal) record(m fileserve.Meta) error {
+func (j *Journal) Record(m fileserve.Meta) error {
 	e := journalEntry{Area: m.Area, Owner: m.Owner, ID: m.ID}
 	if slices.Contains(j.entries, e) {
 		return nil
@@ -102,7 +105,7 @@ func (j *outputJournal) record(m fileserve.Meta) error {
 
 // writeRecord writes the journal's record whole, and starts renewing it
 // after the first write.
-func (j *outputJournal) writeRecord() error {
+func (j *Journal) writeRecord() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.name == "" {
@@ -120,19 +123,19 @@ func (j *outputJournal) writeRecord() error {
 }
 
 // put writes the record. j.mu is held.
-func (j *outputJournal) put() error {
+func (j *Journal) put() error {
 	b, err := json.Marshal(journalRecord{Instance: j.calls.instance, Entries: j.entries})
 	if err != nil {
 		return err
 	}
-	if err := j.calls.records.PutRecord(context.Background(), pendingKind, journalOwner, j.name, b); err != nil {
+	if err := j.calls.records.PutRecord(context.Background(), PendingKind, JournalOwner, j.name, b); err != nil {
 		return fmt.Errorf("write the output journal: %w", err)
 	}
 	return nil
 }
 
 // renewing writes the record again every journalRenew until stopped.
-func (j *outputJournal) renewing() {
+func (j *Journal) renewing() {
 	defer close(j.renewed)
 	t := time.NewTicker(journalRenew)
 	defer t.Stop()
@@ -149,7 +152,7 @@ func (j *outputJournal) renewing() {
 }
 
 // appendFile appends e to the local journal file and syncs it.
-func (j *outputJournal) appendFile(e journalEntry) error {
+func (j *Journal) appendFile(e journalEntry) error {
 	if j.f == nil {
 		if err := os.MkdirAll(filepath.Dir(j.path), 0o700); err != nil {
 			return fmt.Errorf("create the call folder: %w", err)
@@ -173,20 +176,20 @@ func (j *outputJournal) appendFile(e journalEntry) error {
 	return nil
 }
 
-// rollback deletes every output recorded so far: a failed response keeps
+// Rollback deletes every output recorded so far: a failed response keeps
 // none, including one whose store failed after making it visible.
-func (j *outputJournal) rollback(ctx context.Context) {
+func (j *Journal) Rollback(ctx context.Context) {
 	ctx = context.WithoutCancel(ctx)
 	for _, e := range j.entries {
 		j.calls.remove(ctx, e)
 	}
 }
 
-// commit ends the journal of a response whose outputs are all stored: it
+// Commit ends the journal of a response whose outputs are all stored: it
 // is removed, and from then on the outputs are kept. An error means the
 // journal may remain, and its outputs be rolled back later: the caller
 // rolls them back now and fails.
-func (j *outputJournal) commit() error {
+func (j *Journal) Commit() error {
 	j.stopRenewing()
 	if j.f != nil {
 		j.f.Close()
@@ -196,7 +199,7 @@ func (j *outputJournal) commit() error {
 		}
 	}
 	if j.name != "" {
-		if err := j.calls.records.DeleteRecord(context.Background(), pendingKind, journalOwner, j.name); err != nil {
+		if err := j.calls.records.DeleteRecord(context.Background(), PendingKind, JournalOwner, j.name); err != nil {
 			return fmt.Errorf("remove the output journal: %w", err)
 		}
 		j.calls.live.Delete(j.name)
@@ -205,22 +208,22 @@ func (j *outputJournal) commit() error {
 	return nil
 }
 
-// done ends the journal of a response that committed or rolled back. A
+// Done ends the journal of a response that committed or rolled back. A
 // journal record it fails to remove is no longer live: the next sweep
 // rolls it back (its outputs are deleted already).
-func (j *outputJournal) done() {
+func (j *Journal) Done() {
 	j.stopRenewing()
 	if j.f != nil {
 		j.f.Close()
 		os.Remove(j.path)
 	}
 	if j.name != "" {
-		j.calls.records.DeleteRecord(context.Background(), pendingKind, journalOwner, j.name)
+		j.calls.records.DeleteRecord(context.Background(), PendingKind, JournalOwner, j.name)
 		j.calls.live.Delete(j.name)
 	}
 }
 
-func (j *outputJournal) stopRenewing() {
+func (j *Journal) stopRenewing() {
 	if j.renew != nil {
 		close(j.renew)
 		<-j.renewed
@@ -231,11 +234,11 @@ func (j *outputJournal) stopRenewing() {
 // rollbackJournals deletes every file listed in the journal files of the
 // call folders under instanceDir, the folder of a process that is gone:
 // the outputs of calls it did not finish. It reports how many it deleted.
-func (c *callFolders) rollbackJournals(instanceDir string) int {
+func (c *Folders) rollbackJournals(instanceDir string) int {
 	if c.store == nil {
 		return 0
 	}
-	journals, _ := filepath.Glob(filepath.Join(instanceDir, "*", journalFile))
+	journals, _ := filepath.Glob(filepath.Join(instanceDir, "*", JournalFile))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	n := 0
@@ -262,16 +265,16 @@ func (c *callFolders) rollbackJournals(instanceDir string) int {
 
 // reapJournals rolls back the journal records of processes that are gone:
 // those of the instances in dead, those whose process's lock on the shared
-// call folders is free, those untouched for journalLease, and this
+// call folders is free, those untouched for JournalLease, and this
 // process's own that no response holds any more (a commit that failed to
 // remove its record). It reports how many outputs it deleted.
-func (c *callFolders) reapJournals(dead map[string]bool) int {
+func (c *Folders) reapJournals(dead map[string]bool) int {
 	if c.records == nil || c.store == nil {
 		return 0
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	infos, err := c.records.Records(ctx, pendingKind, journalOwner)
+	infos, err := c.records.Records(ctx, PendingKind, JournalOwner)
 	if err != nil {
 		return 0 // the next sweep tries again
 	}
@@ -285,10 +288,10 @@ func (c *callFolders) reapJournals(dead map[string]bool) int {
 				continue
 			}
 		case c.lockHeld(instance) == lockFree:
-		case time.Since(in.Changed) < journalLease:
+		case time.Since(in.Changed) < JournalLease:
 			continue
 		}
-		b, err := c.records.GetRecord(ctx, pendingKind, journalOwner, in.Name)
+		b, err := c.records.GetRecord(ctx, PendingKind, JournalOwner, in.Name)
 		if errors.Is(err, fileserve.ErrNotFound) {
 			continue // committed, or reaped by another replica, meanwhile
 		}
@@ -301,14 +304,14 @@ func (c *callFolders) reapJournals(dead map[string]bool) int {
 				n++
 			}
 		}
-		c.records.DeleteRecord(ctx, pendingKind, journalOwner, in.Name)
+		c.records.DeleteRecord(ctx, PendingKind, JournalOwner, in.Name)
 	}
 	return n
 }
 
 // remove deletes an output of a journal rolled back, through the store the
 // quota counts, and tells the other replicas' quotas.
-func (c *callFolders) remove(ctx context.Context, e journalEntry) error {
+func (c *Folders) remove(ctx context.Context, e journalEntry) error {
 	if err := c.store.Delete(ctx, e.Area, e.Owner, e.ID); err != nil {
 		return err
 	}
@@ -330,40 +333,38 @@ type tempOwners interface {
 	RemoveTemp(gone func(tag string) bool) (int, error)
 }
 
-// removeDeadTemp tags the temporary files of a store the service opened
-// itself with this process's instance id, and removes those that processes
-// now gone left behind (tempOwners): the remains of writes a
-// crash interrupted go at start-up, not after the shortest TTL. A store the
-// program handed in (Config.Store) may be shared with other services of the
-// process, so its temporary files are left to Prune. It returns the store's
-// tempOwners when it was tagged, nil otherwise.
-func (s *Service) removeDeadTemp(st fileserve.Store) tempOwners {
+// TagTemp tags the temporary files of st, a store this process opened
+// itself, with its instance id, and removes those that processes now gone
+// left behind: the remains of writes a crash interrupted go at start-up,
+// not after the shortest TTL (Prune), and Reap removes those of processes
+// that stop later. A store without tags is left as it is.
+func (c *Folders) TagTemp(st fileserve.Store, log *slog.Logger) {
 	to, ok := fileserve.As[tempOwners](st)
-	if !ok || s.cfg.Store != nil {
-		return nil
+	if !ok {
+		return
 	}
-	to.TagTemp(s.calls.instance)
-	s.removeTempOf(to)
-	return to
+	to.TagTemp(c.instance)
+	c.temp, c.log = to, log
+	c.removeTemp()
 }
 
-func (s *Service) removeTempOf(to tempOwners) {
-	n, err := to.RemoveTemp(s.calls.gone)
+func (c *Folders) removeTemp() {
+	n, err := c.temp.RemoveTemp(c.Gone)
 	if err != nil {
-		s.log.Warn("could not remove all temporary files of stopped processes; the sweeper retries once they are old", "err", err)
+		c.log.Warn("could not remove all temporary files of stopped processes; the sweeper retries once they are old", "err", err)
 	}
 	if n > 0 {
-		s.log.Info("removed the temporary files of stopped processes", "count", n)
+		c.log.Info("removed the temporary files of stopped processes", "count", n)
 	}
 }
 
-// reapStopped reaps what processes that stopped while this one runs
-// (replicas sharing the volume or the store) left: their unfinished calls'
-// outputs and, when temp is not nil, their temporary files. The sweeper
-// runs it before every sweep.
-func (s *Service) reapStopped(temp tempOwners) {
-	s.calls.sweep()
-	if temp != nil {
-		s.removeTempOf(temp)
+// Reap reaps what processes that stopped while this one runs (replicas
+// sharing the volume or the store) left: their unfinished calls' outputs
+// and, when the store is tagged, their temporary files. The sweeper runs it
+// before every sweep.
+func (c *Folders) Reap() {
+	c.Sweep()
+	if c.temp != nil {
+		c.removeTemp()
 	}
 }

@@ -1,11 +1,17 @@
 //go:build unix
 
-package agentcore
+// Package callfiles holds the per-call work folders of an agent process
+// and the commit of a call's outputs: the folders live under the store's
+// root (or the data folder), each process's under a lock of its own, and
+// one journal per response lists its outputs until they are all stored, so
+// that a crash in between leaves none of them once any replica notices.
+package callfiles
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,12 +21,12 @@ import (
 	"github.com/agentura/agentura/fileserve"
 )
 
-// callFolders is this process's share of <store>/calls: a folder of its own,
+// Folders are this process's share of <store>/calls: a folder of its own,
 // named by a random instance id, and beside it a lock file held for the
 // life of the process. Several processes may share one store (replicas on
 // one volume, a restart overlapping its predecessor): each removes only the
 // folders whose lock nobody holds, which a crash left behind.
-type callFolders struct {
+type Folders struct {
 	parent   string   // <store>/calls
 	dir      string   // <store>/calls/<instance>
 	instance string   // the random instance id
@@ -35,13 +41,16 @@ type callFolders struct {
 	// back (their quotas forget it).
 	deleted func(ctx context.Context, id string)
 	live    sync.Map // names of this process's journal records in progress
+
+	temp tempOwners   // the store's temporary files, once tagged (TagTemp)
+	log  *slog.Logger // of the temporary files removed
 }
 
-// openCallFolders takes this process's share of parent after removing the
+// Open takes this process's share of parent after removing the
 // folders of processes that are gone; the outputs their unfinished calls
 // had added are deleted from st first (their journals, in rs when not nil,
 // else in their folders), and deleted told of each.
-func openCallFolders(parent string, st fileserve.Store, rs fileserve.RecordStore, deleted func(context.Context, string)) (*callFolders, error) {
+func Open(parent string, st fileserve.Store, rs fileserve.RecordStore, deleted func(context.Context, string)) (*Folders, error) {
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return nil, fmt.Errorf("create call folders: %w", err)
 	}
@@ -50,7 +59,7 @@ func openCallFolders(parent string, st fileserve.Store, rs fileserve.RecordStore
 		return nil, err
 	}
 	defer unlock()
-	c := &callFolders{parent: parent, store: st, records: rs, deleted: deleted, instance: fileserve.NewID()}
+	c := &Folders{parent: parent, store: st, records: rs, deleted: deleted, instance: fileserve.NewID()}
 	c.removeAbandoned()
 	instance := c.instance
 	lock, err := os.OpenFile(filepath.Join(parent, instance+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
@@ -88,12 +97,12 @@ func lockCallFolders(parent string) (unlock func(), err error) {
 	}, nil
 }
 
-// sweep removes the folders of processes that have stopped since this one
+// Sweep removes the folders of processes that have stopped since this one
 // started (replicas sharing the volume), rolling back their unfinished
 // calls' outputs, and rolls back the journals of processes gone elsewhere
 // (replicas on other volumes, whose journals lapsed); the sweeper calls it
 // on its schedule.
-func (c *callFolders) sweep() {
+func (c *Folders) Sweep() {
 	unlock, err := lockCallFolders(c.parent)
 	if err != nil {
 		return
@@ -106,7 +115,7 @@ func (c *callFolders) sweep() {
 // whose lock file can be locked, or that have no lock file at all. The
 // outputs listed in their journals are deleted first; then the journal
 // records of every process gone (reapJournals).
-func (c *callFolders) removeAbandoned() {
+func (c *Folders) removeAbandoned() {
 	parent := c.parent
 	entries, err := os.ReadDir(parent)
 	if err != nil {
@@ -159,11 +168,11 @@ func (c *callFolders) removeAbandoned() {
 	}
 }
 
-// gone reports whether the process of instance id is gone: its lock file
+// Gone reports whether the process of instance id is gone: its lock file
 // is missing or nobody holds it. A process holds its lock before it writes
 // anything tagged with its id, so the answer for a tag found on disk is
 // final once it is true.
-func (c *callFolders) gone(instance string) bool {
+func (c *Folders) Gone(instance string) bool {
 	st := c.lockHeld(instance)
 	return st == lockFree || st == lockMissing
 }
@@ -179,7 +188,7 @@ const (
 )
 
 // lockHeld reads the lock file of the process of instance id.
-func (c *callFolders) lockHeld(instance string) lockState {
+func (c *Folders) lockHeld(instance string) lockState {
 	if !fileserve.ValidID(instance) {
 		return lockUnknown
 	}
@@ -198,13 +207,16 @@ func (c *callFolders) lockHeld(instance string) lockState {
 	return lockFree
 }
 
-// close removes this process's folder and releases its lock. The outputs
+// Close removes this process's folder and releases its lock. The outputs
 // of calls still unfinished (a shutdown that timed out) are deleted first,
 // as after a crash.
-func (c *callFolders) close() {
+func (c *Folders) Close() {
 	c.rollbackJournals(c.dir)
 	c.reapJournals(map[string]bool{c.instance: true})
 	os.RemoveAll(c.dir)
 	os.Remove(c.lock.Name())
 	c.lock.Close()
 }
+
+// Dir is this process's folder: each call's folder is a new one in it.
+func (c *Folders) Dir() string { return c.dir }
