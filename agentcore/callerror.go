@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/agentura/agentura/agentcore/internal/calls"
+	"github.com/agentura/agentura/internal/lib/fault"
 )
 
 // maxCallerError is the most bytes of an error text handed back to a
@@ -28,7 +29,10 @@ const maxLoggedError = 64 << 10
 func (s *Service) callerError(call *Call, err error) error {
 	msg := err.Error()
 	out := msg
-	if pe, ok := errors.AsType[*fs.PathError](err); ok && s.isPrivatePath(pe.Path) {
+	if f, ok := errors.AsType[*fault.Fault](err); ok {
+		// Told in words already; the details are for the log.
+		call.Logger.Warn("tool call failed on the agent's side", "reason", f.Reason, "err", calls.Truncate(f.Err.Error(), maxLoggedError))
+	} else if pe, ok := errors.AsType[*fs.PathError](err); ok && s.isPrivatePath(pe.Path) {
 		out = fileErrorText(pe.Err, filepath.Base(pe.Path))
 	} else if le, ok := errors.AsType[*os.LinkError](err); ok && (s.isPrivatePath(le.Old) || s.isPrivatePath(le.New)) {
 		out = fileErrorText(le.Err, filepath.Base(le.New))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -13,6 +14,8 @@ import (
 	"github.com/agentura/agentura/agentcore/internal/mcpbind"
 	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/fault"
+	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -108,12 +111,12 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 		}
 		if err != nil {
 			journal.Rollback(ctx)
-			return nil, fmt.Errorf("store output %q: %w", name, err)
+			return nil, storeFailure(fmt.Sprintf("store output %q", name), err)
 		}
 		offer, err := c.svc.resolver.Handout(meta)
 		if err != nil {
 			journal.Rollback(ctx)
-			return nil, fmt.Errorf("sign URL of %q: %w", name, err)
+			return nil, fault.Of(fmt.Sprintf("sign the URL of %q", name), err)
 		}
 		res.stored = append(res.stored, meta)
 		res.images = append(res.images, o.ShowImage)
@@ -122,7 +125,7 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 	}
 	if err := journal.Commit(); err != nil {
 		journal.Rollback(ctx)
-		return nil, fmt.Errorf("commit the outputs: %w", err)
+		return nil, fault.Of("commit the outputs", err)
 	}
 	return res, nil
 }
@@ -131,21 +134,43 @@ func (c *Call) store(ctx context.Context, o Output, name string, pending func(fi
 	nf := fileserve.NewFile{Area: fileserve.Outputs, Owner: c.Owner, Name: name, MIMEType: o.MIMEType, Pending: pending}
 	switch {
 	case o.Path != "" && o.Reader != nil:
-		return fileserve.Meta{}, errors.New("give Path or Reader, not both")
+		return fileserve.Meta{}, &toolSideError{errors.New("give Path or Reader, not both")}
 	case o.Path != "":
 		if c.inWorkDir(o.Path) {
-			return c.svc.store.Adopt(ctx, nf, o.Path)
+			m, err := c.svc.store.Adopt(ctx, nf, o.Path)
+			if errors.Is(err, fs.ErrNotExist) {
+				err = &toolSideError{err}
+			}
+			return m, err
 		}
 		f, err := os.Open(o.Path)
 		if err != nil {
-			return fileserve.Meta{}, err
+			return fileserve.Meta{}, &toolSideError{err}
 		}
 		defer f.Close()
-		return c.svc.store.Put(ctx, nf, f)
+		return c.svc.store.Put(ctx, nf, toolReader{f})
 	case o.Reader != nil:
-		return c.svc.store.Put(ctx, nf, o.Reader)
+		return c.svc.store.Put(ctx, nf, toolReader{o.Reader})
 	}
-	return fileserve.Meta{}, errors.New("output has neither Path nor Reader")
+	return fileserve.Meta{}, &toolSideError{errors.New("output has neither Path nor Reader")}
+}
+
+// toolSideError is an output's failure on the tool's side (its reader, its
+// file), which its caller reads as it is, unlike a failure of the store.
+type toolSideError struct{ err error }
+
+func (e *toolSideError) Error() string { return e.err.Error() }
+func (e *toolSideError) Unwrap() error { return e.err }
+
+// toolReader marks the errors of an output's reader as the tool's own.
+type toolReader struct{ r io.Reader }
+
+func (t toolReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = &toolSideError{err}
+	}
+	return n, err
 }
 
 // discard deletes outputs a response stored that nobody will take (the
@@ -187,4 +212,16 @@ func UniqueName(name string, taken map[string]bool) string {
 	}
 	taken[candidate] = true
 	return candidate
+}
+
+// storeFailure is the error of an output the store did not take: the
+// tool's own failure (its reader, its file) and the caller's limits (quota,
+// size) as they are, the store's failure as a fault (its cause in words; its
+// details, which may name the store's address, in the log alone).
+func storeFailure(what string, err error) error {
+	_, toolSide := errors.AsType[*toolSideError](err)
+	if toolSide || errors.Is(err, quota.ErrExceeded) || errors.Is(err, fileserve.ErrTooLarge) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fault.Of(what, err)
 }

@@ -538,12 +538,12 @@ func TestTaskLeaseLapsed(t *testing.T) {
 	working := func(id string, updated time.Time) *tasks.Task {
 		return &tasks.Task{ID: id, Owner: AnonymousOwner, Tool: "long", Status: tasks.Working, Created: updated, Updated: updated, TTL: time.Hour}
 	}
-	put(tasks.MCPKind, "LAPSED", working("LAPSED", now))
-	put(tasks.LeaseKind, "LAPSED", map[string]any{"replica": "dead", "until": now.Add(-time.Second)})
-	put(tasks.MCPKind, "NEVERLEASED", working("NEVERLEASED", now.Add(-time.Minute)))
-	put(tasks.MCPKind, "ALIVE", working("ALIVE", now.Add(-time.Minute)))
-	put(tasks.LeaseKind, "ALIVE", map[string]any{"replica": "other", "until": now.Add(time.Minute)})
-	for _, id := range []string{"LAPSED", "NEVERLEASED"} {
+	put(tasks.MCPKind, "LAPSEDAAAAAAAAAAAAAAAAAAAA", working("LAPSEDAAAAAAAAAAAAAAAAAAAA", now))
+	put(tasks.LeaseKind, "LAPSEDAAAAAAAAAAAAAAAAAAAA", map[string]any{"replica": "dead", "until": now.Add(-time.Second)})
+	put(tasks.MCPKind, "NEVERLEASEDAAAAAAAAAAAAAAA", working("NEVERLEASEDAAAAAAAAAAAAAAA", now.Add(-time.Minute)))
+	put(tasks.MCPKind, "ALIVEAAAAAAAAAAAAAAAAAAAAA", working("ALIVEAAAAAAAAAAAAAAAAAAAAA", now.Add(-time.Minute)))
+	put(tasks.LeaseKind, "ALIVEAAAAAAAAAAAAAAAAAAAAA", map[string]any{"replica": "other", "until": now.Add(time.Minute)})
+	for _, id := range []string{"LAPSEDAAAAAAAAAAAAAAAAAAAA", "NEVERLEASEDAAAAAAAAAAAAAAA"} {
 		got := getTask(t, c, id)
 		if got.Status != "failed" || got.Error == nil || !strings.Contains(got.Error.Message, "lease ran out") || !strings.Contains(got.StatusMessage, "replica") {
 			t.Errorf("task %s after its replica died: %+v", id, got)
@@ -552,15 +552,15 @@ func TestTaskLeaseLapsed(t *testing.T) {
 			t.Errorf("task %s: the failure is not recorded: %v %+v", id, err, rec)
 		}
 	}
-	if got := getTask(t, c, "ALIVE"); got.Status != "working" {
+	if got := getTask(t, c, "ALIVEAAAAAAAAAAAAAAAAAAAAA"); got.Status != "working" {
 		t.Errorf("a task whose lease is alive: %+v", got)
 	}
 	// A task past its TTL is gone for its caller, whether or not the
 	// sweeper removed it yet.
-	old := working("OLD", now.Add(-2*time.Hour))
+	old := working("OLDAAAAAAAAAAAAAAAAAAAAAAA", now.Add(-2*time.Hour))
 	old.Status, old.Result = tasks.Completed, &tasks.KeptResult{Text: "done long ago"}
-	put(tasks.MCPKind, "OLD", old)
-	if ans := send(t, c, "tasks/get", map[string]any{"taskId": "OLD"}); ans.Response.Error == nil || ans.Response.Error.Code != -32602 ||
+	put(tasks.MCPKind, "OLDAAAAAAAAAAAAAAAAAAAAAAA", old)
+	if ans := send(t, c, "tasks/get", map[string]any{"taskId": "OLDAAAAAAAAAAAAAAAAAAAAAAA"}); ans.Response.Error == nil || ans.Response.Error.Code != -32602 ||
 		!strings.Contains(ans.Response.Error.Message, "expired") {
 		t.Errorf("tasks/get of a task past its TTL: %s %+v", ans.Response.Result, ans.Response.Error)
 	}

@@ -10,7 +10,6 @@ import (
 	"strings"
 )
 
-
 // TagTemp tags the temporary folders this store writes from now on with
 // tag (a store's id form: letters, digits and '-'), so that what a crashed
 // process left is removed as soon as it is known to be gone (RemoveTemp)

@@ -58,6 +58,16 @@ func CheckRecord(kind, owner, name string) error {
 	return nil
 }
 
+// CheckRecordName is CheckRecord of one record: a name is required, and an
+// empty or malformed one is a record that does not exist (ErrNotFound), as a
+// lookup by a caller's id must find nothing rather than read a folder.
+func CheckRecordName(kind, owner, name string) error {
+	if name == "" {
+		return fmt.Errorf("fileserve: a record needs a name: %w", ErrNotFound)
+	}
+	return CheckRecord(kind, owner, name)
+}
+
 func validRecordPart(s string, max int, wide bool) bool {
 	if s == "" || len(s) > max || s[0] == '.' {
 		return false
@@ -93,6 +103,7 @@ func (d *DiskStore) PutRecord(ctx context.Context, kind, owner, name string, dat
 	d.inflight.Store(tmp, true)
 	defer d.inflight.Delete(tmp)
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		os.Remove(tmp) // a full disk leaves no part of the record behind
 		return fmt.Errorf("fileserve: write %s record %s: %w", kind, name, err)
 	}
 	p := d.recordPath(kind, owner, name)
@@ -115,7 +126,7 @@ func (d *DiskStore) PutRecord(ctx context.Context, kind, owner, name string, dat
 
 // GetRecord reads a record.
 func (d *DiskStore) GetRecord(ctx context.Context, kind, owner, name string) ([]byte, error) {
-	if err := CheckRecord(kind, owner, name); err != nil {
+	if err := CheckRecordName(kind, owner, name); err != nil {
 		return nil, err
 	}
 	b, err := os.ReadFile(d.recordPath(kind, owner, name))

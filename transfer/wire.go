@@ -47,4 +47,8 @@ type RevokeRequest struct {
 // Error is the body of every error answer of the HTTP endpoints.
 type Error struct {
 	Error string `json:"error"`
+	// Reason is a code a client can tell a failure of the server's own by
+	// (storage_full, storage_unavailable, storage_read_only, internal);
+	// absent from a refusal of the request itself.
+	Reason string `json:"reason,omitempty"`
 }

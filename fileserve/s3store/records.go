@@ -37,7 +37,7 @@ func (s *Store) PutRecord(ctx context.Context, kind, owner, name string, data []
 
 // GetRecord reads a record.
 func (s *Store) GetRecord(ctx context.Context, kind, owner, name string) ([]byte, error) {
-	if err := fileserve.CheckRecord(kind, owner, name); err != nil {
+	if err := fileserve.CheckRecordName(kind, owner, name); err != nil {
 		return nil, err
 	}
 	key := s.recordPrefix(kind, fileserve.OwnerKey(owner)) + name

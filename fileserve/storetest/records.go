@@ -22,6 +22,15 @@ func testRecords(t *testing.T, h Harness) {
 	if _, err := rs.GetRecord(bg, kind, "o", "t1"); !errors.Is(err, fileserve.ErrNotFound) {
 		t.Fatalf("GetRecord of a missing record = %v, want ErrNotFound", err)
 	}
+	if err := rs.PutRecord(bg, kind, "o", "t0", []byte("0")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.GetRecord(bg, kind, "o", ""); !errors.Is(err, fileserve.ErrNotFound) {
+		t.Fatalf("GetRecord of the empty name, beside a record of the owner = %v, want ErrNotFound", err)
+	}
+	if err := rs.DeleteRecord(bg, kind, "o", "t0"); err != nil {
+		t.Fatal(err)
+	}
 	for _, v := range []string{`{"v":1}`, `{"v":2,"longer":true}`} {
 		if err := rs.PutRecord(bg, kind, "o", "t1", []byte(v)); err != nil {
 			t.Fatal(err)

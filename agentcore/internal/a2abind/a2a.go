@@ -15,6 +15,7 @@ import (
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/fault"
 	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/internal/lib/promreg"
 	"github.com/agentura/agentura/transfer"
@@ -263,7 +264,11 @@ func (i *a2aInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req
 		if i.shared && p.Message.TaskID == "" {
 			// A new task's record must fit under the owner's quota (E14):
 			// refused here, the caller is told why.
-			if err := i.ledger.Charge(ctx, callers.OwnerOf(ctx), tasks.KeptMessageBytes, true); err != nil {
+			err := i.ledger.Charge(ctx, callers.OwnerOf(ctx), tasks.KeptMessageBytes, true)
+			if _, ours := errors.AsType[*fault.Fault](err); ours {
+				return ctx, fmt.Errorf("%w: %w", a2a.ErrInternalError, err)
+			}
+			if err != nil {
 				return ctx, fmt.Errorf("%w: %w", a2a.ErrInvalidRequest, err)
 			}
 		}

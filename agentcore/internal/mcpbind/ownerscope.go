@@ -9,6 +9,7 @@ import (
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/fault"
 	"github.com/agentura/agentura/signing"
 	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -118,7 +119,7 @@ func sessionID(req mcp.Request) string {
 func (s *Server) scopedFiles(ctx context.Context, scope string) ([]fileserve.Meta, error) {
 	ids, err := s.Scopes.IDs(ctx, scope)
 	if err != nil {
-		return nil, fmt.Errorf("list the files of this caller: %w", err)
+		return nil, fault.Of("list your files", err)
 	}
 	now := time.Now()
 	var out []fileserve.Meta

@@ -16,6 +16,7 @@ import (
 	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
+	"github.com/agentura/agentura/internal/lib/fault"
 	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -151,6 +152,9 @@ func (s *Server) listProduced(ctx context.Context, req *mcp.ListResourcesRequest
 		}
 	}
 	metas, err := s.ownedFiles(ctx, req)
+	if _, ours := errors.AsType[*fault.Fault](err); ours {
+		return nil, s.failure(ctx, "list your files", err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +221,10 @@ func (s *Server) ownedFiles(ctx context.Context, req *mcp.ListResourcesRequest) 
 			}
 			return nil
 		})
-		return out, err
+		if err != nil {
+			return nil, fault.Of("list your files", err)
+		}
+		return out, nil
 	}
 	scope, err := s.listScope(req, readMeta(req))
 	if err != nil || scope == "" {

@@ -143,6 +143,9 @@ func (s *Server) serveTasks() {
 			if p == nil {
 				p = &taskParams{}
 			}
+			if method != "tasks/list" && p.TaskID == "" {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + ": taskId is missing: send the taskId the tools/call answer (or tasks/list) gave"}
+			}
 			return h(ctx, c, p)
 		})
 		if err != nil {
@@ -425,26 +428,28 @@ func progressMeta(t *tasks.Task) mcp.Meta {
 	return mcp.Meta{transfer.MetaTaskProgress: p}
 }
 
-// taskLookupError is the JSON-RPC error of a task that cannot be read.
-func taskLookupError(err error) error {
+// taskLookupError is the JSON-RPC error of a task that cannot be read:
+// -32602 for one that does not exist (or no longer), else the agent's own
+// failure in words and a reason code, its details in the log alone.
+func (s *Server) taskLookupError(ctx context.Context, err error) error {
 	if errors.Is(err, tasks.ErrNotFound) || errors.Is(err, tasks.ErrExpired) {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: " + err.Error()}
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Failed to retrieve task: " + err.Error()}
+	return s.failure(ctx, "retrieve the task", err)
 }
 
 // taskGet answers tasks/get.
 func (s *Server) taskGet(ctx context.Context, c taskCaller, p *taskParams) (mcp.Result, error) {
 	t, err := s.Tasks.Get(ctx, c.owner, p.TaskID)
 	if err != nil {
-		return nil, taskLookupError(err)
+		return nil, s.taskLookupError(ctx, err)
 	}
 	if !c.modern {
 		return &wireResult{fields: s.task2025(t)}, nil
 	}
 	fields, meta, err := s.detailed2026(ctx, t)
 	if err != nil {
-		return nil, taskLookupError(err)
+		return nil, s.taskLookupError(ctx, err)
 	}
 	fields["resultType"] = "complete"
 	return &wireResult{ResultBase: mcp.ResultBase{Meta: meta}, fields: fields}, nil
@@ -455,7 +460,7 @@ func (s *Server) taskGet(ctx context.Context, c taskCaller, p *taskParams) (mcp.
 func (s *Server) taskCancel(ctx context.Context, c taskCaller, p *taskParams) (mcp.Result, error) {
 	if !c.modern {
 		if t, err := s.Tasks.Get(ctx, c.owner, p.TaskID); err != nil {
-			return nil, taskLookupError(err)
+			return nil, s.taskLookupError(ctx, err)
 		} else if t.Ended() {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
 				"Cannot cancel task: already in terminal status '%s'", s.task2025(t)["status"])}
@@ -463,7 +468,7 @@ func (s *Server) taskCancel(ctx context.Context, c taskCaller, p *taskParams) (m
 	}
 	t, err := s.Tasks.Cancel(ctx, c.owner, p.TaskID)
 	if err != nil {
-		return nil, taskLookupError(err)
+		return nil, s.taskLookupError(ctx, err)
 	}
 	if !c.modern {
 		return &wireResult{fields: s.task2025(t)}, nil
@@ -479,7 +484,7 @@ func (s *Server) taskUpdate(ctx context.Context, c taskCaller, p *taskParams) (m
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/update is a method of the Tasks extension of MCP 2026-07-28"}
 	}
 	if _, err := s.Tasks.Get(ctx, c.owner, p.TaskID); err != nil {
-		return nil, taskLookupError(err)
+		return nil, s.taskLookupError(ctx, err)
 	}
 	return &wireResult{fields: map[string]any{"resultType": "complete"}}, nil
 }
@@ -493,7 +498,7 @@ func (s *Server) taskResult(ctx context.Context, c taskCaller, p *taskParams) (m
 	for {
 		t, err := s.Tasks.Get(ctx, c.owner, p.TaskID)
 		if err != nil {
-			return nil, taskLookupError(err)
+			return nil, s.taskLookupError(ctx, err)
 		}
 		if t.Ended() {
 			related := mcp.Meta{metaRelatedTask: map[string]any{"taskId": t.ID}}
@@ -501,7 +506,7 @@ func (s *Server) taskResult(ctx context.Context, c taskCaller, p *taskParams) (m
 			case t.Status == tasks.Completed:
 				res, err := s.endedResult(ctx, t)
 				if err != nil {
-					return nil, taskLookupError(err)
+					return nil, s.taskLookupError(ctx, err)
 				}
 				if res.Meta == nil {
 					res.Meta = mcp.Meta{}
@@ -553,7 +558,7 @@ func (s *Server) taskList(ctx context.Context, c taskCaller, p *taskParams) (mcp
 	if c.owner != calls.AnonymousOwner || c.scope != "" {
 		all, err := s.Tasks.List(ctx, c.owner, c.scope)
 		if err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "list tasks: " + err.Error()}
+			return nil, s.failure(ctx, "list your tasks", err)
 		}
 		for i := start; i < len(all) && i < start+taskListPage; i++ {
 			tasks = append(tasks, s.task2025(all[i]))

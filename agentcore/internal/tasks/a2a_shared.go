@@ -13,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/fault"
 )
 
 // A2AKind is the kind of record A2A tasks are kept as in the store.
@@ -73,7 +74,7 @@ func (s *Shared) save(ctx context.Context, owner string, task *a2a.Task) error {
 	prev, err := s.get(ctx, owner, task.ID)
 	data, merr := json.Marshal(keptRecord{Owner: owner, Task: boundHistory(task), Updated: time.Now()})
 	if merr != nil {
-		return fmt.Errorf("encode task: %w", merr)
+		return fault.Of("encode the task", merr)
 	}
 	switch {
 	case errors.Is(err, a2a.ErrTaskNotFound):
@@ -94,7 +95,7 @@ func (s *Shared) save(ctx context.Context, owner string, task *a2a.Task) error {
 		}
 	}
 	if err := s.records.PutRecord(ctx, A2AKind, owner, string(task.ID), data); err != nil {
-		return err
+		return fault.Of("record the task", err)
 	}
 	if task.Status.State.Terminal() {
 		// What an ended task holds (its artifacts) counts whether or not
@@ -115,11 +116,11 @@ func (s *Shared) get(ctx context.Context, owner string, id a2a.TaskID) (*a2a.Tas
 		return nil, fmt.Errorf("task %s: %w", id, a2a.ErrTaskNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("task %s: %w", id, err)
+		return nil, fault.Of("read the task", err)
 	}
 	var r keptRecord
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("decode task %s: %w", id, err)
+		return nil, fault.Of("decode the task", err)
 	}
 	if r.Owner != owner || r.Task == nil {
 		return nil, fmt.Errorf("task %s: %w", id, a2a.ErrTaskNotFound)
@@ -129,7 +130,7 @@ func (s *Shared) get(ctx context.Context, owner string, id a2a.TaskID) (*a2a.Tas
 	}
 	switch canceled, err := s.ledger.Canceled(ctx, owner, string(id)); {
 	case err != nil:
-		return nil, fmt.Errorf("task %s: %w", id, err)
+		return nil, fault.Of("read the task", err)
 	case canceled:
 		// Canceled, though a status update of the replica running it
 		// wrote over the record since.
@@ -140,7 +141,7 @@ func (s *Shared) get(ctx context.Context, owner string, id a2a.TaskID) (*a2a.Tas
 	if r.Task.Status.State == a2a.TaskStateSubmitted || r.Task.Status.State == a2a.TaskStateWorking {
 		reason, err := s.ledger.Lapsed(ctx, owner, string(id), r.Updated)
 		if err != nil {
-			return nil, fmt.Errorf("task %s: %w", id, err)
+			return nil, fault.Of("read the task", err)
 		}
 		if reason != "" {
 			return s.failLapsed(ctx, owner, r.Task, reason)
@@ -171,7 +172,7 @@ func (s *Shared) failLapsed(ctx context.Context, owner string, task *a2a.Task, r
 func (s *Shared) makeRoom(ctx context.Context, owner string) error {
 	infos, err := s.records.Records(ctx, A2AKind, owner)
 	if err != nil {
-		return fmt.Errorf("count tasks: %w", err)
+		return fault.Of("count your tasks", err)
 	}
 	if len(infos) < s.maxPerOwner {
 		return nil
@@ -179,7 +180,7 @@ func (s *Shared) makeRoom(ctx context.Context, owner string) error {
 	slices.SortFunc(infos, func(a, b fileserve.RecordInfo) int { return a.Changed.Compare(b.Changed) })
 	for _, r := range infos[:len(infos)-s.maxPerOwner+1] {
 		if err := s.records.DeleteRecord(ctx, A2AKind, owner, r.Name); err != nil {
-			return fmt.Errorf("make room for a task: %w", err)
+			return fault.Of("make room for a task", err)
 		}
 	}
 	return nil

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/fault"
 	"github.com/agentura/agentura/internal/lib/quota"
 )
 
@@ -143,7 +144,10 @@ func (l *Ledger) Begin(ctx context.Context, owner, id string, extra int64) error
 	if err := l.Charge(ctx, owner, extra, true); err != nil {
 		return err
 	}
-	return l.records.PutRecord(ctx, LeaseKind, owner, id, l.leaseFor(time.Now()))
+	if err := l.records.PutRecord(ctx, LeaseKind, owner, id, l.leaseFor(time.Now())); err != nil {
+		return fault.Of("start the task", err)
+	}
+	return nil
 }
 
 // checkLive refuses a task beyond the owner's limit of running tasks: the
@@ -154,7 +158,7 @@ func (l *Ledger) checkLive(ctx context.Context, owner string) error {
 	}
 	infos, err := l.records.Records(ctx, LeaseKind, owner)
 	if err != nil {
-		return fmt.Errorf("count running tasks: %w", err)
+		return fault.Of("count your running tasks", err)
 	}
 	// A lease record renewed within two leases is a task running; older
 	// ones are of replicas that died (the sweeper removes them).
@@ -182,7 +186,7 @@ func (l *Ledger) Charge(ctx context.Context, owner string, extra int64, strict b
 	for _, kind := range l.kinds {
 		infos, err := l.records.Records(ctx, kind, owner)
 		if err != nil {
-			return fmt.Errorf("count task records: %w", err)
+			return fault.Of("count your task records", err)
 		}
 		for _, in := range infos {
 			total += max(in.Size, RecordCharge)
@@ -322,7 +326,7 @@ func (l *Ledger) watch(ctx context.Context, stop <-chan struct{}, owner, id stri
 // at once if it runs here.
 func (l *Ledger) Cancel(ctx context.Context, owner, id string) error {
 	if err := l.records.PutRecord(ctx, CancelKind, owner, id, []byte("{}")); err != nil {
-		return fmt.Errorf("mark task %s canceled: %w", id, err)
+		return fault.Of("mark the task canceled", err)
 	}
 	l.mu.Lock()
 	rt := l.running[id]
@@ -342,7 +346,7 @@ func (l *Ledger) Canceled(ctx context.Context, owner, id string) (bool, error) {
 	case errors.Is(err, fileserve.ErrNotFound):
 		return false, nil
 	}
-	return false, err
+	return false, fault.Of("read the task's cancel marker", err)
 }
 
 // Lapsed reports whether a task of owner that has not ended, last written
@@ -356,11 +360,11 @@ func (l *Ledger) Lapsed(ctx context.Context, owner, id string, updated time.Time
 	case errors.Is(err, fileserve.ErrNotFound):
 		until = updated.Add(l.lease)
 	case err != nil:
-		return "", err
+		return "", fault.Of("read the task's lease", err)
 	default:
 		var ls taskLease
 		if json.Unmarshal(data, &ls) != nil {
-			return "", fmt.Errorf("task %s: its lease record is not JSON", id)
+			return "", fault.Of("read the task's lease", fmt.Errorf("task %s: its lease record is not JSON", id))
 		}
 		until = ls.Until
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/fault"
 	"github.com/agentura/agentura/internal/lib/quota"
 )
 
@@ -124,6 +125,20 @@ func NewMCP(ledger *Ledger, ttl time.Duration, run calls.Runner, discard func(co
 // AGENT_AUTH=none it is what reaches a task, like a signed URL a file.
 func newTaskID() string { return rand.Text() }
 
+// validTaskID reports whether id has the form newTaskID gives: 26 of the
+// base32 alphabet. Any other id names no task, and is never looked up.
+func validTaskID(id string) bool {
+	if len(id) != 26 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= 'A' && c <= 'Z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
 // Get reads task id of owner. A task that has not ended is reported
 // cancelled when a cancel marker says so, and failed when its replica's
 // lease ran out (which is then recorded).
@@ -152,16 +167,19 @@ func (m *MCP) Get(ctx context.Context, owner, id string) (*Task, error) {
 
 // Read reads the record of task id as it is.
 func (m *MCP) Read(ctx context.Context, owner, id string) (*Task, error) {
+	if !validTaskID(id) {
+		return nil, ErrNotFound
+	}
 	data, err := m.ledger.records.GetRecord(ctx, MCPKind, owner, id)
 	if errors.Is(err, fileserve.ErrNotFound) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read task %s: %w", id, err)
+		return nil, fault.Of("read the task", err)
 	}
 	var t Task
 	if err := json.Unmarshal(data, &t); err != nil {
-		return nil, fmt.Errorf("decode task %s: %w", id, err)
+		return nil, fault.Of("decode the task", err)
 	}
 	if t.Owner != owner || t.ID != id {
 		return nil, ErrNotFound
@@ -183,25 +201,31 @@ func (m *MCP) put(ctx context.Context, t *Task) error {
 	}
 	data, err := json.Marshal(t)
 	if err != nil {
-		return fmt.Errorf("encode task: %w", err)
+		return fault.Of("encode the task", err)
 	}
 	if len(data) > mcpMaxTaskBytes {
 		return fmt.Errorf("the task's record would be %s, over the %s a task keeps", quota.FormatBytes(int64(len(data))), quota.FormatBytes(mcpMaxTaskBytes))
 	}
-	return m.ledger.records.PutRecord(ctx, MCPKind, t.Owner, t.ID, data)
+	if err := m.ledger.records.PutRecord(ctx, MCPKind, t.Owner, t.ID, data); err != nil {
+		return fault.Of("record the task", err)
+	}
+	return nil
 }
 
 // makeRoom deletes the owner's ended tasks written longest ago until a new
 // one fits under mcpMaxTasksPerOwner.
 func (m *MCP) makeRoom(ctx context.Context, owner string) error {
 	infos, err := m.ledger.records.Records(ctx, MCPKind, owner)
-	if err != nil || len(infos) < mcpMaxTasksPerOwner {
-		return err
+	if err != nil {
+		return fault.Of("count your tasks", err)
+	}
+	if len(infos) < mcpMaxTasksPerOwner {
+		return nil
 	}
 	slices.SortFunc(infos, func(a, b fileserve.RecordInfo) int { return a.Changed.Compare(b.Changed) })
 	for _, r := range infos[:len(infos)-mcpMaxTasksPerOwner+1] {
 		if err := m.ledger.records.DeleteRecord(ctx, MCPKind, owner, r.Name); err != nil {
-			return err
+			return fault.Of("forget an old task", err)
 		}
 	}
 	return nil
@@ -244,14 +268,14 @@ func (m *MCP) Start(ctx context.Context, c Call) (_ *Task, ended <-chan struct{}
 		}
 	}()
 	if err := m.makeRoom(ctx, c.Owner); err != nil {
-		return nil, nil, fmt.Errorf("make room for a task: %w", err)
+		return nil, nil, err
 	}
 	if err := m.ledger.Begin(ctx, c.Owner, t.ID, RecordCharge); err != nil {
 		return nil, nil, err
 	}
 	if err := m.put(ctx, t); err != nil {
 		m.ledger.Finish(ctx, c.Owner, t.ID)
-		return nil, nil, fmt.Errorf("record the task: %w", err)
+		return nil, nil, fault.Of("record the task", err)
 	}
 	tctx, done, err := m.ledger.Track(context.WithoutCancel(ctx), c.Owner, t.ID)
 	if err != nil {
@@ -377,7 +401,7 @@ func (m *MCP) Cancel(ctx context.Context, owner, id string) (*Task, error) {
 func (m *MCP) List(ctx context.Context, owner, scope string) ([]*Task, error) {
 	infos, err := m.ledger.records.Records(ctx, MCPKind, owner)
 	if err != nil {
-		return nil, err
+		return nil, fault.Of("list your tasks", err)
 	}
 	slices.SortFunc(infos, func(a, b fileserve.RecordInfo) int { return b.Changed.Compare(a.Changed) })
 	var out []*Task

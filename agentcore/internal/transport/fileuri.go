@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/lib/fault"
 	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/agentura/agentura/signing"
@@ -232,6 +232,15 @@ func fileError(code int64, data mcpfile.ErrorData, format string, args ...any) e
 	return &jsonrpc.Error{Code: code, Message: fmt.Sprintf(format, args...), Data: b}
 }
 
+// failure is the JSON-RPC error of a failure of the agent's own met while
+// doing what: the cause in words and its reason code (fault.Of), the
+// details in the log alone.
+func (f *FileURIs) failure(ctx context.Context, what string, err error) error {
+	ft := fault.Of(what, err)
+	f.Log.LogAttrs(ctx, slog.LevelError, what, slog.String("reason", ft.Reason), slog.String("error", ft.Err.Error()))
+	return fileError(jsonrpc.CodeInternalError, mcpfile.ErrorData{Reason: ft.Reason}, "%s", ft.Words)
+}
+
 // AuthorizeUpload checks what the host announces against what the agent
 // takes (size, type, digest form, quota) and answers a file URI with a
 // one-file PUT descriptor into the staging area. Its errors are JSON-RPC
@@ -273,7 +282,7 @@ func (f *FileURIs) AuthorizeUpload(ctx context.Context, owner string, p mcpfile.
 			if qe, ok := errors.AsType[*quota.Error](err); ok {
 				return nil, fileError(jsonrpc.CodeInvalidParams, mcpfile.ErrorData{Reason: mcpfile.ReasonQuotaExceeded, ActualSize: size}, "%s", qe.Error())
 			}
-			return nil, fileError(jsonrpc.CodeInternalError, mcpfile.ErrorData{}, "check the storage quota: %v", err)
+			return nil, f.failure(ctx, "check the storage quota", err)
 		}
 		r.Release(owner, key)
 	}
@@ -286,11 +295,11 @@ func (f *FileURIs) AuthorizeUpload(ctx context.Context, owner string, p mcpfile.
 	id := fileserve.NewID()
 	t := fileTicket{Name: name, MIMEType: p.MIMEType, Size: size, SHA256: sum, Expires: expires, Scope: calls.FileScope(ctx)}
 	if err := f.tickets.put(ctx, owner, id, t); err != nil {
-		return nil, fileError(jsonrpc.CodeInternalError, mcpfile.ErrorData{}, "keep the upload ticket: %v", err)
+		return nil, f.failure(ctx, "keep the upload ticket", err)
 	}
 	tok, err := f.Signer.Sign(signing.Claims{Owner: owner, FileID: id, Area: uploadTicketArea, ExpiresAt: expires})
 	if err != nil {
-		return nil, fileError(jsonrpc.CodeInternalError, mcpfile.ErrorData{}, "sign the upload descriptor: %v", err)
+		return nil, f.failure(ctx, "sign the upload descriptor", err)
 	}
 	file := mcpfile.FileValue{URI: f.URI(FileKindIn, id), Name: name, MIMEType: p.MIMEType, Digest: p.Digest}
 	if size >= 0 {
@@ -315,6 +324,9 @@ func (f *FileURIs) AuthorizeUpload(ctx context.Context, owner string, p mcpfile.
 func (f *FileURIs) AuthorizeDownload(ctx context.Context, owner, uri string) (*mcpfile.AuthorizedFile, error) {
 	m, err := f.fileOfURI(ctx, owner, uri)
 	if err != nil {
+		if _, ours := errors.AsType[*fault.Fault](err); ours {
+			return nil, f.failure(ctx, "look the file up", err)
+		}
 		return nil, fileError(jsonrpc.CodeInvalidParams, mcpfile.ErrorData{Reason: mcpfile.ReasonUnknownFile}, "%v", err)
 	}
 	var link string
@@ -325,7 +337,7 @@ func (f *FileURIs) AuthorizeDownload(ctx context.Context, owner, uri string) (*m
 		link, err = f.Files.URL(m)
 	}
 	if err != nil {
-		return nil, fileError(jsonrpc.CodeInternalError, mcpfile.ErrorData{}, "sign the download: %v", err)
+		return nil, f.failure(ctx, "sign the download", err)
 	}
 	desc := &mcpfile.TransferDescriptor{Transport: mcpfile.TransportHTTPS, Method: "GET", URL: link, ExpiresAt: expires.UTC().Format(time.RFC3339)}
 	return &mcpfile.AuthorizedFile{File: fileValue(uri, m), Download: desc}, nil
@@ -349,21 +361,26 @@ func (f *FileURIs) fileOfURI(ctx context.Context, owner, uri string) (fileserve.
 		if !fileserve.ValidID(id) {
 			return fileserve.Meta{}, gone
 		}
-		if ok, err := f.producedInScope(ctx, id); err != nil || !ok {
-			return fileserve.Meta{}, cmp.Or(err, gone)
+		if ok, err := f.producedInScope(ctx, id); err != nil {
+			return fileserve.Meta{}, fault.Of("look the file up", err)
+		} else if !ok {
+			return fileserve.Meta{}, gone
 		}
 		m, err := f.Store.Stat(ctx, fileserve.Outputs, owner, id)
-		if errors.Is(err, fileserve.ErrNotFound) {
+		switch {
+		case errors.Is(err, fileserve.ErrNotFound):
 			return m, gone
+		case err != nil:
+			return m, fault.Of("look the file up", err)
 		}
-		return m, err
+		return m, nil
 	case FileKindIn:
 		t, err := f.tickets.get(ctx, owner, id)
 		if errors.Is(err, fileserve.ErrNotFound) || err == nil && (!ticketInScope(ctx, t) || t.Staged == "" && time.Now().After(t.Expires)) {
 			return fileserve.Meta{}, gone
 		}
 		if err != nil {
-			return fileserve.Meta{}, err
+			return fileserve.Meta{}, fault.Of("look the upload up", err)
 		}
 		if t.Staged == "" {
 			return fileserve.Meta{}, fmt.Errorf("file URI %q names an upload that has not arrived: send the bytes to the upload descriptor's URL (until %s) before using the URI", calls.Truncate(uri, 120), t.Expires.UTC().Format(time.RFC3339))
@@ -372,10 +389,13 @@ func (f *FileURIs) fileOfURI(ctx context.Context, owner, uri string) (fileserve.
 		if errors.Is(err, fileserve.ErrNotFound) {
 			return m, gone
 		}
-		if err == nil && t.SHA256 != "" && !strings.EqualFold(m.SHA256, t.SHA256) {
+		if err != nil {
+			return m, fault.Of("look the upload up", err)
+		}
+		if t.SHA256 != "" && !strings.EqualFold(m.SHA256, t.SHA256) {
 			return m, fmt.Errorf("the file of %q does not match its declared sha-256; upload it again", calls.Truncate(uri, 120))
 		}
-		return m, err
+		return m, nil
 	}
 	return fileserve.Meta{}, gone
 }
@@ -393,7 +413,7 @@ func (f *FileURIs) Open(ctx context.Context, owner, uri string) (*Source, error)
 		return nil, fmt.Errorf("file URI %q: the file is gone (swept); upload it again", calls.Truncate(uri, 120))
 	}
 	if err != nil {
-		return nil, err
+		return nil, fault.Of("open the file", err)
 	}
 	return &Source{ReadCloser: readCloser{transfer.VerifySHA256(obj, m.SHA256, m.Name), obj}, Name: m.Name, MIMEType: m.MIMEType, Size: m.Size, Where: "the file"}, nil
 }

@@ -82,7 +82,7 @@ func (s *Server) ServeDelete(w http.ResponseWriter, r *http.Request) {
 		}
 		if err != nil {
 			s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: delete file", slog.String("id", id), slog.String("error", err.Error()))
-			httpjson.WriteError(w, http.StatusInternalServerError, "the file could not be deleted; try again later")
+			httpjson.WriteFailure(w, "delete the file", err)
 			return
 		}
 		if s.revoked != nil {
@@ -166,7 +166,7 @@ func (s *Server) ServeRevoke(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: revoke URL", slog.String("id", id), slog.String("error", err.Error()))
-		httpjson.WriteError(w, http.StatusInternalServerError, "the URL could not be revoked; try again later")
+		httpjson.WriteFailure(w, "revoke the URL", err)
 		return
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "fileserve: download URL revoked", slog.String("id", id), slog.String("token_id", signing.TokenID(token)))

@@ -151,7 +151,7 @@ func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, id string, 
 		return
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: open file for download", slog.String("id", id), slog.String("error", err.Error()))
-	httpjson.WriteError(w, http.StatusInternalServerError, "the file could not be read; try again later")
+	httpjson.WriteFailure(w, "read the file", err)
 }
 
 // contentType is the type a file is served with.

@@ -33,7 +33,7 @@ func (s *Server) redirectFile(w http.ResponseWriter, r *http.Request, c signing.
 	u, err := s.redirect.Presign(r.Context(), m, ttl, contentType(m), contentDisposition(baseName(m.Name)))
 	if err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: presign download", slog.String("id", m.ID), slog.String("error", err.Error()))
-		httpjson.WriteError(w, http.StatusInternalServerError, "the file could not be served; try again later")
+		httpjson.WriteFailure(w, "serve the file", err)
 		return
 	}
 	h := w.Header()

@@ -88,7 +88,7 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 			httpjson.WriteError(w, http.StatusBadRequest, "the upload was cut short: read the content: "+src.err.Error())
 		default:
 			s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: store upload", slog.String("error", err.Error()))
-			httpjson.WriteError(w, http.StatusInternalServerError, "the upload could not be stored; try again later")
+			httpjson.WriteFailure(w, "store the upload", err)
 		}
 		return
 	}
@@ -96,7 +96,7 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: sign upload URL", slog.String("error", err.Error()))
 		s.store.Delete(r.Context(), m.Area, m.Owner, m.ID)
-		httpjson.WriteError(w, http.StatusInternalServerError, "the upload could not be signed; try again later")
+		httpjson.WriteFailure(w, "sign the upload's URL", err)
 		return
 	}
 	httpjson.WriteJSON(w, http.StatusCreated, transfer.Upload{URL: u, Name: m.Name, SizeBytes: m.Size, MIMEType: m.MIMEType})

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/agentura/agentura/internal/lib/fault"
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -22,6 +23,29 @@ func WriteError(w http.ResponseWriter, code int, msg string) {
 	}
 	h.Set("Cache-Control", "no-store")
 	WriteJSON(w, code, transfer.Error{Error: msg})
+}
+
+// WriteFailure answers a failure of the server's own met while doing what
+// ("store the upload"): the cause in words and a reason code (fault), with
+// the status that fits it: 507 for a full store, 503 with Retry-After for
+// one that did not answer or takes no writes, 500 for anything else. The
+// details of err go to the caller's log, never here.
+func WriteFailure(w http.ResponseWriter, what string, err error) {
+	f := fault.Of(what, err)
+	code := http.StatusInternalServerError
+	switch f.Reason {
+	case fault.StorageFull:
+		code = http.StatusInsufficientStorage
+	case fault.StorageUnavailable, fault.StorageReadOnly:
+		code = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "5")
+	}
+	h := w.Header()
+	for _, k := range []string{"Content-Disposition", "ETag", "Last-Modified", "Content-Encoding", "Content-Length"} {
+		h.Del(k)
+	}
+	h.Set("Cache-Control", "no-store")
+	WriteJSON(w, code, transfer.Error{Error: f.Words, Reason: f.Reason})
 }
 
 // WriteJSON answers code with v as JSON, with its length and nosniff: the
