@@ -85,6 +85,10 @@ func (g Guard) Get(ctx context.Context, hc *http.Client, rawURL string, maxBytes
 	}
 	resp, err := g.Client(hc).Do(req)
 	if err != nil {
+		var ue *url.Error // names the last URL asked for, a redirect's with its query
+		if errors.As(err, &ue) {
+			ue.URL = transfer.Redact(ue.URL)
+		}
 		return nil, fmt.Errorf("GET %s: %w", transfer.Redact(rawURL), err)
 	}
 	if resp.StatusCode != http.StatusOK {

@@ -101,7 +101,7 @@ func TestGuardedGet(t *testing.T) {
 			w.(http.Flusher).Flush()
 			w.Write(make([]byte, 100))
 		case "/away":
-			http.Redirect(w, r, foreign.URL+"/x", http.StatusFound)
+			http.Redirect(w, r, foreign.URL+"/x?token=foreign-token", http.StatusFound)
 		case "/loop":
 			http.Redirect(w, r, "/loop", http.StatusFound)
 		default:
@@ -132,8 +132,9 @@ func TestGuardedGet(t *testing.T) {
 		t.Errorf("a stream over the cap: %v", err)
 	}
 	_, err := get("/away", 99)
-	if !errors.Is(err, ErrForeignURL) || !strings.Contains(err.Error(), "redirect") || !strings.Contains(err.Error(), "the test's AllowHosts") {
-		t.Errorf("redirect to a foreign host: %v", err)
+	if !errors.Is(err, ErrForeignURL) || !strings.Contains(err.Error(), "redirect") || !strings.Contains(err.Error(), "the test's AllowHosts") ||
+		strings.Contains(err.Error(), "foreign-token") {
+		t.Errorf("redirect to a foreign host: %v (want a refusal without the redirect's query)", err)
 	}
 	if _, err := get("/loop", 99); err == nil || !strings.Contains(err.Error(), "stopped after 5 redirects") {
 		t.Errorf("redirect loop: %v", err)
