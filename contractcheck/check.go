@@ -63,11 +63,27 @@ type Options struct {
 	// a container: http://host.docker.internal:PORT); empty means
 	// http://<the address served>.
 	ServeURL string
+	// AllowHosts are hosts ("host" or "host:port") besides the server's
+	// origin whose URLs the check may fetch: where the server's files lie
+	// when not on its origin (a bucket its downloads redirect to). The check
+	// is for servers one does not trust yet, so it applies the rule of
+	// agentura's hosts (transferclient.Guard): a URL the server names —
+	// download_url, a descriptor of the file-transfer draft, a redirect —
+	// is fetched only on the server's origin (Target.BaseURL, else the
+	// URL's) or on one of these hosts; any other is not fetched, and the
+	// point that needed it says so.
+	AllowHosts []string
 	// Timeout bounds each request to the server; 0 means two minutes.
 	Timeout time.Duration
 	// Logger logs what the check does; nil discards.
 	Logger *slog.Logger
 }
+
+// What the check's refusals of a URL tell the user to set.
+const (
+	allowSetting  = "Options.AllowHosts (agentura check: --allow-host)"
+	originSetting = "Target.BaseURL (agentura check: --base-url)"
+)
 
 // maxTries is how many tools with a file parameter are tried when none is
 // named.
@@ -75,14 +91,15 @@ const maxTries = 3
 
 // checker holds one check under way.
 type checker struct {
-	t    Target
-	o    Options
-	r    *Report
-	s    *mcp.ClientSession
-	hc   *http.Client // uploads and downloads, the token to the server's origin only
-	base *url.URL     // nil: unknown
-	reg  *client.Registry
-	log  *slog.Logger
+	t     Target
+	o     Options
+	r     *Report
+	s     *mcp.ClientSession
+	hc    *http.Client         // every request but the session's: under guard, the token to the server's origin only
+	guard transferclient.Guard // where the check may go: the server's origin (base) and Options.AllowHosts
+	base  *url.URL             // nil: unknown
+	reg   *client.Registry
+	log   *slog.Logger
 }
 
 // Run checks the server and returns what it found; it never fails as a
@@ -157,7 +174,10 @@ func (c *checker) connect(ctx context.Context) error {
 		if c.t.BaseURL == "" {
 			c.t.BaseURL, _ = client.BaseURLFromEndpoint(c.t.URL)
 		}
-		tr = &mcp.StreamableClientTransport{Endpoint: c.t.URL, HTTPClient: transferclient.WithBearer(nil, c.t.Token, u), DisableStandaloneSSE: true}
+		// The session stays on the endpoint's origin too: a redirect off it
+		// would post the session's messages elsewhere.
+		session := transferclient.Guard{Origin: u, AllowHosts: c.o.AllowHosts, AllowSetting: allowSetting}
+		tr = &mcp.StreamableClientTransport{Endpoint: c.t.URL, HTTPClient: session.Client(transferclient.WithBearer(nil, c.t.Token, u)), DisableStandaloneSSE: true}
 	case len(c.t.Command) > 0:
 		cmd := exec.Command(c.t.Command[0], c.t.Command[1:]...)
 		cmd.Env = append(os.Environ(), c.t.Env...)
@@ -173,7 +193,8 @@ func (c *checker) connect(ctx context.Context) error {
 		}
 		c.base = b
 	}
-	c.hc = transferclient.WithBearer(hc, c.t.Token, c.base)
+	c.guard = transferclient.Guard{Origin: c.base, AllowHosts: c.o.AllowHosts, AllowSetting: allowSetting, OriginSetting: originSetting}
+	c.hc = c.guard.Client(transferclient.WithBearer(hc, c.t.Token, c.base))
 	cctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
 	s, err := mc.Connect(cctx, tr, nil)
@@ -725,6 +746,15 @@ func (c *checker) links(res *mcp.CallToolResult, outs []output) {
 	}
 	text := textOf(res)
 	var bad []string
+	for _, l := range links {
+		// The check fetches no resource_link, but hosts fetch every http(s)
+		// one (as a produced file), under the rule the check applies.
+		if u, err := url.Parse(l.URI); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+			if err := c.guard.Check(u); err != nil {
+				bad = append(bad, fmt.Sprintf("resource_link %s: not fetched, by hosts nor by the check: %v", transfer.Redact(l.URI), err))
+			}
+		}
+	}
 	for _, o := range outs {
 		if !slices.ContainsFunc(links, func(l *mcp.ResourceLink) bool { return samePath(l.URI, o.url) }) {
 			bad = append(bad, o.name+": no resource_link to its download_url")
@@ -763,13 +793,13 @@ func (c *checker) downloads(ctx context.Context, outs []output) {
 	}
 	var bad, good, badH, goodH []string
 	for _, o := range outs {
-		resp, body, err := c.get(ctx, o.url)
-		if err != nil {
-			bad = append(bad, fmt.Sprintf("%s: %v", o.name, err))
+		resp, body, err := c.download(ctx, o.url)
+		if errors.Is(err, transferclient.ErrForeignURL) {
+			bad = append(bad, fmt.Sprintf("%s: not fetched: %v", o.name, err))
 			continue
 		}
-		if resp.StatusCode != http.StatusOK {
-			bad = append(bad, fmt.Sprintf("%s: GET answered %s", o.name, resp.Status))
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("%s: %v", o.name, err))
 			continue
 		}
 		sum := sha256.Sum256(body)
@@ -817,7 +847,36 @@ func (c *checker) downloads(ctx context.Context, outs []output) {
 	}
 }
 
-// get GETs u and reads its body (capped).
+// download GETs a produced file the way agentura's hosts do
+// (transferclient.Guard.Get: on the server's origin or an allowed host, on
+// every redirect too; 200 only; capped) and reads it.
+func (c *checker) download(ctx context.Context, u string) (*http.Response, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+	defer cancel()
+	resp, err := c.guard.Get(ctx, c.hc, u, maxDownload)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp, nil, fmt.Errorf("GET %s: %w", transfer.Redact(u), err)
+	}
+	return resp, body, nil
+}
+
+// refused is the guard's refusal of rawURL, nil when the check may fetch
+// it.
+func (c *checker) refused(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL", transfer.Redact(rawURL))
+	}
+	return c.guard.Check(u)
+}
+
+// get GETs u through c.hc (under the guard, whatever the answer's status)
+// and reads its body (capped).
 func (c *checker) get(ctx context.Context, u string) (*http.Response, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
@@ -827,6 +886,10 @@ func (c *checker) get(ctx context.Context, u string) (*http.Response, []byte, er
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		var ue *url.Error // names the last URL asked for, a redirect's with its query
+		if errors.As(err, &ue) {
+			ue.URL = transfer.Redact(ue.URL)
+		}
 		return nil, nil, fmt.Errorf("GET %s: %w", transfer.Redact(u), err)
 	}
 	defer resp.Body.Close()

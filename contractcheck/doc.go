@@ -15,6 +15,18 @@
 // the schema, and keeps the first that answers, preferring one that
 // produces a file. A file and arguments of one's own can be given.
 //
+// It is meant for servers one does not trust yet, so it goes where
+// agentura's hosts go and nowhere else: a URL the server names — a
+// download_url, a descriptor of the draft, a redirect, one of its MCP
+// endpoint included — is fetched (or sent to) only on the server's origin or
+// on a host of Options.AllowHosts, under transferclient.Guard, the rule of
+// the client package and the gateway (Guard.Get for downloads, Guard.Client
+// for every other request). A URL elsewhere is not fetched: the point that
+// needed it says so, naming the host and the setting that allows it, and
+// fails where the contract wants the file served by the server (download,
+// output-links, file-transfer); the token point, which then has nothing of
+// the server's to probe, is skipped.
+//
 // It is a host: it imports the client package (to find file parameters and
 // put the file where the schema wants it) and the leaves, never a server
 // package. `agentura check` is its command line.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/client"
+	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -93,6 +94,10 @@ func (c *checker) fileTransfer(ctx context.Context, smp sample, res *mcp.CallToo
 		c.r.add(PointFileTransfer, Fail, "%s\nanswer: %s", strings.Join(bad, "\n"), clip(string(ans.raw), 400))
 		return
 	}
+	if err := c.refused(up.Upload.URL); err != nil {
+		c.r.add(PointFileTransfer, Fail, "the upload descriptor's URL (%s): not sent: %v", transfer.Redact(up.Upload.URL), err)
+		return
+	}
 	if err := client.SendToDescriptor(cctx, c.hc, up.Upload, bytes.NewReader(smp.data), size, smp.name, smp.mime); err != nil {
 		c.r.add(PointFileTransfer, Fail, "the upload to the descriptor (%s %s): %v", up.Upload.Method, clip(up.Upload.URL, 80), err)
 		return
@@ -145,6 +150,9 @@ func (c *checker) fetchFileURI(ctx context.Context, uri string, want []byte) (st
 	if len(bad) > 0 {
 		return "", fmt.Errorf("%s\nanswer: %s", strings.Join(bad, "\n"), clip(string(ans.raw), 400))
 	}
+	if err := c.refused(dl.Download.URL); err != nil {
+		return "", fmt.Errorf("the download descriptor's URL (%s): not fetched: %w", transfer.Redact(dl.Download.URL), err)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, dl.Download.URL, nil)
 	if err != nil {
 		return "", err
@@ -152,6 +160,7 @@ func (c *checker) fetchFileURI(ctx context.Context, uri string, want []byte) (st
 	for k, v := range dl.Download.Headers {
 		req.Header.Set(k, v)
 	}
+	// A copy of c.hc is under the guard still (its transport refuses).
 	hc := *c.hc
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse } // the reference host follows none
 	resp, err := hc.Do(req)

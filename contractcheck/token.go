@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/agentura/agentura/transferclient"
 )
 
 // token checks that a download URL's token is checked: the URL with its
@@ -31,6 +34,10 @@ func (c *checker) token(ctx context.Context, outs []output) {
 		c.r.add(PointToken, Fail, "%s's download_url carries no token (?token=…): anyone holding the URL reads the file until it is deleted", o.name)
 		return
 	}
+	if err := c.guard.Check(u); err != nil {
+		c.r.add(PointToken, Skip, "%s's download_url was not fetched, so whether a bad token is refused is not known: %v", o.name, err)
+		return
+	}
 	tampered := *u
 	q := u.Query()
 	var value string
@@ -49,6 +56,10 @@ func (c *checker) token(ctx context.Context, outs []output) {
 	var bad, seen []string
 	for _, t := range []struct{ what, url string }{{"tampered token", tampered.String()}, {"no token", bare.String()}} {
 		resp, body, err := c.get(ctx, t.url)
+		if errors.Is(err, transferclient.ErrForeignURL) {
+			bad = append(bad, fmt.Sprintf("%s: redirected instead of refused, and not followed: %v", t.what, err))
+			continue
+		}
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("%s: %v", t.what, err))
 			continue

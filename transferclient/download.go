@@ -83,18 +83,12 @@ func (g Guard) Get(ctx context.Context, hc *http.Client, rawURL string, maxBytes
 	if err != nil {
 		return nil, err
 	}
-	guarded := *hc
-	guarded.CheckRedirect = func(r *http.Request, via []*http.Request) error {
-		if len(via) >= maxRedirects {
-			return fmt.Errorf("stopped after %d redirects", maxRedirects)
-		}
-		if err := g.Check(r.URL); err != nil {
-			return fmt.Errorf("redirect: %w", err)
-		}
-		return nil
-	}
-	resp, err := guarded.Do(req)
+	resp, err := g.Client(hc).Do(req)
 	if err != nil {
+		var ue *url.Error // names the last URL asked for, a redirect's with its query
+		if errors.As(err, &ue) {
+			ue.URL = transfer.Redact(ue.URL)
+		}
 		return nil, fmt.Errorf("GET %s: %w", transfer.Redact(rawURL), err)
 	}
 	if resp.StatusCode != http.StatusOK {
@@ -107,6 +101,60 @@ func (g Guard) Get(ctx context.Context, hc *http.Client, rawURL string, maxBytes
 	}
 	resp.Body = &capReader{ReadCloser: resp.Body, left: maxBytes, max: maxBytes}
 	return resp, nil
+}
+
+// Client returns a copy of hc (nil: a client without an overall timeout)
+// that makes no request the guard refuses, whatever its method: its
+// transport refuses a request whose URL Check refuses before anything is
+// sent, and a redirect is followed only when Check passes its URL (the error
+// says "redirect:" and wraps ErrForeignURL), five at most. A CheckRedirect
+// of hc is asked first and may stop a redirect (http.ErrUseLastResponse: no
+// redirect followed), never allow one the guard refuses. Get uses it; a
+// caller that makes other requests to URLs an agent named (a probe that
+// must see a 403, a descriptor's PUT) uses it to apply the same rule.
+func (g Guard) Client(hc *http.Client) *http.Client {
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	guarded := *hc
+	guarded.Transport = &guardTransport{g: g, base: hc.Transport}
+	own := hc.CheckRedirect
+	guarded.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if own != nil {
+			if err := own(r, via); err != nil {
+				return err
+			}
+		}
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		if err := g.Check(r.URL); err != nil {
+			return fmt.Errorf("redirect: %w", err)
+		}
+		return nil
+	}
+	return &guarded
+}
+
+// guardTransport refuses the requests its guard refuses and passes the
+// others to base (nil: http.DefaultTransport).
+type guardTransport struct {
+	g    Guard
+	base http.RoundTripper
+}
+
+func (t *guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if err := t.g.Check(r.URL); err != nil {
+		if r.Body != nil {
+			r.Body.Close() // a RoundTripper closes the body, even on an error
+		}
+		return nil, err
+	}
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return base.RoundTrip(r)
 }
 
 // capReader passes at most left bytes and fails with ErrTooLarge when there

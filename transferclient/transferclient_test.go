@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -100,7 +101,7 @@ func TestGuardedGet(t *testing.T) {
 			w.(http.Flusher).Flush()
 			w.Write(make([]byte, 100))
 		case "/away":
-			http.Redirect(w, r, foreign.URL+"/x", http.StatusFound)
+			http.Redirect(w, r, foreign.URL+"/x?token=foreign-token", http.StatusFound)
 		case "/loop":
 			http.Redirect(w, r, "/loop", http.StatusFound)
 		default:
@@ -131,8 +132,9 @@ func TestGuardedGet(t *testing.T) {
 		t.Errorf("a stream over the cap: %v", err)
 	}
 	_, err := get("/away", 99)
-	if !errors.Is(err, ErrForeignURL) || !strings.Contains(err.Error(), "redirect") || !strings.Contains(err.Error(), "the test's AllowHosts") {
-		t.Errorf("redirect to a foreign host: %v", err)
+	if !errors.Is(err, ErrForeignURL) || !strings.Contains(err.Error(), "redirect") || !strings.Contains(err.Error(), "the test's AllowHosts") ||
+		strings.Contains(err.Error(), "foreign-token") {
+		t.Errorf("redirect to a foreign host: %v (want a refusal without the redirect's query)", err)
 	}
 	if _, err := get("/loop", 99); err == nil || !strings.Contains(err.Error(), "stopped after 5 redirects") {
 		t.Errorf("redirect loop: %v", err)
@@ -225,5 +227,70 @@ func TestSaveMakesItsFolder(t *testing.T) {
 	}
 	if b, err := os.ReadFile(saved.Path); err != nil || string(b) != "# hi" {
 		t.Errorf("%s: %q %v", saved.Path, b, err)
+	}
+}
+
+// Guard.Client applies the rule to every request, whatever its method and
+// status: a request off the origin is never sent, a redirect off it never
+// followed, and a client that follows no redirect still sees the redirect
+// itself.
+func TestGuardedClient(t *testing.T) {
+	var mu sync.Mutex
+	var reached []string
+	foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		reached = append(reached, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+	}))
+	defer foreign.Close()
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, foreign.URL+"/x", http.StatusFound)
+		case "/refused":
+			w.WriteHeader(http.StatusForbidden)
+		default:
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}))
+	defer agent.Close()
+	base, _ := url.Parse(agent.URL)
+	hc := Guard{Origin: base, AllowSetting: "--allow-host"}.Client(nil)
+	do := func(c *http.Client, method, u string) (int, error) {
+		req, _ := http.NewRequest(method, u, strings.NewReader("body"))
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	if code, err := do(hc, http.MethodGet, agent.URL+"/refused"); err != nil || code != http.StatusForbidden {
+		t.Errorf("a 403 on the origin: %d, %v (want the answer itself)", code, err)
+	}
+	if code, err := do(hc, http.MethodPut, agent.URL+"/put"); err != nil || code != http.StatusNoContent {
+		t.Errorf("a PUT on the origin: %d, %v", code, err)
+	}
+	if _, err := do(hc, http.MethodPut, foreign.URL+"/put"); !errors.Is(err, ErrForeignURL) || !strings.Contains(err.Error(), "--allow-host") {
+		t.Errorf("a PUT elsewhere: %v", err)
+	}
+	if _, err := do(hc, http.MethodGet, agent.URL+"/away"); !errors.Is(err, ErrForeignURL) || !strings.Contains(err.Error(), "redirect") {
+		t.Errorf("a redirect elsewhere: %v", err)
+	}
+	stop := Guard{Origin: base}.Client(&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }})
+	if code, err := do(stop, http.MethodGet, agent.URL+"/away"); err != nil || code != http.StatusFound {
+		t.Errorf("a client that follows no redirect: %d, %v (want the 302 itself)", code, err)
+	}
+	seen := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(reached)
+	}
+	if got := seen(); len(got) > 0 {
+		t.Errorf("the foreign host was reached: %v", got)
+	}
+	allowed := Guard{Origin: base, AllowHosts: []string{strings.TrimPrefix(foreign.URL, "http://")}}.Client(nil)
+	if code, err := do(allowed, http.MethodGet, agent.URL+"/away"); err != nil || code != http.StatusOK || len(seen()) != 1 {
+		t.Errorf("a redirect to an allowed host: %d, %v, reached %v", code, err, seen())
 	}
 }

@@ -15,12 +15,15 @@ const checkUsage = "agentura check [flags] <url>\n" +
 	"       agentura check [flags] --stdio -- CMD [ARG]...\n\n" +
 	"Drives any MCP server (in any language) and reports, point by point, what of the file contract\n" +
 	"(docs/contract.md) it meets; the exit status is 1 when a point fails. It calls a tool that takes a\n" +
-	"file with a small file it makes (--tool, --file and --args to choose)."
+	"file with a small file it makes (--tool, --file and --args to choose). It fetches only from the server's\n" +
+	"origin (--base-url, else the URL's) and the hosts of --allow-host, redirects included: a URL the server\n" +
+	"names elsewhere is not fetched, and the point that needed it says so."
 
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c common
 	var tool, file, argsJSON, serveAddr, serveURL string
 	var jsonOut bool
+	var allowHosts listFlag
 	fs := newFlagSet("check", checkUsage, stderr)
 	c.register(fs)
 	fs.StringVar(&tool, "tool", "", "the tool to call (default: up to three tools with a file parameter, preferring one that produces a file)")
@@ -28,6 +31,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&argsJSON, "args", "", "more arguments for the call, as a JSON object (@FILE reads it from FILE)")
 	fs.StringVar(&serveAddr, "serve-addr", "127.0.0.1:0", "where the check serves the sample for the input by URL, when the server has no /uploads")
 	fs.StringVar(&serveURL, "serve-url", "", "the base URL the server reaches that address by (default http://<serve-addr>)")
+	fs.Var(&allowHosts, "allow-host", "a host (host or host:port) besides the server's own that the check may fetch from: "+
+		"its downloads, the redirects of its URLs, its descriptors (repeatable)")
 	fs.BoolVar(&jsonOut, "json", false, "print the report as JSON (for CI)")
 	rawURL, _, ok := c.parse(fs, args, nil, stderr)
 	if !ok {
@@ -60,7 +65,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		target.URL = endpoint
 	}
 	report := contractcheck.Run(ctx, target, contractcheck.Options{
-		Tool: tool, SampleFile: file, Arguments: extra, ServeAddr: serveAddr, ServeURL: serveURL,
+		Tool: tool, SampleFile: file, Arguments: extra, ServeAddr: serveAddr, ServeURL: serveURL, AllowHosts: allowHosts,
 		Logger: stderrLogger(c.verbose, stderr),
 	})
 	if jsonOut || c.output == "json" {

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/untrusted"
 )
 
 // `agentura check`: a table and status 0 for an agent that meets the
@@ -49,5 +50,29 @@ func TestCheckCommand(t *testing.T) {
 
 	if r = runCLI(t, t.TempDir(), "check"); r.code != exitUsage {
 		t.Errorf("check without a server:\n%s", r)
+	}
+}
+
+// `agentura check` fetches nothing off the checked server's origin: a
+// server whose download_url lies on another local service fails the
+// download point, the report naming that host and --allow-host, and the
+// service receives no request; with --allow-host it is fetched from and
+// the check passes.
+func TestCheckAllowHost(t *testing.T) {
+	s := untrusted.Start(t, untrusted.Lures{Download: untrusted.Other, SameLink: true})
+	r := runCLI(t, t.TempDir(), "check", s.Endpoint)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "2 point(s) failed: output-links, download") ||
+		!regexp.MustCompile(`out\.txt: not fetched: .*http://`+regexp.QuoteMeta(s.OtherHost)+` is refused.*--allow-host`).MatchString(r.stdout) {
+		t.Errorf("check of a server whose files lie elsewhere:\n%s", r)
+	}
+	if got := s.Reached(); len(got) > 0 {
+		t.Errorf("the other service received %v, want nothing", got)
+	}
+	r = runCLI(t, t.TempDir(), "check", "--allow-host", s.OtherHost, s.Endpoint)
+	if r.code != exitOK || !regexp.MustCompile(`PASS +download `).MatchString(r.stdout) {
+		t.Errorf("check with --allow-host %s:\n%s", s.OtherHost, r)
+	}
+	if got := s.Reached(); len(got) == 0 {
+		t.Error("the allowed host received no request")
 	}
 }
