@@ -45,6 +45,19 @@ func TestFullDisk(t *testing.T) {
 		}
 	}
 	f.Close()
+
+	// Full to the last byte, files/authorizeUpload (whose ticket is a
+	// record) said "write <data>/tmp/rec-…: no space left on device" with
+	// no reason code, and left the tmp/rec-… file (E21): now the cause in
+	// words and storage_full, nothing left.
+	au := do(t, http.MethodPost, a.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"files/authorizeUpload","params":{"name":"a.txt","size":1,"mimeType":"text/plain"}}`),
+		"Content-Type", "application/json", "Accept", "application/json, text/event-stream", "MCP-Protocol-Version", "2025-11-25")
+	if body := string(au.body); strings.Contains(body, dir) || strings.Contains(body, "tmp/") || !strings.Contains(body, "storage_full") || !strings.Contains(body, "full") {
+		t.Errorf("files/authorizeUpload on a full disk: %s; want an error saying the storage is full (storage_full), without a path", au)
+	}
+	if left, _ := filepath.Glob(filepath.Join(data, "tmp", "rec-*")); len(left) > 0 {
+		t.Errorf("files/authorizeUpload on a full disk left %v", left)
+	}
 	os.Truncate(filler, mustSize(t, filler)-4<<20)
 
 	var r reply
