@@ -19,18 +19,11 @@ import (
 // AnonymousOwner owns every file when AGENT_AUTH is none: one tenant.
 const AnonymousOwner = filehttp.AnonymousOwner
 
-// Call is one invocation of a tool. It knows who called (Owner), gives the
-// tool a private folder (WorkDir) and resolves file inputs and stores file
-// outputs on the caller's behalf. Everything in its folder is removed when
-// the call ends, however it ends.
+// Call is one invocation of a tool: its caller, folder, inputs and outputs.
 type Call struct {
-	// Tool is the name of the tool called.
-	Tool string
-	// Owner is the caller's identity: the `sub` of its verified bearer token,
-	// or AnonymousOwner without authentication. Files are scoped to it.
-	Owner string
-	// Logger logs with the call's tool and request id.
-	Logger *slog.Logger
+	Tool   string       // the name of the tool called
+	Owner  string       // the caller: its verified token's sub, or AnonymousOwner; files are scoped to it
+	Logger *slog.Logger // the agent's log, with the call's tool and request id
 
 	svc      *Service
 	hooks    *calls.Hooks  // what the transport lets the call send back (progress.go)
@@ -60,34 +53,20 @@ func (s *Service) newCall(tool, owner, requestID string) *Call {
 	}
 }
 
-// WorkDir returns the call's private folder, creating it on first use. Files
-// written here and handed out with FileResponse are moved into the store, not
-// copied. The folder is removed when the call ends.
+// WorkDir returns the call's private folder, removed when the call ends.
 func (c *Call) WorkDir() (string, error) {
 	c.mkdir.Do(func() { c.mkdirOK = os.MkdirAll(filepath.Join(c.dir, "work"), 0o700) })
 	return filepath.Join(c.dir, "work"), c.mkdirOK
 }
 
-// ResolveFileAttachment makes a file parameter a local file: data URI, URL
-// (this agent's own signed URLs are read locally; others are fetched behind
-// the SSRF guard), path under an input root, or base64. The result's base
-// name is the sanitised original name. A bare file name as content is an
-// unresolved reference and fails with an error wrapping
-// ErrUnresolvedReference.
+// ResolveFileAttachment makes a file parameter a local file. Its error is a
+// *ResolveError; test it with errors.Is (ErrUnresolvedReference, ...).
 func (c *Call) ResolveFileAttachment(ctx context.Context, f FileAttachment) (*InputFile, error) {
 	return c.ResolveFile(ctx, f.Name, f.Content)
 }
 
-// ResolveFile resolves a file given as a name and a content string, as
-// ResolveFileAttachment does; use it for FileContent fields of structured
-// parameters, passing the item's name: call.ResolveFile(ctx, item.Name,
-// string(item.Content)). An empty content falls back to nothing: it is an
-// unresolved reference, since the client should have filled it.
-//
-// Within one call each distinct input (the same name and content) is
-// resolved once, and all inputs together may hold at most
-// AGENT_MAX_CALL_INPUT_BYTES: beyond it the input fails with an error
-// wrapping ErrCallInputsTooLarge.
+// ResolveFile is ResolveFileAttachment for a FileContent and its name. A call
+// resolves each input once, all within AGENT_MAX_CALL_INPUT_BYTES.
 func (c *Call) ResolveFile(ctx context.Context, name, content string) (*InputFile, error) {
 	f, err := c.inputs.resolve(name, content, c.svc.cfg.MaxCallInputBytes, func() (*InputFile, error) {
 		in, err := c.svc.resolver.Resolve(ctx, c.Owner, filepath.Join(c.dir, "in"), name, content)

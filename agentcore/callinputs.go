@@ -8,8 +8,7 @@ import (
 	"sync"
 )
 
-// ErrCallInputsTooLarge: the file inputs of one call together exceed
-// AGENT_MAX_CALL_INPUT_BYTES.
+// ErrCallInputsTooLarge: one call's inputs exceed AGENT_MAX_CALL_INPUT_BYTES.
 var ErrCallInputsTooLarge = errors.New("the call's file inputs exceed their total size limit")
 
 // callInputs remembers the inputs a call resolved: the same input listed

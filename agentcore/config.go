@@ -24,62 +24,28 @@ import (
 	"github.com/agentura/agentura/settings"
 )
 
-// Config holds every setting of a Service. Settings declares each field's
-// environment variable, flag, default and meaning; LoadConfig fills a Config
-// from the environment. A zero field means the declared default, so a Config
-// built in code and one read from an empty environment agree.
+// Config holds every setting of a Service; a zero field means its default.
 type Config struct {
-	Addr             string        // AGENT_ADDR
-	PublicURL        string        // AGENT_PUBLIC_URL
-	DataDir          string        // AGENT_DATA_DIR
-	SigningKeys      []string      // AGENT_SIGNING_KEY
-	SigningKeyFile   string        // AGENT_SIGNING_KEY_FILE
-	URLTTL           time.Duration // AGENT_URL_TTL
-	OutputTTL        time.Duration // AGENT_OUTPUT_TTL
-	StagingTTL       time.Duration // AGENT_STAGING_TTL
-	CleanupSchedule  string        // AGENT_CLEANUP_SCHEDULE
-	MaxUploadBytes   int64         // AGENT_MAX_UPLOAD_BYTES
-	EmbedMaxBytes    int64         // AGENT_EMBED_MAX_BYTES; negative: never embed (the variable says 0)
-	ResourceMaxBytes int64         // AGENT_RESOURCE_MAX_BYTES
-	InputRoots       []string      // AGENT_INPUT_ROOTS
-	FetchAllowHosts  []string      // AGENT_FETCH_ALLOW_HOSTS
-	PeerURLs         []PeerURL     // AGENT_PEER_URLS (internal/urlfetch)
-	TrustedProxies   []string      // AGENT_TRUSTED_PROXIES (internal/httpguard)
-	FetchTimeout     time.Duration // AGENT_FETCH_TIMEOUT
-	StorageURL       string        // AGENT_STORAGE_URL
-	S3Redirect       bool          // AGENT_S3_REDIRECT
-	AccelRedirect    string        // AGENT_ACCEL_REDIRECT
-	MCPStateless     bool          // AGENT_MCP_STATELESS
-	ShutdownTimeout  time.Duration // AGENT_SHUTDOWN_TIMEOUT
-	LogLevel         string        // AGENT_LOG_LEVEL
-
-	MaxRevocations int // AGENT_MAX_REVOCATIONS
-
-	MaxCallInputBytes int64    // AGENT_MAX_CALL_INPUT_BYTES: all file inputs of one tool call together; default 4 × MaxUploadBytes
-	AllowedOrigins    []string // AGENT_ALLOWED_ORIGINS: browser origins allowed to POST to /a2a and /uploads; empty: same origin only
-
-	// Access: AGENT_AUTH and the bearer checks of jwt and oauth
-	// (AGENT_AUTH_JWT_*, AGENT_OAUTH_*).
-	callers.Access
-	// Policy: tasks' leases and limits (AGENT_TASK_LEASE,
-	// AGENT_TASKS_PER_OWNER, AGENT_A2A_STATUS_INTERVAL).
-	tasks.Policy
-	// Limits: call slots, the owner quota, rates, timeouts, connection
-	// caps (AGENT_MAX_CONCURRENT_CALLS ... AGENT_MAX_CLIENT_CONNECTIONS).
-	ops.Limits
-
-	// Store, when set, is where the service keeps its files, used as it is:
-	// a store of the program's own (any fileserve.Store) instead of the one
-	// StorageURL names. StorageURL must then be empty or its default
-	// file://<DataDir>, or New fails: two answers to where files live is a
-	// mistake to report, not to guess. What the store can do is asked of it:
-	// AGENT_S3_REDIRECT needs a fileserve.Presigner; a fileserve.LocalRoot
-	// holds the per-call work folders (else DataDir does).
-	Store fileserve.Store
-	// StorageEnv holds the variables the storage backends declare
-	// (fileserve.StoreSettings: AWS_* of s3://), as LoadConfig read them;
-	// a program may set them. Nothing else is read from it.
-	StorageEnv map[string]string
+	Addr, PublicURL, DataDir          string            // AGENT_ADDR, AGENT_PUBLIC_URL, AGENT_DATA_DIR
+	SigningKeys                       []string          // AGENT_SIGNING_KEY
+	SigningKeyFile                    string            // AGENT_SIGNING_KEY_FILE
+	URLTTL, OutputTTL, StagingTTL     time.Duration     // AGENT_URL_TTL, AGENT_OUTPUT_TTL, AGENT_STAGING_TTL
+	CleanupSchedule                   string            // AGENT_CLEANUP_SCHEDULE
+	MaxUploadBytes, MaxCallInputBytes int64             // AGENT_MAX_UPLOAD_BYTES, AGENT_MAX_CALL_INPUT_BYTES (0: 4 × the first)
+	EmbedMaxBytes, ResourceMaxBytes   int64             // AGENT_EMBED_MAX_BYTES (negative: never embed; the variable says 0), AGENT_RESOURCE_MAX_BYTES
+	InputRoots, FetchAllowHosts       []string          // AGENT_INPUT_ROOTS, AGENT_FETCH_ALLOW_HOSTS
+	PeerURLs                          []PeerURL         // AGENT_PEER_URLS
+	FetchTimeout, ShutdownTimeout     time.Duration     // AGENT_FETCH_TIMEOUT, AGENT_SHUTDOWN_TIMEOUT
+	StorageURL, AccelRedirect         string            // AGENT_STORAGE_URL, AGENT_ACCEL_REDIRECT
+	S3Redirect, MCPStateless          bool              // AGENT_S3_REDIRECT, AGENT_MCP_STATELESS
+	LogLevel                          string            // AGENT_LOG_LEVEL
+	MaxRevocations                    int               // AGENT_MAX_REVOCATIONS
+	TrustedProxies, AllowedOrigins    []string          // AGENT_TRUSTED_PROXIES, AGENT_ALLOWED_ORIGINS (empty: same origin only)
+	callers.Access                                      // AGENT_AUTH, AGENT_AUTH_JWT_*, AGENT_OAUTH_*
+	tasks.Policy                                        // AGENT_TASK_LEASE, AGENT_TASKS_PER_OWNER, AGENT_A2A_STATUS_INTERVAL
+	ops.Limits                                          // call slots, quota, rates, timeouts, connections: AGENT_MAX_CONCURRENT_CALLS ...
+	Store                             fileserve.Store   // the program's own store, instead of StorageURL's (which must then be unset)
+	StorageEnv                        map[string]string // the storage backends' variables (AWS_* of s3://), as LoadConfig read them
 }
 
 // Defaults of the settings.
@@ -99,10 +65,7 @@ const (
 	defaultCallInputFactor = 4
 )
 
-// Settings declares the framework's settings, each bound to its field of c,
-// in the order the README lists them. agent is the agent's name, which
-// makes the default data folder data/<agent>; defaultAddr is the agent's
-// default listen address ("" for ":8080").
+// Settings declares the framework's settings as LoadConfig reads them.
 func (c *Config) Settings(agent, defaultAddr string) settings.List {
 	if defaultAddr == "" {
 		defaultAddr = defaultListenAddr
@@ -186,10 +149,7 @@ func checkLogLevel(s string) error {
 	return nil
 }
 
-// PeerURL tells an agent where a peer agent is really reached when its
-// public URLs are not reachable from here (AGENT_PEER_URLS; in a compose
-// network {Public: "http://localhost:8001", Internal: "http://ocr-agent:8001"}):
-// a URL input under Public is fetched from Internal, same path and token.
+// PeerURL is one PUBLIC=INTERNAL pair of AGENT_PEER_URLS.
 type PeerURL = urlfetch.PeerURL
 
 // formatPeerURLs writes peers the way AGENT_PEER_URLS says them.
@@ -204,10 +164,8 @@ func formatPeerURLs(peers []PeerURL) string {
 // ConfigError is a bad setting; Var names the environment variable.
 type ConfigError = settings.Error
 
-// LoadConfig reads the AGENT_* environment variables into a Config for the
-// agent called agent (which names the default data folder) listening by
-// default on defaultAddr ("" for ":8080"). A bad value is a
-// *ConfigError naming the variable.
+// LoadConfig reads the AGENT_* variables into a Config for the agent called
+// agent, listening by default on defaultAddr ("" for ":8080").
 func LoadConfig(agent, defaultAddr string) (Config, error) {
 	return ConfigFromLookup(os.LookupEnv, agent, defaultAddr)
 }

@@ -21,9 +21,7 @@ import (
 // mcpBodyOverhead is what a JSON-RPC request adds around an inline file.
 const mcpBodyOverhead = 1 << 20
 
-// Handler returns the agent's HTTP handler: /mcp, /a2a, the agent card,
-// /files/, /uploads, /uploads/tus/, /healthz, /readyz and /metrics. It is built on the first
-// call; every call returns the same handler.
+// Handler returns the agent's HTTP handler, the same on every call.
 func (s *Service) Handler() http.Handler {
 	s.handlerOnce.Do(func() { s.handler = s.buildHandler() })
 	return s.handler

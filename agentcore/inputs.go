@@ -2,39 +2,24 @@ package agentcore
 
 import "github.com/agentura/agentura/agentcore/internal/transport"
 
-// InputFile is a resolved file input: a local file the tool may read until
-// its call ends, when the per-call folder holding it is removed.
+// InputFile is a resolved file input, readable until its call ends.
 type InputFile struct {
-	// Path is the local file. Its base name is Name.
-	Path string
-	// Name is the sanitised original name ("invoice.pdf").
-	Name string
-	// MIMEType is detected from the content and the name.
-	MIMEType string
-	// Size is the length in bytes.
-	Size int64
+	Path     string // the local file; its base name is Name
+	Name     string // the sanitised original name ("invoice.pdf")
+	MIMEType string // detected from the content and the name
+	Size     int64  // length in bytes
 }
 
-// ResolveError is the error of a file input that could not be resolved:
-// its Name, and Err, which says what was wrong and what to do about it.
+// ResolveError is a file input's error: its Name, and Err saying what to do.
 type ResolveError = transport.ResolveError
 
 // Errors a resolution may wrap; test with errors.Is.
 var (
-	// ErrUnresolvedReference: the content is a bare file name — the client
-	// did not replace its file reference with the file.
-	ErrUnresolvedReference = transport.ErrUnresolvedReference
-	// ErrInputTooLarge: the input exceeds AGENT_MAX_UPLOAD_BYTES.
-	ErrInputTooLarge = transport.ErrInputTooLarge
-	// ErrPathInputsDisabled: a path was given but AGENT_INPUT_ROOTS is empty.
-	ErrPathInputsDisabled = transport.ErrPathInputsDisabled
-	// ErrOutsideRoots: a path lies outside every input root.
-	ErrOutsideRoots = transport.ErrOutsideRoots
+	ErrUnresolvedReference = transport.ErrUnresolvedReference // a bare file name: the client did not send the file
+	ErrInputTooLarge       = transport.ErrInputTooLarge       // over AGENT_MAX_UPLOAD_BYTES
+	ErrPathInputsDisabled  = transport.ErrPathInputsDisabled  // a path, but AGENT_INPUT_ROOTS is empty
+	ErrOutsideRoots        = transport.ErrOutsideRoots        // a path outside every input root
 )
 
-// SanitizeName returns a safe base name for a file a caller named: folders
-// are dropped (both / and \ separate them), control and invisible formatting
-// characters removed, "." and ".." refused, the length capped with the
-// extension kept. It returns "" when nothing usable remains. Inputs and
-// outputs are named by the same rules.
+// SanitizeName returns the safe base name a named file gets, or "" if none.
 func SanitizeName(name string) string { return transport.SanitizeName(name) }

@@ -28,33 +28,24 @@ type mainOptions struct {
 	before   []func(context.Context, *Service) error
 }
 
-// WithSettings gives Main the agent's own settings (see package settings):
-// they get flags beside the framework's, are read from the environment and
-// their flags the same way, and a bad value stops start-up with the
-// framework's message. Their fields hold their values, defaults filled,
-// before register runs.
+// WithSettings has Main read the agent's own settings before register runs.
 func WithSettings(vars ...*settings.Var) Option {
 	return func(o *mainOptions) { o.settings = append(o.settings, vars...) }
 }
 
-// WithFlags lets the agent add flags of its own to Main's flag set; they are
-// parsed before register runs.
+// WithFlags adds the agent's own flags to Main's flag set.
 func WithFlags(add func(*flag.FlagSet)) Option {
 	return func(o *mainOptions) { o.flags = append(o.flags, add) }
 }
 
-// BeforeServe runs hook once the service is built and its tools registered,
-// right before it serves; an error stops the program.
+// BeforeServe runs hook right before serving; its error stops the program.
 func BeforeServe(hook func(context.Context, *Service) error) Option {
 	return func(o *mainOptions) { o.before = append(o.before, hook) }
 }
 
-// Main runs an agent program: configuration from the environment and
-// mirroring flags (AGENT_DATA_DIR → --data-dir; a flag wins), --stdio for
-// MCP over stdin/stdout, the service built and its tools registered by
-// register, served until SIGINT or SIGTERM. defaultAddr is the listen
-// address when AGENT_ADDR is unset ("" for ":8080"). It returns the
-// process exit code; a cmd's main is os.Exit(agentcore.Main(...)).
+// Main runs an agent program: settings from the environment and flags, then
+// register, then serving until SIGINT or SIGTERM (--stdio: MCP over stdio).
+// defaultAddr is the address without AGENT_ADDR; it returns the exit code.
 func Main(info Info, defaultAddr string, args []string, register func(*Service) error, opts ...Option) int {
 	var o mainOptions
 	for _, opt := range opts {

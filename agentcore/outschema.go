@@ -9,19 +9,12 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// TypedToolFunc is a tool whose structured output has a type of its own:
-// out becomes the result's structured content and its type the tool's
-// outputSchema. res, which may be nil, gives the text and the produced
-// files (from Call.FileResponse); its Data is replaced by out.
+// TypedToolFunc is a tool with a typed output: out is the structured content,
+// res (may be nil) gives the text and the files.
 type TypedToolFunc[In, Out any] func(ctx context.Context, call *Call, in In) (out Out, res *Result, err error)
 
-// AddTypedTool registers a tool as AddTool does, whose handler returns a
-// typed output Out, a struct. The tool publishes Out's JSON schema (the same
-// tags as inputs: json, jsonschema, enum, schema) as its outputSchema, with
-// the file fields of the produced files added (download_url, filename,
-// mime_type, size_bytes, sha256 for one; files for several), so the
-// structured content always validates against it. It panics when Out is not
-// a struct or holds file parameters, a programming error found at start-up.
+// AddTypedTool is AddTool for a handler with a typed output Out, a struct
+// without file fields, whose schema becomes the tool's outputSchema.
 func AddTypedTool[In, Out any](s *Service, t Tool, fn TypedToolFunc[In, Out]) {
 	if err := addTypedTool(s, t, fn); err != nil {
 		panic(fmt.Sprintf("agentcore.AddTypedTool %q: %v", t.Name, err))

@@ -50,14 +50,8 @@ func (p *progressState) allow(done, total float64, now time.Time) bool {
 	return true
 }
 
-// Progress reports how far the call has got: done of total units (total 0
-// when unknown) and a short message ("page 3 of 20 recognised"). Over MCP
-// it becomes notifications/progress when the request carried a
-// progressToken; over A2A a "working" status update. Reports over the rate
-// limit (ProgressBurst) are dropped, but the one reaching the total is sent;
-// so is a report below an earlier one: the caller sees progress only grow.
-// It is safe to call from several goroutines and costs little when nobody
-// listens.
+// Progress reports done of total units (total 0: unknown) with a message,
+// rate-limited and never going back. It is safe for concurrent use.
 func (c *Call) Progress(done, total float64, message string) {
 	if c.hooks.Progress == nil {
 		return
@@ -68,11 +62,7 @@ func (c *Call) Progress(done, total float64, message string) {
 	c.hooks.Progress(calls.Progress{Done: done, Total: total, Message: message})
 }
 
-// Log sends msg with attrs (key/value pairs, as for slog) to the caller as
-// an MCP notifications/message at level, if the client asked for that level
-// or a lower one with logging/setLevel; without that request nothing is
-// sent. It is for what the user should see while the call runs; the agent's
-// own log is Call.Logger.
+// Log sends msg and attrs (as for slog) to the caller if it asked for level.
 func (c *Call) Log(level slog.Level, msg string, attrs ...any) {
 	c.hooks.Send(level, msg, attrs...)
 }

@@ -21,20 +21,11 @@ import (
 
 // Output is a file a tool hands out. Give exactly one of Path and Reader.
 type Output struct {
-	// Name is the display name; it may hold a relative sub-path
-	// ("images/diagram_002.png") for multi-file results.
-	Name string
-	// MIMEType is optional; by default it is detected from content and name.
-	MIMEType string
-	// Path is an existing local file. A file inside the call's WorkDir is
-	// moved into the store (no copy on the same disk); any other is copied.
-	Path string
-	// Reader streams the content.
-	Reader io.Reader
-	// ShowImage asks that an image output also go out as an MCP image
-	// content block, for hosts that show images in the chat; only for an
-	// image type of at most ImageMaxBytes (else it is handed out as usual).
-	ShowImage bool
+	Name      string    // display name; may hold a sub-path ("images/diagram_002.png")
+	MIMEType  string    // optional: detected from content and name
+	Path      string    // a local file: moved into the store from WorkDir, else copied
+	Reader    io.Reader // the content, streamed
+	ShowImage bool      // also send an image of at most ImageMaxBytes as an MCP image block
 }
 
 // OutputFile hands out the local file at path under the display name name.
@@ -48,22 +39,14 @@ func OutputBytes(name string, data []byte) Output {
 // OutputReader hands out what r yields under the display name name.
 func OutputReader(name string, r io.Reader) Output { return Output{Name: name, Reader: r} }
 
-// ImageMaxBytes is the largest image an output marked ShowImage sends as an
-// MCP image content block; a larger one is handed out as a link only.
+// ImageMaxBytes is the largest image ShowImage sends as an MCP image block.
 const ImageMaxBytes = mcpbind.ImageMaxBytes
 
-// Result is what a tool returns, whatever the transport: MCP renders it as
-// content blocks and structured content, A2A as artifacts.
+// Result is what a tool returns, whatever the transport renders it as.
 type Result struct {
-	// Text is shown first, to the model and the user.
-	Text string
-	// Data holds structured fields (never file bytes). With files, the file
-	// fields are added: flat for one file, under "files" for several; the
-	// keys download_url, filename, mime_type, size_bytes, sha256 and files are
-	// therefore reserved and overwritten.
-	Data map[string]any
-	// Files are the produced files, in order. Fill it with Call.FileResponse.
-	Files []transfer.File
+	Text  string          // shown first, to the model and the user
+	Data  map[string]any  // structured fields, never bytes; the files' fields (download_url, ...) overwrite its keys
+	Files []transfer.File // the produced files, in order: from Call.FileResponse
 
 	stored []fileserve.Meta // parallel to Files
 	images []bool           // parallel to Files: Output.ShowImage
@@ -82,16 +65,11 @@ func TextResult(text string) *Result { return &Result{Text: text} }
 // Structured returns the structured content of r: Data plus the files.
 func (r *Result) Structured() map[string]any { return r.outcome().Structured() }
 
-// ProducedLines are the lines naming each produced file for a model that has
-// no client middleware: "Tool produced: report.pptx (PowerPoint, 1.0 MB) <url>".
+// ProducedLines name the produced files for a model without client middleware.
 func (r *Result) ProducedLines() []string { return r.outcome().ProducedLines() }
 
-// FileResponse stores outputs for the caller and returns the result that
-// hands them out: per file a random id, an atomic write, metadata, and a
-// signed download URL. The outputs are one commit: on error nothing of this
-// response stays stored, and a crash of the process before the last output
-// is stored leaves none of them once the agent starts again (see
-// callfiles.Journal).
+// FileResponse stores outputs and returns the result that hands them out by
+// signed URLs: one commit, all of them stored or none.
 func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, error) {
 	if len(outputs) == 0 {
 		return nil, errors.New("FileResponse: no outputs given")
@@ -200,11 +178,7 @@ func cleanOutputName(name string, i int) string {
 	return filename.Clean(name)
 }
 
-// UniqueName returns name, or name with " (2)", " (3)"... before the
-// extension if taken has it already (filename.Numbered), and records the
-// result in taken. Tools
-// that pack several inputs into one output (an archive, say) use it so that
-// two inputs of the same name both survive; FileResponse uses it for outputs.
+// UniqueName returns name, numbered if taken has it, and records it in taken.
 func UniqueName(name string, taken map[string]bool) string {
 	candidate := name
 	for n := 2; taken[candidate]; n++ {

@@ -23,33 +23,13 @@ var (
 	typeRawMessage     = reflect.TypeFor[json.RawMessage]()
 )
 
-// InputSchema returns the JSON schema of tool input type In and the paths of
-// its file parameters (see [ToolDef.FileParams]). In must be a struct.
-//
-// Struct fields are named by their json tags; fields tagged omitempty or
-// omitzero, and pointer fields, are optional. A `jsonschema:"..."` tag is the
-// field's description, an `enum:"a,b,c"` tag restricts a string field, and a
-// `schema:"..."` tag (SchemaTag) gives default, examples, bounds, lengths,
-// pattern and format.
-// FileAttachment, *FileAttachment and []FileAttachment fields get the file
-// parameter schema marked "x-file"; FileContent fields are strings marked
-// "x-file". Each file also carries the draft MCP declaration, an
-// "x-mcp-file" object (transfer/mcpfile.Input): on the parameter, or on
-// the items of an array of files. Its accept list comes from an
-// `accept:"application/pdf,image/*"` tag (AcceptTag); AddTool adds the
-// tool's InputTypes where no tag says otherwise, and the agent's input cap
-// as maxSize.
+// InputSchema returns the input schema and file parameter paths AddTool derives
+// from In, but for the tool's InputTypes and the agent's size cap.
 func InputSchema[In any]() (*jsonschema.Schema, []string, error) {
 	return inputSchema(reflect.TypeFor[In](), fileDecl{})
 }
 
-// AcceptTag is the struct tag of a file parameter listing the MIME types
-// (and wildcard subtypes, and dot-prefixed extensions as picker hints) it
-// takes, comma-separated: it becomes the accept list of the parameter's
-// x-mcp-file declaration, which hosts use to filter what they offer and
-// which files/authorizeUpload enforces.
-//
-//	Scan agentcore.FileAttachment `json:"scan" accept:"application/pdf,image/*"`
+// AcceptTag is the struct tag of the MIME types a file parameter accepts.
 const AcceptTag = "accept"
 
 // fileDecl is what a tool's file parameters say beyond the tags: the

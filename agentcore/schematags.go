@@ -17,23 +17,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// SchemaTag is the struct tag of a tool parameter's constraints and hints,
-// beside `jsonschema:"description"` and `enum:"a,b"`: key=value pairs
-// separated by ";", for example
-//
-//	Pages int    `json:"pages,omitempty" schema:"minimum=1;maximum=500;default=1;examples=1|20"`
-//	Title string `json:"title" schema:"minLength=1;maxLength=200"`
-//	Mail  string `json:"mail" schema:"format=email"`
-//	Code  string `json:"code" schema:"pattern=^[A-Z]{3}-[0-9]+$"`
-//
-// Keys: default, examples (values separated by "|"), minimum, maximum,
-// exclusiveMinimum, exclusiveMaximum, minLength, maxLength, minItems,
-// maxItems, pattern (must come last: the rest of the tag is the pattern),
-// format (date-time, date, time, email, uri, uuid, ipv4, ipv6, hostname are
-// checked; others are published only). Values of default and examples are
-// JSON for a non-string field ("5", "true", `["a"]`) and plain text for a
-// string field. Validation honours them all, and an absent parameter with a
-// default takes it. A malformed tag fails AddTool.
+// SchemaTag is the struct tag of a parameter's JSON-schema constraints.
 const SchemaTag = "schema"
 
 // applySchemaTag adds the constraints of tag to fs, the schema of a field

@@ -1,30 +1,15 @@
-// Package agentcore is the framework an agent is built on: typed tools with
-// file parameters, one resolver that turns any file input into a local file,
-// one response builder that hands files out through signed, expiring URLs,
-// and the service that serves it all (MCP over streamable HTTP or stdio, the
-// /files/ and /uploads endpoints, health, metrics, cleanup).
+// Package agentcore is the framework an agent is built on: typed tools whose
+// file parameters arrive as local files, outputs handed out by signed,
+// expiring URLs, and the service that serves them over MCP and A2A. The model
+// never handles bytes: it names files, client middleware moves them.
 //
-// An agent author writes a typed handler and registers it:
-//
-//	type Input struct {
-//		Source agentcore.FileAttachment `json:"source" jsonschema:"the scan to read"`
-//	}
-//	agentcore.AddTool(svc, agentcore.Tool{Name: "ocr"}, func(ctx context.Context, call *agentcore.Call, in Input) (*agentcore.Result, error) {
-//		f, err := call.ResolveFileAttachment(ctx, in.Source) // a local file, original name kept
-//		...
-//		return call.FileResponse(ctx, agentcore.OutputFile("text.txt", path))
-//	})
-//
-// and a program's main hands the registering function to Main:
+// A program hands Main a function that registers its tools with AddTool:
 //
 //	func main() { os.Exit(agentcore.Main(agentcore.Info{Name: "ocr"}, ":8001", os.Args[1:], register)) }
 //
-// The package's examples, Example (a whole agent, the one README.md quotes)
-// and ExampleAddTool, compile and run with its tests; go doc prints no
-// examples, pkgsite and godoc do. Package agenttest runs an agent inside a
-// test, without ports: files in by name, outputs back as local files.
-//
-// The model never handles bytes: it names files, client middleware moves them.
+// A tool resolves inputs with Call.ResolveFileAttachment and hands files out
+// with Call.FileResponse. docs/authoring.md is the author's guide; Example is a
+// whole agent, and package agenttest runs one inside a test.
 package agentcore
 
 import (
@@ -67,19 +52,13 @@ import (
 
 // Info names an agent.
 type Info struct {
-	// Name is the agent's machine name, e.g. "ocr-agent".
-	Name string
-	// Version is the agent's version.
-	Version string
-	// Title is an optional human name.
-	Title string
-	// Instructions tell a model how to use the agent's tools.
-	Instructions string
+	Name         string // machine name, e.g. "ocr-agent"
+	Version      string // the agent's version
+	Title        string // optional human name
+	Instructions string // how a model should use the agent's tools
 }
 
-// Service is an agent: its tools, its file store and its HTTP endpoints
-// (BaseAgentService). Create it with New, register tools with AddTool, then
-// Run it.
+// Service is an agent: its tools, store and HTTP endpoints. Main runs one.
 type Service struct {
 	info     Info
 	cfg      Config
@@ -125,9 +104,7 @@ type Service struct {
 	handler     http.Handler // built once by Handler
 }
 
-// New builds a service from cfg (see LoadConfig). It opens the store, loads
-// or creates the signing key, and prepares the MCP server; nothing listens
-// until Run.
+// New builds a service from cfg (see LoadConfig); nothing listens until Run.
 func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	if info.Name == "" {
 		return nil, errors.New("agentcore: Info.Name is required")
@@ -351,17 +328,12 @@ func (s *Service) loadKeys() ([]signing.Key, error) {
 	return keys, nil
 }
 
-// AddReadinessCheck adds a check to /readyz, such as "the tesseract command
-// runs". While fn returns an error, /readyz answers 503 with the error's text
-// under name; make the text say what is missing and how to install it. fn
-// gets a context that ends after a few seconds: a check that answers later
-// counts as failed.
+// AddReadinessCheck adds a check to /readyz; its error says what to install.
 func (s *Service) AddReadinessCheck(name string, fn func(context.Context) error) {
 	s.ready.Add(name, fn)
 }
 
-// Close releases what New took: it removes this process's call folders and
-// their lock. Call it once the service has stopped serving.
+// Close releases what New took; call it once the service stopped serving.
 func (s *Service) Close() error {
 	s.closeTasks()
 	s.calls.Close()
@@ -369,30 +341,22 @@ func (s *Service) Close() error {
 	return nil
 }
 
-// AgentCard returns the agent's A2A card: one skill per registered tool, in
-// registration order, with its description, input and output MIME types
-// and an example; the JSON-RPC endpoint at <AGENT_PUBLIC_URL>/a2a; streaming;
-// and, with AGENT_AUTH=jwt or oauth, its security schemes.
+// AgentCard returns the agent's A2A card: one skill per tool.
 func (s *Service) AgentCard() *a2a.AgentCard { return s.a2a.Card() }
 
 // Config returns the service's settings, defaults filled in.
 func (s *Service) Config() Config { return s.cfg }
 
-// MCPServer returns the underlying MCP server, for adding prompts or
-// resources beside the tools.
+// MCPServer returns the underlying MCP server, to add prompts or resources.
 func (s *Service) MCPServer() *mcp.Server { return s.mcp.SDK() }
 
-// Registry returns the Prometheus registry served at /metrics, for an
-// agent's own metrics.
+// Registry returns the Prometheus registry of /metrics, for own metrics.
 func (s *Service) Registry() *prometheus.Registry { return s.registry }
 
 // Logger returns the service's logger.
 func (s *Service) Logger() *slog.Logger { return s.log }
 
-// Run serves HTTP on cfg.Addr until ctx is done, then shuts down gracefully:
-// it stops accepting, ends MCP streams, and lets downloads in flight finish
-// (up to ShutdownTimeout). The cleanup sweeper runs once at start-up, in the
-// background while the service serves, and then on its schedule.
+// Run serves HTTP on cfg.Addr until ctx is done, then shuts down gracefully.
 func (s *Service) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
@@ -442,10 +406,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// RunStdio serves MCP over stdin/stdout while the HTTP server (for /files/
-// and /uploads) runs on cfg.Addr, until ctx is done or stdin closes. It
-// fails at once when the address cannot be listened on: download URLs would
-// point at nothing, or at someone else.
+// RunStdio is Run plus MCP over stdin/stdout; it also ends when stdin closes.
 func (s *Service) RunStdio(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {

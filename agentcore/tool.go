@@ -16,56 +16,22 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Tool describes a tool for registration.
+// Tool describes a tool; docs/authoring.md says what each field publishes.
 type Tool struct {
-	// Name is the tool's name, e.g. "ocr_document".
-	Name string
-	// Title is an optional human title.
-	Title string
-	// Description tells the model what the tool does and when to use it.
-	Description string
-	// ReadOnly marks a tool that changes nothing but its own outputs
-	// (MCP annotation readOnlyHint).
-	ReadOnly bool
-	// Destructive marks a tool that may delete or overwrite something
-	// outside its own new outputs (destructiveHint). Published as false
-	// unless set: an agentura tool's outputs are new files.
-	Destructive bool
-	// Idempotent marks a tool that, called again with the same arguments,
-	// has no further effect (idempotentHint).
-	Idempotent bool
-	// OpenWorld marks a tool that reaches outside systems beyond fetching
-	// its inputs (openWorldHint). Published as false unless set.
-	OpenWorld bool
-	// InputTypes optionally lists the MIME types of the files the tool takes
-	// ("image/png", "application/pdf"); the A2A agent card shows them as the
-	// skill's input modes. Default: any ("*/*") for a tool with files.
-	InputTypes []string
-	// OutputTypes optionally lists the MIME types of the files the tool
-	// produces, for the skill's output modes. Default (nil): any ("*/*"),
-	// read-only or not; an empty, non-nil list says the tool hands out no
-	// files.
-	OutputTypes []string
-	// Examples optionally lists example requests for the agent card. Default:
-	// one derived from the input schema.
-	Examples []string
-	// Long marks a tool whose calls may run for minutes (a 200-page OCR, a
-	// large document): over MCP it runs as a durable task whenever the
-	// client supports tasks (tasks_wire.go), polled on any replica and
-	// surviving the client's disconnection. A call that ends within about
-	// a second is answered directly all the same.
-	Long bool
-	// View is the URI of the MCP Apps view (a ui:// resource added with
-	// AddView) a host shows this tool's results in. Default: agentura's
-	// file view (transfer.FilesViewURI) for a tool that hands out files
-	// (see OutputTypes), none for one that does not.
-	View string
-	// NoView turns the default file view off.
-	NoView bool
-	// Visibility optionally says who may call the tool under MCP Apps:
-	// "model" (the model sees it), "app" (views may call it). Default:
-	// both.
-	Visibility []string
+	Name        string   // e.g. "ocr_document"
+	Title       string   // optional human title
+	Description string   // what the tool does and when to use it, for the model
+	ReadOnly    bool     // changes nothing but its own outputs (readOnlyHint)
+	Destructive bool     // may delete or overwrite more than its new outputs (destructiveHint; false unless set)
+	Idempotent  bool     // a repeated call has no further effect (idempotentHint)
+	OpenWorld   bool     // reaches outside systems beyond its inputs (openWorldHint; false unless set)
+	InputTypes  []string // MIME types of the files it takes; nil: any
+	OutputTypes []string // MIME types of the files it hands out; nil: any; empty, non-nil: none
+	Examples    []string // example requests for the agent card; nil: one from the input schema
+	Long        bool     // calls may run for minutes: over MCP a durable task where the client takes tasks
+	View        string   // the ui:// view (AddView) of its results; "": the file view if it hands out files
+	NoView      bool     // no default file view
+	Visibility  []string // who may call it under MCP Apps: "model", "app"; nil: both
 
 	// scope is an OAuth scope a caller needs beyond tools:call
 	// (AGENT_AUTH=oauth): files:write for attach_file, whose result lets
@@ -73,25 +39,16 @@ type Tool struct {
 	scope string
 }
 
-// ToolDef is a registered tool: its description, its input schema, and the
-// paths of its file parameters, derived from the input type.
+// ToolDef is a registered tool and what was derived from its types.
 type ToolDef struct {
 	Tool
-	// InputSchema is the JSON schema of the arguments.
-	InputSchema *jsonschema.Schema
-	// FileParams are the JSON paths of the file parameters: "source" for a
-	// top-level parameter, "sources" for an array of files,
-	// "embeds[].content" for a file field of array items.
-	FileParams []string
-	// OutputSchema is the JSON schema of the structured content of a tool
-	// added with AddTypedTool; nil for others.
-	OutputSchema *jsonschema.Schema
+	InputSchema  *jsonschema.Schema // the arguments' JSON schema
+	FileParams   []string           // JSON paths of the file parameters: "source", "sources", "embeds[].content"
+	OutputSchema *jsonschema.Schema // the structured content's schema (AddTypedTool); nil for others
 }
 
-// ToolFunc is a tool's implementation. It receives the decoded, validated
-// arguments and the Call, through which it resolves file inputs and hands
-// out file outputs. An error becomes a tool error the caller sees: make it
-// say what was wrong and what to do.
+// ToolFunc is a tool's implementation. Its error is what the caller sees: make
+// it say what was wrong and what to do.
 type ToolFunc[In any] func(ctx context.Context, call *Call, in In) (*Result, error)
 
 type registeredTool struct {
@@ -101,10 +58,8 @@ type registeredTool struct {
 	check func(raw json.RawMessage) error
 }
 
-// AddTool registers a tool whose arguments decode into In, a struct. The
-// input schema and the file parameters come from In (see InputSchema). It
-// panics when In cannot describe tool arguments, as that is a programming
-// error found at start-up.
+// AddTool registers a tool whose arguments decode into In, a struct (its tags:
+// docs/authoring.md). It panics when In cannot describe tool arguments.
 func AddTool[In any](s *Service, t Tool, fn ToolFunc[In]) {
 	if err := addTool(s, t, fn, nil); err != nil {
 		panic(fmt.Sprintf("agentcore.AddTool %q: %v", t.Name, err))
@@ -217,15 +172,11 @@ func (s *Service) checkArguments(name string, raw json.RawMessage) error {
 // ErrUnknownTool is returned by Invoke for a tool that is not registered.
 var ErrUnknownTool = errors.New("unknown tool")
 
-// ErrBusy is what a tool call is refused with when every slot stayed taken
-// for AGENT_QUEUE_TIMEOUT.
+// ErrBusy refuses a call when no slot frees up within AGENT_QUEUE_TIMEOUT.
 var ErrBusy = ops.ErrBusy
 
-// Invoke runs the tool name for owner with raw JSON arguments, whatever the
-// transport: it waits for one of AGENT_MAX_CONCURRENT_CALLS slots (refusing
-// with an error wrapping ErrBusy after AGENT_QUEUE_TIMEOUT), decodes and validates the arguments, gives the tool a Call
-// with its own folder, turns a panic into an error, and removes the folder
-// when the tool returns.
+// Invoke runs the tool name for owner with raw JSON arguments as a transport
+// does: in a call slot (or ErrBusy), validated, its folder removed after.
 func (s *Service) Invoke(ctx context.Context, name, owner string, raw json.RawMessage) (*Result, error) {
 	return s.invoke(ctx, name, owner, "", raw)
 }

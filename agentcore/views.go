@@ -10,36 +10,17 @@ import (
 
 // View is an MCP Apps view: an HTML page a host shows a tool's results in.
 type View struct {
-	// URI names the view; it must start with "ui://", e.g.
-	// "ui://myagent/chart". Tools name it in Tool.View.
-	URI string
-	// Name is a short machine name of the view.
-	Name string
-	// Title is an optional human title.
-	Title string
-	// Description says what the view shows.
-	Description string
-	// HTML is the whole page, one HTML5 document with its scripts and
-	// styles inline. It talks to the host with JSON-RPC over postMessage
-	// (ui/initialize, ui/notifications/tool-result, ...) and may fetch from
-	// the agent's public origin alone (its download URLs).
-	HTML string
+	URI         string // "ui://" and a name, e.g. "ui://myagent/chart"; tools name it in Tool.View
+	Name        string // short machine name
+	Title       string // optional human title
+	Description string // what the view shows
+	HTML        string // the whole page, scripts and styles inline (see ViewPage); it may fetch from the agent alone
 }
 
-// AddView registers an MCP Apps view, served as a ui:// resource of type
-// text/html;profile=mcp-app with the CSP of agentura's own views (the
-// agent's public origin for connections and images, nothing else). Name it
-// in Tool.View to show a tool's results in it.
+// AddView registers an MCP Apps view; name it in Tool.View.
 func (s *Service) AddView(v View) error { return s.views.Add(apps.View(v)) }
 
-// ViewPage builds the HTML page of a view on agentura's view kit, the one
-// its own views use: the host bridge (app.start, app.on, app.request,
-// app.notify, app.openLink; the theme and size handled), the helpers el
-// (an element whose text is set as text), httpURL and humanSize, and CSS
-// variables that follow the host's theme (--bg, --fg, --line, --accent,
-// ...). body is the page's markup; style and script are its own CSS and
-// JavaScript, which call app.on(...) for the notifications they need and
-// then app.start({name, version}).
+// ViewPage builds a view's page on agentura's view kit (docs/authoring.md).
 func ViewPage(title, body, style, script string) string { return apps.Page(title, body, style, script) }
 
 // AttachToolName is the name of the tool AddAttachTool adds.
@@ -51,11 +32,7 @@ type attachInput struct {
 	Note string `json:"note,omitempty" jsonschema:"what to ask the user for, shown above the drop zone (e.g. the invoice to read)"`
 }
 
-// AddAttachTool adds the tool attach_file and its upload view: a host that
-// supports MCP Apps shows a drop zone whose files reach the agent by tus,
-// and the model receives their names and URLs (usable as any file
-// parameter's content). A host without MCP Apps gets a text saying how to
-// stage a file instead (POST /uploads).
+// AddAttachTool adds attach_file, whose view lets the user upload files.
 func (s *Service) AddAttachTool() error {
 	if err := s.views.AddUpload(); err != nil {
 		return err
