@@ -101,6 +101,10 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 		res.Files = append(res.Files, offer.File)
 		res.links = append(res.links, offer.Links)
 	}
+	if err := calls.Fence(ctx); err != nil {
+		journal.Rollback(ctx)
+		return nil, fmt.Errorf("outputs not kept: %w", err)
+	}
 	if err := journal.Commit(); err != nil {
 		journal.Rollback(ctx)
 		return nil, fault.Of("commit the outputs", err)

@@ -238,7 +238,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 		},
 		Records: []cleanup.RecordRule{
 			{Kind: tasks.A2AKind, TTL: cfg.OutputTTL}, {Kind: tasks.MCPKind, TTL: cfg.OutputTTL},
-			{Kind: tasks.CancelKind, TTL: cfg.OutputTTL}, {Kind: tasks.LeaseKind, TTL: tasks.LeaseSweep},
+			{Kind: tasks.CancelKind, TTL: cfg.OutputTTL}, {Kind: tasks.EndKind, TTL: cfg.OutputTTL}, {Kind: tasks.LeaseKind, TTL: tasks.LeaseSweep},
 			{Kind: transport.ScopeRecordKind, TTL: cfg.OutputTTL}, {Kind: revocation.Kind, TTL: cfg.revocationTTL()},
 			{Kind: transport.TicketRecordKind, TTL: cfg.StagingTTL},
 		},

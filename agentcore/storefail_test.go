@@ -110,6 +110,13 @@ func (s *failingStore) PutRecord(ctx context.Context, kind, owner, name string, 
 	return s.DiskStore.PutRecord(ctx, kind, owner, name, data)
 }
 
+func (s *failingStore) CreateRecord(ctx context.Context, kind, owner, name string, data []byte) error {
+	if err := s.fail("create record", kind+"/"+owner+"/"+name); err != nil {
+		return err
+	}
+	return s.DiskStore.CreateRecord(ctx, kind, owner, name, data)
+}
+
 func (s *failingStore) GetRecord(ctx context.Context, kind, owner, name string) ([]byte, error) {
 	if err := s.fail("read record", kind+"/"+owner+"/"+name); err != nil {
 		return nil, err

@@ -32,6 +32,22 @@ type RecordStore interface {
 	ExpireRecords(ctx context.Context, kind string, olderThan time.Time) (int, error)
 }
 
+// RecordCreator is an optional capability of a [RecordStore]: a record
+// written only if none of its kind, owner and name exists, in one step, so
+// that of replicas creating the same record at once exactly one succeeds.
+// agentcore decides by it who ends a task (the replica that finishes it,
+// or one that finds its lease run out), so that no output appears for a
+// task already ended. DiskStore and S3Store have it (S3: a conditional
+// PutObject, If-None-Match: *).
+type RecordCreator interface {
+	// CreateRecord writes the record if none exists; else it fails with
+	// an error wrapping ErrExists and leaves the record as it is.
+	CreateRecord(ctx context.Context, kind, owner, name string, data []byte) error
+}
+
+// ErrExists is the error of CreateRecord over an existing record.
+var ErrExists = errors.New("record exists")
+
 // RecordInfo describes a record listed by [RecordStore.Records].
 type RecordInfo struct {
 	Name    string
@@ -93,6 +109,30 @@ func (d *DiskStore) recordPath(kind, owner, name string) string {
 
 // PutRecord writes the record into tmp/ and renames it into place.
 func (d *DiskStore) PutRecord(ctx context.Context, kind, owner, name string, data []byte) error {
+	return d.writeRecord(kind, owner, name, data, os.Rename)
+}
+
+var _ RecordCreator = (*DiskStore)(nil)
+
+// CreateRecord writes the record into tmp/ and links it into place: a
+// hard link fails, as one step, where a file of the name exists.
+func (d *DiskStore) CreateRecord(ctx context.Context, kind, owner, name string, data []byte) error {
+	err := d.writeRecord(kind, owner, name, data, func(tmp, p string) error {
+		err := os.Link(tmp, p)
+		if !errors.Is(err, fs.ErrNotExist) { // else its folder was removed: tried again
+			os.Remove(tmp)
+		}
+		return err
+	})
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("fileserve: %s record %s: %w", kind, name, ErrExists)
+	}
+	return err
+}
+
+// writeRecord writes data into tmp/ and places it as the record with
+// place (a rename, or a link).
+func (d *DiskStore) writeRecord(kind, owner, name string, data []byte, place func(tmp, p string) error) error {
 	if err := CheckRecord(kind, owner, name); err != nil {
 		return err
 	}
@@ -113,7 +153,7 @@ func (d *DiskStore) PutRecord(ctx context.Context, kind, owner, name string, dat
 		if err = os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			break
 		}
-		if err = os.Rename(tmp, p); !errors.Is(err, fs.ErrNotExist) {
+		if err = place(tmp, p); !errors.Is(err, fs.ErrNotExist) {
 			break
 		}
 	}

@@ -35,6 +35,37 @@ func (s *Store) PutRecord(ctx context.Context, kind, owner, name string, data []
 	return nil
 }
 
+var _ fileserve.RecordCreator = (*Store)(nil)
+
+// CreateRecord writes the record with a conditional PutObject
+// (If-None-Match: *): the server refuses it (412) where the key exists.
+// A conflict with another conditional write in flight (409) is tried again.
+func (s *Store) CreateRecord(ctx context.Context, kind, owner, name string, data []byte) error {
+	if err := fileserve.CheckRecord(kind, owner, name); err != nil {
+		return err
+	}
+	if name == "" {
+		return errors.New("s3store: a record needs a name")
+	}
+	key := s.recordPrefix(kind, fileserve.OwnerKey(owner)) + name
+	opts := minio.PutObjectOptions{ContentType: "application/json"}
+	opts.SetMatchETagExcept("*")
+	var err error
+	for range putTries {
+		err = s.putBytes(ctx, key, data, opts)
+		if code := minio.ToErrorResponse(err).Code; code != "ConditionalRequestConflict" {
+			if code == "PreconditionFailed" {
+				return fmt.Errorf("s3store: %s record %s: %w", kind, name, fileserve.ErrExists)
+			}
+			break
+		}
+	}
+	if err != nil {
+		return s.s3Error("create record", key, err)
+	}
+	return nil
+}
+
 // GetRecord reads a record.
 func (s *Store) GetRecord(ctx context.Context, kind, owner, name string) ([]byte, error) {
 	if err := fileserve.CheckRecordName(kind, owner, name); err != nil {

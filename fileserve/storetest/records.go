@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"errors"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,5 +73,58 @@ func testRecords(t *testing.T, h Harness) {
 	}
 	if _, err := rs.GetRecord(bg, kind, "o", "t1"); !errors.Is(err, fileserve.ErrNotFound) {
 		t.Errorf("an expired record is still there: %v", err)
+	}
+}
+
+// testCreateRecord checks a store's fileserve.RecordCreator, when it has
+// one: a record is created once; a second create, from this store or
+// another on the same backing, fails with ErrExists and leaves the first;
+// of creates racing for one name exactly one succeeds.
+func testCreateRecord(t *testing.T, h Harness) {
+	st := h.New(t)
+	rc, ok := st.(fileserve.RecordCreator)
+	if !ok {
+		t.Skipf("%T cannot create a record only where none is", st)
+	}
+	rs := st.(fileserve.RecordStore)
+	other := h.Another(t, st).(fileserve.RecordCreator)
+	const kind = "task-ends"
+	if err := rc.CreateRecord(bg, kind, "o", "e1", []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []fileserve.RecordCreator{rc, other} {
+		if err := c.CreateRecord(bg, kind, "o", "e1", []byte("second")); !errors.Is(err, fileserve.ErrExists) {
+			t.Errorf("a second CreateRecord = %v, want ErrExists", err)
+		}
+	}
+	if b, err := rs.GetRecord(bg, kind, "o", "e1"); err != nil || string(b) != "first" {
+		t.Errorf("after a refused create the record reads %q, %v; want the first", b, err)
+	}
+	if err := rc.CreateRecord(bg, kind, "p", "e1", []byte("p's")); err != nil {
+		t.Errorf("another owner's record of the same name: %v", err)
+	}
+	const racers = 8
+	var wg sync.WaitGroup
+	results := make(chan error, racers)
+	for i := range racers {
+		c := rc
+		if i%2 == 1 {
+			c = other
+		}
+		wg.Go(func() { results <- c.CreateRecord(bg, kind, "o", "race", []byte(strconv.Itoa(i))) })
+	}
+	wg.Wait()
+	close(results)
+	won := 0
+	for err := range results {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, fileserve.ErrExists):
+			t.Errorf("a racing create failed otherwise: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d of %d racing creates succeeded, want exactly 1", won, racers)
 	}
 }

@@ -69,6 +69,7 @@ func Run(t *testing.T, h Harness) {
 		{"Ready", testReady},
 		{"ExpiryIndex", testExpiryIndex},
 		{"Records", testRecords},
+		{"CreateRecord", testCreateRecord},
 		{"Pending", testPending},
 	}
 	for _, tc := range tests {

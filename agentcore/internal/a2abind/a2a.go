@@ -130,7 +130,7 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 			return fail(err)
 		}
 		defer done()
-		ctx = tctx
+		ctx = calls.WithFence(tctx, ledger.Fence(owner, string(rc.TaskID)))
 	}
 	// Should reporting fail half-way, the tool stops too.
 	ctx, stop := context.WithCancel(ctx)

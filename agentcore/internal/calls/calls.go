@@ -125,12 +125,17 @@ func (r *Result) ProducedLines() []string {
 	return lines
 }
 
+// MaxStatus is the most bytes of a task's status message: a short
+// summary, the result itself being elsewhere (a tool's text may be the
+// whole text of a 12-page scan).
+const MaxStatus = 1 << 10
+
 // Summary says how the call of tool ended, for a task's status: the
-// tool's text, else what it produced.
+// tool's text (its first MaxStatus bytes), else what it produced.
 func (r *Result) Summary(tool string) string {
 	switch n := len(r.Files); {
 	case r.Text != "":
-		return r.Text
+		return Truncate(r.Text, MaxStatus-len("…"))
 	case n == 1:
 		return tool + " produced 1 file"
 	case n > 1:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"time"
+	"unicode/utf8"
 )
 
 // Progress is one report of a running call: done of total units (total 0
@@ -83,10 +84,14 @@ func FileScope(ctx context.Context) string {
 	return scope
 }
 
-// Truncate cuts s to at most n bytes, marking the cut.
+// Truncate cuts s to at most n bytes, marking the cut, never inside a
+// character.
 func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

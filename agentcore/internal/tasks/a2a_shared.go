@@ -89,6 +89,16 @@ func (s *Shared) save(ctx context.Context, owner string, task *a2a.Task) error {
 	case prev.Status.State.Terminal() && prev.Status.State != task.Status.State:
 		return fmt.Errorf("task %s already ended %s; its state stays: %w", task.ID, prev.Status.State, a2a.ErrTaskNotCancelable)
 	}
+	if task.Status.State.Terminal() {
+		want := a2aEnd(task.Status.State)
+		holds, ours, err := s.ledger.Claim(ctx, owner, string(task.ID), End{Status: want})
+		if err != nil {
+			return err
+		}
+		if !ours && holds.Status != want {
+			return fmt.Errorf("task %s ended %s on another replica; its state stays: %w", task.ID, holds.Status, a2a.ErrTaskNotCancelable)
+		}
+	}
 	if task.Status.State == a2a.TaskStateCanceled {
 		if err := s.ledger.Cancel(ctx, owner, string(task.ID)); err != nil {
 			return err
@@ -150,13 +160,40 @@ func (s *Shared) get(ctx context.Context, owner string, id a2a.TaskID) (*a2a.Tas
 	return r.Task, nil
 }
 
+// a2aEnd is the status of an End a terminal A2A state is.
+func a2aEnd(state a2a.TaskState) string {
+	switch state {
+	case a2a.TaskStateCompleted:
+		return Completed
+	case a2a.TaskStateCanceled:
+		return Cancelled
+	}
+	return Failed
+}
+
 // failLapsed records and returns task failed because its replica's lease
-// ran out.
+// ran out, unless its end was claimed otherwise (Ledger.Claim): canceled,
+// or completed by its replica, which is recording it.
 func (s *Shared) failLapsed(ctx context.Context, owner string, task *a2a.Task, reason string) (*a2a.Task, error) {
+	holds, _, err := s.ledger.Claim(ctx, owner, string(task.ID), End{Status: Failed, Reason: reason})
+	if err != nil {
+		return nil, err
+	}
+	state := a2a.TaskStateFailed
+	switch {
+	case holds.Status == Completed && !s.ledger.Settled(holds):
+		return task, nil
+	case holds.Status == Completed:
+		reason = "the agent replica running this task stopped after it finished, before it recorded the result; send the message again"
+	case holds.Status == Cancelled:
+		state, reason = a2a.TaskStateCanceled, "canceled by the caller"
+	case holds.Reason != "":
+		reason = holds.Reason
+	}
 	t := *task
 	now := time.Now()
 	msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, &t, a2a.TextPart{Text: reason})
-	t.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg, Timestamp: &now}
+	t.Status = a2a.TaskStatus{State: state, Message: msg, Timestamp: &now}
 	data, err := json.Marshal(keptRecord{Owner: owner, Task: boundHistory(&t), Updated: now})
 	if err == nil {
 		err = s.records.PutRecord(ctx, A2AKind, owner, string(t.ID), data)

@@ -15,6 +15,13 @@
 //     (AGENT_OWNER_QUOTA_BYTES) like files, and an owner has at most
 //     maxLive tasks running at once.
 //
+//   - an end claim: who ends a task is decided once, by a record created
+//     only where none exists (fileserve.RecordCreator): the replica that
+//     finishes the task claims it before its outputs are kept, one that
+//     finds the lease run out or is asked to cancel claims it before it
+//     records so. The loser follows the winner, so that no output appears
+//     for a task already ended and the record and the outputs agree.
+//
 // The protocol's own record (an a2a.Task, an MCP task) is written by its
 // store (a2a_shared.go, mcp.go); lease and cancel marker are
 // records of their own, written by one writer each, so that neither is lost
@@ -43,6 +50,8 @@ const (
 	LeaseKind = "task-leases"
 	// CancelKind marks a task canceled by its caller.
 	CancelKind = "task-cancels"
+	// EndKind is the claim of a task's end (End), created once.
+	EndKind = "task-ends"
 )
 
 // Timings of tasks.
@@ -89,6 +98,14 @@ func (e TooManyError) Error() string {
 type taskLease struct {
 	Replica string    `json:"replica"`
 	Until   time.Time `json:"until"`
+}
+
+// End is how a task ended, as the replica that claimed its end decided.
+type End struct {
+	Status  string    `json:"status"` // Completed, Failed or Cancelled
+	Reason  string    `json:"reason,omitempty"`
+	Replica string    `json:"replica"`
+	At      time.Time `json:"at"`
 }
 
 // Ledger is what tasks of either protocol share: leases, cancel markers,
@@ -291,36 +308,134 @@ func (l *Ledger) Finish(ctx context.Context, owner, id string) {
 
 // watch renews the lease of a task running here and looks for its cancel
 // marker until stop is closed or ctx ends; cancel ends the work.
+//
+// The work stops with ErrLeaseLost once three quarters of a lease passed
+// since the last renewal the store took, a quarter before any other
+// replica may find the lease run out: every read and write of the store
+// here is bounded by that moment, so a store that hangs (a dead S3
+// endpoint) cannot keep the work running past it.
 func (l *Ledger) watch(ctx context.Context, stop <-chan struct{}, owner, id string, cancel context.CancelCauseFunc) {
 	poll := time.NewTicker(CancelPoll)
 	defer poll.Stop()
 	renewEvery := l.lease / 4
 	renewed := time.Now()
 	for {
+		cutoff := renewed.Add(l.lease - renewEvery)
+		lost := time.NewTimer(time.Until(cutoff))
 		select {
 		case <-stop:
+			lost.Stop()
 			return
 		case <-ctx.Done():
+			lost.Stop()
+			return
+		case <-lost.C:
+			// Others will soon see the lease out and report the task
+			// failed: stop it rather than finish it unseen.
+			cancel(ErrLeaseLost)
 			return
 		case now := <-poll.C:
-			if _, err := l.records.GetRecord(ctx, CancelKind, owner, id); err == nil {
+			lost.Stop()
+			bounded, done := context.WithDeadline(ctx, cutoff)
+			_, err := l.records.GetRecord(bounded, CancelKind, owner, id)
+			if err == nil {
+				done()
 				cancel(ErrCanceled)
 				return
 			}
-			if now.Sub(renewed) < renewEvery {
-				continue
-			}
-			if err := l.records.PutRecord(ctx, LeaseKind, owner, id, l.leaseFor(now)); err == nil {
+			if now.Sub(renewed) >= renewEvery && l.records.PutRecord(bounded, LeaseKind, owner, id, l.leaseFor(now)) == nil {
 				renewed = now
-			} else if now.Sub(renewed) >= l.lease-renewEvery {
-				// Others will soon see the lease out and report the task
-				// failed: stop it rather than finish it unseen.
+			}
+			done()
+			if !time.Now().Before(cutoff) {
 				cancel(ErrLeaseLost)
 				return
 			}
 		}
 	}
 }
+
+// Claim claims the end of task id of owner as want, for this replica, and
+// returns the end that holds: want when this claim is the first, else the
+// one made before (by another replica, or by this one: ours then says so).
+// A store that cannot create a record only where none is (no
+// fileserve.RecordCreator) decides nothing: want holds, as before claims.
+func (l *Ledger) Claim(ctx context.Context, owner, id string, want End) (holds End, ours bool, err error) {
+	rc, ok := l.records.(fileserve.RecordCreator)
+	if !ok {
+		return want, true, nil
+	}
+	want.Replica, want.At = l.replica, time.Now()
+	data, err := json.Marshal(want)
+	if err != nil {
+		return End{}, false, fault.Of("encode the task's end", err)
+	}
+	err = rc.CreateRecord(ctx, EndKind, owner, id, data)
+	if err == nil {
+		return want, true, nil
+	}
+	if !errors.Is(err, fileserve.ErrExists) {
+		return End{}, false, fault.Of("record the task's end", err)
+	}
+	prev, err := l.records.GetRecord(ctx, EndKind, owner, id)
+	if err != nil {
+		return End{}, false, fault.Of("read the task's end", err)
+	}
+	if err := json.Unmarshal(prev, &holds); err != nil {
+		return End{}, false, fault.Of("read the task's end", err)
+	}
+	return holds, holds.Replica == l.replica, nil
+}
+
+// Ended reads the claim of task id's end, if one was made.
+func (l *Ledger) Ended(ctx context.Context, owner, id string) (End, bool, error) {
+	data, err := l.records.GetRecord(ctx, EndKind, owner, id)
+	switch {
+	case errors.Is(err, fileserve.ErrNotFound):
+		return End{}, false, nil
+	case err != nil:
+		return End{}, false, fault.Of("read the task's end", err)
+	}
+	var e End
+	if err := json.Unmarshal(data, &e); err != nil {
+		return End{}, false, fault.Of("read the task's end", err)
+	}
+	return e, true, nil
+}
+
+// Fence is the calls.WithFence of task id of owner running here: before a
+// call's outputs are kept it claims the task completed, and refuses when
+// another replica ended the task first (its lease was found run out, or
+// it was canceled), or the claim cannot be made (the store failed).
+func (l *Ledger) Fence(owner, id string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		holds, ours, err := l.Claim(ctx, owner, id, End{Status: Completed})
+		switch {
+		case err != nil:
+			return err
+		case !ours:
+			return &EndedError{End: holds}
+		}
+		return nil
+	}
+}
+
+// EndedError is the error of work on a task another replica ended.
+type EndedError struct{ End End }
+
+// Error says how the task ended, and what to do.
+func (e *EndedError) Error() string {
+	why := e.End.Reason
+	if why == "" {
+		why = "it was " + e.End.Status
+	}
+	return fmt.Sprintf("the task ended %s before its outputs were kept (%s); call the tool again", e.End.Status, why)
+}
+
+// Settled reports whether the claim of a finishing task is old enough
+// that its replica, which would have recorded the end by now, must have
+// stopped: a lease after the claim.
+func (l *Ledger) Settled(e End) bool { return time.Since(e.At) >= l.lease }
 
 // Cancel marks task id of owner canceled for every replica and stops it
 // at once if it runs here.

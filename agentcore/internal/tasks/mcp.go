@@ -157,8 +157,22 @@ func (m *MCP) Get(ctx context.Context, owner, id string) (*Task, error) {
 	if err != nil || reason == "" {
 		return t, err
 	}
-	t.Status, t.Message, t.Progress, t.Updated = Failed, reason, nil, time.Now()
-	t.Error = &Error{Code: -32603, Message: reason}
+	holds, _, err := m.ledger.Claim(ctx, owner, id, End{Status: Failed, Reason: reason})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case holds.Status == Completed && !m.ledger.Settled(holds):
+		return t, nil // its replica is recording the result
+	case holds.Status == Cancelled:
+		t.Status, t.Message = Cancelled, "canceled by the caller"
+	default:
+		if holds.Status == Completed {
+			holds.Reason = "the agent replica running this task stopped after it finished, before it recorded the result; call the tool again"
+		}
+		t.Status, t.Message, t.Error = Failed, holds.Reason, &Error{Code: -32603, Message: holds.Reason}
+	}
+	t.Progress, t.Updated = nil, time.Now()
 	if err := m.put(ctx, t); err != nil && !errors.Is(err, errTaskEnded) {
 		m.log.Warn("lapsed task not recorded failed; it is reported failed on every read", "task", id, "err", err)
 	}
@@ -199,6 +213,7 @@ func (m *MCP) put(ctx context.Context, t *Task) error {
 	if prev, err := m.Read(ctx, t.Owner, t.ID); err == nil && prev.Ended() {
 		return errTaskEnded
 	}
+	t.Message = calls.Truncate(t.Message, calls.MaxStatus-len("…"))
 	data, err := json.Marshal(t)
 	if err != nil {
 		return fault.Of("encode the task", err)
@@ -300,7 +315,8 @@ func (m *MCP) Start(ctx context.Context, c Call) (_ *Task, ended <-chan struct{}
 			close(endedCh)
 		}()
 		pw := &progressWriter{tasks: m, task: t, forward: c.Progress, changed: c.Changed}
-		res, err := m.run.Run(calls.WithHooks(calls.WithFileScope(tctx, c.Scope), &calls.Hooks{Progress: pw.report}), calls.Request{Tool: c.Tool, Owner: c.Owner, RequestID: c.RequestID, Args: c.Args})
+		rctx := calls.WithFence(calls.WithHooks(calls.WithFileScope(tctx, c.Scope), &calls.Hooks{Progress: pw.report}), m.ledger.Fence(c.Owner, t.ID))
+		res, err := m.run.Run(rctx, calls.Request{Tool: c.Tool, Owner: c.Owner, RequestID: c.RequestID, Args: c.Args})
 		pw.stop()
 		m.discard(tctx, c.Staged)
 		m.end(tctx, t, res, err, context.Cause(tctx), c)
@@ -331,7 +347,9 @@ func (m *MCP) EndedHere(id string) <-chan struct{} {
 }
 
 // end records how task t ended: the tool's result or error, or the cause
-// that stopped it (canceled, lease lost, shutdown).
+// that stopped it (canceled, lease lost, shutdown), as the claim of its
+// end decides (Ledger.Claim): when another replica ended the task first,
+// its end is recorded and the outputs go.
 func (m *MCP) end(ctx context.Context, t *Task, res *calls.Result, toolErr, cause error, c Call) {
 	ctx = context.WithoutCancel(ctx)
 	t.Progress = nil
@@ -341,19 +359,33 @@ func (m *MCP) end(ctx context.Context, t *Task, res *calls.Result, toolErr, caus
 			cause = ErrCanceled
 		}
 	}
+	want := End{Status: Completed}
 	switch {
 	case errors.Is(cause, ErrCanceled):
-		if res != nil {
-			m.discard(ctx, res.Stored)
-		}
-		t.Status, t.Message = Cancelled, "canceled by the caller"
+		want = End{Status: Cancelled, Reason: "canceled by the caller"}
 	case cause != nil:
-		if res != nil {
-			m.discard(ctx, res.Stored)
+		want = End{Status: Failed, Reason: fmt.Sprintf("%s stopped: %v; call the tool again", t.Tool, cause)}
+	}
+	holds, _, err := m.ledger.Claim(ctx, t.Owner, t.ID, want)
+	if err != nil {
+		// Nothing can be recorded: the lease runs out, and any replica
+		// asked reports the task failed. Its outputs were never kept
+		// (the fence claims before they are).
+		m.log.Warn("task end not claimed; its lease runs out and it is reported failed", "task", t.ID, "err", err)
+		return
+	}
+	if holds.Status != Completed && res != nil {
+		m.discard(ctx, res.Stored)
+	}
+	switch {
+	case holds.Status == Cancelled:
+		t.Status, t.Message = Cancelled, "canceled by the caller"
+	case holds.Status == Failed:
+		t.Status, t.Message, t.Error = Failed, holds.Reason, &Error{Code: -32603, Message: holds.Reason}
+	case toolErr != nil || res == nil:
+		if toolErr == nil {
+			toolErr = cause
 		}
-		msg := fmt.Sprintf("%s stopped: %v; call the tool again", t.Tool, cause)
-		t.Status, t.Message, t.Error = Failed, msg, &Error{Code: -32603, Message: msg}
-	case toolErr != nil:
 		t.Status, t.Message = Completed, toolErr.Error()
 		t.Result = &KeptResult{IsError: true, Text: toolErr.Error()}
 	default:
@@ -362,7 +394,7 @@ func (m *MCP) end(ctx context.Context, t *Task, res *calls.Result, toolErr, caus
 		t.Result = &KeptResult{Text: res.Text, Data: res.Data, Files: res.Stored, Images: res.Images}
 	}
 	t.Updated = time.Now()
-	err := m.put(ctx, t)
+	err = m.put(ctx, t)
 	if err != nil && !errors.Is(err, errTaskEnded) && t.Result != nil {
 		// Too large to keep, or the store failed: nobody will read the
 		// outputs, so they go.
@@ -388,6 +420,13 @@ func (m *MCP) Cancel(ctx context.Context, owner, id string) (*Task, error) {
 	t, err := m.Get(ctx, owner, id)
 	if err != nil || t.Ended() {
 		return t, err
+	}
+	holds, _, err := m.ledger.Claim(ctx, owner, id, End{Status: Cancelled, Reason: "canceled by the caller"})
+	if err != nil {
+		return nil, err
+	}
+	if holds.Status != Cancelled {
+		return m.Get(ctx, owner, id) // it ended otherwise, or its result is being recorded
 	}
 	if err := m.ledger.Cancel(ctx, owner, id); err != nil {
 		return nil, err
