@@ -1,7 +1,7 @@
 // Package childproc starts the child processes of an agent (tesseract,
 // pdftoppm, a converter) so that none outlives it: every command a package
 // linked into an agent runs is made by [Command] and started by [Start] or
-// [Run].
+// [Run] (internal/tools/archtest fails one that calls exec.Command itself).
 //
 // On Linux the child gets SIGKILL as its parent-death signal, so it dies
 // with the agent however the agent ends — a crash, the OOM killer,
