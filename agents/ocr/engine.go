@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/agentura/agentura/internal/lib/childproc"
 )
 
 // engine runs the external commands: tesseract, pdftoppm and pdfinfo. Heavy
@@ -71,8 +73,10 @@ func (e *engine) heavy(ctx context.Context, name string, args ...string) ([]byte
 // ends the process is killed; its error then wraps ctx's cause. A failure
 // carries the end of the command's stderr.
 func (e *engine) run(ctx context.Context, name string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	ownGroup(cmd)
+	// In a process group of its own, killed whole when ctx ends (a tool
+	// that forks leaves nothing running after a cancelled call), and
+	// killed with the agent however it dies (internal/lib/childproc).
+	cmd := childproc.Command(ctx, name, args...)
 	cmd.Env = e.env
 	// The killed process's pipes close with it; don't wait long for strays.
 	cmd.WaitDelay = 5 * time.Second
@@ -80,7 +84,7 @@ func (e *engine) run(ctx context.Context, name string, args ...string) ([]byte, 
 	stderr := &tailBuffer{limit: 16 << 10}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	start := time.Now()
-	err := cmd.Run()
+	err := childproc.Run(cmd)
 	e.metrics.observe(name, start, err, ctx.Err() != nil)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%s stopped: %w", name, context.Cause(ctx))

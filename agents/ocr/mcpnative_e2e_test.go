@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -100,37 +99,12 @@ func TestE2EProgress(t *testing.T) {
 }
 
 // agentChildren lists the command lines of the processes whose parent is
-// pid, from /proc: only this agent's, not those of other tests on the
+// pid (childProcs): only this agent's, not those of other tests on the
 // machine. The OCR tools run in process groups of their own, but remain
 // the agent's children.
 func agentChildren(t *testing.T, pid int) []string {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skipf("no /proc to check processes: %v", err)
-	}
-	var out []string
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		s := string(stat)
-		end := strings.LastIndexByte(s, ')')
-		if end < 0 {
-			continue
-		}
-		fields := strings.Fields(s[end+1:])
-		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
-			cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			out = append(out, strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " ")))
-		}
-	}
-	return out
+	return cmdlines(childProcs(t, pid))
 }
 
 // running reports whether one of the command lines runs a program of a

@@ -1,19 +1,10 @@
 package pdfpreview
 
 import (
-	"os/exec"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
-
-// ownGroup starts cmd in a process group of its own, killed whole when its
-// context ends, and killed with the agent (the parent-death signal).
-func ownGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-}
 
 // limit caps the address space and the CPU time of the started process pid,
 // set right after it starts (before it has read its input): a PDF built to

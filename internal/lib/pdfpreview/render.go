@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentura/agentura/internal/lib/childproc"
 )
 
 // Defaults of Config.
@@ -153,7 +155,9 @@ func (r *Renderer) Render(ctx context.Context, key string, size int64, open func
 func (r *Renderer) render(parent context.Context, in io.Reader) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(parent, r.cfg.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, r.cfg.Command, "-png", "-singlefile", "-f", "1", "-l", "1",
+	// In a process group of its own, killed whole when ctx ends, and
+	// killed with the agent however it dies (internal/lib/childproc).
+	cmd := childproc.Command(ctx, r.cfg.Command, "-png", "-singlefile", "-f", "1", "-l", "1",
 		"-scale-to", strconv.Itoa(r.cfg.Side), "-")
 	cmd.Env = r.env
 	cmd.Stdin = in
@@ -162,8 +166,7 @@ func (r *Renderer) render(parent context.Context, in io.Reader) ([]byte, error) 
 	stderr.limit = 4 << 10
 	cmd.Stdout, cmd.Stderr = out, &stderr
 	cmd.WaitDelay = 2 * time.Second
-	ownGroup(cmd)
-	err := cmd.Start()
+	err := childproc.Start(cmd)
 	if err == nil {
 		limit(cmd.Process.Pid, r.cfg.MaxMemory, r.cfg.Timeout)
 		err = cmd.Wait()

@@ -12,6 +12,11 @@ var Leaves = []string{"transfer", "transfer/mcpfile", "filetype", "filename", "s
 // (agentcore/internal/...) may import.
 var agentcoreMay = with(Leaves, "fileserve", "internal/lib/httpjson", "internal/lib/fault", "internal/lib/quota", "signing", "internal/lib/filehttp", "internal/lib/connlimit", "cleanup", "internal/lib/promreg", "internal/lib/memcg", "internal/lib/revocation", "internal/lib/boundedmap", "internal/lib/probe", "internal/lib/pdfpreview")
 
+// agentMay is what an agent's packages (agents/...) may import, besides
+// their own: agentcore, the leaves, and childproc, which every child process
+// of an agent is started through.
+var agentMay = with(Leaves, "agentcore", "internal/lib/childproc")
+
 // Rule says which packages of this module the packages matched by Pkgs may
 // import (in their non-test files; tests may start whatever they need), and
 // what those packages are for. Paths are relative to the module; a pattern
@@ -32,7 +37,8 @@ type Rule struct {
 // filehttp/cleanup → agentcore on the server side; client and the hosts on
 // the leaves and transferclient (the host side's file moves) alone, no
 // server internals, and no server package on transferclient; agents on
-// agentcore and the leaves; agent mains on agentcore and their agent only.
+// agentcore, the leaves and childproc; agent mains on agentcore and their
+// agent only.
 var Rules = []Rule{
 	// Leaves of both sides.
 	{"transfer", []string{"transfer/mcpfile"}, "the transfer protocol both sides must agree on: JSON shapes, keywords, _meta keys, paths, headers, the origin rule, digests, data URIs, redaction"},
@@ -50,7 +56,8 @@ var Rules = []Rule{
 	{"internal/lib/memcg", nil, "the cgroup memory limit (GOMEMLIMIT) and a child's peak in a memory cgroup"},
 	{"internal/lib/boundedmap", nil, "a size-capped map"},
 	{"internal/lib/minipdf", nil, "small PDF files written from their objects: the contract check's sample, the preview tests' pages"},
-	{"internal/lib/pdfpreview/...", []string{"internal/lib/minipdf"}, "a PDF's first page as a PNG: pdftoppm bounded in time, memory and number, a cache by bytes"},
+	{"internal/lib/childproc", nil, "the child processes of agents (tesseract, pdftoppm): each in a process group of its own killed when its call ends, and killed with the agent (a parent-death signal, Linux)"},
+	{"internal/lib/pdfpreview/...", []string{"internal/lib/minipdf", "internal/lib/childproc"}, "a PDF's first page as a PNG: pdftoppm bounded in time, memory and number, a cache by bytes"},
 	{"internal/lib/probe", []string{"transfer"}, "the readiness probe: one GET, no proxy, 200 or a clear error (--healthcheck, the S3 image)"},
 	{"internal/lib/issuermeta", nil, "an OAuth issuer's metadata found and read (RFC 8414, OpenID Connect Discovery): the resource server's issuer, a2acall's token endpoint"},
 	{"internal/lib/connlimit", nil, "caps on the connections a server holds open, per client address and in total"},
@@ -92,11 +99,12 @@ var Rules = []Rule{
 	{"contractcheck", with(Leaves, "transferclient", "client", "internal/lib/minipdf"), "agentura check: what of the file contract any MCP server meets, point by point"},
 	{"cmd/agentura", with(Leaves, "transferclient", "client", "gateway", "contractcheck"), "the CLI: tools, call, task, gateway, check, new"},
 
-	// Agents know only agentcore and the leaves (and their own sub-packages);
-	// their mains are thin: agentcore, the agent and the S3 store's scheme.
+	// Agents know only agentcore and the leaves (and their own sub-packages),
+	// and start their child processes through internal/lib/childproc; their
+	// mains are thin: agentcore, the agent and the S3 store's scheme.
 	{"agents/ocr/internal/ocrtest", []string{"internal/testkit/requiretool", "internal/testkit/procgroup"}, "the OCR tests' inputs"},
-	{"agents/ocr/...", with(Leaves, "agentcore", "agents/ocr/..."), "the OCR agent: tesseract and pdftoppm behind ocr_document and ocr_batch"},
-	{"agents/composer/...", with(Leaves, "agentcore", "agents/composer/..."), "the document composer: Markdown to PDF, DOCX, PPTX, HTML, Markdown; merge_pdfs"},
+	{"agents/ocr/...", with(agentMay, "agents/ocr/..."), "the OCR agent: tesseract and pdftoppm behind ocr_document and ocr_batch"},
+	{"agents/composer/...", with(agentMay, "agents/composer/..."), "the document composer: Markdown to PDF, DOCX, PPTX, HTML, Markdown; merge_pdfs"},
 	{"cmd/ocr-agent", []string{"agentcore", "agents/ocr", "fileserve/s3store"}, "the OCR agent's main"},
 	{"cmd/composer-agent", []string{"agentcore", "agents/composer", "fileserve/s3store"}, "the composer's main"},
 	{"examples/...", with(Leaves, "agentcore", "a2acall", "fileserve/s3store", "examples/..."), "the example agent and an agent calling another over A2A"},

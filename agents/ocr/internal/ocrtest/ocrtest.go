@@ -141,15 +141,31 @@ func PDF(t testing.TB, pages ...[]string) []byte {
 // PDFFont is PDF with the lines drawn in the font ttf (see RenderFont).
 func PDFFont(t testing.TB, ttf []byte, pages ...[]string) []byte {
 	t.Helper()
+	imgs := make([]*image.Gray, len(pages))
+	for i, lines := range pages {
+		imgs[i] = RenderFont(t, ttf, lines...)
+	}
+	return ImagePDF(t, imgs...)
+}
+
+// ImagePDF makes a scanned-looking PDF of one image a page, each sized at
+// DPI. An image given for several pages is stored once: a test's large page
+// is rendered and encoded once, however many pages show it.
+func ImagePDF(t testing.TB, pages ...*image.Gray) []byte {
+	t.Helper()
 	doc := fpdf.NewCustom(&fpdf.InitType{UnitStr: "pt", Size: fpdf.SizeType{Wd: 100, Ht: 100}})
 	doc.SetCompression(true)
-	for i, lines := range pages {
-		img := RenderFont(t, ttf, lines...)
+	names := map[*image.Gray]string{}
+	for i, img := range pages {
 		w := float64(img.Bounds().Dx()) * 72 / DPI
 		h := float64(img.Bounds().Dy()) * 72 / DPI
 		doc.AddPageFormat("P", fpdf.SizeType{Wd: w, Ht: h})
-		name := fmt.Sprintf("page%d", i) // fpdf keys images by name
-		doc.RegisterImageOptionsReader(name, fpdf.ImageOptions{ImageType: "PNG"}, bytes.NewReader(PNG(t, img)))
+		name, ok := names[img]
+		if !ok {
+			name = fmt.Sprintf("page%d", i) // fpdf keys images by name
+			names[img] = name
+			doc.RegisterImageOptionsReader(name, fpdf.ImageOptions{ImageType: "PNG"}, bytes.NewReader(PNG(t, img)))
+		}
 		doc.ImageOptions(name, 0, 0, w, h, false, fpdf.ImageOptions{ImageType: "PNG"}, 0, "")
 	}
 	var b bytes.Buffer
