@@ -1,9 +1,11 @@
-// Command faultagent is the example file agent plus one tool made for fault
+// Command faultagent is the example file agent plus tools made for fault
 // tests: two_outputs hands out two files in one FileResponse and, while the
 // second streams, writes the file FAULT_MARK and blocks, so that a test can
 // kill the process between the two outputs (and, with second_bytes beyond
-// a part, in the middle of an S3 multipart upload). It lives under testdata:
-// only the fault tests build it.
+// a part, in the middle of an S3 multipart upload); slow_output (a task for
+// a client that takes them) sleeps, heedless of its call's end if asked,
+// then hands out slept.txt. It lives under testdata: only the fault tests
+// build it.
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"time"
 
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/examples/fileagent"
@@ -22,6 +25,14 @@ type TwoInput struct {
 	FirstBytes  int  `json:"first_bytes"`
 	SecondBytes int  `json:"second_bytes"`
 	Block       bool `json:"block,omitempty"`
+}
+
+// SlowInput are the arguments of slow_output.
+type SlowInput struct {
+	Seconds float64 `json:"seconds"`
+	// Heedless: sleep on after the call ended (canceled, its task's lease
+	// lost), as a tool that never looks at its context does.
+	Heedless bool `json:"heedless,omitempty"`
 }
 
 func main() {
@@ -38,6 +49,20 @@ func main() {
 				return call.FileResponse(ctx,
 					agentcore.OutputBytes("first.bin", bytes.Repeat([]byte{'a'}, in.FirstBytes)),
 					agentcore.OutputReader("second.bin", second))
+			})
+		agentcore.AddTool(svc, agentcore.Tool{Name: "slow_output", Description: "Sleep, then hand out slept.txt.", Long: true},
+			func(ctx context.Context, call *agentcore.Call, in SlowInput) (*agentcore.Result, error) {
+				wait := time.Duration(in.Seconds * float64(time.Second))
+				if in.Heedless {
+					time.Sleep(wait)
+				} else {
+					select {
+					case <-time.After(wait):
+					case <-ctx.Done():
+						return nil, context.Cause(ctx)
+					}
+				}
+				return call.FileResponse(ctx, agentcore.OutputBytes("slept.txt", []byte("slept")))
 			})
 		return nil
 	}))
