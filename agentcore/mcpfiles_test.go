@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/testkit/s3test"
 	"github.com/agentura/agentura/transfer"
@@ -245,7 +244,8 @@ func TestDescriptorUploadedOnceWhileInFlight(t *testing.T) {
 // told is refused with the reason a host can show, and the staging area
 // keeps nothing of it: more bytes than declared (413, whether the length
 // is announced or the body is streamed), fewer (400), bytes of a type no
-// tool takes though the declared type was one (415). A declared type
+// tool takes though the declared type was one (415, typeMismatch: they are
+// not the type declared). A declared type
 // outside the tools' accept lists is refused before any byte is sent,
 // with a JSON-RPC error.
 func TestAuthorizeUploadRefusesBytesOtherThanDeclared(t *testing.T) {
@@ -277,7 +277,7 @@ func TestAuthorizeUploadRefusesBytesOtherThanDeclared(t *testing.T) {
 		{"larger, length announced", 500, text, false, http.StatusRequestEntityTooLarge, mcpfile.ReasonSizeMismatch},
 		{"larger, streamed", 500, text, true, http.StatusRequestEntityTooLarge, mcpfile.ReasonSizeMismatch},
 		{"smaller", int64(len(text)) + 100, text, false, http.StatusBadRequest, mcpfile.ReasonSizeMismatch},
-		{"another type", int64(len(pngBytes(t))), pngBytes(t), false, http.StatusUnsupportedMediaType, mcpfile.ReasonTypeNotAccepted},
+		{"another type", int64(len(pngBytes(t))), pngBytes(t), false, http.StatusUnsupportedMediaType, mcpfile.ReasonTypeMismatch},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			size := c.declared
@@ -300,7 +300,7 @@ func TestAuthorizeUploadRefusesBytesOtherThanDeclared(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
-			var refusal transport.UploadRefusal
+			var refusal transfer.Error
 			json.NewDecoder(resp.Body).Decode(&refusal)
 			if resp.StatusCode != c.code || refusal.Reason != c.reason || refusal.Error == "" {
 				t.Errorf("%d %+v; want %d with reason %s", resp.StatusCode, refusal, c.code, c.reason)
@@ -326,6 +326,55 @@ func TestAuthorizeUploadRefusesBytesOtherThanDeclared(t *testing.T) {
 	}
 	if n := staged(); n != 0 {
 		t.Errorf("%d files staged, want none", n)
+	}
+}
+
+// Bytes of a type a tool takes, but not the type declared to
+// files/authorizeUpload (a PNG sent for a declared PDF, both taken by the
+// tool), are refused (415, typeMismatch) and nothing is kept, as
+// docs/contract.md says; the declared type's own bytes are kept.
+func TestAuthorizeUploadRefusesTypeOtherThanDeclared(t *testing.T) {
+	svc, srv := serveTestService(t, nil)
+	AddTool(svc, Tool{Name: "scan"}, func(ctx context.Context, call *Call, in struct {
+		Source FileAttachment `json:"source" accept:"application/pdf, image/png"`
+	}) (*Result, error) {
+		return TextResult("ok"), nil
+	})
+	ctx := context.Background()
+	s := connectFiles(t, srv.URL, "")
+	png := pngBytes(t)
+	put := func(name, declared string) (int, transfer.Error) {
+		t.Helper()
+		size := int64(len(png))
+		up, err := mcp.CallCustomMethod[*fileUploadParams, *fileUploadResult](ctx, s, mcpfile.MethodAuthorizeUpload, &fileUploadParams{
+			AuthorizeUploadParams: mcpfile.AuthorizeUploadParams{Name: name, MIMEType: declared, Size: &size}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(up.Upload.Method, up.Upload.URL, bytes.NewReader(png))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var refusal transfer.Error
+		json.NewDecoder(resp.Body).Decode(&refusal)
+		return resp.StatusCode, refusal
+	}
+	staged := func() int {
+		n := 0
+		backing(svc).Walk(ctx, fileserve.Staging, func(fileserve.Meta) error { n++; return nil })
+		return n
+	}
+	if code, refusal := put("scan.pdf", "application/pdf"); code != http.StatusUnsupportedMediaType || refusal.Reason != mcpfile.ReasonTypeMismatch ||
+		!strings.Contains(refusal.Error, "image/png") || !strings.Contains(refusal.Error, "application/pdf") {
+		t.Errorf("a PNG sent for a declared PDF: %d %+v; want 415 typeMismatch naming both types", code, refusal)
+	}
+	if n := staged(); n != 0 {
+		t.Errorf("%d files staged after the refusal, want none", n)
+	}
+	if code, refusal := put("scan.png", "image/png"); code != http.StatusCreated {
+		t.Errorf("a PNG declared image/png: %d %+v; want 201", code, refusal)
 	}
 }
 

@@ -167,6 +167,16 @@ func TestStoreFailuresNameNothingOfTheServer(t *testing.T) {
 	if out.File == nil {
 		t.Fatal("the output has no file URI")
 	}
+	// And an upload descriptor whose bytes come once the store failed.
+	var descriptor struct {
+		Upload struct {
+			URL string `json:"url"`
+		} `json:"upload"`
+	}
+	ans := send(t, c, "files/authorizeUpload", map[string]any{"name": "later.txt", "mimeType": "text/plain", "size": 5})
+	if ans.Response.Error != nil || json.Unmarshal(ans.Response.Result, &descriptor) != nil || descriptor.Upload.URL == "" {
+		t.Fatalf("files/authorizeUpload: %+v %s", ans.Response.Error, ans.Response.Result)
+	}
 	// No task id at all, or an empty or malformed one: -32602, nothing read.
 	for _, id := range []any{nil, "", "../../x", strings.Repeat("a", 26)} {
 		params := map[string]any{"taskId": id}
@@ -270,6 +280,7 @@ func TestStoreFailuresNameNothingOfTheServer(t *testing.T) {
 			leaks(what, string(b))
 		}
 		do(http.MethodPost, srv.URL+transfer.UploadsPath, "bytes", "X-Filename", "up.txt", "Content-Type", "text/plain")
+		do(http.MethodPut, descriptor.Upload.URL, "later")
 		do(http.MethodGet, out.DownloadURL, "")
 		do(http.MethodDelete, out.DownloadURL, "")
 		rb, _ := json.Marshal(transfer.RevokeRequest{URL: out.DownloadURL})

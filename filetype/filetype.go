@@ -289,3 +289,22 @@ func IsText(mimeType string) bool {
 	}
 	return false
 }
+
+// Agrees reports whether content detected as detected may be what its
+// sender declared as declared: the same type (parameters aside); any
+// content for application/octet-stream; any text for a text type (content
+// cannot tell Markdown from plain text, nor CSV from notes); an Office
+// Open XML package for application/zip, which it is.
+func Agrees(declared, detected string) bool {
+	d, _, err1 := mime.ParseMediaType(declared)
+	t, _, err2 := mime.ParseMediaType(detected)
+	switch {
+	case err1 != nil || err2 != nil:
+		return false
+	case d == t, d == "application/octet-stream":
+		return true
+	case IsText(d) && IsText(t):
+		return true
+	}
+	return d == "application/zip" && strings.HasPrefix(t, "application/vnd.openxmlformats-officedocument.")
+}

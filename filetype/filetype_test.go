@@ -424,3 +424,26 @@ func TestSizeRoundsUpToTheNextUnit(t *testing.T) {
 		}
 	}
 }
+
+func TestAgrees(t *testing.T) {
+	for _, c := range []struct {
+		declared, detected string
+		want               bool
+	}{
+		{"application/pdf", "application/pdf", true},
+		{"text/plain; charset=utf-8", "text/plain", true},
+		{"text/markdown", "text/plain; charset=utf-8", true},
+		{"application/json", "text/plain; charset=utf-8", true},
+		{"application/octet-stream", "image/png", true},
+		{"application/zip", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", true},
+		{"application/pdf", "image/png", false},
+		{"image/png", "image/jpeg", false},
+		{"text/plain", "application/pdf", false},
+		{"application/vnd.openxmlformats-officedocument.wordprocessingml.document", "application/zip", false},
+		{"not a type", "image/png", false},
+	} {
+		if got := filetype.Agrees(c.declared, c.detected); got != c.want {
+			t.Errorf("Agrees(%q, %q) = %v, want %v", c.declared, c.detected, got, c.want)
+		}
+	}
+}

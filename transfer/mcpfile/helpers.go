@@ -23,6 +23,7 @@ const (
 	ReasonQuotaExceeded   = "quotaExceeded"
 	ReasonDigestMismatch  = "digestMismatch"
 	ReasonSizeMismatch    = "sizeMismatch"
+	ReasonTypeMismatch    = "typeMismatch"
 	ReasonBadDigest       = "unsupportedDigest"
 	ReasonUnknownFile     = "unknownFile"
 	ReasonNotUploaded     = "notUploaded"

@@ -11,17 +11,12 @@ import (
 
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/filetype"
 	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/internal/lib/quota"
+	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
 )
-
-// UploadRefusal is the body of a refused descriptor upload: the reason a
-// host can tell apart (transfer/mcpfile's Reason*) beside the message.
-type UploadRefusal struct {
-	Error  string `json:"error"`
-	Reason string `json:"reason,omitempty"`
-}
 
 // uploadAccepted is the body of a completed descriptor upload.
 type uploadAccepted struct {
@@ -37,7 +32,7 @@ type uploadAccepted struct {
 // the capability: no Authorization header is needed, as with download URLs.
 func (f *FileURIs) ServeUpload(w http.ResponseWriter, r *http.Request) {
 	refuse := func(code int, reason, format string, args ...any) {
-		writeUpload(w, code, UploadRefusal{Error: fmt.Sprintf(format, args...), Reason: reason})
+		writeUpload(w, code, transfer.Error{Error: fmt.Sprintf(format, args...), Reason: reason})
 	}
 	if r.Method != http.MethodPut {
 		w.Header().Set("Allow", "PUT")
@@ -67,8 +62,7 @@ func (f *FileURIs) ServeUpload(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusNotFound, mcpfile.ReasonUnknownFile, "no such upload: it expired; ask files/authorizeUpload again")
 		return
 	case err != nil:
-		f.Log.LogAttrs(ctx, slog.LevelError, "read upload ticket", slog.String("error", err.Error()))
-		refuse(http.StatusInternalServerError, "", "the upload could not be looked up; try again later")
+		f.failHTTP(w, r, "look the upload up", err)
 		return
 	case t.Staged != "":
 		refuse(http.StatusConflict, "", "this file has been uploaded already; its file URI is ready for use")
@@ -93,8 +87,7 @@ func (f *FileURIs) ServeUpload(w http.ResponseWriter, r *http.Request) {
 		case body.err != nil:
 			refuse(http.StatusBadRequest, "", "the upload was cut short: %v; nothing was kept", body.err)
 		default:
-			f.Log.LogAttrs(ctx, slog.LevelError, "store descriptor upload", slog.String("error", err.Error()))
-			refuse(http.StatusInternalServerError, "", "the upload could not be stored; try again later")
+			f.failHTTP(w, r, "store the upload", err)
 		}
 		return
 	}
@@ -107,6 +100,10 @@ func (f *FileURIs) ServeUpload(w http.ResponseWriter, r *http.Request) {
 	case t.SHA256 != "" && !strings.EqualFold(m.SHA256, t.SHA256):
 		drop()
 		refuse(http.StatusUnprocessableEntity, mcpfile.ReasonDigestMismatch, "the body's sha-256 is not the digest declared to files/authorizeUpload; nothing was kept: send the same bytes you declared")
+		return
+	case t.MIMEType != "" && !filetype.Agrees(t.MIMEType, m.MIMEType):
+		drop()
+		refuse(http.StatusUnsupportedMediaType, mcpfile.ReasonTypeMismatch, "the body is %s, not the %s declared to files/authorizeUpload; nothing was kept: send the file you declared, or declare its type", m.MIMEType, t.MIMEType)
 		return
 	case !mcpfile.Accepts(accept, m.MIMEType):
 		drop()
@@ -124,8 +121,7 @@ func (f *FileURIs) ServeUpload(w http.ResponseWriter, r *http.Request) {
 	t.Expires = time.Now().Add(f.StagingTTL)
 	if err := f.tickets.put(ctx, c.Owner, id, t); err != nil {
 		drop()
-		f.Log.LogAttrs(ctx, slog.LevelError, "record descriptor upload", slog.String("error", err.Error()))
-		refuse(http.StatusInternalServerError, "", "the upload could not be recorded; try again later")
+		f.failHTTP(w, r, "record the upload", err)
 		return
 	}
 	writeUpload(w, http.StatusCreated, uploadAccepted{File: fileValue(f.URI(FileKindIn, id), m)})
@@ -144,6 +140,13 @@ func (b *bodyError) Read(p []byte) (int, error) {
 		b.err = err
 	}
 	return n, err
+}
+
+// failHTTP answers a failure of the agent's own met while doing what, as
+// every HTTP route does (httpjson.WriteFailure), the details in the log.
+func (f *FileURIs) failHTTP(w http.ResponseWriter, r *http.Request, what string, err error) {
+	f.Log.LogAttrs(r.Context(), slog.LevelError, "descriptor upload: "+what, slog.String("error", err.Error()))
+	httpjson.WriteFailure(w, what, err)
 }
 
 // writeUpload answers a descriptor upload with v as JSON, never cached.
