@@ -199,6 +199,10 @@ func (s *Signer) Sign(c Claims) (string, error) {
 		return "", errors.New("signing: expiry must lie in the future")
 	}
 	key := s.keys[0]
+	// A token id of 64 random bits: two URLs of one file minted in the
+	// same second are two tokens, so revoking one leaves the other.
+	var nonce [8]byte
+	rand.Read(nonce[:])
 	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, urlClaims{
 		FileID: c.FileID,
 		Area:   c.Area,
@@ -206,6 +210,7 @@ func (s *Signer) Sign(c Claims) (string, error) {
 			Subject:   c.Owner,
 			Audience:  jwt.ClaimStrings{s.audience},
 			ExpiresAt: jwt.NewNumericDate(c.ExpiresAt),
+			ID:        base64.RawURLEncoding.EncodeToString(nonce[:]),
 		},
 	})
 	// URLs carry the token: leave out what verification does not use
