@@ -135,7 +135,8 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.Int(&c.MaxRevocations, "AGENT_MAX_REVOCATIONS", revocation.DefaultMaxPerOwner,
 			"revoked download URLs (`POST /files/revoke`) one owner may have whose tokens have not expired yet, over every replica "+
 				"sharing the store (for files of the anonymous owner, when there is no authentication: one client address, an IPv4 "+
-				"address or an IPv6 /64); beyond it a revocation answers `429`, saying to delete the file or wait").Positive(),
+				"address or an IPv6 /64, and all addresses together 4 times this); beyond it a revocation answers `429`, saying to "+
+				"delete the file or wait").Positive(),
 	}...)
 	return append(list, c.Limits.Settings()...)
 }

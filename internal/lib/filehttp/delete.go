@@ -112,7 +112,8 @@ func (s *Server) ServeDelete(w http.ResponseWriter, r *http.Request) {
 // Revocations are counted against a revoker, who may have a bounded number
 // whose tokens have not expired yet (revocation.Options.MaxPerOwner): the
 // token's owner, or for an anonymous owner's file (no authentication, one
-// owner for all) the client address that revokes (connlimit.ClientKey).
+// owner for all) the client address that revokes (connlimit.ClientKey),
+// and all such addresses together revocation.SharedOwnerFactor times that.
 func (s *Server) ServeRevoke(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
@@ -159,9 +160,13 @@ func (s *Server) ServeRevoke(w http.ResponseWriter, r *http.Request) {
 	if le, ok := errors.AsType[*revocation.LimitError](err); ok {
 		secs := int(math.Ceil(le.RetryAfter.Seconds()))
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		httpjson.WriteError(w, http.StatusTooManyRequests, fmt.Sprintf("too many revoked URLs: %d revoked by this revoker have not expired yet, "+
+		whose := "by this revoker"
+		if le.Shared {
+			whose = "by all unauthenticated callers together (4 × AGENT_MAX_REVOCATIONS)"
+		}
+		httpjson.WriteError(w, http.StatusTooManyRequests, fmt.Sprintf("too many revoked URLs: %d revoked %s have not expired yet, "+
 			"the most there may be (AGENT_MAX_REVOCATIONS); DELETE the file instead, which ends every URL of it at once, "+
-			"or retry after %d s, when the first of them is forgotten", le.Max, secs))
+			"or retry after %d s, when the first of them is forgotten", le.Max, whose, secs))
 		return
 	}
 	if err != nil {
@@ -176,10 +181,11 @@ func (s *Server) ServeRevoke(w http.ResponseWriter, r *http.Request) {
 // revoker is who a revocation counts against: owner, unless it is the
 // anonymous owner of every unauthenticated caller; then the client address
 // (its IPv6 /64), as the request log middleware set it from a trusted
-// proxy's X-Forwarded-For.
-func revoker(r *http.Request, owner string) string {
+// proxy's X-Forwarded-For, and the anonymous owner as the shared owner of
+// all such addresses (revocation.SharedOwnerFactor).
+func revoker(r *http.Request, owner string) revocation.Revoker {
 	if owner != AnonymousOwner {
-		return "owner " + owner
+		return revocation.Revoker{Key: "owner " + owner}
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -188,7 +194,7 @@ func revoker(r *http.Request, owner string) string {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		host = connlimit.ClientKey(ip).String()
 	}
-	return "client " + host
+	return revocation.Revoker{Key: "client " + host, Owner: "owner " + owner}
 }
 
 // verifyReason is the caller-facing reason of a token that did not verify.

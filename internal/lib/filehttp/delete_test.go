@@ -209,7 +209,7 @@ func TestRevokeCappedPerRevoker(t *testing.T) {
 	}
 
 	// The anonymous owner's URLs count per client address.
-	anon := urls(AnonymousOwner, 2*manageMaxRevocations+1)
+	anon := urls(AnonymousOwner, revocation.SharedOwnerFactor*manageMaxRevocations+1)
 	for i, u := range anon[:manageMaxRevocations] {
 		if w := revokeFrom(t, env, u, fmt.Sprintf("[2001:db8::%x]:1000", i+1)); w.Code != http.StatusNoContent {
 			t.Fatalf("anonymous revocation %d: %d %s", i, w.Code, w.Body)
@@ -225,5 +225,21 @@ func TestRevokeCappedPerRevoker(t *testing.T) {
 	}
 	if n := records(); n != 3*manageMaxRevocations {
 		t.Errorf("%d revocation records, want %d", n, 3*manageMaxRevocations)
+	}
+	// And all addresses together, for the one anonymous owner, at most
+	// SharedOwnerFactor times the cap: many addresses cannot grow the
+	// list every replica reads twice a second without bound.
+	shared := revocation.SharedOwnerFactor * manageMaxRevocations
+	for i, u := range anon[2*manageMaxRevocations : shared] {
+		if w := revokeFrom(t, env, u, fmt.Sprintf("203.0.113.%d:1000", i/manageMaxRevocations+1)); w.Code != http.StatusNoContent {
+			t.Fatalf("revocation %d of a third or fourth client: %d %s; want 204", i, w.Code, w.Body)
+		}
+	}
+	w = revokeFrom(t, env, anon[shared], "203.0.113.200:1000")
+	if w.Code != http.StatusTooManyRequests || !strings.Contains(w.Body.String(), "unauthenticated callers together") || w.Header().Get("Retry-After") == "" {
+		t.Errorf("a fresh address's revocation past the anonymous owner's cap: %d %s; want 429 naming the shared cap", w.Code, w.Body)
+	}
+	if n := records(); n != manageMaxRevocations+shared {
+		t.Errorf("%d revocation records, want %d", n, manageMaxRevocations+shared)
 	}
 }

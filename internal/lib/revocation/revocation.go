@@ -70,14 +70,34 @@ type Options struct {
 	MaxPerOwner int
 }
 
-// LimitError is the error of a revocation past Options.MaxPerOwner.
+// SharedOwnerFactor is how many times Options.MaxPerOwner the revokers
+// of one shared owner (Revoker.Owner) may have revoked together.
+const SharedOwnerFactor = 4
+
+// Revoker is who revokes. Key names the revoker ("owner alice", "client
+// 192.0.2.1"), held to Options.MaxPerOwner. Owner, when the revoker acts
+// for an owner many revokers share (the anonymous owner of unauthenticated
+// callers, each revoker a client address), names that owner: all of its
+// revokers together are held to SharedOwnerFactor × MaxPerOwner, so that
+// many addresses cannot grow the list without bound.
+type Revoker struct {
+	Key   string
+	Owner string
+}
+
+// LimitError is the error of a revocation past Options.MaxPerOwner (or,
+// for a shared owner, SharedOwnerFactor times it).
 type LimitError struct {
-	Max        int           // Options.MaxPerOwner
-	RetryAfter time.Duration // until the first of the revoker's revocations lapses
+	Max        int           // the cap met
+	Shared     bool          // the cap of the shared owner, not the revoker's own
+	RetryAfter time.Duration // until the first of the capped revocations lapses
 }
 
 // Error says what was refused.
 func (e *LimitError) Error() string {
+	if e.Shared {
+		return fmt.Sprintf("revocation: %d revoked URLs of this owner's callers have not expired yet, the most there may be", e.Max)
+	}
 	return fmt.Sprintf("revocation: %d revoked URLs of this revoker have not expired yet, the most there may be", e.Max)
 }
 
@@ -112,6 +132,7 @@ type List struct {
 type revoked struct {
 	until time.Time
 	by    string
+	owner string // the key of the shared owner the revoker acted for; "" for none
 }
 
 // revoker is what one revoker has revoked: how many tokens, and when the
@@ -158,8 +179,11 @@ func (l *List) Revoked(token string) bool {
 // *LimitError and writes nothing. A token revoked already, or expired
 // Grace ago, writes nothing and is no error. It fails when the store does
 // not take the record.
-func (l *List) RevokeToken(ctx context.Context, token string, expires time.Time, by string) error {
-	id, key := signing.TokenID(token), revokerKey(by)
+func (l *List) RevokeToken(ctx context.Context, token string, expires time.Time, by Revoker) error {
+	id, key, owner := signing.TokenID(token), revokerKey(by.Key), ""
+	if by.Owner != "" && by.Owner != by.Key {
+		owner = revokerKey(by.Owner)
+	}
 	until := expires.Add(Grace)
 	now := l.now()
 	if !until.After(now) || l.Revoked(token) {
@@ -182,15 +206,21 @@ func (l *List) RevokeToken(ctx context.Context, token string, expires time.Time,
 		l.forgetLapsed(now)
 	}
 	_, known := l.tokens[id]
-	r := l.by[key]
+	r, shared := l.by[key], l.by[owner]
 	l.mu.Unlock()
 	switch {
 	case known:
 		return nil
 	case r.n >= l.max:
 		return &LimitError{Max: l.max, RetryAfter: max(r.first.Sub(now), time.Second)}
+	case owner != "" && shared.n >= SharedOwnerFactor*l.max:
+		return &LimitError{Max: SharedOwnerFactor * l.max, Shared: true, RetryAfter: max(shared.first.Sub(now), time.Second)}
 	}
-	return l.note(ctx, tokenPrefix+id+"."+strconv.FormatInt(until.Unix(), 10)+"."+key)
+	name := tokenPrefix + id + "." + strconv.FormatInt(until.Unix(), 10) + "." + key
+	if owner != "" {
+		name += "." + owner
+	}
+	return l.note(ctx, name)
 }
 
 // FileDeleted tells every replica that fileID was deleted: their quotas
@@ -229,7 +259,8 @@ func (l *List) note(ctx context.Context, name string) error {
 }
 
 // parseToken reads the name of a revoked token's record: t.<token id>,
-// then, from this version on, .<unix time it lapses>.<revoker key>.
+// then, from this version on, .<unix time it lapses>.<revoker key>, and
+// for a revoker of a shared owner .<the owner's key>.
 func parseToken(name string) (id string, r revoked, ok bool) {
 	rest, ok := strings.CutPrefix(name, tokenPrefix)
 	if !ok {
@@ -239,12 +270,13 @@ func parseToken(name string) (id string, r revoked, ok bool) {
 	if rest == "" {
 		return id, revoked{}, true // an older record: no expiry, no revoker
 	}
-	at, key, _ := strings.Cut(rest, ".")
+	at, keys, _ := strings.Cut(rest, ".")
 	sec, err := strconv.ParseInt(at, 10, 64)
 	if err != nil {
 		return id, revoked{}, true
 	}
-	return id, revoked{until: time.Unix(sec, 0), by: key}, true
+	key, owner, _ := strings.Cut(keys, ".")
+	return id, revoked{until: time.Unix(sec, 0), by: key, owner: owner}, true
 }
 
 // add puts the record name into tokens, files and by, unless it is the
@@ -266,13 +298,16 @@ func (l *List) add(name string, tokens map[string]revoked, files map[string]bool
 		return false
 	}
 	tokens[id] = r
-	if r.by != "" {
-		c := by[r.by]
+	for _, k := range []string{r.by, r.owner} {
+		if k == "" {
+			continue
+		}
+		c := by[k]
 		if c.n == 0 || r.until.Before(c.first) {
 			c.first = r.until
 		}
 		c.n++
-		by[r.by] = c
+		by[k] = c
 	}
 	return false
 }
@@ -286,11 +321,16 @@ func (l *List) forgetLapsed(now time.Time) {
 			continue
 		}
 		delete(l.tokens, id)
-		if c := l.by[r.by]; c.n <= 1 {
-			delete(l.by, r.by)
-		} else {
-			c.n--
-			l.by[r.by] = c // first is now early: a refusal's Retry-After errs short
+		for _, k := range []string{r.by, r.owner} {
+			if k == "" {
+				continue
+			}
+			if c := l.by[k]; c.n <= 1 {
+				delete(l.by, k)
+			} else {
+				c.n--
+				l.by[k] = c // first is now early: a refusal's Retry-After errs short
+			}
 		}
 	}
 }

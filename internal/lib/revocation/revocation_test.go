@@ -28,7 +28,7 @@ func TestListSharedThroughTheStore(t *testing.T) {
 	if a.Revoked(token) {
 		t.Fatal("a fresh list revokes a token")
 	}
-	if err := a.RevokeToken(ctx, token, time.Now().Add(time.Hour), "owner alice"); err != nil {
+	if err := a.RevokeToken(ctx, token, time.Now().Add(time.Hour), revocation.Revoker{Key: "owner alice"}); err != nil {
 		t.Fatal(err)
 	}
 	if !a.Revoked(token) || a.Revoked(other) {
@@ -97,14 +97,14 @@ func TestRevocationsCappedPerRevoker(t *testing.T) {
 		if i%2 == 1 {
 			l = b
 		}
-		if err := l.RevokeToken(ctx, fmt.Sprintf("tok.%d", i), soon.Add(-revocation.Grace), "client 192.0.2.1"); err != nil {
+		if err := l.RevokeToken(ctx, fmt.Sprintf("tok.%d", i), soon.Add(-revocation.Grace), revocation.Revoker{Key: "client 192.0.2.1"}); err != nil {
 			t.Fatal(err)
 		}
 		a.Refresh(ctx)
 		b.Refresh(ctx)
 	}
 	for _, l := range []*revocation.List{a, b} {
-		err := l.RevokeToken(ctx, "tok.over", time.Now().Add(time.Hour), "client 192.0.2.1")
+		err := l.RevokeToken(ctx, "tok.over", time.Now().Add(time.Hour), revocation.Revoker{Key: "client 192.0.2.1"})
 		var le *revocation.LimitError
 		if !errors.As(err, &le) || le.Max != max || le.RetryAfter <= 0 || le.RetryAfter > 3*time.Second {
 			t.Fatalf("a revocation past the cap: %v (%+v); want a LimitError retrying within 3 s", err, le)
@@ -117,13 +117,13 @@ func TestRevocationsCappedPerRevoker(t *testing.T) {
 		t.Error("a refused revocation revokes")
 	}
 	// Another revoker, a revoked token again, an expired token.
-	if err := a.RevokeToken(ctx, "tok.bob", time.Now().Add(time.Hour), "owner bob"); err != nil {
+	if err := a.RevokeToken(ctx, "tok.bob", time.Now().Add(time.Hour), revocation.Revoker{Key: "owner bob"}); err != nil {
 		t.Fatalf("another revoker is held back: %v", err)
 	}
-	if err := a.RevokeToken(ctx, "tok.0", time.Now().Add(time.Hour), "owner bob"); err != nil {
+	if err := a.RevokeToken(ctx, "tok.0", time.Now().Add(time.Hour), revocation.Revoker{Key: "owner bob"}); err != nil {
 		t.Fatalf("revoking a revoked token again: %v", err)
 	}
-	if err := a.RevokeToken(ctx, "tok.old", time.Now().Add(-revocation.Grace-time.Second), "owner bob"); err != nil {
+	if err := a.RevokeToken(ctx, "tok.old", time.Now().Add(-revocation.Grace-time.Second), revocation.Revoker{Key: "owner bob"}); err != nil {
 		t.Fatalf("revoking an expired token: %v", err)
 	}
 	if n := len(records(t, st)); n != max+1 {
@@ -144,7 +144,7 @@ func TestRevocationsCappedPerRevoker(t *testing.T) {
 		t.Errorf("%d records after the tokens lapsed, want 1 (bob's)", n)
 	}
 	a.Refresh(ctx)
-	if err := a.RevokeToken(ctx, "tok.new", time.Now().Add(time.Hour), "client 192.0.2.1"); err != nil {
+	if err := a.RevokeToken(ctx, "tok.new", time.Now().Add(time.Hour), revocation.Revoker{Key: "client 192.0.2.1"}); err != nil {
 		t.Errorf("the revoker after its revocations lapsed: %v", err)
 	}
 }
@@ -157,14 +157,14 @@ func TestRevocationsCappedInMemory(t *testing.T) {
 	clock := time.Now()
 	revocation.SetClock(l, func() time.Time { return clock })
 	lapse := clock.Add(time.Second - revocation.Grace)
-	l.RevokeToken(ctx, "t1", lapse, "x")
-	l.RevokeToken(ctx, "t2", lapse, "x")
+	l.RevokeToken(ctx, "t1", lapse, revocation.Revoker{Key: "x"})
+	l.RevokeToken(ctx, "t2", lapse, revocation.Revoker{Key: "x"})
 	var le *revocation.LimitError
-	if err := l.RevokeToken(ctx, "t3", time.Now().Add(time.Hour), "x"); !errors.As(err, &le) {
+	if err := l.RevokeToken(ctx, "t3", time.Now().Add(time.Hour), revocation.Revoker{Key: "x"}); !errors.As(err, &le) {
 		t.Fatalf("past the cap: %v, want a LimitError", err)
 	}
 	clock = clock.Add(1100 * time.Millisecond)
-	if err := l.RevokeToken(ctx, "t3", time.Now().Add(time.Hour), "x"); err != nil {
+	if err := l.RevokeToken(ctx, "t3", time.Now().Add(time.Hour), revocation.Revoker{Key: "x"}); err != nil {
 		t.Fatalf("after the first lapsed: %v", err)
 	}
 	if l.Revoked("t1") || !l.Revoked("t3") {
@@ -196,7 +196,7 @@ func TestRevocationsCappedWhenConcurrent(t *testing.T) {
 	accepted, refused := 0, 0
 	for i := range 40 {
 		wg.Go(func() {
-			err := l.RevokeToken(ctx, fmt.Sprintf("tok.%d", i), time.Now().Add(time.Hour), "client 192.0.2.7")
+			err := l.RevokeToken(ctx, fmt.Sprintf("tok.%d", i), time.Now().Add(time.Hour), revocation.Revoker{Key: "client 192.0.2.7"})
 			var le *revocation.LimitError
 			mu.Lock()
 			defer mu.Unlock()
