@@ -207,3 +207,50 @@ func TestLoadConfigMaxMessage(t *testing.T) {
 		t.Errorf("a negative max_message_bytes: %v", err)
 	}
 }
+
+// A tool result over the cap (here 1 MiB, max_message_bytes) is a tool
+// error naming the agent, and the agent's next call works: its session
+// stays.
+func TestToolResultOverCapIsAToolError(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := mcp.NewServer(&mcp.Implementation{Name: "wordy", Version: "1"}, nil)
+	for _, name := range []string{"big", "small"} {
+		mcp.AddTool(s, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " done"}}}, nil, nil
+		})
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" && m.Params.Name == "big" {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%s"}]}}`, m.ID, strings.Repeat("w", 4<<20))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	g, err := gateway.New(ctx, gateway.Config{Agents: []gateway.Agent{{Name: "wordy", URL: ts.URL + "/mcp"}}, Roots: []string{t.TempDir()}, Out: t.TempDir(), MaxMessageBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	host := connectHost(t, ctx, g)
+	res := host.call(t, ctx, "big")
+	want := "the answer of " + ts.URL + "/mcp to tools/call passed 1 MiB, the most one message may hold"
+	if !res.IsError || !strings.Contains(resultText(res), "the agent wordy failed") || !strings.Contains(resultText(res), want) {
+		t.Errorf("big: is_error %v, %q; want a tool error saying %q", res.IsError, resultText(res), want)
+	}
+	if res := host.call(t, ctx, "small"); res.IsError || resultText(res) != "small done" {
+		t.Errorf("small after big: %q", resultText(res))
+	}
+}
