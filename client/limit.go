@@ -130,6 +130,8 @@ func (c messageCap) RoundTrip(req *http.Request) (*http.Response, error) {
 	switch {
 	case ok && ct == "application/json" && call.id != nil:
 		resp.Body = &wholeBody{rc: resp.Body, length: resp.ContentLength, over: over}
+		resp.ContentLength = -1 // the stand-in answer has a length of its own
+		resp.Header.Del("Content-Length")
 	case ok && ct == "text/event-stream":
 		resp.Body = &heldUnits{rc: resp.Body, max: c.max, blankEnds: true, over: over.event}
 	default:
