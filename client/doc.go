@@ -18,6 +18,11 @@
 //     result so that the model reads "Tool produced: report.pptx
 //     (PowerPoint, 1.0 MB)" and never a URL or a byte of content.
 //
+// [LimitMessages] caps each JSON-RPC message a server sends on the host's
+// transport (a JSON body, an SSE event, a stdio line; 32 MiB by default):
+// an answer over the cap fails its request with an error naming the
+// server, instead of taking the host's memory.
+//
 // The package shares no server internals: it knows the agents only through
 // the leaf packages transfer (the protocol: JSON shapes, names, the origin
 // rule, uploads and guarded downloads), filetype (names of types) and

@@ -29,6 +29,14 @@ const (
 	// DefaultStallTimeout is how long a download may go without a byte
 	// before it is given up.
 	DefaultStallTimeout = time.Minute
+	// DefaultMinDownloadRate is the average, in bytes a second, a download
+	// must keep from PaceSlack after its first byte on: 1 KiB/s, which
+	// any link a person works over beats, and a trickle of a byte a second
+	// does not.
+	DefaultMinDownloadRate = 1 << 10
+	// PaceSlack is how long a download's bytes may come at any pace before
+	// they must average Config.MinDownloadRate.
+	PaceSlack = 10 * time.Second
 )
 
 // Config configures a Middleware. Registry is required; the rest has
@@ -62,6 +70,13 @@ type Config struct {
 	// arrives and a trickle that stopped does not hold the call forever.
 	// 0 means DefaultStallTimeout.
 	StallTimeout time.Duration
+	// MinDownloadRate is the average, in bytes a second, a download must
+	// keep from PaceSlack after its first byte on, or it fails with
+	// ErrStalled: a file that trickles (each byte within StallTimeout of
+	// the last) would otherwise hold the call for as long as its sender
+	// likes, and a host's model waits with it. 0 means
+	// DefaultMinDownloadRate, a negative value no minimum.
+	MinDownloadRate int64
 	// AllowHosts are hosts ("host" or "host:port") besides the agent's own
 	// origin that produced files may be fetched from.
 	AllowHosts []string
@@ -117,6 +132,9 @@ func New(cfg Config) (*Middleware, error) {
 	}
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = DefaultStallTimeout
+	}
+	if cfg.MinDownloadRate == 0 {
+		cfg.MinDownloadRate = DefaultMinDownloadRate
 	}
 	if cfg.MaxDownloadBytes <= 0 {
 		cfg.MaxDownloadBytes = DefaultMaxDownloadBytes

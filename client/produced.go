@@ -404,6 +404,8 @@ func shortReason(err error) string {
 		return "its URL is on a host the client does not trust"
 	case errors.Is(err, transferclient.ErrTooLarge):
 		return "it is larger than the client accepts"
+	case errors.Is(err, ErrStalled):
+		return "the download stalled: the agent stopped sending it, or sent it too slowly"
 	}
 	return "the download failed"
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -112,11 +113,16 @@ func transient(ctx context.Context, err error) bool {
 }
 
 // ErrStalled is wrapped by the error of a download that went
-// Config.StallTimeout without a byte.
+// Config.StallTimeout without a byte, or fell below Config.MinDownloadRate.
 var ErrStalled = errors.New("the download stalled")
 
+// paceSlack is PaceSlack, shortened by tests.
+var paceSlack = PaceSlack
+
 // downloadOnce is one try of download. It fails with ErrStalled when the
-// answer, or the next byte of its body, takes longer than StallTimeout.
+// answer, or the next byte of its body, takes longer than StallTimeout, or
+// when its bytes, from paceSlack after the first on, average less than
+// MinDownloadRate.
 func (m *Middleware) downloadOnce(ctx context.Context, rawURL, name, sha256, source string) (Entry, error) {
 	stall := m.cfg.StallTimeout
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -125,6 +131,8 @@ func (m *Middleware) downloadOnce(ctx context.Context, rawURL, name, sha256, sou
 		cancel(fmt.Errorf("%w: no byte of %s arrived for %s (the agent or the network stopped sending it); call the tool again", ErrStalled, name, stall))
 	})
 	defer watch.Stop()
+	pace := m.pacer(name, cancel)
+	defer pace.stop()
 	stalled := func(err error) error {
 		if cause := context.Cause(ctx); errors.Is(cause, ErrStalled) {
 			return fmt.Errorf("download %s: %w", name, cause)
@@ -138,7 +146,7 @@ func (m *Middleware) downloadOnce(ctx context.Context, rawURL, name, sha256, sou
 	}
 	defer resp.Body.Close()
 	body := &progressReader{r: resp.Body, p: Progress{Direction: Download, Name: name, Total: resp.ContentLength}, fn: m.cfg.Progress,
-		moved: func() { watch.Reset(stall) }}
+		moved: func(n int) { watch.Reset(stall); pace.moved(n) }}
 	watch.Reset(stall)
 	e, err := m.cfg.Registry.Add(ctx, name, bufio.NewReaderSize(transfer.VerifySHA256(body, sha256, name), 256<<10), source)
 	if err != nil {
@@ -146,6 +154,71 @@ func (m *Middleware) downloadOnce(ctx context.Context, rawURL, name, sha256, sou
 	}
 	body.finish()
 	return e, nil
+}
+
+// pacer holds a download to Config.MinDownloadRate: from paceSlack after
+// its first byte on, its bytes must average the rate, or it is cancelled
+// with ErrStalled. Its deadline moves on with each byte, as the agent's
+// own deadline on a request body does (AGENT_MIN_BODY_RATE).
+type pacer struct {
+	rate  int64 // bytes a second; 0: no minimum
+	fail  func()
+	mu    sync.Mutex
+	first time.Time
+	got   int64
+	timer *time.Timer
+}
+
+func (m *Middleware) pacer(name string, cancel context.CancelCauseFunc) *pacer {
+	p := &pacer{rate: max(m.cfg.MinDownloadRate, 0)}
+	p.fail = func() {
+		p.mu.Lock()
+		got, took := p.got, time.Since(p.first)
+		p.mu.Unlock()
+		cancel(fmt.Errorf("%w: %s came at %s a second (%d bytes in %s), under the %s a second a download must average after its first %s (the agent or the network is barely sending it); call the tool again",
+			ErrStalled, name, rateText(float64(got)/took.Seconds()), got, took.Round(100*time.Millisecond), rateText(float64(p.rate)), paceSlack))
+	}
+	return p
+}
+
+// moved counts n more bytes and moves the deadline on.
+func (p *pacer) moved(n int) {
+	if p.rate == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.first.IsZero() {
+		p.first = time.Now()
+	}
+	p.got += int64(n)
+	deadline := p.first.Add(paceSlack + time.Duration(float64(p.got)/float64(p.rate)*float64(time.Second)))
+	if p.timer == nil {
+		p.timer = time.AfterFunc(time.Until(deadline), p.fail)
+	} else {
+		p.timer.Reset(time.Until(deadline))
+	}
+}
+
+func (p *pacer) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+}
+
+// rateText writes a rate for people: "1 byte", "512 bytes", "1 KiB".
+func rateText(perSecond float64) string {
+	switch {
+	case perSecond >= 1<<20:
+		return fmt.Sprintf("%.4g MiB", perSecond/(1<<20))
+	case perSecond >= 1<<10:
+		return fmt.Sprintf("%.4g KiB", perSecond/(1<<10))
+	case perSecond < 1.5 && perSecond >= 0.5:
+		return "1 byte"
+	}
+	return fmt.Sprintf("%.0f bytes", perSecond)
 }
 
 // withCapHint adds the setting that raises the cap to an error of a file
@@ -158,18 +231,18 @@ func withCapHint(err error) error {
 }
 
 // progressReader reports the bytes read through it, and calls moved (when
-// set) on each read that brought some.
+// set) on each read that brought some, with how many.
 type progressReader struct {
 	r     io.Reader
 	p     Progress
 	fn    func(Progress)
-	moved func()
+	moved func(n int)
 }
 
 func (pr *progressReader) Read(b []byte) (int, error) {
 	n, err := pr.r.Read(b)
 	if n > 0 && pr.moved != nil {
-		pr.moved()
+		pr.moved(n)
 	}
 	if n > 0 && pr.fn != nil {
 		pr.p.Done += int64(n)

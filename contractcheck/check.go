@@ -75,6 +75,10 @@ type Options struct {
 	AllowHosts []string
 	// Timeout bounds each request to the server; 0 means two minutes.
 	Timeout time.Duration
+	// MaxMessageBytes caps each JSON-RPC message the server sends; 0 means
+	// client.DefaultMaxMessageBytes (32 MiB). A larger one fails its point,
+	// naming the server (client.LimitMessages).
+	MaxMessageBytes int64
 	// Logger logs what the check does; nil discards.
 	Logger *slog.Logger
 }
@@ -186,6 +190,7 @@ func (c *checker) connect(ctx context.Context) error {
 	default:
 		return errors.New("nothing to check: give a URL or a command")
 	}
+	tr = client.LimitMessages(tr, c.o.MaxMessageBytes)
 	if c.t.BaseURL != "" {
 		b, err := url.Parse(strings.TrimRight(c.t.BaseURL, "/"))
 		if err != nil || b.Host == "" {

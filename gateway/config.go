@@ -81,6 +81,12 @@ type Config struct {
 	InlineMaxBytes int64 `json:"inline_max_bytes,omitempty"`
 	// MaxDownloadBytes caps each produced file (client.Config).
 	MaxDownloadBytes int64 `json:"max_download_bytes,omitempty"`
+	// MaxMessageBytes caps each JSON-RPC message an agent sends (its
+	// answer to tools/list, a tool's result): 0 means
+	// client.DefaultMaxMessageBytes (32 MiB). An answer over it fails the
+	// request naming the agent, and the gateway carries on
+	// (client.LimitMessages).
+	MaxMessageBytes int64 `json:"max_message_bytes,omitempty"`
 	// AllowFileURIs passes a data: URI or an http(s) URL the model wrote
 	// in a file position on to the agent as it is. By default it is
 	// refused (client.Config.RefuseLiterals): the model names files, and
@@ -120,9 +126,12 @@ func LoadConfig(path string) (Config, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&file); err != nil {
-		return Config{}, fmt.Errorf("%s: %w (fields: agents[{name, url, command, env, base_url, token, headers, allow_hosts, protocol_version}], roots, out, token, inline_max_bytes, max_download_bytes, allow_file_uris)", path, err)
+		return Config{}, fmt.Errorf("%s: %w (fields: agents[{name, url, command, env, base_url, token, headers, allow_hosts, protocol_version}], roots, out, token, inline_max_bytes, max_download_bytes, max_message_bytes, allow_file_uris)", path, err)
 	}
 	cfg := file.Config
+	if cfg.MaxMessageBytes < 0 {
+		return Config{}, fmt.Errorf("%s: max_message_bytes %d: give a size in bytes (leave it out for 32 MiB)", path, cfg.MaxMessageBytes)
+	}
 	if n := file.InlineMaxBytes; n != nil {
 		if *n < 0 {
 			return Config{}, fmt.Errorf("%s: inline_max_bytes %d: give a size in bytes, or 0 to send every file through the agent's /uploads", path, *n)

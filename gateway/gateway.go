@@ -250,13 +250,14 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		a.mu.Unlock()
 		hc = &http.Client{Transport: &watchTransport{next: next, listenEnded: watch.ended(g, a)}}
 		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: agentTasks(&opts, hc), OAuthHandler: oauth}
+		tr = client.LimitMessages(tr, g.cfg.MaxMessageBytes) // an answer too large for one message fails naming the agent
 	} else {
 		cmd := exec.Command(ac.Command[0], ac.Command[1:]...)
 		cmd.Env = append(os.Environ(), ac.Env...)
 		cmd.Stderr = os.Stderr // a host shows a stdio server's stderr in its log
 		// Content blocks the go-sdk cannot decode are rewritten (over
 		// HTTP, client.WithTasks' client does it).
-		tr = client.ReadableTransport(&mcp.CommandTransport{Command: cmd})
+		tr = client.ReadableTransport(client.LimitMessages(&mcp.CommandTransport{Command: cmd}, g.cfg.MaxMessageBytes))
 	}
 	var sopts *mcp.ClientSessionOptions
 	if ac.ProtocolVersion != "" {
@@ -421,7 +422,9 @@ func (g *Gateway) listTools(ctx context.Context, a *agent) ([]*mcp.Tool, error) 
 		if err == nil {
 			return tools, nil
 		}
-		if ctx.Err() != nil || try == 1 {
+		// The agent's own error (an answer over the cap is one): its
+		// session is fine, and a new one would be answered the same.
+		if ctx.Err() != nil || try == 1 || agentError(err) {
 			break
 		}
 		g.lost(a, s, err)

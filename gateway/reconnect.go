@@ -338,8 +338,9 @@ func (w *watchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// endBody calls ended once its reading ends, by the end of the body or an
-// error.
+// endBody calls ended once its reading ends, by the end of the body, an
+// error, or its closing (a layer above it that stopped reading: the cap
+// on one message, client.LimitMessages, ends a stream at an event over it).
 type endBody struct {
 	io.ReadCloser
 	once  sync.Once
@@ -352,6 +353,12 @@ func (b *endBody) Read(p []byte) (int, error) {
 		b.once.Do(b.ended)
 	}
 	return n, err
+}
+
+func (b *endBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.ended)
+	return err
 }
 
 // listenWatch ties a watchTransport's listen stream to the session it

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -334,8 +335,12 @@ func TestClashingToolsSayWhoseTheyAre(t *testing.T) {
 }
 
 // stdioAgentEnv makes the test binary a stdio agent: a go-sdk server on
-// stdin/stdout with a tool "work" and a tool "crash" that exits at once.
-const stdioAgentEnv = "AGENTURA_GATEWAY_TEST_STDIO_AGENT"
+// stdin/stdout with a tool "work" and a tool "crash" that exits at once;
+// with stdioLargeToolsEnv set to N, N tools more, of 1 MiB descriptions.
+const (
+	stdioAgentEnv      = "AGENTURA_GATEWAY_TEST_STDIO_AGENT"
+	stdioLargeToolsEnv = "AGENTURA_GATEWAY_TEST_LARGE_TOOLS"
+)
 
 func serveStdioAgent() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "stdio-agent", Version: "1"}, nil)
@@ -346,7 +351,14 @@ func serveStdioAgent() {
 		os.Exit(3)
 		return nil, nil, nil
 	})
-	s.Run(context.Background(), &mcp.StdioTransport{})
+	n, _ := strconv.Atoi(os.Getenv(stdioLargeToolsEnv))
+	desc := strings.Repeat("d", 1<<20)
+	for i := range n {
+		mcp.AddTool(s, &mcp.Tool{Name: fmt.Sprintf("large%d", i), Description: desc}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	}
+	s.Run(context.Background(), &mcp.StdioTransport{MaxLineLength: -1})
 }
 
 // A stdio agent that dies is started again: the call it died in is a tool

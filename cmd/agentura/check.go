@@ -66,7 +66,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	report := contractcheck.Run(ctx, target, contractcheck.Options{
 		Tool: tool, SampleFile: file, Arguments: extra, ServeAddr: serveAddr, ServeURL: serveURL, AllowHosts: allowHosts,
-		Logger: stderrLogger(c.verbose, stderr),
+		MaxMessageBytes: int64(c.maxMessage), Logger: stderrLogger(c.verbose, stderr),
 	})
 	if jsonOut || c.output == "json" {
 		enc := json.NewEncoder(stdout)

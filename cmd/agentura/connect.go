@@ -70,7 +70,7 @@ func prepare(c *common, rawURL string, stderr io.Writer) (*conn, error) {
 		}
 		// Content blocks the go-sdk cannot decode are rewritten (over
 		// HTTP, client.WithTasks' client does it).
-		cn.tr = client.ReadableTransport(&mcp.CommandTransport{Command: cmd})
+		cn.tr = client.ReadableTransport(client.LimitMessages(&mcp.CommandTransport{Command: cmd}, int64(c.maxMessage)))
 		return cn, nil
 	}
 	endpoint, err := endpointOf(rawURL)
@@ -99,7 +99,7 @@ func prepare(c *common, rawURL string, stderr io.Writer) (*conn, error) {
 		base, _ := url.Parse(cn.base)
 		cn.hc = o.HTTPClient(nil, base)
 	}
-	cn.tr = tr
+	cn.tr = client.LimitMessages(tr, int64(c.maxMessage))
 	return cn, nil
 }
 

@@ -26,6 +26,7 @@ type common struct {
 	output        string
 	timeout       time.Duration
 	verbose       bool
+	maxMessage    sizeFlag // the cap on one JSON-RPC message (client.LimitMessages)
 	command       []string // after "--", with --stdio
 }
 
@@ -41,7 +42,12 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.output, "output", "text", "text, or json for scripts")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up on the whole command after this long")
 	fs.BoolVar(&c.verbose, "v", false, "log transfers and the stdio agent's stderr")
+	fs.Var(&c.maxMessage, "max-message", maxMessageHelp)
 }
+
+// maxMessageHelp is the help of --max-message, a flag of every command
+// that talks to agents.
+const maxMessageHelp = "largest JSON-RPC message an agent may send (its tool list, a tool's result): a larger one is refused, naming the agent (default 32MiB)"
 
 func (c *common) check() error {
 	if c.output != "text" && c.output != "json" {

@@ -35,6 +35,7 @@ type gatewayFlags struct {
 	allowHosts  listFlag
 	inlineMax   sizeFlag
 	maxDownload sizeFlag
+	maxMessage  sizeFlag
 	allowURIs   bool
 	verbose     bool
 	set         map[string]bool // the flags given on the command line
@@ -71,6 +72,7 @@ func parseGatewayArgs(args []string, stderr io.Writer) (gateway.Config, string, 
 	fs.Var(&f.allowHosts, "allow-host", "a host (host or host:port) besides an agent's own that produced files may be fetched from (repeatable)")
 	fs.Var(&f.inlineMax, "inline-max", "largest file sent inline as a data URI; larger ones go through /uploads (0: all; inline_max_bytes in --config)")
 	fs.Var(&f.maxDownload, "max-download", "largest produced file fetched (default 1GiB)")
+	fs.Var(&f.maxMessage, "max-message", maxMessageHelp+"; max_message_bytes in --config")
 	fs.BoolVar(&f.allowURIs, "allow-file-uris", false, "pass data: URIs and http(s) URLs the model writes where a file name goes on to the agent (default: refused)")
 	fs.BoolVar(&f.verbose, "v", false, "log calls and transfers to stderr")
 	urls, _, err := parseInterspersed(fs, args)
@@ -125,6 +127,9 @@ func (f *gatewayFlags) gatewayConfig(urls []string, stderr io.Writer) (gateway.C
 	}
 	if f.maxDownload > 0 {
 		cfg.MaxDownloadBytes = int64(f.maxDownload)
+	}
+	if f.maxMessage > 0 {
+		cfg.MaxMessageBytes = int64(f.maxMessage)
 	}
 	if f.allowURIs {
 		cfg.AllowFileURIs = true
