@@ -62,9 +62,23 @@ func TestNewScaffoldsAWorkingModule(t *testing.T) {
 // tests need it (go mod tidy in the new module looks at modules that building
 // the checkout never downloads, such as the umbrella genproto module a2a-go's
 // gRPC packages sit beside).
+//
+// It works on a copy of the checkout's go.mod and go.sum (-modfile): go mod
+// download all records the sums of the whole build list, which would
+// otherwise change the checkout's go.sum.
 func warmModuleCache(t *testing.T, checkout string) {
 	t.Helper()
-	warm := exec.Command("go", "mod", "download", "all")
+	modfile := filepath.Join(t.TempDir(), "go.mod")
+	for _, name := range []string{"go.mod", "go.sum"} {
+		b, err := os.ReadFile(filepath.Join(checkout, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(filepath.Dir(modfile), name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	warm := exec.Command("go", "mod", "download", "-modfile="+modfile, "all")
 	warm.Dir = checkout
 	if out, err := procgroup.CombinedOutput(warm); err != nil {
 		t.Fatalf("go mod download all in the checkout (the module cache must hold agentura's dependencies): %v\n%s", err, out)
