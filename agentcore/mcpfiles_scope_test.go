@@ -33,13 +33,16 @@ func connectFilesAt(t *testing.T, url, revision string) *mcp.ClientSession {
 	return cs
 }
 
-// Attack: without authentication, a produced file's URI leaked to another
-// anonymous caller (a log, a shared transcript) buys that caller nothing: it
-// gets no download descriptor from files/authorizeDownload and cannot feed
-// the file to a tool, and is answered exactly as for a file that never
-// existed. The caller that produced the file — its session on 2025-11-25,
-// its owner handle on 2026-07-28, stateless or not — still can.
-func TestAnonymousFileURIStaysInItsScope(t *testing.T) {
+// Without authentication, a produced file's URI is the capability to it
+// (issue 37): whoever holds the FileValue resolves it with
+// files/authorizeDownload and feeds it to a tool — another anonymous
+// session, a sessionless caller with no handle of agentura's own — as
+// whoever holds a download URL fetches it. Without its token (the handle
+// alone, as a log that drops queries shows it), or with another file's
+// token, it buys nothing, and is answered exactly as for a file that never
+// existed; once the download URL handed out with it is revoked, neither
+// works.
+func TestAnonymousFileURIIsTheCapability(t *testing.T) {
 	for _, c := range []struct {
 		revision  string
 		stateless bool
@@ -48,11 +51,11 @@ func TestAnonymousFileURIStaysInItsScope(t *testing.T) {
 		if c.stateless {
 			name += "-stateless"
 		}
-		t.Run(name, func(t *testing.T) { testAnonymousFileURIStaysInItsScope(t, c.revision, c.stateless) })
+		t.Run(name, func(t *testing.T) { testAnonymousFileURIIsTheCapability(t, c.revision, c.stateless) })
 	}
 }
 
-func testAnonymousFileURIStaysInItsScope(t *testing.T, revision string, stateless bool) {
+func testAnonymousFileURIIsTheCapability(t *testing.T, revision string, stateless bool) {
 	svc, srv := serveTestService(t, func(c *Config) { c.MCPStateless = stateless })
 	AddTool(svc, Tool{Name: "make"}, func(ctx context.Context, call *Call, in struct{}) (*Result, error) {
 		return call.FileResponse(ctx, OutputBytes("secret.txt", []byte("alice's secret report")))
@@ -70,36 +73,35 @@ func testAnonymousFileURIStaysInItsScope(t *testing.T, revision string, stateles
 	alice := connectFilesAt(t, srv.URL, revision)
 	mallory := connectFilesAt(t, srv.URL, revision)
 
-	made, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "make"})
-	if err != nil || made.IsError {
-		t.Fatalf("make: %v %s", err, textOf(made))
+	produce := func(s *mcp.ClientSession) (transfer.File, mcp.Meta) {
+		t.Helper()
+		made, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "make"})
+		if err != nil || made.IsError {
+			t.Fatalf("make: %v %s", err, textOf(made))
+		}
+		var out transfer.File
+		b, _ := json.Marshal(made.StructuredContent)
+		if json.Unmarshal(b, &out); out.File == nil || !strings.HasPrefix(out.File.URI, mcpfile.Scheme+"://") {
+			t.Fatalf("no file URI in the result: %s", b)
+		}
+		if h, ok := made.Meta[transfer.MetaOwner].(string); ok {
+			return out, mcp.Meta{transfer.MetaOwner: h}
+		} else if stateless || revision >= mcpbind.RevisionSessionless {
+			t.Fatalf("a sessionless result without an owner handle: _meta %v", made.Meta)
+		}
+		return out, nil
 	}
-	var out struct {
-		File mcpfile.FileValue `json:"file"`
-	}
-	b, _ := json.Marshal(made.StructuredContent)
-	if json.Unmarshal(b, &out); !strings.HasPrefix(out.File.URI, mcpfile.Scheme+"://") {
-		t.Fatalf("no file URI in the result: %s", b)
-	}
-	var aliceMeta mcp.Meta
-	if h, ok := made.Meta[transfer.MetaOwner].(string); ok {
-		aliceMeta = mcp.Meta{transfer.MetaOwner: h}
-	} else if stateless || revision >= mcpbind.RevisionSessionless {
-		t.Fatalf("a sessionless result without an owner handle: _meta %v", made.Meta)
-	}
-	// Mallory has a scope of her own (a call of hers made it).
-	own, err := mallory.CallTool(ctx, &mcp.CallToolParams{Name: "make"})
-	if err != nil || own.IsError {
-		t.Fatalf("mallory's make: %v", err)
-	}
-	var malloryMeta mcp.Meta
-	if h, ok := own.Meta[transfer.MetaOwner].(string); ok {
-		malloryMeta = mcp.Meta{transfer.MetaOwner: h}
-	}
+	out, _ := produce(alice)
+	own, malloryMeta := produce(mallory) // mallory has a scope, and a file, of her own
 
 	authorize := func(s *mcp.ClientSession, meta mcp.Meta, uri string) (*fileDownloadResult, error) {
 		return mcp.CallCustomMethod[*fileDownloadParams, *fileDownloadResult](ctx, s, mcpfile.MethodAuthorizeDownload,
 			&fileDownloadParams{ParamsBase: mcp.ParamsBase{Meta: meta}, AuthorizeDownloadParams: mcpfile.AuthorizeDownloadParams{URI: uri}})
+	}
+	bare, token, _ := strings.Cut(out.File.URI, "?token=")
+	_, ownToken, _ := strings.Cut(own.File.URI, "?token=")
+	if token == "" || ownToken == "" {
+		t.Fatalf("file URIs without a capability: %s, %s", out.File.URI, own.File.URI)
 	}
 	missing := svc.fileURIs.URI(transport.FileKindOut, fileserve.NewID())
 	_, errMissing := authorize(mallory, malloryMeta, missing)
@@ -108,48 +110,70 @@ func testAnonymousFileURIStaysInItsScope(t *testing.T, revision string, stateles
 		t.Fatalf("authorizeDownload of a file that never existed: %v", errMissing)
 	}
 	for _, meta := range []mcp.Meta{malloryMeta, nil} {
-		res, err := authorize(mallory, meta, out.File.URI)
+		res, err := authorize(mallory, meta, bare)
 		var got *jsonrpc.Error
 		if !errors.As(err, &got) {
-			t.Fatalf("mallory (handle %v) got a download descriptor of alice's output: %+v", meta != nil, res)
+			t.Fatalf("mallory (handle %v) got a download descriptor of alice's output by its bare URI: %+v", meta != nil, res)
 		}
-		if got.Code != want.Code || string(got.Data) != string(want.Data) || strings.ReplaceAll(got.Message, out.File.URI, missing) != want.Message {
+		if got.Code != want.Code || string(got.Data) != string(want.Data) || strings.ReplaceAll(got.Message, bare, missing) != want.Message {
 			t.Errorf("mallory's refusal tells an existing file from a missing one:\n got %d %s %s\nwant %d %s %s", got.Code, got.Message, got.Data, want.Code, want.Message, want.Data)
 		}
-		used, err := mallory.CallTool(ctx, &mcp.CallToolParams{Name: "copy", Arguments: map[string]any{"source": out.File.URI}, Meta: meta})
+		used, err := mallory.CallTool(ctx, &mcp.CallToolParams{Name: "copy", Arguments: map[string]any{"source": bare}, Meta: meta})
 		if err != nil || !used.IsError || !strings.Contains(textOf(used), "unknown to this agent") {
-			t.Errorf("mallory fed alice's output to a tool: %v %s", err, textOf(used))
+			t.Errorf("mallory fed alice's output to a tool by its bare URI: %v %s", err, textOf(used))
+		}
+		if _, err := authorize(mallory, meta, bare+"?token="+ownToken); err == nil {
+			t.Errorf("alice's file URI with the token of mallory's own file was authorized")
 		}
 	}
 
-	res, err := authorize(alice, aliceMeta, out.File.URI)
-	if err != nil || res.Download == nil || res.File.URI != out.File.URI {
-		t.Fatalf("alice's authorizeDownload of her own output: %+v %v", res, err)
+	// Whoever holds the whole URI: alice, mallory, a caller with nothing.
+	for _, who := range []struct {
+		name string
+		s    *mcp.ClientSession
+		meta mcp.Meta
+	}{{"alice", alice, nil}, {"mallory", mallory, malloryMeta}, {"a new caller", connectFilesAt(t, srv.URL, revision), nil}} {
+		res, err := authorize(who.s, who.meta, out.File.URI)
+		if err != nil || res.Download == nil || res.File.URI != out.File.URI {
+			t.Fatalf("%s's authorizeDownload of the FileValue she holds: %+v %v", who.name, res, err)
+		}
+		_, body := download(t, res.Download.URL)
+		if string(body) != "alice's secret report" {
+			t.Errorf("%s's download descriptor gave %q", who.name, body)
+		}
+		used, err := who.s.CallTool(ctx, &mcp.CallToolParams{Name: "copy", Arguments: map[string]any{"source": out.File.URI}, Meta: who.meta})
+		if err != nil || used.IsError {
+			t.Errorf("%s feeding the FileValue she holds to a tool: %v %s", who.name, err, textOf(used))
+		}
 	}
-	resp, err := http.Get(res.Download.URL)
+
+	// Revoking the download URL handed out with the URI revokes both.
+	rb, _ := json.Marshal(transfer.RevokeRequest{URL: out.DownloadURL})
+	resp, err := http.Post(srv.URL+transfer.RevokePath, "application/json", strings.NewReader(string(rb)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("alice's download descriptor: %d", resp.StatusCode)
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("revoke: %d", resp.StatusCode)
 	}
-	used, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "copy", Arguments: map[string]any{"source": out.File.URI}, Meta: aliceMeta})
-	if err != nil || used.IsError {
-		t.Errorf("alice feeding her output to a tool: %v %s", err, textOf(used))
+	if _, err := authorize(alice, nil, out.File.URI); err == nil || !strings.Contains(err.Error(), "revoked") {
+		t.Errorf("the file URI after its download URL was revoked: %v; want a refusal saying it was revoked", err)
 	}
 }
 
-// Attack: an upload's file URI (mcp-file://<host>/in/<id>) announced in an
-// anonymous caller's scope (its owner handle, or its session) is not an
-// input for another anonymous caller who learns it; its announcer uses it.
-func TestAnonymousUploadURIStaysInItsScope(t *testing.T) {
+// An upload's file URI (mcp-file://<host>/in/<id>?token=…) announced in an
+// anonymous caller's scope is the capability to the upload: whoever holds
+// it uses it as an input; its bare form (no token) is no input for
+// another anonymous caller who learns it, while its announcer, in its
+// scope, still uses even that.
+func TestAnonymousUploadURIIsTheCapability(t *testing.T) {
 	for _, revision := range []string{"2025-11-25", "2026-07-28"} {
-		t.Run(revision, func(t *testing.T) { testAnonymousUploadURIStaysInItsScope(t, revision) })
+		t.Run(revision, func(t *testing.T) { testAnonymousUploadURIIsTheCapability(t, revision) })
 	}
 }
 
-func testAnonymousUploadURIStaysInItsScope(t *testing.T, revision string) {
+func testAnonymousUploadURIIsTheCapability(t *testing.T, revision string) {
 	svc, srv := serveTestService(t, nil)
 	AddTool(svc, Tool{Name: "take"}, func(ctx context.Context, call *Call, in struct {
 		Source FileAttachment `json:"source"`
@@ -191,15 +215,22 @@ func testAnonymousUploadURIStaysInItsScope(t *testing.T, revision string) {
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("upload: %d", resp.StatusCode)
 	}
+	bare, _, _ := strings.Cut(up.File.URI, "?token=")
 	for _, meta := range []mcp.Meta{malloryMeta, nil} {
-		res, err := mallory.CallTool(ctx, &mcp.CallToolParams{Name: "take", Arguments: map[string]any{"source": up.File.URI}, Meta: meta})
+		res, err := mallory.CallTool(ctx, &mcp.CallToolParams{Name: "take", Arguments: map[string]any{"source": bare}, Meta: meta})
 		if err != nil || !res.IsError || !strings.Contains(textOf(res), "unknown to this agent") {
-			t.Errorf("mallory (handle %v) used alice's upload: %v %s", meta != nil, err, textOf(res))
+			t.Errorf("mallory (handle %v) used alice's upload by its bare URI: %v %s", meta != nil, err, textOf(res))
+		}
+		res, err = mallory.CallTool(ctx, &mcp.CallToolParams{Name: "take", Arguments: map[string]any{"source": up.File.URI}, Meta: meta})
+		if err != nil || res.IsError || !strings.Contains(textOf(res), "took a.txt") {
+			t.Errorf("mallory (handle %v) holding the whole URI could not use it: %v %s", meta != nil, err, textOf(res))
 		}
 	}
-	res, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "take", Arguments: map[string]any{"source": up.File.URI}, Meta: aliceMeta})
-	if err != nil || res.IsError || !strings.Contains(textOf(res), "took a.txt") {
-		t.Errorf("alice using her upload: %v %s", err, textOf(res))
+	for _, uri := range []string{up.File.URI, bare} {
+		res, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "take", Arguments: map[string]any{"source": uri}, Meta: aliceMeta})
+		if err != nil || res.IsError || !strings.Contains(textOf(res), "took a.txt") {
+			t.Errorf("alice using her upload (%s): %v %s", uri, err, textOf(res))
+		}
 	}
 }
 

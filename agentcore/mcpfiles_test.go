@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 	"github.com/agentura/agentura/internal/testkit/s3test"
 	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
@@ -429,5 +431,51 @@ func TestAuthorizeDownloadPresignedOnS3(t *testing.T) {
 	sum := sha256.Sum256(body)
 	if resp.StatusCode != http.StatusOK || !bytes.Equal(body, data) || *mcpfile.SHA256(hex.EncodeToString(sum[:])) != *got.File.Digest {
 		t.Fatalf("GET of the presigned URL: %s, %d bytes (want %d), digest %+v", resp.Status, len(body), len(data), got.File.Digest)
+	}
+}
+
+// A sessionless 2026-07-28 client that sends nothing of agentura's own (no
+// owner handle) resolves the FileValue a tool call handed it with
+// files/authorizeDownload, as SEP-2631 describes, and the bytes match its
+// digest (sha-256, base64url without padding); so does another such
+// client it passes the FileValue to (issue 37).
+func TestSessionlessFileValueResolvesWithoutHandle(t *testing.T) {
+	svc, srv := serveTestService(t, nil)
+	addEchoTool(svc)
+	caller := mcptest.NewSessionless(srv.URL + "/mcp")
+	caller.KeepOwner = false
+	type fileValue struct {
+		URI    string `json:"uri"`
+		Digest struct {
+			Algorithm string `json:"algorithm"`
+			Value     string `json:"value"`
+		} `json:"digest"`
+	}
+	res := mcptest.Call[struct {
+		StructuredContent struct {
+			File fileValue `json:"file"`
+		} `json:"structuredContent"`
+	}](t, caller, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"source": "data:text/plain;name=r.txt,the report"}})
+	fv := res.StructuredContent.File
+	if fv.URI == "" || fv.Digest.Algorithm != "sha-256" {
+		t.Fatalf("no FileValue with a sha-256 digest: %+v", fv)
+	}
+	other := mcptest.NewSessionless(srv.URL + "/mcp")
+	other.KeepOwner = false
+	for name, c := range map[string]*mcptest.Sessionless{"the caller": caller, "another caller": other} {
+		got := mcptest.Call[struct {
+			Download struct {
+				Method string `json:"method"`
+				URL    string `json:"url"`
+			} `json:"download"`
+		}](t, c, "files/authorizeDownload", map[string]any{"uri": fv.URI})
+		if got.Download.Method != "GET" {
+			t.Fatalf("%s: a download descriptor of method %q", name, got.Download.Method)
+		}
+		_, body := download(t, got.Download.URL)
+		sum := sha256.Sum256(body)
+		if string(body) != "the report" || base64.RawURLEncoding.EncodeToString(sum[:]) != fv.Digest.Value {
+			t.Errorf("%s downloaded %q, whose digest is not the FileValue's %s", name, body, fv.Digest.Value)
+		}
 	}
 }

@@ -152,18 +152,35 @@ func URI(authority, kind, id string) string {
 	return (&url.URL{Scheme: Scheme, Host: authority, Path: "/" + kind + "/" + id}).String()
 }
 
-// ParseURI splits a file URI made by URI into its authority, kind and id;
-// ok is false for anything else.
-func ParseURI(s string) (authority, kind, id string, ok bool) {
+// CapabilityURI returns the file URI mcp-file://authority/kind/id?token=…:
+// a URI that names the file and carries the capability to it, so that
+// whoever holds it (and nobody else) can resolve it, as whoever holds a
+// signed download URL can fetch it. A host treats it as opaque, as every
+// file URI.
+func CapabilityURI(authority, kind, id, token string) string {
+	return (&url.URL{Scheme: Scheme, Host: authority, Path: "/" + kind + "/" + id, RawQuery: url.Values{"token": {token}}.Encode()}).String()
+}
+
+// ParseURI splits a file URI made by URI or CapabilityURI into its
+// authority, kind, id and token ("" for none); ok is false for anything
+// else.
+func ParseURI(s string) (authority, kind, id, token string, ok bool) {
 	u, err := url.Parse(s)
-	if err != nil || !strings.EqualFold(u.Scheme, Scheme) || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return "", "", "", false
+	if err != nil || !strings.EqualFold(u.Scheme, Scheme) || u.Host == "" || u.Fragment != "" || u.User != nil {
+		return "", "", "", "", false
+	}
+	if u.RawQuery != "" {
+		q, err := url.ParseQuery(u.RawQuery)
+		if err != nil || len(q) != 1 || len(q["token"]) != 1 || q.Get("token") == "" {
+			return "", "", "", "", false
+		}
+		token = q.Get("token")
 	}
 	kind, id, ok = strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
 	if !ok || kind == "" || id == "" || strings.Contains(id, "/") {
-		return "", "", "", false
+		return "", "", "", "", false
 	}
-	return u.Host, kind, id, true
+	return u.Host, kind, id, token, true
 }
 
 // forbiddenHeaders are headers a descriptor may not ask for: hop-by-hop

@@ -66,12 +66,20 @@ func TestURI(t *testing.T) {
 	if u != "mcp-file://agent.example:8001/in/0193-ab" || !IsFileURI(u) {
 		t.Fatalf("URI = %q", u)
 	}
-	a, k, id, ok := ParseURI(u)
-	if !ok || a != "agent.example:8001" || k != "in" || id != "0193-ab" {
-		t.Fatalf("ParseURI = %q %q %q %v", a, k, id, ok)
+	a, k, id, tok, ok := ParseURI(u)
+	if !ok || a != "agent.example:8001" || k != "in" || id != "0193-ab" || tok != "" {
+		t.Fatalf("ParseURI = %q %q %q %q %v", a, k, id, tok, ok)
 	}
-	for _, bad := range []string{"https://x/in/1", "mcp-file:///in/1", "mcp-file://h/in", "mcp-file://h/in/1/2", "mcp-file://h/in/1?x=1"} {
-		if _, _, _, ok := ParseURI(bad); ok {
+	c := CapabilityURI("agent.example:8001", "out", "0193-ab", "eyJ.a-b_c.d")
+	if c != "mcp-file://agent.example:8001/out/0193-ab?token=eyJ.a-b_c.d" || !IsFileURI(c) {
+		t.Fatalf("CapabilityURI = %q", c)
+	}
+	if _, k, id, tok, ok := ParseURI(c); !ok || k != "out" || id != "0193-ab" || tok != "eyJ.a-b_c.d" {
+		t.Fatalf("ParseURI(%q) = %q %q %q %v", c, k, id, tok, ok)
+	}
+	for _, bad := range []string{"https://x/in/1", "mcp-file:///in/1", "mcp-file://h/in", "mcp-file://h/in/1/2", "mcp-file://h/in/1?x=1",
+		"mcp-file://h/in/1?token=", "mcp-file://h/in/1?token=a&token=b", "mcp-file://h/in/1?token=a&x=1", "mcp-file://h/in/1?token=a#f"} {
+		if _, _, _, _, ok := ParseURI(bad); ok {
 			t.Errorf("ParseURI(%q) ok", bad)
 		}
 	}

@@ -7,10 +7,12 @@
 //     it every lease/4; a task whose lease ran out (its replica died, or
 //     lost the store) is reported failed, with the reason, by whichever
 //     replica is asked, never "working" forever;
+//
 //   - a cancel marker: a cancel on any replica writes it (and stops the
 //     work at once when this replica runs it); the running replica polls
 //     for it every CancelPoll, so the work stops within a second
 //     wherever it runs;
+//
 //   - the owner's charge: task records count against the owner's quota
 //     (AGENT_OWNER_QUOTA_BYTES) like files, and an owner has at most
 //     maxLive tasks running at once.

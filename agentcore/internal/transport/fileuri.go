@@ -28,16 +28,18 @@ import (
 // side: files/authorizeUpload and files/authorizeDownload, and the file
 // URIs they deal in.
 //
-// A file URI is mcp-file://<host of AGENT_PUBLIC_URL>/<kind>/<id>: kind
-// "in" names an upload ticket (the file a host announced, then sent to the
-// upload descriptor, which lands in the staging area like any upload),
-// kind "out" a produced file. A URI is a handle, not a capability: it
-// resolves only for the owner it was issued to (every lookup is by owner),
-// and only while the file lasts (AGENT_STAGING_TTL, AGENT_OUTPUT_TTL).
-// The capability is the descriptor's URL, signed like a download URL
-// (signing: HS256 pinned, key id, audience, expiry), whose token
-// names the ticket in the area "mcp-upload" — no storage area, so it never
-// opens a file.
+// A file URI is mcp-file://<host of AGENT_PUBLIC_URL>/<kind>/<id>?token=…:
+// kind "in" names an upload ticket (the file a host announced, then sent
+// to the upload descriptor, which lands in the staging area like any
+// upload), kind "out" a produced file. The token is the capability to the
+// file (mcpfile.CapabilityURI), so that whoever holds the FileValue
+// resolves it, as SEP-2631 expects of a URI: a produced file's is a
+// download token (expiry, revocation), an upload's a token of the area
+// "mcp-file-in". Without its token a URI resolves only for the owner it
+// was issued to, in the scope it was issued in. The upload's bytes go to
+// the descriptor's URL, signed like a download URL (signing: HS256
+// pinned, key id, audience, expiry), whose token names the ticket in the
+// area "mcp-upload" — no storage area, so it never opens a file.
 
 const (
 	// FileKindIn is the kind of the file URI of an upload ticket.
@@ -49,6 +51,9 @@ const (
 	TicketRecordKind = "mcp-file-tickets"
 	// uploadTicketArea is the Area claim of an upload descriptor's token.
 	uploadTicketArea = "mcp-upload"
+	// uploadURIArea is the Area claim of the token an upload's file URI
+	// carries: it names the ticket, and opens no file by itself.
+	uploadURIArea = "mcp-file-in"
 	// TicketUploadPath is where an upload descriptor sends the bytes:
 	// PUT <AGENT_PUBLIC_URL>/uploads/mcp/<ticket>?token=<JWT>.
 	TicketUploadPath = "/uploads/mcp/"
@@ -98,9 +103,24 @@ func (*FileURIs) Describe() Description {
 // Resolves is not asked: the transport has a scheme.
 func (*FileURIs) Resolves(string) bool { return false }
 
-// Offer describes m as the FileValue of its file URI.
+// Offer describes m as the FileValue of its file URI, which carries the
+// capability to the file (mcpfile.CapabilityURI): whoever holds the
+// FileValue resolves it with files/authorizeDownload, on any replica,
+// without a session or a handle of agentura's own. Its token is the one of
+// the download URL offered with it when there is one (revoking that URL
+// revokes the URI; both expire together), else one of its own.
 func (f *FileURIs) Offer(m fileserve.Meta, o *Offer) error {
-	fv := fileValue(f.URI(FileKindOut, m.ID), m)
+	token := ""
+	if u, err := url.Parse(o.File.DownloadURL); err == nil && o.File.DownloadURL != "" {
+		token = u.Query().Get("token")
+	}
+	if token == "" {
+		var err error
+		if token, err = f.Files.Token(m); err != nil {
+			return err
+		}
+	}
+	fv := fileValue(mcpfile.CapabilityURI(f.fileAuthority(), FileKindOut, m.ID, token), m)
 	o.File.File = &fv
 	return nil
 }
@@ -301,7 +321,13 @@ func (f *FileURIs) AuthorizeUpload(ctx context.Context, owner string, p mcpfile.
 	if err != nil {
 		return nil, f.failure(ctx, "sign the upload descriptor", err)
 	}
-	file := mcpfile.FileValue{URI: f.URI(FileKindIn, id), Name: name, MIMEType: p.MIMEType, Digest: p.Digest}
+	// The file URI carries its own capability, good while the staged file
+	// may last: the descriptor's time, then AGENT_STAGING_TTL.
+	capTok, err := f.Signer.Sign(signing.Claims{Owner: owner, FileID: id, Area: uploadURIArea, ExpiresAt: expires.Add(f.StagingTTL)})
+	if err != nil {
+		return nil, f.failure(ctx, "sign the file URI", err)
+	}
+	file := mcpfile.FileValue{URI: mcpfile.CapabilityURI(f.fileAuthority(), FileKindIn, id, capTok), Name: name, MIMEType: p.MIMEType, Digest: p.Digest}
 	if size >= 0 {
 		file.Size = &size
 	}
@@ -348,23 +374,39 @@ func (f *FileURIs) AuthorizeDownload(ctx context.Context, owner, uri string) (*m
 // and digest the ticket declared). Its errors say what is wrong and what
 // to do.
 func (f *FileURIs) fileOfURI(ctx context.Context, owner, uri string) (fileserve.Meta, error) {
-	authority, kind, id, ok := mcpfile.ParseURI(uri)
+	authority, kind, id, token, ok := mcpfile.ParseURI(uri)
+	shown := calls.Truncate(uriWithoutToken(uri), 120)
 	if !ok {
-		return fileserve.Meta{}, fmt.Errorf("%q is not a file URI of this agent (mcp-file://%s/in/<id> or /out/<id>)", calls.Truncate(uri, 120), f.fileAuthority())
+		return fileserve.Meta{}, fmt.Errorf("%q is not a file URI of this agent (mcp-file://%s/in/<id> or /out/<id>)", shown, f.fileAuthority())
 	}
 	if !strings.EqualFold(authority, f.fileAuthority()) {
-		return fileserve.Meta{}, fmt.Errorf("file URI %q was issued by %s, not by this agent (%s): file URIs are good only at the server that issued them; upload the file here with files/authorizeUpload", calls.Truncate(uri, 120), authority, f.fileAuthority())
+		return fileserve.Meta{}, fmt.Errorf("file URI %q was issued by %s, not by this agent (%s): file URIs are good only at the server that issued them; upload the file here with files/authorizeUpload", shown, authority, f.fileAuthority())
 	}
-	gone := fmt.Errorf("file URI %q is unknown to this agent: it was never issued to you, or it expired (uploads last AGENT_STAGING_TTL=%v, produced files AGENT_OUTPUT_TTL=%v); upload the file again", calls.Truncate(uri, 120), f.StagingTTL, f.OutputTTL)
+	gone := fmt.Errorf("file URI %q is unknown to this agent: it was never issued to you, or it expired (uploads last AGENT_STAGING_TTL=%v, produced files AGENT_OUTPUT_TTL=%v); upload the file again", shown, f.StagingTTL, f.OutputTTL)
+	// A capability (the URI's token) stands for the scope check, and
+	// names the owner: under authentication it must be the caller.
+	scoped := false
+	if token != "" {
+		c, err := f.capability(kind, id, token)
+		if err != nil {
+			return fileserve.Meta{}, fmt.Errorf("file URI %q: %v; ask for the file again (files/authorizeDownload of a fresh URI, or the tool's result)", shown, err)
+		}
+		if f.Authenticated && c.Owner != owner {
+			return fileserve.Meta{}, gone
+		}
+		owner, scoped = c.Owner, true
+	}
 	switch kind {
 	case FileKindOut:
 		if !fileserve.ValidID(id) {
 			return fileserve.Meta{}, gone
 		}
-		if ok, err := f.producedInScope(ctx, id); err != nil {
-			return fileserve.Meta{}, fault.Of("look the file up", err)
-		} else if !ok {
-			return fileserve.Meta{}, gone
+		if !scoped {
+			if ok, err := f.producedInScope(ctx, id); err != nil {
+				return fileserve.Meta{}, fault.Of("look the file up", err)
+			} else if !ok {
+				return fileserve.Meta{}, gone
+			}
 		}
 		m, err := f.Store.Stat(ctx, fileserve.Outputs, owner, id)
 		switch {
@@ -376,14 +418,14 @@ func (f *FileURIs) fileOfURI(ctx context.Context, owner, uri string) (fileserve.
 		return m, nil
 	case FileKindIn:
 		t, err := f.tickets.get(ctx, owner, id)
-		if errors.Is(err, fileserve.ErrNotFound) || err == nil && (!ticketInScope(ctx, t) || t.Staged == "" && time.Now().After(t.Expires)) {
+		if errors.Is(err, fileserve.ErrNotFound) || err == nil && (!scoped && !ticketInScope(ctx, t) || t.Staged == "" && time.Now().After(t.Expires)) {
 			return fileserve.Meta{}, gone
 		}
 		if err != nil {
 			return fileserve.Meta{}, fault.Of("look the upload up", err)
 		}
 		if t.Staged == "" {
-			return fileserve.Meta{}, fmt.Errorf("file URI %q names an upload that has not arrived: send the bytes to the upload descriptor's URL (until %s) before using the URI", calls.Truncate(uri, 120), t.Expires.UTC().Format(time.RFC3339))
+			return fileserve.Meta{}, fmt.Errorf("file URI %q names an upload that has not arrived: send the bytes to the upload descriptor's URL (until %s) before using the URI", shown, t.Expires.UTC().Format(time.RFC3339))
 		}
 		m, err := f.Store.Stat(ctx, fileserve.Staging, owner, t.Staged)
 		if errors.Is(err, fileserve.ErrNotFound) {
@@ -393,11 +435,41 @@ func (f *FileURIs) fileOfURI(ctx context.Context, owner, uri string) (fileserve.
 			return m, fault.Of("look the upload up", err)
 		}
 		if t.SHA256 != "" && !strings.EqualFold(m.SHA256, t.SHA256) {
-			return m, fmt.Errorf("the file of %q does not match its declared sha-256; upload it again", calls.Truncate(uri, 120))
+			return m, fmt.Errorf("the file of %q does not match its declared sha-256; upload it again", shown)
 		}
 		return m, nil
 	}
 	return fileserve.Meta{}, gone
+}
+
+// capability checks the token of a file URI of kind and id: a produced
+// file's is a download token (signature, expiry, audience, revocation: a
+// download URL's rules), an upload's a token of the area uploadURIArea;
+// either must name id. It returns the token's claims, whose owner the
+// file is.
+func (f *FileURIs) capability(kind, id, token string) (signing.Claims, error) {
+	var c signing.Claims
+	var err error
+	area := uploadURIArea
+	if kind == FileKindOut {
+		c, err = f.Files.VerifyToken(token)
+		area = string(fileserve.Outputs)
+	} else {
+		c, err = f.Signer.Verify(token)
+	}
+	if ve, ok := errors.AsType[*signing.VerifyError](err); ok {
+		return c, errors.New(ve.Reason)
+	}
+	if err != nil || c.Area != area || c.FileID != id {
+		return c, errors.New("its token is not this file's")
+	}
+	return c, nil
+}
+
+// uriWithoutToken is uri without its capability, for errors and logs.
+func uriWithoutToken(uri string) string {
+	base, _, _ := strings.Cut(uri, "?")
+	return base
 }
 
 // Open opens the file a file URI names for owner; reading it to its end
@@ -408,9 +480,9 @@ func (f *FileURIs) Open(ctx context.Context, owner, uri string) (*Source, error)
 	if err != nil {
 		return nil, err
 	}
-	obj, m, err := f.Store.Open(ctx, m.Area, owner, m.ID)
+	obj, m, err := f.Store.Open(ctx, m.Area, m.Owner, m.ID)
 	if errors.Is(err, fileserve.ErrNotFound) {
-		return nil, fmt.Errorf("file URI %q: the file is gone (swept); upload it again", calls.Truncate(uri, 120))
+		return nil, fmt.Errorf("file URI %q: the file is gone (swept); upload it again", calls.Truncate(uriWithoutToken(uri), 120))
 	}
 	if err != nil {
 		return nil, fault.Of("open the file", err)
@@ -477,13 +549,13 @@ func walkMCPFile(s *jsonschema.Schema, fn func(mcpfile.Input)) {
 
 // Without authentication every caller is the one store owner
 // (AnonymousOwner), so the store alone cannot tell whose a produced file is.
-// A produced file's URI (mcp-file://<host>/out/<id>) is a handle, not a
-// capability: files/authorizeDownload and a tool's file input take it only
-// from the scope it was produced in (the MCP binding decides: the caller's owner
-// handle, else its session), and answer any other caller as if the file did
-// not exist. An upload's (/in/<id>) likewise, when it was announced in a
-// scope. Under authentication the owner is the caller, and the store's
-// per-owner lookup is the check.
+// A produced file's URI without its token (mcp-file://<host>/out/<id>) is a
+// handle, not a capability: files/authorizeDownload and a tool's file input
+// take it only from the scope it was produced in (the MCP binding decides:
+// the caller's owner handle, else its session), and answer any other caller
+// as if the file did not exist. An upload's (/in/<id>) likewise, when it was
+// announced in a scope. Under authentication the owner is the caller, and
+// the store's per-owner lookup is the check.
 
 // producedInScope reports whether the caller of ctx may name the produced
 // file id by its file URI: always under authentication, else only when the

@@ -210,20 +210,40 @@ func NewServer(cfg Config) (*Server, error) {
 // not come from a store that cleans it, is only there for people and for
 // clients that take the file name from the URL.
 func (s *Server) URL(m fileserve.Meta) (string, error) {
-	if !fileserve.ValidID(m.ID) || !m.Area.Valid() || m.Owner == "" {
-		return "", fmt.Errorf("fileserve: cannot sign a URL for file %q in area %q: metadata must come from the store (id, area and owner set)", m.ID, m.Area)
+	c, err := s.claims(m)
+	if err != nil {
+		return "", err
 	}
-	u, err := s.signer.FileURL(s.publicURL, signing.Claims{
-		Owner:     m.Owner,
-		FileID:    m.ID,
-		Area:      string(m.Area),
-		ExpiresAt: s.now().Add(s.ttl),
-	}, filename.Clean(m.Name))
+	u, err := s.signer.FileURL(s.publicURL, c, filename.Clean(m.Name))
 	if err != nil {
 		return "", fmt.Errorf("fileserve: sign URL for file %s: %w", m.ID, err)
 	}
 	return u, nil
 }
+
+// Token signs the download token of m that URL carries, valid for the
+// configured URL lifetime: a capability to the file, which a file URI of
+// the draft MCP file contract carries too.
+func (s *Server) Token(m fileserve.Meta) (string, error) {
+	c, err := s.claims(m)
+	if err != nil {
+		return "", err
+	}
+	return s.signer.Sign(c)
+}
+
+// claims are the claims of a download token of m, from now on.
+func (s *Server) claims(m fileserve.Meta) (signing.Claims, error) {
+	if !fileserve.ValidID(m.ID) || !m.Area.Valid() || m.Owner == "" {
+		return signing.Claims{}, fmt.Errorf("fileserve: cannot sign a URL for file %q in area %q: metadata must come from the store (id, area and owner set)", m.ID, m.Area)
+	}
+	return signing.Claims{Owner: m.Owner, FileID: m.ID, Area: string(m.Area), ExpiresAt: s.now().Add(s.ttl)}, nil
+}
+
+// VerifyToken checks a download token as a download does: its signature,
+// audience and expiry, and the revocation list. A failure is a
+// *signing.VerifyError whose Reason a caller may read.
+func (s *Server) VerifyToken(token string) (signing.Claims, error) { return s.verify(token) }
 
 // fileIDFromPath finds the file id in a request path: /files/{id}/{name...}
 // wherever the handler is mounted, or {id}/{name...} under a stripped prefix.
