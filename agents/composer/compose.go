@@ -128,9 +128,10 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 }
 
 // loadEmbeds resolves the embeds into pictures, keyed by their names. The
-// pictures are read into memory only once the call holds their bytes of
-// the agent's picture memory (Limits.PictureMemory), which it keeps until
-// release is called (after the output is stored).
+// pictures are checked and converted only once the call holds what they
+// take to render of the agent's picture memory (Limits.PictureMemory,
+// renderMemory), which it keeps until release is called (after the output
+// is stored).
 func (c *composer) loadEmbeds(ctx context.Context, call *agentcore.Call, embeds []EmbedItem, format string) (images map[string]*Image, release func(), err error) {
 	release = func() {}
 	if len(embeds) > c.limits.Embeds {
@@ -196,7 +197,7 @@ func (c *composer) checkShown(doc *Document) error {
 	var total int64
 	figs := figures(doc.Blocks)
 	for _, f := range figs {
-		total += int64(len(f.Image.Data))
+		total += f.Image.byteSize()
 	}
 	if total > c.limits.ShownImageBytes {
 		return fmt.Errorf("the markdown has %d pictures shown, %s together (each showing counts, as the document holds a copy at each place), more than the %s allowed: show pictures fewer times, or smaller ones",

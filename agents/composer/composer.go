@@ -84,10 +84,12 @@ type Limits struct {
 	TableCells int
 	Cells      int
 	// PictureMemory is the most memory the pictures of all calls running
-	// at once may take (their bytes, and their pixels where they are
-	// decoded: converted pictures, PNG in PDF): a call whose pictures do not
-	// fit beside the others' waits for them to finish; one whose pictures
-	// need more than PictureMemory is refused.
+	// at once may take (their bytes where they are read whole: in PDF and
+	// DOCX, and converted pictures; their pixels where they are decoded:
+	// converted pictures, PNG in PDF): a call whose pictures do not fit
+	// beside the others' waits for them to finish; one whose pictures need
+	// more than PictureMemory is refused. Markdown, HTML and PowerPoint
+	// copy a picture placed as it is from its file, which takes none.
 	PictureMemory int64
 	// Inlines is the most lines of text and inline elements (emphasis,
 	// links, code spans, breaks) one document may have, counted while it

@@ -1,7 +1,9 @@
 package composer
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"image"
@@ -39,11 +41,15 @@ type Image struct {
 	MIMEType string
 	// Width and Height are the size in pixels.
 	Width, Height int
-	// Data is the encoded picture.
+	// Data is the encoded picture when it is held in memory, or nil when
+	// it is read from Path as it is rendered. The loader leaves it nil:
+	// a picture is read whole only by a renderer that needs it whole.
 	Data []byte
-	// Path is a file holding Data, named FileName (godocx reads pictures
-	// from files and takes their type from the extension).
+	// Path is a file holding the encoded picture, named FileName (godocx
+	// reads pictures from files and takes their type from the extension).
 	Path string
+
+	size int64 // the length of the file at Path, when Data is nil
 }
 
 // imageFormat names the format of a picture of type mimeType, or "" when
@@ -60,12 +66,15 @@ func imageFormat(mimeType string) string {
 // acceptedImages names the accepted formats for error messages.
 const acceptedImages = "PNG, JPEG, GIF, WebP, BMP or TIFF"
 
-// loadImage reads the embed at path (its detected type mimeType) as an Image.
-// name is the embed's name, fileName its sanitised file name. Pictures with
-// more than maxPixels pixels are refused before they are decoded. A picture
-// that must be converted to PNG spends its pixels from convert (nil: no
-// budget) and is refused, before it is decoded, when that runs out:
-// decoding is what costs, and a small compressed file may hold a huge image.
+// loadImage checks the embed at path (its detected type mimeType) and
+// describes it as an Image. name is the embed's name, fileName its
+// sanitised file name. Pictures with more than maxPixels pixels are refused
+// before they are decoded. A picture that must be converted to PNG spends
+// its pixels from convert (nil: no budget) and is refused, before it is
+// decoded, when that runs out: decoding is what costs, and a small
+// compressed file may hold a huge image. The checks read the file through
+// small buffers; the Image refers to the file (Path) and holds no copy of
+// it, so a picture costs memory only where a renderer reads it whole.
 func loadImage(name, fileName, path, mimeType string, maxPixels int64, convert *pixelBudget) (*Image, error) {
 	format := imageFormat(mimeType)
 	if format == "" {
@@ -73,15 +82,21 @@ func loadImage(name, fileName, path, mimeType string, maxPixels int64, convert *
 		return nil, fmt.Errorf("embed %q is %s (%s), not an image: embeds must be pictures (%s); mention other files in the markdown as text or links instead",
 			name, filetype.Label(mimeType), mimeType, acceptedImages)
 	}
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read embed %q: %w", name, err)
 	}
-	cfg, decFormat, err := image.DecodeConfig(bytes.NewReader(data))
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read embed %q: %w", name, err)
+	}
+	size := st.Size()
+	cfg, decFormat, err := image.DecodeConfig(bufio.NewReader(io.NewSectionReader(f, 0, size)))
 	if err != nil {
 		return nil, fmt.Errorf("embed %q looks like %s but cannot be read (%v): send the picture file itself, not a damaged or truncated copy", name, strings.ToUpper(format), err)
 	}
-	if !complete(decFormat, data) {
+	if !complete(decFormat, f, size) {
 		return nil, fmt.Errorf("embed %q is a truncated or damaged %s (it does not end as the format requires): send the whole picture file", name, strings.ToUpper(decFormat))
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 {
@@ -91,13 +106,15 @@ func loadImage(name, fileName, path, mimeType string, maxPixels int64, convert *
 		return nil, fmt.Errorf("embed %q is %d×%d pixels, more than the %d million allowed: scale it down first", name, cfg.Width, cfg.Height, maxPixels/1_000_000)
 	}
 	if decFormat == "png" {
-		if err := pngInflatedSize(data); err != nil {
+		if err := pngInflatedSize(f, size); err != nil {
 			return nil, fmt.Errorf("embed %q is refused: %v; send a correctly encoded PNG, or the picture as JPEG", name, err)
 		}
 	}
-	img := &Image{Name: name, Width: cfg.Width, Height: cfg.Height, Format: decFormat, Data: data}
-	converted := false
-	if needsConversion(decFormat, data) {
+	img := &Image{Name: name, Width: cfg.Width, Height: cfg.Height, Format: decFormat, size: size}
+	head := make([]byte, 32)
+	n, _ := f.ReadAt(head, 0)
+	converted := needsConversion(decFormat, head[:n])
+	if converted {
 		// 16-bit or interlaced PNGs (which fpdf cannot place) and formats
 		// Office may not show are converted to 8-bit PNG.
 		// A conversion holds the whole picture decoded (up to 8 bytes a
@@ -114,19 +131,28 @@ func loadImage(name, fileName, path, mimeType string, maxPixels int64, convert *
 					name, strings.ToUpper(decFormat), cfg.Width, cfg.Height, convert.limit/1_000_000)
 			}
 		}
-		if img.Data, err = toPNG(data); err != nil {
-			return nil, fmt.Errorf("embed %q: convert %s to PNG: %w", name, strings.ToUpper(decFormat), err)
-		}
-		img.Format, converted = "png", true
+		img.Format = "png"
 	}
 	img.MIMEType = "image/" + img.Format
 	img.FileName = withExt(fileName, img.Format)
 	img.Path = path
-	if converted || filepath.Base(path) != img.FileName {
-		img.Path = filepath.Join(filepath.Dir(path), "img-"+img.FileName)
-		if err := os.WriteFile(img.Path, img.Data, 0o600); err != nil {
-			return nil, fmt.Errorf("embed %q: %w", name, err)
+	if !converted && filepath.Base(path) == img.FileName {
+		return img, nil
+	}
+	img.Path = filepath.Join(filepath.Dir(path), "img-"+img.FileName)
+	if converted {
+		decoded, _, err := image.Decode(bufio.NewReader(io.NewSectionReader(f, 0, size)))
+		if err != nil {
+			return nil, fmt.Errorf("embed %q: convert %s to PNG: %w", name, strings.ToUpper(decFormat), err)
 		}
+		img.size, err = writePNG(img.Path, decoded)
+		if err != nil {
+			return nil, fmt.Errorf("embed %q: convert %s to PNG: %w", name, strings.ToUpper(decFormat), err)
+		}
+		return img, nil
+	}
+	if err := copyFile(img.Path, f); err != nil {
+		return nil, fmt.Errorf("embed %q: %w", name, err)
 	}
 	return img, nil
 }
@@ -135,8 +161,6 @@ func loadImage(name, fileName, path, mimeType string, maxPixels int64, convert *
 // have converted, of limit.
 type pixelBudget struct{ left, limit int64 }
 
-// plainPNG reports whether a PNG is 8-bit (or less) and not interlaced, the
-// kind fpdf embeds as it is.
 // needsConversion reports whether a picture of the decoded format, whose
 // file starts with head (29 bytes are enough), is converted to 8-bit PNG
 // before it is placed: a 16-bit or interlaced PNG, which fpdf cannot place,
@@ -146,6 +170,8 @@ func needsConversion(format string, head []byte) bool {
 	return format == "png" && !plainPNG(head) || format != "png" && format != "jpeg" && format != "gif"
 }
 
+// plainPNG reports whether a PNG is 8-bit (or less) and not interlaced, the
+// kind fpdf embeds as it is.
 func plainPNG(data []byte) bool {
 	// Signature (8), IHDR length and type (8), width, height (8), then bit
 	// depth, colour type, compression, filter, interlace.
@@ -156,40 +182,67 @@ func plainPNG(data []byte) bool {
 	return depth <= 8 && interlace == 0
 }
 
-// complete reports whether a PNG, JPEG or GIF ends as its format requires
-// (the IEND chunk, the EOI marker, the trailer): DecodeConfig reads only the
-// header, and a cut-off picture would fail in a renderer, or show broken.
-// Other formats are decoded in full when converted, which checks them.
-func complete(format string, data []byte) bool {
+// complete reports whether a PNG, JPEG or GIF of size bytes, read from r,
+// ends as its format requires (the IEND chunk, the EOI marker, the
+// trailer): DecodeConfig reads only the header, and a cut-off picture would
+// fail in a renderer, or show broken. Other formats are decoded in full
+// when converted, which checks them.
+func complete(format string, r io.ReaderAt, size int64) bool {
 	switch format {
 	case "png":
-		for pos := 8; pos+12 <= len(data); {
-			n := int(uint32(data[pos])<<24 | uint32(data[pos+1])<<16 | uint32(data[pos+2])<<8 | uint32(data[pos+3]))
-			if n < 0 || pos+12+n > len(data) {
+		chunks := bufio.NewReaderSize(io.NewSectionReader(r, 8, size-8), 64<<10)
+		head := make([]byte, 8)
+		for pos := int64(8); pos+12 <= size; {
+			if _, err := io.ReadFull(chunks, head); err != nil {
 				return false
 			}
-			if string(data[pos+4:pos+8]) == "IEND" {
+			n := int64(binary.BigEndian.Uint32(head))
+			if pos+12+n > size {
+				return false
+			}
+			if string(head[4:8]) == "IEND" {
 				return true
+			}
+			if _, err := chunks.Discard(int(n) + 4); err != nil {
+				return false
 			}
 			pos += 12 + n
 		}
 		return false
 	case "jpeg":
-		d := bytes.TrimRight(data, "\x00\r\n ")
-		return len(d) >= 2 && d[len(d)-2] == 0xFF && d[len(d)-1] == 0xD9
+		end := lastBytes(r, size, 2)
+		return len(end) == 2 && end[0] == 0xFF && end[1] == 0xD9
 	case "gif":
-		d := bytes.TrimRight(data, "\x00\r\n ")
-		return len(d) > 0 && d[len(d)-1] == 0x3B
+		end := lastBytes(r, size, 1)
+		return len(end) == 1 && end[0] == 0x3B
 	}
 	return true
 }
 
-// toPNG decodes any supported picture and encodes it as an 8-bit PNG.
-func toPNG(data []byte) ([]byte, error) {
-	src, _, err := image.Decode(bytes.NewReader(data))
-	if err != nil {
-		return nil, err
+// lastBytes returns the last n bytes of the size bytes of r before the
+// NULs, line breaks and spaces that may pad its end (fewer when it has
+// fewer).
+func lastBytes(r io.ReaderAt, size int64, n int) []byte {
+	buf := make([]byte, 4<<10)
+	var tail []byte // the bytes past those looked for, read backwards
+	for end := size; end > 0 && len(tail) < n; {
+		start := max(end-int64(len(buf)), 0)
+		got := buf[:end-start]
+		if _, err := r.ReadAt(got, start); err != nil && !errors.Is(err, io.EOF) {
+			return nil
+		}
+		if len(tail) == 0 {
+			got = bytes.TrimRight(got, "\x00\r\n ")
+		}
+		tail = append(bytes.Clone(got), tail...)
+		end = start
 	}
+	return tail[max(len(tail)-n, 0):]
+}
+
+// writePNG encodes src as an 8-bit PNG into a new file at path and returns
+// its length.
+func writePNG(path string, src image.Image) (int64, error) {
 	var img image.Image = src
 	switch src.(type) {
 	case *image.RGBA, *image.NRGBA, *image.Gray, *image.Paletted:
@@ -198,12 +251,41 @@ func toPNG(data []byte) ([]byte, error) {
 		draw.Draw(dst, dst.Bounds(), src, src.Bounds().Min, draw.Src)
 		img = dst
 	}
-	var buf bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	if err := enc.Encode(&buf, img); err != nil {
-		return nil, err
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return 0, err
 	}
-	return buf.Bytes(), nil
+	bw := bufio.NewWriterSize(f, 64<<10)
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	err = enc.Encode(bw, img)
+	if err == nil {
+		err = bw.Flush()
+	}
+	var size int64
+	if err == nil {
+		size, err = f.Seek(0, io.SeekCurrent)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return size, err
+}
+
+// copyFile copies the file src into a new file at path.
+func copyFile(path string, src *os.File) error {
+	dst, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		dst.Close()
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // withExt gives name the extension of format, keeping one that already fits.
@@ -282,5 +364,29 @@ func fitBox(w, h, maxW, maxH float64) (float64, float64) {
 	return w, h
 }
 
-// reader returns a reader of img's data.
-func (img *Image) reader() io.Reader { return bytes.NewReader(img.Data) }
+// open returns a reader of the encoded picture: Data, or the file at Path.
+func (img *Image) open() (io.ReadCloser, error) {
+	if img.Data != nil {
+		return io.NopCloser(bytes.NewReader(img.Data)), nil
+	}
+	return os.Open(img.Path)
+}
+
+// copyTo writes the encoded picture to w, from Data or the file at Path.
+func (img *Image) copyTo(w io.Writer) error {
+	r, err := img.open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	_, err = io.Copy(w, r)
+	return err
+}
+
+// byteSize is the length of the encoded picture.
+func (img *Image) byteSize() int64 {
+	if img.Data != nil {
+		return int64(len(img.Data))
+	}
+	return img.size
+}

@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -63,12 +64,15 @@ func TestLoadImageConverts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if img.Format != "png" || img.FileName != tc.wantFile || img.Width != 8 || img.Height != 4 || !plainPNG(img.Data) {
-				t.Errorf("got %s %s %d×%d (plain PNG %v), want an 8-bit PNG %s, 8×4", img.Format, img.FileName, img.Width, img.Height, plainPNG(img.Data), tc.wantFile)
-			}
 			onDisk, err := os.ReadFile(img.Path)
-			if err != nil || !bytes.Equal(onDisk, img.Data) || filepath.Ext(img.Path) != ".png" {
+			if err != nil || filepath.Ext(img.Path) != ".png" || img.byteSize() != int64(len(onDisk)) {
 				t.Errorf("Path %s does not hold the converted PNG (%v)", img.Path, err)
+			}
+			if img.Format != "png" || img.FileName != tc.wantFile || img.Width != 8 || img.Height != 4 || !plainPNG(onDisk) {
+				t.Errorf("got %s %s %d×%d (plain PNG %v), want an 8-bit PNG %s, 8×4", img.Format, img.FileName, img.Width, img.Height, plainPNG(onDisk), tc.wantFile)
+			}
+			if cfg, err := png.DecodeConfig(bytes.NewReader(onDisk)); err != nil || cfg.Width != 8 || cfg.Height != 4 {
+				t.Errorf("the converted PNG reads as %+v (%v), want 8×4", cfg, err)
 			}
 		})
 	}
@@ -92,5 +96,91 @@ func TestLoadImageRefuses(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Issue 39: a picture is checked through small buffers and held by no
+// Image, and Markdown, HTML and PPTX copy it from its file as they write:
+// loading a 16 MiB picture (under another file name, so it is copied) and
+// rendering it in those formats each allocate a small fraction of it.
+func TestPicturesAreNotHeldInMemory(t *testing.T) {
+	side := 2048 // 16 MiB of RGBA pixels, stored uncompressed
+	img := image.NewNRGBA(image.Rect(0, 0, side, side))
+	var raw bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.NoCompression}).Encode(&raw, img); err != nil {
+		t.Fatal(err)
+	}
+	path := writeTemp(t, "upload.bin", raw.Bytes())
+	const most = 4 << 20 // PPTX's zip writer takes about 1 MiB of its own
+	var pic *Image
+	if grew := totalAlloc(func() {
+		var err error
+		if pic, err = loadImage("p.png", "p.png", path, "image/png", DefaultLimits().ImagePixels, nil); err != nil {
+			t.Fatal(err)
+		}
+	}); grew > most {
+		t.Errorf("loading a %d MiB picture allocated %d KiB, want under %d", raw.Len()>>20, grew>>10, most>>10)
+	}
+	if pic.Data != nil || pic.byteSize() != int64(raw.Len()) {
+		t.Errorf("the Image holds %d bytes of the picture and counts %d, want none held and %d counted", len(pic.Data), pic.byteSize(), raw.Len())
+	}
+	if copied, err := os.ReadFile(pic.Path); err != nil || !bytes.Equal(copied, raw.Bytes()) || filepath.Base(pic.Path) != "img-p.png" {
+		t.Errorf("%s does not hold the picture (%v)", pic.Path, err)
+	}
+	doc := Parse([]byte("![x](p.png)"), "")
+	if err := doc.bind(map[string]*Image{"p.png": pic}); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"md", "html", "pptx"} {
+		var out countWriter
+		grew := totalAlloc(func() {
+			if err := doc.Write(&out, format); err != nil {
+				t.Fatalf("%s: %v", format, err)
+			}
+		})
+		if grew > most {
+			t.Errorf("%s: rendering the %d MiB picture allocated %d KiB, want under %d", format, raw.Len()>>20, grew>>10, most>>10)
+		}
+		if format != "md" && out.n < int64(raw.Len()) {
+			t.Errorf("%s: %d bytes written, fewer than the picture's %d", format, out.n, raw.Len())
+		}
+	}
+}
+
+// totalAlloc returns the bytes f allocates.
+func totalAlloc(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// complete reads only the end of a JPEG or GIF, past whatever padding
+// follows it, and walks a PNG's chunks to IEND.
+func TestCompleteReadsTheEnd(t *testing.T) {
+	pad := bytes.Repeat([]byte{0}, 10<<10) // more than one read from the end
+	small := textPNG(t, "x", 40, 30, color.White)
+	for _, tc := range []struct {
+		name, format string
+		data         []byte
+		want         bool
+	}{
+		{"jpeg", "jpeg", []byte("\xff\xd8 data \xff\xd9"), true},
+		{"jpeg padded", "jpeg", append([]byte("\xff\xd8 data \xff\xd9\r\n "), pad...), true},
+		{"jpeg cut", "jpeg", []byte("\xff\xd8 data \xff"), false},
+		{"jpeg cut, padded", "jpeg", append([]byte("\xff\xd8 data"), pad...), false},
+		{"jpeg of padding", "jpeg", pad, false},
+		{"gif", "gif", []byte("GIF89a;"), true},
+		{"gif padded", "gif", append([]byte("GIF89a;"), pad...), true},
+		{"gif cut", "gif", []byte("GIF89a"), false},
+		{"png", "png", small, true},
+		{"png cut", "png", small[:len(small)-20], false},
+		{"png without IEND", "png", small[:len(small)-12], false},
+	} {
+		if got := complete(tc.format, bytes.NewReader(tc.data), int64(len(tc.data))); got != tc.want {
+			t.Errorf("%s: complete %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

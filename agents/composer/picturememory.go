@@ -13,10 +13,14 @@ import (
 )
 
 // renderMemory estimates the memory a picture (the file at path, of size
-// bytes) takes to render in format: its bytes, read whole; for a picture
-// converted to 8-bit PNG (other formats, 16-bit PNG) its pixels decoded at
-// up to 8 bytes beside their 4-byte copy; and in PDF, whose library
-// decodes a PNG or GIF to split colour and transparency, 4 bytes a pixel.
+// bytes) takes to render in format: its bytes where they are read whole
+// (in PDF and DOCX, whose libraries read a picture whole, and for a
+// picture converted to 8-bit PNG: other formats, 16-bit or interlaced PNG);
+// for a converted picture its pixels decoded at up to 8 bytes beside their
+// 4-byte copy; and in PDF, whose library decodes a PNG or GIF to split
+// colour and transparency, 4 bytes a pixel. Markdown, HTML and PowerPoint
+// copy a picture placed as it is from its file as they write it: it takes
+// them no memory.
 func renderMemory(path string, size int64, format string) int64 {
 	f, err := os.Open(path)
 	if err != nil {
@@ -33,8 +37,12 @@ func renderMemory(path string, size int64, format string) int64 {
 		return size // refused when it is loaded
 	}
 	pixels := int64(cfg.Width) * int64(cfg.Height)
-	need := size
-	if needsConversion(kind, head[:n]) {
+	converted := needsConversion(kind, head[:n])
+	var need int64
+	if converted || format == "pdf" || format == "docx" {
+		need += size
+	}
+	if converted {
 		need += 12 * pixels
 	}
 	if format == "pdf" && kind != "jpeg" {
@@ -44,13 +52,14 @@ func renderMemory(path string, size int64, format string) int64 {
 }
 
 // pictureMemory is the memory the pictures of all calls running at once
-// may hold (Limits.PictureMemory): every format reads its pictures whole,
-// and four calls each with a 40 MiB inline picture composed to Markdown
-// peaked at 212 MiB together. A call takes its pictures' bytes before it
-// reads them (their bytes, and the memory decoding them takes: renderMemory)
-// and gives them back when its output is stored; a call whose pictures do
-// not fit beside the others' waits for them (until its context ends), one
-// whose pictures need more than all of it is refused.
+// may hold (Limits.PictureMemory): PDF and DOCX read their pictures whole,
+// and a conversion decodes one (before it was bounded, four calls each
+// with a 40 MiB inline picture composed to Markdown, which then read its
+// pictures whole too, peaked at 212 MiB together). A call takes what its
+// pictures need before it reads them (renderMemory) and gives it back when
+// its output is stored; a call whose pictures do not fit beside the
+// others' waits for them (until its context ends), one whose pictures need
+// more than all of it is refused.
 type pictureMemory struct {
 	sem   *semaphore.Weighted
 	limit int64

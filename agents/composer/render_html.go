@@ -3,6 +3,7 @@ package composer
 import (
 	"bufio"
 	"encoding/base64"
+	"fmt"
 	"html"
 	"io"
 	"strconv"
@@ -35,11 +36,18 @@ func (d *Document) writeHTML(w io.Writer) error {
 	}
 	h.blocks(d.Blocks)
 	h.s("</body>\n</html>\n")
+	if h.err != nil {
+		return h.err
+	}
 	return bw.Flush()
 }
 
-// htmlWriter writes HTML; write errors surface at Flush.
-type htmlWriter struct{ w *bufio.Writer }
+// htmlWriter writes HTML; write errors surface at Flush, those of reading
+// a picture in err.
+type htmlWriter struct {
+	w   *bufio.Writer
+	err error
+}
 
 func (h *htmlWriter) s(s string)    { h.w.WriteString(s) }
 func (h *htmlWriter) text(s string) { h.w.WriteString(html.EscapeString(s)) }
@@ -126,7 +134,9 @@ func (h *htmlWriter) block(b Block) {
 	case *Figure:
 		h.s(`<figure><img src="data:` + b.Image.MIMEType + ";base64,")
 		enc := base64.NewEncoder(base64.StdEncoding, h.w)
-		enc.Write(b.Image.Data)
+		if err := b.Image.copyTo(enc); err != nil && h.err == nil {
+			h.err = fmt.Errorf("picture %q: %w", b.Image.Name, err)
+		}
 		enc.Close()
 		h.s(`" alt="`)
 		h.text(b.Alt)

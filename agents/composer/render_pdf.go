@@ -308,7 +308,13 @@ func (r *pdfRenderer) figure(f *Figure, left float64) {
 	}
 	opts := fpdf.ImageOptions{ImageType: strings.ToUpper(img.Format), ReadDpi: false}
 	if pdf.GetImageInfo(img.Name) == nil {
-		pdf.RegisterImageOptionsReader(img.Name, opts, img.reader())
+		r, err := img.open()
+		if err != nil {
+			pdf.SetError(fmt.Errorf("picture %q: %w", img.Name, err))
+			return
+		}
+		pdf.RegisterImageOptionsReader(img.Name, opts, r)
+		r.Close()
 	}
 	y := pdf.GetY()
 	pdf.ImageOptions(img.Name, left+(availW-w)/2, y, w, h, false, opts, 0, "")

@@ -193,7 +193,7 @@ func (b *deckBuilder) blockAt(blk Block, level int) {
 			s = b.cur
 		}
 		img := blk.Image
-		s.Pictures = append(s.Pictures, pptx.Picture{Data: img.Data, Format: img.Format, Width: img.Width, Height: img.Height, Descr: blk.Alt})
+		s.Pictures = append(s.Pictures, pptx.Picture{Open: img.open, Format: img.Format, Width: img.Width, Height: img.Height, Descr: blk.Alt})
 	case *PageBreak:
 		b.flush()
 	}

@@ -90,7 +90,10 @@ type Table struct {
 // Picture is an image to place on a slide.
 type Picture struct {
 	// Data is the encoded picture; Format is "png", "jpeg" or "gif".
-	Data   []byte
+	Data []byte
+	// Open, when set, opens the encoded picture instead of Data: it is
+	// read as the presentation is written, and never held in memory.
+	Open   func() (io.ReadCloser, error)
 	Format string
 	// Width and Height are its size in pixels (for the aspect ratio).
 	Width, Height int
@@ -130,6 +133,7 @@ func (p *Presentation) Write(w io.Writer) error {
 	type mediaPart struct {
 		name string
 		data []byte
+		open func() (io.ReadCloser, error)
 	}
 	var media []mediaPart
 	type built struct{ xml, rels string }
@@ -144,7 +148,7 @@ func (p *Presentation) Write(w io.Writer) error {
 			name := fmt.Sprintf("image%d.%s", len(media)+1, m.ext)
 			m.rel.target = "../media/" + name
 			imgExts[m.ext] = true
-			media = append(media, mediaPart{"ppt/media/" + name, m.data})
+			media = append(media, mediaPart{"ppt/media/" + name, m.data, m.open})
 		}
 		out = append(out, built{xmlText, sb.relsXML()})
 	}
@@ -185,11 +189,28 @@ func (p *Presentation) Write(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if _, err := f.Write(m.data); err != nil {
+		if m.open == nil {
+			if _, err := f.Write(m.data); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := copyMedia(f, m.open); err != nil {
 			return err
 		}
 	}
 	return zw.Close()
+}
+
+// copyMedia writes the picture open opens to w.
+func copyMedia(w io.Writer, open func() (io.ReadCloser, error)) error {
+	r, err := open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	_, err = io.Copy(w, r)
+	return err
 }
 
 // esc escapes text for XML character data and attribute values, dropping

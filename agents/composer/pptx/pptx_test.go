@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"image"
 	"image/png"
 	"io"
@@ -171,3 +172,51 @@ func write(t *testing.T, p *Presentation) *zip.Reader {
 	}
 	return zr
 }
+
+// A picture given by Open is read as the package is written, once for each
+// place it is shown, and closed; one that cannot be opened fails the write.
+func TestPictureOpen(t *testing.T) {
+	data := tinyPNG(t)
+	opened, closed := 0, 0
+	pic := Picture{Format: "png", Width: 4, Height: 3, Open: func() (io.ReadCloser, error) {
+		opened++
+		return readCloser{bytes.NewReader(data), func() { closed++ }}, nil
+	}}
+	p := &Presentation{Title: "Deck"}
+	p.AddSlide(&Slide{Title: "one", Pictures: []Picture{pic}})
+	p.AddSlide(&Slide{Title: "two", Pictures: []Picture{pic}})
+	zr := write(t, p)
+	media := 0
+	for _, f := range zr.File {
+		if !strings.HasPrefix(f.Name, "ppt/media/") {
+			continue
+		}
+		media++
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(rc)
+		rc.Close()
+		if !bytes.Equal(got, data) {
+			t.Errorf("%s holds %d bytes that are not the picture's %d", f.Name, len(got), len(data))
+		}
+	}
+	if media != 2 || opened != 2 || closed != 2 {
+		t.Errorf("%d media parts, opened %d times, closed %d; want 2 of each", media, opened, closed)
+	}
+
+	gone := errors.New("the picture is gone")
+	p = &Presentation{}
+	p.AddSlide(&Slide{Pictures: []Picture{{Format: "png", Width: 4, Height: 3, Open: func() (io.ReadCloser, error) { return nil, gone }}}})
+	if err := p.Write(io.Discard); !errors.Is(err, gone) {
+		t.Errorf("Write with a picture that cannot be opened: %v, want %v", err, gone)
+	}
+}
+
+type readCloser struct {
+	io.Reader
+	close func()
+}
+
+func (r readCloser) Close() error { r.close(); return nil }

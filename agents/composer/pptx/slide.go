@@ -2,6 +2,7 @@ package pptx
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -38,6 +39,7 @@ type mediaFile struct {
 	rel  *rel
 	ext  string
 	data []byte
+	open func() (io.ReadCloser, error) // instead of data, when set
 }
 
 // slideBuilder writes one slide's XML and collects its relationships.
@@ -297,7 +299,7 @@ func (sb *slideBuilder) pictures(pics []Picture, x, y, w, h int) error {
 		r := &rel{typ: relImage}
 		r.id = fmt.Sprintf("rId%d", len(sb.rels)+1)
 		sb.rels = append(sb.rels, r)
-		sb.media = append(sb.media, mediaFile{rel: r, ext: ext, data: p.Data})
+		sb.media = append(sb.media, mediaFile{rel: r, ext: ext, data: p.Data, open: p.Open})
 		id := sb.id()
 		fmt.Fprintf(&sb.b, `<p:pic><p:nvPicPr><p:cNvPr id="%d" name="Picture %d" descr="%s"/><p:cNvPicPr><a:picLocks noChangeAspect="1"/></p:cNvPicPr><p:nvPr/></p:nvPicPr>`,
 			id, id, esc(p.Descr))
