@@ -479,3 +479,44 @@ func TestSessionlessFileValueResolvesWithoutHandle(t *testing.T) {
 		}
 	}
 }
+
+// A 2026-07-28 client that declares the draft's files capability (§2) gets
+// each produced file as a §8 content block {"type": "file", "file":
+// FileValue} as well, equal to the FileValue of structuredContent; one
+// that does not declares it gets none (the go-sdk client, among others,
+// refuses a content type it does not know).
+func TestFileContentBlocksForClientsThatDeclareFiles(t *testing.T) {
+	svc, srv := serveTestService(t, nil)
+	addEchoTool(svc)
+	type result struct {
+		Content []struct {
+			Type string          `json:"type"`
+			File json.RawMessage `json:"file"`
+		} `json:"content"`
+		StructuredContent struct {
+			File json.RawMessage `json:"file"`
+		} `json:"structuredContent"`
+	}
+	call := func(declare bool) result {
+		c := mcptest.NewSessionless(srv.URL + "/mcp")
+		if declare {
+			c.Capabilities = map[string]any{"files": map[string]any{"upload": true, "download": true, "transports": []string{"https"}}}
+		}
+		return mcptest.Call[result](t, c, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"source": "data:text/plain;name=r.txt,x"}})
+	}
+	blocks := func(r result) (out []json.RawMessage) {
+		for _, c := range r.Content {
+			if c.Type == "file" {
+				out = append(out, c.File)
+			}
+		}
+		return out
+	}
+	with := call(true)
+	if b := blocks(with); len(b) != 1 || !bytes.Equal(b[0], with.StructuredContent.File) {
+		t.Errorf("a client declaring files got file blocks %s; want one, the FileValue %s", b, with.StructuredContent.File)
+	}
+	if b := blocks(call(false)); len(b) != 0 {
+		t.Errorf("a client that declared nothing got file blocks %s", b)
+	}
+}

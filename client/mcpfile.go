@@ -60,10 +60,22 @@ type downloadResult struct {
 	mcpfile.AuthorizedFile
 }
 
-// declOf reads the x-mcp-file object of a schema node; nil when it has
-// none (absent, or the older boolean form).
+// declOf reads the x-mcp-file object of a schema node, or of one of its
+// anyOf branches (an agentura agent declares it on the URI string branch of
+// a {name, content} object or string, as SEP-2631 §5 wants it); nil when it
+// has none (absent, or the older boolean form).
 func declOf(n map[string]any) *mcpfile.Input {
 	raw, ok := n[mcpfile.Keyword].(map[string]any)
+	if !ok {
+		branches, _ := n["anyOf"].([]any)
+		for _, b := range branches {
+			if bm, _ := b.(map[string]any); bm != nil {
+				if raw, ok = bm[mcpfile.Keyword].(map[string]any); ok {
+					break
+				}
+			}
+		}
+	}
 	if !ok {
 		return nil
 	}

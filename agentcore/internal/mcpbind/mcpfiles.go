@@ -40,6 +40,7 @@ func (s *Server) serveFileTransfer() {
 	if err != nil {
 		panic(fmt.Sprintf("agentcore: serve the file methods: %v", err)) // a name clash is a programming error
 	}
+	s.mcp.AddReceivingMiddleware(fileBlocks)
 	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if strings.HasPrefix(method, "files/") {
@@ -55,6 +56,66 @@ func (s *Server) serveFileTransfer() {
 			return next(ctx, method, req)
 		}
 	})
+}
+
+// fileBlocks adds to the tools/call result of a client that declared the
+// draft's files capability (§2; on 2026-07-28, in the request's client
+// capabilities) a content block {"type": "file", "file": FileValue} (§8)
+// for each produced file, beside its FileValue in structuredContent. The
+// go-sdk knows no such content type, so the blocks are added to the
+// result as it is written. (A 2025-11-25 session's initialize
+// capabilities are not kept by the go-sdk: such a client reads the
+// FileValues of structuredContent.)
+func fileBlocks(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "tools/call" || err != nil || !readMeta(req).files {
+			return res, err
+		}
+		ctr, ok := res.(*mcp.CallToolResult)
+		if !ok || ctr.IsError {
+			return res, err
+		}
+		files := fileValues(ctr.StructuredContent)
+		if len(files) == 0 {
+			return res, err
+		}
+		return &patchedResult{Result: res, patch: func(m map[string]any) {
+			content, _ := m["content"].([]any)
+			for _, f := range files {
+				content = append(content, map[string]any{"type": mcpfile.ContentTypeFile, "file": f})
+			}
+			m["content"] = content
+		}}, nil
+	}
+}
+
+// fileValues finds the FileValues of a tool result's structured content:
+// its "file" (one produced file), or each of its "files"' "file".
+func fileValues(structured any) []any {
+	b, err := json.Marshal(structured)
+	if err != nil {
+		return nil
+	}
+	var sc struct {
+		File  any `json:"file"`
+		Files []struct {
+			File any `json:"file"`
+		} `json:"files"`
+	}
+	if json.Unmarshal(b, &sc) != nil {
+		return nil
+	}
+	var out []any
+	if sc.File != nil {
+		out = append(out, sc.File)
+	}
+	for _, f := range sc.Files {
+		if f.File != nil {
+			out = append(out, f.File)
+		}
+	}
+	return out
 }
 
 func fileCaller(ctx context.Context) string {

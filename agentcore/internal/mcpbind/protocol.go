@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transfer/mcpfile"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -171,6 +172,9 @@ type requestMeta struct {
 	// tasks reports whether the request's client capabilities declare
 	// the Tasks extension (2026-07-28 declares capabilities per request).
 	tasks bool
+	// files reports whether they declare the draft's files capability
+	// (SEP-2631 §2).
+	files bool
 }
 
 // readMeta reads the request's _meta.
@@ -192,6 +196,7 @@ func readMeta(req mcp.Request) requestMeta {
 	if caps, ok := meta[mcp.MetaKeyClientCapabilities].(map[string]any); ok {
 		exts, _ := caps["extensions"].(map[string]any)
 		_, m.tasks = exts[extTasks]
+		_, m.files = caps[mcpfile.CapabilityFiles].(map[string]any)
 	}
 	return m
 }

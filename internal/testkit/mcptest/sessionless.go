@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"strings"
@@ -50,6 +51,9 @@ type Sessionless struct {
 	// Extensions, when set, are the extensions the client declares in its
 	// capabilities (e.g. {"io.modelcontextprotocol/tasks": {}}).
 	Extensions map[string]any
+	// Capabilities, when set, are more capabilities the client declares
+	// beside its extensions (e.g. the file-transfer draft's "files").
+	Capabilities map[string]any
 
 	mu   sync.Mutex
 	next atomic.Int64
@@ -91,7 +95,10 @@ type Answer struct {
 // Meta is the _meta of a 2026-07-28 request: the revision, the client and
 // its capabilities, and the owner handle when the client has one.
 func (c *Sessionless) Meta() map[string]any {
-	caps := map[string]any{}
+	caps := maps.Clone(c.Capabilities)
+	if caps == nil {
+		caps = map[string]any{}
+	}
 	if c.Extensions != nil {
 		caps["extensions"] = c.Extensions
 	}
