@@ -139,8 +139,10 @@ func (g *Guard) Require(next http.Handler) http.Handler {
 		}
 		ti, err := g.verifier.Verify(r.Context(), token, r)
 		if errors.Is(err, oauthrs.ErrIssuerUnavailable) {
-			w.Header().Set("Retry-After", "10")
-			httpjson.WriteError(w, http.StatusServiceUnavailable, "the bearer token cannot be checked now, try again shortly: "+err.Error())
+			// Not a refusal: 503 with Retry-After, the cause in words and
+			// identity_provider_unavailable; the provider's URLs and
+			// addresses are in the log (oauthrs logs each failed read).
+			httpjson.WriteFailure(w, "check the bearer token", err)
 			return
 		}
 		if err != nil {

@@ -53,6 +53,7 @@ type Provider struct {
 
 	logs string // the file Hydra's output goes to
 	http *http.Client
+	stop func() // kills Hydra and waits for it
 }
 
 // Binary returns the path of the hydra command: on PATH, else in
@@ -155,10 +156,11 @@ func Start(tb testing.TB, opts ...Option) *Provider {
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	tb.Cleanup(func() {
+	p.stop = func() {
 		g.Kill()
 		<-exited
-	})
+	}
+	tb.Cleanup(p.stop)
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		resp, err := p.http.Get(p.Issuer + "/health/ready")
@@ -191,6 +193,11 @@ func Start(tb testing.TB, opts ...Option) *Provider {
 // signingAlg is the algorithm of the access-token keys the tests make:
 // ES256, made in microseconds where RSA-4096 takes seconds.
 const signingAlg = "ES256"
+
+// Stop kills Hydra (the login app stays) and returns once it has exited:
+// its ports refuse connections from then on, as a provider that went
+// down does. Its state is in memory, so it cannot be started again.
+func (p *Provider) Stop() { p.stop() }
 
 // Logs returns what Hydra printed.
 func (p *Provider) Logs() string {
