@@ -36,7 +36,9 @@ func closedAddr(t *testing.T) string {
 // identity provider refuses connections is answered 503 with Retry-After
 // and the JSON error body of a failure (the cause in words, reason
 // identity_provider_unavailable, no address), not 401 with a challenge: a
-// host keeps its token and sends it again.
+// host keeps its token and sends it again. A token with crit in its
+// header is refused 401 invalid_token all the same, before the provider
+// is asked.
 func TestRequireAnswersUnavailableProviderWith503(t *testing.T) {
 	addr := closedAddr(t)
 	g, err := New(Access{Auth: "oauth", OAuthIssuer: "http://" + addr}, "https://agent.test",
@@ -80,5 +82,41 @@ func TestRequireAnswersUnavailableProviderWith503(t *testing.T) {
 	}
 	if host, port, _ := net.SplitHostPort(addr); strings.Contains(string(body), host) || strings.Contains(string(body), port) {
 		t.Errorf("the body names the provider's address: %s", body)
+	}
+
+	resp = send(tok(map[string]any{"kid": "k1", "crit": []string{"urn:example:unknown"}}))
+	body, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) ||
+		!strings.Contains(string(body), "crit") {
+		t.Errorf("a token with crit: %s %q %s, want 401 invalid_token saying crit", resp.Status, resp.Header.Get("WWW-Authenticate"), body)
+	}
+}
+
+// Under AGENT_AUTH=jwt a token whose header has crit is refused, though
+// signed with the operator's key (RFC 7515 §4.1.11).
+func TestCallerTokenWithCritRefused(t *testing.T) {
+	const secret = "0123456789abcdef0123456789abcdef-test"
+	v, err := newCallerVerifier(Access{AuthJWTSecret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := func(crit any) string {
+		tk := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "alice", "exp": time.Now().Add(time.Hour).Unix()})
+		if crit != nil {
+			tk.Header["crit"] = crit
+		}
+		s, err := tk.SignedString([]byte(secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if _, err := v.Verify(context.Background(), sign(nil), nil); err != nil {
+		t.Fatalf("the token without crit: %v", err)
+	}
+	for _, crit := range []any{[]string{"urn:example:unknown"}, []string{}, []string{"exp"}} {
+		if _, err := v.Verify(context.Background(), sign(crit), nil); err == nil || !strings.Contains(err.Error(), "crit") {
+			t.Errorf("crit %v: %v, want a refusal saying crit", crit, err)
+		}
 	}
 }

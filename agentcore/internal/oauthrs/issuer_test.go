@@ -310,6 +310,22 @@ func TestMadeUpKeyIDsReadOnce(t *testing.T) {
 	}
 }
 
+// RFC 7515 §4.1.11: a token whose JWS header has crit is refused (401),
+// whatever it lists, signed with a key the agent knows; it makes no read.
+func TestCritHeaderRefused(t *testing.T) {
+	p, o := readProvider(t)
+	before := p.reads()
+	for _, crit := range []any{[]string{"urn:example:unknown"}, []string{}, []string{"exp"}, "urn:example:unknown", nil} {
+		wantRefused(t, verify(o, p.token(p.claims(), "k1", "k1", map[string]any{"crit": crit, "urn:example:unknown": true})), "crit",
+			fmt.Sprintf("crit %v", crit))
+		wantRefused(t, verify(o, p.token(p.claims(), "k1", "unknown-kid", map[string]any{"crit": crit})), "crit",
+			fmt.Sprintf("crit %v of an unknown key", crit))
+	}
+	if n := p.reads() - before; n != 0 {
+		t.Errorf("tokens with crit made %d reads of the key set", n)
+	}
+}
+
 // An introspection endpoint that fails answers 503, once per issuerRetry
 // (the requests meanwhile are not sent to it), and /readyz says degraded
 // until it answers again.

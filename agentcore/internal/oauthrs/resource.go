@@ -5,6 +5,7 @@ package oauthrs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -273,7 +274,8 @@ func (o *Resource) refusal(err error, c *accessClaims) error {
 
 // keyFunc finds the key of a token in the issuer's key set, reading the
 // issuer when the token needs it: on first use, and when it names a key id
-// the set lacks (a key added by a rotation). Before any read, a token its
+// the set lacks (a key added by a rotation). Before anything else a token
+// whose header has crit is refused (critical). Before any read, a token its
 // own claims refuse (another issuer, expired, another audience) is refused
 // (401): whatever its key, it would not pass, so it neither waits for the
 // issuer nor makes it read. Only reads that come up empty count against
@@ -284,6 +286,9 @@ func (o *Resource) refusal(err error, c *accessClaims) error {
 // at most every issuerRetry. A request waits for a read issuerTimeout at
 // the most.
 func (o *Resource) keyFunc(ctx context.Context, t *jwt.Token) (any, error) {
+	if err := critical(t.Header); err != nil {
+		return nil, err
+	}
 	kid, named := t.Header["kid"].(string)
 	o.begin()
 	for waited := false; ; waited = true {
@@ -344,6 +349,21 @@ func (o *Resource) refusedByClaims(c *accessClaims) error {
 		return o.foreignAudience(c.Audience)
 	}
 	return nil
+}
+
+// critical refuses a token whose JWS header has a crit member (RFC 7515
+// §4.1.11): it names header parameters a recipient must understand, and
+// this agent understands no extension, so any crit (an empty list, or one
+// naming a registered parameter, which RFC 7515 forbids, too) is refused.
+// golang-jwt does not look at crit.
+func critical(h map[string]any) error {
+	crit, ok := h["crit"]
+	if !ok {
+		return nil
+	}
+	b, _ := json.Marshal(crit)
+	return fmt.Errorf("%w: the token's JWS header marks %s as critical (crit), extensions this agent does not understand; RFC 7515 §4.1.11 has it refused",
+		auth.ErrInvalidToken, cut(string(b), 80))
 }
 
 // accept turns a verified token's claims into the caller: its audience must

@@ -227,6 +227,19 @@ func TestOAuthTokenAttacks(t *testing.T) {
 			t.Errorf("ten unknown key ids made the agent read the key set %d times; at most once per 10 s", n)
 		}
 	})
+	t.Run("crit header naming an extension the agent does not understand", func(t *testing.T) {
+		// RFC 7515 §4.1.11: signed by the provider's own key, refused all
+		// the same; an empty crit, or one naming a registered parameter,
+		// is invalid, and refused too.
+		for _, crit := range []any{[]string{"urn:example:must-understand"}, []string{}, []string{"exp"}} {
+			tok := signRS256(t, h.key, accessClaims(h.issuer("good"), good.URL), map[string]any{"kid": "k1", "crit": crit, "urn:example:must-understand": true})
+			r := send(good, tok)
+			refused401(t, r, fmt.Sprintf("crit %v", crit))
+			if !strings.Contains(string(r.body), "crit") {
+				t.Errorf("crit %v: the refusal does not say why: %s", crit, r)
+			}
+		}
+	})
 	t.Run("expired, foreign audience, foreign issuer", func(t *testing.T) {
 		c := accessClaims(h.issuer("good"), good.URL)
 		c["exp"] = time.Now().Add(-time.Hour).Unix()
