@@ -61,12 +61,13 @@ type introspector struct {
 	lastErr  error
 }
 
-// failing reports whether the endpoint's last answer was a failure, and
-// since when it fails.
-func (in *introspector) failing() (since time.Time, failing bool) {
+// failing reports whether the endpoint's last answer was a failure no
+// older than within, and since when it fails. Only tokens ask it: with
+// none for a while nothing is known of it, and it is not said to fail.
+func (in *introspector) failing(within time.Duration) (since time.Time, failing bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return in.since, !in.failedAt.IsZero()
+	return in.since, !in.failedAt.IsZero() && time.Since(in.failedAt) < within
 }
 
 // asked records how a request to the endpoint went, logging a change.

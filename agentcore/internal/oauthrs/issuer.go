@@ -60,6 +60,9 @@ func (o *Resource) startReadLocked() chan struct{} {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		o.reading = nil
+		if o.ctx.Err() != nil {
+			return // closed: nothing to tell
+		}
 		o.tried = time.Now()
 		if meta != nil && o.meta == nil {
 			o.meta = meta
@@ -172,7 +175,7 @@ func (o *Resource) refresher() {
 		case <-tick.C:
 		}
 		o.mu.Lock()
-		if o.lastErr != nil || !o.usable || time.Since(o.lastOK) >= o.t.refresh {
+		if (o.lastErr != nil || !o.usable) && time.Since(o.tried) >= o.t.retry || time.Since(o.lastOK) >= o.t.refresh {
 			o.startReadLocked()
 		}
 		o.mu.Unlock()
@@ -271,7 +274,7 @@ func (o *Resource) Ready(ctx context.Context) error {
 			"until it can be read (the agent's log has the error)"}
 	}
 	if o.introspect != nil {
-		if since, failing := o.introspect.failing(); failing {
+		if since, failing := o.introspect.failing(o.t.recheck); failing {
 			return degraded{"degraded: the identity provider's introspection endpoint (AGENT_OAUTH_INTROSPECTION_URL) has failed since " +
 				since.UTC().Format(time.RFC3339) + "; opaque tokens it has not answered for are answered 503 (the agent's log has the error)"}
 		}

@@ -132,7 +132,8 @@ func TestOAuthProviderDown(t *testing.T) {
 		for range 10 {
 			unavailable(t, idp, listTools(t, a, fresh), "the same token again")
 		}
-		// One read per 5 s, and perhaps the background retry (every 30 s).
+		// One read per 5 s (two should the burst straddle two windows on a
+		// slow machine).
 		if n := idp.Requests("/good/jwks") - before; n < 1 || n > 2 {
 			t.Errorf("eleven requests made %d reads of the key set; want one per 5 s", n)
 		}
