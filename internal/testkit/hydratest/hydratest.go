@@ -187,6 +187,16 @@ func Start(tb testing.TB, opts ...Option) *Provider {
 		map[string]string{"alg": signingAlg, "use": "sig", "kid": "k-" + hex.EncodeToString(randBytes(6))}, nil); err != nil {
 		tb.Fatalf("create Hydra's access-token signing key: %v\n%s", err, p.Logs())
 	}
+	// Its key set read once now: Hydra makes its ID-token key (RSA) inside
+	// the first request for its JWKS, seconds on a loaded machine, which
+	// an agent's first read would otherwise wait for past the 5 s a
+	// resource server gives its provider (it then answers 503).
+	resp, err := p.http.Get(p.Issuer + "/.well-known/jwks.json")
+	if err != nil {
+		tb.Fatalf("read Hydra's key set: %v\n%s", err, p.Logs())
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 	return p
 }
 
