@@ -23,7 +23,7 @@ require (
 	golang.org/x/mod v0.42.0
 )
 
-require github.com/MicahParks/jwkset v0.11.4 // indirect
+require github.com/MicahParks/jwkset v0.11.4
 
 require (
 	github.com/a2aproject/a2a-go v0.3.3

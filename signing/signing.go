@@ -236,6 +236,12 @@ func (s *Signer) Verify(token string) (Claims, error) {
 	)
 	var keyErr error
 	_, err := parser.ParseWithClaims(token, &uc, func(t *jwt.Token) (any, error) {
+		// RFC 7515 §4.1.11: extensions named critical (crit) must be
+		// understood; Sign writes none and none is understood here.
+		if _, ok := t.Header["crit"]; ok {
+			keyErr = errCrit
+			return nil, errCrit
+		}
 		kid, _ := t.Header["kid"].(string)
 		k, ok := s.byID[kid]
 		if !ok {
@@ -257,8 +263,13 @@ func (s *Signer) Verify(token string) (Claims, error) {
 	return c, nil
 }
 
+// errCrit marks a token whose header names critical extensions (crit).
+var errCrit = errors.New("crit")
+
 func classify(err, keyErr error) error {
 	switch {
+	case keyErr == errCrit:
+		return &VerifyError{Err: ErrMalformed, Reason: "token header names critical extensions (crit) this server does not understand"}
 	case keyErr != nil:
 		return &VerifyError{Err: ErrUnknownKey, Reason: "token was signed with a key this server does not have (rotated out, or another deployment's)"}
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):

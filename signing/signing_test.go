@@ -311,6 +311,31 @@ func TestSameKidWrongSecret(t *testing.T) {
 	wantVerifyError(t, err, signing.ErrSignature)
 }
 
+// RFC 7515 §4.1.11: a token whose header names critical extensions (crit)
+// is refused whatever the list holds (an unknown extension, nothing, a
+// registered parameter, not even a list), though signed with the right key.
+func TestCritRefused(t *testing.T) {
+	k := newKey(t)
+	s := newSigner(t, audience, k)
+	for _, crit := range []any{[]string{"urn:example:unknown"}, []string{}, []string{"exp"}, "b64"} {
+		tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims(validPayload()))
+		tok.Header["kid"], tok.Header["crit"] = k.ID, crit
+		signed, err := tok.SignedString(k.Secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Verify(signed)
+		wantVerifyError(t, err, signing.ErrMalformed)
+		if err != nil && !strings.Contains(err.Error(), "crit") {
+			t.Errorf("crit %v: the reason does not say why: %v", crit, err)
+		}
+	}
+	// The same token without crit passes: the refusal is crit's alone.
+	if _, err := s.Verify(signWith(t, jwt.SigningMethodHS256, k.ID, k.Secret, validPayload())); err != nil {
+		t.Fatalf("control token refused: %v", err)
+	}
+}
+
 func TestExpired(t *testing.T) {
 	now := t0
 	s := newSignerAt(t, func() time.Time { return now }, audience, newKey(t))

@@ -48,7 +48,8 @@ type RevokeRequest struct {
 type Error struct {
 	Error string `json:"error"`
 	// Reason is a code a client can tell a failure of the server's own by
-	// (storage_full, storage_unavailable, storage_read_only, internal);
+	// (storage_full, storage_unavailable, storage_read_only,
+	// identity_provider_unavailable, internal);
 	// absent from a refusal of the request itself.
 	Reason string `json:"reason,omitempty"`
 }

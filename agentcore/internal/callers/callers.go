@@ -51,7 +51,8 @@ func (c *Access) Settings() settings.List {
 			Shown("empty: not checked").JoinRow(),
 		settings.String(&c.OAuthIssuer, "AGENT_OAUTH_ISSUER", "", "with `AGENT_AUTH=oauth`: the identity provider's issuer URL, exactly as "+
 			"its tokens' `iss` says (`https://auth.example.com/realms/agents`); its RFC 8414 or OpenID Connect metadata names its keys (JWKS), "+
-			"read through the SSRF guard: a private host must be listed in AGENT_FETCH_ALLOW_HOSTS or mapped by AGENT_PEER_URLS"),
+			"read through the SSRF guard: a private host must be listed in AGENT_FETCH_ALLOW_HOSTS or mapped by AGENT_PEER_URLS; "+
+			"while it cannot be reached (5 s at the most a request), a token it must check is answered 503 with Retry-After, not 401"),
 		settings.Strings(&c.OAuthAudience, "AGENT_OAUTH_AUDIENCE", ",", "comma-separated: an access token's `aud` must name one of these "+
 			"(a provider that names its APIs otherwise, e.g. `api://agent`)").Shown("`<AGENT_PUBLIC_URL>/mcp,<AGENT_PUBLIC_URL>`"),
 		settings.String(&c.OAuthIntrospectionURL, "AGENT_OAUTH_INTROSPECTION_URL", "", "RFC 7662 introspection endpoint that checks opaque "+

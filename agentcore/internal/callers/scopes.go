@@ -303,7 +303,7 @@ func (g *Guard) CardSecurity(card *a2a.AgentCard) {
 	need := a2a.SecuritySchemeScopes{ScopeToolsCall, ScopeFilesRead}
 	desc := fmt.Sprintf("OAuth 2.1 access token of %s whose audience is %s (send resource=%s, RFC 8707; the protected-resource metadata is %s); its sub names the caller, who owns the files of the call.",
 		g.oauth.Issuer(), g.oauth.Origin(), g.oauth.Origin(), g.publicURL+ProtectedResourcePath)
-	meta, _, err := g.oauth.IssuerState(context.Background())
+	meta, err := g.oauth.IssuerMeta(context.Background())
 	if err != nil {
 		// The issuer cannot be read now: still say what kind of token it is.
 		card.SecuritySchemes = a2a.NamedSecuritySchemes{a2aBearerScheme: a2a.HTTPAuthSecurityScheme{Scheme: "bearer", BearerFormat: "JWT", Description: desc}}

@@ -88,7 +88,19 @@ func (v *callerVerifier) Verify(_ context.Context, token string, _ *http.Request
 	if len(v.aud) > 0 {
 		opts = append(opts, jwt.WithAudience(v.aud...)) // any one of them
 	}
-	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return v.key, nil }, opts...)
+	var crit error
+	_, err := jwt.ParseWithClaims(token, &claims, func(t *jwt.Token) (any, error) {
+		// RFC 7515 §4.1.11: a header naming extensions as critical (crit)
+		// is refused when they are not understood, and none is here.
+		if _, ok := t.Header["crit"]; ok {
+			crit = fmt.Errorf("%w: the token's JWS header marks extensions as critical (crit) that this agent does not understand", auth.ErrInvalidToken)
+			return nil, crit
+		}
+		return v.key, nil
+	}, opts...)
+	if crit != nil {
+		return nil, crit
+	}
 	if err != nil {
 		if errors.Is(err, jwt.ErrTokenInvalidAudience) {
 			return nil, fmt.Errorf("%w: the token's aud %q is not this agent's (AGENT_AUTH_JWT_AUDIENCE); ask the identity provider for a token issued for %q",
@@ -139,8 +151,10 @@ func (g *Guard) Require(next http.Handler) http.Handler {
 		}
 		ti, err := g.verifier.Verify(r.Context(), token, r)
 		if errors.Is(err, oauthrs.ErrIssuerUnavailable) {
-			w.Header().Set("Retry-After", "10")
-			httpjson.WriteError(w, http.StatusServiceUnavailable, "the bearer token cannot be checked now, try again shortly: "+err.Error())
+			// Not a refusal: 503 with Retry-After, the cause in words and
+			// identity_provider_unavailable; the provider's URLs and
+			// addresses are in the log (oauthrs logs each failed read).
+			httpjson.WriteFailure(w, "check the bearer token", err)
 			return
 		}
 		if err != nil {

@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentura/agentura/internal/lib/boundedmap"
@@ -41,12 +43,52 @@ func (s *scopeList) UnmarshalJSON(b []byte) error {
 
 // introspector checks opaque tokens at the issuer's introspection endpoint
 // (RFC 7662), authenticating with the agent's own client credentials when
-// it has them, and keeps each answer introspectCacheTTL.
+// it has them, and keeps each answer introspectCacheTTL. While the
+// endpoint fails, a token it has not answered for is answered 503 at once
+// for retry after each failure, so that an endpoint that is down is asked
+// once per retry however many requests come.
 type introspector struct {
 	url, clientID, secret string
 	issuer                string
 	client                *http.Client
 	cache                 boundedmap.Map[[32]byte, introspected]
+	log                   *slog.Logger
+	retry                 *time.Duration // the Resource's issuerRetry
+
+	mu       sync.Mutex
+	failedAt time.Time // when the endpoint last failed; zero: it answers
+	since    time.Time // when it began failing
+	lastErr  error
+}
+
+// failing reports whether the endpoint's last answer was a failure no
+// older than within, and since when it fails. Only tokens ask it: with
+// none for a while nothing is known of it, and it is not said to fail.
+func (in *introspector) failing(within time.Duration) (since time.Time, failing bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.since, !in.failedAt.IsZero() && time.Since(in.failedAt) < within
+}
+
+// asked records how a request to the endpoint went, logging a change.
+func (in *introspector) asked(err error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if err == nil {
+		if !in.failedAt.IsZero() {
+			in.log.Info("the identity provider's introspection endpoint answers again", "url", in.url)
+		}
+		in.failedAt, in.since, in.lastErr = time.Time{}, time.Time{}, nil
+		return
+	}
+	if in.lastErr == nil || in.lastErr.Error() != err.Error() {
+		in.log.Warn("the identity provider's introspection endpoint fails: opaque tokens are answered 503 until it answers", "url", in.url, "err", err)
+	}
+	now := time.Now()
+	if in.failedAt.IsZero() {
+		in.since = now
+	}
+	in.failedAt, in.lastErr = now, err
 }
 
 // introspected is one cached answer.
@@ -75,9 +117,18 @@ func (in *introspector) verify(ctx context.Context, token string, accept func(su
 	if c, ok := in.cache.Get(key); ok && time.Now().Before(c.until) {
 		return c.info, c.err
 	}
+	in.mu.Lock()
+	failedAt, lastErr := in.failedAt, in.lastErr
+	in.mu.Unlock()
+	if !failedAt.IsZero() && time.Since(failedAt) < *in.retry {
+		return nil, unavailable(lastErr)
+	}
 	ans, err := in.ask(ctx, token)
+	if ctx.Err() == nil { // a caller that went away says nothing of the endpoint
+		in.asked(err)
+	}
 	if err != nil {
-		return nil, err // not cached: the endpoint failed, not the token
+		return nil, unavailable(err) // not cached: the endpoint failed, not the token
 	}
 	var info *auth.TokenInfo
 	now := time.Now()
@@ -108,7 +159,7 @@ func (in *introspector) ask(ctx context.Context, token string) (*introspection, 
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.url, strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, fmt.Errorf("%w: AGENT_OAUTH_INTROSPECTION_URL: %v", ErrIssuerUnavailable, err)
+		return nil, fmt.Errorf("AGENT_OAUTH_INTROSPECTION_URL: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -117,15 +168,15 @@ func (in *introspector) ask(ctx context.Context, token string) (*introspection, 
 	}
 	resp, err := in.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: introspection at %s: %v", ErrIssuerUnavailable, in.url, err)
+		return nil, fmt.Errorf("introspection at %s: %w", in.url, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%w: introspection at %s answered %s; check AGENT_OAUTH_CLIENT_ID and AGENT_OAUTH_CLIENT_SECRET", ErrIssuerUnavailable, in.url, resp.Status)
+		return nil, fmt.Errorf("introspection at %s answered %s; if 401 or 403, check AGENT_OAUTH_CLIENT_ID and AGENT_OAUTH_CLIENT_SECRET", in.url, resp.Status)
 	}
 	var ans introspection
 	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil {
-		return nil, fmt.Errorf("%w: introspection at %s: %v", ErrIssuerUnavailable, in.url, err)
+		return nil, fmt.Errorf("introspection at %s: not an answer of RFC 7662: %w", in.url, err)
 	}
 	return &ans, nil
 }

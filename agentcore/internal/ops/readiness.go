@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -33,6 +34,23 @@ type Readiness struct {
 type readinessCheck struct {
 	name string
 	fn   func(context.Context) error
+}
+
+// Degraded is what the error of a readiness check implements to say that
+// its part works, only less well than it should (the identity provider
+// unreachable while the keys read before still verify tokens): while
+// Degraded returns true, /readyz stays 200 "ready", names the check under
+// "degraded" and gives the error's text under checks. Taking an agent out
+// of its balancer for it would turn a partial outage into a whole one.
+type Degraded interface {
+	error
+	Degraded() bool
+}
+
+// isDegraded reports whether err says its check is degraded, not failing.
+func isDegraded(err error) bool {
+	d, ok := errors.AsType[Degraded](err)
+	return ok && d.Degraded()
 }
 
 // NewReadiness makes the readiness of the agent whose store and key these
@@ -87,27 +105,35 @@ const (
 type readyProbe struct {
 	mu      sync.Mutex
 	running bool
-	started time.Time     // when the running probe began
-	done    chan struct{} // closed when the running probe ends
-	ended   time.Time     // when the last probe ended; zero: none yet
-	stale   bool          // the checks changed since the last probe
-	checks  map[string]string
-	ok      bool
-	logged  map[string]string // the failures last logged, by check
+	started time.Time         // when the running probe began
+	done    chan struct{}     // closed when the running probe ends
+	ended   time.Time         // when the last probe ended; zero: none yet
+	stale   bool              // the checks changed since the last probe
+	last    readyState        // the last probe's result
+	logged  map[string]string // the failures (and degraded checks) last logged, by check
+}
+
+// readyState is what one probe found: each check's public text, whether
+// the agent is ready, and the checks that are degraded (ready all the
+// same).
+type readyState struct {
+	checks   map[string]string
+	ok       bool
+	degraded []string
 }
 
 // result returns the checks' state: a fresh probe's when one ends within
 // ReadyWait, else the last one's. run is a probe.
-func (p *readyProbe) result(run func(context.Context) (map[string]string, bool)) (map[string]string, bool) {
+func (p *readyProbe) result(run func(context.Context) readyState) readyState {
 	p.mu.Lock()
 	if !p.running && (p.stale || time.Since(p.ended) > ReadyFresh) {
 		p.running, p.started, p.done, p.stale = true, time.Now(), make(chan struct{}), false
 		go func(done chan struct{}) {
 			ctx, cancel := context.WithTimeout(context.Background(), readyCheckTimeout)
-			checks, ok := run(ctx)
+			st := run(ctx)
 			cancel()
 			p.mu.Lock()
-			p.running, p.ended, p.checks, p.ok = false, time.Now(), checks, ok
+			p.running, p.ended, p.last = false, time.Now(), st
 			p.mu.Unlock()
 			close(done)
 		}(p.done)
@@ -122,40 +148,45 @@ func (p *readyProbe) result(run func(context.Context) (map[string]string, bool))
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	checks := map[string]string{}
-	for k, v := range p.checks {
-		checks[k] = v
+	st := readyState{checks: map[string]string{}, ok: p.last.ok, degraded: slices.Clone(p.last.degraded)}
+	for k, v := range p.last.checks {
+		st.checks[k] = v
 	}
-	ok := p.ok
 	switch hung := time.Since(p.started); {
 	case p.running && p.ended.IsZero():
-		checks["probe"] = "the first readiness checks are still running; ask again in a moment"
-		ok = false
+		st.checks["probe"] = "the first readiness checks are still running; ask again in a moment"
+		st.ok = false
 	case p.running && hung > readyCheckTimeout+ReadyWait:
-		checks["probe"] = fmt.Sprintf("the readiness checks have not answered for %s (the storage may hang)", hung.Round(time.Second))
-		ok = false
+		st.checks["probe"] = fmt.Sprintf("the readiness checks have not answered for %s (the storage may hang)", hung.Round(time.Second))
+		st.ok = false
 	}
-	return checks, ok
+	return st
 }
 
 // ServeHTTP answers /readyz: 200 when the store takes files, the signing
 // key works, the agent's own checks pass and the start-up sweep is over (or
-// has run for startupSweepReady); 503 with what is wrong otherwise. The
-// body names no server path or address: the log has the details.
+// has run for startupSweepReady); 503 with what is wrong otherwise. A
+// check that is degraded (Degraded) leaves the answer 200 and is listed
+// under "degraded". The body names no server path or address: the log has
+// the details.
 func (s *Readiness) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	checks, ok := s.probe.result(s.runReadiness)
-	if !ok {
-		httpjson.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "checks": checks})
-		return
+	st := s.probe.result(s.runReadiness)
+	code, body := http.StatusOK, map[string]any{"status": "ready", "checks": st.checks}
+	if !st.ok {
+		code, body["status"] = http.StatusServiceUnavailable, "not ready"
 	}
-	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"status": "ready", "checks": checks})
+	if len(st.degraded) > 0 {
+		body["degraded"] = st.degraded
+	}
+	httpjson.WriteJSON(w, code, body)
 }
 
 // runReadiness runs every readiness check once, logs what changed, and
 // returns the public text of each.
-func (s *Readiness) runReadiness(ctx context.Context) (map[string]string, bool) {
+func (s *Readiness) runReadiness(ctx context.Context) readyState {
 	checks := map[string]string{}
 	details := map[string]error{}
+	var degraded []string
 	fail := func(name, public string, err error) {
 		checks[name] = public
 		details[name] = err
@@ -171,10 +202,14 @@ func (s *Readiness) runReadiness(ctx context.Context) (map[string]string, bool) 
 		checks["signing_key"] = "ok"
 	}
 	for _, chk := range s.readiness() {
-		if err := chk.fn(ctx); err != nil {
-			fail(chk.name, err.Error(), err)
-		} else {
+		switch err := chk.fn(ctx); {
+		case err == nil:
 			checks[chk.name] = "ok"
+		case isDegraded(err):
+			checks[chk.name] = err.Error()
+			degraded = append(degraded, chk.name)
+		default:
+			fail(chk.name, err.Error(), err)
 		}
 	}
 	if running, since := s.sweeping(); running && time.Since(since) < startupSweepReady {
@@ -182,30 +217,35 @@ func (s *Readiness) runReadiness(ctx context.Context) (map[string]string, bool) 
 	} else {
 		checks["cleanup"] = "ok"
 	}
-	s.logReadiness(details)
+	s.logReadiness(details, degraded, checks)
 	ok := len(details) == 0 && checks["cleanup"] == "ok"
-	return checks, ok
+	return readyState{checks: checks, ok: ok, degraded: degraded}
 }
 
-// logReadiness logs each check that starts failing or fails differently,
-// with the full error, and each that recovers.
-func (s *Readiness) logReadiness(details map[string]error) {
+// logReadiness logs each check that starts failing (or being degraded) or
+// fails differently, with the full error, and each that recovers.
+func (s *Readiness) logReadiness(details map[string]error, degraded []string, checks map[string]string) {
 	s.probe.mu.Lock()
 	defer s.probe.mu.Unlock()
+	logged := map[string]string{}
 	for name, err := range details {
-		if s.probe.logged[name] != err.Error() {
+		logged[name] = err.Error()
+		if s.probe.logged[name] != logged[name] {
 			s.log.Warn("not ready", "check", name, "err", err)
 		}
 	}
+	for _, name := range degraded {
+		logged[name] = checks[name]
+		if s.probe.logged[name] != logged[name] {
+			s.log.Warn("degraded, still ready", "check", name, "state", checks[name])
+		}
+	}
 	for name := range s.probe.logged {
-		if details[name] == nil {
+		if _, still := logged[name]; !still {
 			s.log.Info("ready again", "check", name)
 		}
 	}
-	s.probe.logged = map[string]string{}
-	for name, err := range details {
-		s.probe.logged[name] = err.Error()
-	}
+	s.probe.logged = logged
 }
 
 // storageNotReady is what /readyz says of a store that cannot take files:

@@ -21,6 +21,10 @@ const (
 	StorageUnavailable = "storage_unavailable"
 	// StorageReadOnly: the store refuses writes (permissions, a read-only mount).
 	StorageReadOnly = "storage_read_only"
+	// IdentityProviderUnavailable: the identity provider of AGENT_AUTH=oauth
+	// could not be read (its metadata, keys or introspection endpoint), so a
+	// bearer token could not be checked: not refused, to be sent again.
+	IdentityProviderUnavailable = "identity_provider_unavailable"
 	// Internal: anything else of the agent's own.
 	Internal = "internal"
 )

@@ -28,7 +28,8 @@ func WriteError(w http.ResponseWriter, code int, msg string) {
 // WriteFailure answers a failure of the server's own met while doing what
 // ("store the upload"): the cause in words and a reason code (fault), with
 // the status that fits it: 507 for a full store, 503 with Retry-After for
-// one that did not answer or takes no writes, 500 for anything else. The
+// one that did not answer or takes no writes, and for an identity provider
+// that could not be read, 500 for anything else. The
 // details of err go to the caller's log, never here.
 func WriteFailure(w http.ResponseWriter, what string, err error) {
 	f := fault.Of(what, err)
@@ -36,7 +37,7 @@ func WriteFailure(w http.ResponseWriter, what string, err error) {
 	switch f.Reason {
 	case fault.StorageFull:
 		code = http.StatusInsufficientStorage
-	case fault.StorageUnavailable, fault.StorageReadOnly:
+	case fault.StorageUnavailable, fault.StorageReadOnly, fault.IdentityProviderUnavailable:
 		code = http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "5")
 	}

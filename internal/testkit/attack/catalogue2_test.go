@@ -199,6 +199,15 @@ func authCases() []attackCase {
 			return callerToken(t, c, jwt.SigningMethodHS256, secret)
 		},
 		"HS512 same secret": func(t *testing.T) string { return callerToken(t, good("alice"), jwt.SigningMethodHS512, secret) },
+		"crit header naming an unknown extension": func(t *testing.T) string {
+			tok := jwt.NewWithClaims(jwt.SigningMethodHS256, good("alice"))
+			tok.Header["crit"] = []string{"urn:example:must-understand"}
+			s, err := tok.SignedString(secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
 	}
 	var cs []attackCase
 	for label, mk := range bad {

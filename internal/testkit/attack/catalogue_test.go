@@ -155,6 +155,11 @@ func tokenCases() []attackCase {
 			return jwt.SigningMethodHS256, []byte("another-key-another-key-another-key-0123")
 		}, "signature"},
 		{"unknown kid", func(h, p map[string]any) { h["kid"] = "000000000000" }, hs, "key"},
+		// RFC 7515 §4.1.11: the agent's own key, a critical extension it
+		// does not understand.
+		{"crit header", func(h, p map[string]any) {
+			h["crit"], h["urn:example:must-understand"] = []string{"urn:example:must-understand"}, true
+		}, hs, "crit"},
 		{"alg none", func(h, p map[string]any) {}, func(h, p map[string]any) (jwt.SigningMethod, any) {
 			return jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType
 		}, "algorithm"},

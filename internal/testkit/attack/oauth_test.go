@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -23,11 +24,14 @@ import (
 
 // hostileIdP is an identity provider the attacker shapes: under each issuer
 // path it serves RFC 8414 metadata and a JWKS, honest or not, and counts
-// the reads of each key set.
+// the reads of each key set. Its documents name the host they were asked
+// at, so that another server may serve its handler (idp_down_test.go).
 type hostileIdP struct {
-	srv   *httptest.Server
-	key   *rsa.PrivateKey
-	reads map[string]*atomic.Int64 // JWKS reads by issuer path
+	srv     *httptest.Server
+	key     *rsa.PrivateKey
+	next    *rsa.PrivateKey // the key of a rotation, k2: in the JWKS once rotated is set
+	rotated atomic.Bool
+	reads   map[string]*atomic.Int64 // JWKS reads by issuer path
 	// trap counts requests to a loopback server the agents are not allowed
 	// to reach (the SSRF issuer's jwks_uri).
 	trap     *httptest.Server
@@ -39,7 +43,11 @@ func newHostileIdP(t *testing.T) *hostileIdP {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &hostileIdP{key: key, reads: map[string]*atomic.Int64{}}
+	next, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hostileIdP{key: key, next: next, reads: map[string]*atomic.Int64{}}
 	for _, p := range []string{"good", "foreign", "big", "ssrf"} {
 		h.reads[p] = &atomic.Int64{}
 	}
@@ -57,9 +65,10 @@ func (h *hostileIdP) issuer(name string) string { return h.srv.URL + "/" + name 
 
 func (h *hostileIdP) serve(w http.ResponseWriter, r *http.Request) {
 	if name, ok := strings.CutPrefix(r.URL.Path, "/.well-known/oauth-authorization-server/"); ok {
+		iss := "http://" + r.Host + "/" + name
 		meta := map[string]any{
-			"issuer": h.issuer(name), "jwks_uri": h.issuer(name) + "/jwks",
-			"authorization_endpoint": h.issuer(name) + "/auth", "token_endpoint": h.issuer(name) + "/token",
+			"issuer": iss, "jwks_uri": iss + "/jwks",
+			"authorization_endpoint": iss + "/auth", "token_endpoint": iss + "/token",
 			"code_challenge_methods_supported": []string{"S256"},
 		}
 		switch name {
@@ -94,14 +103,21 @@ func (h *hostileIdP) writeJWKS(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprint(w, `{"keys":[`)
 	h.key0(w)
+	if h.rotated.Load() {
+		fmt.Fprint(w, ",")
+		writeJWK(w, "k2", h.next)
+	}
 	fmt.Fprint(w, `]}`)
 }
 
-// key0 writes the provider's one public key, kid k1.
-func (h *hostileIdP) key0(w http.ResponseWriter) {
+// key0 writes the provider's first public key, kid k1.
+func (h *hostileIdP) key0(w http.ResponseWriter) { writeJWK(w, "k1", h.key) }
+
+// writeJWK writes the public part of key as a JWK named kid.
+func writeJWK(w io.Writer, kid string, key *rsa.PrivateKey) {
 	b64 := base64.RawURLEncoding.EncodeToString
-	json.NewEncoder(w).Encode(map[string]string{"kty": "RSA", "kid": "k1", "use": "sig", "alg": "RS256",
-		"n": b64(h.key.N.Bytes()), "e": b64(big.NewInt(int64(h.key.E)).Bytes())})
+	json.NewEncoder(w).Encode(map[string]string{"kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256",
+		"n": b64(key.N.Bytes()), "e": b64(big.NewInt(int64(key.E)).Bytes())})
 }
 
 // claims are an access token's for the agent at base from issuer iss.
@@ -113,15 +129,44 @@ func accessClaims(iss, base string) jwt.MapClaims {
 
 // sign signs claims with the provider's key under kid.
 func (h *hostileIdP) sign(t *testing.T, c jwt.MapClaims, kid string) string {
+	return signRS256(t, h.key, c, map[string]any{"kid": kid})
+}
+
+// signRS256 signs claims with key, the header holding header's members
+// besides alg and typ (a kid of "" is left out).
+func signRS256(t *testing.T, key *rsa.PrivateKey, c jwt.MapClaims, header map[string]any) string {
+	t.Helper()
 	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
-	if kid != "" {
-		tok.Header["kid"] = kid
+	for k, v := range header {
+		if v != "" {
+			tok.Header[k] = v
+		}
 	}
-	s, err := tok.SignedString(h.key)
+	s, err := tok.SignedString(key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// listTools posts tools/list to a's /mcp with bearer tok.
+func listTools(t *testing.T, a *mcptest.Agent, tok string) reply {
+	t.Helper()
+	return do(t, http.MethodPost, a.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`),
+		"Authorization", "Bearer "+tok, "Content-Type", "application/json", "Accept", "application/json, text/event-stream",
+		"MCP-Protocol-Version", "2025-11-25")
+}
+
+// refusedToken fails unless r refuses its token: 401 with an
+// invalid_token challenge.
+func refusedToken(t *testing.T, r reply, why string) {
+	t.Helper()
+	if r.status != http.StatusUnauthorized {
+		t.Fatalf("%s: want 401, got %s", why, r)
+	}
+	if !strings.Contains(r.header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Errorf("%s: challenge %q", why, r.header.Get("WWW-Authenticate"))
+	}
 }
 
 // TestOAuthTokenAttacks runs the token attacks on AGENT_AUTH=oauth against
@@ -142,24 +187,11 @@ func TestOAuthTokenAttacks(t *testing.T) {
 		return a
 	}
 	good := start("good")
-	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
-	send := func(a *mcptest.Agent, tok string) reply {
-		return do(t, http.MethodPost, a.URL+"/mcp", strings.NewReader(list), "Authorization", "Bearer "+tok,
-			"Content-Type", "application/json", "Accept", "application/json, text/event-stream",
-			"MCP-Protocol-Version", "2025-11-25")
-	}
+	send := func(a *mcptest.Agent, tok string) reply { return listTools(t, a, tok) }
+	refused401 := refusedToken
 
 	if r := send(good, h.sign(t, accessClaims(h.issuer("good"), good.URL), "k1")); r.status != http.StatusOK {
 		t.Fatalf("a valid token is refused, the set-up is wrong: %s\n%s", r, good.Logs())
-	}
-	refused401 := func(t *testing.T, r reply, why string) {
-		t.Helper()
-		if r.status != http.StatusUnauthorized {
-			t.Fatalf("%s: want 401, got %s", why, r)
-		}
-		if !strings.Contains(r.header.Get("WWW-Authenticate"), `error="invalid_token"`) {
-			t.Errorf("%s: challenge %q", why, r.header.Get("WWW-Authenticate"))
-		}
 	}
 
 	t.Run("alg confusion: HS256 signed with the JWKS's public key", func(t *testing.T) {
@@ -193,6 +225,19 @@ func TestOAuthTokenAttacks(t *testing.T) {
 		refused401(t, send(good, s), "attacker's key in the header")
 		if n := h.reads["good"].Load() - before; n > 1 {
 			t.Errorf("ten unknown key ids made the agent read the key set %d times; at most once per 10 s", n)
+		}
+	})
+	t.Run("crit header naming an extension the agent does not understand", func(t *testing.T) {
+		// RFC 7515 §4.1.11: signed by the provider's own key, refused all
+		// the same; an empty crit, or one naming a registered parameter,
+		// is invalid, and refused too.
+		for _, crit := range []any{[]string{"urn:example:must-understand"}, []string{}, []string{"exp"}} {
+			tok := signRS256(t, h.key, accessClaims(h.issuer("good"), good.URL), map[string]any{"kid": "k1", "crit": crit, "urn:example:must-understand": true})
+			r := send(good, tok)
+			refused401(t, r, fmt.Sprintf("crit %v", crit))
+			if !strings.Contains(string(r.body), "crit") {
+				t.Errorf("crit %v: the refusal does not say why: %s", crit, r)
+			}
 		}
 	})
 	t.Run("expired, foreign audience, foreign issuer", func(t *testing.T) {

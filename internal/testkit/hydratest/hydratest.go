@@ -53,6 +53,7 @@ type Provider struct {
 
 	logs string // the file Hydra's output goes to
 	http *http.Client
+	stop func() // kills Hydra and waits for it
 }
 
 // Binary returns the path of the hydra command: on PATH, else in
@@ -155,10 +156,11 @@ func Start(tb testing.TB, opts ...Option) *Provider {
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	tb.Cleanup(func() {
+	p.stop = func() {
 		g.Kill()
 		<-exited
-	})
+	}
+	tb.Cleanup(p.stop)
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		resp, err := p.http.Get(p.Issuer + "/health/ready")
@@ -185,12 +187,27 @@ func Start(tb testing.TB, opts ...Option) *Provider {
 		map[string]string{"alg": signingAlg, "use": "sig", "kid": "k-" + hex.EncodeToString(randBytes(6))}, nil); err != nil {
 		tb.Fatalf("create Hydra's access-token signing key: %v\n%s", err, p.Logs())
 	}
+	// Its key set read once now: Hydra makes its ID-token key (RSA) inside
+	// the first request for its JWKS, seconds on a loaded machine, which
+	// an agent's first read would otherwise wait for past the 5 s a
+	// resource server gives its provider (it then answers 503).
+	resp, err := p.http.Get(p.Issuer + "/.well-known/jwks.json")
+	if err != nil {
+		tb.Fatalf("read Hydra's key set: %v\n%s", err, p.Logs())
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 	return p
 }
 
 // signingAlg is the algorithm of the access-token keys the tests make:
 // ES256, made in microseconds where RSA-4096 takes seconds.
 const signingAlg = "ES256"
+
+// Stop kills Hydra (the login app stays) and returns once it has exited:
+// its ports refuse connections from then on, as a provider that went
+// down does. Its state is in memory, so it cannot be started again.
+func (p *Provider) Stop() { p.stop() }
 
 // Logs returns what Hydra printed.
 func (p *Provider) Logs() string {

@@ -122,6 +122,7 @@ var Rules = []Rule{
 	{"internal/testkit/mcptest", with(Leaves, "internal/testkit/procgroup"), "tests: build an agent, start it, call it with an independent MCP client"},
 	{"internal/testkit/limitstest", nil, "tests: the limits of a built agent"},
 	{"internal/testkit/drafttest", nil, "tests: a third-party MCP server that speaks only the draft file contract (SEP-2631), none of agentura's packages"},
+	{"internal/testkit/outage", nil, "tests: an HTTP server a test takes down and brings back on its port, or makes hang, fail or garble: a dependency's outage"},
 	{"internal/testkit/untrusted", nil, "tests: an MCP server one does not trust yet, naming URLs on a second service that records every request (agentura check), none of agentura's packages"},
 	{"internal/testkit/...", nil, "tests: attack catalogue and fault tests, hostile inputs, MCP Apps in a browser, A2A helpers, a third-party MCP server, heap sampling, required tools"},
 
