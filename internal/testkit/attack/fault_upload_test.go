@@ -91,8 +91,8 @@ func TestS3KilledMidMultipart(t *testing.T) {
 		t.Fatalf("no answer to the upload once S3 was down: %v", err)
 	}
 	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode < 500 || !strings.Contains(string(body), "could not be stored") {
-		t.Errorf("upload with S3 down: %d %s; want a 5xx that says the upload could not be stored", resp.StatusCode, body)
+	if resp.StatusCode < 500 || !strings.Contains(string(body), "could not store") {
+		t.Errorf("upload with S3 down: %d %s; want a 5xx that says it could not store the upload", resp.StatusCode, body)
 	}
 	if l := leaks(string(body)); len(l) > 0 || strings.Contains(string(body), srv.SecretKey) {
 		t.Errorf("the error shows %v: %s", l, body)
