@@ -33,11 +33,13 @@ import (
 // always got.
 
 // RegisterFileMethods lets c send files/authorizeUpload and
-// files/authorizeDownload. Attach does it; a host that calls tools
-// another way (the gateway) calls it on its client.
+// files/authorizeDownload, and declares the draft's files capability
+// (DeclareFiles). Attach does it; a host that calls tools another way (the
+// gateway) calls it on its client.
 func RegisterFileMethods(c *mcp.Client) {
 	_ = mcp.AddSendingCustomMethod[*uploadParams, *uploadResult](c, mcpfile.MethodAuthorizeUpload)
 	_ = mcp.AddSendingCustomMethod[*downloadParams, *downloadResult](c, mcpfile.MethodAuthorizeDownload)
+	DeclareFiles(c)
 }
 
 type uploadParams struct {
