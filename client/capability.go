@@ -42,8 +42,8 @@ func FilesCapability() mcpfile.ClientCapability {
 
 // DeclareFiles makes c declare FilesCapability on every revision (see
 // above: on revisions before 2026-07-28 its transport needs an HTTP client
-// from WithTasks, or ReadableTransport). RegisterFileMethods calls it; a
-// second call adds nothing more.
+// from WithTasks, or ReadableTransport). RegisterFileMethods calls it;
+// calling it again is harmless (the declaration is the same).
 func DeclareFiles(c *mcp.Client) {
 	c.AddSendingMiddleware(declareFiles)
 }
