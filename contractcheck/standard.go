@@ -486,6 +486,11 @@ func (c *checker) stdUpload(ctx context.Context, fields []stdField) ([]stdCall, 
 		}
 		uri, detail, err := c.uploadSample(ctx, smp, smp.name)
 		if err != nil {
+			var nm noMethod
+			if errors.As(err, &nm) {
+				err = fmt.Errorf("%w\n%s.%s allows upload (transferModes %s), so a host may send the file that way (the reference host prefers it); a server without files/authorizeUpload declares transferModes [\"inline\"] (§5)",
+					err, f.tool.Name, f.path, modesOf(f.decl))
+			}
 			c.r.add(PointUpload, Fail, "%s", err)
 			c.r.add(PointInputUpload, Skip, "no file went up (upload)")
 			return nil, st
@@ -573,14 +578,23 @@ func (c *checker) authorizeUpload(ctx context.Context, smp sample, name string) 
 func (c *checker) methodError(ctx context.Context, method, what string, err error) error {
 	var rpc *jsonrpc.Error
 	if errors.As(err, &rpc) {
-		return fmt.Errorf("%s refused %s: %d %s %s", method, what, rpc.Code, rpc.Message, rpc.Data)
+		err = fmt.Errorf("%s refused %s: %d %s %s", method, what, rpc.Code, rpc.Message, rpc.Data)
+		if rpc.Code == jsonrpc.CodeMethodNotFound {
+			return noMethod{err}
+		}
+		return err
 	}
 	if status, ok := httpRefusal(err); ok {
 		c.redial(ctx, err)
-		return fmt.Errorf("%s (%s) was answered with HTTP %s, not JSON-RPC (§10: -32601 when the method is not offered)", method, what, status)
+		return noMethod{fmt.Errorf("%s (%s) was answered with HTTP %s, not JSON-RPC (§10: -32601 when the method is not offered)", method, what, status)}
 	}
 	return fmt.Errorf("%s (%s): %w", method, what, err)
 }
+
+// noMethod is the error of a method the server does not offer.
+type noMethod struct{ error }
+
+func (e noMethod) Unwrap() error { return e.error }
 
 // badDescriptor says what of a descriptor the check will not follow: its
 // form (mcpfile.TransferDescriptor.Check: transport https, the method,

@@ -198,3 +198,19 @@ func TestStandardDescriptorsElsewhereNotFollowed(t *testing.T) {
 		t.Errorf("the other service received %v, want nothing", reached)
 	}
 }
+
+// The Python example, written to agentura's contract, judged by SEP-2631
+// alone: it fails x-mcp-file only, its marker sitting on an anyOf of
+// object and string as agentura's contract wants it (issue 37); declaring
+// transferModes ["inline"], it is asked for no upload it does not offer.
+func TestPythonServerByTheStandard(t *testing.T) {
+	r := runStandard(t, pythonServer(t, ""), contractcheck.Options{})
+	if failed := r.Failed(); !slices.Equal(failed, []string{contractcheck.PointMCPFile}) {
+		t.Errorf("failed %v, want [x-mcp-file] alone\n%s", failed, reportText(r))
+	}
+	expect(t, r, "", map[string]wanted{
+		contractcheck.PointMCPFile: {contractcheck.Fail, []string{"uppercase_text.source", "anyOf"}},
+		contractcheck.PointInline:  {contractcheck.Pass, nil},
+		contractcheck.PointUpload:  {contractcheck.NotOffered, []string{"transferModes"}},
+	})
+}
