@@ -121,8 +121,9 @@ func readableBlock(typ string, block json.RawMessage) map[string]any {
 
 // ReadableTransport wraps an MCP transport other than streamable HTTP (a
 // stdio server's CommandTransport, say) so that answers whose content
-// blocks the go-sdk cannot decode reach it rewritten, as WithTasks' HTTP
-// client does over streamable HTTP. A *mcp.StreamableClientTransport is
+// blocks the go-sdk cannot decode reach it rewritten, and the initialize of
+// a client that declares files (DeclareFiles) carries capabilities.files,
+// as WithTasks' HTTP client does over streamable HTTP. A *mcp.StreamableClientTransport is
 // returned as it is: its connection tells the go-sdk session more than a
 // wrapper could pass on, so give it an HTTP client from WithTasks instead.
 func ReadableTransport(t mcp.Transport) mcp.Transport {
@@ -143,8 +144,14 @@ func (r readableTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 }
 
 // readableConn rewrites the results of the responses it reads with
-// readableResult.
+// readableResult, and declares files in the initialize it writes for a
+// client that does (DeclareFiles).
 type readableConn struct{ mcp.Connection }
+
+func (c readableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	declareFilesMessage(ctx, msg)
+	return c.Connection.Write(ctx, msg)
+}
 
 func (c readableConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.Connection.Read(ctx)

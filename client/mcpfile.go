@@ -33,11 +33,13 @@ import (
 // always got.
 
 // RegisterFileMethods lets c send files/authorizeUpload and
-// files/authorizeDownload. Attach does it; a host that calls tools
-// another way (the gateway) calls it on its client.
+// files/authorizeDownload, and declares the draft's files capability
+// (DeclareFiles). Attach does it; a host that calls tools another way (the
+// gateway) calls it on its client.
 func RegisterFileMethods(c *mcp.Client) {
 	_ = mcp.AddSendingCustomMethod[*uploadParams, *uploadResult](c, mcpfile.MethodAuthorizeUpload)
 	_ = mcp.AddSendingCustomMethod[*downloadParams, *downloadResult](c, mcpfile.MethodAuthorizeDownload)
+	DeclareFiles(c)
 }
 
 type uploadParams struct {
@@ -45,9 +47,22 @@ type uploadParams struct {
 	mcpfile.AuthorizeUploadParams
 }
 
+// uploadResult is the answer of files/authorizeUpload: decoded as far as
+// it decodes, and as sent.
 type uploadResult struct {
 	mcp.ResultBase
 	mcpfile.AuthorizeUploadResult
+	raw json.RawMessage
+	err error // the decoding's, reported by AuthorizeUpload
+}
+
+// UnmarshalJSON keeps the answer as sent and decodes what it can: an
+// answer of another shape is the caller's to report, with what was sent.
+func (r *uploadResult) UnmarshalJSON(b []byte) error {
+	r.raw = append(json.RawMessage(nil), b...)
+	json.Unmarshal(b, &r.ResultBase)
+	r.err = json.Unmarshal(b, &r.AuthorizeUploadResult)
+	return nil
 }
 
 type downloadParams struct {
@@ -55,9 +70,60 @@ type downloadParams struct {
 	mcpfile.AuthorizeDownloadParams
 }
 
+// downloadResult is the answer of files/authorizeDownload, as uploadResult.
 type downloadResult struct {
 	mcp.ResultBase
 	mcpfile.AuthorizedFile
+	raw json.RawMessage
+	err error
+}
+
+// UnmarshalJSON keeps the answer as sent and decodes what it can.
+func (r *downloadResult) UnmarshalJSON(b []byte) error {
+	r.raw = append(json.RawMessage(nil), b...)
+	json.Unmarshal(b, &r.ResultBase)
+	r.err = json.Unmarshal(b, &r.AuthorizedFile)
+	return nil
+}
+
+// AuthorizeUpload sends files/authorizeUpload with p on session (whose
+// client RegisterFileMethods prepared) and returns the answer, decoded and
+// as sent (raw, also when it does not decode: then err says so). A host
+// that checks servers (agentura check) reads the raw answer; the
+// middleware uses the decoded one.
+func AuthorizeUpload(ctx context.Context, session *mcp.ClientSession, p mcpfile.AuthorizeUploadParams) (res mcpfile.AuthorizeUploadResult, raw json.RawMessage, err error) {
+	ans, err := mcp.CallCustomMethod[*uploadParams, *uploadResult](ctx, session, mcpfile.MethodAuthorizeUpload, &uploadParams{AuthorizeUploadParams: p})
+	if err != nil {
+		return res, nil, err
+	}
+	if ans.err != nil {
+		return ans.AuthorizeUploadResult, ans.raw, fmt.Errorf("the answer %s is not of the draft's shape: %w", clipped(ans.raw), ans.err)
+	}
+	return ans.AuthorizeUploadResult, ans.raw, nil
+}
+
+// AuthorizeDownload sends files/authorizeDownload with p (and meta, nil
+// for none) on session, and returns the answer as AuthorizeUpload does.
+func AuthorizeDownload(ctx context.Context, session *mcp.ClientSession, p mcpfile.AuthorizeDownloadParams, meta mcp.Meta) (res mcpfile.AuthorizedFile, raw json.RawMessage, err error) {
+	params := &downloadParams{AuthorizeDownloadParams: p}
+	params.Meta = meta
+	ans, err := mcp.CallCustomMethod[*downloadParams, *downloadResult](ctx, session, mcpfile.MethodAuthorizeDownload, params)
+	if err != nil {
+		return res, nil, err
+	}
+	if ans.err != nil {
+		return ans.AuthorizedFile, ans.raw, fmt.Errorf("the answer %s is not of the draft's shape: %w", clipped(ans.raw), ans.err)
+	}
+	return ans.AuthorizedFile, ans.raw, nil
+}
+
+// clipped is an answer shortened for an error, its URLs' queries left out.
+func clipped(raw json.RawMessage) string {
+	s := transfer.Redact(string(raw))
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
 }
 
 // declOf reads the x-mcp-file object of a schema node, or of one of its
@@ -137,8 +203,7 @@ func (m *Middleware) sendDraft(ctx context.Context, session *mcp.ClientSession, 
 // returns the file URI to pass in the call.
 func (m *Middleware) authorizedUpload(ctx context.Context, session *mcp.ClientSession, e Entry, name string) (string, error) {
 	size := e.Size
-	params := &uploadParams{AuthorizeUploadParams: mcpfile.AuthorizeUploadParams{Name: name, MIMEType: e.MIMEType, Size: &size, Digest: mcpfile.SHA256(e.SHA256)}}
-	res, err := mcp.CallCustomMethod[*uploadParams, *uploadResult](ctx, session, mcpfile.MethodAuthorizeUpload, params)
+	res, _, err := AuthorizeUpload(ctx, session, mcpfile.AuthorizeUploadParams{Name: name, MIMEType: e.MIMEType, Size: &size, Digest: mcpfile.SHA256(e.SHA256)})
 	if err != nil {
 		return "", fmt.Errorf("files/authorizeUpload for %s: %w", name, err)
 	}
@@ -274,11 +339,11 @@ func (m *Middleware) downloadURL(ctx context.Context, session *mcp.ClientSession
 	if session == nil {
 		return "", -1, "", errors.New("a file URI needs files/authorizeDownload, which needs the MCP session (Middleware.UseSession)")
 	}
-	params := &downloadParams{AuthorizeDownloadParams: mcpfile.AuthorizeDownloadParams{URI: uri}}
+	var meta mcp.Meta
 	if handle != "" {
-		params.Meta = mcp.Meta{transfer.MetaOwner: handle}
+		meta = mcp.Meta{transfer.MetaOwner: handle}
 	}
-	res, err := mcp.CallCustomMethod[*downloadParams, *downloadResult](ctx, session, mcpfile.MethodAuthorizeDownload, params)
+	res, _, err := AuthorizeDownload(ctx, session, mcpfile.AuthorizeDownloadParams{URI: uri}, meta)
 	if err != nil {
 		return "", -1, "", fmt.Errorf("files/authorizeDownload: %w", err)
 	}

@@ -215,8 +215,9 @@ func (b *taskBox) get() *wireTask {
 // StreamableClientTransport.HTTPClient) that lets the middleware see the
 // tasks an agent answers with, and rewrites the content blocks of answers
 // that the go-sdk cannot decode into blocks it can (content.go), so that a
-// result with the draft MCP file contract's file blocks is not lost; hc
-// nil means http.DefaultClient. Without it a Config.Tasks middleware
+// result with the draft MCP file contract's file blocks is not lost, and
+// adds capabilities.files to the initialize of a client that declares it
+// (DeclareFiles); hc nil means http.DefaultClient. Without it a Config.Tasks middleware
 // cannot tell a task from an empty result, and refuses to declare the
 // extension.
 func WithTasks(hc *http.Client) *http.Client {
@@ -238,6 +239,7 @@ func WithTasks(hc *http.Client) *http.Client {
 type answerTripper struct{ base http.RoundTripper }
 
 func (t answerTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = declareFilesHTTP(req) // the initialize of a client that declares files (capability.go)
 	box := boxFrom(req.Context())
 	if box != nil && box.name != "" {
 		req = req.Clone(req.Context())

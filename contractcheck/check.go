@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/client"
@@ -81,6 +82,21 @@ type Options struct {
 	MaxMessageBytes int64
 	// Logger logs what the check does; nil discards.
 	Logger *slog.Logger
+	// Standard checks the server by the draft MCP file contract alone,
+	// SEP-2631 at modelcontextprotocol commit c3cf0eba (StandardRevision),
+	// instead of by agentura's contract: its x-mcp-file declarations, files
+	// sent inline and uploaded as their transferModes allow, the FileValues
+	// of its results (structured content and file content blocks) resolved
+	// with files/authorizeDownload, their sizes and digests, expired
+	// descriptors and unknown file URIs refused; never /uploads nor a URL
+	// for the server to fetch (standard.go). ServeAddr and ServeURL are not
+	// used then.
+	Standard bool
+	// ExpiryWait is the longest the standard check waits for an upload
+	// descriptor to pass its expiresAt, to see an upload to it refused; 0
+	// means DefaultExpiryWait, a negative value never waits (the point is
+	// skipped).
+	ExpiryWait time.Duration
 }
 
 // What the check's refusals of a URL tell the user to set.
@@ -102,8 +118,13 @@ type checker struct {
 	hc    *http.Client         // every request but the session's: under guard, the token to the server's origin only
 	guard transferclient.Guard // where the check may go: the server's origin (base) and Options.AllowHosts
 	base  *url.URL             // nil: unknown
-	reg   *client.Registry
-	log   *slog.Logger
+	// endpoint is the MCP endpoint's URL; nil for a stdio server.
+	endpoint *url.URL
+	// noOutputs says why no produced file is there to download when the
+	// result names files without a download_url (outputs); "" otherwise.
+	noOutputs string
+	reg       *client.Registry
+	log       *slog.Logger
 }
 
 // Run checks the server and returns what it found; it never fails as a
@@ -111,6 +132,12 @@ type checker struct {
 // failed.
 func Run(ctx context.Context, t Target, o Options) *Report {
 	c := &checker{t: t, o: o, r: &Report{Target: t.URL}, log: o.Logger}
+	if o.Standard {
+		c.r.Standard = StandardRevision
+	}
+	if c.o.ExpiryWait == 0 {
+		c.o.ExpiryWait = DefaultExpiryWait
+	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -129,7 +156,11 @@ func (c *checker) run(ctx context.Context) {
 		c.r.add(PointConnect, Fail, "%v", err)
 		return
 	}
-	defer c.s.Close()
+	defer func() { c.s.Close() }() // the session open at the end (dial)
+	if c.o.Standard {
+		c.standard(ctx)
+		return
+	}
 	reg, err := client.NewRegistry("", nil)
 	if err != nil {
 		c.r.add(PointConnect, Fail, "a registry for the sample: %v", err)
@@ -143,7 +174,7 @@ func (c *checker) run(ctx context.Context) {
 		c.r.add(PointTools, Fail, "tools/list: %v", err)
 		return
 	}
-	c.r.add(PointTools, Pass, "%d tools", len(tools))
+	c.r.add(PointTools, Pass, "%s", count(len(tools), "tool"))
 	files := c.fileParams(tools)
 	c.mcpFileObjects(tools)
 
@@ -165,32 +196,18 @@ func (c *checker) run(ctx context.Context) {
 
 // connect opens the session: the newest revision both sides speak.
 func (c *checker) connect(ctx context.Context) error {
-	mc := mcp.NewClient(&mcp.Implementation{Name: "agentura-check", Version: "1"}, &mcp.ClientOptions{Logger: c.log})
-	registerFileTransfer(mc)
-	var tr mcp.Transport
-	hc := &http.Client{}
-	switch {
-	case c.t.URL != "":
+	if c.t.URL != "" {
 		u, err := url.Parse(c.t.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("%q is not an MCP URL such as http://localhost:8001/mcp", c.t.URL)
 		}
+		c.endpoint = u
 		if c.t.BaseURL == "" {
 			c.t.BaseURL, _ = client.BaseURLFromEndpoint(c.t.URL)
 		}
-		// The session stays on the endpoint's origin too: a redirect off it
-		// would post the session's messages elsewhere.
-		session := transferclient.Guard{Origin: u, AllowHosts: c.o.AllowHosts, AllowSetting: allowSetting}
-		tr = &mcp.StreamableClientTransport{Endpoint: c.t.URL, HTTPClient: session.Client(transferclient.WithBearer(nil, c.t.Token, u)), DisableStandaloneSSE: true}
-	case len(c.t.Command) > 0:
-		cmd := exec.Command(c.t.Command[0], c.t.Command[1:]...)
-		cmd.Env = append(os.Environ(), c.t.Env...)
-		cmd.Stderr = c.t.Stderr
-		tr = &mcp.CommandTransport{Command: cmd}
-	default:
+	} else if len(c.t.Command) == 0 {
 		return errors.New("nothing to check: give a URL or a command")
 	}
-	tr = client.LimitMessages(tr, c.o.MaxMessageBytes)
 	if c.t.BaseURL != "" {
 		b, err := url.Parse(strings.TrimRight(c.t.BaseURL, "/"))
 		if err != nil || b.Host == "" {
@@ -199,23 +216,96 @@ func (c *checker) connect(ctx context.Context) error {
 		c.base = b
 	}
 	c.guard = transferclient.Guard{Origin: c.base, AllowHosts: c.o.AllowHosts, AllowSetting: allowSetting, OriginSetting: originSetting}
-	c.hc = c.guard.Client(transferclient.WithBearer(hc, c.t.Token, c.base))
-	cctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
-	defer cancel()
-	s, err := mc.Connect(cctx, tr, nil)
-	if err != nil {
+	c.hc = c.guard.Client(transferclient.WithBearer(&http.Client{}, c.t.Token, c.base))
+	if err := c.dial(ctx); err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	c.s = s
-	ir := s.InitializeResult()
+	ir := c.s.InitializeResult()
 	if ir != nil && ir.ServerInfo != nil {
 		c.r.Server = strings.TrimSpace(ir.ServerInfo.Name + " " + ir.ServerInfo.Version)
 	}
 	if ir != nil {
 		c.r.Protocol = ir.ProtocolVersion
 	}
-	c.r.add(PointConnect, Pass, "%s, MCP %s", c.r.Server, c.r.Protocol)
+	detail := fmt.Sprintf("%s, MCP %s", c.r.Server, c.r.Protocol)
+	if c.o.Standard {
+		files, _ := json.Marshal(client.FilesCapability())
+		detail += fmt.Sprintf("\nthe check declared the client capability files %s (§2)", files)
+	}
+	c.r.add(PointConnect, Pass, "%s", detail)
 	return nil
+}
+
+// dial opens a session to the target, closing the one open before: a
+// server that answers a request with a plain HTTP error (rather than a
+// JSON-RPC one) leaves the go-sdk's connection broken, and the check goes
+// on over a new one. Its client declares the draft's files capability
+// (client.DeclareFiles), and its transport makes answers with content
+// blocks the go-sdk cannot decode (the draft's §8 file block) readable,
+// keeping each block as sent under _meta[transfer.MetaContent]
+// (client.WithTasks, client.ReadableTransport).
+func (c *checker) dial(ctx context.Context) error {
+	mc := mcp.NewClient(&mcp.Implementation{Name: "agentura-check", Version: "1"}, &mcp.ClientOptions{Logger: c.log})
+	client.RegisterFileMethods(mc) // files/authorize*, and the files capability declared
+	var tr mcp.Transport
+	if c.endpoint != nil {
+		// The session stays on the endpoint's origin too: a redirect off it
+		// would post the session's messages elsewhere.
+		session := transferclient.Guard{Origin: c.endpoint, AllowHosts: c.o.AllowHosts, AllowSetting: allowSetting}
+		hc := client.WithTasks(session.Client(transferclient.WithBearer(nil, c.t.Token, c.endpoint)))
+		tr = client.LimitMessages(&mcp.StreamableClientTransport{Endpoint: c.t.URL, HTTPClient: hc, DisableStandaloneSSE: true}, c.o.MaxMessageBytes)
+	} else {
+		cmd := exec.Command(c.t.Command[0], c.t.Command[1:]...)
+		cmd.Env = append(os.Environ(), c.t.Env...)
+		cmd.Stderr = c.t.Stderr
+		tr = client.ReadableTransport(client.LimitMessages(&mcp.CommandTransport{Command: cmd}, c.o.MaxMessageBytes))
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+	defer cancel()
+	s, err := mc.Connect(cctx, tr, nil)
+	if err != nil {
+		return err
+	}
+	if c.s != nil {
+		c.s.Close()
+	}
+	c.s = s
+	return nil
+}
+
+// redial opens a new session after err, when err is a plain HTTP answer
+// that broke the one open (httpRefusal); it says whether it did.
+func (c *checker) redial(ctx context.Context, err error) bool {
+	if _, ok := httpRefusal(err); !ok {
+		return false
+	}
+	if derr := c.dial(ctx); derr != nil {
+		c.log.Warn("a new session after a plain HTTP answer", "err", derr)
+		return false
+	}
+	return true
+}
+
+// httpRefusal reports whether err is the go-sdk's error for a request
+// answered with a plain HTTP error status (no JSON-RPC answer), and names
+// the status. A server answers so, for one, a method it does not know
+// (the go-sdk's server: 400 Bad Request); the draft's §10 asks for
+// JSON-RPC's "method not found" (-32601).
+func httpRefusal(err error) (string, bool) {
+	var rpc *jsonrpc.Error
+	if err == nil || errors.As(err, &rpc) {
+		return "", false
+	}
+	if errors.Is(err, mcp.ErrSessionMissing) {
+		return "404 Not Found (the session is gone)", true
+	}
+	s := err.Error()
+	for code := 400; code < 600; code++ {
+		if text := http.StatusText(code); text != "" && strings.HasSuffix(s, ": "+text) {
+			return fmt.Sprintf("%d %s", code, text), true
+		}
+	}
+	return "", false
 }
 
 func (c *checker) tools(ctx context.Context) ([]*mcp.Tool, error) {
@@ -253,8 +343,37 @@ func (c *checker) fileParams(tools []*mcp.Tool) map[string][]client.FileField {
 		c.r.add(PointFileParams, Fail, "no tool marks a parameter with \"x-file\": true or \"x-mcp-file\": a host cannot tell which arguments are files, and sends the model's text")
 		return files
 	}
+	if !slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return hasKeyword(decodeSchema(t.InputSchema), transfer.KeywordFile) }) {
+		lines = append(lines, "(x-mcp-file alone: a server of the draft MCP file contract, which `agentura check --standard` judges by SEP-2631 alone)")
+	}
 	c.r.add(PointFileParams, Pass, "%s", strings.Join(lines, "\n"))
 	return files
+}
+
+// hasKeyword reports whether a schema node carries keyword anywhere below
+// it (a value other than false).
+func hasKeyword(n node, keyword string) bool {
+	if v, ok := n[keyword]; ok && v != nil && v != false {
+		return true
+	}
+	for k, v := range n {
+		if notSchema[k] {
+			continue
+		}
+		switch x := v.(type) {
+		case node:
+			if hasKeyword(x, keyword) {
+				return true
+			}
+		case []any:
+			for _, item := range x {
+				if m, ok := item.(node); ok && hasKeyword(m, keyword) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // mcpFileObjects checks every x-mcp-file marker: the draft's object (a
@@ -397,7 +516,9 @@ func (c *checker) inline(ctx context.Context, tools []*mcp.Tool, files map[strin
 			first = cl
 			break
 		}
-		if first.res == nil {
+		// A result with the draft's FileValues alone comes next: its files
+		// are seen, and output-fields says what this contract wants of them.
+		if first.res == nil || firstFileValue(first.res) == "" && firstFileValue(cl.res) != "" {
 			first = cl
 		}
 	}
@@ -408,6 +529,9 @@ func (c *checker) inline(ctx context.Context, tools []*mcp.Tool, files map[strin
 	c.r.Tool, c.r.Parameter = first.tool.Name, first.field
 	c.r.Sample = fmt.Sprintf("%s (%s, %d bytes)", first.smp.name, first.smp.mime, len(first.smp.data))
 	detail := fmt.Sprintf("%s resolved %s sent as a data: URI in %s", first.tool.Name, first.smp.name, first.field)
+	if !hasDataURI(first.args) {
+		detail = fmt.Sprintf("%s resolved %s sent in %s as the draft's file URI, through files/authorizeUpload (its transferModes allow no inline file)", first.tool.Name, first.smp.name, first.field)
+	}
 	if len(failures) > 0 {
 		detail += "\nbefore it: " + strings.Join(failures, "\n")
 	}
@@ -430,10 +554,11 @@ func (c *checker) callInline(ctx context.Context, tool *mcp.Tool, fields []clien
 	if err != nil {
 		return cl, err
 	}
-	mw, err := client.New(client.Config{Registry: c.reg, InlineMaxBytes: 1 << 40})
+	mw, err := client.New(client.Config{Registry: c.reg, BaseURL: c.baseURL(), HTTPClient: c.hc, AllowHosts: c.o.AllowHosts, InlineMaxBytes: 1 << 40})
 	if err != nil {
 		return cl, err
 	}
+	mw.UseSession(c.s) // a field of the draft that takes uploads only goes through files/authorizeUpload
 	args, err := mw.RewriteArguments(ctx, tool, buildArgs(root, field.Path, e.Name, c.o.Arguments))
 	if err != nil {
 		return cl, fmt.Errorf("arguments: %w", err)
@@ -441,6 +566,15 @@ func (c *checker) callInline(ctx context.Context, tool *mcp.Tool, fields []clien
 	cl.args = args
 	cl.res, err = c.call(ctx, tool.Name, args)
 	return cl, err
+}
+
+// baseURL is the server's HTTP base as the client package takes it; "" when
+// unknown.
+func (c *checker) baseURL() string {
+	if c.base == nil {
+		return ""
+	}
+	return c.base.String()
 }
 
 // sample is the file to send to the parameter n of tool: the user's, or
@@ -507,6 +641,20 @@ func (c *checker) uploads(ctx context.Context) string {
 		c.r.add(PointUploads, NotOffered, "POST %s answered %s: large files must then go by a URL the server fetches", endpoint, resp.Status)
 		return ""
 	case http.StatusOK, http.StatusCreated:
+	case http.StatusBadRequest, http.StatusNotAcceptable, http.StatusUnsupportedMediaType:
+		// An MCP handler that answers every path refuses the raw body as
+		// no JSON-RPC message (the go-sdk's: 415, "Content-Type must be
+		// 'application/json'"); an upload endpoint's refusal is the
+		// contract's {"error": ...}.
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		var refusal transfer.Error
+		if json.Unmarshal(body, &refusal) != nil || refusal.Error == "" {
+			c.r.add(PointUploads, NotOffered, "POST %s answered %s (%s), not the contract's {\"error\": …}: no upload endpoint there (an MCP handler answering every path, say); large files must then go by a URL the server fetches",
+				endpoint, resp.Status, clip(strings.TrimSpace(string(body)), 120))
+			return ""
+		}
+		c.r.add(PointUploads, Fail, "POST %s answered %s: %s", endpoint, resp.Status, refusal.Error)
+		return ""
 	default:
 		c.r.add(PointUploads, Fail, "POST %s answered %s", endpoint, transferclient.Describe(resp))
 		return ""
@@ -549,6 +697,14 @@ func firstName(reg *client.Registry) string {
 func (c *checker) byURL(ctx context.Context, cl called, staged string) *mcp.CallToolResult {
 	if cl.res == nil {
 		c.r.add(PointURL, Skip, "no tool call succeeded with the file inline")
+		return nil
+	}
+	if fn, _ := fieldNode(decodeSchema(cl.tool.InputSchema), cl.field); !marked(fn, transfer.KeywordFile) {
+		c.r.add(PointURL, NotOffered, "%s.%s is declared by x-mcp-file alone: the draft (SEP-2631) takes a data: URI or a file URI there, not a URL for the server to fetch", cl.tool.Name, cl.field)
+		return nil
+	}
+	if !hasDataURI(cl.args) {
+		c.r.add(PointURL, Skip, "the file did not go to %s.%s as a data: URI, so there is none to give by URL instead", cl.tool.Name, cl.field)
 		return nil
 	}
 	how := "a URL of the server's own /uploads"
@@ -600,6 +756,34 @@ func (c *checker) serve(s sample) (*http.Server, string, error) {
 	return srv, strings.TrimRight(base, "/") + "/" + s.name, nil
 }
 
+// marked reports whether the schema node n, or its items, carries the
+// keyword (x-file) with a value other than false.
+func marked(n node, keyword string) bool {
+	for _, x := range []node{n, asNode(n["items"])} {
+		if v, ok := x[keyword]; ok && v != nil && v != false {
+			return true
+		}
+	}
+	return false
+}
+
+// hasDataURI reports whether args hold a data: URI.
+func hasDataURI(args any) bool {
+	switch x := args.(type) {
+	case string:
+		return strings.HasPrefix(strings.ToLower(x), "data:")
+	case map[string]any:
+		for _, v := range x {
+			if hasDataURI(v) {
+				return true
+			}
+		}
+	case []any:
+		return slices.ContainsFunc(x, hasDataURI)
+	}
+	return false
+}
+
 // replaceDataURIs returns a copy of args with every data: URI replaced by
 // link.
 func replaceDataURIs(args any, link string) any {
@@ -632,6 +816,14 @@ func textOf(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// count says n things: "1 tool", "3 tools".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 func clip(s string, n int) string {
@@ -683,16 +875,30 @@ func (c *checker) outputs(res *mcp.CallToolResult) []output {
 	files := outputFiles(res)
 	if len(files) == 0 {
 		why := "the tool called produced no file: name one that does with --tool (and its arguments with --args)"
-		if res != nil && slices.ContainsFunc(res.Content, func(ct mcp.Content) bool {
+		named := res != nil && slices.ContainsFunc(res.Content, func(ct mcp.Content) bool {
 			_, link := ct.(*mcp.ResourceLink)
 			_, emb := ct.(*mcp.EmbeddedResource)
 			return link || emb
-		}) {
+		})
+		switch fvs := resultFiles(res); {
+		case len(fvs) > 0:
+			var names []string
+			for _, f := range fvs {
+				names = append(names, f.fv.URI)
+			}
+			c.r.add(PointOutputFields, Fail, "the result names files as the draft's FileValues (%s) but has no download_url: this contract gives {download_url, filename, mime_type, size_bytes, sha256} beside them; agentura's hosts fetch a FileValue alone with files/authorizeDownload (file-transfer), and `agentura check --standard` judges a server by SEP-2631 alone",
+				strings.Join(names, ", "))
+			why = "the result's files have no download_url (output-fields)"
+		case named:
 			c.r.add(PointOutputFields, Fail, "the result names a file (resource_link or embedded resource) but its structuredContent has no download_url: give {download_url, filename, mime_type, size_bytes, sha256}, flat for one file or under \"files\"")
-		} else {
+			why = "the result's files have no download_url (output-fields)"
+		default:
 			c.r.add(PointOutputFields, Skip, "%s", why)
 		}
 		c.r.add(PointOutputLinks, Skip, "%s", why)
+		if why != "" && strings.Contains(why, "download_url") {
+			c.noOutputs = why
+		}
 		return nil
 	}
 	var outs []output
@@ -792,8 +998,12 @@ const maxDownload = 256 << 20
 // result announced, and the answer's headers with the contract's.
 func (c *checker) downloads(ctx context.Context, outs []output) {
 	if len(outs) == 0 {
-		c.r.add(PointDownload, Skip, "no produced file to download")
-		c.r.add(PointHeaders, Skip, "no produced file to download")
+		why := "no produced file to download"
+		if c.noOutputs != "" {
+			why = c.noOutputs
+		}
+		c.r.add(PointDownload, Skip, "%s", why)
+		c.r.add(PointHeaders, Skip, "%s", why)
 		return
 	}
 	var bad, good, badH, goodH []string

@@ -27,6 +27,18 @@
 // output-links, file-transfer); the token point, which then has nothing of
 // the server's to probe, is skipped.
 //
+// With Options.Standard it judges the server by the draft MCP file
+// contract alone instead, SEP-2631 at modelcontextprotocol commit c3cf0eba
+// (StandardRevision, standard.go), each point naming its section: the
+// x-mcp-file declarations, files sent inline and uploaded by descriptor as
+// their transferModes allow, FileValues in results and file content blocks
+// resolved with files/authorizeDownload, sizes and digests verified,
+// expired descriptors and unknown file URIs refused — never /uploads nor a
+// URL for the server to fetch. Either way it declares the draft's client
+// capability files (§2), and reads results whose content blocks the go-sdk
+// cannot decode (the §8 file block) through the client package's
+// rewriting, which keeps each block as sent.
+//
 // It is a host: it imports the client package (to find file parameters and
 // put the file where the schema wants it) and the leaves, never a server
 // package. `agentura check` is its command line.

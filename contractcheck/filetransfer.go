@@ -29,31 +29,26 @@ import (
 // download of what was uploaded — or, when the server does not hand
 // uploads back, of a file a tool produced as a FileValue.
 
-type transferParams struct {
-	mcp.ParamsBase
-	mcpfile.AuthorizeUploadParams
+// authorizeUpload sends files/authorizeUpload on the session and returns
+// the answer as sent; err only when there is none (a JSON-RPC refusal, a
+// plain HTTP answer, a broken connection). The shape is the check's to
+// judge (shapeOf).
+func (c *checker) authorizeUploadRaw(ctx context.Context, p mcpfile.AuthorizeUploadParams) (json.RawMessage, error) {
+	_, raw, err := client.AuthorizeUpload(ctx, c.s, p)
+	if raw != nil {
+		return raw, nil
+	}
+	return nil, err
 }
 
-type transferResult struct {
-	mcp.ResultBase
-	raw json.RawMessage
-}
-
-// UnmarshalJSON keeps the answer as it came.
-func (r *transferResult) UnmarshalJSON(b []byte) error {
-	r.raw = append(json.RawMessage(nil), b...)
-	return nil
-}
-
-type downloadParams struct {
-	mcp.ParamsBase
-	mcpfile.AuthorizeDownloadParams
-}
-
-// registerFileTransfer lets a client send the draft's methods.
-func registerFileTransfer(c *mcp.Client) {
-	_ = mcp.AddSendingCustomMethod[*transferParams, *transferResult](c, mcpfile.MethodAuthorizeUpload)
-	_ = mcp.AddSendingCustomMethod[*downloadParams, *transferResult](c, mcpfile.MethodAuthorizeDownload)
+// authorizeDownloadRaw sends files/authorizeDownload as authorizeUploadRaw
+// sends files/authorizeUpload.
+func (c *checker) authorizeDownloadRaw(ctx context.Context, uri string) (json.RawMessage, error) {
+	_, raw, err := client.AuthorizeDownload(ctx, c.s, mcpfile.AuthorizeDownloadParams{URI: uri}, nil)
+	if raw != nil {
+		return raw, nil
+	}
+	return nil, err
 }
 
 // fileTransfer runs the draft's round trip with smp (and, for downloads,
@@ -69,13 +64,18 @@ func (c *checker) fileTransfer(ctx context.Context, smp sample, res *mcp.CallToo
 	digest := mcpfile.SHA256(hex.EncodeToString(sum[:]))
 	cctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
-	ans, err := mcp.CallCustomMethod[*transferParams, *transferResult](cctx, c.s, mcpfile.MethodAuthorizeUpload, &transferParams{
-		AuthorizeUploadParams: mcpfile.AuthorizeUploadParams{Name: smp.name, MIMEType: smp.mime, Size: &size, Digest: digest}})
+	raw, err := c.authorizeUploadRaw(cctx, mcpfile.AuthorizeUploadParams{Name: smp.name, MIMEType: smp.mime, Size: &size, Digest: digest})
 	var rpc *jsonrpc.Error
 	switch {
 	case err == nil:
 	case errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeMethodNotFound, unknownMethod(err):
 		c.downloadOnly(cctx, res, "files/authorizeUpload: method not found")
+		return
+	case c.redial(ctx, err):
+		// A plain HTTP refusal, which broke the session (a new one is open):
+		// the go-sdk's server answers a method it does not know so.
+		status, _ := httpRefusal(err)
+		c.downloadOnly(cctx, res, fmt.Sprintf("files/authorizeUpload: the server answered HTTP %s, no JSON-RPC answer (a server without the method; the draft's §10 asks for -32601, \"method not found\")", status))
 		return
 	case errors.As(err, &rpc):
 		c.r.add(PointFileTransfer, Pass, "files/authorizeUpload refused the sample %s (%s): %d %s %s", smp.name, smp.mime, rpc.Code, rpc.Message, rpc.Data)
@@ -85,13 +85,13 @@ func (c *checker) fileTransfer(ctx context.Context, smp sample, res *mcp.CallToo
 		return
 	}
 	var up mcpfile.AuthorizeUploadResult
-	bad := shapeOf(ans.raw, &up, "files/authorizeUpload", "file", "upload")
+	bad := shapeOf(raw, &up, "files/authorizeUpload", "file", "upload")
 	bad = append(bad, badFileValue("files/authorizeUpload file", up.File, size, digest)...)
 	if err := up.Upload.Check(time.Now(), http.MethodPut, http.MethodPost); err != nil {
 		bad = append(bad, "files/authorizeUpload upload: "+err.Error())
 	}
 	if len(bad) > 0 {
-		c.r.add(PointFileTransfer, Fail, "%s\nanswer: %s", strings.Join(bad, "\n"), clip(string(ans.raw), 400))
+		c.r.add(PointFileTransfer, Fail, "%s\nanswer: %s", strings.Join(bad, "\n"), clip(string(raw), 400))
 		return
 	}
 	if err := c.refused(up.Upload.URL); err != nil {
@@ -132,12 +132,12 @@ func (c *checker) downloadOnly(ctx context.Context, res *mcp.CallToolResult, why
 // answer's shape and fetches the bytes, checking size and digest (and
 // want, a sha256, when given).
 func (c *checker) fetchFileURI(ctx context.Context, uri string, want []byte) (string, error) {
-	ans, err := mcp.CallCustomMethod[*downloadParams, *transferResult](ctx, c.s, mcpfile.MethodAuthorizeDownload, &downloadParams{AuthorizeDownloadParams: mcpfile.AuthorizeDownloadParams{URI: uri}})
+	raw, err := c.authorizeDownloadRaw(ctx, uri)
 	if err != nil {
 		return "", err
 	}
 	var dl mcpfile.AuthorizedFile
-	bad := shapeOf(ans.raw, &dl, "files/authorizeDownload", "file", "download")
+	bad := shapeOf(raw, &dl, "files/authorizeDownload", "file", "download")
 	if dl.File.URI != uri {
 		bad = append(bad, fmt.Sprintf("files/authorizeDownload answered the file %q for %q", dl.File.URI, uri))
 	}
@@ -148,7 +148,7 @@ func (c *checker) fetchFileURI(ctx context.Context, uri string, want []byte) (st
 		bad = append(bad, "files/authorizeDownload download: "+err.Error())
 	}
 	if len(bad) > 0 {
-		return "", fmt.Errorf("%s\nanswer: %s", strings.Join(bad, "\n"), clip(string(ans.raw), 400))
+		return "", fmt.Errorf("%s\nanswer: %s", strings.Join(bad, "\n"), clip(string(raw), 400))
 	}
 	if err := c.refused(dl.Download.URL); err != nil {
 		return "", fmt.Errorf("the download descriptor's URL (%s): not fetched: %w", transfer.Redact(dl.Download.URL), err)
@@ -227,37 +227,14 @@ func badFileValue(what string, f mcpfile.FileValue, size int64, digest *mcpfile.
 	return bad
 }
 
-// firstFileValue returns the URI of the first FileValue in a result's
-// structured content, the way the reference host finds them; "" if none.
+// firstFileValue returns the URI of the first FileValue of a result, in
+// its structured content or a file content block, the way the reference
+// host finds them; "" if none.
 func firstFileValue(res *mcp.CallToolResult) string {
-	if res == nil {
-		return ""
+	if fvs := resultFiles(res); len(fvs) > 0 {
+		return fvs[0].fv.URI
 	}
-	b, _ := json.Marshal(res.StructuredContent)
-	var sc any
-	json.Unmarshal(b, &sc)
-	var find func(v any) string
-	find = func(v any) string {
-		switch x := v.(type) {
-		case []any:
-			for _, i := range x {
-				if u := find(i); u != "" {
-					return u
-				}
-			}
-		case map[string]any:
-			if u, _ := x["uri"].(string); mcpfile.IsFileURI(u) && x["type"] != "resource_link" {
-				return u
-			}
-			for _, i := range x {
-				if u := find(i); u != "" {
-					return u
-				}
-			}
-		}
-		return ""
-	}
-	return find(sc)
+	return ""
 }
 
 // unknownMethod reports whether err is a server's plain refusal of a method

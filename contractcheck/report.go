@@ -3,6 +3,7 @@ package contractcheck
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -41,6 +42,50 @@ const (
 	PointFileTransfer = "file-transfer"    // files/authorizeUpload, files/authorizeDownload (optional)
 )
 
+// The points of the standard check (Options.Standard) beside connect,
+// tools, x-mcp-file, input-inline and download, which it reports under
+// titles of its own (standardPoints).
+const (
+	PointUpload       = "upload"        // files/authorizeUpload answered, its descriptor taking the bytes
+	PointInputUpload  = "input-upload"  // an uploaded file's URI accepted by a tool
+	PointUploadDigest = "upload-digest" // bytes that miss the declared digest refused
+	PointUploadExpiry = "upload-expiry" // an upload to an expired descriptor refused
+	PointOutputs      = "outputs"       // FileValues in structured content or file content blocks
+	PointSize         = "size"          // downloads of the stated size
+	PointDigest       = "digest"        // downloads of the stated digest
+	PointUnknownFile  = "unknown-file"  // an unknown file URI refused
+)
+
+// StandardRevision names what the standard check judges by: SEP-2631 "File
+// Objects and Transfer" as pinned at modelcontextprotocol/modelcontextprotocol
+// commit c3cf0ebae28c86fc09c1f1db46e5e558911376bb, the draft
+// transfer/mcpfile maps.
+const StandardRevision = "SEP-2631 at modelcontextprotocol c3cf0eba"
+
+// standardPoint is a point of the standard check: what it checks, and the
+// section of SEP-2631 that asks it.
+type standardPoint struct{ title, section string }
+
+// standardPoints are the standard check's points, in the order reported.
+var standardPoints = []struct {
+	id string
+	standardPoint
+}{
+	{PointConnect, standardPoint{"an MCP session, the client declaring files", "§2"}},
+	{PointTools, standardPoint{"tools listed", ""}},
+	{PointMCPFile, standardPoint{"file inputs: x-mcp-file on URI string properties, a FileInputDescriptor", "§5"}},
+	{PointInline, standardPoint{"a file sent inline as a data: URI accepted, where transferModes allow it", "§4, §5"}},
+	{PointUpload, standardPoint{"files/authorizeUpload: a file URI and a descriptor that takes the bytes", "§6"}},
+	{PointInputUpload, standardPoint{"the uploaded file's URI accepted in tools/call, where transferModes allow it", "§4, §7"}},
+	{PointUploadDigest, standardPoint{"an upload whose bytes miss the declared digest refused", "§6"}},
+	{PointUploadExpiry, standardPoint{"an upload to an expired descriptor refused", "§6, Security Implications"}},
+	{PointOutputs, standardPoint{"produced files: FileValues in structuredContent or file content blocks", "§4, §8"}},
+	{PointDownload, standardPoint{"files/authorizeDownload of each produced file, its descriptor followed", "§8"}},
+	{PointSize, standardPoint{"the bytes received are as many as the size stated", "§8"}},
+	{PointDigest, standardPoint{"the bytes received hash to the digest stated (sha-256, base64url without padding)", "§4, §8"}},
+	{PointUnknownFile, standardPoint{"an unknown file URI refused with a JSON-RPC error", "§8, §10"}},
+}
+
 // titles say what each point checks, for the table.
 var titles = map[string]string{
 	PointConnect:      "an MCP session",
@@ -64,6 +109,9 @@ type Point struct {
 	ID string `json:"id"`
 	// Title says what it checks.
 	Title string `json:"title"`
+	// Section is the section of SEP-2631 the point checks, in a standard
+	// check ("§8").
+	Section string `json:"section,omitempty"`
 	// Status is its outcome.
 	Status Status `json:"status"`
 	// Detail says what was seen: why it failed, what passed.
@@ -74,6 +122,9 @@ type Point struct {
 type Report struct {
 	// Target is the URL or command checked.
 	Target string `json:"target"`
+	// Standard names the text the server was judged by in a standard check
+	// (StandardRevision); empty for agentura's contract.
+	Standard string `json:"standard,omitempty"`
 	// Server is the server's name and version, as it gives them.
 	Server string `json:"server,omitempty"`
 	// Protocol is the MCP revision the session speaks.
@@ -92,7 +143,26 @@ func (r *Report) add(id string, s Status, detail string, args ...any) {
 	if len(args) > 0 {
 		detail = fmt.Sprintf(detail, args...)
 	}
-	r.Points = append(r.Points, Point{ID: id, Title: titles[id], Status: s, Detail: detail})
+	p := Point{ID: id, Title: titles[id], Status: s, Detail: detail}
+	if r.Standard != "" {
+		for _, sp := range standardPoints {
+			if sp.id == id {
+				p.Title, p.Section = sp.title, sp.section
+			}
+		}
+	}
+	r.Points = append(r.Points, p)
+}
+
+// sortStandard puts the points of a standard check in the order of
+// standardPoints (it checks some in another order: the one that waits for
+// a descriptor to expire last).
+func (r *Report) sortStandard() {
+	rank := map[string]int{}
+	for i, sp := range standardPoints {
+		rank[sp.id] = i
+	}
+	slices.SortStableFunc(r.Points, func(a, b Point) int { return rank[a.ID] - rank[b.ID] })
 }
 
 // Point returns the point id, and whether it was checked.
@@ -124,6 +194,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, ": %s, MCP %s", r.Server, r.Protocol)
 	}
 	b.WriteString("\n")
+	if r.Standard != "" {
+		fmt.Fprintf(&b, "judged by the draft MCP file contract alone: %s\n", r.Standard)
+	}
 	if r.Tool != "" {
 		fmt.Fprintf(&b, "called %s with %s as %s\n", r.Tool, r.Sample, r.Parameter)
 	}
@@ -132,7 +205,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	counts := map[Status]int{}
 	for _, p := range r.Points {
 		counts[p.Status]++
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", strings.ToUpper(string(p.Status)), p.ID, p.Title)
+		title := p.Title
+		if p.Section != "" {
+			title += " (" + p.Section + ")"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", strings.ToUpper(string(p.Status)), p.ID, title)
 		if p.Detail != "" {
 			for _, line := range strings.Split(p.Detail, "\n") {
 				fmt.Fprintf(tw, "  \t\t  %s\n", line)

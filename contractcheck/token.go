@@ -21,7 +21,11 @@ import (
 // reported, and a JWT without one fails.
 func (c *checker) token(ctx context.Context, outs []output) {
 	if len(outs) == 0 {
-		c.r.add(PointToken, Skip, "no produced file's URL to tamper with")
+		why := "no produced file's URL to tamper with"
+		if c.noOutputs != "" {
+			why = c.noOutputs
+		}
+		c.r.add(PointToken, Skip, "%s", why)
 		return
 	}
 	o := outs[0]

@@ -26,7 +26,8 @@ import (
 // files/authorizeUpload (the field allows upload only) and comes back,
 // reversed, through files/authorizeDownload, saved under --out; a small
 // file goes inline where the field allows inline only, as a data: URI
-// without a name parameter.
+// without a name parameter. The gateway declared the draft's files
+// capability (SEP-2631 §2) at initialize.
 func TestDraftOnlyServerBothWays(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -66,6 +67,9 @@ func TestDraftOnlyServerBothWays(t *testing.T) {
 	}
 	if sc, _ := json.Marshal(res.StructuredContent); strings.Contains(string(sc), "mcp-file://") {
 		t.Errorf("the host still sees the server's file URI: %s", sc)
+	}
+	if got := d.FilesDeclared(); len(got) == 0 || got[0] != `{"upload":true,"download":true,"transports":["https"]}` {
+		t.Errorf("the server saw the files capability %q at initialize; want §2's", got)
 	}
 
 	small := filepath.Join(root, "small.txt")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/agentura/agentura/contractcheck"
 )
@@ -17,12 +18,28 @@ const checkUsage = "agentura check [flags] <url>\n" +
 	"(docs/contract.md) it meets; the exit status is 1 when a point fails. It calls a tool that takes a\n" +
 	"file with a small file it makes (--tool, --file and --args to choose). It fetches only from the server's\n" +
 	"origin (--base-url, else the URL's) and the hosts of --allow-host, redirects included: a URL the server\n" +
-	"names elsewhere is not fetched, and the point that needed it says so."
+	"names elsewhere is not fetched, and the point that needed it says so.\n\n" +
+	"With --standard it judges the server by the draft MCP file contract alone, SEP-2631 at\n" +
+	"modelcontextprotocol commit c3cf0eba (each point names its section): x-mcp-file declarations, files\n" +
+	"sent inline and through files/authorizeUpload as each field's transferModes allow, FileValues in\n" +
+	"results and file content blocks fetched with files/authorizeDownload, sizes and sha-256 digests,\n" +
+	"expired descriptors and unknown file URIs refused; never /uploads nor a URL for the server to fetch.\n" +
+	"The check declares the client capability files {upload, download, transports} (§2) either way."
+
+// waitOption is --expiry-wait as contractcheck.Options.ExpiryWait takes
+// it: 0 there means the default, so "do not wait" is negative.
+func waitOption(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
+}
 
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c common
 	var tool, file, argsJSON, serveAddr, serveURL string
-	var jsonOut bool
+	var jsonOut, standard bool
+	var expiryWait time.Duration
 	var allowHosts listFlag
 	fs := newFlagSet("check", checkUsage, stderr)
 	c.register(fs)
@@ -34,6 +51,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Var(&allowHosts, "allow-host", "a host (host or host:port) besides the server's own that the check may fetch from: "+
 		"its downloads, the redirects of its URLs, its descriptors (repeatable)")
 	fs.BoolVar(&jsonOut, "json", false, "print the report as JSON (for CI)")
+	fs.BoolVar(&standard, "standard", false, "judge the server by the draft MCP file contract alone (SEP-2631 at c3cf0eba), not by agentura's")
+	fs.DurationVar(&expiryWait, "expiry-wait", contractcheck.DefaultExpiryWait, "with --standard: how long to wait, at most, for an upload "+
+		"descriptor to expire, to see an upload to it refused (0: do not wait)")
 	rawURL, _, ok := c.parse(fs, args, nil, stderr)
 	if !ok {
 		return exitUsage
@@ -67,6 +87,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	report := contractcheck.Run(ctx, target, contractcheck.Options{
 		Tool: tool, SampleFile: file, Arguments: extra, ServeAddr: serveAddr, ServeURL: serveURL, AllowHosts: allowHosts,
 		MaxMessageBytes: int64(c.maxMessage), Logger: stderrLogger(c.verbose, stderr),
+		Standard: standard, ExpiryWait: waitOption(expiryWait),
 	})
 	if jsonOut || c.output == "json" {
 		enc := json.NewEncoder(stdout)

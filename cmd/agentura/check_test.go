@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentura/agentura/internal/testkit/drafttest"
 	"github.com/agentura/agentura/internal/testkit/mcptest"
 	"github.com/agentura/agentura/internal/testkit/untrusted"
 )
@@ -74,5 +75,37 @@ func TestCheckAllowHost(t *testing.T) {
 	}
 	if got := s.Reached(); len(got) == 0 {
 		t.Error("the allowed host received no request")
+	}
+}
+
+// `agentura check --standard` judges a server by SEP-2631 (at c3cf0eba)
+// alone: a server written from the SEP (drafttest) passes, the check
+// having declared the files capability (§2) at initialize; --json carries
+// the revision and each point's section; the same server with wrong
+// digests fails the digest point alone, and the command says so.
+func TestCheckStandard(t *testing.T) {
+	d := drafttest.Start(t)
+	r := runCLI(t, t.TempDir(), "check", "--standard", d.Endpoint())
+	if r.code != exitOK || !strings.Contains(r.stdout, "SEP-2631 at modelcontextprotocol c3cf0eba") ||
+		!regexp.MustCompile(`PASS +digest .*\(§4, §8\)`).MatchString(r.stdout) || !strings.Contains(r.stdout, "--expiry-wait") {
+		t.Errorf("check --standard of a server written from the SEP:\n%s", r)
+	}
+	if got := d.FilesDeclared(); len(got) == 0 || got[0] != `{"upload":true,"download":true,"transports":["https"]}` {
+		t.Errorf("the server saw the files capability %q at initialize; want §2's", got)
+	}
+	r = runCLI(t, t.TempDir(), "check", "--standard", "--json", "--expiry-wait", "0", d.Endpoint())
+	var report struct {
+		Standard string
+		Points   []struct{ ID, Section, Status string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || r.code != exitOK || !strings.Contains(report.Standard, "c3cf0eba") ||
+		len(report.Points) != 13 || report.Points[2].ID != "x-mcp-file" || report.Points[2].Section != "§5" {
+		t.Errorf("check --standard --json: %v\n%s", err, r)
+	}
+
+	wrong := drafttest.StartWith(t, drafttest.Options{WrongDigest: true})
+	r = runCLI(t, t.TempDir(), "check", "--standard", wrong.Endpoint())
+	if r.code != exitFailed || !strings.Contains(r.stderr, "1 point(s) failed: digest") || !regexp.MustCompile(`FAIL +digest`).MatchString(r.stdout) {
+		t.Errorf("check --standard of a server with wrong digests:\n%s", r)
 	}
 }

@@ -59,6 +59,7 @@ func endpointOf(raw string) (string, error) {
 func prepare(c *common, rawURL string, stderr io.Writer) (*conn, error) {
 	cn := &conn{logger: stderrLogger(c.verbose, stderr)}
 	cn.mcp = mcp.NewClient(&mcp.Implementation{Name: "agentura", Version: version}, &mcp.ClientOptions{Logger: cn.logger})
+	client.DeclareFiles(cn.mcp) // every command speaks the draft's file transfer (SEP-2631 §2), tools included
 	cn.base = c.baseURL
 	if c.stdio {
 		cmd := exec.Command(c.command[0], c.command[1:]...)

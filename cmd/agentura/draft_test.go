@@ -16,7 +16,8 @@ import (
 // (internal/testkit/drafttest): the attached file goes up through
 // files/authorizeUpload (the field allows upload only), and the FileValue
 // the tool answers comes back through files/authorizeDownload, saved under
-// --out with the sha256 of the expected bytes.
+// --out with the sha256 of the expected bytes. The CLI declared the draft's
+// files capability (§2) at initialize.
 func TestCallDraftOnlyServer(t *testing.T) {
 	d := drafttest.Start(t)
 	dir := t.TempDir()
@@ -42,5 +43,8 @@ func TestCallDraftOnlyServer(t *testing.T) {
 	args := d.Args()
 	if len(args) != 1 || !strings.Contains(args[0], `"`+d.URI("in-")) {
 		t.Errorf("the server got %v; want the file URI of its upload", args)
+	}
+	if got := d.FilesDeclared(); len(got) == 0 || got[0] != `{"upload":true,"download":true,"transports":["https"]}` {
+		t.Errorf("the server saw the files capability %q at initialize; want SEP-2631 §2's", got)
 	}
 }

@@ -43,7 +43,7 @@ Usage:
   agentura task get [flags] <url> <id> [--out DIR]   (the result of a call the agent ran as a task)
   agentura task cancel [flags] <url> <id>
   agentura gateway [flags] [<url>]...   (an MCP server fronting agents for a chat host)
-  agentura check [flags] <url>          (what of the file contract a server meets; --stdio -- CMD too)
+  agentura check [flags] <url>          (what of the file contract a server meets; --standard: by SEP-2631 alone; --stdio -- CMD too)
   agentura new   DIR --module PATH [--replace LOCAL_CHECKOUT]   (scaffold an agent module)
 
 <url> is the agent's MCP endpoint (http://localhost:8001/mcp; a bare base URL gets /mcp).

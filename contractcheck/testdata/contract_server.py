@@ -92,7 +92,9 @@ SOURCE = {
     "description": "the text file to turn to upper case",
     "anyOf": [{"$ref": "#/$defs/FileAttachment"}, {"type": "string"}],
     "x-file": True,
-    "x-mcp-file": {"accept": ["text/plain", "text/markdown", "text/csv"], "maxSize": MAX_BYTES},
+    # It offers no files/authorizeUpload, so it says the file comes inline
+    # (omitted, transferModes would allow an upload too: SEP-2631 §5).
+    "x-mcp-file": {"accept": ["text/plain", "text/markdown", "text/csv"], "maxSize": MAX_BYTES, "transferModes": ["inline"]},
 }
 
 

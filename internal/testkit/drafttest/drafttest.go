@@ -10,12 +10,22 @@
 // Its tools:
 //   - reverse {document}: takes a text file by upload only (maxSize 1 MiB)
 //     and answers its bytes reversed as a FileValue, reversed.txt, under
-//     structuredContent.result;
+//     structuredContent.result (or, with Options.FileBlock, in a §8 file
+//     content block);
 //   - count {document}: takes a small text file inline only, as an RFC 2397
-//     data: URI without parameters, and answers "<n> bytes".
+//     data: URI of a text/* type without parameters, and answers "<n>
+//     bytes".
+//
+// It keeps what the draft asks of a server: an upload's bytes must match
+// the size and digest declared at files/authorizeUpload (§6), a descriptor
+// works until its expiresAt and not after (the draft's security section:
+// time-limited), a file URI it does not know is refused with a JSON-RPC
+// error (§8, §10). Options break it one point at a time, for the tests of
+// `agentura check --standard`.
 package drafttest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -39,6 +49,43 @@ import (
 // MaxSize is the maxSize of every file field of the server, and the most
 // files/authorizeUpload takes.
 const MaxSize = 1 << 20
+
+// Options say how the server is served and where it departs from the
+// draft; the zero value is the draft kept, over 2025-11-25 with sessions.
+type Options struct {
+	// Stateless serves 2026-07-28 alone, without sessions (server/discover,
+	// the client's capabilities in each request's _meta).
+	Stateless bool
+	// FileBlock: reverse answers its FileValue in a {"type": "file"}
+	// content block (§8) instead of under structuredContent.
+	FileBlock bool
+	// ShortLived is a file name prefix: the upload descriptor of a file
+	// so named lasts about a second (its expiresAt in whole seconds), so
+	// that a test may see an expired one refused without waiting long.
+	ShortLived string
+	// DescriptorBase is the base URL its descriptors point to instead of
+	// its own (another service's, which a host must not follow unless its
+	// user allows the host).
+	DescriptorBase string
+
+	// The deviations, one point each.
+
+	// WrongDigest: produced files state a digest that is not their
+	// bytes' (in the tool's FileValue and in files/authorizeDownload).
+	WrongDigest bool
+	// WrongSize: produced files state a size one byte larger than theirs.
+	WrongSize bool
+	// MarkerOnObject: count's document is declared {"type": "object"},
+	// its x-mcp-file on a property that is no URI string (§5), though it
+	// takes the data: URI as ever.
+	MarkerOnObject bool
+	// AcceptExpired: an upload to a descriptor past its expiresAt is
+	// taken.
+	AcceptExpired bool
+	// IgnoreDigest: an upload whose bytes do not match the digest declared
+	// at files/authorizeUpload is taken (§6 says to reject it).
+	IgnoreDigest bool
+}
 
 // The draft's shapes (schema/draft/schema.ts at c3cf0eba).
 type (
@@ -79,17 +126,38 @@ type (
 	}
 )
 
+// fileBlock is the §8 content block {"type": "file", "file": FileValue},
+// which the go-sdk has no type for: it lends the block its Content
+// interface through an embedded TextContent, and writes the block itself.
+type fileBlock struct {
+	*mcp.TextContent
+	file draftFile
+}
+
+// MarshalJSON writes the §8 block.
+func (b *fileBlock) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{"type": "file", "file": b.file})
+}
+
+// upload is a descriptor handed out by files/authorizeUpload, not yet used.
+type upload struct {
+	params  draftUploadParams
+	expires time.Time
+}
+
 // Server keeps files by id: what hosts uploaded and what its tool made.
 type Server struct {
 	// URL is its base URL, where the blobs of its descriptors lie.
 	URL string
 
+	o       Options
 	ts      *httptest.Server
 	mu      sync.Mutex
 	files   map[string][]byte
-	pending map[string]draftUploadParams
+	pending map[string]upload
 	names   map[string]string
 	args    []string // the tools' arguments as they arrived
+	caps    []string // the files capability of each request, as it arrived ("" for none)
 	n       int
 }
 
@@ -114,15 +182,60 @@ func (d *Server) Pending() int {
 	return len(d.pending)
 }
 
+// FilesDeclared lists, for each request a host posted, the files
+// capability it declared (§2), as compact JSON: initialize's
+// capabilities.files, or the files of the client capabilities in the
+// request's _meta (2026-07-28); "" for a request that declared none.
+// Notifications are left out.
+func (d *Server) FilesDeclared() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.caps)
+}
+
+// digest is the draft's sha-256 digest of b (with WrongDigest, of other
+// bytes).
 func (d *Server) digest(b []byte) *draftDigest {
+	if d.o.WrongDigest {
+		b = append(slices.Clone(b), '!')
+	}
+	return digestOf(b)
+}
+
+func digestOf(b []byte) *draftDigest {
 	sum := sha256.Sum256(b)
 	return &draftDigest{Algorithm: "sha-256", Value: base64.RawURLEncoding.EncodeToString(sum[:])}
 }
 
+// fileValue is the FileValue of a produced file.
+func (d *Server) fileValue(id string) draftFile {
+	b := d.files[id]
+	size := int64(len(b))
+	if d.o.WrongSize {
+		size++
+	}
+	return draftFile{URI: d.URI(id), Name: d.names[id], MIMEType: "text/plain", Size: &size, Digest: d.digest(b)}
+}
+
+// blobs is the base URL of its descriptors.
+func (d *Server) blobs() string {
+	if d.o.DescriptorBase != "" {
+		return d.o.DescriptorBase
+	}
+	return d.URL
+}
+
 // Start serves a draft-only server on loopback until the test ends.
-func Start(t testing.TB) *Server {
-	d := &Server{files: map[string][]byte{}, pending: map[string]draftUploadParams{}, names: map[string]string{}}
-	s := mcp.NewServer(&mcp.Implementation{Name: "draft-only", Version: "1"}, nil)
+func Start(t testing.TB) *Server { return StartWith(t, Options{}) }
+
+// StartWith serves a server as o says on loopback until the test ends.
+func StartWith(t testing.TB, o Options) *Server {
+	d := &Server{o: o, files: map[string][]byte{}, pending: map[string]upload{}, names: map[string]string{}}
+	var sopts *mcp.ServerOptions
+	if o.Stateless {
+		sopts = &mcp.ServerOptions{SupportedProtocolVersions: []string{"2026-07-28"}}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "draft-only", Version: "1"}, sopts)
 	file := func(accept string, modes ...string) map[string]any {
 		return map[string]any{"type": "string", "format": "uri",
 			"x-mcp-file": map[string]any{"accept": []string{accept}, "maxSize": MaxSize, "transferModes": modes}}
@@ -147,13 +260,20 @@ func Start(t testing.TB) *Server {
 		d.n++
 		oid := fmt.Sprintf("out-%d", d.n)
 		d.files[oid], d.names[oid] = out, "reversed.txt"
-		size := int64(len(out))
-		fv := draftFile{URI: d.URI(oid), Name: "reversed.txt", MIMEType: "text/plain", Size: &size, Digest: d.digest(out)}
+		fv := d.fileValue(oid)
+		if o.FileBlock {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "reversed"}, &fileBlock{TextContent: &mcp.TextContent{}, file: fv}}}, nil
+		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "reversed"}}, StructuredContent: map[string]any{"result": fv}}, nil
 	})
-	// count takes a small file inline only.
+	// count takes a small text file inline only.
+	countDoc := file("text/*", "inline")
+	if o.MarkerOnObject {
+		countDoc["type"] = "object"
+		delete(countDoc, "format")
+	}
 	s.AddTool(&mcp.Tool{Name: "count", Description: "counts bytes", InputSchema: map[string]any{
-		"type": "object", "properties": map[string]any{"document": file("text/*", "inline")},
+		"type": "object", "properties": map[string]any{"document": countDoc},
 	}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var in struct{ Document string }
 		json.Unmarshal(req.Params.Arguments, &in)
@@ -161,12 +281,16 @@ func Start(t testing.TB) *Server {
 		d.args = append(d.args, string(req.Params.Arguments))
 		d.mu.Unlock()
 		header, payload, _ := strings.Cut(in.Document, ",")
-		if header != "data:text/plain;base64" {
-			return nil, &jsonrpc.Error{Code: -32602, Message: "want an RFC 2397 data: URI without parameters, got " + header}
+		mimeType, ok := strings.CutSuffix(strings.TrimPrefix(header, "data:"), ";base64")
+		if !strings.HasPrefix(header, "data:") || !ok || !strings.HasPrefix(mimeType, "text/") || strings.Contains(mimeType, ";") {
+			return nil, &jsonrpc.Error{Code: -32602, Message: "want an RFC 2397 data: URI of a text/* type without parameters, got " + header}
 		}
 		b, err := base64.StdEncoding.DecodeString(payload)
 		if err != nil {
 			return nil, err
+		}
+		if len(b) > MaxSize {
+			return nil, &jsonrpc.Error{Code: -32602, Message: "too big", Data: json.RawMessage(fmt.Sprintf(`{"reason":"maxSizeExceeded","maxSize":%d,"actualSize":%d}`, MaxSize, len(b)))}
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%d bytes", len(b))}}}, nil
 	})
@@ -178,25 +302,41 @@ func Start(t testing.TB) *Server {
 		defer d.mu.Unlock()
 		d.n++
 		id := fmt.Sprintf("in-%d", d.n)
-		d.pending[id] = *p
+		ttl := time.Minute
+		if o.ShortLived != "" && strings.HasPrefix(p.Name, o.ShortLived) {
+			ttl = time.Second
+		}
+		expires := time.Now().Add(ttl).Truncate(time.Second)
+		d.pending[id] = upload{params: *p, expires: expires}
 		return &draftResult{File: draftFile{URI: d.URI(id), Name: p.Name, MIMEType: p.MIMEType, Size: p.Size, Digest: p.Digest},
-			Upload: &draftDescriptor{Transport: "https", Method: "PUT", URL: d.URL + "/blob/" + id + "?sig=" + secret(id),
-				Headers: map[string]string{"Content-Type": p.MIMEType}, ExpiresAt: time.Now().Add(time.Minute).UTC().Format(time.RFC3339)}}, nil
+			Upload: &draftDescriptor{Transport: "https", Method: "PUT", URL: d.blobs() + "/blob/" + id + "?sig=" + secret(id),
+				Headers: map[string]string{"Content-Type": p.MIMEType}, ExpiresAt: expires.UTC().Format(time.RFC3339)}}, nil
 	})
 	mcp.AddReceivingCustomMethod(s, "files/authorizeDownload", func(_ context.Context, _ *mcp.ServerSession, p *draftDownloadParams) (*draftResult, error) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		id, _ := strings.CutPrefix(p.URI, d.URI(""))
-		b, ok := d.files[id]
-		if !ok {
+		if _, ok := d.files[id]; !ok {
 			return nil, &jsonrpc.Error{Code: -32602, Message: "unknown file", Data: json.RawMessage(`{"reason":"unknownFile"}`)}
 		}
-		size := int64(len(b))
-		return &draftResult{File: draftFile{URI: p.URI, Name: d.names[id], MIMEType: "text/plain", Size: &size, Digest: d.digest(b)},
-			Download: &draftDescriptor{Transport: "https", Method: "GET", URL: d.URL + "/blob/" + id + "?sig=" + secret(id)}}, nil
+		return &draftResult{File: d.fileValue(id),
+			Download: &draftDescriptor{Transport: "https", Method: "GET", URL: d.blobs() + "/blob/" + id + "?sig=" + secret(id),
+				ExpiresAt: time.Now().Add(time.Minute).UTC().Format(time.RFC3339)}}, nil
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: o.Stateless})
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(io.LimitReader(r.Body, 4*MaxSize))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			d.recordCapability(body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	})
 	mux.HandleFunc("/blob/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		if r.URL.Query().Get("sig") != secret(id) {
@@ -207,9 +347,22 @@ func Start(t testing.TB) *Server {
 		defer d.mu.Unlock()
 		switch r.Method {
 		case http.MethodPut:
-			p, ok := d.pending[id]
+			up, ok := d.pending[id]
+			if !ok {
+				http.Error(w, `{"reason":"unknownUpload"}`, http.StatusNotFound)
+				return
+			}
+			if time.Now().After(up.expires) && !o.AcceptExpired {
+				http.Error(w, `{"reason":"descriptorExpired"}`, http.StatusForbidden)
+				return
+			}
 			b, _ := io.ReadAll(io.LimitReader(r.Body, MaxSize+1))
-			if !ok || int64(len(b)) != *p.Size || p.Digest != nil && *d.digest(b) != *p.Digest {
+			p := up.params
+			if int64(len(b)) != *p.Size {
+				http.Error(w, `{"reason":"sizeMismatch"}`, http.StatusUnprocessableEntity)
+				return
+			}
+			if p.Digest != nil && *digestOf(b) != *p.Digest && !o.IgnoreDigest {
 				http.Error(w, `{"reason":"digestMismatch"}`, http.StatusUnprocessableEntity)
 				return
 			}
@@ -231,6 +384,31 @@ func Start(t testing.TB) *Server {
 	d.URL = d.ts.URL
 	t.Cleanup(d.ts.Close)
 	return d
+}
+
+// recordCapability notes the files capability a request declares.
+func (d *Server) recordCapability(body []byte) {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Capabilities map[string]json.RawMessage `json:"capabilities"`
+			Meta         map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.ID == nil {
+		return
+	}
+	files := msg.Params.Capabilities["files"]
+	if files == nil {
+		var caps map[string]json.RawMessage
+		json.Unmarshal(msg.Params.Meta["io.modelcontextprotocol/clientCapabilities"], &caps)
+		files = caps["files"]
+	}
+	var compact bytes.Buffer
+	json.Compact(&compact, files)
+	d.mu.Lock()
+	d.caps = append(d.caps, compact.String())
+	d.mu.Unlock()
 }
 
 var sigKey = func() []byte { b := make([]byte, 16); rand.Read(b); return b }()

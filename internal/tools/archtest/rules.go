@@ -96,7 +96,7 @@ var Rules = []Rule{
 	// The gateway is a host: the client package, never a server package.
 	{"gateway", with(Leaves, "transferclient", "client"), "an MCP server fronting agents for any chat host: names in, files saved out"},
 	// The contract check is a host too: it drives any MCP server.
-	{"contractcheck", with(Leaves, "transferclient", "client", "internal/lib/minipdf"), "agentura check: what of the file contract any MCP server meets, point by point"},
+	{"contractcheck", with(Leaves, "transferclient", "client", "internal/lib/minipdf"), "agentura check: what of the file contract any MCP server meets, point by point; --standard: of SEP-2631 (c3cf0eba) alone"},
 	{"cmd/agentura", with(Leaves, "transferclient", "client", "gateway", "contractcheck"), "the CLI: tools, call, task, gateway, check, new"},
 
 	// Agents know only agentcore and the leaves (and their own sub-packages),
@@ -121,7 +121,7 @@ var Rules = []Rule{
 	{"internal/testkit/hydratest", []string{"internal/tools/demologin", "internal/testkit/requiretool", "internal/testkit/procgroup", "agentcore", "examples/fileagent"}, "tests: a real identity provider (Ory Hydra)"},
 	{"internal/testkit/mcptest", with(Leaves, "internal/testkit/procgroup"), "tests: build an agent, start it, call it with an independent MCP client"},
 	{"internal/testkit/limitstest", nil, "tests: the limits of a built agent"},
-	{"internal/testkit/drafttest", nil, "tests: a third-party MCP server that speaks only the draft file contract (SEP-2631), none of agentura's packages"},
+	{"internal/testkit/drafttest", nil, "tests: a third-party MCP server that speaks only the draft file contract (SEP-2631), none of agentura's packages, with switches that break it one point at a time"},
 	{"internal/testkit/outage", nil, "tests: an HTTP server a test takes down and brings back on its port, or makes hang, fail or garble: a dependency's outage"},
 	{"internal/testkit/untrusted", nil, "tests: an MCP server one does not trust yet, naming URLs on a second service that records every request (agentura check), none of agentura's packages"},
 	{"internal/testkit/...", nil, "tests: attack catalogue and fault tests, hostile inputs, MCP Apps in a browser, A2A helpers, a third-party MCP server, heap sampling, required tools"},
