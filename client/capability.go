@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,14 +23,15 @@ import (
 // The go-sdk's ClientCapabilities has no field for it, and takes none it
 // does not know, so it is added where the capabilities travel:
 //   - on 2026-07-28 every request carries the client's capabilities in its
-//     _meta (and so does server/discover): the sending middleware of
-//     DeclareFiles adds files there;
-//   - on older revisions the capabilities go once, in initialize, as a typed
-//     struct: the middleware marks the request's context, and the layer
-//     that writes the message adds files to it — the HTTP client of
-//     WithTasks over streamable HTTP, the connection of ReadableTransport
-//     over any other transport (both of which every host of this module
-//     uses already).
+//     _meta (and so does server/discover); on older revisions they go once,
+//     in initialize, as a typed struct. Either way the sending middleware
+//     of DeclareFiles marks the request's context, and the layer that
+//     writes the message adds files to it — the HTTP client of WithTasks
+//     over streamable HTTP, the connection of ReadableTransport over any
+//     other transport (both of which every host of this module uses
+//     already). That layer is also the one that turns the draft's file
+//     content blocks into blocks the go-sdk reads, so a session without it
+//     declares nothing and is sent no block it would refuse.
 
 // FilesCapability is the capabilities.files the host side declares: it
 // uploads and downloads out of band, over https (the one transport of the
@@ -40,81 +40,74 @@ func FilesCapability() mcpfile.ClientCapability {
 	return mcpfile.ClientCapability{Upload: true, Download: true, Transports: []string{mcpfile.TransportHTTPS}}
 }
 
-// DeclareFiles makes c declare FilesCapability on every revision (see
-// above: on revisions before 2026-07-28 its transport needs an HTTP client
-// from WithTasks, or ReadableTransport). RegisterFileMethods calls it;
+// DeclareFiles makes c declare FilesCapability on every revision, over a
+// transport that can read what a server sends a client that declares it
+// (see above: an HTTP client from WithTasks, or ReadableTransport). RegisterFileMethods calls it;
 // calling it again is harmless (the declaration is the same).
 func DeclareFiles(c *mcp.Client) {
 	c.AddSendingMiddleware(declareFiles)
 }
 
-// declareFilesKey marks the context of an initialize whose capabilities
-// are to declare files.
+// declareFilesKey marks the context of a request whose capabilities are
+// to declare files.
 type declareFilesKey struct{}
 
 func declareFiles(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "initialize" {
-			ctx = context.WithValue(ctx, declareFilesKey{}, true)
-		}
-		if p := req.GetParams(); p != nil && !nilPointer(p) {
-			if meta := p.GetMeta(); meta != nil {
-				if caps, ok := meta[mcp.MetaKeyClientCapabilities]; ok {
-					meta[mcp.MetaKeyClientCapabilities] = withFiles(caps)
-				}
-			}
-		}
-		return next(ctx, method, req)
+		return next(context.WithValue(ctx, declareFilesKey{}, true), method, req)
 	}
 }
 
-// nilPointer reports whether v is a nil pointer in an interface.
-func nilPointer(v any) bool {
-	r := reflect.ValueOf(v)
-	return r.Kind() == reflect.Pointer && r.IsNil()
-}
-
-// withFiles returns the capabilities caps (as the go-sdk put them in a
-// request's _meta) with files added, as a JSON object.
-func withFiles(caps any) map[string]any {
-	var m map[string]any
-	if b, err := json.Marshal(caps); err == nil {
-		json.Unmarshal(b, &m)
+// withFiles returns the capabilities caps with files added, as a JSON
+// object.
+func withFiles(caps json.RawMessage) (json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if len(caps) > 0 && (json.Unmarshal(caps, &m) != nil || m == nil) {
+		return caps, false
 	}
 	if m == nil {
-		m = map[string]any{}
+		m = map[string]json.RawMessage{}
 	}
-	m[mcpfile.CapabilityFiles] = FilesCapability()
-	return m
+	files, _ := json.Marshal(FilesCapability())
+	m[mcpfile.CapabilityFiles] = files
+	out, err := json.Marshal(m)
+	return out, err == nil
 }
 
-// declaresFiles reports whether ctx is that of an initialize that declares
+// declaresFiles reports whether ctx is that of a request that declares
 // files.
 func declaresFiles(ctx context.Context) bool {
 	v, _ := ctx.Value(declareFilesKey{}).(bool)
 	return v
 }
 
-// initializeParamsWithFiles returns the params of an initialize request
-// with capabilities.files added; ok is false when they are not an object
-// with an object of capabilities.
-func initializeParamsWithFiles(params json.RawMessage) (json.RawMessage, bool) {
+// paramsWithFiles returns the params of a request with capabilities.files
+// added where the client's capabilities travel: an initialize's
+// "capabilities", a 2026-07-28 request's _meta clientCapabilities; ok is
+// false when there are none to add to.
+func paramsWithFiles(method string, params json.RawMessage) (json.RawMessage, bool) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil || p == nil {
 		return params, false
 	}
-	var caps map[string]json.RawMessage
-	if json.Unmarshal(p["capabilities"], &caps) != nil {
-		return params, false
-	}
-	if caps == nil {
-		caps = map[string]json.RawMessage{}
-	}
-	files, _ := json.Marshal(FilesCapability())
-	caps[mcpfile.CapabilityFiles] = files
-	var err error
-	if p["capabilities"], err = json.Marshal(caps); err != nil {
-		return params, false
+	var ok bool
+	if method == "initialize" {
+		if p["capabilities"], ok = withFiles(p["capabilities"]); !ok {
+			return params, false
+		}
+	} else {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(p["_meta"], &meta) != nil || meta == nil || meta[mcp.MetaKeyClientCapabilities] == nil {
+			return params, false
+		}
+		if meta[mcp.MetaKeyClientCapabilities], ok = withFiles(meta[mcp.MetaKeyClientCapabilities]); !ok {
+			return params, false
+		}
+		b, err := json.Marshal(meta)
+		if err != nil {
+			return params, false
+		}
+		p["_meta"] = b
 	}
 	out, err := json.Marshal(p)
 	if err != nil {
@@ -124,8 +117,8 @@ func initializeParamsWithFiles(params json.RawMessage) (json.RawMessage, bool) {
 }
 
 // declareFilesHTTP returns req with capabilities.files added to the
-// initialize it posts, when its context asks for it (DeclareFiles);
-// otherwise req itself.
+// request it posts (paramsWithFiles), when its context asks for it
+// (DeclareFiles); otherwise req itself.
 func declareFilesHTTP(req *http.Request) *http.Request {
 	if !declaresFiles(req.Context()) || req.Method != http.MethodPost || req.GetBody == nil {
 		return req
@@ -140,10 +133,11 @@ func declareFilesHTTP(req *http.Request) *http.Request {
 		return req
 	}
 	var msg map[string]json.RawMessage
-	if json.Unmarshal(body, &msg) != nil || string(msg["method"]) != `"initialize"` {
+	var method string
+	if json.Unmarshal(body, &msg) != nil || json.Unmarshal(msg["method"], &method) != nil {
 		return req
 	}
-	params, ok := initializeParamsWithFiles(msg["params"])
+	params, ok := paramsWithFiles(method, msg["params"])
 	if !ok {
 		return req
 	}
@@ -158,14 +152,14 @@ func declareFilesHTTP(req *http.Request) *http.Request {
 	return out
 }
 
-// declareFilesMessage adds capabilities.files to msg when it is an
-// initialize whose context asks for it (DeclareFiles).
+// declareFilesMessage adds capabilities.files to msg when its context asks
+// for it (DeclareFiles).
 func declareFilesMessage(ctx context.Context, msg jsonrpc.Message) {
 	r, ok := msg.(*jsonrpc.Request)
-	if !ok || r.Method != "initialize" || !declaresFiles(ctx) {
+	if !ok || !declaresFiles(ctx) {
 		return
 	}
-	if params, ok := initializeParamsWithFiles(r.Params); ok {
+	if params, ok := paramsWithFiles(r.Method, r.Params); ok {
 		r.Params = params
 	}
 }

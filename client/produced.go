@@ -205,7 +205,12 @@ func gather(res *mcp.CallToolResult) []*produced {
 	}
 	if sc, ok := res.StructuredContent.(map[string]any); ok {
 		for _, f := range structuredFiles(sc) {
-			add(str(f["download_url"]), str(f["filename"]), num(f["size_bytes"]), str(f[transfer.MetaSHA256]))
+			p := add(str(f["download_url"]), str(f["filename"]), num(f["size_bytes"]), str(f[transfer.MetaSHA256]))
+			// The same file's FileValue (beside it, or again as a file
+			// content block) names the file already fetched by its URL.
+			if fv, _ := f["file"].(map[string]any); p != nil && str(fv["uri"]) != "" {
+				byURL[str(fv["uri"])] = p
+			}
 		}
 		var fvs []mcpfile.FileValue
 		fileValues(sc, &fvs)
