@@ -191,13 +191,24 @@ func Start(tb testing.TB, opts ...Option) *Provider {
 	// the first request for its JWKS, seconds on a loaded machine, which
 	// an agent's first read would otherwise wait for past the 5 s a
 	// resource server gives its provider (it then answers 503).
-	resp, err := p.http.Get(p.Issuer + "/.well-known/jwks.json")
-	if err != nil {
-		tb.Fatalf("read Hydra's key set: %v\n%s", err, p.Logs())
+	// Hydra cuts a request it has not answered within 10 s (EOF here) while
+	// the key is still being made: read again until it is there.
+	deadline = time.Now().Add(90 * time.Second)
+	for {
+		resp, err := p.http.Get(p.Issuer + "/.well-known/jwks.json")
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+			err = fmt.Errorf("HTTP %s", resp.Status)
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("read Hydra's key set: %v\n%s", err, p.Logs())
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return p
 }
 
 // signingAlg is the algorithm of the access-token keys the tests make:
