@@ -380,8 +380,11 @@ func StartWith(t testing.TB, o Options) *Server {
 			http.Error(w, "PUT or GET", http.StatusMethodNotAllowed)
 		}
 	})
-	d.ts = httptest.NewServer(mux)
-	d.URL = d.ts.URL
+	// The URL is known before the server accepts, so that handlers read it
+	// after it was written.
+	d.ts = httptest.NewUnstartedServer(mux)
+	d.URL = "http://" + d.ts.Listener.Addr().String()
+	d.ts.Start()
 	t.Cleanup(d.ts.Close)
 	return d
 }
