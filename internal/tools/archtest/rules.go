@@ -120,6 +120,7 @@ var Rules = []Rule{
 	{"internal/testkit/s3test", []string{"internal/testkit/requiretool", "internal/testkit/procgroup"}, "tests: versitygw started for a test"},
 	{"internal/testkit/hydratest", []string{"internal/tools/demologin", "internal/testkit/requiretool", "internal/testkit/procgroup", "agentcore", "examples/fileagent"}, "tests: a real identity provider (Ory Hydra)"},
 	{"internal/testkit/mcptest", with(Leaves, "internal/testkit/procgroup"), "tests: build an agent, start it, call it with an independent MCP client"},
+	{"internal/testkit/chromiumtest", []string{"internal/testkit/procgroup", "internal/testkit/requiretool"}, "tests: headless Chromium driven with chromedp, which enforces a page's Content-Security-Policy"},
 	{"internal/testkit/limitstest", nil, "tests: the limits of a built agent"},
 	{"internal/testkit/drafttest", nil, "tests: a third-party MCP server that speaks only the draft file contract (SEP-2631), none of agentura's packages, with switches that break it one point at a time"},
 	{"internal/testkit/outage", nil, "tests: an HTTP server a test takes down and brings back on its port, or makes hang, fail or garble: a dependency's outage"},
