@@ -187,8 +187,9 @@ image-auth: hydra
 ## up-auth: the agents as OAuth 2.1 resource servers (AGENT_AUTH=oauth) of a real identity provider:
 ##   deploy/docker-compose.yml with deploy/docker-compose.auth.yml, Hydra on https://localhost:4444 and the demo login
 ##   page (a DEMO user store: DEMO_USERS, default alice and bob) on https://localhost:4446, their certificate from a
-##   local CA in build/auth-tls (trust build/auth-tls/ca.pem); sign in with
-##   `agentura call http://localhost:8001/mcp ... --oauth-client-id agentura-cli`; down-auth: stop it
+##   local CA in build/auth-tls (Go programs trust it with SSL_CERT_FILE=build/auth-tls/ca.pem); sign in with
+##   `SSL_CERT_FILE=build/auth-tls/ca.pem agentura call http://localhost:8001/mcp ... --oauth-client-id agentura-cli`;
+##   down-auth: stop it
 AUTH_PROJECT ?= agenturaauth
 AUTH_TLS     ?= build/auth-tls
 AUTH_COMPOSE  = $(COMPOSE) -p $(AUTH_PROJECT) -f deploy/docker-compose.yml -f deploy/docker-compose.auth.yml
