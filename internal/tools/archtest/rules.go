@@ -132,6 +132,7 @@ var Rules = []Rule{
 	{"internal/tools/demologin", nil, "the demo login and consent pages of the demo identity provider"},
 	{"internal/cmd/demologin", []string{"internal/tools/demologin"}, "the demo login as a binary (make up-auth)"},
 	{"internal/cmd/httpprobe", []string{"internal/lib/probe"}, "the S3 and Hydra images' health check"},
+	{"internal/cmd/freeport", nil, "deploy/e2e.sh: free loopback ports for the ports the deployment tests publish"},
 	{"internal/cmd/benchagent", with(Leaves, "agentcore"), "make bench-nginx: the file service alone"},
 	{"internal/cmd/gendocs", with(Leaves, "agentcore", "agents/ocr", "agents/composer", "fileserve", "fileserve/s3store", "internal/tools/archtest"), "the settings tables, deploy/.env.example and this package table, from their declarations"},
 	{"internal/tools/archtest", nil, "this table, and the test that holds the imports to it"},
