@@ -202,7 +202,9 @@ down-auth:
 
 ## e2e: build the images, then test them on the Docker engine: each image with testcontainers-go, the compose
 ## deployment driven from the host with the agentura CLI (deploy/e2e.sh; fails when Docker is missing);
-## E2E_TIMEOUT bounds its go test (default 30m)
+## E2E_TIMEOUT bounds its go test (default 30m). It runs beside other deployments: E2E_PROJECT names its Compose
+## projects (default agenturae2e-<random>; it refuses one that exists, and takes down only its own), and the ports it
+## publishes are E2E_OCR_PORT, E2E_COMPOSER_PORT, E2E_HYDRA_PORT, E2E_LOGIN_PORT, picked free when not given
 E2E_TIMEOUT ?= 30m
 e2e: images image-s3 image-lb image-auth image-nginx
 	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi
