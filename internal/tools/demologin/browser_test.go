@@ -99,7 +99,7 @@ func TestSignInInChromium(t *testing.T) {
 	h.loginURL = login.URL
 
 	ctx := chromiumtest.Start(t, nil)
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(h.public.URL+"/oauth2/auth?client_id=agentura-cli"),
@@ -130,7 +130,7 @@ func TestSignInInChromium(t *testing.T) {
 	}
 	// The browser lands on the client's redirect URI, or stays on the
 	// sign-in page when the policy blocks a redirect.
-	wait, cancelWait := context.WithTimeout(ctx, 15*time.Second)
+	wait, cancelWait := context.WithTimeout(ctx, 30*time.Second)
 	defer cancelWait()
 	err = chromedp.Do(wait, chromedp.WaitVisible(chromedp.CSS(`#done`)))
 	loc, _ := chromedp.Run(ctx, chromedp.Location())
