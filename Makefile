@@ -187,8 +187,9 @@ image-auth: hydra
 ## up-auth: the agents as OAuth 2.1 resource servers (AGENT_AUTH=oauth) of a real identity provider:
 ##   deploy/docker-compose.yml with deploy/docker-compose.auth.yml, Hydra on https://localhost:4444 and the demo login
 ##   page (a DEMO user store: DEMO_USERS, default alice and bob) on https://localhost:4446, their certificate from a
-##   local CA in build/auth-tls (trust build/auth-tls/ca.pem); sign in with
-##   `agentura call http://localhost:8001/mcp ... --oauth-client-id agentura-cli`; down-auth: stop it
+##   local CA in build/auth-tls (Go programs trust it with SSL_CERT_FILE=build/auth-tls/ca.pem); sign in with
+##   `SSL_CERT_FILE=build/auth-tls/ca.pem agentura call http://localhost:8001/mcp ... --oauth-client-id agentura-cli`;
+##   down-auth: stop it
 AUTH_PROJECT ?= agenturaauth
 AUTH_TLS     ?= build/auth-tls
 AUTH_COMPOSE  = $(COMPOSE) -p $(AUTH_PROJECT) -f deploy/docker-compose.yml -f deploy/docker-compose.auth.yml
@@ -201,7 +202,9 @@ down-auth:
 
 ## e2e: build the images, then test them on the Docker engine: each image with testcontainers-go, the compose
 ## deployment driven from the host with the agentura CLI (deploy/e2e.sh; fails when Docker is missing);
-## E2E_TIMEOUT bounds its go test (default 30m)
+## E2E_TIMEOUT bounds its go test (default 30m). It runs beside other deployments: E2E_PROJECT names its Compose
+## projects (default agenturae2e-<random>; it refuses one that exists, and takes down only its own), and the ports it
+## publishes are E2E_OCR_PORT, E2E_COMPOSER_PORT, E2E_HYDRA_PORT, E2E_LOGIN_PORT, picked free when not given
 E2E_TIMEOUT ?= 30m
 e2e: images image-s3 image-lb image-auth image-nginx
 	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi

@@ -1,15 +1,48 @@
 #!/usr/bin/env bash
 # e2e.sh — the deployment tests (make e2e runs it after `make images`): the Go tests tagged e2e in deploy/e2e (a module of its own),
 # which start the composer image with testcontainers-go and the whole docker compose project, driven from the
-# host. Whatever happens, the compose project of the test is taken down again (volumes included).
-# E2E_OCR_PORT / E2E_COMPOSER_PORT move the published ports (default 8001 / 8002); E2E_RUN picks tests (go test -run);
-# E2E_LOAD_DURATION is the length of the load test through the scale-out balancer (default 20s); E2E_TIMEOUT bounds
-# the go test (default 30m).
+# host. It runs beside other deployments on the same engine and machine:
+#   E2E_PROJECT  the base of this run's Compose project names (default agenturae2e-<random>, new each run): the
+#                tests use it and it with the suffixes scale, tasks, auth and nginx. A run refuses to start when
+#                any of them exists already, and takes down (volumes included), whatever happens, those and no other.
+#   E2E_OCR_PORT / E2E_COMPOSER_PORT / E2E_HYDRA_PORT / E2E_LOGIN_PORT  the loopback ports the agents, Hydra and the
+#                demo login are published on; each one not given is picked free (internal/cmd/freeport). The
+#                scale-out and nginx tests pick their own free ports.
+# E2E_RUN picks tests (go test -run); E2E_LOAD_DURATION is the length of the load test through the scale-out
+# balancer (default 20s); E2E_TIMEOUT bounds the go test (default 30m).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-project=agenturae2e
-log=$(mktemp)
+project=${E2E_PROJECT:-agenturae2e-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')}
+# Compose's rule for project names (the suffixes keep to it).
+if ! [[ $project =~ ^[a-z0-9][a-z0-9_-]*$ ]]; then
+	echo "e2e: E2E_PROJECT=$project is not a Compose project name (lowercase letters, digits, - and _; a letter or digit first)" >&2
+	exit 1
+fi
+export E2E_PROJECT=$project
+projects=("$project" "${project}scale" "${project}tasks" "${project}auth" "${project}nginx")
 if docker compose version >/dev/null 2>&1; then compose=(docker compose); else compose=(docker-compose); fi
+docker info >/dev/null 2>&1 || { echo "e2e: the Docker engine does not answer; run 'make deps' and start it" >&2; exit 1; }
+# This run takes its projects down at the end, volumes included: they must be its own.
+for p in "${projects[@]}"; do
+	filter=label=com.docker.compose.project=$p
+	if [ -n "$(docker ps -aq --filter "$filter")$(docker volume ls -q --filter "$filter")$(docker network ls -q --filter "$filter")" ]; then
+		echo "e2e: the Compose project $p exists already (containers, volumes or networks); this run would take it down at its end." >&2
+		echo "e2e: set E2E_PROJECT to a base name of your own (its projects: ${projects[*]})" >&2
+		exit 1
+	fi
+done
+# The ports not given: free loopback ports now (the compose files publish on BIND_ADDR, 127.0.0.1).
+need=()
+for v in E2E_OCR_PORT E2E_COMPOSER_PORT E2E_HYDRA_PORT E2E_LOGIN_PORT; do
+	if [ -z "${!v:-}" ]; then need+=("$v"); fi
+done
+if [ ${#need[@]} -gt 0 ]; then
+	free=$(go run ./internal/cmd/freeport ${#need[@]})
+	read -r -a ports <<<"$free"
+	for i in "${!need[@]}"; do export "${need[$i]}=${ports[$i]}"; done
+fi
+echo "e2e: projects ${projects[*]}; ports: ocr $E2E_OCR_PORT, composer $E2E_COMPOSER_PORT, hydra $E2E_HYDRA_PORT, login $E2E_LOGIN_PORT"
+log=$(mktemp)
 teardown() {
 	"${compose[@]}" -p "$project" -f deploy/docker-compose.yml down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
 	# The scale-out tests' projects (TestComposeScale, TestScaleTasks); the file needs its secrets set, any value
@@ -26,7 +59,6 @@ teardown() {
 	rm -f "$log"
 }
 trap teardown EXIT INT TERM
-docker info >/dev/null 2>&1 || { echo "e2e: the Docker engine does not answer; run 'make deps' and start it" >&2; exit 1; }
 # The tests were asked for: a missing tool (docker compose, pdftotext) fails them instead of skipping them.
 export AGENTURA_REQUIRE_TOOLS=1
 export TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE="${TESTCONTAINERS_HOST_OVERRIDE:-127.0.0.1}"

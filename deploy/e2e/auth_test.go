@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,14 +46,16 @@ func startAuthStack(t *testing.T) *authStack {
 	root := repoRoot(t)
 	tlsDir := filepath.Join(t.TempDir(), "auth-tls")
 	run(t, []string{"SCALE_TLS_NAMES=hydra,demologin"}, filepath.Join(root, "deploy", "scale-tls.sh"), tlsDir)
-	d := startDeploymentWith(t, "agenturae2eauth", []string{"docker-compose.auth.yml"}, map[string]string{"AUTH_TLS_DIR": tlsDir})
+	hydraPort, loginPort := strconv.Itoa(envPort(t, "E2E_HYDRA_PORT")), strconv.Itoa(envPort(t, "E2E_LOGIN_PORT"))
+	d := startDeploymentWith(t, runProject("auth"), []string{"docker-compose.auth.yml"},
+		map[string]string{"AUTH_TLS_DIR": tlsDir, "HYDRA_PORT": hydraPort, "LOGIN_PORT": loginPort})
 	ca, err := os.ReadFile(filepath.Join(tlsDir, "ca.pem"))
 	must(t, err, "read the CA")
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool}
-	return &authStack{deployment: d, issuer: "https://localhost:4444", trust: tr, caFile: filepath.Join(tlsDir, "ca.pem")}
+	return &authStack{deployment: d, issuer: "https://localhost:" + hydraPort, trust: tr, caFile: filepath.Join(tlsDir, "ca.pem")}
 }
 
 // hydra runs the hydra CLI inside the provider's container against its

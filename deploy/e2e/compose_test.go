@@ -31,18 +31,32 @@ type deployment struct {
 	compose                      []string
 }
 
-// envPort reads a port override such as E2E_OCR_PORT, or def.
-func envPort(t *testing.T, name string, def int) int {
+// envPort reads a published port that deploy/e2e.sh picked or was given,
+// such as E2E_OCR_PORT; unset (go test run by hand), it is a free port.
+func envPort(t *testing.T, name string) int {
 	t.Helper()
 	v := os.Getenv(name)
 	if v == "" {
-		return def
+		return freePort(t)
 	}
 	p, err := strconv.Atoi(v)
-	if err != nil {
+	if err != nil || p < 1 || p > 65535 {
 		t.Fatalf("%s=%q is not a port number", name, v)
 	}
 	return p
+}
+
+// runProject is the base of this run's Compose project names: E2E_PROJECT,
+// which deploy/e2e.sh sets (new each run unless given), or, for go test run
+// by hand, agenturae2e- and this process's id. A test's project is it with
+// the test's suffix ("" for the plain deployment, then "auth", "nginx",
+// "scale", "tasks"); deploy/e2e.sh takes down exactly these.
+func runProject(suffix string) string {
+	base := os.Getenv("E2E_PROJECT")
+	if base == "" {
+		base = "agenturae2e-" + strconv.Itoa(os.Getpid())
+	}
+	return base + suffix
 }
 
 // composeCommand is Compose v2 (docker compose) when present, else v1 (docker-compose).
@@ -64,7 +78,7 @@ func composeCommand(t *testing.T) []string {
 // down again, volumes included, when the test ends.
 func startDeployment(t *testing.T) *deployment {
 	t.Helper()
-	return startDeploymentWith(t, "agenturae2e", nil, nil)
+	return startDeploymentWith(t, runProject(""), nil, nil)
 }
 
 // startDeploymentWith is startDeployment under project with the compose
@@ -74,7 +88,7 @@ func startDeploymentWith(t *testing.T, project string, extra []string, vars map[
 	t.Helper()
 	requireDocker(t)
 	root := repoRoot(t)
-	ocrPort, composerPort := envPort(t, "E2E_OCR_PORT", 8001), envPort(t, "E2E_COMPOSER_PORT", 8002)
+	ocrPort, composerPort := envPort(t, "E2E_OCR_PORT"), envPort(t, "E2E_COMPOSER_PORT")
 	d := &deployment{
 		root:        root,
 		file:        filepath.Join(root, "deploy", "docker-compose.yml"),

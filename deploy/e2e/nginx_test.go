@@ -29,7 +29,7 @@ func TestComposeNginx(t *testing.T) {
 	root := repoRoot(t)
 	compose := composeCommand(t)
 	file := filepath.Join(root, "deploy", "docker-compose.nginx.yml")
-	project := "agenturae2enginx"
+	project := runProject("nginx")
 	port := freePort(t)
 	base := "http://localhost:" + strconv.Itoa(port)
 	const urlTTL = 20 * time.Second

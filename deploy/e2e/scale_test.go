@@ -52,7 +52,7 @@ type scaleDeployment struct {
 // as `make images`). embed sets AGENT_EMBED_MAX_BYTES.
 func startScale(t *testing.T, embed string) *scaleDeployment {
 	t.Helper()
-	return startScaleWith(t, scaleOptions{embed: embed, project: "agenturae2escale", composer: scaleReplicas})
+	return startScaleWith(t, scaleOptions{embed: embed, project: runProject("scale"), composer: scaleReplicas})
 }
 
 // scaleOptions are what a run of the scale-out deployment varies.

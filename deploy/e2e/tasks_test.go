@@ -43,7 +43,7 @@ type ocrTask struct {
 // another replica stops tesseract on the one running the task within a
 // second.
 func TestScaleTasks(t *testing.T) {
-	s := startScaleWith(t, scaleOptions{embed: "0", project: "agenturae2etasks", composer: 1, ocr: 3,
+	s := startScaleWith(t, scaleOptions{embed: "0", project: runProject("tasks"), composer: 1, ocr: 3,
 		env: map[string]string{"AGENT_TASK_LEASE": taskLease.String()}})
 	ocrs := s.serviceReplicas(t, "ocr", 8001, 3)
 

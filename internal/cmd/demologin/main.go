@@ -2,8 +2,12 @@
 // identity provider (Ory Hydra) of `make up-auth`: see internal/tools/demologin.
 // Its user store is a demo: a fixed list of users from DEMOLOGIN_USERS.
 //
-//	DEMOLOGIN_ADDR=:4446 HYDRA_ADMIN_URL=https://hydra:4445 DEMOLOGIN_USERS=alice:pw1,bob:pw2 \
-//	DEMOLOGIN_TLS_CERT=cert.pem DEMOLOGIN_TLS_KEY=key.pem demologin
+//	DEMOLOGIN_ADDR=:4446 HYDRA_ADMIN_URL=https://hydra:4445 HYDRA_PUBLIC_URL=https://localhost:4444 \
+//	DEMOLOGIN_USERS=alice:pw1,bob:pw2 DEMOLOGIN_TLS_CERT=cert.pem DEMOLOGIN_TLS_KEY=key.pem demologin
+//
+// HYDRA_PUBLIC_URL is Hydra's public URL as the browser reaches it (its
+// issuer): the login page's Content-Security-Policy lets the form's answer
+// redirect to its origin.
 //
 // With --healthcheck it asks a running instance for /healthz and exits 0
 // when it answers (the image's health check).
@@ -51,9 +55,9 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("DEMOLOGIN_USERS: %w", err)
 	}
-	h, err := demologin.New(demologin.Config{AdminURL: os.Getenv("HYDRA_ADMIN_URL"), Users: users})
+	h, err := demologin.New(demologin.Config{AdminURL: os.Getenv("HYDRA_ADMIN_URL"), PublicURL: os.Getenv("HYDRA_PUBLIC_URL"), Users: users})
 	if err != nil {
-		return fmt.Errorf("HYDRA_ADMIN_URL: %w", err)
+		return fmt.Errorf("HYDRA_ADMIN_URL, HYDRA_PUBLIC_URL: %w", err)
 	}
 	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	slog.Warn("demo login app: its user store is a fixed demo list, not for real users", "addr", addr, "users", len(users))

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,8 +19,7 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/agentcore"
-	"github.com/agentura/agentura/internal/testkit/procgroup"
-	"github.com/agentura/agentura/internal/testkit/requiretool"
+	"github.com/agentura/agentura/internal/testkit/chromiumtest"
 	"github.com/agentura/agentura/transfer"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
@@ -349,31 +347,20 @@ type browser struct {
 	exe map[cdp.FrameID]runtime.ExecutionContextID
 }
 
-// newBrowser starts Chromium for the test in a process group that
-// internal/testkit/procgroup kills when the test ends, or the moment the test
-// binary dies.
+// newBrowser starts Chromium for the test (internal/testkit/chromiumtest:
+// in a process group killed when the test ends, or the moment the test
+// binary dies).
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
-	path := chromium(t)
-	var started *exec.Cmd
-	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox,
+	b := &browser{exe: map[cdp.FrameID]runtime.ExecutionContextID{}}
+	b.ctx = chromiumtest.Start(t, []chromedp.ExecAllocatorOption{
 		chromedp.WindowSize(800, 1000),
 		// One renderer for host and view, so the test reaches the view's
 		// frame from the host page's target.
 		chromedp.Flag("disable-site-isolation-trials", true),
 		chromedp.Flag("disable-features", "IsolateOrigins,site-per-process"),
 		chromedp.Flag("force-device-scale-factor", "1"),
-		chromedp.Flag("disable-dev-shm-usage", true), // containers have a small /dev/shm
-		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
-			procgroup.Prepare(cmd)
-			started = cmd
-		}),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	b := &browser{exe: map[cdp.FrameID]runtime.ExecutionContextID{}}
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(func(ev any) {
+	}, chromedp.WithListener(func(ev any) {
 		if e, ok := ev.(*runtime.EventExecutionContextCreated); ok {
 			var aux struct {
 				FrameID   cdp.FrameID `json:"frameId"`
@@ -386,32 +373,7 @@ func newBrowser(t *testing.T) *browser {
 			}
 		}
 	}))
-	b.ctx = ctx
-	if err := chromedp.Do(ctx); err != nil {
-		cancel()
-		cancelAlloc()
-		t.Fatalf("start chromium: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		cancelAlloc()
-	})
-	if started != nil {
-		if _, err := procgroup.Adopt(t, started); err != nil {
-			t.Fatalf("guard chromium's process group: %v", err)
-		}
-	}
 	return b
-}
-
-// chromium finds Debian's chromium (or another Chrome), or skips.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return requiretool.Command(t, "chromium", "apt-get install chromium (Debian; .ci/apt.d/apps.txt)")
 }
 
 // open loads the host page and waits until its view is initialized.

@@ -116,7 +116,7 @@ func Start(tb testing.TB, opts ...Option) *Provider {
 		AdminURL: "http://127.0.0.1:" + admin,
 		http:     &http.Client{Timeout: 30 * time.Second, Transport: freshConnections(nil)},
 	}
-	login, err := demologin.New(demologin.Config{AdminURL: p.AdminURL, Users: Users})
+	login, err := demologin.New(demologin.Config{AdminURL: p.AdminURL, PublicURL: p.Issuer, Users: Users})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -13,6 +13,15 @@
 // consent step reads it from the authorization request and grants it as
 // the token's audience when the client is allowed that audience (Hydra's
 // own audience rule: same scheme and host, and the path equal or below).
+//
+// The login page's Content-Security-Policy lets its form lead exactly where
+// the sign-in goes. Its form posts to the page itself, which answers with a
+// 302 to Hydra; Hydra sends the browser to the consent step here, and from
+// there, through Hydra again, to the client's redirect URI. Chromium applies
+// form-action to every redirect of the navigation a form starts, so the
+// policy names those three: 'self', Hydra's public origin (Config.PublicURL)
+// and the origin of the redirect URI the client asked for (Hydra checked it
+// against the client's registered ones before it sent the browser here).
 package demologin
 
 import (
@@ -26,6 +35,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -35,6 +45,10 @@ import (
 type Config struct {
 	// AdminURL is Hydra's admin API, e.g. http://127.0.0.1:4445.
 	AdminURL string
+	// PublicURL is Hydra's public URL as the browser reaches it, its issuer
+	// (e.g. https://localhost:4444): the login form's answer redirects there,
+	// so its origin is in the login page's form-action.
+	PublicURL string
 	// Users maps each demo user's name to its password.
 	Users map[string]string
 	// Client talks to the admin API; nil means a client with a timeout.
@@ -63,7 +77,8 @@ func ParseUsers(s string) (map[string]string, error) {
 
 // app is the handler New returns.
 type app struct {
-	cfg Config
+	cfg       Config
+	idpOrigin string // PublicURL's origin, a CSP source
 }
 
 // New returns the app's handler: GET and POST /login, GET /consent, and
@@ -75,11 +90,18 @@ func New(cfg Config) (http.Handler, error) {
 	if len(cfg.Users) == 0 {
 		return nil, errors.New("demologin: no users")
 	}
+	if cfg.PublicURL == "" {
+		return nil, errors.New("demologin: Hydra's public URL is required (the login form's answer redirects there)")
+	}
+	idp, ok := formTarget(cfg.PublicURL)
+	if u, err := url.Parse(cfg.PublicURL); !ok || err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("demologin: Hydra's public URL %q is not an http or https URL with a host", cfg.PublicURL)
+	}
 	cfg.AdminURL = strings.TrimRight(cfg.AdminURL, "/")
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: 15 * time.Second}
 	}
-	a := &app{cfg: cfg}
+	a := &app{cfg: cfg, idpOrigin: idp}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /login", a.loginPage)
 	mux.HandleFunc("POST /login", a.login)
@@ -110,9 +132,11 @@ type loginRequest struct {
 	Skip           bool     `json:"skip"`
 	Subject        string   `json:"subject"`
 	RequestedScope []string `json:"requested_scope"`
+	RequestURL     string   `json:"request_url"` // the client's authorization request
 	Client         struct {
-		ClientID   string `json:"client_id"`
-		ClientName string `json:"client_name"`
+		ClientID     string   `json:"client_id"`
+		ClientName   string   `json:"client_name"`
+		RedirectURIs []string `json:"redirect_uris"`
 	} `json:"client"`
 }
 
@@ -137,12 +161,63 @@ func (a *app) showLogin(w http.ResponseWriter, challenge string, req loginReques
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; form-action 'self'")
+	w.Header().Set("Content-Security-Policy", a.loginPolicy(req))
 	w.Header().Set("X-Frame-Options", "DENY")
 	if msg != "" {
 		w.WriteHeader(http.StatusUnauthorized)
 	}
 	loginForm.Execute(w, map[string]any{"Challenge": challenge, "Client": name, "Scopes": strings.Join(req.RequestedScope, " "), "Error": msg})
+}
+
+// loginPolicy is the login page's Content-Security-Policy: no content from
+// anywhere, and a form that may lead only where the sign-in goes ('self',
+// the provider's origin, the client's redirect URI; see the package doc).
+// The redirect URI is the one of the authorization request, or, when the
+// request names none, the client's registered ones (Hydra then takes the
+// client's only one).
+func (a *app) loginPolicy(req loginRequest) string {
+	var redirects []string
+	if u, err := url.Parse(req.RequestURL); err == nil && u.Query().Has("redirect_uri") {
+		redirects = u.Query()["redirect_uri"]
+	} else {
+		redirects = req.Client.RedirectURIs
+	}
+	sources := []string{"'self'", a.idpOrigin}
+	for _, r := range redirects {
+		if src, ok := formTarget(r); ok && !slices.Contains(sources, src) {
+			sources = append(sources, src)
+		}
+	}
+	return "default-src 'none'; form-action " + strings.Join(sources, " ")
+}
+
+var (
+	schemeChars = regexp.MustCompile(`^[a-z][a-z0-9+.-]*$`)
+	hostPort    = regexp.MustCompile(`^[a-z0-9.-]+(:[0-9]+)?$`)
+)
+
+// formTarget is the CSP source that allows navigating to the URL raw: its
+// origin (scheme://host[:port]) for http and https, its scheme ("myapp:")
+// for a native app's redirect URI. ok is false for a URL that cannot be
+// written as a source (no scheme, no host, an IPv6 literal), which is then
+// left out: the browser stops there, as it should for what it cannot check.
+func formTarget(raw string) (src string, ok bool) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", false
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if !schemeChars.MatchString(scheme) {
+		return "", false
+	}
+	if scheme != "http" && scheme != "https" {
+		return scheme + ":", true
+	}
+	host := strings.ToLower(u.Host)
+	if !hostPort.MatchString(host) {
+		return "", false
+	}
+	return scheme + "://" + host, true
 }
 
 func (a *app) login(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,9 @@
 package demologin
 
-import "testing"
+import (
+	"net/url"
+	"testing"
+)
 
 func TestAllowedAudienceFollowsHydrasRule(t *testing.T) {
 	allowed := []string{"http://localhost:8001", "https://agents.example.com/team"}
@@ -28,5 +31,50 @@ func TestParseUsers(t *testing.T) {
 		if _, err := ParseUsers(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+func TestLoginPolicyNamesWhereTheSignInGoes(t *testing.T) {
+	a := &app{idpOrigin: "https://localhost:4444"}
+	var req loginRequest
+	req.RequestURL = "https://localhost:4444/oauth2/auth?client_id=agentura-cli&redirect_uri=http%3A%2F%2F127.0.0.1%3A41234%2Fcallback&state=x"
+	req.Client.RedirectURIs = []string{"http://127.0.0.1/callback"}
+	for _, c := range []struct {
+		name, requestURL string
+		registered       []string
+		want             string
+	}{
+		{"the requested redirect URI", req.RequestURL, req.Client.RedirectURIs,
+			"default-src 'none'; form-action 'self' https://localhost:4444 http://127.0.0.1:41234"},
+		{"none requested: the registered ones", "https://localhost:4444/oauth2/auth?client_id=x", []string{"http://127.0.0.1/callback", "https://app.example/cb"},
+			"default-src 'none'; form-action 'self' https://localhost:4444 http://127.0.0.1 https://app.example"},
+		{"a native app's scheme", "https://localhost:4444/oauth2/auth?redirect_uri=com.example.app%3A%2Fcallback", nil,
+			"default-src 'none'; form-action 'self' https://localhost:4444 com.example.app:"},
+		{"the provider's own origin once", "https://localhost:4444/oauth2/auth?redirect_uri=https%3A%2F%2Flocalhost%3A4444%2Fcb", nil,
+			"default-src 'none'; form-action 'self' https://localhost:4444"},
+		{"nothing that could inject a directive", "https://localhost:4444/oauth2/auth?redirect_uri=" + url.QueryEscape("https://a.example;script-src *") +
+			"&redirect_uri=" + url.QueryEscape("http://[::1]:5000/cb") + "&redirect_uri=" + url.QueryEscape("/relative"), nil,
+			"default-src 'none'; form-action 'self' https://localhost:4444"},
+	} {
+		r := req
+		r.RequestURL, r.Client.RedirectURIs = c.requestURL, c.registered
+		if got := a.loginPolicy(r); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
+
+func TestNewNeedsHydrasPublicURL(t *testing.T) {
+	users := map[string]string{"alice": "pw"}
+	for _, bad := range []string{"", "localhost:4444", "ftp://idp.example", "https://"} {
+		if _, err := New(Config{AdminURL: "http://127.0.0.1:4445", PublicURL: bad, Users: users}); err == nil {
+			t.Errorf("public URL %q accepted", bad)
+		}
+	}
+	if _, err := New(Config{AdminURL: "http://127.0.0.1:4445", PublicURL: "https://LocalHost:4444/hydra/", Users: users}); err != nil {
+		t.Fatal(err)
+	}
+	if src, _ := formTarget("https://LocalHost:4444/hydra/"); src != "https://localhost:4444" {
+		t.Errorf("the provider's source is %q", src)
 	}
 }
