@@ -131,15 +131,6 @@ func (r *Registry) schemed(content string) Transport {
 	return nil
 }
 
-// schemes lists the schemes the transports take, for errors.
-func (r *Registry) schemes() []string {
-	var out []string
-	for _, t := range r.list {
-		out = append(out, t.Schemes()...)
-	}
-	return out
-}
-
 // joinOr writes "a, b, or c".
 func joinOr(items []string) string {
 	switch len(items) {
