@@ -111,10 +111,7 @@ func (c *Client) withClientCredentials(ctx context.Context, hc *http.Client, bas
 	}
 	scopes := cred.Scopes
 	if scopes == nil {
-		for s := range flow.Scopes {
-			scopes = append(scopes, s)
-		}
-		slices.Sort(scopes)
+		scopes = slices.Sorted(maps.Keys(flow.Scopes))
 	}
 	key := tokenKey{issuer: cred.Issuer, resource: prm.Resource, scopes: strings.Join(scopes, " ")}
 	cred.tokens.mu.Lock()

@@ -3,6 +3,7 @@ package composer
 import (
 	"bytes"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -504,12 +505,7 @@ func imageRef(dest string) string {
 
 // hasText reports whether spans show anything.
 func hasText(spans []Span) bool {
-	for _, s := range spans {
-		if strings.TrimSpace(s.Text) != "" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(spans, func(s Span) bool { return strings.TrimSpace(s.Text) != "" })
 }
 
 // plainText is the text of spans without styles; breaks become spaces.

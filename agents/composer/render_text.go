@@ -2,6 +2,7 @@ package composer
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -399,12 +400,7 @@ func (r *pdfRenderer) text(texts []styledText, lineH float64, align string) {
 
 // missingList is the characters of missing, in order, as a string.
 func missingList(missing map[rune]bool) string {
-	chars := make([]rune, 0, len(missing))
-	for c := range missing {
-		chars = append(chars, c)
-	}
-	slices.Sort(chars)
-	return string(chars)
+	return string(slices.Sorted(maps.Keys(missing)))
 }
 
 // missingNote describes the characters no font had, for the tool's result:

@@ -20,6 +20,8 @@
 // download descriptor.
 package mcpfile
 
+import "slices"
+
 // Names of the contract.
 const (
 	// Keyword is the JSON Schema keyword marking a file-valued property; its
@@ -90,12 +92,7 @@ func (in Input) Allows(mode string) bool {
 	if len(in.TransferModes) == 0 {
 		return mode == ModeInline || mode == ModeUpload
 	}
-	for _, m := range in.TransferModes {
-		if m == mode {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(in.TransferModes, mode)
 }
 
 // FileValue is a file handle with optional display and integrity metadata:

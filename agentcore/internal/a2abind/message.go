@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -180,13 +181,5 @@ func propertyOf(s *jsonschema.Schema, name string) *jsonschema.Schema {
 }
 
 func required(s *jsonschema.Schema, name string) bool {
-	if s == nil {
-		return false
-	}
-	for _, r := range s.Required {
-		if r == name {
-			return true
-		}
-	}
-	return false
+	return s != nil && slices.Contains(s.Required, name)
 }

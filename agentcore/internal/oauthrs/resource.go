@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -384,12 +385,7 @@ func (o *Resource) accept(sub string, aud []string, scopes []string, exp time.Ti
 
 // forThisAgent reports whether a token's audience names this agent.
 func (o *Resource) forThisAgent(aud []string) bool {
-	for _, a := range o.audiences {
-		if oauthex.MatchesResource(aud, a) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(o.audiences, func(a string) bool { return oauthex.MatchesResource(aud, a) })
 }
 
 // foreignAudience is the 401 of a token whose audience is another's.

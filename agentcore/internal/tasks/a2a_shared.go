@@ -223,13 +223,6 @@ func (s *Shared) makeRoom(ctx context.Context, owner string) error {
 	return nil
 }
 
-// canceledElsewhere reports whether the stored task was canceled, by a
-// tasks/cancel another replica served.
-func (s *Shared) canceledElsewhere(ctx context.Context, id a2a.TaskID) bool {
-	t, err := s.Get(ctx, id)
-	return err == nil && t.Status.State == a2a.TaskStateCanceled
-}
-
 // Follow is h with resubscription across replicas to the tasks of s.
 func Follow(h a2asrv.RequestHandler, s *Shared) a2asrv.RequestHandler {
 	return &a2aFollower{RequestHandler: h, tasks: s, every: a2aFollowEvery}

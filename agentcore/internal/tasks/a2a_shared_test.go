@@ -94,9 +94,6 @@ func TestSharedTaskCancelSurvivesAStaleWrite(t *testing.T) {
 	if got, err := s.Get(ctx, task.ID); err != nil || got.Status.State != a2a.TaskStateCanceled {
 		t.Errorf("after a stale write over the cancel: %v, %+v; want it canceled", err, got)
 	}
-	if !s.canceledElsewhere(ctx, task.ID) {
-		t.Error("the running replica does not see the cancel")
-	}
 	if err := s.Save(ctx, task); !errors.Is(err, a2a.ErrTaskNotCancelable) {
 		t.Errorf("the running replica's next status update: %v, want it refused", err)
 	}

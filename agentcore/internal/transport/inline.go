@@ -457,7 +457,6 @@ type inlineSink struct {
 	done chan putResult
 	esc  int    // pending escape: 0 none, 1 after '\', 2..5 in \u with digits
 	uhex []byte // the digits of a \u escape
-	quad []byte // base64 characters not yet decoded (< 4)
 	out  []byte
 	dec  []byte
 }

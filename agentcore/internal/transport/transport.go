@@ -12,6 +12,7 @@ package transport
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/agentura/agentura/fileserve"
@@ -97,7 +98,7 @@ func (r *Registry) Schema() (content string, modes []string) {
 		if d.Content != "" {
 			names = append(names, d.Content)
 		}
-		if d.Mode != "" && !contains(modes, d.Mode) {
+		if d.Mode != "" && !slices.Contains(modes, d.Mode) {
 			modes = append(modes, d.Mode)
 		}
 	}
@@ -131,15 +132,6 @@ func (r *Registry) schemed(content string) Transport {
 	return nil
 }
 
-// schemes lists the schemes the transports take, for errors.
-func (r *Registry) schemes() []string {
-	var out []string
-	for _, t := range r.list {
-		out = append(out, t.Schemes()...)
-	}
-	return out
-}
-
 // joinOr writes "a, b, or c".
 func joinOr(items []string) string {
 	switch len(items) {
@@ -149,15 +141,6 @@ func joinOr(items []string) string {
 		return items[0]
 	}
 	return strings.Join(items[:len(items)-1], ", ") + ", or " + items[len(items)-1]
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Standard lists the transports every agent has, in the order the resolver

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -230,11 +231,4 @@ func Script(r rune) string {
 
 // scriptNames are unicode.Scripts' keys, sorted, so that Script is
 // deterministic.
-var scriptNames = func() []string {
-	names := make([]string, 0, len(unicode.Scripts))
-	for n := range unicode.Scripts {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}()
+var scriptNames = slices.Sorted(maps.Keys(unicode.Scripts))

@@ -2,6 +2,7 @@ package pptx
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -31,12 +32,7 @@ func contentTypes(slides int, imgExts map[string]bool) string {
 	var b strings.Builder
 	b.WriteString(xmlHeader + `<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">`)
 	b.WriteString(`<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>`)
-	exts := make([]string, 0, len(imgExts))
-	for e := range imgExts {
-		exts = append(exts, e)
-	}
-	slices.Sort(exts)
-	for _, e := range exts {
+	for _, e := range slices.Sorted(maps.Keys(imgExts)) {
 		fmt.Fprintf(&b, `<Default Extension="%s" ContentType="image/%s"/>`, e, e)
 	}
 	over := func(part, ct string) { fmt.Fprintf(&b, `<Override PartName="%s" ContentType="%s"/>`, part, ct) }

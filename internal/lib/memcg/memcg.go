@@ -117,11 +117,6 @@ func SelfLimit() int64 {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// Add moves process pid into the group.
-func (g *Group) Add(pid int) error {
-	return os.WriteFile(filepath.Join(g.Dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644)
-}
-
 // Peak is the most memory the group has used (v1: since ResetPeak).
 func (g *Group) Peak() int64 {
 	file := "memory.max_usage_in_bytes"
