@@ -175,24 +175,22 @@ func (m *Middleware) sendDraft(ctx context.Context, session *mcp.ClientSession, 
 	inline, upload := decl.Allows(mcpfile.ModeInline), decl.Allows(mcpfile.ModeUpload)
 	switch {
 	case inline && (small || !upload):
-		f, err := openEntry(e)
-		if err != nil {
-			return "", err
-		}
-		defer f.Close()
 		dataName := ""
 		if object {
 			dataName = name
 		}
-		m.cfg.Logger.Debug("file sent inline (x-mcp-file)", "name", e.Name, "size", e.Size)
-		return transfer.DataURI(f, e.MIMEType, dataName, e.Size)
+		why := "at most the inline limit"
+		if !small {
+			why = "the field takes files only inline (x-mcp-file transferModes), up to its maxSize"
+		}
+		return m.inline(e, dataName, why)
 	case upload:
 		if session == nil {
 			return "", fmt.Errorf("%s must go through files/authorizeUpload, which needs the MCP session (Middleware.UseSession)", name)
 		}
 		uri, err := m.authorizedUpload(ctx, session, e, name)
 		if err == nil {
-			m.cfg.Logger.Debug("file sent through files/authorizeUpload", "name", e.Name, "size", e.Size)
+			m.sent(e, "files/authorizeUpload", "over the inline limit, or the field takes no inline file")
 		}
 		return uri, err
 	}

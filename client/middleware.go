@@ -83,7 +83,8 @@ type Config struct {
 	// Progress, if set, is called as transfers advance (from the goroutine
 	// of the call).
 	Progress func(Progress)
-	// Logger logs transfers at debug level; nil discards.
+	// Logger logs at info level how each file went to the agent and why
+	// (one line per file), the rest at debug level; nil discards.
 	Logger *slog.Logger
 	// RefuseLiterals makes a data: URI or an http(s) URL written where a
 	// file name goes an error wrapping ErrLiteralFile, and the call is not
@@ -375,21 +376,42 @@ func (m *Middleware) send(ctx context.Context, session *mcp.ClientSession, key s
 		}
 	}
 	if m.cfg.InlineMaxBytes >= 0 && e.Size <= m.cfg.InlineMaxBytes {
-		f, err := openEntry(e)
-		if err != nil {
-			return "", "", err
-		}
-		defer f.Close()
-		uri, err := transfer.DataURI(f, e.MIMEType, name, e.Size)
-		m.cfg.Logger.Debug("file sent inline", "name", e.Name, "size", e.Size)
+		uri, err := m.inline(e, name, "at most the inline limit")
 		return uri, name, err
 	}
 	u, err := m.upload(ctx, e, name)
+	if errors.Is(err, transferclient.ErrNoUploadEndpoint) {
+		// A server that takes files only inline (no /uploads, no tus):
+		// inline is the one way left, within its declared maxSize (fits
+		// refused a larger file above).
+		uri, err := m.inline(e, name, "the agent offers no upload endpoint; inline is the only way it takes files")
+		return uri, name, err
+	}
 	if err != nil {
 		return "", "", err
 	}
-	m.cfg.Logger.Debug("file sent through /uploads", "name", e.Name, "size", e.Size)
+	m.sent(e, "upload", "over the inline limit")
 	return u, name, nil
+}
+
+// inline returns the data URI of e, named dataName ("" for none), and logs
+// that it went inline, and why.
+func (m *Middleware) inline(e Entry, dataName, why string) (string, error) {
+	f, err := openEntry(e)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	uri, err := transfer.DataURI(f, e.MIMEType, dataName, e.Size)
+	if err == nil {
+		m.sent(e, "inline", why)
+	}
+	return uri, err
+}
+
+// sent logs, one line per file, how a file went to the agent and why.
+func (m *Middleware) sent(e Entry, how, why string) {
+	m.cfg.Logger.Info("file sent", "name", e.Name, "size", e.Size, "how", how, "why", why)
 }
 
 func openEntry(e Entry) (*os.File, error) {

@@ -211,6 +211,9 @@ func (t *Tus) create(ctx context.Context, endpoint, name string, size int64) (st
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusCreated {
+		if noUploadEndpoint(resp.StatusCode) {
+			return "", fmt.Errorf("%w (%w)", answerError("create", resp), ErrNoUploadEndpoint)
+		}
 		return "", answerError("create", resp)
 	}
 	loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))

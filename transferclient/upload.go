@@ -3,6 +3,7 @@ package transferclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,25 @@ import (
 
 // maxAnswerBytes caps the JSON answer of /uploads that is read.
 const maxAnswerBytes = 64 << 10
+
+// ErrNoUploadEndpoint marks an upload the server refused because it has no
+// such endpoint (404, 405, 415 or 501 to the request that starts it): a
+// server that takes files only inline. A host may send the file inline
+// instead.
+var ErrNoUploadEndpoint = errors.New("the server offers no upload endpoint")
+
+// noUploadEndpoint reports whether status, answering the request that
+// starts an upload, says there is no upload endpoint. 415 is the answer of
+// a server that serves its MCP handler on every path (the handler wants
+// JSON); an agent's /uploads and tus take any type of body and never
+// answer it.
+func noUploadEndpoint(status int) bool {
+	switch status {
+	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType, http.StatusNotImplemented:
+		return true
+	}
+	return false
+}
 
 // SendUpload stages a file with an agent: it POSTs body (size bytes, or -1
 // when unknown) to endpoint, the agent's /uploads, as a raw body named by
@@ -35,6 +55,9 @@ func SendUpload(ctx context.Context, hc *http.Client, endpoint, name string, bod
 		return transfer.Upload{}, fmt.Errorf("upload %s to %s: %w", name, transfer.Redact(endpoint), err)
 	}
 	defer resp.Body.Close()
+	if noUploadEndpoint(resp.StatusCode) {
+		return transfer.Upload{}, fmt.Errorf("upload %s to %s: %s (%w)", name, transfer.Redact(endpoint), Describe(resp), ErrNoUploadEndpoint)
+	}
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
 		return transfer.Upload{}, fmt.Errorf("upload %s to %s: %s", name, transfer.Redact(endpoint), Describe(resp))
 	}

@@ -47,7 +47,7 @@ import (
 )
 
 // MaxSize is the maxSize of every file field of the server, and the most
-// files/authorizeUpload takes.
+// files/authorizeUpload takes, unless Options.MaxSize says otherwise.
 const MaxSize = 1 << 20
 
 // Options say how the server is served and where it departs from the
@@ -85,6 +85,18 @@ type Options struct {
 	// IgnoreDigest: an upload whose bytes do not match the digest declared
 	// at files/authorizeUpload is taken (§6 says to reject it).
 	IgnoreDigest bool
+
+	// MaxSize replaces the package's MaxSize as the server's maxSize
+	// (0 keeps it).
+	MaxSize int
+}
+
+// maxSize is the maxSize of every file field of d.
+func (d *Server) maxSize() int {
+	if d.o.MaxSize > 0 {
+		return d.o.MaxSize
+	}
+	return MaxSize
 }
 
 // The draft's shapes (schema/draft/schema.ts at c3cf0eba).
@@ -238,7 +250,7 @@ func StartWith(t testing.TB, o Options) *Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "draft-only", Version: "1"}, sopts)
 	file := func(accept string, modes ...string) map[string]any {
 		return map[string]any{"type": "string", "format": "uri",
-			"x-mcp-file": map[string]any{"accept": []string{accept}, "maxSize": MaxSize, "transferModes": modes}}
+			"x-mcp-file": map[string]any{"accept": []string{accept}, "maxSize": d.maxSize(), "transferModes": modes}}
 	}
 	// reverse takes a text file by upload only and makes its reverse.
 	s.AddTool(&mcp.Tool{Name: "reverse", Description: "reverses a text file", InputSchema: map[string]any{
@@ -289,14 +301,14 @@ func StartWith(t testing.TB, o Options) *Server {
 		if err != nil {
 			return nil, err
 		}
-		if len(b) > MaxSize {
-			return nil, &jsonrpc.Error{Code: -32602, Message: "too big", Data: json.RawMessage(fmt.Sprintf(`{"reason":"maxSizeExceeded","maxSize":%d,"actualSize":%d}`, MaxSize, len(b)))}
+		if len(b) > d.maxSize() {
+			return nil, &jsonrpc.Error{Code: -32602, Message: "too big", Data: json.RawMessage(fmt.Sprintf(`{"reason":"maxSizeExceeded","maxSize":%d,"actualSize":%d}`, d.maxSize(), len(b)))}
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%d bytes", len(b))}}}, nil
 	})
 	mcp.AddReceivingCustomMethod(s, "files/authorizeUpload", func(_ context.Context, _ *mcp.ServerSession, p *draftUploadParams) (*draftResult, error) {
-		if p == nil || p.Size == nil || *p.Size > MaxSize {
-			return nil, &jsonrpc.Error{Code: -32602, Message: "too big", Data: json.RawMessage(fmt.Sprintf(`{"reason":"maxSizeExceeded","maxSize":%d}`, MaxSize))}
+		if p == nil || p.Size == nil || *p.Size > int64(d.maxSize()) {
+			return nil, &jsonrpc.Error{Code: -32602, Message: "too big", Data: json.RawMessage(fmt.Sprintf(`{"reason":"maxSizeExceeded","maxSize":%d}`, d.maxSize()))}
 		}
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -324,10 +336,13 @@ func StartWith(t testing.TB, o Options) *Server {
 				ExpiresAt: time.Now().Add(time.Minute).UTC().Format(time.RFC3339)}}, nil
 	})
 	mux := http.NewServeMux()
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: o.Stateless})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: o.Stateless,
+		// A request carries a file up to maxSize inline: base64 and JSON
+		// around it.
+		MaxRequestBodyBytes: max(mcp.DefaultMaxRequestBodyBytes, int64(d.maxSize())*4/3+1<<20)})
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
-			body, err := io.ReadAll(io.LimitReader(r.Body, 4*MaxSize))
+			body, err := io.ReadAll(io.LimitReader(r.Body, 4*int64(d.maxSize())))
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
@@ -356,7 +371,7 @@ func StartWith(t testing.TB, o Options) *Server {
 				http.Error(w, `{"reason":"descriptorExpired"}`, http.StatusForbidden)
 				return
 			}
-			b, _ := io.ReadAll(io.LimitReader(r.Body, MaxSize+1))
+			b, _ := io.ReadAll(io.LimitReader(r.Body, int64(d.maxSize())+1))
 			p := up.params
 			if int64(len(b)) != *p.Size {
 				http.Error(w, `{"reason":"sizeMismatch"}`, http.StatusUnprocessableEntity)
