@@ -5,37 +5,18 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentura/agentura/client"
 	"github.com/agentura/agentura/internal/testkit/drafttest"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 	"github.com/agentura/agentura/internal/testkit/thirdparty"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// logBuffer is an io.Writer for a slog handler that tests read while the
-// middleware writes.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // inlineSession connects a middleware whose inline limit is 64 KiB (so
 // that every file below is "large") to endpoint, logging into log.
-func inlineSession(t *testing.T, endpoint string, tusMinBytes int64, log *logBuffer) (*client.Registry, *mcp.ClientSession) {
+func inlineSession(t *testing.T, endpoint string, tusMinBytes int64, log *mcptest.SyncBuffer) (*client.Registry, *mcp.ClientSession) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
@@ -69,7 +50,7 @@ func TestInlineOnlyFieldGetsLargeFileInline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	d := drafttest.StartWith(t, drafttest.Options{MaxSize: 16 << 20})
-	var log logBuffer
+	var log mcptest.SyncBuffer
 	reg, cs := inlineSession(t, d.Endpoint(), -1, &log)
 	add := func(name string, size int) {
 		if _, err := reg.Add(ctx, name, bytes.NewReader(bytes.Repeat([]byte("x"), size)), client.SourceUpload); err != nil {
@@ -112,7 +93,7 @@ func TestNoUploadEndpointFallsBackInline(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 			defer cancel()
 			endpoint := thirdparty.Start(t, false, "2025-11-25").Endpoint
-			var log logBuffer
+			var log mcptest.SyncBuffer
 			reg, cs := inlineSession(t, endpoint, tc.tusMinBytes, &log)
 			if _, err := reg.Add(ctx, "notes.txt", bytes.NewReader(bytes.Repeat([]byte("y"), 1<<20)), client.SourceUpload); err != nil {
 				t.Fatal(err)

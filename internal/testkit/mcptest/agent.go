@@ -36,7 +36,7 @@ type Agent struct {
 
 	name   string
 	group  *procgroup.Group
-	logs   *syncBuffer
+	logs   *SyncBuffer
 	exited chan struct{} // closed once the process has exited
 	err    error         // cmd.Wait's result, set before exited is closed
 }
@@ -50,7 +50,7 @@ type Agent struct {
 func NewAgent(t testing.TB, bin string, env ...string) *Agent {
 	t.Helper()
 	addr := FreeAddr(t)
-	a := &Agent{URL: "http://" + addr, name: filepath.Base(bin), logs: &syncBuffer{}, exited: make(chan struct{})}
+	a := &Agent{URL: "http://" + addr, name: filepath.Base(bin), logs: &SyncBuffer{}, exited: make(chan struct{})}
 	a.Cmd = exec.Command(bin)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AGENT_") {

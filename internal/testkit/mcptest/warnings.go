@@ -4,7 +4,7 @@ import "strings"
 
 // LogBuffer collects a log written from several goroutines (an agent's
 // slog handler in a test's own process) for [Warnings] to read.
-type LogBuffer struct{ syncBuffer }
+type LogBuffer struct{ SyncBuffer }
 
 // Warnings returns the lines of an agent's log, slog's text or JSON, at
 // WARN or above: an ordinary run of calls has none. A /readyz answered 503
