@@ -2,7 +2,9 @@ package agentcore
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"io"
 	"maps"
 	"net/http"
@@ -68,6 +70,9 @@ func TestAppsDeclarations(t *testing.T) {
 			!slices.Equal(anyStrings(csp["connectDomains"]), []string{srv.URL}) || !slices.Equal(anyStrings(csp["resourceDomains"]), []string{srv.URL}) || len(csp) != 2 {
 			t.Errorf("read %s: type %q, csp %v; want %s and the agent's origin %s alone", uri, c.MIMEType, csp, transfer.AppMIMEType, srv.URL)
 		}
+		if d, ok := ui["domain"]; ok {
+			t.Errorf("read %s: _meta.ui.domain %v without AGENT_UI_DOMAIN; want none", uri, d)
+		}
 		for _, bad := range []string{"{{", `src="http`, "<link", "@import"} {
 			if strings.Contains(c.Text, bad) {
 				t.Errorf("read %s: the page holds %q: an unfilled placeholder or something remote", uri, bad)
@@ -81,6 +86,37 @@ func TestAppsDeclarations(t *testing.T) {
 	for _, r := range lr.Resources {
 		if strings.HasPrefix(r.URI, "ui://") {
 			t.Errorf("resources/list shows the view %s; views are found through their tools", r.URI)
+		}
+	}
+}
+
+// AGENT_UI_DOMAIN is every view's _meta.ui.domain in resources/read, its
+// own and an author's; "claude" is the name Claude computes for the
+// connector <AGENT_PUBLIC_URL>/mcp.
+func TestAppsUIDomain(t *testing.T) {
+	for _, setting := range []string{"views.example.com", ClaudeUIDomain} {
+		svc, srv := serveTestService(t, func(c *Config) { c.UIDomain = setting })
+		if err := svc.AddAttachTool(); err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.AddView(View{URI: "ui://test/chart", Name: "chart", HTML: "<!DOCTYPE html><title>c</title>"}); err != nil {
+			t.Fatal(err)
+		}
+		want := setting
+		if setting == ClaudeUIDomain {
+			sum := sha256.Sum256([]byte(srv.URL + "/mcp"))
+			want = hex.EncodeToString(sum[:16]) + ".claudemcpcontent.com"
+		}
+		cs := connect(t, srv.URL, "")
+		for _, uri := range []string{transfer.FilesViewURI, transfer.UploadViewURI, "ui://test/chart"} {
+			rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+			if err != nil {
+				t.Fatalf("read %s: %v", uri, err)
+			}
+			ui, _ := rr.Contents[0].Meta[transfer.MetaUI].(map[string]any)
+			if ui["domain"] != want || ui["csp"] == nil {
+				t.Errorf("AGENT_UI_DOMAIN=%s: read %s: _meta.ui %v; want domain %q beside the csp", setting, uri, ui, want)
+			}
 		}
 	}
 }

@@ -32,8 +32,13 @@ type attachInput struct {
 	Note string `json:"note,omitempty" jsonschema:"what to ask the user for, shown above the drop zone (e.g. the invoice to read)"`
 }
 
-// AddAttachTool adds attach_file, whose view lets the user upload files.
+// AddAttachTool adds attach_file, whose view lets the user upload files
+// by drag-and-drop; with AGENT_ATTACH_TOOL=false (Config.NoAttachTool) it
+// adds nothing.
 func (s *Service) AddAttachTool() error {
+	if s.cfg.NoAttachTool {
+		return nil
+	}
 	if err := s.views.AddUpload(); err != nil {
 		return err
 	}
