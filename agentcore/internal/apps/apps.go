@@ -68,6 +68,13 @@ type Config struct {
 	// the view may send.
 	URLTTL         time.Duration
 	MaxUploadBytes int64
+	// Grant places the id of an upload capability in the scope of the
+	// caller of ctx (the caller of attach_file); Adopt makes a file the
+	// view staged with that capability (its signed File-Url) a reference,
+	// its file URI without token, resolved only there. Either may be nil:
+	// the view then names files by name alone.
+	Grant func(ctx context.Context, id string) error
+	Adopt func(ctx context.Context, owner, grant, fileURL string) (string, error)
 	// Domain is the _meta.ui.domain every view declares: the dedicated
 	// origin a host is asked to show it on, in the host's own form; ""
 	// declares none.

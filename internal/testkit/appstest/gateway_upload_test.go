@@ -13,8 +13,9 @@ import (
 // TestUploadViewThroughGateway opens attach_file's upload view as a
 // desktop host behind agentura's gateway gets it: the capability in the
 // result's _meta still names the agent's own tus endpoint (the gateway
-// forwards it untouched), and a file dropped on the view goes straight to
-// the agent, byte-exact.
+// forwards it untouched), a file dropped on the view goes straight to
+// the agent, byte-exact, and the model is told its name and reference,
+// not its signed URL.
 func TestUploadViewThroughGateway(t *testing.T) {
 	const size = 8 << 20
 	b := newBrowser(t)
@@ -41,4 +42,5 @@ func TestUploadViewThroughGateway(t *testing.T) {
 	if got, n := fetchSHA256(t, u.URL); got != sum || n != size {
 		t.Errorf("the agent holds %d bytes of sha256 %s; the file dropped has %d of %s", n, got, size, sum)
 	}
+	checkModelContext(t, b, 1, u)
 }
