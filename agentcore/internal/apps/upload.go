@@ -12,7 +12,6 @@ import (
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/agentcore/internal/httpguard"
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/fault"
 	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/signing"
 	"github.com/agentura/agentura/transfer"
@@ -68,7 +67,7 @@ func (s *Views) Attach(ctx context.Context, owner, note string) (*calls.Result, 
 	id := fileserve.NewID()
 	if s.Grant != nil {
 		if err := s.Grant(ctx, id); err != nil {
-			return nil, fault.Of("keep the upload view's grant", err)
+			return nil, fmt.Errorf("keep the upload view's grant: %w", err)
 		}
 	}
 	token, err := s.Signer.Sign(signing.Claims{Owner: owner, FileID: id, Area: capabilityArea, ExpiresAt: exp})
