@@ -158,7 +158,7 @@ type adoptWriter struct {
 }
 
 func (a *adoptWriter) WriteHeader(code int) {
-	if !a.wrote {
+	if !a.wrote && code >= http.StatusOK { // an informational answer is not the final one
 		a.wrote = true
 		h := a.Header()
 		if u := h.Get(transfer.HeaderFileURL); u != "" && code < http.StatusMultipleChoices && a.views.Adopt != nil {
