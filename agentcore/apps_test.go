@@ -2,10 +2,14 @@ package agentcore
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"io"
 	"maps"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -68,6 +72,9 @@ func TestAppsDeclarations(t *testing.T) {
 			!slices.Equal(anyStrings(csp["connectDomains"]), []string{srv.URL}) || !slices.Equal(anyStrings(csp["resourceDomains"]), []string{srv.URL}) || len(csp) != 2 {
 			t.Errorf("read %s: type %q, csp %v; want %s and the agent's origin %s alone", uri, c.MIMEType, csp, transfer.AppMIMEType, srv.URL)
 		}
+		if d, ok := ui["domain"]; ok {
+			t.Errorf("read %s: _meta.ui.domain %v without AGENT_UI_DOMAIN; want none", uri, d)
+		}
 		for _, bad := range []string{"{{", `src="http`, "<link", "@import"} {
 			if strings.Contains(c.Text, bad) {
 				t.Errorf("read %s: the page holds %q: an unfilled placeholder or something remote", uri, bad)
@@ -83,6 +90,57 @@ func TestAppsDeclarations(t *testing.T) {
 			t.Errorf("resources/list shows the view %s; views are found through their tools", r.URI)
 		}
 	}
+}
+
+// AGENT_UI_DOMAIN is every view's _meta.ui.domain in resources/read, its
+// own and an author's; "claude" is the name Claude computes for the
+// connector <AGENT_PUBLIC_URL>/mcp.
+func TestAppsUIDomain(t *testing.T) {
+	for _, setting := range []string{"views.example.com", ClaudeUIDomain} {
+		svc, srv := serveTestService(t, func(c *Config) { c.UIDomain = setting })
+		if err := svc.AddAttachTool(); err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.AddView(View{URI: "ui://test/chart", Name: "chart", HTML: "<!DOCTYPE html><title>c</title>"}); err != nil {
+			t.Fatal(err)
+		}
+		want := setting
+		if setting == ClaudeUIDomain {
+			sum := sha256.Sum256([]byte(srv.URL + "/mcp"))
+			want = hex.EncodeToString(sum[:16]) + ".claudemcpcontent.com"
+		}
+		cs := connect(t, srv.URL, "")
+		for _, uri := range []string{transfer.FilesViewURI, transfer.UploadViewURI, "ui://test/chart"} {
+			rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+			if err != nil {
+				t.Fatalf("read %s: %v", uri, err)
+			}
+			ui, _ := rr.Contents[0].Meta[transfer.MetaUI].(map[string]any)
+			if ui["domain"] != want || ui["csp"] == nil {
+				t.Errorf("AGENT_UI_DOMAIN=%s: read %s: _meta.ui %v; want domain %q beside the csp", setting, uri, ui, want)
+			}
+		}
+	}
+}
+
+// viewRequest sends a request as a sandboxed view does (Origin: null,
+// unless h says another) with the tus version and the headers h, and
+// returns the answer, its body read.
+func viewRequest(t *testing.T, method, url string, h map[string]string, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Origin", "null")
+	req.Header.Set("Tus-Resumable", "1.0.0")
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, r.Body)
+	r.Body.Close()
+	return r
 }
 
 func anyStrings(v any) []string {
@@ -121,22 +179,7 @@ func TestUploadCapabilityGuard(t *testing.T) {
 	}
 	send := func(method, path string, h map[string]string) *http.Response {
 		t.Helper()
-		req, _ := http.NewRequest(method, srv.URL+path, nil)
-		req.Header.Set("Origin", "null")
-		if o, ok := h["Origin"]; ok {
-			req.Header.Set("Origin", o) // below
-		}
-		req.Header.Set("Tus-Resumable", "1.0.0")
-		for k, v := range h {
-			req.Header.Set(k, v)
-		}
-		r, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, r.Body)
-		r.Body.Close()
-		return r
+		return viewRequest(t, method, srv.URL+path, h, "")
 	}
 	create := map[string]string{"Upload-Length": "5", "Upload-Metadata": "filename " + base64.StdEncoding.EncodeToString([]byte("a.txt"))}
 	withOrigin := func(m map[string]string, origin string) map[string]string { m["Origin"] = origin; return m }
@@ -196,5 +239,103 @@ func TestUploadCapabilityGuard(t *testing.T) {
 				t.Errorf("the staged file holds %q, want hello", body)
 			}
 		}
+	}
+}
+
+// The upload view names a file to the model by reference, never by
+// capability: attach_file's text and structured content hold no signed URL,
+// and the tus answer that completes a file carries, beside the signed
+// File-Url (for the view), the file's URI without token (X-File-Uri,
+// exposed to the view by CORS). A HEAD of the complete upload answers the
+// same reference. The reference reads the file in the session that called
+// attach_file, and in another session is an unknown file.
+func TestUploadViewReference(t *testing.T) {
+	svc, srv := serveTestService(t, nil)
+	if err := svc.AddAttachTool(); err != nil {
+		t.Fatal(err)
+	}
+	type readInput struct {
+		Source FileAttachment `json:"source"`
+	}
+	AddTool(svc, Tool{Name: "read", OutputTypes: []string{}}, func(ctx context.Context, call *Call, in readInput) (*Result, error) {
+		f, err := call.ResolveFileAttachment(ctx, in.Source)
+		if err != nil {
+			return nil, err
+		}
+		b, err := os.ReadFile(f.Path)
+		if err != nil {
+			return nil, err
+		}
+		return TextResult(f.Name + ": " + string(b)), nil
+	})
+	ctx := context.Background()
+	cs := connect(t, srv.URL, "")
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: AttachToolName, Arguments: map[string]any{"note": "the invoice"}})
+	if err != nil || res.IsError {
+		t.Fatal(err, res)
+	}
+	seen, _ := json.Marshal([]any{res.Content, res.StructuredContent})
+	for _, capability := range []string{"token=", "/files/", "eyJ"} {
+		if strings.Contains(string(seen), capability) {
+			t.Errorf("attach_file shows the model %q: %s", capability, seen)
+		}
+	}
+	c, _ := res.Meta[transfer.MetaUploadCapability].(map[string]any)
+	token, _ := c["token"].(string)
+
+	tus := func(method, url string, h map[string]string, body string) *http.Response {
+		t.Helper()
+		h = maps.Clone(h)
+		if h == nil {
+			h = map[string]string{}
+		}
+		h[transfer.HeaderUploadCapability] = token
+		return viewRequest(t, method, url, h, body)
+	}
+	created := tus(http.MethodPost, srv.URL+transfer.TusPath, map[string]string{"Upload-Length": "5",
+		"Upload-Metadata": "filename " + base64.StdEncoding.EncodeToString([]byte("invoice.txt"))}, "")
+	loc := created.Header.Get("Location")
+	if created.StatusCode != http.StatusCreated || loc == "" || created.Header.Get(transfer.HeaderFileURI) != "" {
+		t.Fatalf("create: %s, Location %q, %s %q", created.Status, loc, transfer.HeaderFileURI, created.Header.Get(transfer.HeaderFileURI))
+	}
+	done := tus(http.MethodPatch, loc, map[string]string{"Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"}, "hello")
+	ref := done.Header.Get(transfer.HeaderFileURI)
+	if done.StatusCode != http.StatusNoContent || done.Header.Get(transfer.HeaderFileURL) == "" ||
+		!strings.HasPrefix(ref, "mcp-file://") || strings.Contains(ref, "token") || strings.Contains(ref, "/files/") {
+		t.Fatalf("PATCH: %s, File-Url %q, %s %q; want a file URI without token", done.Status, done.Header.Get(transfer.HeaderFileURL), transfer.HeaderFileURI, ref)
+	}
+	if !strings.Contains(done.Header.Get("Access-Control-Expose-Headers"), transfer.HeaderFileURI) {
+		t.Errorf("Access-Control-Expose-Headers %q does not expose %s to the view", done.Header.Get("Access-Control-Expose-Headers"), transfer.HeaderFileURI)
+	}
+	if again := tus(http.MethodHead, loc, nil, ""); again.Header.Get(transfer.HeaderFileURI) != ref {
+		t.Errorf("HEAD of the complete upload: %s %q, want %q", transfer.HeaderFileURI, again.Header.Get(transfer.HeaderFileURI), ref)
+	}
+
+	// The caller's scope: a session has its session; a sessionless caller
+	// the owner handle attach_file answered, which it sends back.
+	handle, _ := res.Meta[transfer.MetaOwner].(string)
+	read := func(cs *mcp.ClientSession, handle string) (string, bool) {
+		t.Helper()
+		p := &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"source": map[string]any{"name": "invoice.txt", "content": ref}}}
+		if handle != "" {
+			p.Meta = mcp.Meta{transfer.MetaOwner: handle}
+		}
+		r, err := cs.CallTool(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := ""
+		for _, c := range r.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				text += tc.Text
+			}
+		}
+		return text, r.IsError
+	}
+	if text, isErr := read(cs, handle); isErr || !strings.Contains(text, "invoice.txt: hello") {
+		t.Errorf("the reference in the session that attached it: %q (error %v); want the file", text, isErr)
+	}
+	if text, isErr := read(connect(t, srv.URL, ""), ""); !isErr || !strings.Contains(text, "unknown") {
+		t.Errorf("the reference in another session: %q (error %v); want the unknown-file error", text, isErr)
 	}
 }

@@ -1,6 +1,8 @@
 package agentcore
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -38,6 +40,8 @@ type Config struct {
 	FetchTimeout, ShutdownTimeout     time.Duration     // AGENT_FETCH_TIMEOUT, AGENT_SHUTDOWN_TIMEOUT
 	StorageURL, AccelRedirect         string            // AGENT_STORAGE_URL, AGENT_ACCEL_REDIRECT
 	S3Redirect, MCPStateless          bool              // AGENT_S3_REDIRECT, AGENT_MCP_STATELESS
+	UIDomain                          string            // AGENT_UI_DOMAIN: _meta.ui.domain of every view ("" none; "claude" computed)
+	NoAttachTool                      bool              // AGENT_ATTACH_TOOL=false: AddAttachTool adds nothing
 	LogLevel                          string            // AGENT_LOG_LEVEL
 	MaxRevocations                    int               // AGENT_MAX_REVOCATIONS
 	TrustedProxies, AllowedOrigins    []string          // AGENT_TRUSTED_PROXIES, AGENT_ALLOWED_ORIGINS (empty: same origin only)
@@ -126,6 +130,13 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			"location serving the data folder (such as `/internal-files/`); a download whose token, owner and expiry check out is "+
 			"answered with its headers and `X-Accel-Redirect`, and nginx sends the bytes (docs/deployment.md); empty: the agent sends them"),
 		settings.Bool(&c.MCPStateless, "AGENT_MCP_STATELESS", "serve the older MCP revisions (initialize-based) statelessly too, for load balancers without sticky sessions; 2026-07-28 is served statelessly either way"),
+		settings.String(&c.UIDomain, "AGENT_UI_DOMAIN", "", "the dedicated origin MCP Apps hosts are asked to show the views on "+
+			"(`_meta.ui.domain` of every view): a host name in the form the host expects, or `claude` for Claude's "+
+			"(the first 32 hex digits of the SHA-256 of `<AGENT_PUBLIC_URL>/mcp`, then `.claudemcpcontent.com`: right only for a "+
+			"connector added with exactly that URL); a value the host does not expect stops it showing the views ([apps.md](apps.md#hosts))").
+			Check(checkUIDomain).Shown("empty: none declared"),
+		settings.Of(&c.NoAttachTool, "AGENT_ATTACH_TOOL", false, "offer `attach_file` and its upload view (drag-and-drop) in "+
+			"the agents that add it (the OCR and composer agents do); `false` leaves it out", parseOn, formatOn),
 		settings.Duration(&c.ShutdownTimeout, "AGENT_SHUTDOWN_TIMEOUT", defaultShutdownTimeout,
 			"how long SIGTERM waits for tool calls and downloads in flight"),
 		settings.String(&c.LogLevel, "AGENT_LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`; `debug` logs every request with its id").Check(checkLogLevel),
@@ -139,6 +150,61 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 				"delete the file or wait").Positive(),
 	}...)
 	return append(list, c.Limits.Settings()...)
+}
+
+// parseOn reads a boolean setting stored inverted (a field No… whose zero
+// value, the default, means on).
+func parseOn(s string) (bool, error) {
+	on, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, errors.New("not a boolean (true or false)")
+	}
+	return !on, nil
+}
+
+// formatOn writes an inverted boolean setting as its variable says it.
+func formatOn(off bool) string { return strconv.FormatBool(!off) }
+
+// ClaudeUIDomain is the value of AGENT_UI_DOMAIN that stands for the
+// domain Claude computes for a connector at <AGENT_PUBLIC_URL>/mcp.
+const ClaudeUIDomain = "claude"
+
+// uiDomain is the _meta.ui.domain the views declare for the setting v of
+// an agent at public: "" for none, Claude's for ClaudeUIDomain, else v.
+func uiDomain(v, public string) string {
+	if v != ClaudeUIDomain {
+		return v
+	}
+	sum := sha256.Sum256([]byte(public + "/mcp"))
+	return hex.EncodeToString(sum[:])[:32] + ".claudemcpcontent.com"
+}
+
+// checkUIDomain accepts a host name (what the extension's hosts expect in
+// _meta.ui.domain: Claude a hash under claudemcpcontent.com, ChatGPT a
+// name under oaiusercontent.com) or ClaudeUIDomain.
+func checkUIDomain(s string) error {
+	if s == "" || s == ClaudeUIDomain {
+		return nil
+	}
+	if strings.Contains(s, "://") || strings.ContainsAny(s, "/:?#@ ") {
+		return errors.New("give the host name alone, without scheme, port or path (such as " +
+			"a904794854a047f6a904794854a047f6.claudemcpcontent.com), or claude for Claude's; " +
+			"Claude refuses an origin such as https://views.example.com and then shows no view")
+	}
+	if len(s) > 253 || !strings.Contains(s, ".") {
+		return errors.New("not a host name with a domain (such as views.example.com)")
+	}
+	for label := range strings.SplitSeq(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return fmt.Errorf("not a host name: label %q", label)
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+				return fmt.Errorf("not a host name: %q (lower-case letters, digits, hyphens and dots)", label)
+			}
+		}
+	}
+	return nil
 }
 
 // checkLogLevel accepts what slog.Level reads.

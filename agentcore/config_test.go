@@ -3,6 +3,7 @@ package agentcore
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentura/agentura/settings"
@@ -73,5 +74,36 @@ func TestNewLeavesItsConfigAlone(t *testing.T) {
 	}
 	if got := svc.cfg.InputRoots; len(got) != 1 || got[0] == roots[0] {
 		t.Errorf("the service's own InputRoots = %q; want the cleaned absolute folder", got)
+	}
+}
+
+// TestAppsSettings: AGENT_ATTACH_TOOL is on unless set false, and
+// AGENT_UI_DOMAIN takes a host name or "claude", refusing an origin, a URL
+// or a name that is no host name with an error naming the variable.
+func TestAppsSettings(t *testing.T) {
+	for text, off := range map[string]bool{"": false, "true": false, "1": false, "false": true, "0": true} {
+		c, err := ConfigFromLookup(env(map[string]string{"AGENT_ATTACH_TOOL": text}), "x", "")
+		if err != nil || c.NoAttachTool != off {
+			t.Errorf("AGENT_ATTACH_TOOL=%q: NoAttachTool %v, %v; want %v", text, c.NoAttachTool, err, off)
+		}
+	}
+	if _, err := ConfigFromLookup(env(map[string]string{"AGENT_ATTACH_TOOL": "maybe"}), "x", ""); err == nil ||
+		!strings.Contains(err.Error(), "AGENT_ATTACH_TOOL") {
+		t.Errorf("AGENT_ATTACH_TOOL=maybe: %v, want an error naming the variable", err)
+	}
+	for _, ok := range []string{"", "claude", "a904794854a047f6a904794854a047f6.claudemcpcontent.com", "www-example-com.oaiusercontent.com"} {
+		if _, err := ConfigFromLookup(env(map[string]string{"AGENT_UI_DOMAIN": ok}), "x", ""); err != nil {
+			t.Errorf("AGENT_UI_DOMAIN=%q: %v", ok, err)
+		}
+	}
+	for bad, says := range map[string]string{
+		"https://views.example.com": "host name alone", "views.example.com/x": "host name alone",
+		"views.example.com:8443": "host name alone", "localhost": "domain", "Views.Example.com": "lower-case",
+		"-a.example.com": "label", "a..example.com": "label",
+	} {
+		_, err := ConfigFromLookup(env(map[string]string{"AGENT_UI_DOMAIN": bad}), "x", "")
+		if err == nil || !strings.Contains(err.Error(), "AGENT_UI_DOMAIN") || !strings.Contains(err.Error(), says) {
+			t.Errorf("AGENT_UI_DOMAIN=%q: %v; want an error naming the variable and saying %q", bad, err, says)
+		}
 	}
 }

@@ -259,7 +259,8 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 	s.a2a = a2abind.New(a2abind.Config{Name: info.Name, Title: info.Title, Version: info.Version, Instructions: info.Instructions,
 		Log: s.log, Registry: s.registry, Runner: runner{s}, Store: s.store, Callers: s.callers, Inline: s.inline, Ledger: s.ledger,
 		PublicURL: cfg.PublicURL, URLTTL: cfg.URLTTL, OutputTTL: cfg.OutputTTL, A2AStatusInterval: cfg.A2AStatusInterval, EmbedMaxBytes: cfg.EmbedMaxBytes})
-	s.views = apps.New(apps.Config{MCP: s.mcp.SDK(), PublicURL: cfg.PublicURL, Signer: s.signer, URLTTL: cfg.URLTTL, MaxUploadBytes: cfg.MaxUploadBytes})
+	s.views = apps.New(apps.Config{MCP: s.mcp.SDK(), PublicURL: cfg.PublicURL, Signer: s.signer, URLTTL: cfg.URLTTL, MaxUploadBytes: cfg.MaxUploadBytes,
+		Grant: s.fileURIs.GrantUploads, Adopt: s.fileURIs.AdoptUpload, Domain: uiDomain(cfg.UIDomain, cfg.PublicURL)})
 	return s, nil
 }
 

@@ -32,8 +32,13 @@ type attachInput struct {
 	Note string `json:"note,omitempty" jsonschema:"what to ask the user for, shown above the drop zone (e.g. the invoice to read)"`
 }
 
-// AddAttachTool adds attach_file, whose view lets the user upload files.
+// AddAttachTool adds attach_file, whose view lets the user upload files
+// by drag-and-drop; with AGENT_ATTACH_TOOL=false (Config.NoAttachTool) it
+// adds nothing.
 func (s *Service) AddAttachTool() error {
+	if s.cfg.NoAttachTool {
+		return nil
+	}
 	if err := s.views.AddUpload(); err != nil {
 		return err
 	}
@@ -41,12 +46,12 @@ func (s *Service) AddAttachTool() error {
 		Name:  AttachToolName,
 		Title: "Attach files",
 		Description: "Open an upload view where the user drops or picks files of any size; they go straight to this agent, " +
-			"and their names and URLs come back to you as context, to pass as the content of a file parameter. " +
+			"and each file's name and file URI (mcp-file://…) come back to you as context: pass the URI as the content of a file parameter. " +
 			"Use it when the user wants to give you a file you do not have.",
 		ReadOnly: true, OutputTypes: []string{}, View: transfer.UploadViewURI,
 		scope: callers.ScopeFilesWrite, // the capability uploads, as POST /uploads does
-	}, func(_ context.Context, call *Call, in attachInput) (*Result, error) {
-		out, err := s.views.Attach(call.Owner, in.Note)
+	}, func(ctx context.Context, call *Call, in attachInput) (*Result, error) {
+		out, err := s.views.Attach(ctx, call.Owner, in.Note)
 		if err != nil {
 			return nil, err
 		}

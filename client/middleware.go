@@ -90,7 +90,8 @@ type Config struct {
 	// file name goes an error wrapping ErrLiteralFile, and the call is not
 	// sent; by default such content goes to the agent as it is. A host whose
 	// model writes the arguments sets it: a model pasting bytes or pointing
-	// an agent at a URL is what the file specification keeps out.
+	// an agent at a URL is what the file specification keeps out. A file
+	// URI without its token is a reference, not a literal: it always passes.
 	RefuseLiterals bool
 	// Tasks declares the MCP Tasks extension on each tools/call (MCP
 	// 2026-07-28; the session's transport needs an HTTP client from

@@ -169,11 +169,15 @@ func (w *rewriter) file(ctx context.Context, v any, n map[string]any, at string)
 // one resolves a single file value: a bare name (sent as {name, content}
 // where the schema takes an object, else as the content string) or an
 // object {name, content} whose content, or name if content is empty, is the
-// registry name. Content that already is a data URI or URL is left alone.
+// registry name. Content that already is a data URI or URL is left alone,
+// and so is a file URI without its token (reference).
 func (w *rewriter) one(ctx context.Context, v any, n map[string]any, at string, xfile bool) (any, error) {
 	f := fileField{decl: declOf(n), object: n != nil && w.s.acceptsObject(n), xfile: xfile}
 	switch x := v.(type) {
 	case string:
+		if reference(x) {
+			return x, nil
+		}
 		if resolved(x) {
 			return x, w.literal(at, x)
 		}
@@ -192,7 +196,7 @@ func (w *rewriter) one(ctx context.Context, v any, n map[string]any, at string, 
 		if key == "" {
 			key = name
 		}
-		if key == "" {
+		if key == "" || reference(key) {
 			return x, nil
 		}
 		if resolved(key) {
@@ -233,6 +237,16 @@ func (e *literalError) Error() string {
 }
 
 func (e *literalError) Unwrap() error { return ErrLiteralFile }
+
+// reference reports whether content is a file URI without its token,
+// mcp-file://<host>/<kind>/<id>: a reference, not a capability, which the
+// agent that issued it resolves for its caller alone (its upload view names
+// staged files so to the model). It is passed on as it is, under
+// Config.RefuseLiterals too, and never taken for a name.
+func reference(content string) bool {
+	_, _, _, token, ok := mcpfile.ParseURI(content)
+	return ok && token == ""
+}
 
 // resolved reports whether content is already a file rather than a name.
 func resolved(content string) bool {

@@ -223,6 +223,15 @@ func TestRefuseLiterals(t *testing.T) {
 			t.Errorf("%s, refused: %v, want ErrLiteralFile naming the argument, without the URL's query", args, err)
 		}
 	}
+	// A file URI without its token is a reference, not a literal: passed on
+	// as it is, in every shape, under RefuseLiterals too.
+	const ref = "mcp-file://agent.example/in/01a24f90-8a48-78b8-bda1-237462bbe264"
+	for _, cfg := range []client.Config{{}, {RefuseLiterals: true}} {
+		out, err := rewriteWith(t, cfg, foreignSchema, `{"main": "`+ref+`", "extras": ["a.txt", {"name": "b.pdf", "content": "`+ref+`"}]}`)
+		if err != nil || out["main"] != ref || out["extras"].([]any)[1].(map[string]any)["content"] != ref {
+			t.Errorf("a reference (RefuseLiterals %v): %v %v; want it passed on", cfg.RefuseLiterals, out, err)
+		}
+	}
 	// Names still resolve.
 	if out, err := rewriteWith(t, client.Config{RefuseLiterals: true}, foreignSchema, `{"main": "a.txt"}`); err != nil || out["main"].(map[string]any)["name"] != "a.txt" {
 		t.Errorf("a name under RefuseLiterals: %v %v", out, err)

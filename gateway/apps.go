@@ -13,7 +13,7 @@ import (
 // (_meta.ui.resourceUri, a ui:// resource) keeps it, under a name of the
 // gateway's (ui://agentura-gateway/<agent>/<the agent's URI without ui://>)
 // whose resources/read the gateway answers from the agent, _meta.ui (the
-// view's CSP) included. The results the host gets name the saved copies
+// view's CSP) included, but for its domain (withoutDomain). The results the host gets name the saved copies
 // (file:// resource_links, call.go); agentura's file view shows where each
 // file was saved and opens it through the host (ui/open-link).
 
@@ -58,6 +58,31 @@ func (g *Gateway) readView(ctx context.Context, a *agent, uri, mine string) (*mc
 		if c.URI == uri {
 			c.URI = mine
 		}
+		c.Meta = withoutDomain(c.Meta)
 	}
 	return res, nil
+}
+
+// withoutDomain is a view's _meta without _meta.ui.domain: the dedicated
+// origin the agent declares (AGENT_UI_DOMAIN) is computed for a host that
+// connects to the agent itself (Claude's is a hash of the connector URL),
+// and a host that takes a value it does not expect shows no view at all.
+// The host behind the gateway connected to the gateway.
+func withoutDomain(meta mcp.Meta) mcp.Meta {
+	ui, ok := meta[transfer.MetaUI].(map[string]any)
+	if _, has := ui["domain"]; !ok || !has {
+		return meta
+	}
+	out := mcp.Meta{}
+	for k, v := range meta {
+		out[k] = v
+	}
+	kept := map[string]any{}
+	for k, v := range ui {
+		if k != "domain" {
+			kept[k] = v
+		}
+	}
+	out[transfer.MetaUI] = kept
+	return out
 }

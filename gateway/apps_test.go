@@ -13,8 +13,9 @@ import (
 
 // A tool's MCP Apps view reaches the host through the gateway: the tool
 // keeps its _meta.ui under a gateway URI, whose resources/read is the
-// agent's view, its _meta.ui (the CSP) included; the gateway declares the
-// extension.
+// agent's view, its _meta.ui (the CSP) included but not the agent's
+// _meta.ui.domain, which names a connector to the agent, not the
+// gateway's; the gateway declares the extension.
 func TestAppsViewsForwarded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -30,7 +31,7 @@ func TestAppsViewsForwarded(t *testing.T) {
 	a.server.AddResource(&mcp.Resource{URI: view, Name: "files", MIMEType: transfer.AppMIMEType},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: view, MIMEType: transfer.AppMIMEType,
-				Text: "<!DOCTYPE html><title>files</title>", Meta: mcp.Meta{transfer.MetaUI: map[string]any{"csp": csp}}}}}, nil
+				Text: "<!DOCTYPE html><title>files</title>", Meta: mcp.Meta{transfer.MetaUI: map[string]any{"csp": csp, "domain": "0123456789abcdef0123456789abcdef.claudemcpcontent.com"}}}}}, nil
 		})
 	a.start()
 	_, h := newGateway(t, ctx, gateway.Agent{URL: a.url()})
@@ -63,5 +64,8 @@ func TestAppsViewsForwarded(t *testing.T) {
 	ui, _ := c.Meta[transfer.MetaUI].(map[string]any)
 	if c.URI != uri || c.MIMEType != transfer.AppMIMEType || !strings.Contains(c.Text, "<title>files</title>") || ui["csp"] == nil {
 		t.Errorf("read %s: %+v; want the agent's page and its _meta.ui.csp", uri, c)
+	}
+	if d, ok := ui["domain"]; ok {
+		t.Errorf("read %s: _meta.ui.domain %v passed on; the agent's domain is no host's behind the gateway", uri, d)
 	}
 }

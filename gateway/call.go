@@ -71,6 +71,12 @@ func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pa
 		}
 		r.agent.mu.Lock()
 		meta := maps.Clone(r.agent.logMeta)
+		if r.agent.owner != "" {
+			if meta == nil {
+				meta = mcp.Meta{}
+			}
+			meta[transfer.MetaOwner] = r.agent.owner
+		}
 		r.agent.mu.Unlock()
 		params := &mcp.CallToolParams{Name: r.tool.Name, Arguments: args, Meta: meta}
 		if prog.token != nil {
@@ -113,6 +119,11 @@ func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pa
 	g.finish(ctx, res, r.tool.Name)
 	// The agent's owner handle is the gateway's to keep, not the host's:
 	// a signed token like the URLs scrubbed above.
+	if h, _ := res.Meta[transfer.MetaOwner].(string); h != "" {
+		r.agent.mu.Lock()
+		r.agent.owner = h
+		r.agent.mu.Unlock()
+	}
 	delete(res.Meta, transfer.MetaOwner)
 	return res, nil, nil
 }

@@ -72,7 +72,12 @@ type agent struct {
 	// logMeta asks for the agent's log messages in each call's _meta
 	// (2026-07-28, where logging/setLevel is gone); nil: asked once
 	// with logging/setLevel, or not at all.
-	logMeta  mcp.Meta
+	logMeta mcp.Meta
+	// owner is the owner handle the agent answered last
+	// (transfer.MetaOwner, an anonymous caller without a session), sent
+	// back with each call so that the gateway's calls share one scope:
+	// the files it produced, and the references its upload view named.
+	owner    string
 	tools    []*mcp.Tool // as last listed; kept while the agent is away
 	down     error       // why the last attempt to connect failed
 	dial     *dialing    // the attempt under way

@@ -79,6 +79,13 @@ const (
 	// tus requests of a view: a sandboxed page (Origin: null) holding no
 	// credentials of its own.
 	HeaderUploadCapability = "X-Upload-Capability"
+	// HeaderFileURI answers a view's tus request that completes a file (or
+	// finds it complete) with the file's URI without its token,
+	// mcp-file://<host>/in/<id>: the reference the view names the file by
+	// to the model, which passes it as a file's content. It resolves only
+	// for the caller of attach_file (its owner, and its scope when
+	// anonymous); the signed File-Url stays with the view.
+	HeaderFileURI = "X-File-Uri"
 )
 
 // UploadCapability lets an MCP Apps view upload files for the caller of

@@ -138,7 +138,8 @@ func RegisterWithLimits(svc *agentcore.Service, lim Limits) error {
 	return RegisterConfig(svc, cfg, lim)
 }
 
-// RegisterConfig adds the agent's tools to svc with the settings of cfg,
+// RegisterConfig adds the agent's tools (and attach_file, the upload view;
+// AGENT_ATTACH_TOOL) to svc with the settings of cfg,
 // enforcing lim; zero fields take their defaults.
 func RegisterConfig(svc *agentcore.Service, cfg Config, lim Limits) error {
 	lim = lim.withDefaults()
@@ -172,7 +173,9 @@ func RegisterConfig(svc *agentcore.Service, cfg Config, lim Limits) error {
 		InputTypes:  []string{"application/pdf"},
 		OutputTypes: []string{"application/pdf"},
 	}, c.merge)
-	return nil
+	// The upload view, so that a user can give the composer pictures and
+	// PDFs by drag-and-drop (AGENT_ATTACH_TOOL=false leaves it out).
+	return svc.AddAttachTool()
 }
 
 func (l Limits) withDefaults() Limits {

@@ -265,3 +265,15 @@ func manyEmbeds(n int) []any {
 	}
 	return out
 }
+
+// TestE2EAttachTool: the shipped agent offers attach_file and its upload
+// view (drag-and-drop) by default, and AGENT_ATTACH_TOOL=false leaves them
+// out.
+func TestE2EAttachTool(t *testing.T) {
+	c, _ := mcptest.Connect(t, startComposer(t).URL+"/mcp")
+	mcptest.CheckAttachTool(t, c, true)
+	off := mcptest.StartAgent(t, composerBinary(t), "AGENT_ATTACH_TOOL=false")
+	t.Cleanup(func() { off.Stop(t) })
+	c, _ = mcptest.Connect(t, off.URL+"/mcp")
+	mcptest.CheckAttachTool(t, c, false)
+}

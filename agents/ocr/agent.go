@@ -65,7 +65,8 @@ func Register(svc *agentcore.Service) error {
 	return New(cfg).Register(svc)
 }
 
-// Register adds the tools ocr_document and ocr_batch to svc, readiness
+// Register adds the tools ocr_document, ocr_batch and attach_file (the
+// upload view; AGENT_ATTACH_TOOL) to svc, readiness
 // checks that fail while tesseract or pdftoppm is missing, and the agent's
 // metrics (agentura_ocr_*). An agent is registered on one service.
 func (a *Agent) Register(svc *agentcore.Service) error {
@@ -98,7 +99,9 @@ func (a *Agent) Register(svc *agentcore.Service) error {
 	}, a.ocrBatch)
 	svc.AddReadinessCheck("tesseract", a.checkTesseract)
 	svc.AddReadinessCheck("pdftoppm", a.checkPoppler)
-	return nil
+	// The upload view, so that a user can give the agent scans by
+	// drag-and-drop (AGENT_ATTACH_TOOL=false leaves it out).
+	return svc.AddAttachTool()
 }
 
 // checkTesseract passes when tesseract runs and has a language pack.

@@ -191,3 +191,21 @@ func TestE2EReadyzWithoutEngine(t *testing.T) {
 	}
 	a.Stop(t)
 }
+
+// TestE2EAttachTool: the shipped agent offers attach_file and its upload
+// view (drag-and-drop) by default, and AGENT_ATTACH_TOOL=false leaves them
+// out. Neither needs tesseract.
+func TestE2EAttachTool(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want bool
+	}{{nil, true}, {[]string{"AGENT_ATTACH_TOOL=false"}, false}} {
+		a := mcptest.NewAgent(t, agentBin, tc.env...)
+		a.Start(t)
+		a.WaitFor(t, "/healthz", http.StatusOK)
+		c, _ := mcptest.Connect(t, a.URL+"/mcp")
+		mcptest.CheckAttachTool(t, c, tc.want)
+		c.Close()
+		a.Stop(t)
+	}
+}

@@ -68,6 +68,17 @@ type Config struct {
 	// the view may send.
 	URLTTL         time.Duration
 	MaxUploadBytes int64
+	// Grant places the id of an upload capability in the scope of the
+	// caller of ctx (the caller of attach_file); Adopt makes a file the
+	// view staged with that capability (its signed File-Url) a reference,
+	// its file URI without token, resolved only there. Either may be nil:
+	// the view then names files by name alone.
+	Grant func(ctx context.Context, id string) error
+	Adopt func(ctx context.Context, owner, grant, fileURL string) (string, error)
+	// Domain is the _meta.ui.domain every view declares: the dedicated
+	// origin a host is asked to show it on, in the host's own form; ""
+	// declares none.
+	Domain string
 }
 
 // New serves agentura's own views (the file view) on c.MCP.
@@ -104,16 +115,21 @@ func (s *Views) Add(v View) error {
 }
 
 // viewMeta is the _meta of a view resource: a CSP allowing the agent's
-// public origin for fetches and static resources, and a border.
+// public origin for fetches and static resources, a border, and the
+// dedicated origin when one is set (AGENT_UI_DOMAIN).
 func (s *Views) viewMeta() mcp.Meta {
 	origin := publicOrigin(s.PublicURL)
-	return mcp.Meta{transfer.MetaUI: map[string]any{
+	ui := map[string]any{
 		"csp": map[string]any{
 			"connectDomains":  []string{origin},
 			"resourceDomains": []string{origin},
 		},
 		"prefersBorder": true,
-	}}
+	}
+	if s.Domain != "" {
+		ui["domain"] = s.Domain
+	}
+	return mcp.Meta{transfer.MetaUI: ui}
 }
 
 // publicOrigin is the scheme://host[:port] of a public URL.

@@ -1,6 +1,7 @@
 package apps
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -19,8 +20,11 @@ import (
 // The upload view: the tool attach_file opens a view (transfer.UploadViewURI)
 // that takes files by drag-and-drop or a picker and uploads them straight to
 // the agent with tus (resumable: a dropped connection resumes where it
-// stopped), then names them to the model with ui/update-model-context. The
-// bytes never pass through the host's JSON-RPC or the model.
+// stopped), then names them to the model with ui/update-model-context: by
+// name and by reference, the file URI without its token that the agent
+// answers in transfer.HeaderFileURI (Config.Adopt), never by the signed
+// File-Url, which stays with the view. The bytes never pass through the
+// host's JSON-RPC or the model.
 //
 // The view runs sandboxed (Origin: null, or the origin of the host's
 // sandbox when the host allows the view same-origin) and holds no
@@ -49,25 +53,32 @@ const maxCapabilityTTL = time.Hour
 func (s *Views) AddUpload() error {
 	return s.Add(View{
 		URI: transfer.UploadViewURI, Name: "agentura-upload", Title: "Attach files",
-		Description: "Drop files to upload them to the agent (resumable); the model receives their names and URLs.",
+		Description: "Drop files to upload them to the agent (resumable); the model receives their names and references.",
 		HTML:        mustView("upload"),
 	})
 }
 
-// Attach answers attach_file for owner: a capability for the view, text
-// for hosts without one; note says what to ask the user for.
-func (s *Views) Attach(owner, note string) (*calls.Result, error) {
+// Attach answers attach_file for owner, the caller of ctx: a capability
+// for the view, placed in the caller's scope (Config.Grant), and text for
+// hosts without a view; note says what to ask the user for.
+func (s *Views) Attach(ctx context.Context, owner, note string) (*calls.Result, error) {
 	ttl := min(s.URLTTL, maxCapabilityTTL)
 	exp := time.Now().Add(ttl)
-	token, err := s.Signer.Sign(signing.Claims{Owner: owner, FileID: fileserve.NewID(), Area: capabilityArea, ExpiresAt: exp})
+	id := fileserve.NewID()
+	if s.Grant != nil {
+		if err := s.Grant(ctx, id); err != nil {
+			return nil, fmt.Errorf("keep the upload view's grant: %w", err)
+		}
+	}
+	token, err := s.Signer.Sign(signing.Claims{Owner: owner, FileID: id, Area: capabilityArea, ExpiresAt: exp})
 	if err != nil {
 		return nil, fmt.Errorf("sign the upload capability: %w", err)
 	}
 	endpoint := s.PublicURL + transfer.TusPath
 	res := &calls.Result{
-		Text: "The upload view is open: files the user drops there go straight to this agent, and their names and URLs reach you " +
-			"as context. Without the view, a file is staged with POST " + s.PublicURL + transfer.UploadsPath +
-			" (or tus at " + endpoint + ") and its URL given as a file's content.",
+		Text: "The upload view is open: files the user drops there go straight to this agent, and each file's name and " +
+			"file URI (mcp-file://…) reach you as context; pass the URI as the file's content. Without the view, a file is " +
+			"staged with POST " + s.PublicURL + transfer.UploadsPath + " (or tus at " + endpoint + ") and its URL given as a file's content.",
 		Data: map[string]any{"note": note, "max_bytes": s.MaxUploadBytes},
 	}
 	res.Meta = map[string]any{transfer.MetaUploadCapability: transfer.UploadCapability{
@@ -82,7 +93,7 @@ var (
 	capabilityHeaders = strings.Join([]string{"Tus-Resumable", "Upload-Length", "Upload-Metadata", "Upload-Offset",
 		"Upload-Defer-Length", "Content-Type", transfer.HeaderUploadCapability}, ", ")
 	capabilityExposed = strings.Join([]string{"Location", "Tus-Resumable", "Upload-Offset", "Upload-Length",
-		"Upload-Expires", transfer.HeaderFileURL}, ", ")
+		"Upload-Expires", transfer.HeaderFileURL, transfer.HeaderFileURI}, ", ")
 )
 
 // Uploads routes the tus requests of an upload view (with an Origin,
@@ -128,6 +139,43 @@ func (s *Views) Uploads(guard *httpguard.Origin, tus, next http.Handler) http.Ha
 			httpjson.WriteError(w, http.StatusForbidden, reason+"; call "+AttachToolName+" again for a fresh upload view")
 			return
 		}
-		tus.ServeHTTP(w, r.WithContext(callers.WithOwner(r.Context(), c.Owner)))
+		ctx := callers.WithOwner(r.Context(), c.Owner)
+		tus.ServeHTTP(&adoptWriter{ResponseWriter: w, ctx: ctx, views: s, owner: c.Owner, grant: c.FileID}, r.WithContext(ctx))
 	})
 }
+
+// adoptWriter adds to a view's tus answer that names a staged file
+// (File-Url: the completing PATCH, a HEAD or POST of a complete upload)
+// the file's reference (transfer.HeaderFileURI), from Config.Adopt. A file
+// that cannot be adopted gets no reference, and the view names it by name
+// alone.
+type adoptWriter struct {
+	http.ResponseWriter
+	ctx          context.Context
+	views        *Views
+	owner, grant string
+	wrote        bool
+}
+
+func (a *adoptWriter) WriteHeader(code int) {
+	if !a.wrote && code >= http.StatusOK { // an informational answer is not the final one
+		a.wrote = true
+		h := a.Header()
+		if u := h.Get(transfer.HeaderFileURL); u != "" && code < http.StatusMultipleChoices && a.views.Adopt != nil {
+			if ref, err := a.views.Adopt(a.ctx, a.owner, a.grant, u); err == nil {
+				h.Set(transfer.HeaderFileURI, ref)
+			}
+		}
+	}
+	a.ResponseWriter.WriteHeader(code)
+}
+
+func (a *adoptWriter) Write(b []byte) (int, error) {
+	if !a.wrote {
+		a.WriteHeader(http.StatusOK)
+	}
+	return a.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (a *adoptWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }

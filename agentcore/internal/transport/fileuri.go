@@ -138,6 +138,9 @@ type fileTicket struct {
 	// Scope is the anonymous caller's scope it was announced in
 	// (filescope.go); "" for none, and under authentication.
 	Scope string `json:"scope,omitempty"`
+	// Grant is the id of the upload view's capability that staged the
+	// file (viewuploads.go); "" for a ticket of files/authorizeUpload.
+	Grant string `json:"grant,omitempty"`
 }
 
 // fileTickets keeps upload tickets: in the store's records when it has
@@ -418,7 +421,11 @@ func (f *FileURIs) fileOfURI(ctx context.Context, owner, uri string) (fileserve.
 		return m, nil
 	case FileKindIn:
 		t, err := f.tickets.get(ctx, owner, id)
-		if errors.Is(err, fileserve.ErrNotFound) || err == nil && (!scoped && !ticketInScope(ctx, t) || t.Staged == "" && time.Now().After(t.Expires)) {
+		inScope := scoped
+		if err == nil && !scoped {
+			inScope, err = f.ticketInScope(ctx, t)
+		}
+		if errors.Is(err, fileserve.ErrNotFound) || err == nil && (!inScope || t.Staged == "" && time.Now().After(t.Expires)) {
 			return fileserve.Meta{}, gone
 		}
 		if err != nil {
@@ -569,12 +576,4 @@ func (f *FileURIs) producedInScope(ctx context.Context, id string) (bool, error)
 		return false, nil
 	}
 	return f.Scopes.has(ctx, scope, id)
-}
-
-// ticketInScope reports whether the caller of ctx may name the upload
-// ticket t by its file URI: a ticket announced in a scope only from that
-// scope. A ticket announced without one (a sessionless caller's first
-// request, before it had a handle) is its owner's, as under authentication.
-func ticketInScope(ctx context.Context, t fileTicket) bool {
-	return t.Scope == "" || t.Scope == calls.FileScope(ctx)
 }

@@ -176,6 +176,7 @@ func (b *browser) pickFile(t *testing.T, path string) {
 // uploaded is what the upload view shows of a file once it is done.
 type uploaded struct {
 	Name, State, URL string
+	Ref              string // the reference the view names the file by to the model
 	Done             bool
 	Resumed          int
 }
@@ -186,8 +187,43 @@ func (b *browser) waitUpload(t *testing.T, n int, timeout time.Duration) uploade
 	var u uploaded
 	b.view(t, `(() => { const i = document.querySelectorAll(".item")[`+itoa(n-1)+`];
 		return { Name: i.querySelector(".fname").textContent, State: i.querySelector(".state").textContent,
-			URL: i.dataset.url || "", Done: i.classList.contains("done"), Resumed: Number(i.dataset.resumed || 0) }; })()`, &u)
+			URL: i.dataset.url || "", Ref: i.dataset.ref || "", Done: i.classList.contains("done"), Resumed: Number(i.dataset.resumed || 0) }; })()`, &u)
 	return u
+}
+
+// checkModelContext checks what the view told the model last
+// (ui/update-model-context): the n files attached so far, the last u, each
+// by its name and its reference (a file URI without token), and no signed
+// URL, no token and no /files/ path anywhere in it: a bearer capability
+// stays with the view.
+func checkModelContext(t *testing.T, b *browser, n int, u uploaded) {
+	t.Helper()
+	var raw json.RawMessage
+	b.host(t, "window.__host.modelContext", &raw)
+	var ctxUpdate struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		StructuredContent struct {
+			Attached []struct {
+				Name string `json:"name"`
+				URI  string `json:"uri"`
+			} `json:"attached"`
+		} `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(raw, &ctxUpdate); err != nil {
+		t.Fatalf("ui/update-model-context %s: %v", raw, err)
+	}
+	for _, capability := range []string{"token=", "/files/", u.URL} {
+		if strings.Contains(string(raw), capability) {
+			t.Errorf("ui/update-model-context shows the model %q: %s", capability, raw)
+		}
+	}
+	last := ctxUpdate.StructuredContent.Attached
+	if !strings.HasPrefix(u.Ref, "mcp-file://") || len(last) != n || last[n-1].Name != u.Name || last[n-1].URI != u.Ref ||
+		len(ctxUpdate.Content) != 1 || !strings.Contains(ctxUpdate.Content[0].Text, u.Name) || !strings.Contains(ctxUpdate.Content[0].Text, u.Ref) {
+		t.Errorf("ui/update-model-context = %s; want the %d names and references, the last %s (%s)", raw, n, u.Name, u.Ref)
+	}
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
@@ -214,7 +250,8 @@ func fetchSHA256(t *testing.T, url string) (string, int64) {
 // TestUploadView drops a 300 MiB file on the upload view of attach_file:
 // it reaches the agent by tus, authorised by the capability of the tool's
 // result, byte-exact; then again with the connection cut midway, resumed.
-// The model is told names and URLs only (ui/update-model-context).
+// The model is told names and references only (ui/update-model-context),
+// never the signed URLs.
 func TestUploadView(t *testing.T) {
 	const size = 300 << 20
 	b := newBrowser(t)
@@ -255,23 +292,7 @@ func TestUploadView(t *testing.T) {
 			t.Errorf("the agent holds %d bytes of sha256 %s; the file dropped has %d bytes of sha256 %s", n64, got, size, sum)
 		}
 		t.Logf("%s: %d MiB in %v (%.0f MiB/s), resumed %d times", name, size>>20, took.Round(time.Millisecond), float64(size>>20)/took.Seconds(), u.Resumed)
-		var ctxUpdate struct {
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-			StructuredContent struct {
-				Attached []struct {
-					Name string `json:"name"`
-					URL  string `json:"url"`
-				} `json:"attached"`
-			} `json:"structuredContent"`
-		}
-		b.host(t, "window.__host.modelContext", &ctxUpdate)
-		last := ctxUpdate.StructuredContent.Attached
-		if len(last) != n || last[n-1].Name != name || last[n-1].URL != u.URL || len(ctxUpdate.Content) != 1 ||
-			!strings.Contains(ctxUpdate.Content[0].Text, name) || !strings.Contains(ctxUpdate.Content[0].Text, u.URL) {
-			t.Errorf("ui/update-model-context = %+v; want the %d names and URLs, the last %s", ctxUpdate, n, name)
-		}
+		checkModelContext(t, b, n, u)
 		return u
 	}
 

@@ -1,7 +1,9 @@
 // The upload view: files dropped or picked here go straight to the agent with tus 1.0 (creation, core):
 // a small client written here, as the views carry no third-party code. A dropped connection is resumed from
 // the offset the agent confirms (HEAD), and so is a file dropped again on a reloaded view when the view has
-// storage (below). The model receives only names and URLs, with ui/update-model-context.
+// storage (below). The model receives, with ui/update-model-context, each file's name and its reference (the
+// file URI without token the agent answers in X-File-Uri), never the signed File-Url: that is a bearer
+// capability, and it stays with the view.
 
 const CHUNK = 16 << 20;          // bytes per PATCH
 const RETRY_MAX = 40;            // attempts per file after a failure
@@ -9,7 +11,7 @@ const RETRY_PAUSE_MAX = 8000;    // ms between attempts, at most
 
 let cap = null;                  // transfer.UploadCapability from attach_file's result _meta
 const queue = [];                // files waiting for the capability
-const attached = [];             // {name, url, size_bytes, mime_type}
+const attached = [];             // {name, uri, size_bytes, mime_type}: what the model is told
 
 const list = document.getElementById("list");
 const drop = document.getElementById("drop");
@@ -72,19 +74,26 @@ const saved = (() => {
 })();
 document.body.dataset.storage = saved.available ? "1" : "0";
 
-// resumable asks the agent how far the upload at url got: its offset, or the File-Url when it is complete;
-// null when it is gone (or not this capability's).
+// staged is the file an answer names once the upload is complete: its signed URL (for the view alone) and
+// its reference (for the model); null when the answer names none.
+function staged(x) {
+  const url = x.getResponseHeader("File-Url");
+  return url ? { url, ref: x.getResponseHeader("X-File-Uri") || "" } : null;
+}
+
+// resumable asks the agent how far the upload at url got: its offset, or the staged file when it is
+// complete; null when it is gone (or not this capability's).
 async function resumable(url) {
   try {
     const h = await xhr("HEAD", url, {});
     if (h.status !== 200) return null;
-    return { offset: Number(h.getResponseHeader("Upload-Offset")) || 0, done: h.getResponseHeader("File-Url") };
+    return { offset: Number(h.getResponseHeader("Upload-Offset")) || 0, done: staged(h) };
   } catch (e) {
     return null;
   }
 }
 
-// upload sends one file, resuming after failures; it returns the File-Url of the staged file.
+// upload sends one file, resuming after failures; it returns the staged file, {url, ref}.
 async function upload(file, ui) {
   try {
     const url = await uploadTus(file, ui);
@@ -111,7 +120,7 @@ async function uploadTus(file, ui) {
     const meta = "filename " + b64utf8(file.name) + (file.type ? ",filetype " + b64utf8(file.type) : "");
     const created = await xhr("POST", cap.endpoint, { "Upload-Length": String(file.size), "Upload-Metadata": meta });
     if (created.status !== 201) throw new Error(errorOf(created));
-    if (created.getResponseHeader("File-Url")) return created.getResponseHeader("File-Url"); // an empty file
+    if (staged(created)) return staged(created); // an empty file
     location = new URL(created.getResponseHeader("Location"), cap.endpoint).href;
     saved.put(file, location);
   }
@@ -124,7 +133,7 @@ async function uploadTus(file, ui) {
         if (x.status === 204) {
           offset = Number(x.getResponseHeader("Upload-Offset"));
           ui.progress(offset, file.size);
-          const done = x.getResponseHeader("File-Url");
+          const done = staged(x);
           if (done) return done;
           failures = 0;
           continue;
@@ -141,7 +150,7 @@ async function uploadTus(file, ui) {
       try {
         const h = await xhr("HEAD", location, {});
         if (h.status === 200) {
-          const done = h.getResponseHeader("File-Url");
+          const done = staged(h);
           if (done) return done;
           offset = Number(h.getResponseHeader("Upload-Offset")) || 0;
           ui.progress(offset, file.size);
@@ -180,10 +189,14 @@ function item(file) {
   };
 }
 
+// tellModel names the attached files to the model: name, size, type and reference. A file the agent gave no
+// reference for (an agent without one) is named alone, and the model is told it cannot pass it on.
 async function tellModel() {
-  const lines = attached.map((f) => "- " + f.name + " (" + humanSize(f.size_bytes) + "): " + f.url);
+  const lines = attached.map((f) => "- " + f.name + " (" + humanSize(f.size_bytes) + (f.mime_type ? ", " + f.mime_type : "") + "): " +
+    (f.uri || "no reference: ask the user to attach it again"));
   await app.request("ui/update-model-context", {
-    content: [{ type: "text", text: "The user attached these files (pass a URL as a file parameter's content):\n" + lines.join("\n") }],
+    content: [{ type: "text", text: "The user attached these files. To give one to a tool, pass its name and, as the content, " +
+      "its mcp-file:// URI:\n" + lines.join("\n") }],
     structuredContent: { attached },
   }).catch((e) => console.warn("the host did not take the model context:", e.message));
 }
@@ -197,12 +210,13 @@ async function start(file) {
   }
   try {
     ui.state("Uploading…");
-    const url = await upload(file, ui);
+    const done = await upload(file, ui);
     ui.progress(file.size, file.size);
     ui.box.classList.add("done");
-    ui.box.dataset.url = url;
+    ui.box.dataset.url = done.url;
+    ui.box.dataset.ref = done.ref;
     ui.state("Attached");
-    attached.push({ name: file.name, url, size_bytes: file.size, mime_type: file.type || "" });
+    attached.push({ name: file.name, uri: done.ref, size_bytes: file.size, mime_type: file.type || "" });
     await tellModel();
   } catch (e) {
     ui.box.classList.add("failed");
