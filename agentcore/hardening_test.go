@@ -96,11 +96,10 @@ func TestEnumOnListsOfStrings(t *testing.T) {
 	type in struct {
 		Outputs []string `json:"outputs,omitempty" enum:"searchable_pdf,hocr,tsv"`
 	}
-	s, _, err := InputSchema[in]()
+	dec, err := newArgDecoder(reflect.TypeFor[in]())
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, _ := newArgDecoder(reflect.TypeFor[in](), s)
 	var got in
 	if err := dec.decode(json.RawMessage(`{"outputs": ["hocr", "tsv"]}`), &got); err != nil || len(got.Outputs) != 2 {
 		t.Errorf("valid list: %v %v", got, err)
@@ -113,6 +112,14 @@ func TestEnumOnListsOfStrings(t *testing.T) {
 	}
 	if _, _, err := InputSchema[bad](); err == nil || !strings.Contains(err.Error(), "enum tag needs a string") {
 		t.Errorf("enum on an int: %v", err)
+	}
+	// A file is published as a string (§5), but its values are files, not
+	// words of a list.
+	type enumFile struct {
+		F FileAttachment `json:"f" enum:"a.pdf,b.pdf"`
+	}
+	if _, _, err := InputSchema[enumFile](); err == nil || !strings.Contains(err.Error(), "enum tag needs a string") {
+		t.Errorf("enum on a file: %v", err)
 	}
 }
 

@@ -79,7 +79,7 @@ func addTool[In any](s *Service, t Tool, fn ToolFunc[In], out *jsonschema.Schema
 	if err != nil {
 		return err
 	}
-	dec, err := newArgDecoder(reflect.TypeFor[In](), schema)
+	dec, err := newArgDecoder(reflect.TypeFor[In]())
 	if err != nil {
 		return err
 	}
