@@ -121,6 +121,18 @@ func TestEnumOnListsOfStrings(t *testing.T) {
 	if _, _, err := InputSchema[enumFile](); err == nil || !strings.Contains(err.Error(), "enum tag needs a string") {
 		t.Errorf("enum on a file: %v", err)
 	}
+	type formatFile struct {
+		F FileAttachment `json:"f" schema:"pattern=^data:"`
+	}
+	if _, _, err := InputSchema[formatFile](); err == nil || !strings.Contains(err.Error(), "f: a schema tag does not apply to a file") {
+		t.Errorf("schema tag on a file: %v", err)
+	}
+	type fileList struct {
+		F []FileAttachment `json:"f" schema:"minItems=2"`
+	}
+	if s, _, err := InputSchema[fileList](); err != nil || s.Properties["f"].MinItems == nil || *s.Properties["f"].MinItems != 2 {
+		t.Errorf("minItems on a list of files: %v", err)
+	}
 }
 
 func TestPointerItemsOfFileArrays(t *testing.T) {

@@ -280,6 +280,12 @@ func (g *schemaGen) forStruct(t reflect.Type, path string) (*jsonschema.Schema, 
 			}
 		}
 		if tag, ok := f.field.Tag.Lookup(SchemaTag); ok {
+			if _, file := fs.Extra[mcpfile.Keyword]; file || fs.Type != "array" && fs.Extra[transfer.KeywordFile] == true {
+				// Its value is a file: the constraints would judge the
+				// content (a data: URI, a URL, a path), and the published
+				// URI string (§5) and the accepted object would disagree.
+				return nil, fmt.Errorf("%s: a schema tag does not apply to a file (a list of files may take minItems and maxItems)", fpath)
+			}
 			if err := applySchemaTag(fs, tag, fpath); err != nil {
 				return nil, err
 			}
