@@ -15,6 +15,7 @@ import (
 	"github.com/agentura/agentura/contractcheck"
 	"github.com/agentura/agentura/examples/a2apipeline"
 	"github.com/agentura/agentura/examples/fileagent"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 	"github.com/agentura/agentura/internal/testkit/testagent"
 )
 
@@ -80,6 +81,22 @@ func TestShippedAgentsMeetSection5(t *testing.T) {
 			if faults := contractcheck.FileInputFaults(tools); len(faults) > 0 {
 				t.Errorf("SEP-2631 §5 refuses %s's tools:\n%s", a.name, strings.Join(faults, "\n"))
 			}
+		})
+	}
+}
+
+// Our agents judged by SEP-2631 alone: the example agent and the composer
+// (whose file input sits in an array's items' field) fail no point, the
+// x-mcp-file point (§5) among them, over HTTP as a host of the draft meets them.
+func TestOurAgentsByTheStandard(t *testing.T) {
+	for name, bin := range map[string]*string{"fileagent": &fileagentBin, "composer": &composerBin} {
+		t.Run(name, func(t *testing.T) {
+			a := mcptest.StartAgent(t, *bin)
+			r := runStandard(t, a.URL+"/mcp", contractcheck.Options{ExpiryWait: -1})
+			if failed := r.Failed(); len(failed) > 0 {
+				t.Errorf("failed %v, want none\n%s", failed, reportText(r))
+			}
+			expect(t, r, "", map[string]wanted{contractcheck.PointMCPFile: {contractcheck.Pass, nil}})
 		})
 	}
 }
