@@ -2,8 +2,10 @@ package contractcheck_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,11 +14,14 @@ import (
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/agents/composer"
 	"github.com/agentura/agentura/agents/ocr"
+	"github.com/agentura/agentura/client"
 	"github.com/agentura/agentura/contractcheck"
 	"github.com/agentura/agentura/examples/a2apipeline"
 	"github.com/agentura/agentura/examples/fileagent"
 	"github.com/agentura/agentura/internal/testkit/mcptest"
 	"github.com/agentura/agentura/internal/testkit/testagent"
+	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transfer/mcpfile"
 )
 
 // listTools registers an agent's tools on a fresh service and returns its
@@ -53,7 +58,12 @@ func listTools(t *testing.T, register func(*agentcore.Service) error) []*mcp.Too
 
 // Every tool of every agent this repository ships, and of its test agent,
 // declares its file inputs as SEP-2631 §5 says, read literally: each
-// x-mcp-file on a URI string property or on an array's items (issue 37).
+// x-mcp-file on a URI string property or on an array's items (issue 37);
+// and the readers still find every file parameter the tool has
+// (_meta["agentura/fileParams"]): codex's (mcpfile.Params: x-mcp-file on a
+// top-level property or its items, and openai/fileParams) each top-level
+// argument, declared unless its files lie in items' fields; agentura's
+// hosts (client.FileFields: x-file or x-mcp-file anywhere) each path.
 func TestShippedAgentsMeetSection5(t *testing.T) {
 	for _, a := range []struct {
 		name     string
@@ -81,6 +91,9 @@ func TestShippedAgentsMeetSection5(t *testing.T) {
 			if faults := contractcheck.FileInputFaults(tools); len(faults) > 0 {
 				t.Errorf("SEP-2631 §5 refuses %s's tools:\n%s", a.name, strings.Join(faults, "\n"))
 			}
+			for _, tool := range tools {
+				checkReaders(t, tool)
+			}
 		})
 	}
 }
@@ -99,4 +112,51 @@ func TestOurAgentsByTheStandard(t *testing.T) {
 			expect(t, r, "", map[string]wanted{contractcheck.PointMCPFile: {contractcheck.Pass, nil}})
 		})
 	}
+}
+
+// checkReaders checks that codex's reader and agentura's hosts find each
+// file parameter the tool lists in _meta["agentura/fileParams"].
+func checkReaders(t *testing.T, tool *mcp.Tool) {
+	t.Helper()
+	var paths []string
+	list, _ := tool.Meta[transfer.MetaFileParams].([]any)
+	for _, p := range list {
+		paths = append(paths, p.(string))
+	}
+	var schema map[string]any
+	b, _ := json.Marshal(tool.InputSchema)
+	json.Unmarshal(b, &schema)
+
+	fields, err := client.FileFields(tool.InputSchema)
+	if err != nil {
+		t.Fatalf("%s: %v", tool.Name, err)
+	}
+	var found []string
+	for _, f := range fields {
+		found = append(found, f.Path)
+	}
+	if !slices.Equal(sorted(found), sorted(paths)) {
+		t.Errorf("%s: agentura's hosts find %v, want %v", tool.Name, found, paths)
+	}
+
+	params := map[string]mcpfile.Param{}
+	for _, p := range mcpfile.Params(schema, map[string]any(tool.Meta)) {
+		params[p.Name] = p
+	}
+	for _, path := range paths {
+		name, rest, _ := strings.Cut(path, "[]")
+		p, ok := params[name]
+		switch {
+		case !ok || !p.Listed:
+			t.Errorf("%s: codex's reader misses %s (openai/fileParams lists %v)", tool.Name, name, tool.Meta[mcpfile.MetaFileParams])
+		case rest == "" && !p.Declared:
+			t.Errorf("%s: codex's reader finds no x-mcp-file for %s on the property or its items", tool.Name, name)
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
 }
