@@ -127,6 +127,18 @@ func TestEnumOnListsOfStrings(t *testing.T) {
 	if _, _, err := InputSchema[formatFile](); err == nil || !strings.Contains(err.Error(), "f: a schema tag does not apply to a file") {
 		t.Errorf("schema tag on a file: %v", err)
 	}
+	type enumFiles struct {
+		F []FileAttachment `json:"f" enum:"a.pdf"`
+	}
+	if _, _, err := InputSchema[enumFiles](); err == nil || !strings.Contains(err.Error(), "enum tag needs a string") {
+		t.Errorf("enum on a list of files: %v", err)
+	}
+	type patternFiles struct {
+		F []FileAttachment `json:"f" schema:"minItems=1;default=[]"`
+	}
+	if _, _, err := InputSchema[patternFiles](); err == nil || !strings.Contains(err.Error(), "f: a schema tag does not apply to a file") {
+		t.Errorf("default on a list of files: %v", err)
+	}
 	type fileList struct {
 		F []FileAttachment `json:"f" schema:"minItems=2"`
 	}

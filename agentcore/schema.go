@@ -272,7 +272,7 @@ func (g *schemaGen) forStruct(t reflect.Type, path string) (*jsonschema.Schema, 
 			if fs.Type == "array" && fs.Items != nil {
 				target = fs.Items
 			}
-			if target.Type != "string" || target.Extra[transfer.KeywordFile] == true {
+			if target.Type != "string" || isFileNode(target) {
 				return nil, fmt.Errorf("%s: an enum tag needs a string or a list of strings, not %v", fpath, f.field.Type)
 			}
 			for _, v := range strings.Split(e, ",") {
@@ -280,11 +280,8 @@ func (g *schemaGen) forStruct(t reflect.Type, path string) (*jsonschema.Schema, 
 			}
 		}
 		if tag, ok := f.field.Tag.Lookup(SchemaTag); ok {
-			if _, file := fs.Extra[mcpfile.Keyword]; file || fs.Type != "array" && fs.Extra[transfer.KeywordFile] == true {
-				// Its value is a file: the constraints would judge the
-				// content (a data: URI, a URL, a path), and the published
-				// URI string (§5) and the accepted object would disagree.
-				return nil, fmt.Errorf("%s: a schema tag does not apply to a file (a list of files may take minItems and maxItems)", fpath)
+			if err := fileSchemaTag(fs, tag, fpath); err != nil {
+				return nil, err
 			}
 			if err := applySchemaTag(fs, tag, fpath); err != nil {
 				return nil, err
@@ -303,6 +300,31 @@ func (g *schemaGen) forStruct(t reflect.Type, path string) (*jsonschema.Schema, 
 	}
 	s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
 	return s, nil
+}
+
+// isFileNode reports whether s is the schema of one file (a FileAttachment,
+// a FileContent, the items of a list of files).
+func isFileNode(s *jsonschema.Schema) bool {
+	_, declared := s.Extra[mcpfile.Keyword]
+	return declared || s.Type != "array" && s.Extra[transfer.KeywordFile] == true
+}
+
+// fileSchemaTag refuses a schema tag on a file, whose constraints would
+// judge the content (a data: URI, a URL, a path) and on which the
+// published URI string (§5) and the accepted object would disagree; a list
+// of files takes minItems and maxItems alone.
+func fileSchemaTag(fs *jsonschema.Schema, tag, path string) error {
+	list := fs.Type == "array" && fs.Items != nil && isFileNode(fs.Items)
+	if !list && !isFileNode(fs) {
+		return nil
+	}
+	for _, item := range strings.Split(tag, ";") {
+		key, _, _ := strings.Cut(strings.TrimSpace(item), "=")
+		if !list || key != "" && key != "minItems" && key != "maxItems" {
+			return fmt.Errorf("%s: a schema tag does not apply to a file (a list of files may take minItems and maxItems)", path)
+		}
+	}
+	return nil
 }
 
 func pathOrRoot(p string) string {
