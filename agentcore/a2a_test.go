@@ -415,4 +415,25 @@ func TestA2AFilePartsFillItemsAndPlainContent(t *testing.T) {
 	if got := a2atest.Text(task.Status.Message); got != "über notes.txt=plain" {
 		t.Errorf("a FileContent parameter: %s %q, want the name carried in the data URI", task.Status.State, got)
 	}
+
+	// A FileAttachment is published as a URI string (SEP-2631 §5), but a
+	// file part still fills it as the object {name, content}: the part's
+	// name wins over the last segment of its URI.
+	AddTool(svc, Tool{Name: "named"}, func(ctx context.Context, call *Call, in struct {
+		Source FileAttachment `json:"source"`
+	}) (*Result, error) {
+		f, err := call.ResolveFileAttachment(ctx, in.Source)
+		if err != nil {
+			return nil, err
+		}
+		return TextResult(f.Name + "=" + string(readFile(t, f.Path))), nil
+	})
+	code, up, _ := upload(t, srv.URL, "", "staged.txt", []byte("staged"))
+	if code != http.StatusCreated {
+		t.Fatalf("upload: %d", code)
+	}
+	task = a2atest.Send(t, c, a2atest.Message("named", nil, a2atest.URIPart("renamed.txt", up.URL)))
+	if got := a2atest.Text(task.Status.Message); got != "renamed.txt=staged" {
+		t.Errorf("a URI part for a FileAttachment: %s %q, want the part's name", task.Status.State, got)
+	}
 }

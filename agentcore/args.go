@@ -21,7 +21,14 @@ type argDecoder struct {
 	defaults bool // the schema gives defaults (SchemaTag)
 }
 
-func newArgDecoder(t reflect.Type, s *jsonschema.Schema) (*argDecoder, error) {
+// newArgDecoder returns the decoder of input type t, which validates against
+// t's accepted schema (acceptedSchema): lenient where a file goes, while the
+// published schema is §5's URI string.
+func newArgDecoder(t reflect.Type) (*argDecoder, error) {
+	s, err := acceptedSchema(t)
+	if err != nil {
+		return nil, err
+	}
 	r, err := s.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("resolve input schema: %w", err)

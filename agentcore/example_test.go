@@ -70,6 +70,6 @@ func ExampleInputSchema() {
 	fmt.Println(string(b))
 	fmt.Println(params)
 	// Output:
-	// {"type":"array","items":{"anyOf":[{"$ref":"#/$defs/FileAttachment"},{"type":"string"}],"x-mcp-file":{"transferModes":["inline","upload"]}},"x-file":true}
+	// {"type":"array","items":{"type":"string","format":"uri","x-mcp-file":{"transferModes":["inline","upload"]}},"x-file":true}
 	// [sources]
 }

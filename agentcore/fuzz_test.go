@@ -58,11 +58,7 @@ func FuzzDecodeArgs(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	s, _, err := InputSchema[schemaInput]()
-	if err != nil {
-		f.Fatal(err)
-	}
-	dec, err := newArgDecoder(reflect.TypeFor[schemaInput](), s)
+	dec, err := newArgDecoder(reflect.TypeFor[schemaInput]())
 	if err != nil {
 		f.Fatal(err)
 	}

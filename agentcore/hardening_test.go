@@ -96,11 +96,10 @@ func TestEnumOnListsOfStrings(t *testing.T) {
 	type in struct {
 		Outputs []string `json:"outputs,omitempty" enum:"searchable_pdf,hocr,tsv"`
 	}
-	s, _, err := InputSchema[in]()
+	dec, err := newArgDecoder(reflect.TypeFor[in]())
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, _ := newArgDecoder(reflect.TypeFor[in](), s)
 	var got in
 	if err := dec.decode(json.RawMessage(`{"outputs": ["hocr", "tsv"]}`), &got); err != nil || len(got.Outputs) != 2 {
 		t.Errorf("valid list: %v %v", got, err)
@@ -113,6 +112,38 @@ func TestEnumOnListsOfStrings(t *testing.T) {
 	}
 	if _, _, err := InputSchema[bad](); err == nil || !strings.Contains(err.Error(), "enum tag needs a string") {
 		t.Errorf("enum on an int: %v", err)
+	}
+	// A file is published as a string (§5), but its values are files, not
+	// words of a list.
+	type enumFile struct {
+		F FileAttachment `json:"f" enum:"a.pdf,b.pdf"`
+	}
+	if _, _, err := InputSchema[enumFile](); err == nil || !strings.Contains(err.Error(), "enum tag needs a string") {
+		t.Errorf("enum on a file: %v", err)
+	}
+	type formatFile struct {
+		F FileAttachment `json:"f" schema:"pattern=^data:"`
+	}
+	if _, _, err := InputSchema[formatFile](); err == nil || !strings.Contains(err.Error(), "f: a schema tag does not apply to a file") {
+		t.Errorf("schema tag on a file: %v", err)
+	}
+	type enumFiles struct {
+		F []FileAttachment `json:"f" enum:"a.pdf"`
+	}
+	if _, _, err := InputSchema[enumFiles](); err == nil || !strings.Contains(err.Error(), "enum tag needs a string") {
+		t.Errorf("enum on a list of files: %v", err)
+	}
+	type patternFiles struct {
+		F []FileAttachment `json:"f" schema:"minItems=1;default=[]"`
+	}
+	if _, _, err := InputSchema[patternFiles](); err == nil || !strings.Contains(err.Error(), "f: a schema tag does not apply to a file") {
+		t.Errorf("default on a list of files: %v", err)
+	}
+	type fileList struct {
+		F []FileAttachment `json:"f" schema:"minItems=2"`
+	}
+	if s, _, err := InputSchema[fileList](); err != nil || s.Properties["f"].MinItems == nil || *s.Properties["f"].MinItems != 2 {
+		t.Errorf("minItems on a list of files: %v", err)
 	}
 }
 

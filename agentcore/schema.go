@@ -44,7 +44,30 @@ type fileDecl struct {
 	modes   []string
 }
 
+// Two schemas come from one input type. The published one (inputSchema,
+// what tools/list shows) declares each file as SEP-2631 §5 wants it: a URI
+// string property, {"type": "string", "format": "uri"}, marked x-file and
+// x-mcp-file (on an array's items for a list of files). The accepted one
+// (acceptedSchema, what the arguments are validated against) takes a
+// FileAttachment in the seed's object form {name, content} too, and
+// asserts no format on a file: models write names and paths, which the
+// resolver judges and answers with a clearer error than a format would.
+
+// inputSchema returns the published schema of t and its file parameters.
 func inputSchema(t reflect.Type, decl fileDecl) (*jsonschema.Schema, []string, error) {
+	return buildSchema(t, decl, false)
+}
+
+// acceptedSchema returns the schema the arguments of input type t are
+// validated against: the published one, but for each FileAttachment an
+// anyOf of the object {name, content} ($defs.FileAttachment) and a string,
+// and no format on files.
+func acceptedSchema(t reflect.Type) (*jsonschema.Schema, error) {
+	s, _, err := buildSchema(t, fileDecl{}, true)
+	return s, err
+}
+
+func buildSchema(t reflect.Type, decl fileDecl, accepted bool) (*jsonschema.Schema, []string, error) {
 	if decl.content == "" {
 		decl.content, decl.modes = transport.StandardSchema()
 	}
@@ -54,7 +77,7 @@ func inputSchema(t reflect.Type, decl fileDecl) (*jsonschema.Schema, []string, e
 	if t.Kind() != reflect.Struct {
 		return nil, nil, fmt.Errorf("tool input type %v must be a struct", t)
 	}
-	g := &schemaGen{defs: map[string]*jsonschema.Schema{}, seen: map[reflect.Type]bool{}, decl: decl}
+	g := &schemaGen{defs: map[string]*jsonschema.Schema{}, seen: map[reflect.Type]bool{}, decl: decl, accepted: accepted}
 	s, err := g.forType(t, "")
 	if err != nil {
 		return nil, nil, err
@@ -70,6 +93,7 @@ type schemaGen struct {
 	seen       map[reflect.Type]bool
 	fileParams []string
 	decl       fileDecl
+	accepted   bool // build the accepted schema, not the published one
 }
 
 // mcpFile is the x-mcp-file declaration of one file: the transports'
@@ -83,7 +107,12 @@ func (g *schemaGen) mcpFile() mcpfile.Input {
 	}
 }
 
-// fileAttachmentSchema is the schema of one FileAttachment value, object or string.
+// fileAttachmentSchema is the schema of one FileAttachment value: in the
+// published schema a URI string (§5), in the accepted one that or the
+// object {name, content}. Both keep the object in $defs.FileAttachment,
+// where the transports describe the content they take; the published
+// schema references it nowhere (it documents the seed's typed form, which
+// the agent takes in the string's place).
 func (g *schemaGen) fileAttachmentSchema() *jsonschema.Schema {
 	g.defs[fileAttachmentDef] = &jsonschema.Schema{
 		Type: "object",
@@ -94,10 +123,22 @@ func (g *schemaGen) fileAttachmentSchema() *jsonschema.Schema {
 		PropertyOrder: []string{"name", "content"},
 		Required:      []string{"name", "content"},
 	}
+	if !g.accepted {
+		return g.fileString()
+	}
 	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
 		{Ref: "#/$defs/" + fileAttachmentDef},
 		{Type: "string"},
 	}}
+}
+
+// fileString is the schema of a file as a string: a URI string in the
+// published schema (§5), any string in the accepted one.
+func (g *schemaGen) fileString() *jsonschema.Schema {
+	if g.accepted {
+		return &jsonschema.Schema{Type: "string"}
+	}
+	return &jsonschema.Schema{Type: "string", Format: "uri"}
 }
 
 // markFile marks s as a file (x-file) and, when decl is not nil, declares it
@@ -151,7 +192,7 @@ func (g *schemaGen) forType(t reflect.Type, path string) (*jsonschema.Schema, er
 	case typeFileContent:
 		g.fileParams = append(g.fileParams, path)
 		decl := g.mcpFile()
-		return markFile(&jsonschema.Schema{Type: "string"}, &decl), nil
+		return markFile(g.fileString(), &decl), nil
 	case typeTime:
 		return &jsonschema.Schema{Type: "string", Format: "date-time"}, nil
 	case typeRawMessage:
@@ -185,9 +226,10 @@ func (g *schemaGen) forType(t reflect.Type, path string) (*jsonschema.Schema, er
 			elem = elem.Elem()
 		}
 		if elem == typeFileAttachment {
-			// x-file on the array; each item is a FileAttachment object
-			// or string, declared to the draft's hosts by x-mcp-file (on
-			// the items, where the draft puts it for an array).
+			// x-file on the array; each item is a FileAttachment (a URI
+			// string as published), declared to the draft's hosts by
+			// x-mcp-file (on the items, where the draft puts it for an
+			// array).
 			g.fileParams = append(g.fileParams, path)
 			decl := g.mcpFile()
 			items := g.fileAttachmentSchema()
@@ -230,7 +272,7 @@ func (g *schemaGen) forStruct(t reflect.Type, path string) (*jsonschema.Schema, 
 			if fs.Type == "array" && fs.Items != nil {
 				target = fs.Items
 			}
-			if target.Type != "string" {
+			if target.Type != "string" || isFileNode(target) {
 				return nil, fmt.Errorf("%s: an enum tag needs a string or a list of strings, not %v", fpath, f.field.Type)
 			}
 			for _, v := range strings.Split(e, ",") {
@@ -238,6 +280,9 @@ func (g *schemaGen) forStruct(t reflect.Type, path string) (*jsonschema.Schema, 
 			}
 		}
 		if tag, ok := f.field.Tag.Lookup(SchemaTag); ok {
+			if err := fileSchemaTag(fs, tag, fpath); err != nil {
+				return nil, err
+			}
 			if err := applySchemaTag(fs, tag, fpath); err != nil {
 				return nil, err
 			}
@@ -255,6 +300,31 @@ func (g *schemaGen) forStruct(t reflect.Type, path string) (*jsonschema.Schema, 
 	}
 	s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
 	return s, nil
+}
+
+// isFileNode reports whether s is the schema of one file (a FileAttachment,
+// a FileContent, the items of a list of files).
+func isFileNode(s *jsonschema.Schema) bool {
+	_, declared := s.Extra[mcpfile.Keyword]
+	return declared || s.Type != "array" && s.Extra[transfer.KeywordFile] == true
+}
+
+// fileSchemaTag refuses a schema tag on a file, whose constraints would
+// judge the content (a data: URI, a URL, a path) and on which the
+// published URI string (§5) and the accepted object would disagree; a list
+// of files takes minItems and maxItems alone.
+func fileSchemaTag(fs *jsonschema.Schema, tag, path string) error {
+	list := fs.Type == "array" && fs.Items != nil && isFileNode(fs.Items)
+	if !list && !isFileNode(fs) {
+		return nil
+	}
+	for _, item := range strings.Split(tag, ";") {
+		key, _, _ := strings.Cut(strings.TrimSpace(item), "=")
+		if !list || key != "" && key != "minItems" && key != "maxItems" {
+			return fmt.Errorf("%s: a schema tag does not apply to a file (a list of files may take minItems and maxItems)", path)
+		}
+	}
+	return nil
 }
 
 func pathOrRoot(p string) string {

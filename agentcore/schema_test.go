@@ -67,18 +67,42 @@ func jsonEqual(t *testing.T, got any, want string) {
 	}
 }
 
+// A file parameter is published as SEP-2631 §5 declares one: a URI string
+// property with the markers; the seed's object form stays documented in
+// $defs.FileAttachment, which nothing references.
 func TestSchemaFileParamMatchesDesign(t *testing.T) {
 	m := schemaJSON(t)
-	jsonEqual(t, get(t, m, "properties/source"), `{"anyOf": [{"$ref": "#/$defs/FileAttachment"}, {"type": "string"}], "x-file": true, "x-mcp-file": {"accept": ["application/pdf", "image/*"], "transferModes": ["inline", "upload"]}, "description": "the scan"}`)
+	jsonEqual(t, get(t, m, "properties/source"), `{"type": "string", "format": "uri", "x-file": true, "x-mcp-file": {"accept": ["application/pdf", "image/*"], "transferModes": ["inline", "upload"]}, "description": "the scan"}`)
 	jsonEqual(t, get(t, m, "$defs/FileAttachment/required"), `["name", "content"]`)
 	jsonEqual(t, get(t, m, "$defs/FileAttachment/type"), `"object"`)
 	jsonEqual(t, get(t, m, "$defs/FileAttachment/properties/name/type"), `"string"`)
 	jsonEqual(t, get(t, m, "$defs/FileAttachment/properties/content/type"), `"string"`)
+	if b, _ := json.Marshal(m["properties"]); strings.Contains(string(b), "$ref") || strings.Contains(string(b), "anyOf") {
+		t.Errorf("the published properties reference the object form: %s", b)
+	}
+}
+
+// The accepted schema, which arguments are validated against, still takes
+// the seed's object for a FileAttachment, and asserts no format on files.
+func TestAcceptedSchemaTakesTheObjectForm(t *testing.T) {
+	s, err := acceptedSchema(reflect.TypeFor[schemaInput]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(s)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	jsonEqual(t, get(t, m, "properties/source/anyOf"), `[{"$ref": "#/$defs/FileAttachment"}, {"type": "string"}]`)
+	jsonEqual(t, get(t, m, "properties/sources/items/anyOf"), `[{"$ref": "#/$defs/FileAttachment"}, {"type": "string"}]`)
+	jsonEqual(t, get(t, m, "properties/embeds/items/properties/content/type"), `"string"`)
+	if strings.Contains(string(b), `"format":"uri"`) {
+		t.Errorf("the accepted schema asserts a format on a file: %s", b)
+	}
 }
 
 func TestSchemaOptionalPointerHasNoNullTrap(t *testing.T) {
 	m := schemaJSON(t)
-	jsonEqual(t, get(t, m, "properties/optional"), `{"anyOf": [{"$ref": "#/$defs/FileAttachment"}, {"type": "string"}], "x-file": true, "x-mcp-file": {"transferModes": ["inline", "upload"]}}`)
+	jsonEqual(t, get(t, m, "properties/optional"), `{"type": "string", "format": "uri", "x-file": true, "x-mcp-file": {"transferModes": ["inline", "upload"]}}`)
 	for _, r := range get(t, m, "required").([]any) {
 		if r == "optional" || r == "sources" || r == "embeds" {
 			t.Errorf("%v must not be required", r)
@@ -88,7 +112,7 @@ func TestSchemaOptionalPointerHasNoNullTrap(t *testing.T) {
 
 func TestSchemaArrayCarriesXFile(t *testing.T) {
 	m := schemaJSON(t)
-	jsonEqual(t, get(t, m, "properties/sources"), `{"type": "array", "items": {"anyOf": [{"$ref": "#/$defs/FileAttachment"}, {"type": "string"}], "x-mcp-file": {"transferModes": ["inline", "upload"]}}, "x-file": true}`)
+	jsonEqual(t, get(t, m, "properties/sources"), `{"type": "array", "items": {"type": "string", "format": "uri", "x-mcp-file": {"transferModes": ["inline", "upload"]}}, "x-file": true}`)
 }
 
 func TestSchemaNestedFieldCarriesXFile(t *testing.T) {
@@ -97,7 +121,7 @@ func TestSchemaNestedFieldCarriesXFile(t *testing.T) {
 	if _, marked := embeds["x-file"]; marked {
 		t.Error("x-file must sit on the nested field, not on the embeds array")
 	}
-	jsonEqual(t, get(t, m, "properties/embeds/items/properties/content"), `{"type": "string", "x-file": true, "x-mcp-file": {"transferModes": ["inline", "upload"]}, "description": "the image"}`)
+	jsonEqual(t, get(t, m, "properties/embeds/items/properties/content"), `{"type": "string", "format": "uri", "x-file": true, "x-mcp-file": {"transferModes": ["inline", "upload"]}, "description": "the image"}`)
 	jsonEqual(t, get(t, m, "properties/embeds/items/required"), `["name"]`)
 	jsonEqual(t, get(t, m, "properties/format/enum"), `["pdf", "docx"]`)
 }
@@ -132,11 +156,7 @@ func TestSchemaRejectsUnsupportedTypes(t *testing.T) {
 }
 
 func TestArgDecoderAcceptsBothFormsAndNormalises(t *testing.T) {
-	s, _, err := InputSchema[schemaInput]()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec, err := newArgDecoder(reflect.TypeFor[schemaInput](), s)
+	dec, err := newArgDecoder(reflect.TypeFor[schemaInput]())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +169,8 @@ func TestArgDecoderAcceptsBothFormsAndNormalises(t *testing.T) {
 			schemaInput{Source: FileAttachment{"a.pdf", "QUJD"}, Format: "pdf"}},
 		{"string", `{"source": "data:text/plain;base64,QUJD", "format": "pdf"}`,
 			schemaInput{Source: FileAttachment{"", "data:text/plain;base64,QUJD"}, Format: "pdf"}},
+		{"bare file name, no URI", `{"source": "report.pdf", "sources": ["a b.png"], "embeds": [{"name": "c.png", "content": "c.png"}], "format": "pdf"}`,
+			schemaInput{Source: FileAttachment{"", "report.pdf"}, Sources: []FileAttachment{{"", "a b.png"}}, Embeds: []embedItem{{Name: "c.png", Content: "c.png"}}, Format: "pdf"}},
 		{"optional in string form", `{"source": "QUJD", "optional": "QUJD", "format": "pdf"}`,
 			schemaInput{Source: FileAttachment{"", "QUJD"}, Optional: &FileAttachment{"", "QUJD"}, Format: "pdf"}},
 		{"optional in object form", `{"source": "QUJD", "optional": {"name": "o.txt", "content": "QUJD"}, "format": "pdf"}`,
@@ -180,8 +202,7 @@ func TestArgDecoderAcceptsBothFormsAndNormalises(t *testing.T) {
 }
 
 func TestArgDecoderErrors(t *testing.T) {
-	s, _, _ := InputSchema[schemaInput]()
-	dec, _ := newArgDecoder(reflect.TypeFor[schemaInput](), s)
+	dec, _ := newArgDecoder(reflect.TypeFor[schemaInput]())
 	cases := map[string]string{
 		`{"format": "pdf"}`:                                      `required`,
 		`{"source": 42, "format": "pdf"}`:                        `invalid arguments`,
@@ -203,8 +224,7 @@ func TestArgDecoderErrors(t *testing.T) {
 // Inline content is validated through a stand-in: neither the error of a
 // failed anyOf branch nor a rejected call copies the content itself.
 func TestArgDecoderDoesNotCopyLongContentIntoErrors(t *testing.T) {
-	s, _, _ := InputSchema[schemaInput]()
-	dec, _ := newArgDecoder(reflect.TypeFor[schemaInput](), s)
+	dec, _ := newArgDecoder(reflect.TypeFor[schemaInput]())
 	content := strings.Repeat("QUJD", 1<<20) // 4 MiB of base64
 	bad := `{"source": {"name": 5, "content": "` + content + `"}, "format": "pdf"}`
 	var got schemaInput

@@ -31,7 +31,7 @@ func TestSchemaTags(t *testing.T) {
 			t.Errorf("schema lacks %s: %s", want, raw)
 		}
 	}
-	dec, err := newArgDecoder(reflect.TypeFor[taggedInput](), s)
+	dec, err := newArgDecoder(reflect.TypeFor[taggedInput]())
 	if err != nil {
 		t.Fatal(err)
 	}

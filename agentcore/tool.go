@@ -45,6 +45,10 @@ type ToolDef struct {
 	InputSchema  *jsonschema.Schema // the arguments' JSON schema
 	FileParams   []string           // JSON paths of the file parameters: "source", "sources", "embeds[].content"
 	OutputSchema *jsonschema.Schema // the structured content's schema (AddTypedTool); nil for others
+
+	// argsSchema is the schema the arguments are validated against: where
+	// a FileAttachment goes, the object or a string (acceptedSchema).
+	argsSchema *jsonschema.Schema
 }
 
 // ToolFunc is a tool's implementation. Its error is what the caller sees: make
@@ -79,12 +83,12 @@ func addTool[In any](s *Service, t Tool, fn ToolFunc[In], out *jsonschema.Schema
 	if err != nil {
 		return err
 	}
-	dec, err := newArgDecoder(reflect.TypeFor[In](), schema)
+	dec, err := newArgDecoder(reflect.TypeFor[In]())
 	if err != nil {
 		return err
 	}
 	rt := &registeredTool{
-		def: ToolDef{Tool: t, InputSchema: schema, FileParams: fileParams, OutputSchema: out},
+		def: ToolDef{Tool: t, InputSchema: schema, FileParams: fileParams, OutputSchema: out, argsSchema: dec.resolved.Schema()},
 		run: func(ctx context.Context, call *Call, raw json.RawMessage) (*Result, error) {
 			var in In
 			if err := dec.decode(raw, &in); err != nil {
@@ -154,7 +158,7 @@ func (d ToolDef) info() calls.Tool {
 	return calls.Tool{Name: d.Name, Title: d.Title, Description: d.Description, ReadOnly: d.ReadOnly, Destructive: d.Destructive,
 		Idempotent: d.Idempotent, OpenWorld: d.OpenWorld, Long: d.Long, InputTypes: d.InputTypes, OutputTypes: d.OutputTypes,
 		Examples: d.Examples, View: d.View, NoView: d.NoView, Visibility: d.Visibility, Scope: d.scope,
-		InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, FileParams: d.FileParams}
+		InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, FileParams: d.FileParams, ArgsSchema: d.argsSchema}
 }
 
 // checkArguments decodes and validates raw as the arguments of the tool

@@ -269,6 +269,11 @@ func TestLargeInputGoesThroughUploads(t *testing.T) {
 	if !strings.Contains(modelText(res), sha(data)) {
 		t.Errorf("the agent did not get the 30 MiB file intact: want sha256 %s in %q", sha(data), modelText(res))
 	}
+	// The agent publishes a URI string (SEP-2631 §5), so the signed URL goes
+	// alone, without the object around it: its path carries the name.
+	if got := res.StructuredContent.(map[string]any)["name"]; got != "scan.bin" {
+		t.Errorf("the agent saw the name %q, want scan.bin", got)
+	}
 	if n := s.uploadsOK.Load(); n != 1 {
 		t.Errorf("POST /uploads made %d times, want 1", n)
 	}
@@ -288,6 +293,9 @@ func TestInputAboveTusThresholdIsResumable(t *testing.T) {
 	res := s.mustCall(t, "inspect_file", `{"source": "scan.bin"}`)
 	if !strings.Contains(modelText(res), sha(data)) {
 		t.Errorf("the agent did not get the 40 MiB file intact: want sha256 %s in %q", sha(data), modelText(res))
+	}
+	if got := res.StructuredContent.(map[string]any)["name"]; got != "scan.bin" {
+		t.Errorf("the agent saw the name %q, want scan.bin", got)
 	}
 	if s.uploadsOK.Load() != 0 || s.tusPatch.Load() != 3 {
 		t.Errorf("POST /uploads %d times, tus PATCH %d times; want 0 and 3 (16 MiB chunks)", s.uploadsOK.Load(), s.tusPatch.Load())

@@ -145,11 +145,38 @@ func (c *checker) standard(ctx context.Context) {
 }
 
 // declarations reports the x-mcp-file point (§5) and returns the file
-// inputs of the tools: every marker reached from an argument, through
-// properties, items, $ref and anyOf/oneOf/allOf.
+// inputs of the tools.
 func (c *checker) declarations(tools []*mcp.Tool) []stdField {
-	var fields []stdField
-	var bad, good []string
+	fields, bad, good := declare(tools)
+	switch {
+	case len(bad) > 0:
+		c.r.add(PointMCPFile, Fail, "%s", strings.Join(bad, "\n"))
+	case len(fields) == 0:
+		c.r.add(PointMCPFile, NotOffered, "no tool declares a file input with x-mcp-file (§5)")
+	default:
+		c.r.add(PointMCPFile, Pass, "%s", strings.Join(good, "\n"))
+	}
+	return fields
+}
+
+// FileInputFaults applies SEP-2631 §5 (at StandardRevision) literally to
+// the input schemas of tools, as the standard check's x-mcp-file point
+// does, and lists what it refuses, one line each naming the tool and the
+// argument: an x-mcp-file marker that is not on a URI string property
+// ({"type": "string", "format": "uri"}) of the arguments or on an array's
+// items (say on an anyOf of object and string), that no argument reaches,
+// or whose value is not a well-formed FileInputDescriptor. None for
+// schemas §5 accepts, and for tools without file inputs.
+func FileInputFaults(tools []*mcp.Tool) []string {
+	_, bad, _ := declare(tools)
+	return bad
+}
+
+// declare reads the x-mcp-file markers of the tools: the file inputs,
+// every marker reached from an argument (through properties, items, $ref
+// and anyOf/oneOf/allOf), what §5 refuses of them, and a line on each
+// input it takes.
+func declare(tools []*mcp.Tool) (fields []stdField, bad, good []string) {
 	for _, t := range tools {
 		root := decodeSchema(t.InputSchema)
 		reached := map[uintptr]bool{}
@@ -176,15 +203,7 @@ func (c *checker) declarations(tools []*mcp.Tool) []stdField {
 			}
 		})
 	}
-	switch {
-	case len(bad) > 0:
-		c.r.add(PointMCPFile, Fail, "%s", strings.Join(bad, "\n"))
-	case len(fields) == 0:
-		c.r.add(PointMCPFile, NotOffered, "no tool declares a file input with x-mcp-file (§5)")
-	default:
-		c.r.add(PointMCPFile, Pass, "%s", strings.Join(good, "\n"))
-	}
-	return fields
+	return fields, bad, good
 }
 
 // argField is an x-mcp-file marker reached from the arguments.

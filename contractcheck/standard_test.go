@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentura/agentura/contractcheck"
 	"github.com/agentura/agentura/internal/testkit/drafttest"
 )
@@ -200,17 +202,59 @@ func TestStandardDescriptorsElsewhereNotFollowed(t *testing.T) {
 }
 
 // The Python example, written to agentura's contract, judged by SEP-2631
-// alone: it fails x-mcp-file only, its marker sitting on an anyOf of
-// object and string as agentura's contract wants it (issue 37); declaring
-// transferModes ["inline"], it is asked for no upload it does not offer.
+// alone: it fails no point, its marker on a URI string property (issue 37);
+// declaring transferModes ["inline"], it is asked for no upload it does
+// not offer.
 func TestPythonServerByTheStandard(t *testing.T) {
 	r := runStandard(t, pythonServer(t, ""), contractcheck.Options{})
-	if failed := r.Failed(); !slices.Equal(failed, []string{contractcheck.PointMCPFile}) {
-		t.Errorf("failed %v, want [x-mcp-file] alone\n%s", failed, reportText(r))
+	if failed := r.Failed(); len(failed) > 0 {
+		t.Errorf("failed %v, want none\n%s", failed, reportText(r))
 	}
 	expect(t, r, "", map[string]wanted{
-		contractcheck.PointMCPFile: {contractcheck.Fail, []string{"uppercase_text.source", "anyOf"}},
+		contractcheck.PointMCPFile: {contractcheck.Pass, []string{"uppercase_text.source"}},
 		contractcheck.PointInline:  {contractcheck.Pass, nil},
 		contractcheck.PointUpload:  {contractcheck.NotOffered, []string{"transferModes"}},
 	})
+}
+
+// FileInputFaults is §5 read literally, on schemas alone: a marker on a
+// URI string property or on an array's items passes; one on an anyOf of
+// object and string (agentura's schema before issue 37), on an object or
+// on a string without "format": "uri" is refused, naming tool and argument.
+func TestFileInputFaults(t *testing.T) {
+	tool := func(name, props string) *mcp.Tool {
+		var s map[string]any
+		if err := json.Unmarshal([]byte(`{"type": "object", "properties": `+props+`}`), &s); err != nil {
+			t.Fatal(err)
+		}
+		return &mcp.Tool{Name: name, InputSchema: s}
+	}
+	const decl = `"x-mcp-file": {"accept": ["application/pdf"], "maxSize": 1000, "transferModes": ["inline", "upload"]}`
+	good := []*mcp.Tool{
+		tool("one", `{"doc": {"type": "string", "format": "uri", `+decl+`, "x-file": true}}`),
+		tool("list", `{"docs": {"type": "array", "x-file": true, "items": {"type": "string", "format": "uri", `+decl+`}}}`),
+		tool("nested", `{"embeds": {"type": "array", "items": {"type": "object", "properties": {"content": {"type": "string", "format": "uri", `+decl+`}}}}}`),
+		tool("none", `{"text": {"type": "string"}}`),
+	}
+	if faults := contractcheck.FileInputFaults(good); len(faults) > 0 {
+		t.Errorf("§5 schemas refused:\n%s", strings.Join(faults, "\n"))
+	}
+	for _, tc := range []struct {
+		tool *mcp.Tool
+		want []string
+	}{
+		{tool("anyof", `{"doc": {"anyOf": [{"type": "object"}, {"type": "string"}], `+decl+`}}`), []string{"anyof.doc", "anyOf", "§5"}},
+		{tool("items", `{"docs": {"type": "array", "items": {"anyOf": [{"type": "object"}, {"type": "string"}], `+decl+`}}}`), []string{"items.docs[]", "anyOf"}},
+		{tool("object", `{"doc": {"type": "object", `+decl+`}}`), []string{"object.doc", `of type "object"`}},
+		{tool("noformat", `{"doc": {"type": "string", `+decl+`}}`), []string{"noformat.doc", `"format": "uri"`}},
+		{tool("boolean", `{"doc": {"type": "string", "format": "uri", "x-mcp-file": true}}`), []string{"boolean.doc", "FileInputDescriptor"}},
+	} {
+		faults := contractcheck.FileInputFaults([]*mcp.Tool{tc.tool})
+		text := strings.Join(faults, "\n")
+		for _, w := range tc.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: faults %q, want them to name %q", tc.tool.Name, text, w)
+			}
+		}
+	}
 }

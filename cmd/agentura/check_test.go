@@ -108,4 +108,11 @@ func TestCheckStandard(t *testing.T) {
 	if r.code != exitFailed || !strings.Contains(r.stderr, "1 point(s) failed: digest") || !regexp.MustCompile(`FAIL +digest`).MatchString(r.stdout) {
 		t.Errorf("check --standard of a server with wrong digests:\n%s", r)
 	}
+
+	// §5: a marker on a property that is no URI string fails the x-mcp-file point.
+	onObject := drafttest.StartWith(t, drafttest.Options{MarkerOnObject: true})
+	r = runCLI(t, t.TempDir(), "check", "--standard", "--expiry-wait", "0", onObject.Endpoint())
+	if r.code != exitFailed || !strings.Contains(r.stderr, "failed: x-mcp-file") || !strings.Contains(r.stdout, `x-mcp-file on a property of type "object"`) {
+		t.Errorf("check --standard of a server with its marker on an object:\n%s", r)
+	}
 }

@@ -14,7 +14,7 @@ headers, token), so the test can see the check name it.
 What the contract asks of it (docs/contract.md):
   * the tool's file parameter is marked "x-file": true (and "x-mcp-file");
   * it takes the file as a data: URI or an http(s) URL, plain or in an
-    object {"name", "content"};
+    object {"name", "content"}, and declares a URI string (SEP-2631 §5);
   * a produced file is announced in structuredContent as
     {download_url, filename, mime_type, size_bytes, sha256}, with a text
     line "Tool produced: ..." and a resource_link;
@@ -88,9 +88,12 @@ def verify(token, file_id):
 
 # --- the tool ---
 
+# A URI string, as SEP-2631 §5 declares a file input; read_input takes the
+# object {"name", "content"} of agentura's contract as well.
 SOURCE = {
     "description": "the text file to turn to upper case",
-    "anyOf": [{"$ref": "#/$defs/FileAttachment"}, {"type": "string"}],
+    "type": "string",
+    "format": "uri",
     "x-file": True,
     # It offers no files/authorizeUpload, so it says the file comes inline
     # (omitted, transferModes would allow an upload too: SEP-2631 §5).
@@ -111,11 +114,6 @@ def tools():
             "type": "object",
             "properties": {"source": source},
             "required": ["source"],
-            "$defs": {"FileAttachment": {
-                "type": "object",
-                "properties": {"name": {"type": "string"}, "content": {"type": "string"}},
-                "required": ["name", "content"],
-            }},
         },
     }]
 

@@ -28,7 +28,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentura/agentura/contractcheck"
 	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
@@ -228,10 +230,7 @@ func testListTools(t *testing.T, c *client.Client) {
 	if source["x-file"] != true {
 		t.Errorf("inspect_file: source has no \"x-file\": true: %v", source)
 	}
-	anyOf, _ := source["anyOf"].([]any)
-	if len(anyOf) != 2 || field(anyOf[0], "$ref") != "#/$defs/FileAttachment" || field(anyOf[1], "type") != "string" {
-		t.Errorf("inspect_file: source.anyOf = %v, want [{$ref: #/$defs/FileAttachment}, {type: string}]", source["anyOf"])
-	}
+	checkURIString(t, "inspect_file: source", source)
 	checkFileAttachmentDef(t, schema)
 	checkFileParamsMeta(t, inspect, "source")
 
@@ -244,15 +243,36 @@ func testListTools(t *testing.T, c *client.Client) {
 	if sources["type"] != "array" || sources["x-file"] != true {
 		t.Errorf("archive_files: sources = %v, want an array with \"x-file\": true", sources)
 	}
-	// Each item is a FileAttachment or a string, declared to the draft's
-	// hosts by an x-mcp-file object (SEP-2631 puts it on an array's items).
+	// Each item is a FileAttachment, published as a URI string and
+	// declared to the draft's hosts by an x-mcp-file object (SEP-2631 puts
+	// it on an array's items).
 	items, _ := sources["items"].(map[string]any)
-	branches, _ := items["anyOf"].([]any)
-	if len(branches) != 2 || field(branches[0], "$ref") != "#/$defs/FileAttachment" || field(branches[1], "type") != "string" || items["x-mcp-file"] == nil {
-		t.Errorf("archive_files: sources.items = %v, want {anyOf: [{$ref: #/$defs/FileAttachment}, {type: string}], x-mcp-file: {...}}", sources["items"])
-	}
+	checkURIString(t, "archive_files: sources.items", items)
 	checkFileAttachmentDef(t, schema)
 	checkFileParamsMeta(t, archive, "sources")
+
+	// SEP-2631 §5 read literally, on every tool: each x-mcp-file on a URI
+	// string property or on an array's items.
+	var all []*gomcp.Tool
+	for _, tool := range listed {
+		all = append(all, &gomcp.Tool{Name: tool.Name, InputSchema: schemaMap(t, tool)})
+	}
+	if faults := contractcheck.FileInputFaults(all); len(faults) > 0 {
+		t.Errorf("SEP-2631 §5 refuses the tools' input schemas:\n%s", strings.Join(faults, "\n"))
+	}
+}
+
+// checkURIString checks that a file node is what SEP-2631 §5 declares, a
+// URI string with an x-mcp-file object, and the seed's "x-file": true where
+// it is no array's item.
+func checkURIString(t *testing.T, what string, n map[string]any) {
+	t.Helper()
+	if n["type"] != "string" || n["format"] != "uri" || n["anyOf"] != nil {
+		t.Errorf("%s = %v, want {\"type\": \"string\", \"format\": \"uri\"} without anyOf", what, n)
+	}
+	if _, ok := n["x-mcp-file"].(map[string]any); !ok {
+		t.Errorf("%s has no x-mcp-file object: %v", what, n)
+	}
 }
 
 func toolNames(tools []mcp.Tool) []string {

@@ -127,7 +127,11 @@ func (r *a2aRequest) arguments(def calls.Tool) (json.RawMessage, error) {
 		return json.Marshal(args)
 	}
 	param, field, inItems := strings.Cut(def.FileParams[0], "[].")
-	prop := propertyOf(def.InputSchema, param)
+	schema := def.InputSchema
+	if def.ArgsSchema != nil { // a FileAttachment takes {name, content} there
+		schema = def.ArgsSchema
+	}
+	prop := propertyOf(schema, param)
 	if len(r.files) == 0 {
 		if _, given := args[param]; !given && required(def.InputSchema, param) {
 			return nil, fmt.Errorf("skill %s needs a file for %q: add a file part {\"kind\": \"file\", \"file\": {\"name\": \"report.pdf\", \"mimeType\": \"application/pdf\", \"bytes\": \"<base64>\"}} (or \"uri\" instead of \"bytes\")", def.Name, param)

@@ -47,6 +47,11 @@ type Tool struct {
 	// file parameters.
 	InputSchema, OutputSchema *jsonschema.Schema
 	FileParams                []string
+	// ArgsSchema is the schema its arguments are validated against: the
+	// published InputSchema, but where a FileAttachment goes (a URI string
+	// there, SEP-2631 §5) an anyOf of the seed's object {name, content} and
+	// a string; nil where it is InputSchema itself.
+	ArgsSchema *jsonschema.Schema
 }
 
 // ProducesFiles reports whether the tool may hand out files: unless its
