@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -99,9 +101,10 @@ func (a *agent) label() string {
 
 // route is where a host's tool goes.
 type route struct {
-	agent *agent
-	tool  *mcp.Tool
-	desc  string // the description the host was given
+	agent     *agent
+	agentName string // the agent's name when the host was given the tool
+	tool      *mcp.Tool
+	desc      string // the description the host was given
 }
 
 // New connects to the agents of cfg, lists their tools and returns the
@@ -435,6 +438,17 @@ func (g *Gateway) listTools(ctx context.Context, a *agent) ([]*mcp.Tool, error) 
 	return nil, err
 }
 
+// sameTool reports whether a and b, two listings of an agent's tool, say
+// the same: every listing makes new values, so pointers do not tell.
+func sameTool(a, b *mcp.Tool) bool {
+	if a == b {
+		return true
+	}
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
 // errNoSession is listTools' error for an agent that has no session.
 var errNoSession = errors.New("no session")
 
@@ -488,8 +502,10 @@ func (g *Gateway) refresh(ctx context.Context) error {
 		if len(at.Others) > 0 {
 			desc = strings.TrimSpace(desc + "\n\n" + clashNote(names, at))
 		}
-		if old, ok := g.routes[n]; ok && old.tool == at.Tool && old.desc == desc {
-			routes[n] = old // unchanged: not added again
+		if old, ok := g.routes[n]; ok && old.agentName == names[at.Agent] && old.desc == desc && sameTool(old.tool, at.Tool) {
+			// Unchanged, if listed anew (a reconnection, an agent's
+			// restart): not added again, so the host is told nothing.
+			routes[n] = old
 			continue
 		}
 		schema, err := client.HostSchema(at.Tool.InputSchema, g.hint)
@@ -498,7 +514,7 @@ func (g *Gateway) refresh(ctx context.Context) error {
 			continue
 		}
 		schema["type"] = "object"
-		r := route{agent: g.agents[at.Agent], tool: at.Tool, desc: desc}
+		r := route{agent: g.agents[at.Agent], agentName: names[at.Agent], tool: at.Tool, desc: desc}
 		routes[n] = r
 		host := &mcp.Tool{
 			Name:        n,

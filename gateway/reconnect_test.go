@@ -388,3 +388,47 @@ func TestStdioAgentStartedAgain(t *testing.T) {
 		t.Errorf("work answered %q after the crash, as before it: want a new process", again)
 	}
 }
+
+// An agent that restarts with a new tool is one change of the host's tool
+// list, told once: a listing that finds the same tools again (here the
+// agent telling of a change that changes nothing; after a real restart
+// the reconnection's listing and a second one) adds nothing anew, so the
+// host is not told again. The host was told twice per restart.
+func TestAgentRestartIsOneListChange(t *testing.T) {
+	for _, rev := range revisions {
+		t.Run(rev.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			a := newFakeAgent(t, "alpha", rev.stateless)
+			a.start()
+			_, h := newGateway(t, ctx, gateway.Agent{URL: a.url()})
+			if res := h.call(t, ctx, "work"); res.IsError {
+				t.Fatalf("first call: %s", resultText(res))
+			}
+			time.Sleep(500 * time.Millisecond) // anything the start told is told by now
+			for len(h.listChanged) > 0 {
+				<-h.listChanged
+			}
+			// Its new version has one more tool, which appears.
+			newTool := func() {
+				a.server.AddTool(&mcp.Tool{Name: "new_tool", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "new"}}}, nil
+				})
+			}
+			a.stop()
+			newTool()
+			a.replace()
+			a.start()
+			waitFor(t, &sync.Mutex{}, func() bool { return slices.Contains(h.tools(t, ctx), "new_tool") },
+				func() string { return "the restarted agent's new tool did not appear" })
+			if res := h.call(t, ctx, "new_tool"); res.IsError {
+				t.Fatalf("new_tool: %s", resultText(res))
+			}
+			newTool()                   // the same tool again: the agent tells the gateway, which lists its tools again
+			time.Sleep(2 * time.Second) // a second notification would come by now
+			if n := len(h.listChanged); n != 1 {
+				t.Errorf("the host was told %d times that the tool list changed, want once", n)
+			}
+		})
+	}
+}
