@@ -71,6 +71,7 @@ type agent struct {
 	given, name string
 	session     *mcp.ClientSession // nil while it has none
 	httpClient  *http.Client       // uploads and downloads with the agent's OAuth token (auth.go); nil: cfg.Token
+	oauth       *client.OAuth      // its sign-in, made once (auth.go); nil without OAuth
 	// logMeta asks for the agent's log messages in each call's _meta
 	// (2026-07-28, where logging/setLevel is gone); nil: asked once
 	// with logging/setLevel, or not at all.
@@ -205,6 +206,9 @@ func (g *Gateway) Close() error {
 		a.mu.Lock()
 		s := a.session
 		a.session = nil
+		if a.oauth != nil {
+			a.oauth.Close() // a sign-in under way stops waiting for the browser
+		}
 		a.mu.Unlock()
 		if s != nil {
 			errs = append(errs, s.Close())
@@ -244,13 +248,10 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		if len(ac.Headers) > 0 {
 			next = headerTransport{headers: ac.Headers, next: next}
 		}
-		oauth, ahc, err := g.signIn(ac, u) // auth.go
+		oauth, _, err := g.signIn(a, u) // auth.go
 		if err != nil {
 			return nil, fmt.Errorf("gateway: sign in to %s: %w", ac.URL, err)
 		}
-		a.mu.Lock()
-		a.httpClient = ahc
-		a.mu.Unlock()
 		hc = &http.Client{Transport: &watchTransport{next: next, listenEnded: watch.ended(g, a)}}
 		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: agentTasks(&opts, hc), OAuthHandler: oauth}
 		tr = client.LimitMessages(tr, g.cfg.MaxMessageBytes) // an answer too large for one message fails naming the agent

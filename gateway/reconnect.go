@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentura/agentura/client"
 	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -89,7 +90,7 @@ func (g *Gateway) session(ctx context.Context, a *agent) (*mcp.ClientSession, er
 
 	// Bound by the gateway's life, not the caller's: the session outlives
 	// the call that needed it.
-	cctx, cancel := context.WithTimeout(g.bg, connectTimeout)
+	cctx, cancel := context.WithTimeout(g.bg, g.connectTimeout())
 	stop := context.AfterFunc(ctx, cancel) // a caller that gives up ends the attempt
 	d.s, d.err = g.connect(cctx, a)
 	stop()
@@ -113,7 +114,17 @@ func (g *Gateway) session(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		if errors.Is(d.err, errClosed) {
 			return nil, d.err
 		}
-		if wasDown == nil {
+		if a.signingIn() != nil {
+			// Not a failure: the user is on the provider's page, and the
+			// background connects as soon as the sign-in ends.
+			if !errors.Is(wasDown, errSigningIn) {
+				g.log.Info("the agent waits for a sign-in in the browser; its tools appear once it is done", "agent", a.what,
+					"waiting up to", client.SignInTimeout)
+			}
+			a.mu.Lock()
+			a.down = errSigningIn
+			a.mu.Unlock()
+		} else if wasDown == nil {
 			g.log.Warn("agent not reachable; the gateway keeps trying", "agent", a.what, "err", d.err)
 		} else {
 			g.log.Debug("agent still not reachable", "agent", a.what, "err", d.err)
@@ -132,6 +143,18 @@ func (g *Gateway) session(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		g.background(func() { g.refreshLogged("tools not listed after connecting", a) })
 	}
 	return d.s, nil
+}
+
+// errSigningIn is why an agent has no session while its sign-in waits for
+// the user.
+var errSigningIn = errors.New("it waits for the sign-in in the browser (the URL is on the gateway's stderr)")
+
+// connectTimeout is how long one attempt to open a session may last.
+func (g *Gateway) connectTimeout() time.Duration {
+	if g.cfg.connectTimeout > 0 {
+		return g.cfg.connectTimeout
+	}
+	return connectTimeout
 }
 
 // live returns the agent's session, or nil while it has none.
@@ -192,10 +215,21 @@ func (g *Gateway) retryLater(a *agent, now bool) {
 			delay = 0
 		}
 		for {
+			// While a sign-in waits for the user, no attempt begins another
+			// (it would show a new URL); the one that ends connects at once.
+			pending := a.signingIn()
 			select {
 			case <-g.bg.Done():
 				return
+			case <-pending: // nil, and never ready, without a sign-in
 			case <-time.After(delay):
+				if pending != nil {
+					select {
+					case <-g.bg.Done():
+						return
+					case <-pending:
+					}
+				}
 			}
 			if a.live() != nil {
 				return
@@ -248,6 +282,8 @@ func downReason(err error) string {
 		return "it has not answered yet"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused"
+	case errors.Is(err, errSigningIn):
+		return err.Error()
 	case errors.Is(err, context.DeadlineExceeded):
 		return "no answer within " + connectTimeout.String()
 	case errors.Is(err, mcp.ErrSessionMissing):
