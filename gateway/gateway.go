@@ -155,15 +155,19 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	g.serveTasks()
 	// Every agent at once: one that does not answer holds up no other.
 	var wg sync.WaitGroup
-	for _, a := range g.agents {
+	refused := make([]error, len(g.agents))
+	for i, a := range g.agents {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g.session(ctx, a) // a failure is logged and tried again in the background
+			refused[i] = g.firstSession(ctx, a) // a failure is logged and tried again in the background
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(refused...); err != nil {
 		return nil, err
 	}
 	// From here an agent that answers late has its tools listed by itself.
@@ -240,6 +244,7 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		},
 	}
 	var watch listenWatch
+	var opening openingAnswer // what the agent answered the requests opening the session
 	var tr mcp.Transport
 	if ac.URL != "" {
 		u, _ := url.Parse(ac.URL)
@@ -252,7 +257,7 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		if err != nil {
 			return nil, fmt.Errorf("gateway: sign in to %s: %w", ac.URL, err)
 		}
-		hc = &http.Client{Transport: &watchTransport{next: next, listenEnded: watch.ended(g, a)}}
+		hc = &http.Client{Transport: &watchTransport{next: next, listenEnded: watch.ended(g, a), opening: &opening}}
 		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: agentTasks(&opts, hc), OAuthHandler: oauth}
 		tr = client.LimitMessages(tr, g.cfg.MaxMessageBytes) // an answer too large for one message fails naming the agent
 	} else {
@@ -274,6 +279,9 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 	if err != nil {
 		if strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)) {
 			return nil, fmt.Errorf("gateway: connect to %s: %w: the agent wants a bearer token: give it with --token, $AGENTURA_TOKEN or the agent's token in the configuration file (AGENT_AUTH=jwt), or sign in with --oauth-client-id (AGENT_AUTH=oauth)", a.what, err)
+		}
+		if why := opening.notMCP(err); why != "" {
+			return nil, &notMCPError{url: a.what, why: why, err: err}
 		}
 		return nil, fmt.Errorf("gateway: connect to %s: %w", a.what, err)
 	}

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/gateway"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // The gateway through an agent's life cycle, between go-sdk peers: the
@@ -431,4 +433,53 @@ func TestAgentRestartIsOneListChange(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A URL that answers, but not as an MCP endpoint — an agent's A2A card or
+// its A2A endpoint, given by mistake — is refused when the gateway starts,
+// once its connect window (2 s here) has passed, with the reason and what
+// to give instead; the gateway ran before with no tools of it and kept
+// trying, saying the agent was not reachable.
+func TestNoMCPEndpointRefused(t *testing.T) {
+	a := mcptest.StartAgent(t, fileagentBin)
+	// A server that hands out its A2A card for any request.
+	card := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"name": "ocr-agent", "url": "http://localhost:8001/a2a", "skills": []}`)
+	}))
+	defer card.Close()
+	for _, tc := range []struct{ base, path, says string }{
+		{card.URL, "/card", "JSON that is no JSON-RPC answer (an A2A agent card, say)"},
+		{a.URL, "/.well-known/agent-card.json", "405 Method Not Allowed"},
+		{a.URL, "/a2a", `200 OK with "text/plain; charset=utf-8", not JSON-RPC`},
+		{a.URL, "/nothing-here", "404 Not Found"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		started := time.Now()
+		g, err := gateway.New(ctx, gateway.WithConnectTimeout(gateway.Config{
+			Agents: []gateway.Agent{{URL: tc.base + tc.path}}, Roots: []string{t.TempDir()}, Out: t.TempDir()}, 2*time.Second))
+		cancel()
+		if err == nil {
+			g.Close()
+			t.Errorf("%s: the gateway started with a URL that is no MCP endpoint", tc.path)
+			continue
+		}
+		msg := err.Error()
+		t.Logf("%s: %s", tc.path, msg)
+		if !strings.Contains(msg, tc.base+tc.path+" is no MCP endpoint") || !strings.Contains(msg, tc.says) || !strings.Contains(msg, "/mcp") {
+			t.Errorf("%s: %q; want it to name the URL, why (%q) and what to give", tc.path, msg, tc.says)
+		}
+		if took := time.Since(started); took < 2*time.Second || took > 30*time.Second {
+			t.Errorf("%s: refused after %v, want after its 2 s window", tc.path, took)
+		}
+	}
+	// The agent's MCP endpoint is taken.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	g, err := gateway.New(ctx, gateway.WithConnectTimeout(gateway.Config{
+		Agents: []gateway.Agent{{URL: a.URL + "/mcp"}}, Roots: []string{t.TempDir()}, Out: t.TempDir()}, 2*time.Second))
+	if err != nil {
+		t.Fatalf("the agent's MCP endpoint: %v", err)
+	}
+	g.Close()
 }
