@@ -444,7 +444,9 @@ func (w *watchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r = r.WithContext(httptrace.WithClientTrace(r.Context(), trace))
 	}
 	resp, err := next.RoundTrip(r)
-	if w.opening != nil && err == nil && r.Method == http.MethodPost && r.Header.Get(transfer.HeaderMCPSessionID) == "" {
+	// A notification's 202 (or 204) answers no request: it tells nothing.
+	if w.opening != nil && err == nil && r.Method == http.MethodPost && r.Header.Get(transfer.HeaderMCPSessionID) == "" &&
+		resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent {
 		w.opening.mu.Lock()
 		w.opening.seen, w.opening.status, w.opening.contentType = true, resp.StatusCode, resp.Header.Get("Content-Type")
 		w.opening.mu.Unlock()
