@@ -59,6 +59,18 @@ type OAuth struct {
 	cfg      OAuthConfig
 	resource string // the agent's MCP endpoint, the key of its tokens
 	redirect string // http://127.0.0.1:<port>/callback
+
+	life context.Context // ended by Close: a pending sign-in stops
+	end  context.CancelFunc
+	mu   sync.Mutex
+	// pending is the sign-in under way, nil when none is.
+	pending *signInFlight
+}
+
+// signInFlight is one sign-in: the browser step and the token exchange.
+type signInFlight struct {
+	done chan struct{} // closed when it ended
+	err  error         // why it failed; read once done is closed
 }
 
 // SignIn prepares the sign-in to the agent whose MCP endpoint is endpoint;
@@ -79,6 +91,7 @@ func SignIn(endpoint string, cfg OAuthConfig) (*OAuth, error) {
 		return nil, err
 	}
 	o := &OAuth{cfg: cfg, resource: endpoint, redirect: "http://127.0.0.1:" + port + "/callback"}
+	o.life, o.end = context.WithCancel(context.Background())
 	creds := &oauthex.ClientCredentials{ClientID: cfg.ClientID}
 	if cfg.ClientSecret != "" {
 		creds.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: cfg.ClientSecret}
@@ -105,8 +118,81 @@ func SignIn(endpoint string, cfg OAuthConfig) (*OAuth, error) {
 }
 
 // Handler is what the MCP transport signs in with
-// (mcp.StreamableClientTransport.OAuthHandler).
-func (o *OAuth) Handler() auth.OAuthHandler { return o.handler }
+// (mcp.StreamableClientTransport.OAuthHandler). Keep one OAuth per agent
+// for all its connections: a sign-in under way is then shared, not begun
+// again.
+func (o *OAuth) Handler() auth.OAuthHandler { return (*sharedSignIn)(o) }
+
+// Pending returns a channel closed when the sign-in under way ends, or nil
+// when none is: whoever would connect again meanwhile waits for it instead
+// (its browser page is open, and a new attempt would only ask again).
+func (o *OAuth) Pending() <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.pending == nil {
+		return nil
+	}
+	return o.pending.done
+}
+
+// Close stops a sign-in under way (its loopback listener closes); o signs
+// in no more.
+func (o *OAuth) Close() { o.end() }
+
+// sharedSignIn is the OAuth handler the transport gets: the go-sdk's, with
+// the sign-in run apart from the request that met the 401.
+type sharedSignIn OAuth
+
+// TokenSource is the go-sdk handler's.
+func (h *sharedSignIn) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	return h.handler.TokenSource(ctx)
+}
+
+// Authorize signs in, once at a time. The sign-in runs under its own
+// deadline (SignInTimeout for the browser step), not the request's: a
+// connection attempt bounded to 20 s used to take the sign-in's listener
+// with it while the user was still on the provider's page, and the next
+// attempt showed a new URL. A caller that gives up first gets an error and
+// leaves the sign-in running; a later Authorize meanwhile waits for that
+// sign-in instead of beginning another, and succeeds with it.
+func (h *sharedSignIn) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	o := (*OAuth)(h)
+	o.mu.Lock()
+	f := o.pending
+	if f == nil {
+		if o.life.Err() != nil {
+			o.mu.Unlock()
+			resp.Body.Close()
+			return errors.New("the sign-in was stopped: the host is closing")
+		}
+		f = &signInFlight{done: make(chan struct{})}
+		o.pending = f
+		// What the handler reads of the request and the answer, apart from
+		// them: the transport may close the body once this caller returns.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), SignInTimeout+time.Minute)
+		stop := context.AfterFunc(o.life, cancel)
+		r := req.Clone(sctx)
+		a := &http.Response{Status: resp.Status, StatusCode: resp.StatusCode, Header: resp.Header.Clone(), Body: http.NoBody, Request: r}
+		go func() {
+			err := o.handler.Authorize(sctx, r, a)
+			stop()
+			cancel()
+			o.mu.Lock()
+			f.err, o.pending = err, nil
+			o.mu.Unlock()
+			close(f.done)
+		}()
+	}
+	o.mu.Unlock()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	select {
+	case <-f.done:
+		return f.err
+	case <-ctx.Done():
+		return fmt.Errorf("%w before the sign-in ended; it goes on, waiting up to %s for the browser", ctx.Err(), SignInTimeout)
+	}
+}
 
 // HTTPClient returns a copy of hc (nil: a new client) that sends the current
 // access token to origin only: uploads and downloads of the agent.

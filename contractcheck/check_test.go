@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -68,6 +69,15 @@ func mustMeet(t *testing.T, r *contractcheck.Report, notOffered ...string) {
 	}
 	if !slices.Equal(ids, allPoints) {
 		t.Errorf("points %v, want %v", ids, allPoints)
+	}
+	// The last line says what is true: how many passed, and which optional
+	// points were not offered, never that all passed when some were not.
+	summary := fmt.Sprintf("\n%d points: %d passed, 0 failed\n", len(allPoints), len(allPoints)-len(notOffered))
+	if len(notOffered) > 0 {
+		summary = fmt.Sprintf("\n%d points: %d passed, 0 failed, %d not offered (optional)\n", len(allPoints), len(allPoints)-len(notOffered), len(notOffered))
+	}
+	if !strings.HasSuffix(text.String(), summary) {
+		t.Errorf("the report does not end in %q", summary)
 	}
 	if t.Failed() {
 		t.Logf("the report:\n%s", text.String())

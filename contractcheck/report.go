@@ -217,8 +217,21 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(&b, "\n%d points: %d pass, %d fail, %d skipped, %d not offered\n",
-		len(r.Points), counts[Pass], counts[Fail], counts[Skip], counts[NotOffered])
+	fmt.Fprintf(&b, "\n%s\n", summary(len(r.Points), counts))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// summary is the report's last line: how many points passed and failed,
+// then the skipped and not offered ones when there are any, e.g.
+// "13 points: 11 passed, 0 failed, 2 not offered (optional)".
+func summary(n int, counts map[Status]int) string {
+	line := fmt.Sprintf("%s: %d passed, %d failed", count(n, "point"), counts[Pass], counts[Fail])
+	if k := counts[Skip]; k > 0 {
+		line += fmt.Sprintf(", %d skipped", k)
+	}
+	if k := counts[NotOffered]; k > 0 {
+		line += fmt.Sprintf(", %d not offered (optional)", k)
+	}
+	return line
 }

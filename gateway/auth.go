@@ -10,18 +10,27 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
-// signIn prepares the OAuth sign-in to an agent with AGENT_AUTH=oauth
+// signIn prepares the OAuth sign-in to the agent a with AGENT_AUTH=oauth
 // (client.SignIn): it returns the handler of the agent's MCP transport and
 // the HTTP client of its uploads and downloads, which carries the same
-// token. An agent without an OAuth client id (Agent.OAuthClientID, else
+// token. One sign-in per agent for the gateway's life, made at its first
+// connection: a sign-in under way outlives the attempt that began it, and
+// the next attempt shares it (one URL shown, one callback listener). An
+// agent without an OAuth client id (Agent.OAuthClientID, else
 // Config.OAuthClientID) gets nil for both: its token, if any, is Token.
-func (g *Gateway) signIn(ac Agent, endpoint *url.URL) (auth.OAuthHandler, *http.Client, error) {
+func (g *Gateway) signIn(a *agent, endpoint *url.URL) (auth.OAuthHandler, *http.Client, error) {
+	ac := a.cfg
 	id := ac.OAuthClientID
 	if id == "" {
 		id = g.cfg.OAuthClientID
 	}
 	if id == "" {
 		return nil, nil, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.oauth != nil {
+		return a.oauth.Handler(), a.httpClient, nil
 	}
 	path := g.cfg.TokenFile
 	if path == "" {
@@ -46,7 +55,20 @@ func (g *Gateway) signIn(ac Agent, endpoint *url.URL) (auth.OAuthHandler, *http.
 		b, _ := client.BaseURLFromEndpoint(endpoint.String())
 		base, _ = url.Parse(b)
 	}
-	return o.Handler(), o.HTTPClient(nil, base), nil
+	a.oauth, a.httpClient = o, o.HTTPClient(nil, base)
+	return o.Handler(), a.httpClient, nil
+}
+
+// signingIn returns a channel closed when the agent's sign-in under way
+// ends, or nil when none is.
+func (a *agent) signingIn() <-chan struct{} {
+	a.mu.Lock()
+	o := a.oauth
+	a.mu.Unlock()
+	if o == nil {
+		return nil
+	}
+	return o.Pending()
 }
 
 // openURL is how the gateway shows a sign-in page (Config.OpenURL).

@@ -95,6 +95,11 @@ type Config struct {
 	// Logger logs what the gateway does; nil discards. With stdio, it must
 	// not write to stdout.
 	Logger *slog.Logger `json:"-"`
+
+	// connectTimeout bounds one attempt to open a session with an agent;
+	// 0 means connectTimeout (20 s). Tests make it short
+	// (export_test.go).
+	connectTimeout time.Duration
 }
 
 // LoadConfig reads a configuration file, JSON or YAML (by extension: .yaml

@@ -1,5 +1,14 @@
 package gateway
 
+import "time"
+
+// WithConnectTimeout returns cfg whose attempts to open a session with an
+// agent last at most d, for tests that outlast one.
+func WithConnectTimeout(cfg Config, d time.Duration) Config {
+	cfg.connectTimeout = d
+	return cfg
+}
+
 // SetMaxHostTasks sets how many passed tasks g keeps (maxHostTasks), for
 // tests that fill the map.
 func SetMaxHostTasks(g *Gateway, n int) {

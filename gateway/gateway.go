@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -69,6 +71,7 @@ type agent struct {
 	given, name string
 	session     *mcp.ClientSession // nil while it has none
 	httpClient  *http.Client       // uploads and downloads with the agent's OAuth token (auth.go); nil: cfg.Token
+	oauth       *client.OAuth      // its sign-in, made once (auth.go); nil without OAuth
 	// logMeta asks for the agent's log messages in each call's _meta
 	// (2026-07-28, where logging/setLevel is gone); nil: asked once
 	// with logging/setLevel, or not at all.
@@ -104,9 +107,10 @@ func (a *agent) label() string {
 
 // route is where a host's tool goes.
 type route struct {
-	agent *agent
-	tool  *mcp.Tool
-	desc  string // the description the host was given
+	agent     *agent
+	agentName string // the agent's name when the host was given the tool
+	tool      *mcp.Tool
+	desc      string // the description the host was given
 }
 
 // New connects to the agents of cfg, lists their tools and returns the
@@ -156,15 +160,19 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	g.serveTasks()
 	// Every agent at once: one that does not answer holds up no other.
 	var wg sync.WaitGroup
-	for _, a := range g.agents {
+	refused := make([]error, len(g.agents))
+	for i, a := range g.agents {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g.session(ctx, a) // a failure is logged and tried again in the background
+			refused[i] = g.firstSession(ctx, a) // a failure is logged and tried again in the background
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(refused...); err != nil {
 		return nil, err
 	}
 	// From here an agent that answers late has its tools listed by itself.
@@ -207,6 +215,9 @@ func (g *Gateway) Close() error {
 		a.mu.Lock()
 		s := a.session
 		a.session = nil
+		if a.oauth != nil {
+			a.oauth.Close() // a sign-in under way stops waiting for the browser
+		}
 		a.mu.Unlock()
 		if s != nil {
 			errs = append(errs, s.Close())
@@ -238,6 +249,7 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		},
 	}
 	var watch listenWatch
+	var opening openingAnswer // what the agent answered the requests opening the session
 	var tr mcp.Transport
 	if ac.URL != "" {
 		u, _ := url.Parse(ac.URL)
@@ -246,14 +258,11 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		if len(ac.Headers) > 0 {
 			next = headerTransport{headers: ac.Headers, next: next}
 		}
-		oauth, ahc, err := g.signIn(ac, u) // auth.go
+		oauth, _, err := g.signIn(a, u) // auth.go
 		if err != nil {
 			return nil, fmt.Errorf("gateway: sign in to %s: %w", ac.URL, err)
 		}
-		a.mu.Lock()
-		a.httpClient = ahc
-		a.mu.Unlock()
-		hc = &http.Client{Transport: &watchTransport{next: next, listenEnded: watch.ended(g, a)}}
+		hc = &http.Client{Transport: &watchTransport{next: next, listenEnded: watch.ended(g, a), opening: &opening}}
 		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: agentTasks(&opts, hc), OAuthHandler: oauth}
 		tr = client.LimitMessages(tr, g.cfg.MaxMessageBytes) // an answer too large for one message fails naming the agent
 	} else {
@@ -275,6 +284,9 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 	if err != nil {
 		if strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)) {
 			return nil, fmt.Errorf("gateway: connect to %s: %w: the agent wants a bearer token: give it with --token, $AGENTURA_TOKEN or the agent's token in the configuration file (AGENT_AUTH=jwt), or sign in with --oauth-client-id (AGENT_AUTH=oauth)", a.what, err)
+		}
+		if why := opening.notMCP(err); why != "" {
+			return nil, &notMCPError{url: a.what, why: why, err: err}
 		}
 		return nil, fmt.Errorf("gateway: connect to %s: %w", a.what, err)
 	}
@@ -440,6 +452,17 @@ func (g *Gateway) listTools(ctx context.Context, a *agent) ([]*mcp.Tool, error) 
 	return nil, err
 }
 
+// sameTool reports whether a and b, two listings of an agent's tool, say
+// the same: every listing makes new values, so pointers do not tell.
+func sameTool(a, b *mcp.Tool) bool {
+	if a == b {
+		return true
+	}
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
 // errNoSession is listTools' error for an agent that has no session.
 var errNoSession = errors.New("no session")
 
@@ -493,8 +516,10 @@ func (g *Gateway) refresh(ctx context.Context) error {
 		if len(at.Others) > 0 {
 			desc = strings.TrimSpace(desc + "\n\n" + clashNote(names, at))
 		}
-		if old, ok := g.routes[n]; ok && old.tool == at.Tool && old.desc == desc {
-			routes[n] = old // unchanged: not added again
+		if old, ok := g.routes[n]; ok && old.agentName == names[at.Agent] && old.desc == desc && sameTool(old.tool, at.Tool) {
+			// Unchanged, if listed anew (a reconnection, an agent's
+			// restart): not added again, so the host is told nothing.
+			routes[n] = old
 			continue
 		}
 		schema, err := client.HostSchema(at.Tool.InputSchema, g.hint)
@@ -503,7 +528,7 @@ func (g *Gateway) refresh(ctx context.Context) error {
 			continue
 		}
 		schema["type"] = "object"
-		r := route{agent: g.agents[at.Agent], tool: at.Tool, desc: desc}
+		r := route{agent: g.agents[at.Agent], agentName: names[at.Agent], tool: at.Tool, desc: desc}
 		routes[n] = r
 		host := &mcp.Tool{
 			Name:        n,

@@ -7,11 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/agentura/agentura/client"
 	"github.com/agentura/agentura/transfer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -89,7 +91,7 @@ func (g *Gateway) session(ctx context.Context, a *agent) (*mcp.ClientSession, er
 
 	// Bound by the gateway's life, not the caller's: the session outlives
 	// the call that needed it.
-	cctx, cancel := context.WithTimeout(g.bg, connectTimeout)
+	cctx, cancel := context.WithTimeout(g.bg, g.connectTimeout())
 	stop := context.AfterFunc(ctx, cancel) // a caller that gives up ends the attempt
 	d.s, d.err = g.connect(cctx, a)
 	stop()
@@ -113,8 +115,23 @@ func (g *Gateway) session(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		if errors.Is(d.err, errClosed) {
 			return nil, d.err
 		}
-		if wasDown == nil {
-			g.log.Warn("agent not reachable; the gateway keeps trying", "agent", a.what, "err", d.err)
+		if a.signingIn() != nil {
+			// Not a failure: the user is on the provider's page, and the
+			// background connects as soon as the sign-in ends.
+			if !errors.Is(wasDown, errSigningIn) {
+				g.log.Info("the agent waits for a sign-in in the browser; its tools appear once it is done", "agent", a.what,
+					"waiting up to", client.SignInTimeout)
+			}
+			a.mu.Lock()
+			a.down = errSigningIn
+			a.mu.Unlock()
+		} else if wasDown == nil {
+			msg := "agent not reachable; the gateway keeps trying"
+			var no *notMCPError
+			if errors.As(d.err, &no) {
+				msg = "the agent's URL answers, but not as an MCP endpoint; the gateway keeps trying"
+			}
+			g.log.Warn(msg, "agent", a.what, "err", d.err)
 		} else {
 			g.log.Debug("agent still not reachable", "agent", a.what, "err", d.err)
 		}
@@ -132,6 +149,91 @@ func (g *Gateway) session(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		g.background(func() { g.refreshLogged("tools not listed after connecting", a) })
 	}
 	return d.s, nil
+}
+
+// errSigningIn is why an agent has no session while its sign-in waits for
+// the user.
+var errSigningIn = errors.New("it waits for the sign-in in the browser (the URL is on the gateway's stderr)")
+
+// connectTimeout is how long one attempt to open a session may last.
+func (g *Gateway) connectTimeout() time.Duration {
+	if g.cfg.connectTimeout > 0 {
+		return g.cfg.connectTimeout
+	}
+	return connectTimeout
+}
+
+// firstSession opens the agent's first session as New starts. An agent
+// that answers, but not as an MCP endpoint (an A2A agent card, a web page,
+// 404 or 405 to the POST of initialize), is asked again until the connect
+// window has passed, and then refused: the URL is wrong, and the gateway
+// would otherwise run with no tools of it and keep trying in silence. An
+// agent that does not answer at all is left to the background.
+func (g *Gateway) firstSession(ctx context.Context, a *agent) error {
+	window := time.Now().Add(g.connectTimeout())
+	for {
+		_, err := g.session(ctx, a)
+		var no *notMCPError
+		if err == nil || !errors.As(err, &no) {
+			return nil
+		}
+		if time.Now().After(window) {
+			return fmt.Errorf("gateway: %s is no MCP endpoint: %s (asked for %s); give the agent's MCP endpoint "+
+				"(agentura's agents serve it at /mcp: http://host:port/mcp), or leave the agent out", no.url, no.why, g.connectTimeout())
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(min(retryFirst, time.Until(window))):
+		}
+	}
+}
+
+// notMCPError is a connection attempt that the agent's URL answered, but
+// not as an MCP endpoint.
+type notMCPError struct {
+	url, why string
+	err      error
+}
+
+func (e *notMCPError) Error() string {
+	return fmt.Sprintf("gateway: connect to %s: it answers, but not as an MCP endpoint: %s", e.url, e.why)
+}
+
+func (e *notMCPError) Unwrap() error { return e.err }
+
+// openingAnswer is what the agent answered the last POST without a
+// session (initialize, or 2026-07-28's server/discover).
+type openingAnswer struct {
+	mu          sync.Mutex
+	seen        bool
+	status      int
+	contentType string
+}
+
+// notMCP says why the answers to the opening requests, which ended in err,
+// show an endpoint that is no MCP one, or "" when they do not: a network
+// error, a refusal (401, 403), a server error (a proxy whose agent is
+// starting) are not.
+func (o *openingAnswer) notMCP(err error) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.seen {
+		return ""
+	}
+	ct, _, _ := strings.Cut(o.contentType, ";")
+	ct = strings.TrimSpace(strings.ToLower(ct))
+	switch {
+	case o.status == http.StatusNotFound || o.status == http.StatusMethodNotAllowed || o.status == http.StatusUnsupportedMediaType:
+		return fmt.Sprintf("the POST of initialize got %d %s", o.status, http.StatusText(o.status))
+	case o.status < 200 || o.status > 299:
+		return ""
+	case ct != "application/json" && ct != "text/event-stream":
+		return fmt.Sprintf("the POST of initialize got %d %s with %q, not JSON-RPC", o.status, http.StatusText(o.status), o.contentType)
+	case ct == "application/json" && strings.Contains(err.Error(), "failed to decode"):
+		return fmt.Sprintf("the POST of initialize got %d %s with JSON that is no JSON-RPC answer (an A2A agent card, say)", o.status, http.StatusText(o.status))
+	}
+	return ""
 }
 
 // live returns the agent's session, or nil while it has none.
@@ -192,10 +294,21 @@ func (g *Gateway) retryLater(a *agent, now bool) {
 			delay = 0
 		}
 		for {
+			// While a sign-in waits for the user, no attempt begins another
+			// (it would show a new URL); the one that ends connects at once.
+			pending := a.signingIn()
 			select {
 			case <-g.bg.Done():
 				return
+			case <-pending: // nil, and never ready, without a sign-in
 			case <-time.After(delay):
+				if pending != nil {
+					select {
+					case <-g.bg.Done():
+						return
+					case <-pending:
+					}
+				}
 			}
 			if a.live() != nil {
 				return
@@ -248,6 +361,8 @@ func downReason(err error) string {
 		return "it has not answered yet"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused"
+	case errors.Is(err, errSigningIn):
+		return err.Error()
 	case errors.Is(err, context.DeadlineExceeded):
 		return "no answer within " + connectTimeout.String()
 	case errors.Is(err, mcp.ErrSessionMissing):
@@ -300,6 +415,8 @@ type watchTransport struct {
 	next http.RoundTripper
 	// listenEnded is called once a subscriptions/listen response ends.
 	listenEnded func()
+	// opening, if set, gets the answer to each POST without a session.
+	opening *openingAnswer
 }
 
 func (w *watchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -327,6 +444,13 @@ func (w *watchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r = r.WithContext(httptrace.WithClientTrace(r.Context(), trace))
 	}
 	resp, err := next.RoundTrip(r)
+	// A notification's 202 (or 204) answers no request: it tells nothing.
+	if w.opening != nil && err == nil && r.Method == http.MethodPost && r.Header.Get(transfer.HeaderMCPSessionID) == "" &&
+		resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent {
+		w.opening.mu.Lock()
+		w.opening.seen, w.opening.status, w.opening.contentType = true, resp.StatusCode, resp.Header.Get("Content-Type")
+		w.opening.mu.Unlock()
+	}
 	if p != nil && err == nil {
 		p.mu.Lock()
 		p.status = resp.StatusCode

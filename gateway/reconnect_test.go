@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/gateway"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // The gateway through an agent's life cycle, between go-sdk peers: the
@@ -387,4 +389,97 @@ func TestStdioAgentStartedAgain(t *testing.T) {
 	if again == resultText(first) {
 		t.Errorf("work answered %q after the crash, as before it: want a new process", again)
 	}
+}
+
+// An agent that restarts with a new tool is one change of the host's tool
+// list, told once: a listing that finds the same tools again (here the
+// agent telling of a change that changes nothing; after a real restart
+// the reconnection's listing and a second one) adds nothing anew, so the
+// host is not told again. The host was told twice per restart.
+func TestAgentRestartIsOneListChange(t *testing.T) {
+	for _, rev := range revisions {
+		t.Run(rev.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			a := newFakeAgent(t, "alpha", rev.stateless)
+			a.start()
+			_, h := newGateway(t, ctx, gateway.Agent{URL: a.url()})
+			if res := h.call(t, ctx, "work"); res.IsError {
+				t.Fatalf("first call: %s", resultText(res))
+			}
+			time.Sleep(500 * time.Millisecond) // anything the start told is told by now
+			for len(h.listChanged) > 0 {
+				<-h.listChanged
+			}
+			// Its new version has one more tool, which appears.
+			newTool := func() {
+				a.server.AddTool(&mcp.Tool{Name: "new_tool", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "new"}}}, nil
+				})
+			}
+			a.stop()
+			newTool()
+			a.replace()
+			a.start()
+			waitFor(t, &sync.Mutex{}, func() bool { return slices.Contains(h.tools(t, ctx), "new_tool") },
+				func() string { return "the restarted agent's new tool did not appear" })
+			if res := h.call(t, ctx, "new_tool"); res.IsError {
+				t.Fatalf("new_tool: %s", resultText(res))
+			}
+			newTool()                   // the same tool again: the agent tells the gateway, which lists its tools again
+			time.Sleep(2 * time.Second) // a second notification would come by now
+			if n := len(h.listChanged); n != 1 {
+				t.Errorf("the host was told %d times that the tool list changed, want once", n)
+			}
+		})
+	}
+}
+
+// A URL that answers, but not as an MCP endpoint — an agent's A2A card or
+// its A2A endpoint, given by mistake — is refused when the gateway starts,
+// once its connect window (2 s here) has passed, with the reason and what
+// to give instead; the gateway ran before with no tools of it and kept
+// trying, saying the agent was not reachable.
+func TestNoMCPEndpointRefused(t *testing.T) {
+	a := mcptest.StartAgent(t, fileagentBin)
+	// A server that hands out its A2A card for any request.
+	card := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"name": "ocr-agent", "url": "http://localhost:8001/a2a", "skills": []}`)
+	}))
+	defer card.Close()
+	for _, tc := range []struct{ base, path, says string }{
+		{card.URL, "/card", "JSON that is no JSON-RPC answer (an A2A agent card, say)"},
+		{a.URL, "/.well-known/agent-card.json", "405 Method Not Allowed"},
+		{a.URL, "/a2a", `200 OK with "text/plain; charset=utf-8", not JSON-RPC`},
+		{a.URL, "/nothing-here", "404 Not Found"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		started := time.Now()
+		g, err := gateway.New(ctx, gateway.WithConnectTimeout(gateway.Config{
+			Agents: []gateway.Agent{{URL: tc.base + tc.path}}, Roots: []string{t.TempDir()}, Out: t.TempDir()}, 2*time.Second))
+		cancel()
+		if err == nil {
+			g.Close()
+			t.Errorf("%s: the gateway started with a URL that is no MCP endpoint", tc.path)
+			continue
+		}
+		msg := err.Error()
+		t.Logf("%s: %s", tc.path, msg)
+		if !strings.Contains(msg, tc.base+tc.path+" is no MCP endpoint") || !strings.Contains(msg, tc.says) || !strings.Contains(msg, "/mcp") {
+			t.Errorf("%s: %q; want it to name the URL, why (%q) and what to give", tc.path, msg, tc.says)
+		}
+		if took := time.Since(started); took < 2*time.Second || took > 30*time.Second {
+			t.Errorf("%s: refused after %v, want after its 2 s window", tc.path, took)
+		}
+	}
+	// The agent's MCP endpoint is taken.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	g, err := gateway.New(ctx, gateway.WithConnectTimeout(gateway.Config{
+		Agents: []gateway.Agent{{URL: a.URL + "/mcp"}}, Roots: []string{t.TempDir()}, Out: t.TempDir()}, 2*time.Second))
+	if err != nil {
+		t.Fatalf("the agent's MCP endpoint: %v", err)
+	}
+	g.Close()
 }

@@ -106,8 +106,14 @@ func runNew(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  go get github.com/agentura/agentura@latest   # or: agentura new ... --replace /path/to/agentura\n")
 	}
 	fmt.Fprintf(stdout, "  go mod tidy\n  make test    # the agent in-process: no ports\n  make run     # MCP at http://localhost:%d/mcp\n  make up      # the image, under docker compose\n", data.Port)
+	fmt.Fprint(stdout, "\n"+slowFirstTest+"\n")
 	return exitOK
 }
+
+// slowFirstTest is what `agentura new` says of the first `make test`, as
+// the scaffold's README does: said before it is slow, not found out.
+const slowFirstTest = "The first make test builds agentura and its dependencies with the race detector (-race):\n" +
+	"a few minutes on a small machine (2 cores), seconds afterwards from Go's build cache."
 
 // writeScaffold writes the module into dir, which must not exist or be
 // empty: nothing of the user's is ever overwritten.

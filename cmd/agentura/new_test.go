@@ -111,3 +111,28 @@ func TestNewRefusals(t *testing.T) {
 		t.Error("a refused scaffold touched the user's file")
 	}
 }
+
+// What is slow is said before it is slow: `agentura new` and the
+// scaffold's README say the first make test builds the dependencies with
+// -race and takes minutes on a small machine.
+func TestNewSaysTheFirstTestIsSlow(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "slow-agent")
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"new", dir, "--module", "example.com/acme/slow-agent"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("agentura new: exit %d: %s", code, stderr.String())
+	}
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	makefile, _ := os.ReadFile(filepath.Join(dir, "Makefile"))
+	if !strings.Contains(string(makefile), "test -race ./...") {
+		t.Fatalf("the Makefile's test target no longer uses -race: say what it does instead:\n%s", makefile)
+	}
+	for what, text := range map[string]string{"the output": stdout.String(), "README.md": string(readme)} {
+		if !strings.Contains(text, "The first make test") && !strings.Contains(text, "The first `make test`") ||
+			!strings.Contains(text, "-race") || !strings.Contains(text, "a few minutes on a small machine") {
+			t.Errorf("%s does not say that the first make test is slow:\n%s", what, text)
+		}
+	}
+}

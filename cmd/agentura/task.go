@@ -46,8 +46,8 @@ func (f *taskFollower) told(t *client.Task) {
 		fmt.Fprintf(f.w, "task %s: the agent runs the call as a task; if this stops, resume with: agentura task get %s %s\n", t.ID, f.url, t.ID)
 	}
 	line := t.Status
-	if t.StatusMessage != "" {
-		line += ": " + t.StatusMessage
+	if msg := statusLine(t); msg != "" {
+		line += ": " + msg
 	}
 	if t.Total > 0 {
 		line += fmt.Sprintf(" (%.0f/%.0f)", t.Progress, t.Total)
@@ -56,6 +56,29 @@ func (f *taskFollower) told(t *client.Task) {
 		f.last = line
 		fmt.Fprintf(f.w, "task %s %s\n", t.ID, line)
 	}
+}
+
+// maxStatusRunes is the most of a status message a task line shows.
+const maxStatusRunes = 100
+
+// statusLine is what a task line shows of t's status message: nothing once
+// the task completed or failed (an agent's message then is its result's
+// text or its error, which the call prints in full anyway; an OCR's
+// completed task repeated the recognised text on stderr), else its first
+// line, cut to maxStatusRunes.
+func statusLine(t *client.Task) string {
+	if t.Status == client.TaskCompleted || t.Status == client.TaskFailed {
+		return ""
+	}
+	msg, _, cut := strings.Cut(strings.TrimSpace(t.StatusMessage), "\n")
+	msg = strings.TrimSpace(msg)
+	if r := []rune(msg); len(r) > maxStatusRunes {
+		msg, cut = string(r[:maxStatusRunes]), true
+	}
+	if cut {
+		msg += "…"
+	}
+	return msg
 }
 
 // explain adds how to resume to the error of a call that left its task
