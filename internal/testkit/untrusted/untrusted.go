@@ -120,9 +120,13 @@ func Start(t testing.TB, l Lures) *Server {
 		http.Redirect(w, r, s.OtherURL+"/files/out.txt?token="+Token, http.StatusFound)
 	})
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcpServer(l) }, nil))
-	own := httptest.NewServer(mux)
+	// Its URL is known before it accepts, so that handlers read it after it
+	// was written.
+	own := httptest.NewUnstartedServer(mux)
+	s.URL = "http://" + own.Listener.Addr().String()
+	s.Endpoint = s.URL + "/mcp"
+	own.Start()
 	t.Cleanup(own.Close)
-	s.URL, s.Endpoint = own.URL, own.URL+"/mcp"
 	return s
 }
 
