@@ -13,8 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentura/agentura/agentcore/internal/ops"
+	"github.com/agentura/agentura/internal/lib/otelsetup"
 	"github.com/agentura/agentura/settings"
 )
 
@@ -68,6 +70,22 @@ func Main(info Info, defaultAddr string, args []string, register func(*Service) 
 	level.UnmarshalText([]byte(run.cfg.LogLevel)) // checked by the settings
 	// Logs go to stderr: with --stdio, stdout carries the protocol.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	tracing, err := otelsetup.Start(context.Background(), info.Name)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: bad configuration:\n  %v\n", info.Name, err)
+		return 2
+	}
+	defer func() {
+		// The spans still buffered go out before the process ends.
+		ctx, cancel := context.WithTimeout(context.Background(), tracingFlushTimeout)
+		defer cancel()
+		if err := tracing.Shutdown(ctx); err != nil {
+			logger.Warn("traces lost at stop", "err", err)
+		}
+	}()
+	if tracing.Enabled() {
+		logger.Info("tracing on: spans exported over OTLP (OTEL_* variables)")
+	}
 	ln, err := run.listen(logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", info.Name, err)
@@ -103,6 +121,10 @@ func Main(info Info, defaultAddr string, args []string, register func(*Service) 
 	}
 	return 0
 }
+
+// tracingFlushTimeout bounds how long a stopping agent waits for its
+// collector to take the spans still buffered.
+const tracingFlushTimeout = 5 * time.Second
 
 // errBadFlags is a command line the flag set refused (it said why).
 var errBadFlags = errors.New("bad command line")
