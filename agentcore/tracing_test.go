@@ -98,8 +98,8 @@ func spanAttr(s *tracepb.Span, key string) string {
 // The check (38): a caller that is none of ours sends a tools/call
 // whose _meta carries a W3C traceparent written by hand; the agent exports
 // over OTLP/HTTP a server span in that trace, child of the caller's span,
-// named "tools/call echo" with the MCP conventions' attributes, and a child
-// span per file input. The second call reads the first's output by its
+// named "tools/call echo" with the MCP conventions' attributes, a child
+// span per file input and one per response's outputs. The second call reads the first's output by its
 // signed URL: no exported attribute, status or resource value holds the
 // URL's token, and the third, refused, records the reason its caller read,
 // but not the file's name. A third caller carries its trace in the HTTP traceparent
@@ -144,7 +144,7 @@ func TestToolCallContinuesCallersTrace(t *testing.T) {
 		"arguments": map[string]any{"source": "data:text/plain;name=c.txt;base64,aGVsbG8="}})
 
 	recv := flush()
-	var calls, inputs, header, errored int
+	var calls, inputs, outputs, header, errored int
 	for _, s := range recv.spans {
 		tid := strings.ToLower(hexOf(s.TraceId))
 		switch {
@@ -171,10 +171,21 @@ func TestToolCallContinuesCallersTrace(t *testing.T) {
 			if hexOf(s.ParentSpanId) != "b7ad6b7169203331" {
 				t.Errorf("span from the header's trace: parent %s", hexOf(s.ParentSpanId))
 			}
+		case s.Name == "store outputs" && tid == traceID:
+			outputs++
+			for _, kv := range s.Attributes {
+				if kv.Key == "agentura.outputs.size" && kv.Value.GetIntValue() != 5 {
+					t.Errorf("outputs span: size %v, want the 5 bytes of hello", kv.Value)
+				}
+			}
 		case s.Name == "resolve file input" && tid == traceID:
 			inputs++
-			if spanAttr(s, "agentura.file.transport") == "" {
-				t.Errorf("input span without its transport: %v", s.Attributes)
+			if s.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+				if s.Status.GetMessage() != "unresolved file reference" {
+					t.Errorf("refused input's span: status %q", s.Status.GetMessage())
+				}
+			} else if tr := spanAttr(s, "agentura.file.transport"); tr != "data" && tr != "http" {
+				t.Errorf("input span: transport %q, want data or http", tr)
 			}
 		}
 		values := []string{s.Name, s.Status.GetMessage()}
@@ -195,8 +206,8 @@ func TestToolCallContinuesCallersTrace(t *testing.T) {
 	if calls != 3 || errored != 1 || header != 1 {
 		t.Errorf("spans tools/call echo: %d in the _meta trace (%d failed), %d in the header's; want 3 (1) and 1 (got %d spans)", calls, errored, header, len(recv.spans))
 	}
-	if inputs != 2 {
-		t.Errorf("file input spans in the trace: %d, want 2", inputs)
+	if inputs != 3 || outputs != 2 {
+		t.Errorf("spans in the trace: %d of file inputs, %d of outputs; want 3 (one refused) and 2", inputs, outputs)
 	}
 	var service string
 	for _, kv := range recv.res {

@@ -17,7 +17,6 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Input is a resolved file input: a local file the tool may read until its
@@ -80,12 +79,17 @@ func NewResolver(reg *Registry, maxBytes int64) *Resolver {
 // dir and describes it. owner is the caller; it may open its own signed
 // URLs and file URIs. An error is a *ResolveError.
 func (r *Resolver) Resolve(ctx context.Context, owner, dir, name, content string) (*Input, error) {
+	ctx, span := otel.Tracer(tracerName).Start(ctx, "resolve file input")
+	defer span.End()
 	given := name
 	content = strings.TrimSpace(content)
 	if given == "" {
 		given = NameFromContent(content)
 	}
-	fail := func(err error) (*Input, error) { return nil, &ResolveError{Name: given, Err: err} }
+	fail := func(err error) (*Input, error) {
+		span.SetStatus(codes.Error, failureKind(err))
+		return nil, &ResolveError{Name: given, Err: err}
+	}
 
 	if content == "" {
 		if name != "" {
@@ -97,13 +101,7 @@ func (r *Resolver) Resolve(ctx context.Context, owner, dir, name, content string
 	if err != nil {
 		return fail(err)
 	}
-	ctx, span := otel.Tracer(tracerName).Start(ctx, "resolve file input",
-		trace.WithAttributes(attrTransport.String(transportName(t))))
-	defer span.End()
-	fail = func(err error) (*Input, error) {
-		span.SetStatus(codes.Error, failureKind(err))
-		return nil, &ResolveError{Name: given, Err: err}
-	}
+	span.SetAttributes(attrTransport.String(transportName(t)))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fail(fmt.Errorf("prepare call folder: %w", err))
 	}
