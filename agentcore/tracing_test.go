@@ -3,90 +3,49 @@ package agentcore
 import (
 	"context"
 	"encoding/hex"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentura/agentura/internal/lib/otelsetup"
 	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/otlptest"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace/noop"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 )
-
-// otlpReceiver is an OTLP/HTTP collector in the test process: it decodes
-// each ExportTraceServiceRequest (protobuf) and keeps the spans.
-type otlpReceiver struct {
-	mu    sync.Mutex
-	spans []*tracepb.Span
-	res   []*commonpb.KeyValue // the resources' attributes
-}
-
-func (r *otlpReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
-		http.Error(w, "want protobuf on /v1/traces", http.StatusBadRequest)
-		return
-	}
-	body, err := io.ReadAll(req.Body)
-	var export coltracepb.ExportTraceServiceRequest
-	if err == nil {
-		err = proto.Unmarshal(body, &export)
-	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	r.mu.Lock()
-	for _, rs := range export.ResourceSpans {
-		r.res = append(r.res, rs.GetResource().GetAttributes()...)
-		for _, ss := range rs.ScopeSpans {
-			r.spans = append(r.spans, ss.Spans...)
-		}
-	}
-	r.mu.Unlock()
-	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	w.Write(out)
-}
 
 // startTracing points the OTEL_* variables at a new receiver and starts
 // the process's tracing as an agent's Main does; flush sends what is
 // buffered and returns the spans received. The global provider is the
 // no-op one again after the test.
-func startTracing(t testing.TB) (flush func() *otlpReceiver) {
+func startTracing(t testing.TB) (flush func() []otlptest.Span) {
 	t.Helper()
-	recv := &otlpReceiver{}
-	srv := httptest.NewServer(recv)
-	t.Cleanup(srv.Close)
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
-	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+	recv := otlptest.Start(t)
+	for k, v := range recv.Env() {
+		t.Setenv(k, v)
+	}
 	t.Setenv("OTEL_SERVICE_NAME", "traced-agent")
 	tracing, err := otelsetup.Start(context.Background(), "test-agent")
 	if err != nil || !tracing.Enabled() {
 		t.Fatalf("tracing not started: %v", err)
 	}
 	t.Cleanup(func() { otel.SetTracerProvider(noop.NewTracerProvider()) })
-	return func() *otlpReceiver {
+	return func() []otlptest.Span {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := tracing.Shutdown(ctx); err != nil {
 			t.Fatal(err)
 		}
-		return recv
+		return recv.Spans()
 	}
 }
 
 func hexOf(id []byte) string { return hex.EncodeToString(id) }
 
-func spanAttr(s *tracepb.Span, key string) string {
+func spanAttr(s otlptest.Span, key string) string {
 	for _, kv := range s.Attributes {
 		if kv.Key == key {
 			return kv.Value.GetStringValue()
@@ -143,9 +102,9 @@ func TestToolCallContinuesCallersTrace(t *testing.T) {
 	mcptest.Call[callResult](t, viaHeader, "tools/call", map[string]any{"name": "echo",
 		"arguments": map[string]any{"source": "data:text/plain;name=c.txt;base64,aGVsbG8="}})
 
-	recv := flush()
+	spans := flush()
 	var calls, inputs, outputs, header, errored int
-	for _, s := range recv.spans {
+	for _, s := range spans {
 		tid := strings.ToLower(hexOf(s.TraceId))
 		switch {
 		case s.Name == "tools/call echo" && tid == traceID:
@@ -204,18 +163,15 @@ func TestToolCallContinuesCallersTrace(t *testing.T) {
 		}
 	}
 	if calls != 3 || errored != 1 || header != 1 {
-		t.Errorf("spans tools/call echo: %d in the _meta trace (%d failed), %d in the header's; want 3 (1) and 1 (got %d spans)", calls, errored, header, len(recv.spans))
+		t.Errorf("spans tools/call echo: %d in the _meta trace (%d failed), %d in the header's; want 3 (1) and 1 (got %d spans)", calls, errored, header, len(spans))
 	}
 	if inputs != 3 || outputs != 2 {
 		t.Errorf("spans in the trace: %d of file inputs, %d of outputs; want 3 (one refused) and 2", inputs, outputs)
 	}
-	var service string
-	for _, kv := range recv.res {
-		if kv.Key == "service.name" {
-			service = kv.Value.GetStringValue()
+	for _, s := range spans {
+		if s.Service != "traced-agent" {
+			t.Errorf("span %s of service %q, want OTEL_SERVICE_NAME's traced-agent", s.Name, s.Service)
+			break
 		}
-	}
-	if service != "traced-agent" {
-		t.Errorf("service.name %q, want OTEL_SERVICE_NAME's traced-agent", service)
 	}
 }
