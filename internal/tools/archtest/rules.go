@@ -126,7 +126,7 @@ var Rules = []Rule{
 	{"internal/testkit/drafttest", nil, "tests: a third-party MCP server that speaks only the draft file contract (SEP-2631), none of agentura's packages, with switches that break it one point at a time"},
 	{"internal/testkit/outage", nil, "tests: an HTTP server a test takes down and brings back on its port, or makes hang, fail or garble: a dependency's outage"},
 	{"internal/testkit/untrusted", nil, "tests: an MCP server one does not trust yet, naming URLs on a second service that records every request (agentura check), none of agentura's packages"},
-	{"internal/testkit/...", nil, "tests: attack catalogue and fault tests, hostile inputs, MCP Apps in a browser, A2A helpers, a third-party MCP server, heap sampling, required tools"},
+	{"internal/testkit/...", nil, "tests: attack catalogue and fault tests, hostile inputs, MCP Apps in a browser, A2A helpers, a third-party MCP server, heap sampling, required tools, an OTLP collector"},
 
 	// Tools under internal/cmd/ (binaries: make targets, the demo and S3
 	// images' helpers) and internal/tools/ (their libraries).
