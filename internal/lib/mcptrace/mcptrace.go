@@ -14,6 +14,7 @@ package mcptrace
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -75,7 +76,7 @@ func (m MetaCarrier) Keys() []string {
 // else in the HTTP request's traceparent header; ctx itself when neither
 // holds one.
 func Extract(ctx context.Context, req mcp.Request) context.Context {
-	if p := req.GetParams(); p != nil {
+	if p := paramsOf(req); p != nil {
 		if meta := p.GetMeta(); meta != nil {
 			if _, ok := meta["traceparent"].(string); ok {
 				return Propagator.Extract(ctx, MetaCarrier(meta))
@@ -90,7 +91,7 @@ func Extract(ctx context.Context, req mcp.Request) context.Context {
 
 // Inject writes the trace context of ctx into params._meta.
 func Inject(ctx context.Context, p mcp.Params) {
-	if p == nil || !trace.SpanContextFromContext(ctx).IsValid() {
+	if isNil(p) || !trace.SpanContextFromContext(ctx).IsValid() {
 		return
 	}
 	meta := p.GetMeta()
@@ -99,6 +100,24 @@ func Inject(ctx context.Context, p mcp.Params) {
 	}
 	Propagator.Inject(ctx, MetaCarrier(meta))
 	p.SetMeta(meta)
+}
+
+// paramsOf is the params of req, nil when there are none: the go-sdk
+// hands a request without params as a nil pointer of its type.
+func paramsOf(req mcp.Request) mcp.Params {
+	if p := req.GetParams(); !isNil(p) {
+		return p
+	}
+	return nil
+}
+
+// isNil reports whether p is nil or a nil pointer.
+func isNil(p mcp.Params) bool {
+	if p == nil {
+		return true
+	}
+	v := reflect.ValueOf(p)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // Server is the receiving middleware of an MCP server: each request gets

@@ -1,8 +1,12 @@
 package mcptrace
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Scrub keeps the reason and drops what a span must not hold: names and
@@ -35,5 +39,21 @@ func TestMetaCarrier(t *testing.T) {
 	m.Set("baggage", "k=v")
 	if m["baggage"] != "k=v" || len(m.Keys()) != 3 {
 		t.Errorf("Set/Keys: %v", m)
+	}
+}
+
+// The go-sdk hands a request without params (tools/list) as a nil pointer
+// of its params type: neither side may touch it.
+func TestNilParams(t *testing.T) {
+	ctx := context.Background()
+	if got := Extract(ctx, &mcp.ServerRequest[*mcp.ListToolsParams]{}); got != ctx {
+		t.Error("Extract made up a trace for a request without params")
+	}
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled})
+	Inject(trace.ContextWithSpanContext(ctx, sc), (*mcp.ListToolsParams)(nil)) // must not panic
+	p := &mcp.ListToolsParams{}
+	Inject(trace.ContextWithSpanContext(ctx, sc), p)
+	if got := p.GetMeta()["traceparent"]; got != "00-01000000000000000000000000000000-0200000000000000-01" {
+		t.Errorf("traceparent written: %v", got)
 	}
 }
