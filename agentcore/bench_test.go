@@ -55,7 +55,7 @@ func BenchmarkResolveBase64(b *testing.B) {
 // benchToolCalls measures tools/call over HTTP (2026-07-28, stateless), a
 // small data URI echoed back, its _meta carrying a caller's traceparent.
 func benchToolCalls(b *testing.B) {
-	svc, srv := serveTestService(b, nil)
+	svc, srv := serveTestService(b, func(c *Config) { c.RateLimit = -1 }) // one caller, as fast as it goes
 	addEchoTool(svc)
 	caller := mcptest.NewSessionless(srv.URL + "/mcp")
 	params := map[string]any{"name": "echo",
