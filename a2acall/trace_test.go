@@ -5,12 +5,10 @@ import (
 	"testing"
 
 	"github.com/agentura/agentura/a2acall"
+	"github.com/agentura/agentura/internal/testkit/otlptest"
 	"github.com/agentura/agentura/internal/testkit/testagent"
-	"go.opentelemetry.io/otel"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // An A2A call is one trace with the agent's work (issue 38): a2acall's
@@ -18,10 +16,7 @@ import (
 // the task is its remote child, named for the skill; a skill that fails
 // leaves its reason on the agent's span.
 func TestCallSkillCarriesTrace(t *testing.T) {
-	spans := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
-	otel.SetTracerProvider(tp)
-	t.Cleanup(func() { otel.SetTracerProvider(noop.NewTracerProvider()); tp.Shutdown(context.Background()) })
+	spans := otlptest.Memory(t)
 	srv := serveAgent(t, testagent.Options{})
 	c := &a2acall.Client{Dir: t.TempDir()}
 	if _, err := c.CallSkill(context.Background(), srv.Base, "nothing", nil); err != nil {

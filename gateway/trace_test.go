@@ -6,13 +6,11 @@ import (
 	"time"
 
 	"github.com/agentura/agentura/gateway"
+	"github.com/agentura/agentura/internal/testkit/otlptest"
 	"github.com/agentura/agentura/internal/testkit/testagent"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // A chat host's call through the gateway to an agent is one trace (issue
@@ -21,10 +19,7 @@ import (
 // to the agent is the parent of the agent's server span, carried over HTTP
 // in the call's _meta.
 func TestGatewayContinuesHostsTraceToAgent(t *testing.T) {
-	spans := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
-	otel.SetTracerProvider(tp)
-	t.Cleanup(func() { otel.SetTracerProvider(noop.NewTracerProvider()); tp.Shutdown(context.Background()) })
+	spans := otlptest.Memory(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 

@@ -6,11 +6,10 @@ import (
 
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/agentcore/agenttest"
+	"github.com/agentura/agentura/internal/testkit/otlptest"
 	"go.opentelemetry.io/otel"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // The host side propagates (issue 38): the client's span of a tools/call
@@ -19,10 +18,7 @@ import (
 // HTTP header and no shared context exists: params._meta, written by
 // client.Trace, is the only carrier.
 func TestClientPropagatesTraceToAgent(t *testing.T) {
-	spans := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
-	otel.SetTracerProvider(tp)
-	t.Cleanup(func() { otel.SetTracerProvider(noop.NewTracerProvider()); tp.Shutdown(context.Background()) })
+	spans := otlptest.Memory(t)
 
 	a := agenttest.Start(t, agentcore.Info{Name: "digester"}, register)
 	ctx, root := otel.Tracer("test").Start(context.Background(), "host turn")

@@ -1,15 +1,22 @@
 // Package otlptest is an OpenTelemetry collector inside a test: an OTLP/HTTP
 // receiver that decodes each protobuf ExportTraceServiceRequest and keeps
-// the spans, each with the service that sent it, for the test to read.
+// the spans, each with the service that sent it, for the test to read
+// (Start); or, inside one process, a global tracer provider that keeps its
+// spans in memory (Memory).
 package otlptest
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace/noop"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -83,4 +90,19 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	w.Write(out)
+}
+
+// Memory makes an SDK tracer provider that keeps every span in memory the
+// process's global one until the test ends (the no-op one after), and
+// returns its spans: for tests of propagation inside one process.
+func Memory(t testing.TB) *tracetest.InMemoryExporter {
+	t.Helper()
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	otel.SetTracerProvider(tp)
+	t.Cleanup(func() {
+		otel.SetTracerProvider(noop.NewTracerProvider())
+		tp.Shutdown(context.Background())
+	})
+	return spans
 }
