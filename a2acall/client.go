@@ -24,6 +24,11 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transferclient"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultInlineMaxBytes is the largest file a Client sends inline, as
@@ -187,8 +192,13 @@ func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map
 		artifacts = append(artifacts, a)
 	}
 	msg := a2a.NewMessage(a2a.MessageRoleUser, parts...)
+	ctx, span := otel.Tracer(tracerName).Start(ctx, "a2a call "+skill, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("gen_ai.tool.name", skill), attribute.String("gen_ai.operation.name", "execute_tool")))
+	defer span.End()
+	msg.Metadata = traceMetadata(ctx)
 	for ev, err := range client.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: msg}) {
 		if err != nil {
+			span.SetStatus(codes.Error, "the call broke off") // the error may name URLs
 			return nil, fmt.Errorf("call skill %s of %s: %w", skill, base, err)
 		}
 		switch ev := ev.(type) {
@@ -210,6 +220,7 @@ func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map
 		if state == "" {
 			state = "without a result"
 		}
+		span.SetStatus(codes.Error, "the task ended "+state)
 		return nil, &SkillError{Agent: base.String(), Skill: skill, State: state, Message: textOf(status.Message)}
 	}
 	// Downloads go through the same client: the token goes with a URI on
@@ -274,4 +285,23 @@ func nameOr(name, fallback string) string {
 		return name
 	}
 	return fallback
+}
+
+// tracerName is the tracer of a2acall's spans.
+const tracerName = "github.com/agentura/agentura/a2acall"
+
+// traceMetadata is the message metadata that carries the trace of ctx to
+// the agent: the W3C traceparent, tracestate and baggage, as MCP carries
+// them in params._meta; nil without a trace.
+func traceMetadata(ctx context.Context) map[string]any {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return nil
+	}
+	fields := propagation.MapCarrier{}
+	propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}).Inject(ctx, fields)
+	md := make(map[string]any, len(fields))
+	for k, v := range fields {
+		md[k] = v
+	}
+	return md
 }

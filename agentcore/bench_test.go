@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentura/agentura/internal/testkit/heappeak"
+	"github.com/agentura/agentura/internal/testkit/mcptest"
 )
 
 // BenchmarkResolveBase64 measures resolving a 50 MiB input sent inline as
@@ -48,5 +49,39 @@ func BenchmarkResolveBase64(b *testing.B) {
 			}
 			b.ReportMetric(float64(worst)/(1<<20), "peak-heap-MiB")
 		})
+	}
+}
+
+// benchToolCalls measures tools/call over HTTP (2026-07-28, stateless), a
+// small data URI echoed back, its _meta carrying a caller's traceparent.
+func benchToolCalls(b *testing.B) {
+	svc, srv := serveTestService(b, func(c *Config) { c.RateLimit = -1 }) // one caller, as fast as it goes
+	addEchoTool(svc)
+	caller := mcptest.NewSessionless(srv.URL + "/mcp")
+	params := map[string]any{"name": "echo",
+		"_meta":     map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+		"arguments": map[string]any{"source": "data:text/plain;name=a.txt;base64,aGVsbG8="}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := mcptest.Call[map[string]any](b, caller, "tools/call", params); res["isError"] == true {
+			b.Fatalf("tools/call: %v", res)
+		}
+	}
+}
+
+// BenchmarkToolCallTracingOff is a tool call with tracing off (no OTEL_*
+// variable): the cost of reading the caller's trace context that goes
+// nowhere.
+func BenchmarkToolCallTracingOff(b *testing.B) { benchToolCalls(b) }
+
+// BenchmarkToolCallTracingOn is the same call with every span sampled and
+// exported over OTLP/HTTP to a collector in the process (the batch
+// processor's defaults).
+func BenchmarkToolCallTracingOn(b *testing.B) {
+	flush := startTracing(b)
+	benchToolCalls(b)
+	b.StopTimer()
+	if n := len(flush()); n == 0 {
+		b.Fatal("no span exported")
 	}
 }

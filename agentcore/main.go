@@ -13,8 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentura/agentura/agentcore/internal/ops"
+	"github.com/agentura/agentura/internal/lib/otelsetup"
 	"github.com/agentura/agentura/settings"
 )
 
@@ -44,7 +46,9 @@ func BeforeServe(hook func(context.Context, *Service) error) Option {
 }
 
 // Main runs an agent program: settings from the environment and flags, then
-// register, then serving until SIGINT or SIGTERM (--stdio: MCP over stdio).
+// register, then serving until SIGINT or SIGTERM (--stdio: MCP over stdio);
+// spans go out over OTLP when the OTEL_* variables ask for them
+// (docs/observability.md), flushed at stop.
 // defaultAddr is the address without AGENT_ADDR; it returns the exit code.
 func Main(info Info, defaultAddr string, args []string, register func(*Service) error, opts ...Option) int {
 	var o mainOptions
@@ -68,6 +72,22 @@ func Main(info Info, defaultAddr string, args []string, register func(*Service) 
 	level.UnmarshalText([]byte(run.cfg.LogLevel)) // checked by the settings
 	// Logs go to stderr: with --stdio, stdout carries the protocol.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	tracing, err := otelsetup.Start(context.Background(), info.Name)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: bad configuration:\n  %v\n", info.Name, err)
+		return 2
+	}
+	defer func() {
+		// The spans still buffered go out before the process ends.
+		ctx, cancel := context.WithTimeout(context.Background(), tracingFlushTimeout)
+		defer cancel()
+		if err := tracing.Shutdown(ctx); err != nil {
+			logger.Warn("traces lost at stop", "err", err)
+		}
+	}()
+	if tracing.Enabled() {
+		logger.Info("tracing on: spans exported over OTLP (OTEL_* variables)")
+	}
 	ln, err := run.listen(logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", info.Name, err)
@@ -103,6 +123,10 @@ func Main(info Info, defaultAddr string, args []string, register func(*Service) 
 	}
 	return 0
 }
+
+// tracingFlushTimeout bounds how long a stopping agent waits for its
+// collector to take the spans still buffered.
+const tracingFlushTimeout = 5 * time.Second
 
 // errBadFlags is a command line the flag set refused (it said why).
 var errBadFlags = errors.New("bad command line")

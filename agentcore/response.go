@@ -17,6 +17,10 @@ import (
 	"github.com/agentura/agentura/internal/lib/fault"
 	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/agentura/agentura/transfer"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Output is a file a tool hands out. Give exactly one of Path and Reader.
@@ -71,6 +75,32 @@ func (r *Result) ProducedLines() []string { return r.outcome().ProducedLines() }
 // FileResponse stores outputs and returns the result that hands them out by
 // signed URLs: one commit, all of them stored or none.
 func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, error) {
+	ctx, span := otel.Tracer(tracerName).Start(ctx, "store outputs", trace.WithAttributes(attrOutputs.Int(len(outputs))))
+	defer span.End()
+	res, err := c.fileResponse(ctx, outputs...)
+	if err != nil {
+		span.SetStatus(codes.Error, "the outputs were not stored") // the error names files
+		return nil, err
+	}
+	var total int64
+	for _, f := range res.Files {
+		total += f.SizeBytes
+	}
+	span.SetAttributes(attrOutputBytes.Int64(total))
+	return res, nil
+}
+
+// tracerName is the tracer of agentcore's spans; the span of a response's
+// outputs records how many and their bytes, never a name or a URL.
+const tracerName = "github.com/agentura/agentura/agentcore"
+
+var (
+	attrOutputs     = attribute.Key("agentura.outputs.count")
+	attrOutputBytes = attribute.Key("agentura.outputs.size")
+)
+
+// fileResponse is FileResponse in its span.
+func (c *Call) fileResponse(ctx context.Context, outputs ...Output) (*Result, error) {
 	if len(outputs) == 0 {
 		return nil, errors.New("FileResponse: no outputs given")
 	}

@@ -247,6 +247,7 @@ func (c *checker) connect(ctx context.Context) error {
 func (c *checker) dial(ctx context.Context) error {
 	mc := mcp.NewClient(&mcp.Implementation{Name: "agentura-check", Version: "1"}, &mcp.ClientOptions{Logger: c.log})
 	client.RegisterFileMethods(mc) // files/authorize*, and the files capability declared
+	client.Trace(mc)               // with OTEL_* set, the server's spans join the check's trace
 	var tr mcp.Transport
 	if c.endpoint != nil {
 		// The session stays on the endpoint's origin too: a redirect off it

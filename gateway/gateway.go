@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/client"
+	"github.com/agentura/agentura/internal/lib/mcptrace"
 	"github.com/agentura/agentura/transferclient"
 )
 
@@ -158,6 +159,9 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	}
 	g.addOwnTools()
 	g.serveTasks()
+	// Outermost: each request of the host is a span continuing the trace
+	// its params._meta carries, and the agents' calls are its children.
+	g.server.AddReceivingMiddleware(mcptrace.Server)
 	// Every agent at once: one that does not answer holds up no other.
 	var wg sync.WaitGroup
 	refused := make([]error, len(g.agents))
@@ -280,6 +284,7 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 	c := mcp.NewClient(&mcp.Implementation{Name: "agentura-gateway", Version: "1"}, &opts)
 	client.RegisterTaskMethods(c)
 	client.RegisterFileMethods(c) // the draft MCP file contract's files/* (client/mcpfile.go)
+	client.Trace(c)               // the agent's spans join the host's trace (params._meta)
 	s, err := c.Connect(ctx, tr, sopts)
 	if err != nil {
 		if strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized)) {

@@ -100,6 +100,7 @@ func Start(t testing.TB, info agentcore.Info, register func(*agentcore.Service) 
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "agenttest", Version: "0"}, nil)
 	mw.Attach(c)
+	client.Trace(c) // outermost: a call's span covers its uploads
 	serverT, clientT := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := svc.MCPServer().Connect(ctx, serverT, nil)

@@ -60,6 +60,7 @@ func prepare(c *common, rawURL string, stderr io.Writer) (*conn, error) {
 	cn := &conn{logger: stderrLogger(c.verbose, stderr)}
 	cn.mcp = mcp.NewClient(&mcp.Implementation{Name: "agentura", Version: version}, &mcp.ClientOptions{Logger: cn.logger})
 	client.DeclareFiles(cn.mcp) // every command speaks the draft's file transfer (SEP-2631 §2), tools included
+	client.Trace(cn.mcp)        // with OTEL_* set, the agent's spans join this command's trace
 	cn.base = c.baseURL
 	if c.stdio {
 		cmd := exec.Command(c.command[0], c.command[1:]...)

@@ -20,11 +20,16 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/agentura/agentura/internal/lib/otelsetup"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/codes"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := traced(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -50,6 +55,36 @@ Usage:
 Run "agentura <command> -h" for the flags of a command.
 `
 )
+
+// traced is run under the tracer provider the OTEL_* variables ask for
+// (off without them): a command (but the gateway, whose host's requests
+// are each a trace of their own) is one trace, its span the parent of
+// every request it sends, and the spans are flushed before the process
+// exits.
+func traced(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	tracing, err := otelsetup.Start(ctx, "agentura")
+	if err != nil {
+		fmt.Fprintf(stderr, "agentura: %v\n", err)
+		return exitUsage
+	}
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tracing.Shutdown(fctx); err != nil {
+			fmt.Fprintf(stderr, "agentura: traces lost: %v\n", err)
+		}
+	}()
+	if !tracing.Enabled() || len(args) == 0 || args[0] == "gateway" {
+		return run(ctx, args, stdout, stderr)
+	}
+	ctx, span := otel.Tracer("github.com/agentura/agentura/cmd/agentura").Start(ctx, "agentura "+args[0])
+	code := run(ctx, args, stdout, stderr)
+	if code != exitOK {
+		span.SetStatus(codes.Error, fmt.Sprintf("exit status %d", code))
+	}
+	span.End()
+	return code
+}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {

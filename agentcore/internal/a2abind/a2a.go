@@ -17,9 +17,14 @@ import (
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/fault"
 	"github.com/agentura/agentura/internal/lib/httpjson"
+	"github.com/agentura/agentura/internal/lib/mcptrace"
 	"github.com/agentura/agentura/internal/lib/promreg"
 	"github.com/agentura/agentura/transfer"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // a2aHandler returns the handler of /a2a, bodies up to limit: a2a-go's JSON-RPC transport over
@@ -61,6 +66,9 @@ func (s *Server) a2aHandler(limit int64) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		ctx := context.WithValue(r.Context(), a2aRequestID{}, r.Header.Get("X-Request-Id"))
+		if r.Header.Get("traceparent") != "" { // a message's metadata, if it carries one, wins (Execute)
+			ctx = mcptrace.Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+		}
 		rpc.ServeHTTP(&httpguard.PartKindHint{ResponseWriter: w}, r.WithContext(ctx))
 	})
 }
@@ -84,13 +92,29 @@ type a2aExecutor struct {
 // ends the task completed, with the result as artifacts, or failed, with the
 // error's text as the status message.
 func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	// The span continues the caller's trace: the W3C trace context in the
+	// message's metadata, else in the HTTP headers (a2aHandler).
+	if rc.Message != nil {
+		if _, ok := rc.Message.Metadata["traceparent"].(string); ok {
+			ctx = mcptrace.Propagator.Extract(ctx, mcptrace.MetaCarrier(rc.Message.Metadata))
+		}
+	}
+	ctx, span := otel.Tracer(mcptrace.Instrumentation).Start(ctx, "a2a execute", trace.WithSpanKind(trace.SpanKindServer))
+	defer span.End()
+	return x.execute(ctx, rc, q)
+}
+
+// execute is Execute in the task's span.
+func (x *a2aExecutor) execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
 	s := x.svc
+	span := trace.SpanFromContext(ctx)
 	if rc.StoredTask == nil {
 		if err := q.Write(ctx, a2a.NewSubmittedTask(rc, rc.Message)); err != nil {
 			return err
 		}
 	}
 	fail := func(err error) error {
+		span.SetStatus(codes.Error, mcptrace.Scrub(err.Error()))
 		x.ended.WithLabelValues(string(a2a.TaskStateFailed)).Inc()
 		ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateFailed, agentText(rc, err.Error()))
 		ev.Final = true
@@ -105,6 +129,8 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	if !ok {
 		return fail(fmt.Errorf("unknown skill %q; this agent's skills are %v (see %s)", req.skill, s.toolNames(), transfer.AgentCardPath))
 	}
+	span.SetName("a2a execute " + def.Name)
+	span.SetAttributes(mcptrace.AttrToolName.String(def.Name), mcptrace.AttrOperationName.String("execute_tool"))
 	raw, err := req.arguments(def)
 	req = nil // the arguments hold the inline files now
 	if err != nil {

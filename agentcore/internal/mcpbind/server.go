@@ -22,6 +22,7 @@ import (
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/fault"
 	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/mcptrace"
 	"github.com/agentura/agentura/signing"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,13 +70,17 @@ type Server struct {
 }
 
 // New serves c on a new go-sdk server: resources, tasks and the draft's
-// file methods; tools are added with AddTool.
+// file methods, each request in a span continuing the caller's trace
+// (internal/lib/mcptrace); tools are added with AddTool.
 func New(c Config) *Server {
 	s := &Server{Config: c}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: c.Name, Title: c.Title, Version: c.Version}, s.serverOptions())
 	s.serveResources()
 	s.serveTasks()
 	s.serveFileTransfer()
+	// Added last, so outermost: the request's span covers everything the
+	// binding does for it.
+	s.mcp.AddReceivingMiddleware(mcptrace.Server)
 	return s
 }
 

@@ -14,6 +14,9 @@ import (
 
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/filetype"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 )
 
 // Input is a resolved file input: a local file the tool may read until its
@@ -76,12 +79,17 @@ func NewResolver(reg *Registry, maxBytes int64) *Resolver {
 // dir and describes it. owner is the caller; it may open its own signed
 // URLs and file URIs. An error is a *ResolveError.
 func (r *Resolver) Resolve(ctx context.Context, owner, dir, name, content string) (*Input, error) {
+	ctx, span := otel.Tracer(tracerName).Start(ctx, "resolve file input")
+	defer span.End()
 	given := name
 	content = strings.TrimSpace(content)
 	if given == "" {
 		given = NameFromContent(content)
 	}
-	fail := func(err error) (*Input, error) { return nil, &ResolveError{Name: given, Err: err} }
+	fail := func(err error) (*Input, error) {
+		span.SetStatus(codes.Error, failureKind(err))
+		return nil, &ResolveError{Name: given, Err: err}
+	}
 
 	if content == "" {
 		if name != "" {
@@ -93,6 +101,7 @@ func (r *Resolver) Resolve(ctx context.Context, owner, dir, name, content string
 	if err != nil {
 		return fail(err)
 	}
+	span.SetAttributes(attrTransport.String(transportName(t)))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fail(fmt.Errorf("prepare call folder: %w", err))
 	}
@@ -105,7 +114,46 @@ func (r *Resolver) Resolve(ctx context.Context, owner, dir, name, content string
 		os.RemoveAll(slot) // a refused input leaves nothing behind
 		return fail(err)
 	}
+	span.SetAttributes(attrSize.Int64(in.Size), attrMIME.String(in.MIMEType))
 	return in, nil
+}
+
+// The span of a file input records how it travelled, its size and type:
+// never its name, content, URL or token.
+const tracerName = "github.com/agentura/agentura/agentcore"
+
+var (
+	attrTransport = attribute.Key("agentura.file.transport")
+	attrSize      = attribute.Key("agentura.file.size")
+	attrMIME      = attribute.Key("agentura.file.mime_type")
+)
+
+// transportName names t in a span: its first scheme ("data", "http",
+// "mcp-file"), else its kind ("path", "base64").
+func transportName(t Transport) string {
+	if s := t.Schemes(); len(s) > 0 {
+		return s[0]
+	}
+	name := fmt.Sprintf("%T", t)
+	return strings.ToLower(name[strings.LastIndexAny(name, ".*")+1:])
+}
+
+// failureKind is what went wrong with an input, in words that name no file
+// and quote no content.
+func failureKind(err error) string {
+	switch {
+	case errors.Is(err, ErrUnresolvedReference):
+		return ErrUnresolvedReference.Error()
+	case errors.Is(err, ErrInputTooLarge):
+		return ErrInputTooLarge.Error()
+	case errors.Is(err, ErrPathInputsDisabled):
+		return ErrPathInputsDisabled.Error()
+	case errors.Is(err, ErrOutsideRoots):
+		return ErrOutsideRoots.Error()
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "cancelled"
+	}
+	return "the input could not be read"
 }
 
 // transportOf picks the transport of content: the one of its scheme, else

@@ -10,7 +10,7 @@ var Leaves = []string{"transfer", "transfer/mcpfile", "filetype", "filename", "s
 
 // agentcoreMay is what agentcore and the packages of its insides
 // (agentcore/internal/...) may import.
-var agentcoreMay = with(Leaves, "fileserve", "internal/lib/httpjson", "internal/lib/fault", "internal/lib/quota", "signing", "internal/lib/filehttp", "internal/lib/connlimit", "cleanup", "internal/lib/promreg", "internal/lib/memcg", "internal/lib/revocation", "internal/lib/boundedmap", "internal/lib/probe", "internal/lib/pdfpreview")
+var agentcoreMay = with(Leaves, "fileserve", "internal/lib/httpjson", "internal/lib/fault", "internal/lib/quota", "signing", "internal/lib/filehttp", "internal/lib/connlimit", "cleanup", "internal/lib/promreg", "internal/lib/memcg", "internal/lib/revocation", "internal/lib/boundedmap", "internal/lib/probe", "internal/lib/pdfpreview", "internal/lib/otelsetup", "internal/lib/mcptrace")
 
 // agentMay is what an agent's packages (agents/...) may import, besides
 // their own: agentcore, the leaves, and childproc, which every child process
@@ -61,6 +61,8 @@ var Rules = []Rule{
 	{"internal/lib/probe", []string{"transfer"}, "the readiness probe: one GET, no proxy, 200 or a clear error (--healthcheck, the S3 image)"},
 	{"internal/lib/issuermeta", nil, "an OAuth issuer's metadata found and read (RFC 8414, OpenID Connect Discovery): the resource server's issuer, a2acall's token endpoint"},
 	{"internal/lib/connlimit", nil, "caps on the connections a server holds open, per client address and in total"},
+	{"internal/lib/otelsetup", nil, "the OpenTelemetry tracer provider from the standard OTEL_* variables, off unless asked for, flushed at stop"},
+	{"internal/lib/mcptrace", []string{"transfer"}, "one trace across MCP processes: the W3C trace context in params._meta (SEP-414), server and client spans named by the MCP semantic conventions"},
 	{"fileserve", with(Leaves, "internal/lib/boundedmap"), "Store, the extension point: DiskStore, capabilities (Presigner, LocalRoot, RecordStore, ExpiryIndex), OpenStore by URL scheme with the settings each backend declares, the TTL wrapper"},
 	{"fileserve/s3store", with(Leaves, "fileserve"), "the S3 store (minio-go); importing it registers s3://"},
 	{"fileserve/storetest", []string{"fileserve"}, "the Store conformance suite every store passes"},
@@ -76,8 +78,8 @@ var Rules = []Rule{
 	{"agentcore/internal/transport", with(Leaves, "fileserve", "internal/lib/fault", "internal/lib/quota", "signing", "agentcore/internal/calls", "agentcore/internal/urlfetch", "internal/lib/filehttp", "internal/lib/httpjson"), "each way a file travels, one Transport each, in one list the resolver, the schema and the response builder iterate: data URIs, URLs, the draft's file URIs, paths, base64; the inline pass; the draft's upload descriptors"},
 	{"agentcore/internal/tasks", with(Leaves, "fileserve", "internal/lib/fault", "internal/lib/quota", "agentcore/internal/calls"), "the one task engine of MCP and A2A: leases, cancel markers and charges of every task (the ledger), MCP task records, A2A task stores (shared and in memory)"},
 	{"agentcore/internal/callfiles", with(Leaves, "fileserve"), "each call's work folder, per process under a lock, and the journal that makes a response's outputs one commit"},
-	{"agentcore/internal/a2abind", with(Leaves, "fileserve", "internal/lib/fault", "internal/lib/httpjson", "internal/lib/promreg", "agentcore/internal/calls", "agentcore/internal/callers", "agentcore/internal/httpguard", "agentcore/internal/tasks", "agentcore/internal/transport"), "the A2A binding: /a2a's JSON-RPC (a2a-go), the agent card, a message's skill run as a tool call, file parts in, artifacts out"},
-	{"agentcore/internal/mcpbind", with(Leaves, "fileserve", "internal/lib/fault", "internal/lib/quota", "signing", "internal/lib/filehttp", "agentcore/internal/calls", "agentcore/internal/callers", "agentcore/internal/httpguard", "agentcore/internal/tasks", "agentcore/internal/transport", "agentcore/internal/apps", "internal/lib/httpjson"), "the MCP binding: every revision on one /mcp, discover and capabilities, tools, produced files as resources, progress, logging, cancellation, MCP tasks on both revisions, files/authorize*, anonymous callers' owner scopes"},
+	{"agentcore/internal/a2abind", with(Leaves, "fileserve", "internal/lib/fault", "internal/lib/httpjson", "internal/lib/promreg", "agentcore/internal/calls", "agentcore/internal/callers", "agentcore/internal/httpguard", "agentcore/internal/tasks", "agentcore/internal/transport", "internal/lib/mcptrace"), "the A2A binding: /a2a's JSON-RPC (a2a-go), the agent card, a message's skill run as a tool call, file parts in, artifacts out"},
+	{"agentcore/internal/mcpbind", with(Leaves, "fileserve", "internal/lib/fault", "internal/lib/quota", "signing", "internal/lib/filehttp", "agentcore/internal/calls", "agentcore/internal/callers", "agentcore/internal/httpguard", "agentcore/internal/tasks", "agentcore/internal/transport", "agentcore/internal/apps", "internal/lib/httpjson", "internal/lib/mcptrace"), "the MCP binding: every revision on one /mcp, discover and capabilities, tools, produced files as resources, progress, logging, cancellation, MCP tasks on both revisions, files/authorize*, anonymous callers' owner scopes"},
 	{"agentcore/internal/apps", with(Leaves, "fileserve", "signing", "agentcore/internal/calls", "agentcore/internal/callers", "agentcore/internal/httpguard", "internal/lib/httpjson"), "the MCP Apps views: ui:// resources, each tool's _meta.ui, the upload view's capability and its tus requests"},
 	{"agentcore/internal/callers", with(Leaves, "agentcore/internal/calls", "agentcore/internal/httpguard", "agentcore/internal/oauthrs", "agentcore/internal/urlfetch", "internal/lib/httpjson"), "who calls: the bearer check of AGENT_AUTH=jwt and oauth, the owner a request acts for, scopes and their challenges, the protected-resource metadata"},
 	{"agentcore/internal/httpguard", with(Leaves, "internal/lib/httpjson"), "the HTTP hardening in front of the handlers: origin and DNS-rebinding guard, /mcp body guard, the strict read of a JSON-RPC body (one method, each member once), slow bodies, rate limit, trusted proxies, request ids"},
@@ -91,13 +93,13 @@ var Rules = []Rule{
 	// side's). agentcore may not import a2acall (the A2A client), so agents
 	// calling no peer do not link it.
 	{"transferclient", []string{"transfer", "transfer/mcpfile", "filename"}, "the host side's file moves: uploads (raw and tus), guarded downloads, saving whole or not at all, delete and revoke, the bearer transport"},
-	{"client", with(Leaves, "transferclient"), "the host side: registry of names, the go-sdk sending middleware, uploads, downloads, sign-in, tasks"},
+	{"client", with(Leaves, "transferclient", "internal/lib/mcptrace"), "the host side: registry of names, the go-sdk sending middleware, uploads, downloads, sign-in, tasks"},
 	{"a2acall", with(Leaves, "transferclient", "internal/lib/issuermeta"), "the A2A client: another agent's skill called with local files, files back as local files"},
 	// The gateway is a host: the client package, never a server package.
-	{"gateway", with(Leaves, "transferclient", "client"), "an MCP server fronting agents for any chat host: names in, files saved out"},
+	{"gateway", with(Leaves, "transferclient", "client", "internal/lib/mcptrace"), "an MCP server fronting agents for any chat host: names in, files saved out"},
 	// The contract check is a host too: it drives any MCP server.
 	{"contractcheck", with(Leaves, "transferclient", "client", "internal/lib/minipdf"), "agentura check: what of the file contract any MCP server meets, point by point; --standard: of SEP-2631 (c3cf0eba) alone"},
-	{"cmd/agentura", with(Leaves, "transferclient", "client", "gateway", "contractcheck"), "the CLI: tools, call, task, gateway, check, new"},
+	{"cmd/agentura", with(Leaves, "transferclient", "client", "gateway", "contractcheck", "internal/lib/otelsetup"), "the CLI: tools, call, task, gateway, check, new"},
 
 	// Agents know only agentcore and the leaves (and their own sub-packages),
 	// and start their child processes through internal/lib/childproc; their
@@ -125,7 +127,7 @@ var Rules = []Rule{
 	{"internal/testkit/drafttest", nil, "tests: a third-party MCP server that speaks only the draft file contract (SEP-2631), none of agentura's packages, with switches that break it one point at a time"},
 	{"internal/testkit/outage", nil, "tests: an HTTP server a test takes down and brings back on its port, or makes hang, fail or garble: a dependency's outage"},
 	{"internal/testkit/untrusted", nil, "tests: an MCP server one does not trust yet, naming URLs on a second service that records every request (agentura check), none of agentura's packages"},
-	{"internal/testkit/...", nil, "tests: attack catalogue and fault tests, hostile inputs, MCP Apps in a browser, A2A helpers, a third-party MCP server, heap sampling, required tools"},
+	{"internal/testkit/...", nil, "tests: attack catalogue and fault tests, hostile inputs, MCP Apps in a browser, A2A helpers, a third-party MCP server, heap sampling, required tools, an OTLP collector"},
 
 	// Tools under internal/cmd/ (binaries: make targets, the demo and S3
 	// images' helpers) and internal/tools/ (their libraries).

@@ -1,0 +1,293 @@
+// Package mcptrace carries one trace across MCP processes on the standard
+// carrier and names its spans by the OpenTelemetry semantic conventions
+// for MCP. The W3C trace context (traceparent, tracestate) and baggage
+// travel in a request's params._meta (SEP-414, MCP 2026-07-28); a server
+// continues the trace from there, else from the HTTP traceparent header,
+// and a client writes it there.
+//
+// A span records the method, the tool or prompt name, the session, the
+// protocol revision and the outcome: never arguments, file bytes, file
+// names, tokens or URLs (an error's words have their quoted parts and
+// their URLs' queries cut: Scrub).
+package mcptrace
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentura/agentura/transfer"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Instrumentation is the name of the tracer of this module's spans.
+const Instrumentation = "github.com/agentura/agentura"
+
+// The attributes of the MCP semantic conventions this package sets.
+const (
+	AttrMethod          = attribute.Key("mcp.method.name")
+	AttrSession         = attribute.Key("mcp.session.id")
+	AttrProtocol        = attribute.Key("mcp.protocol.version")
+	AttrStatusCode      = attribute.Key("rpc.response.status_code")
+	AttrErrorType       = attribute.Key("error.type")
+	AttrToolName        = attribute.Key("gen_ai.tool.name")
+	AttrPromptName      = attribute.Key("gen_ai.prompt.name")
+	AttrOperationName   = attribute.Key("gen_ai.operation.name")
+	operationToolCall   = "execute_tool"
+	errorTypeToolResult = "tool_error"
+)
+
+// Propagator reads and writes the W3C trace context and baggage, whatever
+// the process's global propagator is: the carrier of SEP-414 is W3C's.
+var Propagator propagation.TextMapPropagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+
+// MetaCarrier is a request's params._meta as a propagation carrier: its
+// string members are the fields (traceparent, tracestate, baggage).
+type MetaCarrier map[string]any
+
+// Get returns the string member key, or "".
+func (m MetaCarrier) Get(key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+// Set sets the member key.
+func (m MetaCarrier) Set(key, value string) { m[key] = value }
+
+// Keys lists the members.
+func (m MetaCarrier) Keys() []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// Extract returns ctx continuing the trace req carries: in params._meta,
+// else in the HTTP request's traceparent header; ctx itself when neither
+// holds one.
+func Extract(ctx context.Context, req mcp.Request) context.Context {
+	if p := paramsOf(req); p != nil {
+		if meta := p.GetMeta(); meta != nil {
+			if _, ok := meta["traceparent"].(string); ok {
+				return Propagator.Extract(ctx, MetaCarrier(meta))
+			}
+		}
+	}
+	if extra := req.GetExtra(); extra != nil && extra.Header != nil && extra.Header.Get("traceparent") != "" {
+		return Propagator.Extract(ctx, propagation.HeaderCarrier(extra.Header))
+	}
+	return ctx
+}
+
+// Inject writes the trace context of ctx into params._meta.
+func Inject(ctx context.Context, p mcp.Params) {
+	if isNil(p) || !trace.SpanContextFromContext(ctx).IsValid() {
+		return
+	}
+	meta := p.GetMeta()
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	Propagator.Inject(ctx, MetaCarrier(meta))
+	p.SetMeta(meta)
+}
+
+// paramsOf is the params of req, nil when there are none: the go-sdk
+// hands a request without params as a nil pointer of its type.
+func paramsOf(req mcp.Request) mcp.Params {
+	if p := req.GetParams(); !isNil(p) {
+		return p
+	}
+	return nil
+}
+
+// isNil reports whether p is nil or a nil pointer.
+func isNil(p mcp.Params) bool {
+	if p == nil {
+		return true
+	}
+	v := reflect.ValueOf(p)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// Server is the receiving middleware of an MCP server: each request gets
+// a server span, child of the trace the request carries (Extract), named
+// "{method} {target}" (tools/call ocr_document), which the handler's work
+// is under. The tracer is the global provider's, looked up per request,
+// so a provider set after the server was built is used.
+func Server(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		name, attrs := describe(method, req)
+		if v, ok := req.(interface{ ProtocolVersion() string }); ok {
+			if pv := v.ProtocolVersion(); pv != "" {
+				attrs = append(attrs, AttrProtocol.String(pv))
+			}
+		}
+		ctx, span := otel.Tracer(Instrumentation).Start(Extract(ctx, req), name,
+			trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		defer span.End()
+		res, err := next(ctx, method, req)
+		end(span, res, err)
+		return res, err
+	}
+}
+
+// Client is the sending middleware of an MCP client: each request gets a
+// client span, child of the caller's context, and carries it in its
+// params._meta, so the server's span is its child.
+func Client(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		name, attrs := describe(method, req)
+		ctx, span := otel.Tracer(Instrumentation).Start(ctx, name,
+			trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+		defer span.End()
+		if span.SpanContext().IsValid() {
+			Inject(ctx, req.GetParams())
+		}
+		res, err := next(ctx, method, req)
+		end(span, res, err)
+		return res, err
+	}
+}
+
+// describe names the span of a request and lists its attributes; only a
+// span that records is given them.
+func describe(method string, req mcp.Request) (string, []attribute.KeyValue) {
+	name := method
+	attrs := []attribute.KeyValue{AttrMethod.String(method)}
+	switch p := req.GetParams().(type) {
+	case *mcp.CallToolParams:
+		if p != nil && p.Name != "" {
+			name += " " + p.Name
+			attrs = append(attrs, AttrToolName.String(p.Name), AttrOperationName.String(operationToolCall))
+		}
+	case *mcp.CallToolParamsRaw:
+		if p != nil && p.Name != "" {
+			name += " " + p.Name
+			attrs = append(attrs, AttrToolName.String(p.Name), AttrOperationName.String(operationToolCall))
+		}
+	case *mcp.GetPromptParams:
+		if p != nil && p.Name != "" {
+			name += " " + p.Name
+			attrs = append(attrs, AttrPromptName.String(p.Name))
+		}
+	}
+	if s := req.GetSession(); s != nil {
+		if id := s.ID(); id != "" {
+			attrs = append(attrs, AttrSession.String(id))
+		}
+	}
+	return name, attrs
+}
+
+// end records the outcome: a JSON-RPC error's code and words, or a tool
+// result that is an error with its words.
+func end(span trace.Span, res mcp.Result, err error) {
+	if !span.IsRecording() {
+		return
+	}
+	if err != nil {
+		code := "internal"
+		var werr *jsonrpc.Error
+		if errors.As(err, &werr) {
+			code = strconv.FormatInt(werr.Code, 10)
+			span.SetAttributes(AttrStatusCode.String(code))
+		}
+		span.SetAttributes(AttrErrorType.String(code))
+		span.SetStatus(codes.Error, Scrub(err.Error()))
+		return
+	}
+	if ctr, ok := res.(*mcp.CallToolResult); ok && ctr != nil && ctr.IsError {
+		span.SetAttributes(AttrErrorType.String(errorTypeToolResult))
+		span.SetStatus(codes.Error, Scrub(toolErrorText(ctr)))
+	}
+}
+
+// toolErrorText is the words of a tool's error result, as its caller reads
+// them.
+func toolErrorText(r *mcp.CallToolResult) string {
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok && t.Text != "" {
+			return t.Text
+		}
+	}
+	return "the tool reported an error"
+}
+
+// maxStatus caps a span's status description.
+const maxStatus = 512
+
+// Scrub makes words fit for a span: every double-quoted part cut (where
+// the errors of this module quote file names and what a caller sent),
+// every URL cut of its query and fragment (where signed URLs carry their
+// token) and of its user information (transfer.Redact), and the whole
+// capped.
+func Scrub(s string) string {
+	s = unquote(s)
+	if strings.Contains(s, "://") || strings.Contains(s, "token=") {
+		fields := strings.FieldsFunc(s, func(r rune) bool {
+			return r == ' ' || r == '\n' || r == '\t' || r == '"' || r == '\'' || r == '<' || r == '>'
+		})
+		for _, f := range fields {
+			var clean string
+			switch {
+			case strings.Contains(f, "://"):
+				clean = transfer.Redact(f)
+			case strings.Contains(f, "token="):
+				clean = f[:strings.Index(f, "token=")] + "token=…"
+			default:
+				continue
+			}
+			if clean != f {
+				s = strings.ReplaceAll(s, f, clean)
+			}
+		}
+	}
+	if len(s) > maxStatus {
+		cut := maxStatus
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+// unquote replaces each double-quoted part of s ("report.pdf") by "…"; an
+// unpaired quote cuts the rest.
+func unquote(s string) string {
+	if !strings.Contains(s, `"`) {
+		return s
+	}
+	var b strings.Builder
+	for {
+		open := strings.IndexByte(s, '"')
+		if open < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:open])
+		b.WriteString(`"…"`)
+		end := strings.IndexByte(s[open+1:], '"')
+		if end < 0 {
+			return b.String()
+		}
+		s = s[open+1+end+1:]
+	}
+}

@@ -1,0 +1,64 @@
+package otelsetup
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// Tracing starts only when a variable asks for it, and a build that
+// cannot do what is asked says so instead of exporting nothing.
+func TestWanted(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		on   bool
+		err  string
+	}{
+		{"nothing set", nil, false, ""},
+		{"endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}, true, ""},
+		{"traces endpoint", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://collector:4318/v1/traces"}, true, ""},
+		{"exporter otlp alone", map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, true, ""},
+		{"exporter none", map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, false, ""},
+		{"sdk disabled", map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, false, ""},
+		{"console exporter", map[string]string{"OTEL_TRACES_EXPORTER": "console"}, false, "OTLP only"},
+		{"grpc", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, false, "http/protobuf only"},
+		{"traces protocol wins", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, k := range []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"} {
+				t.Setenv(k, c.env[k])
+			}
+			on, err := Wanted()
+			if on != c.on || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+				t.Errorf("Wanted() = %v, %v; want %v, an error with %q", on, err, c.on, c.err)
+			}
+		})
+	}
+}
+
+// Off, Start leaves the no-op provider in place and starts no goroutine
+// (no exporter, no batch processor); Shutdown does nothing.
+func TestStartOffStartsNothing(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	t.Setenv("OTEL_TRACES_EXPORTER", "")
+	before := runtime.NumGoroutine()
+	tr, err := Start(context.Background(), "x")
+	if err != nil || tr.Enabled() {
+		t.Fatalf("Start = %v, %v; want off", tr, err)
+	}
+	if _, sdk := otel.GetTracerProvider().(*sdktrace.TracerProvider); sdk {
+		t.Error("the global provider is the SDK's with tracing off")
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after Start, %d before", n, before)
+	}
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
