@@ -196,7 +196,7 @@ AUTH_COMPOSE  = $(COMPOSE) -p $(AUTH_PROJECT) -f deploy/docker-compose.yml -f de
 up-auth: images image-auth
 	SCALE_TLS_NAMES=hydra,demologin deploy/scale-tls.sh $(AUTH_TLS)
 	AUTH_TLS_DIR=$(abspath $(AUTH_TLS)) $(AUTH_COMPOSE) up -d
-	COMPOSE_PROJECT_NAME=$(AUTH_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.yml
+	AUTH_TLS_DIR=$(abspath $(AUTH_TLS)) COMPOSE_PROJECT_NAME=$(AUTH_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.yml:deploy/docker-compose.auth.yml
 down-auth:
 	$(AUTH_COMPOSE) down
 

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# wait-healthy.sh COMPOSE_FILE [TIMEOUT_SECONDS] — wait until every container of the Compose project is healthy
-# (what `docker compose up --wait` does in Compose v2; Compose v1 lacks it). On a timeout or an unhealthy
-# container it prints the container's health log and last log lines and fails.
+# wait-healthy.sh COMPOSE_FILE[:COMPOSE_FILE...] [TIMEOUT_SECONDS] — wait until every container of the Compose
+# project is healthy (what `docker compose up --wait` does in Compose v2; Compose v1 lacks it). A project of several
+# files (make up-auth: docker-compose.yml and docker-compose.auth.yml) names them all, separated by colons as in
+# Compose's own COMPOSE_FILE: Compose lists only the containers of the services the files it is given define.
+# On a timeout or an unhealthy container it prints the container's health log and last log lines and fails.
 set -euo pipefail
-file="${1:?usage: wait-healthy.sh COMPOSE_FILE [TIMEOUT_SECONDS]}"
+files="${1:?usage: wait-healthy.sh COMPOSE_FILE[:COMPOSE_FILE...] [TIMEOUT_SECONDS]}"
 timeout="${2:-120}"
 if docker compose version >/dev/null 2>&1; then compose=(docker compose); else compose=(docker-compose); fi
+IFS=: read -ra list <<<"$files"
+for f in "${list[@]}"; do compose+=(-f "$f"); done
 
-mapfile -t ids < <("${compose[@]}" -f "$file" ps -a -q)
-[ ${#ids[@]} -gt 0 ] || { echo "wait-healthy: no containers in $file; did 'up' fail?" >&2; exit 1; }
+mapfile -t ids < <("${compose[@]}" ps -a -q)
+[ ${#ids[@]} -gt 0 ] || { echo "wait-healthy: no containers in $files; did 'up' fail?" >&2; exit 1; }
 deadline=$((SECONDS + timeout))
 while :; do
 	pending=()

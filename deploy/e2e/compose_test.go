@@ -152,10 +152,12 @@ func (d *deployment) run(args ...string) (string, error) {
 	return string(out), err
 }
 
-// waitHealthy waits for the health checks with deploy/wait-healthy.sh, as `make up` does.
+// waitHealthy waits for the health checks with deploy/wait-healthy.sh, as `make up` does,
+// naming every compose file of the project (with only the first, Compose lists the agents alone).
 func (d *deployment) waitHealthy(t *testing.T) {
 	t.Helper()
-	run(t, []string{"COMPOSE_PROJECT_NAME=" + d.project}, filepath.Join(d.root, "deploy", "wait-healthy.sh"), d.file, "120")
+	files := strings.Join(append([]string{d.file}, d.extra...), ":")
+	run(t, []string{"COMPOSE_PROJECT_NAME=" + d.project}, filepath.Join(d.root, "deploy", "wait-healthy.sh"), files, "120")
 }
 
 // containerID is the container of a compose service.

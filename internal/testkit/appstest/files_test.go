@@ -128,9 +128,10 @@ func saveScreenshot(t *testing.T, b *browser, name string) {
 
 // TestFileView shows produced files in the file view, in a real browser
 // under the CSP the view declares: the previews of a Markdown page with its
-// image, of a PNG and of a PDF, the download button fetching bytes of the
-// announced sha256, a hostile file name shown as text, and a fetch to any
-// origin but the agent's refused by the CSP.
+// image (shown once, not again in the picture's own card), of a PNG and of a
+// PDF, the download button fetching bytes of the announced sha256, a hostile
+// file name shown as text, and a fetch to any origin but the agent's refused
+// by the CSP.
 func TestFileView(t *testing.T) {
 	b := newBrowser(t)
 	a := startAgent(t, registerFiles, nil)
@@ -154,21 +155,25 @@ func TestFileView(t *testing.T) {
 		}
 		res := a.call(t, "compose_document", args)
 		b.open(t, h.newSession(t, "compose_document", args, res, "light"))
-		b.waitView(t, `document.body.dataset.ready === "1" && [...document.querySelectorAll(".preview")].every(p => p.dataset.loaded === "1") && [...document.querySelectorAll(".md img")].every(i => i.complete && i.naturalWidth > 0)`, 30*time.Second)
+		// The picture is shown once, in the page: its own card (images/chart.png)
+		// keeps its thumbnail and button but no second large preview.
+		b.waitView(t, `document.body.dataset.ready === "1" && [...document.querySelectorAll(".preview")].every(p => p.dataset.loaded === "1") && [...document.querySelectorAll(".md img")].every(i => i.complete && i.naturalWidth > 0) && document.querySelector('.card[data-kind="image"]').dataset.shownIn !== undefined`, 30*time.Second)
 		var got struct {
-			H1, Strong, Folder                               string
-			MDImages, MDImageWidth, ImageWidth, Items, Cards int
+			H1, Strong, Folder, ShownIn, Note                      string
+			MDImages, MDImageWidth, Pictures, Thumbs, Items, Cards int
 		}
 		b.view(t, `(() => { const md = document.querySelector('.card[data-kind="markdown"] .md');
-			const img = document.querySelector('.card[data-kind="image"] .preview img');
+			const card = document.querySelector('.card[data-kind="image"]');
 			return { H1: md.querySelector("h1").textContent, Strong: (md.querySelector("strong") || {}).textContent || "",
 				Folder: document.querySelector(".folder > summary").textContent,
+				ShownIn: card.dataset.shownIn, Note: (card.querySelector(".shown") || {}).textContent || "",
 				MDImages: md.querySelectorAll("img").length, MDImageWidth: (md.querySelector("img") || {}).naturalWidth || 0,
-				ImageWidth: img.naturalWidth, Items: md.querySelectorAll("li").length, Cards: document.querySelectorAll(".card").length }; })()`, &got)
+				Pictures: document.querySelectorAll(".preview img").length, Thumbs: card.querySelectorAll(".thumb img").length,
+				Items: md.querySelectorAll("li").length, Cards: document.querySelectorAll(".card").length }; })()`, &got)
 		want := struct {
-			H1, Strong, Folder                               string
-			MDImages, MDImageWidth, ImageWidth, Items, Cards int
-		}{"Quarterly report", "12 %", "images/", 1, 480, 480, 3, 2}
+			H1, Strong, Folder, ShownIn, Note                      string
+			MDImages, MDImageWidth, Pictures, Thumbs, Items, Cards int
+		}{"Quarterly report", "12 %", "images/", "report.md", "Shown in report.md", 1, 480, 1, 1, 3, 2}
 		if got != want {
 			t.Errorf("the view shows %+v, want %+v", got, want)
 		}

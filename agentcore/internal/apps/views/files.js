@@ -8,6 +8,7 @@ const TABLE_ROWS_MAX = 200;
 
 const root = document.getElementById("root");
 let byName = new Map(); // filename -> file, for images a Markdown page refers to
+let cardOf = new Map(); // filename -> its card, whose preview a Markdown page showing the picture replaces
 
 // filesOf reads the produced files of a CallToolResult: structuredContent ({files: [...]} or one file
 // flat), else the resource_link blocks of its content.
@@ -115,6 +116,7 @@ function card(f, base) {
   c.appendChild(head);
   const prev = preview(f, thumb, meta);
   if (prev) c.appendChild(prev);
+  cardOf.set(f.filename, c);
   return c;
 }
 
@@ -280,7 +282,6 @@ function table(rows) {
 function markdown(text, pageName) {
   const out = el("div", "md");
   const lines = text.replace(/\r\n?/g, "\n").split("\n");
-  const dir = pageName.includes("/") ? pageName.slice(0, pageName.lastIndexOf("/") + 1) : "";
   let i = 0;
   const isBlank = (l) => /^\s*$/.test(l);
   const startsBlock = (l) => /^(#{1,6}\s|```|>|\s*([-*+]|\d+[.)])\s|\s*(\*\s*){3,}$|\s*(-\s*){3,}$|\|)/.test(l);
@@ -290,7 +291,7 @@ function markdown(text, pageName) {
     if (isBlank(line)) { i++; continue; }
     if ((m = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line))) {
       const h = el("h" + m[1].length);
-      inline(m[2], h, dir);
+      inline(m[2], h, pageName);
       out.appendChild(h); i++; continue;
     }
     if (/^```/.test(line)) {
@@ -315,7 +316,7 @@ function markdown(text, pageName) {
       const list = el(ordered ? "ol" : "ul");
       while (i < lines.length && /^\s*([-*+]|\d+[.)])\s+/.test(lines[i])) {
         const li = el("li");
-        inline(lines[i].replace(/^\s*([-*+]|\d+[.)])\s+/, ""), li, dir);
+        inline(lines[i].replace(/^\s*([-*+]|\d+[.)])\s+/, ""), li, pageName);
         list.appendChild(li); i++;
       }
       out.appendChild(list); continue;
@@ -324,12 +325,12 @@ function markdown(text, pageName) {
       const cells = (l) => l.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map((c) => c.trim());
       const t = el("table");
       const head = el("tr");
-      for (const c of cells(line)) { const th = el("th"); inline(c, th, dir); head.appendChild(th); }
+      for (const c of cells(line)) { const th = el("th"); inline(c, th, pageName); head.appendChild(th); }
       t.appendChild(head);
       i += 2;
       while (i < lines.length && /^\|/.test(lines[i])) {
         const tr = el("tr");
-        for (const c of cells(lines[i])) { const td = el("td"); inline(c, td, dir); tr.appendChild(td); }
+        for (const c of cells(lines[i])) { const td = el("td"); inline(c, td, pageName); tr.appendChild(td); }
         t.appendChild(tr); i++;
       }
       out.appendChild(t); continue;
@@ -337,38 +338,45 @@ function markdown(text, pageName) {
     const para = [];
     while (i < lines.length && !isBlank(lines[i]) && (para.length === 0 || !startsBlock(lines[i]))) para.push(lines[i++].trim());
     const p = el("p");
-    inline(para.join(" "), p, dir);
+    inline(para.join(" "), p, pageName);
     out.appendChild(p);
   }
   return out;
 }
 
-// inline appends the inline content of s to parent: `code`, **strong**, *em* / _em_, [text](url),
-// ![alt](file). Everything else is text.
-function inline(s, parent, dir) {
+// inline appends the inline content of s, a line of the Markdown file page, to parent: `code`, **strong**,
+// *em* / _em_, [text](url), ![alt](file). Everything else is text.
+function inline(s, parent, page) {
   const re = /(`+)([\s\S]*?)\1|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|\b_([^_]+)_\b|!\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)|\[([^\]]+)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)/g;
   let last = 0, m;
   while ((m = re.exec(s))) {
     if (m.index > last) parent.appendChild(document.createTextNode(s.slice(last, m.index)));
     last = re.lastIndex;
     if (m[1]) parent.appendChild(el("code", "", m[2]));
-    else if (m[3] !== undefined || m[4] !== undefined) { const b = el("strong"); inline(m[3] || m[4], b, dir); parent.appendChild(b); }
-    else if (m[5] !== undefined || m[6] !== undefined) { const e = el("em"); inline(m[5] || m[6], e, dir); parent.appendChild(e); }
-    else if (m[8] !== undefined) parent.appendChild(mdImage(m[7], m[8], dir));
-    else if (m[10] !== undefined) parent.appendChild(mdLink(m[9], m[10], dir));
+    else if (m[3] !== undefined || m[4] !== undefined) { const b = el("strong"); inline(m[3] || m[4], b, page); parent.appendChild(b); }
+    else if (m[5] !== undefined || m[6] !== undefined) { const e = el("em"); inline(m[5] || m[6], e, page); parent.appendChild(e); }
+    else if (m[8] !== undefined) parent.appendChild(mdImage(m[7], m[8], page));
+    else if (m[10] !== undefined) parent.appendChild(mdLink(m[9], m[10], page));
   }
   if (last < s.length) parent.appendChild(document.createTextNode(s.slice(last)));
 }
 
+// dirOf is the folder of a file name with its trailing slash ("" at the top).
+function dirOf(name) {
+  return name.includes("/") ? name.slice(0, name.lastIndexOf("/") + 1) : "";
+}
+
 // mdImage shows an image the page refers to when it is a file of this result; anything else (a remote
-// image) is named, not fetched.
-function mdImage(alt, ref, dir) {
+// image) is named, not fetched. Once it shows, the picture's own card drops its preview (see shownIn).
+function mdImage(alt, ref, page) {
+  const dir = dirOf(page);
   let target = "";
   try { target = decodeURIComponent(ref); } catch (e) { target = ref; }
   const f = byName.get(dir + target.replace(/^\.\//, "")) || byName.get(target.replace(/^\.\//, ""));
   if (f && kind(f) === "image" && httpURL(f.download_url)) {
     const img = el("img");
     img.alt = alt;
+    img.addEventListener("load", () => shownIn(f, page));
     img.addEventListener("error", () => img.replaceWith(el("span", "muted", "[image: " + (alt || target) + "]")));
     img.src = httpURL(f.download_url);
     return img;
@@ -376,12 +384,26 @@ function mdImage(alt, ref, dir) {
   return el("span", "muted", "[image: " + (alt || target) + "]");
 }
 
-function mdLink(text, ref, dir) {
+// shownIn notes on the card of picture f that the Markdown page shows it, and removes the card's own large
+// preview: the picture is on screen once, where the page puts it (the card keeps its thumbnail and button).
+// A page whose picture did not load leaves the card as it was.
+function shownIn(f, page) {
+  const c = cardOf.get(f.filename);
+  if (!c || c.dataset.shownIn) return;
+  c.dataset.shownIn = page;
+  const box = c.querySelector(":scope > .preview");
+  if (box) box.remove();
+  c.querySelector(".status").before(el("div", "shown muted", "Shown in " + page.split("/").pop()));
+  app.reportSize();
+}
+
+function mdLink(text, ref, page) {
+  const dir = dirOf(page);
   const f = byName.get(dir + ref) || byName.get(ref);
   const url = f ? httpURL(f.download_url) : httpURL(ref);
   if (!url) return el("span", "", text);
   const a = el("a");
-  inline(text, a, dir);
+  inline(text, a, page);
   a.href = url;
   a.rel = "noopener noreferrer";
   a.target = "_blank";
@@ -398,6 +420,7 @@ function show(result) {
   }
   const files = filesOf(result);
   byName = new Map(files.map((f) => [f.filename, f]));
+  cardOf = new Map();
   if (files.length === 0) {
     root.appendChild(el("p", "muted", "The tool produced no files."));
     return;

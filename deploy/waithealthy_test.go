@@ -1,0 +1,85 @@
+package deploy
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestUpAuthWaitsForEveryService runs the wait step of `make up-auth`, as
+// `make -n` prints it, against stand-ins for docker and docker-compose: the
+// compose stand-in lists one container per service of the files it is given
+// (the real docker-compose's `config --services`, which needs no engine) and
+// the docker stand-in calls each healthy. The step must wait for all four
+// services of the project (the two agents, Hydra and the demo login), not
+// only for those of docker-compose.yml.
+func TestUpAuthWaitsForEveryService(t *testing.T) {
+	compose, err := exec.LookPath("docker-compose")
+	if err != nil {
+		t.Skip("docker-compose (Compose v1) is not installed: it reads the compose files' services")
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("make", "-s", "-n", "-C", root, "up-auth").CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n up-auth: %v\n%s", err, out)
+	}
+	var step string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "wait-healthy.sh") {
+			step = line
+		}
+	}
+	if step == "" {
+		t.Fatalf("make -n up-auth runs no deploy/wait-healthy.sh:\n%s", out)
+	}
+
+	bin := t.TempDir()
+	seen := filepath.Join(t.TempDir(), "inspected")
+	writeStub(t, filepath.Join(bin, "docker-compose"), `#!/usr/bin/env bash
+# ps -a -q: one "container" per service of the files given, named after it.
+args=()
+for a in "$@"; do [ "$a" = ps ] && break; args+=("$a"); done
+exec `+compose+` "${args[@]}" config --services
+`)
+	writeStub(t, filepath.Join(bin, "docker"), `#!/usr/bin/env bash
+case "$1" in
+compose) exit 1 ;; # no Compose v2: wait-healthy.sh takes docker-compose
+inspect) echo "$4" >>`+seen+`; echo "/$4 running healthy" ;;
+*) echo "docker stand-in: unexpected $*" >&2; exit 2 ;;
+esac
+`)
+	cmd := exec.Command("bash", "-c", step)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", step, err, out)
+	}
+	b, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Fields(string(b))
+	slices.Sort(got)
+	got = slices.Compact(got)
+	want := []string{"composer-agent", "demologin", "hydra", "ocr-agent"}
+	if !slices.Equal(got, want) {
+		t.Errorf("%s waited for %v, want every service of the project %v", step, got, want)
+	}
+}
+
+// writeStub writes an executable script.
+func writeStub(t *testing.T, path, script string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
