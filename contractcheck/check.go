@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentura/agentura/client"
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transfer/mcpfile"
 	"github.com/agentura/agentura/transferclient"
 )
 
@@ -384,7 +385,8 @@ func (c *checker) mcpFileObjects(tools []*mcp.Tool) {
 	var objects, flags int
 	var bad []string
 	for _, t := range tools {
-		walkMarkers(decodeSchema(t.InputSchema), "", func(at string, v any) {
+		walkMarkerNodes(decodeSchema(t.InputSchema), "", func(at string, holder node) {
+			at, v := strings.TrimPrefix(at, "."), holder[mcpfile.Keyword]
 			switch x := v.(type) {
 			case bool:
 				flags++
@@ -404,29 +406,6 @@ func (c *checker) mcpFileObjects(tools []*mcp.Tool) {
 		c.r.add(PointMCPFile, NotOffered, "no x-mcp-file marker (x-file alone is enough for this contract)")
 	default:
 		c.r.add(PointMCPFile, Pass, "%d x-mcp-file object(s)", objects)
-	}
-}
-
-// walkMarkers calls fn with each x-mcp-file value below n and where it is.
-func walkMarkers(n node, at string, fn func(at string, v any)) {
-	for k, v := range n {
-		switch k {
-		case "x-mcp-file":
-			fn(strings.TrimPrefix(at, "."), v)
-			continue
-		case "default", "examples", "enum", "const":
-			continue
-		}
-		switch x := v.(type) {
-		case node:
-			walkMarkers(x, at+"."+k, fn)
-		case []any:
-			for i, item := range x {
-				if m, ok := item.(node); ok {
-					walkMarkers(m, fmt.Sprintf("%s.%s[%d]", at, k, i), fn)
-				}
-			}
-		}
 	}
 }
 

@@ -684,22 +684,32 @@ func (t statusTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// probeName names the file of a probe after the sample's type.
-func probeName(probe string, smp sample) string {
-	return "agentura-check-" + probe + path.Ext(smp.name)
+// probeUpload authorizes the second upload of a probe (point id), its
+// file named after probe and the sample's type; when there is no working
+// upload to build on, or the upload is not authorized, it reports the
+// point and says so.
+func (c *checker) probeUpload(ctx context.Context, id, probe string, up uploadState) (mcpfile.AuthorizeUploadResult, string, bool) {
+	switch {
+	case !up.offered:
+		c.r.add(id, NotOffered, "no file input allows upload (transferModes, §5)")
+		return mcpfile.AuthorizeUploadResult{}, "", false
+	case !up.ok:
+		c.r.add(id, Skip, "no file went up (upload)")
+		return mcpfile.AuthorizeUploadResult{}, "", false
+	}
+	name := "agentura-check-" + probe + path.Ext(up.smp.name)
+	ans, err := c.authorizeUpload(ctx, up.smp, name)
+	if err != nil {
+		c.r.add(id, Skip, "a second upload was not authorized: %v", err)
+	}
+	return ans, name, err == nil
 }
 
 // stdUploadDigest sends bytes that do not match the digest declared at
 // files/authorizeUpload: §6 says the server MUST reject them.
 func (c *checker) stdUploadDigest(ctx context.Context, up uploadState) {
-	if !up.offered || !up.ok {
-		c.skipProbe(PointUploadDigest, up)
-		return
-	}
-	name := probeName("digest", up.smp)
-	ans, err := c.authorizeUpload(ctx, up.smp, name)
-	if err != nil {
-		c.r.add(PointUploadDigest, Skip, "a second upload was not authorized: %v", err)
+	ans, name, ok := c.probeUpload(ctx, PointUploadDigest, "digest", up)
+	if !ok {
 		return
 	}
 	other := slices.Clone(up.smp.data)
@@ -719,14 +729,8 @@ func (c *checker) stdUploadDigest(ctx context.Context, up uploadState) {
 // it expires within Options.ExpiryWait: descriptors are time-limited (the
 // SEP's security section), until their expiresAt (§6).
 func (c *checker) stdUploadExpiry(ctx context.Context, up uploadState) {
-	if !up.offered || !up.ok {
-		c.skipProbe(PointUploadExpiry, up)
-		return
-	}
-	name := probeName("expiry", up.smp)
-	ans, err := c.authorizeUpload(ctx, up.smp, name)
-	if err != nil {
-		c.r.add(PointUploadExpiry, Skip, "a second upload was not authorized: %v", err)
+	ans, name, ok := c.probeUpload(ctx, PointUploadExpiry, "expiry", up)
+	if !ok {
 		return
 	}
 	if ans.Upload.ExpiresAt == "" {
@@ -757,16 +761,6 @@ func (c *checker) stdUploadExpiry(ctx context.Context, up uploadState) {
 	default:
 		c.r.add(PointUploadExpiry, Skip, "the upload did not get an answer: %v", err)
 	}
-}
-
-// skipProbe reports a probe of uploads that has no working upload to
-// build on.
-func (c *checker) skipProbe(id string, up uploadState) {
-	if !up.offered {
-		c.r.add(id, NotOffered, "no file input allows upload (transferModes, §5)")
-		return
-	}
-	c.r.add(id, Skip, "no file went up (upload)")
 }
 
 // stdOutput is a FileValue of a result, as sent.
