@@ -185,14 +185,6 @@ func (t toolReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// discard deletes outputs a response stored that nobody will take (the
-// call was cancelled after FileResponse returned).
-func (c *Call) discard(ctx context.Context, metas []fileserve.Meta) {
-	for _, m := range metas {
-		_ = c.svc.store.Delete(context.WithoutCancel(ctx), m.Area, m.Owner, m.ID)
-	}
-}
-
 // inWorkDir reports whether p lies inside this call's WorkDir (not among
 // its resolved inputs, which the tool may still be reading).
 func (c *Call) inWorkDir(p string) bool {

@@ -223,7 +223,7 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 			res = &Result{}
 		}
 		if err == nil && ctx.Err() != nil { // cancelled: nobody takes the result
-			call.discard(ctx, res.stored)
+			s.discardStored(ctx, res.stored)
 			res, err = nil, fmt.Errorf("tool %s stopped: %w", name, context.Cause(ctx))
 		}
 		if wq, ok := errors.AsType[*ops.WorkQuotaError](context.Cause(ctx)); ok && err != nil {

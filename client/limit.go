@@ -71,13 +71,7 @@ func LimitMessages(t mcp.Transport, max int64) mcp.Transport {
 	switch x := t.(type) {
 	case *mcp.StreamableClientTransport:
 		out := *x
-		hc := x.HTTPClient
-		if hc == nil {
-			hc = http.DefaultClient
-		}
-		capped := *hc
-		capped.Transport = capTransport(hc.Transport, max)
-		out.HTTPClient = &capped
+		out.HTTPClient = withTransport(x.HTTPClient, func(rt http.RoundTripper) http.RoundTripper { return capTransport(rt, max) })
 		return &out
 	case *mcp.CommandTransport:
 		return &commandTransport{cmd: x.Command, terminate: x.TerminateDuration, max: max}
@@ -96,8 +90,6 @@ func capTransport(rt http.RoundTripper, max int64) http.RoundTripper {
 	case messageCap:
 		x.max = max
 		return x
-	case nil:
-		rt = http.DefaultTransport
 	}
 	return messageCap{next: rt, max: max}
 }

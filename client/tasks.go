@@ -221,6 +221,12 @@ func (b *taskBox) get() *wireTask {
 // cannot tell a task from an empty result, and refuses to declare the
 // extension.
 func WithTasks(hc *http.Client) *http.Client {
+	return withTransport(hc, func(base http.RoundTripper) http.RoundTripper { return answerTripper{base} })
+}
+
+// withTransport returns a copy of hc (nil: http.DefaultClient) whose
+// transport is wrap of hc's (nil: http.DefaultTransport).
+func withTransport(hc *http.Client, wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
@@ -229,7 +235,7 @@ func WithTasks(hc *http.Client) *http.Client {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	out.Transport = answerTripper{base}
+	out.Transport = wrap(base)
 	return &out
 }
 

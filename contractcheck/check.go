@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentura/agentura/client"
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transfer/mcpfile"
 	"github.com/agentura/agentura/transferclient"
 )
 
@@ -354,27 +355,13 @@ func (c *checker) fileParams(tools []*mcp.Tool) map[string][]client.FileField {
 // hasKeyword reports whether a schema node carries keyword anywhere below
 // it (a value other than false).
 func hasKeyword(n node, keyword string) bool {
-	if v, ok := n[keyword]; ok && v != nil && v != false {
-		return true
-	}
-	for k, v := range n {
-		if notSchema[k] {
-			continue
+	found := false
+	walkKeyword(n, keyword, "", func(_ string, holder node) {
+		if v := holder[keyword]; v != nil && v != false {
+			found = true
 		}
-		switch x := v.(type) {
-		case node:
-			if hasKeyword(x, keyword) {
-				return true
-			}
-		case []any:
-			for _, item := range x {
-				if m, ok := item.(node); ok && hasKeyword(m, keyword) {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	})
+	return found
 }
 
 // mcpFileObjects checks every x-mcp-file marker: the draft's object (a
@@ -384,7 +371,8 @@ func (c *checker) mcpFileObjects(tools []*mcp.Tool) {
 	var objects, flags int
 	var bad []string
 	for _, t := range tools {
-		walkMarkers(decodeSchema(t.InputSchema), "", func(at string, v any) {
+		walkKeyword(decodeSchema(t.InputSchema), mcpfile.Keyword, "", func(at string, holder node) {
+			at, v := strings.TrimPrefix(at, "."), holder[mcpfile.Keyword]
 			switch x := v.(type) {
 			case bool:
 				flags++
@@ -404,29 +392,6 @@ func (c *checker) mcpFileObjects(tools []*mcp.Tool) {
 		c.r.add(PointMCPFile, NotOffered, "no x-mcp-file marker (x-file alone is enough for this contract)")
 	default:
 		c.r.add(PointMCPFile, Pass, "%d x-mcp-file object(s)", objects)
-	}
-}
-
-// walkMarkers calls fn with each x-mcp-file value below n and where it is.
-func walkMarkers(n node, at string, fn func(at string, v any)) {
-	for k, v := range n {
-		switch k {
-		case "x-mcp-file":
-			fn(strings.TrimPrefix(at, "."), v)
-			continue
-		case "default", "examples", "enum", "const":
-			continue
-		}
-		switch x := v.(type) {
-		case node:
-			walkMarkers(x, at+"."+k, fn)
-		case []any:
-			for i, item := range x {
-				if m, ok := item.(node); ok {
-					walkMarkers(m, fmt.Sprintf("%s.%s[%d]", at, k, i), fn)
-				}
-			}
-		}
 	}
 }
 
@@ -939,11 +904,7 @@ func (c *checker) outputs(res *mcp.CallToolResult) []output {
 			outs = append(outs, o)
 		}
 	}
-	if len(bad) > 0 {
-		c.r.add(PointOutputFields, Fail, "%s", strings.Join(bad, "\n"))
-	} else {
-		c.r.add(PointOutputFields, Pass, "%s", strings.Join(good, "\n"))
-	}
+	c.r.verdict(PointOutputFields, bad, good)
 	c.links(res, outs)
 	return outs
 }
@@ -1048,11 +1009,7 @@ func (c *checker) downloads(ctx context.Context, outs []output) {
 			goodH = append(goodH, o.name+": attachment, nosniff, "+o.mime)
 		}
 	}
-	if len(bad) > 0 {
-		c.r.add(PointDownload, Fail, "%s", strings.Join(bad, "\n"))
-	} else {
-		c.r.add(PointDownload, Pass, "%s", strings.Join(good, "\n"))
-	}
+	c.r.verdict(PointDownload, bad, good)
 	switch {
 	case len(badH) > 0:
 		c.r.add(PointHeaders, Fail, "%s", strings.Join(badH, "\n"))

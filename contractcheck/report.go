@@ -154,6 +154,16 @@ func (r *Report) add(id string, s Status, detail string, args ...any) {
 	r.Points = append(r.Points, p)
 }
 
+// verdict reports point id failed with the lines of bad when there are
+// any, else passed with those of good.
+func (r *Report) verdict(id string, bad, good []string) {
+	if len(bad) > 0 {
+		r.add(id, Fail, "%s", strings.Join(bad, "\n"))
+		return
+	}
+	r.add(id, Pass, "%s", strings.Join(good, "\n"))
+}
+
 // sortStandard puts the points of a standard check in the order of
 // standardPoints (it checks some in another order: the one that waits for
 // a descriptor to expire last).

@@ -91,7 +91,6 @@ type stdField struct {
 type stdCall struct {
 	field stdField
 	smp   sample
-	how   string // "a data: URI", "its file URI"
 	res   *mcp.CallToolResult
 }
 
@@ -197,7 +196,7 @@ func declare(tools []*mcp.Tool) (fields []stdField, bad, good []string) {
 			fields = append(fields, f)
 			good = append(good, fmt.Sprintf("%s: transferModes %s", where, modesOf(f.decl)))
 		}
-		walkMarkerNodes(root, "", func(at string, holder node) {
+		walkKeyword(root, mcpfile.Keyword, "", func(at string, holder node) {
 			if !reached[nodeID(holder)] {
 				bad = append(bad, fmt.Sprintf("%s: x-mcp-file at %s, which no argument reaches (§5 puts it on a URI string property of the arguments, or on an array's items)", t.Name, strings.TrimPrefix(at, ".")))
 			}
@@ -268,10 +267,10 @@ func sortedKeys(m node) []string {
 // nodeID is the identity of a decoded schema node.
 func nodeID(n node) uintptr { return reflect.ValueOf(n).Pointer() }
 
-// walkMarkerNodes calls fn with each node below n that carries x-mcp-file,
-// and where it is.
-func walkMarkerNodes(n node, at string, fn func(at string, holder node)) {
-	if _, ok := n[mcpfile.Keyword]; ok {
+// walkKeyword calls fn with each node below n that carries keyword
+// (x-mcp-file), and where it is.
+func walkKeyword(n node, keyword, at string, fn func(at string, holder node)) {
+	if _, ok := n[keyword]; ok {
 		fn(at, n)
 	}
 	for k, v := range n {
@@ -280,11 +279,11 @@ func walkMarkerNodes(n node, at string, fn func(at string, holder node)) {
 		}
 		switch x := v.(type) {
 		case node:
-			walkMarkerNodes(x, at+"."+k, fn)
+			walkKeyword(x, keyword, at+"."+k, fn)
 		case []any:
 			for i, item := range x {
 				if m, ok := item.(node); ok {
-					walkMarkerNodes(m, fmt.Sprintf("%s.%s[%d]", at, k, i), fn)
+					walkKeyword(m, keyword, fmt.Sprintf("%s.%s[%d]", at, k, i), fn)
 				}
 			}
 		}
@@ -431,12 +430,19 @@ func describeSample(s sample) string {
 	return fmt.Sprintf("%s (%s, %d bytes)", s.name, s.mime, len(s.data))
 }
 
-// noted sets the report's tool, parameter and sample from the first call
-// that succeeded.
-func (c *checker) noted(cl stdCall) {
+// accepted reports point id passed by first, the sample sent as how,
+// with the failures before it, and notes the report's tool, parameter and
+// sample from the first call that succeeded.
+func (c *checker) accepted(id string, first *stdCall, how string, failures []string) []stdCall {
 	if c.r.Tool == "" {
-		c.r.Tool, c.r.Parameter, c.r.Sample = cl.field.tool.Name, cl.field.path, describeSample(cl.smp)
+		c.r.Tool, c.r.Parameter, c.r.Sample = first.field.tool.Name, first.field.path, describeSample(first.smp)
 	}
+	detail := fmt.Sprintf("%s accepted %s%s in %s (transferModes %s)", first.field.tool.Name, describeSample(first.smp), how, first.field.path, modesOf(first.field.decl))
+	if len(failures) > 0 {
+		detail += "\nbefore it: " + strings.Join(failures, "\n")
+	}
+	c.r.add(id, Pass, "%s", detail)
+	return []stdCall{*first}
 }
 
 // stdInline sends a sample as a data: URI to the fields that allow
@@ -461,7 +467,7 @@ func (c *checker) stdInline(ctx context.Context, fields []stdField) []stdCall {
 			failures = append(failures, fmt.Sprintf("%s (%s as a data: URI in %s): %v", f.tool.Name, smp.name, f.path, err))
 			continue
 		}
-		cl := stdCall{field: f, smp: smp, how: "a data: URI", res: res}
+		cl := stdCall{field: f, smp: smp, res: res}
 		if first == nil || len(resultFiles(first.res)) == 0 && len(resultFiles(res)) > 0 {
 			first = &cl
 		}
@@ -473,13 +479,7 @@ func (c *checker) stdInline(ctx context.Context, fields []stdField) []stdCall {
 		c.r.add(PointInline, Fail, "%s", strings.Join(failures, "\n"))
 		return nil
 	}
-	c.noted(*first)
-	detail := fmt.Sprintf("%s accepted %s as a data: URI without parameters in %s (transferModes %s)", first.field.tool.Name, describeSample(first.smp), first.field.path, modesOf(first.field.decl))
-	if len(failures) > 0 {
-		detail += "\nbefore it: " + strings.Join(failures, "\n")
-	}
-	c.r.add(PointInline, Pass, "%s", detail)
-	return []stdCall{*first}
+	return c.accepted(PointInline, first, " as a data: URI without parameters", failures)
 }
 
 // stdUpload sends a sample through files/authorizeUpload to the fields
@@ -522,7 +522,7 @@ func (c *checker) stdUpload(ctx context.Context, fields []stdField) ([]stdCall, 
 			failures = append(failures, fmt.Sprintf("%s (%s uploaded, its file URI %s in %s): %v", f.tool.Name, smp.name, uri, f.path, err))
 			continue
 		}
-		cl := stdCall{field: f, smp: smp, how: "its file URI", res: res}
+		cl := stdCall{field: f, smp: smp, res: res}
 		if first == nil || len(resultFiles(first.res)) == 0 && len(resultFiles(res)) > 0 {
 			first = &cl
 		}
@@ -544,13 +544,7 @@ func (c *checker) stdUpload(ctx context.Context, fields []stdField) ([]stdCall, 
 		c.r.add(PointInputUpload, status, "%s", strings.Join(failures, "\n"))
 		return nil, st
 	}
-	c.noted(*first)
-	detail := fmt.Sprintf("%s accepted %s, uploaded, as its file URI in %s (transferModes %s)", first.field.tool.Name, describeSample(first.smp), first.field.path, modesOf(first.field.decl))
-	if len(failures) > 0 {
-		detail += "\nbefore it: " + strings.Join(failures, "\n")
-	}
-	c.r.add(PointInputUpload, Pass, "%s", detail)
-	return []stdCall{*first}, st
+	return c.accepted(PointInputUpload, first, ", uploaded, as its file URI", failures), st
 }
 
 // sampleDigest is the draft's sha-256 digest of b.
@@ -684,22 +678,32 @@ func (t statusTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// probeName names the file of a probe after the sample's type.
-func probeName(probe string, smp sample) string {
-	return "agentura-check-" + probe + path.Ext(smp.name)
+// probeUpload authorizes the second upload of a probe (point id), its
+// file named after probe and the sample's type; when there is no working
+// upload to build on, or the upload is not authorized, it reports the
+// point and says so.
+func (c *checker) probeUpload(ctx context.Context, id, probe string, up uploadState) (mcpfile.AuthorizeUploadResult, string, bool) {
+	switch {
+	case !up.offered:
+		c.r.add(id, NotOffered, "no file input allows upload (transferModes, §5)")
+		return mcpfile.AuthorizeUploadResult{}, "", false
+	case !up.ok:
+		c.r.add(id, Skip, "no file went up (upload)")
+		return mcpfile.AuthorizeUploadResult{}, "", false
+	}
+	name := "agentura-check-" + probe + path.Ext(up.smp.name)
+	ans, err := c.authorizeUpload(ctx, up.smp, name)
+	if err != nil {
+		c.r.add(id, Skip, "a second upload was not authorized: %v", err)
+	}
+	return ans, name, err == nil
 }
 
 // stdUploadDigest sends bytes that do not match the digest declared at
 // files/authorizeUpload: §6 says the server MUST reject them.
 func (c *checker) stdUploadDigest(ctx context.Context, up uploadState) {
-	if !up.offered || !up.ok {
-		c.skipProbe(PointUploadDigest, up)
-		return
-	}
-	name := probeName("digest", up.smp)
-	ans, err := c.authorizeUpload(ctx, up.smp, name)
-	if err != nil {
-		c.r.add(PointUploadDigest, Skip, "a second upload was not authorized: %v", err)
+	ans, name, ok := c.probeUpload(ctx, PointUploadDigest, "digest", up)
+	if !ok {
 		return
 	}
 	other := slices.Clone(up.smp.data)
@@ -719,14 +723,8 @@ func (c *checker) stdUploadDigest(ctx context.Context, up uploadState) {
 // it expires within Options.ExpiryWait: descriptors are time-limited (the
 // SEP's security section), until their expiresAt (§6).
 func (c *checker) stdUploadExpiry(ctx context.Context, up uploadState) {
-	if !up.offered || !up.ok {
-		c.skipProbe(PointUploadExpiry, up)
-		return
-	}
-	name := probeName("expiry", up.smp)
-	ans, err := c.authorizeUpload(ctx, up.smp, name)
-	if err != nil {
-		c.r.add(PointUploadExpiry, Skip, "a second upload was not authorized: %v", err)
+	ans, name, ok := c.probeUpload(ctx, PointUploadExpiry, "expiry", up)
+	if !ok {
 		return
 	}
 	if ans.Upload.ExpiresAt == "" {
@@ -757,16 +755,6 @@ func (c *checker) stdUploadExpiry(ctx context.Context, up uploadState) {
 	default:
 		c.r.add(PointUploadExpiry, Skip, "the upload did not get an answer: %v", err)
 	}
-}
-
-// skipProbe reports a probe of uploads that has no working upload to
-// build on.
-func (c *checker) skipProbe(id string, up uploadState) {
-	if !up.offered {
-		c.r.add(id, NotOffered, "no file input allows upload (transferModes, §5)")
-		return
-	}
-	c.r.add(id, Skip, "no file went up (upload)")
 }
 
 // stdOutput is a FileValue of a result, as sent.
@@ -947,11 +935,7 @@ func (c *checker) stdDownloads(ctx context.Context, outs []stdOutput) {
 		}
 		good = append(good, f.name+": "+line)
 	}
-	if len(bad) > 0 {
-		c.r.add(PointDownload, Fail, "%s", strings.Join(bad, "\n"))
-	} else {
-		c.r.add(PointDownload, Pass, "%s", strings.Join(good, "\n"))
-	}
+	c.r.verdict(PointDownload, bad, good)
 	c.sizes(files)
 	c.digests(files)
 }
