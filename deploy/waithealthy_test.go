@@ -3,10 +3,14 @@ package deploy
 import (
 	"os"
 	"os/exec"
+
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentura/agentura/internal/testkit/procgroup"
+	"github.com/agentura/agentura/internal/testkit/requiretool"
 )
 
 // TestUpAuthWaitsForEveryService runs the wait step of `make up-auth`, as
@@ -17,18 +21,19 @@ import (
 // services of the project (the two agents, Hydra and the demo login), not
 // only for those of docker-compose.yml.
 func TestUpAuthWaitsForEveryService(t *testing.T) {
-	compose, err := exec.LookPath("docker-compose")
-	if err != nil {
-		t.Skip("docker-compose (Compose v1) is not installed: it reads the compose files' services")
+	// The real Compose, v2 or v1, reads the compose files' services.
+	var compose string
+	if docker, err := exec.LookPath("docker"); err == nil && procgroup.Run(exec.Command(docker, "compose", "version")) == nil {
+		compose = docker + " compose"
+	} else if compose, err = exec.LookPath("docker-compose"); err != nil {
+		requiretool.Missing(t, "neither docker compose (v2) nor docker-compose (v1) is installed, and this test reads the compose files' services with it: apt-get install docker-compose (or make deps)")
 	}
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("make is not installed")
-	}
+	requiretool.Command(t, "make", "apt-get install make")
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("make", "-s", "-n", "-C", root, "up-auth").CombinedOutput()
+	out, err := procgroup.CombinedOutput(exec.Command("make", "-s", "-n", "-C", root, "up-auth"))
 	if err != nil {
 		t.Fatalf("make -n up-auth: %v\n%s", err, out)
 	}
@@ -60,7 +65,7 @@ esac
 	cmd := exec.Command("bash", "-c", step)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := procgroup.CombinedOutput(cmd); err != nil {
 		t.Fatalf("%s: %v\n%s", step, err, out)
 	}
 	b, err := os.ReadFile(seen)
