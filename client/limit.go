@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -62,9 +63,7 @@ var ErrMessageTooLarge error = &jsonrpc.Error{Code: codeMessageTooLarge, Message
 // WithTasks client's rewriting (which reads answers whole); other
 // transports are returned as they are.
 func LimitMessages(t mcp.Transport, max int64) mcp.Transport {
-	if max == 0 {
-		max = DefaultMaxMessageBytes
-	}
+	max = cmp.Or(max, DefaultMaxMessageBytes)
 	if max < 0 {
 		return t
 	}

@@ -227,15 +227,8 @@ func WithTasks(hc *http.Client) *http.Client {
 // withTransport returns a copy of hc (nil: http.DefaultClient) whose
 // transport is wrap of hc's (nil: http.DefaultTransport).
 func withTransport(hc *http.Client, wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	out := *hc
-	base := hc.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	out.Transport = wrap(base)
+	out := *cmp.Or(hc, http.DefaultClient)
+	out.Transport = wrap(cmp.Or(out.Transport, http.DefaultTransport))
 	return &out
 }
 
