@@ -2,6 +2,7 @@ package contractcheck
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -667,11 +668,7 @@ type statusTransport struct {
 }
 
 func (t statusTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	next := t.next
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	resp, err := next.RoundTrip(r)
+	resp, err := cmp.Or(t.next, http.DefaultTransport).RoundTrip(r)
 	if err == nil {
 		*t.status = resp.Status
 	}
@@ -870,10 +867,7 @@ func (c *checker) stdOutputs(calls []stdCall) []stdOutput {
 			if len(wrong) > 0 {
 				bad = append(bad, what+": "+strings.Join(wrong, "; "))
 			}
-			name := out.fv.Name
-			if name == "" {
-				name = "(no name)"
-			}
+			name := cmp.Or(out.fv.Name, "(no name)")
 			good = append(good, fmt.Sprintf("%s %s, in %s", name, out.fv.URI, out.where))
 			outs = append(outs, out)
 		}
@@ -914,10 +908,7 @@ func (c *checker) stdDownloads(ctx context.Context, outs []stdOutput) {
 	for _, o := range outs {
 		f := byURI[o.fv.URI]
 		if f == nil {
-			f = &fetched{uri: o.fv.URI, name: o.fv.Name}
-			if f.name == "" {
-				f.name = o.fv.URI
-			}
+			f = &fetched{uri: o.fv.URI, name: cmp.Or(o.fv.Name, o.fv.URI)}
 			byURI[o.fv.URI] = f
 			files = append(files, f)
 		}
