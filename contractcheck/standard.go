@@ -148,13 +148,10 @@ func (c *checker) standard(ctx context.Context) {
 // inputs of the tools.
 func (c *checker) declarations(tools []*mcp.Tool) []stdField {
 	fields, bad, good := declare(tools)
-	switch {
-	case len(bad) > 0:
-		c.r.add(PointMCPFile, Fail, "%s", strings.Join(bad, "\n"))
-	case len(fields) == 0:
+	if len(bad) == 0 && len(fields) == 0 {
 		c.r.add(PointMCPFile, NotOffered, "no tool declares a file input with x-mcp-file (§5)")
-	default:
-		c.r.add(PointMCPFile, Pass, "%s", strings.Join(good, "\n"))
+	} else {
+		c.r.verdict(PointMCPFile, bad, good)
 	}
 	return fields
 }
@@ -872,13 +869,10 @@ func (c *checker) stdOutputs(calls []stdCall) []stdOutput {
 			outs = append(outs, out)
 		}
 	}
-	switch {
-	case len(bad) > 0:
-		c.r.add(PointOutputs, Fail, "%s", strings.Join(bad, "\n"))
-	case len(outs) == 0:
+	if len(bad) == 0 && len(outs) == 0 {
 		c.r.add(PointOutputs, Skip, "the tools called produced no FileValue (§8: in structuredContent or a {\"type\": \"file\"} content block): name one that does with --tool, and its arguments with --args")
-	default:
-		c.r.add(PointOutputs, Pass, "%s", strings.Join(good, "\n"))
+	} else {
+		c.r.verdict(PointOutputs, bad, good)
 	}
 	return outs
 }
