@@ -1,6 +1,7 @@
 package agentcore
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -71,9 +72,7 @@ const (
 
 // Settings declares the framework's settings as LoadConfig reads them.
 func (c *Config) Settings(agent, defaultAddr string) settings.List {
-	if defaultAddr == "" {
-		defaultAddr = defaultListenAddr
-	}
+	defaultAddr = cmp.Or(defaultAddr, defaultListenAddr)
 	list := settings.List{
 		settings.String(&c.Addr, "AGENT_ADDR", defaultAddr, "listen address").
 			Shown("per agent (`:8000` for the example)"),
@@ -289,16 +288,11 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 	} else {
 		bad("AGENT_ADDR", c.Addr, errors.New("not host:port (for example :8001)"))
 	}
-	if c.PublicURL == "" {
-		c.PublicURL = "http://localhost:" + port
-	}
-	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	c.PublicURL = strings.TrimRight(cmp.Or(c.PublicURL, "http://localhost:"+port), "/")
 	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("AGENT_PUBLIC_URL", c.PublicURL, errors.New("must be an absolute http(s) URL such as https://agent.example.com"))
 	}
-	if c.StorageURL == "" {
-		c.StorageURL = "file://" + c.DataDir
-	}
+	c.StorageURL = cmp.Or(c.StorageURL, "file://"+c.DataDir)
 	for i, r := range c.InputRoots {
 		abs, err := filepath.Abs(r)
 		if err == nil {
@@ -329,9 +323,7 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 			}
 		}
 	}
-	if c.MaxCallInputBytes == 0 {
-		c.MaxCallInputBytes = defaultCallInputFactor * c.MaxUploadBytes
-	}
+	c.MaxCallInputBytes = cmp.Or(c.MaxCallInputBytes, defaultCallInputFactor*c.MaxUploadBytes)
 	for _, o := range c.AllowedOrigins {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
 			bad("AGENT_ALLOWED_ORIGINS", o, errors.New("each origin is scheme://host[:port], e.g. https://app.example.com"))

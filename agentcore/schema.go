@@ -1,6 +1,7 @@
 package agentcore
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -213,7 +214,7 @@ func (g *schemaGen) forType(t reflect.Type, path string) (*jsonschema.Schema, er
 		return &jsonschema.Schema{}, nil
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
-			return nil, fmt.Errorf("%s: map keys must be strings, not %v", pathOrRoot(path), t.Key())
+			return nil, fmt.Errorf("%s: map keys must be strings, not %v", cmp.Or(path, "input"), t.Key())
 		}
 		items, err := g.forType(t.Elem(), path+"{}")
 		if err != nil {
@@ -244,12 +245,12 @@ func (g *schemaGen) forType(t reflect.Type, path string) (*jsonschema.Schema, er
 	case reflect.Struct:
 		return g.forStruct(t, path)
 	}
-	return nil, fmt.Errorf("%s: type %v cannot be a tool parameter", pathOrRoot(path), t)
+	return nil, fmt.Errorf("%s: type %v cannot be a tool parameter", cmp.Or(path, "input"), t)
 }
 
 func (g *schemaGen) forStruct(t reflect.Type, path string) (*jsonschema.Schema, error) {
 	if g.seen[t] {
-		return nil, fmt.Errorf("%s: type %v refers to itself; tool inputs must be trees", pathOrRoot(path), t)
+		return nil, fmt.Errorf("%s: type %v refers to itself; tool inputs must be trees", cmp.Or(path, "input"), t)
 	}
 	g.seen[t] = true
 	defer delete(g.seen, t)
@@ -264,9 +265,7 @@ func (g *schemaGen) forStruct(t reflect.Type, path string) (*jsonschema.Schema, 
 		if err != nil {
 			return nil, err
 		}
-		if d := f.field.Tag.Get("jsonschema"); d != "" {
-			fs.Description = d
-		}
+		fs.Description = cmp.Or(f.field.Tag.Get("jsonschema"), fs.Description)
 		if e, ok := f.field.Tag.Lookup("enum"); ok {
 			target := fs // a string field, or the items of a list of strings
 			if fs.Type == "array" && fs.Items != nil {
@@ -327,13 +326,6 @@ func fileSchemaTag(fs *jsonschema.Schema, tag, path string) error {
 	return nil
 }
 
-func pathOrRoot(p string) string {
-	if p == "" {
-		return "input"
-	}
-	return p
-}
-
 // jsonField is an exported struct field as encoding/json sees it.
 type jsonField struct {
 	field    reflect.StructField
@@ -353,9 +345,7 @@ func jsonFields(t reflect.Type) []jsonField {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = f.Name
-		}
+		name = cmp.Or(name, f.Name)
 		optional := f.Type.Kind() == reflect.Pointer
 		for _, o := range strings.Split(opts, ",") {
 			if o == "omitempty" || o == "omitzero" {

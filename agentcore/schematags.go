@@ -1,6 +1,7 @@
 package agentcore
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -131,10 +132,7 @@ func tagValue(fs *jsonschema.Schema, val string) (any, error) {
 
 // subSchema is the schema of member k of an object under s, or nil.
 func subSchema(s *jsonschema.Schema, k string) *jsonschema.Schema {
-	if p := s.Properties[k]; p != nil {
-		return p
-	}
-	return s.AdditionalProperties
+	return cmp.Or(s.Properties[k], s.AdditionalProperties)
 }
 
 // shortenFileStrings shortens the long strings (shortenStrings) of the file

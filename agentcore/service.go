@@ -13,6 +13,7 @@
 package agentcore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -117,9 +118,7 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 			"port 0 lets the system pick a port, and URLs handed out need the one picked: start the agent with agentcore.Main, " +
 				"which puts the bound port into the URLs, or listen first and set PublicURL to the listener's address")}
 	}
-	if logger == nil {
-		logger = slog.Default()
-	}
+	logger = cmp.Or(logger, slog.Default())
 	s := &Service{
 		info:     info,
 		cfg:      cfg,

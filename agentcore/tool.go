@@ -1,6 +1,7 @@
 package agentcore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -197,9 +198,7 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 	if !ok {
 		return nil, fmt.Errorf("%w %q; this agent has: %v", ErrUnknownTool, name, names)
 	}
-	if owner == "" {
-		owner = AnonymousOwner
-	}
+	owner = cmp.Or(owner, AnonymousOwner)
 	release, err := s.slots.Acquire(ctx)
 	if err != nil {
 		s.metrics.ToolCalls.WithLabelValues(name, "refused").Inc()

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -95,10 +96,7 @@ func readableResult(result []byte) ([]byte, bool) {
 func readableBlock(typ string, block json.RawMessage) map[string]any {
 	meta := map[string]any{transfer.MetaContent: block}
 	if fv, ok := mcpfile.FileOfBlock(block); ok && typ == mcpfile.ContentTypeFile {
-		name := fv.Name
-		if name == "" {
-			name = "file"
-		}
+		name := cmp.Or(fv.Name, "file")
 		link := map[string]any{"type": "resource_link", "uri": fv.URI, "name": name, "_meta": meta}
 		if fv.MIMEType != "" {
 			link["mimeType"] = fv.MIMEType

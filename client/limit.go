@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -62,9 +63,7 @@ var ErrMessageTooLarge error = &jsonrpc.Error{Code: codeMessageTooLarge, Message
 // WithTasks client's rewriting (which reads answers whole); other
 // transports are returned as they are.
 func LimitMessages(t mcp.Transport, max int64) mcp.Transport {
-	if max == 0 {
-		max = DefaultMaxMessageBytes
-	}
+	max = cmp.Or(max, DefaultMaxMessageBytes)
 	if max < 0 {
 		return t
 	}
@@ -337,7 +336,10 @@ func (b *cutBody) Close() error { return b.rc.Close() }
 // a unit over max bytes (its newlines counted) is never passed on: over is
 // given its beginning and returns what goes on in its place and the
 // stream's state after it: nil to go on with the next unit (the rest of
-// this one is dropped as it comes), io.EOF or another error to end there.
+// this one is dropped as it comes), io.EOF or another error to end there;
+// without over, the unit over max and the rest of the stream pass on as
+// they come. each, when set, gives what goes on for a unit (whole: it
+// ended; not: the stream ended in it); units over max are not given to it.
 // A unit is held in pieces of its own (holding it costs its size, without
 // copies as it grows), and a Read gives at most one piece: a decoder
 // reading lines reads nothing beyond the line that ends its message.
@@ -346,6 +348,7 @@ type heldUnits struct {
 	max       int64
 	blankEnds bool
 	over      func(begin []byte) ([]byte, error)
+	each      func(unit [][]byte, whole bool) [][]byte
 
 	chunk    []byte
 	unit     [][]byte // the unit being read
@@ -353,19 +356,23 @@ type heldUnits struct {
 	content  bool     // the line being read has more than its line end
 	ready    [][]byte // whole units, and what stands for one over max: what Read gives
 	dropping bool     // the rest of a line over max is dropped up to its end
+	passing  bool     // a unit was over max, and over is nil: the rest passes as it comes
 	err      error    // once ready is given: the end of the stream, or its failure
 }
 
 func (h *heldUnits) Read(p []byte) (int, error) {
 	for len(h.ready) == 0 && h.err == nil {
+		if h.passing {
+			return h.rc.Read(p)
+		}
 		if h.chunk == nil {
 			h.chunk = make([]byte, 32<<10)
 		}
 		n, err := h.rc.Read(h.chunk)
 		h.take(h.chunk[:n])
 		if err != nil && h.err == nil {
-			if !h.dropping {
-				h.ready = append(h.ready, h.unit...) // the last unit, unfinished: the go-sdk reads it too
+			if !h.dropping && len(h.unit) > 0 {
+				h.give(false) // the last unit, unfinished: the go-sdk reads it too
 			}
 			h.unit, h.size = nil, 0
 			h.err = err
@@ -386,6 +393,10 @@ func (h *heldUnits) Read(p []byte) (int, error) {
 // ready.
 func (h *heldUnits) take(b []byte) {
 	for len(b) > 0 && h.err == nil {
+		if h.passing {
+			h.ready = append(h.ready, bytes.Clone(b))
+			return
+		}
 		i := bytes.IndexByte(b, '\n')
 		if h.dropping { // up to the newline that ends the line over max
 			if i < 0 {
@@ -410,11 +421,19 @@ func (h *heldUnits) take(b []byte) {
 			continue
 		}
 		if !h.blankEnds || !h.content {
-			h.ready = append(h.ready, h.unit...)
-			h.unit, h.size = nil, 0
+			h.give(true)
 		}
 		h.content = false
 	}
+}
+
+// give makes the unit being read ready, as each has it.
+func (h *heldUnits) give(whole bool) {
+	if h.each != nil {
+		h.unit = h.each(h.unit, whole)
+	}
+	h.ready = append(h.ready, h.unit...)
+	h.unit, h.size = nil, 0
 }
 
 // add copies seg into the unit's pieces, which grow with the unit up to
@@ -437,8 +456,14 @@ func (h *heldUnits) add(seg []byte) {
 
 // overflow drops the unit being read, over max: what over gives goes on
 // in its place, then the stream ends or the rest of the line is dropped as
-// it comes (open: its newline has not come yet).
+// it comes (open: its newline has not come yet). Without over, the unit
+// goes on as it came, and so does the rest of the stream.
 func (h *heldUnits) overflow(open bool) {
+	if h.over == nil {
+		h.ready = append(h.ready, h.unit...)
+		h.unit, h.size, h.content, h.passing = nil, 0, false, true
+		return
+	}
 	begin := h.unit[0]
 	if len(h.unit) > 1 { // the beginning is all over needs
 		begin = append(begin[:len(begin):len(begin)], h.unit[1]...)

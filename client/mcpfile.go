@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -261,9 +262,7 @@ func SendToDescriptor(ctx context.Context, hc *http.Client, d mcpfile.TransferDe
 	if err := d.Check(time.Now(), http.MethodPut, http.MethodPost); err != nil {
 		return fmt.Errorf("upload %s: %w", name, err)
 	}
-	if hc == nil {
-		hc = http.DefaultClient
-	}
+	hc = cmp.Or(hc, http.DefaultClient)
 	var body io.Reader = r
 	contentType := ""
 	if d.Multipart != nil {

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -126,24 +127,16 @@ func New(cfg Config) (*Middleware, error) {
 	if cfg.Registry == nil {
 		return nil, errors.New("client: Config.Registry is required")
 	}
-	if cfg.InlineMaxBytes == 0 {
-		cfg.InlineMaxBytes = DefaultInlineMaxBytes
-	}
-	if cfg.TusMinBytes == 0 {
-		cfg.TusMinBytes = transferclient.DefaultTusThreshold
-	}
+	cfg.InlineMaxBytes = cmp.Or(cfg.InlineMaxBytes, DefaultInlineMaxBytes)
+	cfg.TusMinBytes = cmp.Or(cfg.TusMinBytes, transferclient.DefaultTusThreshold)
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
-	if cfg.MinDownloadRate == 0 {
-		cfg.MinDownloadRate = DefaultMinDownloadRate
-	}
+	cfg.MinDownloadRate = cmp.Or(cfg.MinDownloadRate, DefaultMinDownloadRate)
 	if cfg.MaxDownloadBytes <= 0 {
 		cfg.MaxDownloadBytes = DefaultMaxDownloadBytes
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	m := &Middleware{cfg: cfg, tools: map[string]*mcp.Tool{}}
 	if cfg.BaseURL != "" {
 		u, err := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))

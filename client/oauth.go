@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,9 +84,7 @@ func SignIn(endpoint string, cfg OAuthConfig) (*OAuth, error) {
 	if cfg.OpenURL == nil {
 		return nil, errors.New("client.SignIn: OpenURL is required")
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = http.DefaultClient
-	}
+	cfg.HTTPClient = cmp.Or(cfg.HTTPClient, http.DefaultClient)
 	port, err := freeLoopbackPort()
 	if err != nil {
 		return nil, err
@@ -197,11 +196,8 @@ func (h *sharedSignIn) Authorize(ctx context.Context, req *http.Request, resp *h
 // HTTPClient returns a copy of hc (nil: a new client) that sends the current
 // access token to origin only: uploads and downloads of the agent.
 func (o *OAuth) HTTPClient(hc *http.Client, origin *url.URL) *http.Client {
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	with := *hc
-	with.Transport = &oauthBearer{o: o, origin: origin, base: hc.Transport}
+	with := *cmp.Or(hc, &http.Client{})
+	with.Transport = &oauthBearer{o: o, origin: origin, base: with.Transport}
 	return &with
 }
 

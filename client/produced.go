@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,9 +65,7 @@ func (m *Middleware) collect(ctx context.Context, session *mcp.ClientSession, to
 			if f.size < 0 {
 				f.size = size
 			}
-			if f.sha256 == "" {
-				f.sha256 = sum
-			}
+			f.sha256 = cmp.Or(f.sha256, sum)
 		}
 		e, err := m.fetch(ctx, f, ToolSource(tool))
 		if err != nil {
@@ -126,10 +125,7 @@ func FailedFiles(res *mcp.CallToolResult) []string {
 
 // key is what names f in the result: its file URI, else its URL.
 func (f *produced) key() string {
-	if f.fileURI != "" {
-		return f.fileURI
-	}
-	return f.url
+	return cmp.Or(f.fileURI, f.url)
 }
 
 // fetch registers f: from its embedded bytes when the result carried them
@@ -170,15 +166,11 @@ func gather(res *mcp.CallToolResult) []*produced {
 			return nil
 		}
 		if p := byURL[u]; p != nil {
-			if p.name == "" {
-				p.name = name
-			}
+			p.name = cmp.Or(p.name, name)
 			if p.size < 0 {
 				p.size = size
 			}
-			if p.sha256 == "" {
-				p.sha256 = sum
-			}
+			p.sha256 = cmp.Or(p.sha256, sum)
 			return p
 		}
 		p := &produced{url: u, name: name, size: size, sha256: sum}
@@ -197,9 +189,7 @@ func gather(res *mcp.CallToolResult) []*produced {
 		if fv.Digest != nil {
 			p.sha256, _ = fv.Digest.Hex()
 		}
-		if p.name == "" {
-			p.name = "file"
-		}
+		p.name = cmp.Or(p.name, "file")
 		byURL[fv.URI] = p
 		out = append(out, p)
 	}
@@ -255,9 +245,7 @@ func gather(res *mcp.CallToolResult) []*produced {
 		}
 	}
 	for _, p := range out {
-		if p.name == "" {
-			p.name = nameFromURL(p.url)
-		}
+		p.name = cmp.Or(p.name, nameFromURL(p.url))
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -104,9 +105,7 @@ type Registry struct {
 // NewRegistry opens a registry in dir, which must be empty or absent; dir ""
 // makes a private temporary folder that Close removes.
 func NewRegistry(dir string, opts *RegistryOptions) (*Registry, error) {
-	if opts == nil {
-		opts = &RegistryOptions{}
-	}
+	opts = cmp.Or(opts, &RegistryOptions{})
 	r := &Registry{ttl: opts.TTL, now: opts.Now, entries: map[string]Entry{}, reserved: map[string]bool{}}
 	if r.ttl <= 0 {
 		r.ttl = DefaultTTL
@@ -206,9 +205,7 @@ func (r *Registry) AddFile(ctx context.Context, path, name, source string) (Entr
 	} else if !st.Mode().IsRegular() {
 		return Entry{}, fmt.Errorf("attach %s: not a regular file", path)
 	}
-	if name == "" {
-		name = filepath.Base(path)
-	}
+	name = cmp.Or(name, filepath.Base(path))
 	return r.Add(ctx, name, f, source)
 }
 

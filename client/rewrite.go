@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -192,10 +193,7 @@ func (w *rewriter) one(ctx context.Context, v any, n map[string]any, at string, 
 	case map[string]any:
 		name, _ := x["name"].(string)
 		content, _ := x["content"].(string)
-		key := content
-		if key == "" {
-			key = name
-		}
+		key := cmp.Or(content, name)
 		if key == "" || reference(key) {
 			return x, nil
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// sseEvents passes a stream on byte for byte where fn changes nothing
+// heldUnits with rewriteEvent passes a stream on byte for byte where fn changes nothing
 // (comments, CRLF lines, ids, several data lines, an unfinished last
 // event), puts fn's data in the event where it does (in a last event cut
 // off before its blank line too), and
@@ -19,8 +19,8 @@ func TestSSEEventsRewritesOnlyWhatChanges(t *testing.T) {
 		}
 		return bytes.ToUpper(b), true
 	}
-	read := func(in string, limit int) string {
-		s := &sseEvents{rc: io.NopCloser(strings.NewReader(in)), fn: upper, limit: limit}
+	read := func(in string, limit int64) string {
+		s := &heldUnits{rc: io.NopCloser(strings.NewReader(in)), max: limit, blankEnds: true, each: rewriteEvent(upper)}
 		s.chunk = make([]byte, 7) // events split across reads
 		out, err := io.ReadAll(s)
 		if err != nil {
@@ -29,17 +29,17 @@ func TestSSEEventsRewritesOnlyWhatChanges(t *testing.T) {
 		return string(out)
 	}
 	same := ": ping\n\nevent: message\r\nid: 1\r\ndata: keep\r\ndata: this\r\n\r\nretry: 5\n\ndata: unfinished"
-	if got := read(same, 0); got != same {
+	if got := read(same, maxSSEEvent); got != same {
 		t.Errorf("a stream fn leaves alone:\n%q\nwant it as it came:\n%q", got, same)
 	}
 	in := "id: 2\ndata: change\ndata: me\n\ndata: keep\n\n"
-	if got, want := read(in, 0), "id: 2\ndata: CHANGE\ndata: ME\n\ndata: keep\n\n"; got != want {
+	if got, want := read(in, maxSSEEvent), "id: 2\ndata: CHANGE\ndata: ME\n\ndata: keep\n\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	// An event the stream ends in, without its blank line, is one the
 	// go-sdk reads: it is rewritten too, whether its last line ends or not.
 	for _, cut := range []string{"data: keep\n\nid: 3\ndata: change", "data: keep\n\nid: 3\ndata: change\n", "data: keep\n\nid: 3\ndata: change\r"} {
-		if got, want := read(cut, 0), "data: keep\n\nid: 3\ndata: CHANGE\n"; got != want {
+		if got, want := read(cut, maxSSEEvent), "data: keep\n\nid: 3\ndata: CHANGE\n"; got != want {
 			t.Errorf("a stream cut off in an event: %q, want %q", got, want)
 		}
 	}

@@ -227,15 +227,8 @@ func WithTasks(hc *http.Client) *http.Client {
 // withTransport returns a copy of hc (nil: http.DefaultClient) whose
 // transport is wrap of hc's (nil: http.DefaultTransport).
 func withTransport(hc *http.Client, wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	out := *hc
-	base := hc.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	out.Transport = wrap(base)
+	out := *cmp.Or(hc, http.DefaultClient)
+	out.Transport = wrap(cmp.Or(out.Transport, http.DefaultTransport))
 	return &out
 }
 
@@ -277,7 +270,7 @@ func (t answerTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 	case "text/event-stream":
-		resp.Body = &sseEvents{rc: resp.Body, fn: see}
+		resp.Body = &heldUnits{rc: resp.Body, max: maxSSEEvent, blankEnds: true, each: rewriteEvent(see)}
 	}
 	return resp, nil
 }
@@ -297,152 +290,55 @@ func (b *taskBox) see(msg []byte) {
 	}
 }
 
-// maxSSEEvent bounds the event sseEvents holds: from an event larger than
-// that on, the stream goes on untouched.
+// maxSSEEvent bounds the event an SSE answer's events are held to: from
+// an event larger than that on, the stream goes on untouched.
 const maxSSEEvent = 64 << 20
 
-// sseEvents passes an SSE stream on event by event: each event's data is
-// given to fn, and when fn changes it the event goes on with the new data
-// (its other fields kept); otherwise it goes on as it came.
-type sseEvents struct {
-	limit  int  // the largest event held; 0 means maxSSEEvent
-	bypass bool // an event was too large to hold: the rest passes as it comes
-	rc     io.ReadCloser
-	fn     func([]byte) ([]byte, bool)
-	chunk  []byte
-	line   []byte       // the line being read, without its newline
-	raw    bytes.Buffer // the event's lines as they came
-	other  bytes.Buffer // its lines other than data
-	data   bytes.Buffer // its data, lines joined with \n
-	lines  int          // its data lines
-	out    bytes.Buffer // what is ready to be read
-	err    error        // the stream's end or failure, once met
-}
-
-func (s *sseEvents) Read(p []byte) (int, error) {
-	for s.out.Len() == 0 && s.err == nil {
-		if s.chunk == nil {
-			s.chunk = make([]byte, 32<<10)
-		}
-		n, err := s.rc.Read(s.chunk)
-		if s.bypass {
-			s.out.Write(s.chunk[:n])
-		} else {
-			s.consume(s.chunk[:n])
-		}
-		if s.err == nil && err != nil {
-			s.err = err
-			s.endStream()
-		}
-	}
-	if s.out.Len() > 0 {
-		return s.out.Read(p)
-	}
-	return 0, s.err
-}
-
-// consume takes b into the event being read, finishing events at blank
-// lines.
-func (s *sseEvents) consume(b []byte) {
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			s.line = append(s.line, b...)
-			b = nil
-		} else {
-			s.line = append(s.line, b[:i]...)
-			b = b[i+1:]
-			s.endLine()
-		}
-		if len(s.line)+s.raw.Len() > cmp.Or(s.limit, maxSSEEvent) {
-			s.bypass = true
-			s.out.Write(s.raw.Bytes())
-			s.out.Write(s.line)
-			s.out.Write(b)
-			s.raw, s.other, s.data = bytes.Buffer{}, bytes.Buffer{}, bytes.Buffer{} // their memory goes too
-			s.line = nil
-			return
-		}
-	}
-}
-
-// endLine takes the line read into the event, and passes the event on at
-// a blank line.
-func (s *sseEvents) endLine() {
-	line := bytes.TrimSuffix(s.line, []byte("\r"))
-	if len(line) > 0 {
-		s.raw.Write(s.line)
-		s.raw.WriteByte('\n')
-		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			if s.lines > 0 {
-				s.data.WriteByte('\n')
+// rewriteEvent gives fn the data of an SSE event (its data lines joined
+// with \n); when fn changes it, the event goes on with the new data after
+// its other fields, else as it came. An event the stream ended in before
+// its blank line (not whole) is rewritten all the same: the go-sdk reads
+// it too.
+func rewriteEvent(fn func([]byte) ([]byte, bool)) func(unit [][]byte, whole bool) [][]byte {
+	return func(unit [][]byte, whole bool) [][]byte {
+		var other, data, out bytes.Buffer
+		var end []byte // the blank line that ends the event, \r and all
+		lines := 0
+		for l := range bytes.Lines(bytes.Join(unit, nil)) {
+			line := bytes.TrimSuffix(bytes.TrimSuffix(l, []byte("\n")), []byte("\r"))
+			d, isData := bytes.CutPrefix(line, []byte("data:"))
+			switch {
+			case len(bytes.Trim(l, "\r\n")) == 0:
+				end = l
+			case isData:
+				if lines++; lines > 1 {
+					data.WriteByte('\n')
+				}
+				data.Write(bytes.TrimPrefix(d, []byte(" ")))
+			default:
+				other.Write(bytes.TrimSuffix(l, []byte("\n")))
+				other.WriteByte('\n')
 			}
-			s.data.Write(bytes.TrimPrefix(d, []byte(" ")))
-			s.lines++
-		} else {
-			s.other.Write(s.line)
-			s.other.WriteByte('\n')
 		}
-		s.line = s.line[:0]
-		return
-	}
-	out, changed := []byte(nil), false
-	if s.lines > 0 {
-		out, changed = s.fn(s.data.Bytes())
-	}
-	if changed {
-		s.writeEvent(out)
-	} else {
-		s.out.Write(s.raw.Bytes())
-	}
-	s.out.Write(s.line) // the blank line, \r and all
-	s.out.WriteByte('\n')
-	s.line = s.line[:0]
-	s.raw.Reset()
-	s.other.Reset()
-	s.data.Reset()
-	s.lines = 0
-}
-
-// endStream passes on the event the stream ended in before its blank
-// line: the go-sdk reads such an event all the same, so it is rewritten
-// as endLine does when fn changes its data, and goes on as it came
-// otherwise.
-func (s *sseEvents) endStream() {
-	if s.bypass {
-		return
-	}
-	taken := false
-	if len(bytes.TrimSuffix(s.line, []byte("\r"))) > 0 {
-		s.endLine() // the unfinished last line, one of the event's
-		taken = true
-	}
-	if s.lines > 0 {
-		if out, changed := s.fn(s.data.Bytes()); changed {
-			s.writeEvent(out)
-			return
+		if lines == 0 {
+			return unit
 		}
-	}
-	raw := s.raw.Bytes()
-	if taken {
-		raw = raw[:len(raw)-1] // without the newline it did not have
-	}
-	s.out.Write(raw)
-	s.out.Write(s.line) // a last "\r", if any
-}
-
-// writeEvent writes the event being read with data in place of its own,
-// without the blank line that ends it.
-func (s *sseEvents) writeEvent(data []byte) {
-	s.out.Write(s.other.Bytes())
-	for l := range bytes.Lines(data) {
-		s.out.WriteString("data: ")
-		s.out.Write(bytes.TrimSuffix(l, []byte("\n")))
-		s.out.WriteByte('\n')
+		changed, ok := fn(data.Bytes())
+		if !ok {
+			return unit
+		}
+		out.Write(other.Bytes())
+		for l := range bytes.Lines(changed) {
+			out.WriteString("data: ")
+			out.Write(bytes.TrimSuffix(l, []byte("\n")))
+			out.WriteByte('\n')
+		}
+		if whole {
+			out.Write(end)
+		}
+		return [][]byte{out.Bytes()}
 	}
 }
-
-func (s *sseEvents) Close() error { return s.rc.Close() }
 
 // declareTasks adds the Tasks extension to the client capabilities of a
 // 2026-07-28 request's _meta (the go-sdk put the client's own there).

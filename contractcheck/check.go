@@ -2,6 +2,7 @@ package contractcheck
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -136,12 +137,8 @@ func Run(ctx context.Context, t Target, o Options) *Report {
 	if o.Standard {
 		c.r.Standard = StandardRevision
 	}
-	if c.o.ExpiryWait == 0 {
-		c.o.ExpiryWait = DefaultExpiryWait
-	}
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
-	}
+	c.o.ExpiryWait = cmp.Or(c.o.ExpiryWait, DefaultExpiryWait)
+	c.log = cmp.Or(c.log, slog.New(slog.DiscardHandler))
 	if c.o.Timeout <= 0 {
 		c.o.Timeout = 2 * time.Minute
 	}
@@ -700,11 +697,7 @@ func (c *checker) byURL(ctx context.Context, cl called, staged string) *mcp.Call
 
 // serve serves the sample over HTTP for the input by URL.
 func (c *checker) serve(s sample) (*http.Server, string, error) {
-	addr := c.o.ServeAddr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", cmp.Or(c.o.ServeAddr, "127.0.0.1:0"))
 	if err != nil {
 		return nil, "", err
 	}
@@ -715,11 +708,7 @@ func (c *checker) serve(s sample) (*http.Server, string, error) {
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
-	base := c.o.ServeURL
-	if base == "" {
-		base = "http://" + ln.Addr().String()
-	}
-	return srv, strings.TrimRight(base, "/") + "/" + s.name, nil
+	return srv, strings.TrimRight(cmp.Or(c.o.ServeURL, "http://"+ln.Addr().String()), "/") + "/" + s.name, nil
 }
 
 // marked reports whether the schema node n, or its items, carries the
@@ -960,10 +949,7 @@ const maxDownload = 256 << 20
 // result announced, and the answer's headers with the contract's.
 func (c *checker) downloads(ctx context.Context, outs []output) {
 	if len(outs) == 0 {
-		why := "no produced file to download"
-		if c.noOutputs != "" {
-			why = c.noOutputs
-		}
+		why := cmp.Or(c.noOutputs, "no produced file to download")
 		c.r.add(PointDownload, Skip, "%s", why)
 		c.r.add(PointHeaders, Skip, "%s", why)
 		return

@@ -2,6 +2,7 @@ package contractcheck
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -147,13 +148,10 @@ func (c *checker) standard(ctx context.Context) {
 // inputs of the tools.
 func (c *checker) declarations(tools []*mcp.Tool) []stdField {
 	fields, bad, good := declare(tools)
-	switch {
-	case len(bad) > 0:
-		c.r.add(PointMCPFile, Fail, "%s", strings.Join(bad, "\n"))
-	case len(fields) == 0:
+	if len(bad) == 0 && len(fields) == 0 {
 		c.r.add(PointMCPFile, NotOffered, "no tool declares a file input with x-mcp-file (§5)")
-	default:
-		c.r.add(PointMCPFile, Pass, "%s", strings.Join(good, "\n"))
+	} else {
+		c.r.verdict(PointMCPFile, bad, good)
 	}
 	return fields
 }
@@ -667,11 +665,7 @@ type statusTransport struct {
 }
 
 func (t statusTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	next := t.next
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	resp, err := next.RoundTrip(r)
+	resp, err := cmp.Or(t.next, http.DefaultTransport).RoundTrip(r)
 	if err == nil {
 		*t.status = resp.Status
 	}
@@ -870,21 +864,15 @@ func (c *checker) stdOutputs(calls []stdCall) []stdOutput {
 			if len(wrong) > 0 {
 				bad = append(bad, what+": "+strings.Join(wrong, "; "))
 			}
-			name := out.fv.Name
-			if name == "" {
-				name = "(no name)"
-			}
+			name := cmp.Or(out.fv.Name, "(no name)")
 			good = append(good, fmt.Sprintf("%s %s, in %s", name, out.fv.URI, out.where))
 			outs = append(outs, out)
 		}
 	}
-	switch {
-	case len(bad) > 0:
-		c.r.add(PointOutputs, Fail, "%s", strings.Join(bad, "\n"))
-	case len(outs) == 0:
+	if len(bad) == 0 && len(outs) == 0 {
 		c.r.add(PointOutputs, Skip, "the tools called produced no FileValue (§8: in structuredContent or a {\"type\": \"file\"} content block): name one that does with --tool, and its arguments with --args")
-	default:
-		c.r.add(PointOutputs, Pass, "%s", strings.Join(good, "\n"))
+	} else {
+		c.r.verdict(PointOutputs, bad, good)
 	}
 	return outs
 }
@@ -914,10 +902,7 @@ func (c *checker) stdDownloads(ctx context.Context, outs []stdOutput) {
 	for _, o := range outs {
 		f := byURI[o.fv.URI]
 		if f == nil {
-			f = &fetched{uri: o.fv.URI, name: o.fv.Name}
-			if f.name == "" {
-				f.name = o.fv.URI
-			}
+			f = &fetched{uri: o.fv.URI, name: cmp.Or(o.fv.Name, o.fv.URI)}
 			byURI[o.fv.URI] = f
 			files = append(files, f)
 		}

@@ -1,6 +1,7 @@
 package contractcheck
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -21,10 +22,7 @@ import (
 // reported, and a JWT without one fails.
 func (c *checker) token(ctx context.Context, outs []output) {
 	if len(outs) == 0 {
-		why := "no produced file's URL to tamper with"
-		if c.noOutputs != "" {
-			why = c.noOutputs
-		}
+		why := cmp.Or(c.noOutputs, "no produced file's URL to tamper with")
 		c.r.add(PointToken, Skip, "%s", why)
 		return
 	}

@@ -8,6 +8,7 @@ package filetype
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -166,10 +167,7 @@ func DetectFile(path, name string) (string, error) {
 func decide(sniffed *mimetype.MIME, name string, empty bool) string {
 	byName := ByName(name)
 	if empty {
-		if byName != "" {
-			return byName
-		}
-		return Generic
+		return cmp.Or(byName, Generic)
 	}
 	base, _, _ := mime.ParseMediaType(sniffed.String())
 	if !containers[base] {
@@ -222,10 +220,7 @@ func Label(mimeType string) string {
 			return strings.ToUpper(minor[:1]) + minor[1:] + " text"
 		}
 	}
-	if base == "" {
-		return "file"
-	}
-	return base
+	return cmp.Or(base, "file")
 }
 
 var labels = map[string]string{

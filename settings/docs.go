@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"cmp"
 	"regexp"
 	"strings"
 )
@@ -25,10 +26,7 @@ func (l List) Markdown() string {
 			defaults = append(defaults, d)
 			shown = shown || d != ""
 		}
-		meaning := row[0].Doc
-		if row[0].rowDoc != "" {
-			meaning = row[0].rowDoc
-		}
+		meaning := cmp.Or(row[0].rowDoc, row[0].Doc)
 		def := " " // an empty cell is "| |"
 		if shown {
 			def = " " + strings.Join(defaults, " / ") + " "

@@ -1,6 +1,7 @@
 package transferclient
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
 
@@ -23,10 +24,7 @@ type BearerTransport struct {
 // RoundTrip sends r, with the token when r goes to the origin. A token
 // set on r by someone else is taken off when r goes elsewhere.
 func (b *BearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	base := b.Base
-	if base == nil {
-		base = http.DefaultTransport
-	}
+	base := cmp.Or(b.Base, http.DefaultTransport)
 	on := transfer.SameOrigin(b.Origin, r.URL)
 	switch {
 	case on && b.Token != "":
@@ -43,9 +41,7 @@ func (b *BearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // whose transport sends token to origin only (BearerTransport). With no
 // token it returns hc, or a new client when hc is nil.
 func WithBearer(hc *http.Client, token string, origin *url.URL) *http.Client {
-	if hc == nil {
-		hc = &http.Client{}
-	}
+	hc = cmp.Or(hc, &http.Client{})
 	if token == "" {
 		return hc
 	}

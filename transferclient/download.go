@@ -1,6 +1,7 @@
 package transferclient
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,17 +53,10 @@ func (g Guard) Check(u *url.URL) error {
 	}
 	if g.Origin == nil {
 		return fmt.Errorf("%w: %s is refused; the agent's origin is unknown — set %s to the agent's HTTP base, or add the host to %s if you trust it",
-			ErrForeignURL, shown, or(g.OriginSetting, "the agent's base URL"), or(g.AllowSetting, "the allowed hosts"))
+			ErrForeignURL, shown, cmp.Or(g.OriginSetting, "the agent's base URL"), cmp.Or(g.AllowSetting, "the allowed hosts"))
 	}
 	return fmt.Errorf("%w: %s is refused; the agent's origin is %s — add the host (or host:port) to %s if you trust it",
-		ErrForeignURL, shown, g.Origin.Scheme+"://"+g.Origin.Host, or(g.AllowSetting, "the allowed hosts"))
-}
-
-func or(s, def string) string {
-	if s != "" {
-		return s
-	}
-	return def
+		ErrForeignURL, shown, g.Origin.Scheme+"://"+g.Origin.Host, cmp.Or(g.AllowSetting, "the allowed hosts"))
 }
 
 // Get starts the GET of rawURL through hc under the guard: the URL and every
@@ -113,9 +107,7 @@ func (g Guard) Get(ctx context.Context, hc *http.Client, rawURL string, maxBytes
 // caller that makes other requests to URLs an agent named (a probe that
 // must see a 403, a descriptor's PUT) uses it to apply the same rule.
 func (g Guard) Client(hc *http.Client) *http.Client {
-	if hc == nil {
-		hc = &http.Client{}
-	}
+	hc = cmp.Or(hc, &http.Client{})
 	guarded := *hc
 	guarded.Transport = &guardTransport{g: g, base: hc.Transport}
 	own := hc.CheckRedirect
@@ -150,10 +142,7 @@ func (t *guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	base := t.base
-	if base == nil {
-		base = http.DefaultTransport
-	}
+	base := cmp.Or(t.base, http.DefaultTransport)
 	return base.RoundTrip(r)
 }
 

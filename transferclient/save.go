@@ -1,6 +1,7 @@
 package transferclient
 
 import (
+	"cmp"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -40,9 +41,7 @@ type Saved struct {
 // means 0600), and folders it makes get the matching search bits (0644:
 // 0755).
 func Save(dir, name string, r io.Reader, maxBytes int64, perm fs.FileMode) (Saved, error) {
-	if perm == 0 {
-		perm = 0o600
-	}
+	perm = cmp.Or(perm, 0o600)
 	clean := filename.Clean(name)
 	// dir itself is made if missing (an --out folder named for the first
 	// time); what lies below it is made through the root.

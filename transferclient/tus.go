@@ -1,6 +1,7 @@
 package transferclient
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -150,10 +151,7 @@ func gone(err error) bool {
 const maxRestarts = 2
 
 func (t *Tus) client() *http.Client {
-	if t.Client != nil {
-		return t.Client
-	}
-	return http.DefaultClient
+	return cmp.Or(t.Client, http.DefaultClient)
 }
 
 func (t *Tus) retries() int {

@@ -13,6 +13,7 @@ package agenttest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -200,15 +201,11 @@ func (ht handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	req := r.Clone(r.Context())
 	req.RequestURI = r.URL.RequestURI()
 	req.RemoteAddr = "127.0.0.1:1"
-	if req.Body == nil {
-		req.Body = http.NoBody
-	}
+	req.Body = cmp.Or[io.ReadCloser](req.Body, http.NoBody)
 	ht.h.ServeHTTP(rec, req)
 	resp := rec.Result()
 	resp.Request = r
-	if resp.Body == nil {
-		resp.Body = io.NopCloser(bytes.NewReader(nil))
-	}
+	resp.Body = cmp.Or(resp.Body, io.NopCloser(bytes.NewReader(nil)))
 	return resp, nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,7 +37,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.oauthClientID, "oauth-client-id", os.Getenv("AGENTURA_OAUTH_CLIENT_ID"), "for agents with AGENT_AUTH=oauth: this host's "+
 		"client id at the agent's identity provider (a public client for the redirect http://127.0.0.1/callback); the sign-in opens "+
 		"in the browser and its tokens are kept in --token-file (default $AGENTURA_OAUTH_CLIENT_ID)")
-	fs.StringVar(&c.tokenFile, "token-file", envOr("AGENTURA_TOKEN_FILE", client.DefaultTokenFile()), "where OAuth tokens are kept, mode 0600 "+
+	fs.StringVar(&c.tokenFile, "token-file", cmp.Or(os.Getenv("AGENTURA_TOKEN_FILE"), client.DefaultTokenFile()), "where OAuth tokens are kept, mode 0600 "+
 		"(default $AGENTURA_TOKEN_FILE, else in the user's config folder)")
 	fs.StringVar(&c.baseURL, "base-url", "", "the agent's HTTP base for /uploads and /files (default: the URL without /mcp; needed with --stdio for large files)")
 	fs.StringVar(&c.output, "output", "text", "text, or json for scripts")
@@ -79,9 +80,7 @@ func (c *common) parse(fs *flag.FlagSet, args []string, names []string, stderr i
 		names = append([]string{"the agent's URL"}, names...)
 	}
 	if err := c.check(); err != nil || len(pos) != len(names) {
-		if err == nil {
-			err = fmt.Errorf("want %d argument(s) (%s), got %d", len(names), strings.Join(names, ", "), len(pos))
-		}
+		err = cmp.Or(err, fmt.Errorf("want %d argument(s) (%s), got %d", len(names), strings.Join(names, ", "), len(pos)))
 		fmt.Fprintf(stderr, "agentura %s: %v\n", fs.Name(), err)
 		fs.Usage()
 		return "", nil, false
@@ -163,11 +162,3 @@ func parseSize(v string) (int64, error) {
 
 // defaultInline is the inline threshold shown in the help.
 const defaultInline = client.DefaultInlineMaxBytes
-
-// envOr returns the variable name's value, or def when it is empty.
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -108,18 +109,10 @@ func (f *gatewayFlags) gatewayConfig(urls []string, stderr io.Writer) (gateway.C
 	if len(f.roots) > 0 {
 		cfg.Roots = f.roots
 	}
-	if f.out != "" {
-		cfg.Out = f.out
-	}
-	if f.token != "" {
-		cfg.Token = f.token
-	}
-	if f.oauthClient != "" {
-		cfg.OAuthClientID = f.oauthClient
-	}
-	if f.tokenFile != "" {
-		cfg.TokenFile = f.tokenFile
-	}
+	cfg.Out = cmp.Or(f.out, cfg.Out)
+	cfg.Token = cmp.Or(f.token, cfg.Token)
+	cfg.OAuthClientID = cmp.Or(f.oauthClient, cfg.OAuthClientID)
+	cfg.TokenFile = cmp.Or(f.tokenFile, cfg.TokenFile)
 	// A flag given wins over the file; 0 means every file through /uploads
 	// in both (gateway.InlineMax).
 	if f.set["inline-max"] {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"embed"
 	"errors"
 	"fmt"
@@ -66,9 +67,7 @@ func runNew(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentura new: give the folder and --module\n  %s\n", newUsage)
 		return exitUsage
 	}
-	if *name == "" {
-		*name = strings.ToLower(filepath.Base(filepath.Clean(dir)))
-	}
+	*name = cmp.Or(*name, strings.ToLower(filepath.Base(filepath.Clean(dir))))
 	if !validName.MatchString(*name) {
 		fmt.Fprintf(stderr, "agentura new: %q is not a usable agent name: use lower-case letters, digits and dashes, starting with a letter (--name)\n", *name)
 		return exitUsage

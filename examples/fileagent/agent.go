@@ -16,6 +16,7 @@ package fileagent
 
 import (
 	"archive/zip"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -112,10 +113,7 @@ func archiveFiles(ctx context.Context, call *agentcore.Call, in ArchiveInput) (*
 	if len(in.Sources) > MaxArchiveItems {
 		return nil, fmt.Errorf("sources lists %d files; one archive takes at most %d: split them over several archives", len(in.Sources), MaxArchiveItems)
 	}
-	name := agentcore.SanitizeName(in.Name)
-	if name == "" {
-		name = "bundle"
-	}
+	name := cmp.Or(agentcore.SanitizeName(in.Name), "bundle")
 	dir, err := call.WorkDir()
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package mcpbind
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,15 +26,11 @@ type fileCallerKey struct{}
 func (s *Server) serveFileTransfer() {
 	err := errors.Join(
 		mcp.AddReceivingCustomMethod(s.mcp, mcpfile.MethodAuthorizeUpload, func(ctx context.Context, _ *mcp.ServerSession, p *uploadParams) (mcp.Result, error) {
-			if p == nil {
-				p = &uploadParams{}
-			}
+			p = cmp.Or(p, &uploadParams{})
 			return wrapFileResult(s.FileURIs.AuthorizeUpload(ctx, fileCaller(ctx), p.AuthorizeUploadParams))
 		}),
 		mcp.AddReceivingCustomMethod(s.mcp, mcpfile.MethodAuthorizeDownload, func(ctx context.Context, _ *mcp.ServerSession, p *downloadParams) (mcp.Result, error) {
-			if p == nil {
-				p = &downloadParams{}
-			}
+			p = cmp.Or(p, &downloadParams{})
 			return wrapFileResult(s.FileURIs.AuthorizeDownload(ctx, fileCaller(ctx), p.URI))
 		}),
 	)

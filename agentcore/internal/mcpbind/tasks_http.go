@@ -2,6 +2,7 @@ package mcpbind
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -338,18 +339,14 @@ func (iw *injectingWriter) open() bool {
 func (iw *injectingWriter) WriteHeader(code int) {
 	iw.mu.Lock()
 	defer iw.mu.Unlock()
-	if iw.status == 0 {
-		iw.status = code
-	}
+	iw.status = cmp.Or(iw.status, code)
 	iw.ResponseWriter.WriteHeader(code)
 }
 
 func (iw *injectingWriter) Write(p []byte) (int, error) {
 	iw.mu.Lock()
 	defer iw.mu.Unlock()
-	if iw.status == 0 {
-		iw.status = http.StatusOK
-	}
+	iw.status = cmp.Or(iw.status, http.StatusOK)
 	return iw.ResponseWriter.Write(p)
 }
 
@@ -357,9 +354,7 @@ func (iw *injectingWriter) Write(p []byte) (int, error) {
 func (iw *injectingWriter) Flush() {
 	iw.mu.Lock()
 	defer iw.mu.Unlock()
-	if iw.status == 0 {
-		iw.status = http.StatusOK
-	}
+	iw.status = cmp.Or(iw.status, http.StatusOK)
 	http.NewResponseController(iw.ResponseWriter).Flush()
 }
 

@@ -1,6 +1,7 @@
 package mcpbind
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -140,9 +141,7 @@ func (s *Server) serveTasks() {
 			if c.modern && !c.declared {
 				return nil, missingTasksCapability()
 			}
-			if p == nil {
-				p = &taskParams{}
-			}
+			p = cmp.Or(p, &taskParams{})
 			if method != "tasks/list" && p.TaskID == "" {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + ": taskId is missing: send the taskId the tools/call answer (or tasks/list) gave"}
 			}

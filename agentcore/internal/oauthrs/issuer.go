@@ -1,6 +1,7 @@
 package oauthrs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -201,10 +202,7 @@ func (o *Resource) IssuerMeta(ctx context.Context) (*issuermeta.Meta, error) {
 		case waited || o.lastErr != nil && (o.reading != nil || time.Since(o.tried) < o.t.retry):
 			err := o.lastErr
 			o.mu.Unlock()
-			if err == nil {
-				err = fmt.Errorf("issuer %s was not read", o.issuer)
-			}
-			return nil, unavailable(err)
+			return nil, unavailable(cmp.Or(err, fmt.Errorf("issuer %s was not read", o.issuer)))
 		}
 		if err := o.awaitReadLocked(ctx); err != nil {
 			return nil, err

@@ -31,6 +31,7 @@
 package tasks
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -427,10 +428,7 @@ type EndedError struct{ End End }
 
 // Error says how the task ended, and what to do.
 func (e *EndedError) Error() string {
-	why := e.End.Reason
-	if why == "" {
-		why = "it was " + e.End.Status
-	}
+	why := cmp.Or(e.End.Reason, "it was "+e.End.Status)
 	return fmt.Sprintf("the task ended %s before its outputs were kept (%s); call the tool again", e.End.Status, why)
 }
 

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -383,9 +384,7 @@ func (m *MCP) end(ctx context.Context, t *Task, res *calls.Result, toolErr, caus
 	case holds.Status == Failed:
 		t.Status, t.Message, t.Error = Failed, holds.Reason, &Error{Code: -32603, Message: holds.Reason}
 	case toolErr != nil || res == nil:
-		if toolErr == nil {
-			toolErr = cause
-		}
+		toolErr = cmp.Or(toolErr, cause)
 		t.Status, t.Message = Completed, toolErr.Error()
 		t.Result = &KeptResult{IsError: true, Text: toolErr.Error()}
 	default:

@@ -5,6 +5,7 @@
 package urlfetch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -165,10 +166,7 @@ func (f *Fetcher) guardedDial(d *net.Dialer) func(ctx context.Context, network, 
 			}
 			refused = err
 		}
-		if refused == nil {
-			refused = fmt.Errorf("no address found for %s", host)
-		}
-		return nil, refused
+		return nil, cmp.Or(refused, fmt.Errorf("no address found for %s", host))
 	}
 }
 

@@ -14,6 +14,7 @@
 package main
 
 import (
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -33,7 +34,7 @@ func main() {
 }
 
 func run() error {
-	addr := env("DEMOLOGIN_ADDR", ":4446")
+	addr := cmp.Or(os.Getenv("DEMOLOGIN_ADDR"), ":4446")
 	cert, key := os.Getenv("DEMOLOGIN_TLS_CERT"), os.Getenv("DEMOLOGIN_TLS_KEY")
 	if len(os.Args) > 1 && os.Args[1] == "--healthcheck" {
 		scheme := "http"
@@ -65,13 +66,6 @@ func run() error {
 		return srv.ListenAndServeTLS(cert, key)
 	}
 	return srv.ListenAndServe()
-}
-
-func env(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }
 
 // portOf returns ":port" of a listen address.

@@ -1,6 +1,7 @@
 package childproc
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -14,9 +15,7 @@ import (
 // parent-death signal, keeping what else cmd.SysProcAttr says, and makes the
 // end of its context kill the whole group.
 func prepare(cmd *exec.Cmd) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
+	cmd.SysProcAttr = cmp.Or(cmd.SysProcAttr, &syscall.SysProcAttr{})
 	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pgid = true, 0
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }

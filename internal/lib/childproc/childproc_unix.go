@@ -3,6 +3,7 @@
 package childproc
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"os/exec"
@@ -13,9 +14,7 @@ import (
 // cmd.SysProcAttr says, and makes the end of its context kill the whole
 // group. There is no parent-death signal here.
 func prepare(cmd *exec.Cmd) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
+	cmd.SysProcAttr = cmp.Or(cmd.SysProcAttr, &syscall.SysProcAttr{})
 	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pgid = true, 0
 	cmd.Cancel = func() error {
 		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

@@ -1,6 +1,7 @@
 package filehttp
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"log/slog"
@@ -156,10 +157,7 @@ func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, id string, 
 
 // contentType is the type a file is served with.
 func contentType(m fileserve.Meta) string {
-	if m.MIMEType == "" {
-		return filetype.Generic
-	}
-	return m.MIMEType
+	return cmp.Or(m.MIMEType, filetype.Generic)
 }
 
 // sizedObject lets ServeContent learn the size of a freshly opened file from
@@ -297,9 +295,7 @@ func baseName(name string) string {
 // contentDisposition is `attachment` with both an ASCII filename= fallback
 // and the exact UTF-8 name in filename*= (RFC 6266, RFC 8187).
 func contentDisposition(name string) string {
-	if name == "" {
-		name = filename.Default
-	}
+	name = cmp.Or(name, filename.Default)
 	var fallback, exact strings.Builder
 	for _, r := range name {
 		if r < 0x20 || r >= 0x7f || r == '"' || r == '\\' {

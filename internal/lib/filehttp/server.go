@@ -6,6 +6,7 @@
 package filehttp
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -172,9 +173,7 @@ func NewServer(cfg Config) (*Server, error) {
 		accelPrefix:  cfg.AccelRedirect,
 		previews:     cfg.Previews,
 	}
-	if s.ttl == 0 {
-		s.ttl = DefaultURLTTL
-	}
+	s.ttl = cmp.Or(s.ttl, DefaultURLTTL)
 	if sr, ok := cfg.Store.(fileserve.SmallReader); ok && s.small == nil {
 		s.small = sr
 	}
@@ -190,15 +189,11 @@ func NewServer(cfg Config) (*Server, error) {
 			return nil, errors.New("fileserve: X-Accel-Redirect needs a store whose files lie on a local disk that the web server reads, such as the disk store; this store is not one (AGENT_ACCEL_REDIRECT with AGENT_STORAGE_URL)")
 		}
 	}
-	if s.maxUpload == 0 {
-		s.maxUpload = DefaultMaxUploadBytes
-	}
+	s.maxUpload = cmp.Or(s.maxUpload, DefaultMaxUploadBytes)
 	if s.owner == nil {
 		s.owner = func(*http.Request) (string, error) { return AnonymousOwner, nil }
 	}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
+	s.log = cmp.Or(s.log, slog.Default())
 	return s, nil
 }
 

@@ -1,6 +1,7 @@
 package filehttp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -341,10 +342,7 @@ func tusOrphan(record string, e os.DirEntry, cutoff time.Time) bool {
 // tusName is the file name an upload declared in its Upload-Metadata
 // (filename, as tus clients send it, or name), cut to maxTusNameBytes.
 func tusName(meta handler.MetaData) string {
-	n := meta["filename"]
-	if n == "" {
-		n = meta["name"]
-	}
+	n := cmp.Or(meta["filename"], meta["name"])
 	if len(n) > maxTusNameBytes {
 		n = strings.ToValidUTF8(n[:maxTusNameBytes], "")
 	}

@@ -1,6 +1,7 @@
 package filehttp
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -163,10 +164,7 @@ func uploadSource(r *http.Request) (name string, body io.Reader, err error) {
 			part.Close() // skips the part's content
 			continue
 		}
-		name = partFileName(part.Header.Get("Content-Disposition"))
-		if name == "" {
-			name = headerFileName(r.Header.Get("X-Filename"))
-		}
+		name = cmp.Or(partFileName(part.Header.Get("Content-Disposition")), headerFileName(r.Header.Get("X-Filename")))
 		if name == "" {
 			return "", nil, &httpError{http.StatusBadRequest, "the multipart field `file` has no filename: set filename in its Content-Disposition, or send an X-Filename header"}
 		}

@@ -1,6 +1,7 @@
 package filehttp
 
 import (
+	"cmp"
 	"io"
 	"net/http"
 	"time"
@@ -29,10 +30,7 @@ type countingWriter struct {
 const maxUnwrap = 16
 
 func (c *countingWriter) status() int {
-	if c.code == 0 {
-		return http.StatusOK
-	}
-	return c.code
+	return cmp.Or(c.code, http.StatusOK)
 }
 
 // WriteHeader records the first final status and passes it on.
@@ -45,9 +43,7 @@ func (c *countingWriter) WriteHeader(code int) {
 
 // Write counts and passes on.
 func (c *countingWriter) Write(p []byte) (int, error) {
-	if c.code == 0 {
-		c.code = http.StatusOK
-	}
+	c.code = cmp.Or(c.code, http.StatusOK)
 	c.extend()
 	n, err := c.ResponseWriter.Write(p)
 	c.n += int64(n)
@@ -57,9 +53,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // ReadFrom copies src into the response, with sendfile when the innermost
 // writer is the server's own and src is a file.
 func (c *countingWriter) ReadFrom(src io.Reader) (int64, error) {
-	if c.code == 0 {
-		c.code = http.StatusOK
-	}
+	c.code = cmp.Or(c.code, http.StatusOK)
 	if rf := c.readerFrom(); rf != nil {
 		var n int64
 		var err error

@@ -5,6 +5,7 @@
 package issuermeta
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -66,9 +67,7 @@ func URLs(issuer string) (urls []string, oidc []bool) {
 // flow, and providers that support PKCE without saying so in their
 // metadata (Microsoft Entra ID, Amazon Cognito) are otherwise refused.
 func Read(ctx context.Context, issuer string, c *http.Client) (*Meta, error) {
-	if c == nil {
-		c = http.DefaultClient
-	}
+	c = cmp.Or(c, http.DefaultClient)
 	urls, oidc := URLs(issuer)
 	for i, u := range urls {
 		asm, err := get(ctx, c, u)

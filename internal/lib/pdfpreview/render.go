@@ -2,6 +2,7 @@ package pdfpreview
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -87,9 +88,7 @@ type Renderer struct {
 
 // New returns a Renderer with cfg's limits.
 func New(cfg Config) *Renderer {
-	if cfg.Command == "" {
-		cfg.Command = DefaultCommand
-	}
+	cfg.Command = cmp.Or(cfg.Command, DefaultCommand)
 	if cfg.MaxInputBytes <= 0 {
 		cfg.MaxInputBytes = DefaultMaxInputBytes
 	}
@@ -108,9 +107,7 @@ func New(cfg Config) *Renderer {
 	if cfg.CacheBytes <= 0 {
 		cfg.CacheBytes = DefaultCacheBytes
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	return &Renderer{cfg: cfg, env: commandEnv(os.Environ()), slots: make(chan struct{}, cfg.Concurrency),
 		cache: newCache(cfg.CacheBytes), log: cfg.Logger}
 }

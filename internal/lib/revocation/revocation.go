@@ -17,6 +17,7 @@
 package revocation
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -149,9 +150,7 @@ const recentFor = 10 * time.Second
 // New returns a list kept in rs, or in this process alone when rs is nil
 // (a store without records).
 func New(rs fileserve.RecordStore, o Options) *List {
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
+	o.Log = cmp.Or(o.Log, slog.Default())
 	if o.MaxPerOwner <= 0 {
 		o.MaxPerOwner = DefaultMaxPerOwner
 	}

@@ -60,7 +60,7 @@ type Options struct {
 	// content block (§8) instead of under structuredContent.
 	FileBlock bool
 	// ShortLived is a file name prefix: the upload descriptor of a file
-	// so named lasts about a second (its expiresAt in whole seconds), so
+	// so named lasts one to two seconds (its expiresAt in whole seconds), so
 	// that a test may see an expired one refused without waiting long.
 	ShortLived string
 	// DescriptorBase is the base URL its descriptors point to instead of
@@ -316,7 +316,7 @@ func StartWith(t testing.TB, o Options) *Server {
 		id := fmt.Sprintf("in-%d", d.n)
 		ttl := time.Minute
 		if o.ShortLived != "" && strings.HasPrefix(p.Name, o.ShortLived) {
-			ttl = time.Second
+			ttl = 2 * time.Second // truncated below: 1–2 s left, not 0–1 s that a busy machine uses up before the check reads it
 		}
 		expires := time.Now().Add(ttl).Truncate(time.Second)
 		d.pending[id] = upload{params: *p, expires: expires}

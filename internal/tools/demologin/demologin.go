@@ -26,6 +26,7 @@ package demologin
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -98,9 +99,7 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("demologin: Hydra's public URL %q is not an http or https URL with a host", cfg.PublicURL)
 	}
 	cfg.AdminURL = strings.TrimRight(cfg.AdminURL, "/")
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 15 * time.Second}
-	}
+	cfg.Client = cmp.Or(cfg.Client, &http.Client{Timeout: 15 * time.Second})
 	a := &app{cfg: cfg, idpOrigin: idp}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /login", a.loginPage)
@@ -155,10 +154,7 @@ func (a *app) loginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *app) showLogin(w http.ResponseWriter, challenge string, req loginRequest, msg string) {
-	name := req.Client.ClientName
-	if name == "" {
-		name = req.Client.ClientID
-	}
+	name := cmp.Or(req.Client.ClientName, req.Client.ClientID)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", a.loginPolicy(req))
