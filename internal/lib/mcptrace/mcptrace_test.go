@@ -10,20 +10,29 @@ import (
 )
 
 // Scrub keeps the reason and drops what a span must not hold: names and
-// contents in quotes, URL queries (signed URLs' tokens), user information.
+// contents in quotes, URL queries (signed URLs' tokens), user information;
+// and, unless file names are allowed, URL paths and paths, which name files.
 func TestScrub(t *testing.T) {
-	for in, want := range map[string]string{
-		`file "secret.pdf": unresolved file reference`:          `file "…": unresolved file reference`,
-		`fetch https://agent/files/1/a.pdf?token=eyJabc failed`: `fetch https://agent/files/1/a.pdf?… failed`,
-		`read https://user:pw@host/x: 403`:                      `read https://REDACTED@host/x: 403`,
-		`bad token=abc.def in the query`:                        `bad token=… in the query`,
-		`an unpaired "quote and the rest`:                       `an unpaired "…"`,
-		`no secrets here`:                                       `no secrets here`,
+	for _, c := range []struct{ in, off, on string }{
+		{`file "secret.pdf": unresolved file reference`, `file "…": unresolved file reference`, `file "…": unresolved file reference`},
+		{`fetch https://agent/files/1/a.pdf?token=eyJabc failed`, `fetch https://agent/… failed`, `fetch https://agent/files/1/a.pdf?… failed`},
+		{`read https://user:pw@host/x: 403`, `read https://REDACTED@host/…: 403`, `read https://REDACTED@host/x: 403`},
+		{`bad token=abc.def in the query`, `bad token=… in the query`, `bad token=… in the query`},
+		{`an unpaired "quote and the rest`, `an unpaired "…"`, `an unpaired "…"`},
+		{`open /data/calls/in-1/plan.txt: file exists`, `open /…: file exists`, `open /data/calls/in-1/plan.txt: file exists`},
+		{`a data URI (data:text/plain;base64,<data>) or a path`, `a data URI (data:text/plain;base64,<data>) or a path`, `a data URI (data:text/plain;base64,<data>) or a path`},
+		{`no secrets here`, `no secrets here`, `no secrets here`},
 	} {
-		if got := Scrub(in); got != want {
-			t.Errorf("Scrub(%q) = %q, want %q", in, got, want)
+		SetFileNames(false)
+		if got := Scrub(c.in); got != c.off {
+			t.Errorf("names off: Scrub(%q) = %q, want %q", c.in, got, c.off)
+		}
+		SetFileNames(true)
+		if got := Scrub(c.in); got != c.on {
+			t.Errorf("names on: Scrub(%q) = %q, want %q", c.in, got, c.on)
 		}
 	}
+	SetFileNames(false)
 	long := strings.Repeat("é", maxStatus)
 	if got := Scrub(long); len(got) > maxStatus+len("…") || !strings.HasSuffix(got, "…") {
 		t.Errorf("Scrub of %d bytes: %d bytes", len(long), len(got))
