@@ -66,3 +66,48 @@ func TestNilParams(t *testing.T) {
 		t.Errorf("traceparent written: %v", got)
 	}
 }
+
+// A request's id is read wherever it stands among the members, as the
+// conventions record it; a batch, a notification or a body cut before the
+// id gives none.
+func TestPeekID(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	for body, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}`:                                "7",
+		`{"method":"tools/call","params":{"name":"a","arguments":{}},"jsonrpc":"2.0","id":"req-1"}`: "req-1",
+		`{"jsonrpc":"2.0","ID":-3.5e2,"method":"ping"}`:                                             "-3.5e2",
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}`:                                               "",
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`:                                    "",
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`:                                                "",
+		`{"jsonrpc":"2.0","params":{"a":"cut here`:                                                  "",
+		`{"id":"` + long + `"}`:                                                                     long[:maxIDBytes] + "…",
+		`{"id":{"not":"an id"}}`:                                                                    "",
+	} {
+		if got := peekID([]byte(body)); got != want {
+			t.Errorf("peekID(%.60s) = %q, want %q", body, got, want)
+		}
+	}
+}
+
+// File names reach a span only when allowed, cleaned of folders and
+// control characters.
+func TestFileName(t *testing.T) {
+	t.Cleanup(func() { SetFileNames(false) })
+	SetFileNames(false)
+	if kv, ok := FileName("plan.pdf"); ok {
+		t.Errorf("names off: FileName gave %v", kv)
+	}
+	if kv, ok := FileNamesAttr("a.pdf", "b.pdf"); ok {
+		t.Errorf("names off: FileNamesAttr gave %v", kv)
+	}
+	SetFileNames(true)
+	if kv, ok := FileName("../../etc/Q3\u202e.pdf"); !ok || kv.Key != AttrFileName || kv.Value.AsString() != "Q3.pdf" {
+		t.Errorf("names on: FileName = %v, %v; want agentura.file.name Q3.pdf", kv, ok)
+	}
+	if _, ok := FileName("../"); ok {
+		t.Error("names on: a name that cleans to nothing was recorded")
+	}
+	if kv, ok := FileNamesAttr("x/a.pdf", "", "b.txt"); !ok || strings.Join(kv.Value.AsStringSlice(), ",") != "a.pdf,b.txt" {
+		t.Errorf("names on: FileNamesAttr = %v, %v", kv, ok)
+	}
+}
