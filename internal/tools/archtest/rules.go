@@ -61,7 +61,7 @@ var Rules = []Rule{
 	{"internal/lib/probe", []string{"transfer"}, "the readiness probe: one GET, no proxy, 200 or a clear error (--healthcheck, the S3 image)"},
 	{"internal/lib/issuermeta", nil, "an OAuth issuer's metadata found and read (RFC 8414, OpenID Connect Discovery): the resource server's issuer, a2acall's token endpoint"},
 	{"internal/lib/connlimit", nil, "caps on the connections a server holds open, per client address and in total"},
-	{"internal/lib/otelsetup", nil, "the OpenTelemetry tracer provider from the standard OTEL_* variables, off unless asked for, flushed at stop"},
+	{"internal/lib/otelsetup", nil, "the OpenTelemetry tracer and meter providers from the standard OTEL_* variables, each off unless asked for, flushed at stop"},
 	{"internal/lib/mcptrace", []string{"transfer", "filename"}, "one trace across MCP processes: the W3C trace context in params._meta (SEP-414), server and client spans and operation durations by the MCP semantic conventions, file names in spans only when allowed"},
 	{"fileserve", with(Leaves, "internal/lib/boundedmap"), "Store, the extension point: DiskStore, capabilities (Presigner, LocalRoot, RecordStore, ExpiryIndex), OpenStore by URL scheme with the settings each backend declares, the TTL wrapper"},
 	{"fileserve/s3store", with(Leaves, "fileserve"), "the S3 store (minio-go); importing it registers s3://"},
