@@ -12,6 +12,7 @@ import (
 	"github.com/agentura/agentura/internal/testkit/heappeak"
 	"github.com/agentura/agentura/internal/testkit/mcptest"
 	"go.opentelemetry.io/otel"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 )
@@ -114,14 +115,21 @@ func BenchmarkToolCallTracingOn(b *testing.B) {
 // on-p99-ms, ...); make bench's report computes the overhead. Off is the
 // no-op tracer provider, which the process's global one is set to between
 // calls: agentcore looks the provider up per span, and a span ends on the
-// provider that started it.
+// provider that started it. The meter provider (the MCP operation
+// durations) is switched with it.
 func BenchmarkToolCallTracing(b *testing.B) {
 	flush := startTracing(b)
 	on, off := otel.GetTracerProvider(), noop.NewTracerProvider()
+	onMeter, offMeter := otel.GetMeterProvider(), metricnoop.NewMeterProvider()
 	t := newToolCallBench(b)
 	var offTimes, onTimes []time.Duration
 	timed := func(tp trace.TracerProvider, into *[]time.Duration) {
 		otel.SetTracerProvider(tp)
+		if tp == on { // OTLP metrics (the MCP durations) go with the spans
+			otel.SetMeterProvider(onMeter)
+		} else {
+			otel.SetMeterProvider(offMeter)
+		}
 		start := time.Now()
 		t.call(b)
 		*into = append(*into, time.Since(start))
@@ -139,6 +147,7 @@ func BenchmarkToolCallTracing(b *testing.B) {
 	}
 	b.StopTimer()
 	otel.SetTracerProvider(on)
+	otel.SetMeterProvider(onMeter)
 	if n := len(flush()); n == 0 {
 		b.Fatal("no span exported")
 	}

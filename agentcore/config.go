@@ -44,6 +44,7 @@ type Config struct {
 	UIDomain                          string            // AGENT_UI_DOMAIN: _meta.ui.domain of every view ("" none; "claude" computed)
 	NoAttachTool                      bool              // AGENT_ATTACH_TOOL=false: AddAttachTool adds nothing
 	LogLevel                          string            // AGENT_LOG_LEVEL
+	TraceFileNames                    bool              // AGENT_TRACE_FILE_NAMES: spans name the files of a call
 	MaxRevocations                    int               // AGENT_MAX_REVOCATIONS
 	TrustedProxies, AllowedOrigins    []string          // AGENT_TRUSTED_PROXIES, AGENT_ALLOWED_ORIGINS (empty: same origin only)
 	callers.Access                                      // AGENT_AUTH, AGENT_AUTH_JWT_*, AGENT_OAUTH_*
@@ -139,6 +140,9 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.Duration(&c.ShutdownTimeout, "AGENT_SHUTDOWN_TIMEOUT", defaultShutdownTimeout,
 			"how long SIGTERM waits for tool calls and downloads in flight"),
 		settings.String(&c.LogLevel, "AGENT_LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`; `debug` logs every request with its id").Check(checkLogLevel),
+		settings.Bool(&c.TraceFileNames, "AGENT_TRACE_FILE_NAMES", "with tracing on (`OTEL_*`, [observability.md](observability.md)): "+
+			"the spans of a call's file inputs and outputs carry the files' cleaned names (`agentura.file.name`, `agentura.file.names`), "+
+			"and error texts in spans keep URL paths and paths; off, no span holds a file's name"),
 	}...)
 	list = append(list, c.Policy.Settings()...)
 	list = append(list, settings.List{

@@ -78,15 +78,18 @@ func Main(info Info, defaultAddr string, args []string, register func(*Service) 
 		return 2
 	}
 	defer func() {
-		// The spans still buffered go out before the process ends.
+		// The spans and metrics still buffered go out before the process ends.
 		ctx, cancel := context.WithTimeout(context.Background(), tracingFlushTimeout)
 		defer cancel()
 		if err := tracing.Shutdown(ctx); err != nil {
-			logger.Warn("traces lost at stop", "err", err)
+			logger.Warn("telemetry lost at stop", "err", err)
 		}
 	}()
 	if tracing.Enabled() {
 		logger.Info("tracing on: spans exported over OTLP (OTEL_* variables)")
+	}
+	if tracing.MetricsEnabled() {
+		logger.Info("OTLP metrics on: the MCP operation durations exported (OTEL_* variables)")
 	}
 	ln, err := run.listen(logger)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/agentura/agentura/filename"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/fault"
+	"github.com/agentura/agentura/internal/lib/mcptrace"
 	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/agentura/agentura/transfer"
 	"go.opentelemetry.io/otel"
@@ -82,17 +83,35 @@ func (c *Call) FileResponse(ctx context.Context, outputs ...Output) (*Result, er
 		span.SetStatus(codes.Error, "the outputs were not stored") // the error names files
 		return nil, err
 	}
-	var total int64
-	for _, f := range res.Files {
-		total += f.SizeBytes
+	if span.IsRecording() {
+		var total int64
+		names := make([]string, 0, len(res.Files))
+		for _, f := range res.Files {
+			total += f.SizeBytes
+			names = append(names, f.Filename)
+		}
+		span.SetAttributes(attrOutputBytes.Int64(total))
+		if kv, ok := mcptrace.FileNamesAttr(names...); ok {
+			span.SetAttributes(kv)
+		}
 	}
-	span.SetAttributes(attrOutputBytes.Int64(total))
 	return res, nil
 }
 
 // tracerName is the tracer of agentcore's spans; the span of a response's
-// outputs records how many and their bytes, never a name or a URL.
+// outputs records how many and their bytes, never a URL, and their names
+// only when AGENT_TRACE_FILE_NAMES allows it.
 const tracerName = "github.com/agentura/agentura/agentcore"
+
+// TraceFileName is the span attribute naming a file (agentura.file.name,
+// the name cleaned of folders and control characters), for an agent's own
+// spans; ok is false, and the span must then name no file, unless
+// AGENT_TRACE_FILE_NAMES allows file names in this process's spans.
+//
+//	if kv, ok := agentcore.TraceFileName(in.Name); ok {
+//		span.SetAttributes(kv)
+//	}
+func TraceFileName(name string) (kv attribute.KeyValue, ok bool) { return mcptrace.FileName(name) }
 
 var (
 	attrOutputs     = attribute.Key("agentura.outputs.count")

@@ -43,6 +43,7 @@ import (
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/connlimit"
 	"github.com/agentura/agentura/internal/lib/filehttp"
+	"github.com/agentura/agentura/internal/lib/mcptrace"
 	"github.com/agentura/agentura/internal/lib/pdfpreview"
 	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/agentura/agentura/internal/lib/revocation"
@@ -119,6 +120,9 @@ func New(info Info, cfg Config, logger *slog.Logger) (_ *Service, err error) {
 				"which puts the bound port into the URLs, or listen first and set PublicURL to the listener's address")}
 	}
 	logger = cmp.Or(logger, slog.Default())
+	// Whether spans name files is the process's, as its tracer provider
+	// is: the agent's setting decides it.
+	mcptrace.SetFileNames(cfg.TraceFileNames)
 	s := &Service{
 		info:     info,
 		cfg:      cfg,

@@ -13,33 +13,47 @@ import (
 	"github.com/agentura/agentura/internal/testkit/mcptest"
 	"github.com/agentura/agentura/internal/testkit/otlptest"
 	"go.opentelemetry.io/otel"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace/noop"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
 // startTracing points the OTEL_* variables at a new receiver and starts
-// the process's tracing as an agent's Main does; flush sends what is
-// buffered and returns the spans received. The global provider is the
-// no-op one again after the test.
+// the process's tracing (and OTLP metrics) as an agent's Main does; flush
+// sends what is buffered and returns the spans received. The global
+// providers are the no-op ones again after the test.
 func startTracing(t testing.TB) (flush func() []otlptest.Span) {
 	t.Helper()
-	recv := otlptest.Start(t)
+	recv, flushAll := startTelemetry(t)
+	return func() []otlptest.Span {
+		flushAll()
+		return recv.Spans()
+	}
+}
+
+// startTelemetry is startTracing giving the receiver, whose spans and
+// metrics the test reads after flush.
+func startTelemetry(t testing.TB) (recv *otlptest.Receiver, flush func()) {
+	t.Helper()
+	recv = otlptest.Start(t)
 	for k, v := range recv.Env() {
 		t.Setenv(k, v)
 	}
 	t.Setenv("OTEL_SERVICE_NAME", "traced-agent")
 	tracing, err := otelsetup.Start(context.Background(), "test-agent")
-	if err != nil || !tracing.Enabled() {
-		t.Fatalf("tracing not started: %v", err)
+	if err != nil || !tracing.Enabled() || !tracing.MetricsEnabled() {
+		t.Fatalf("tracing and metrics not started: %v", err)
 	}
-	t.Cleanup(func() { otel.SetTracerProvider(noop.NewTracerProvider()) })
-	return func() []otlptest.Span {
+	t.Cleanup(func() {
+		otel.SetTracerProvider(noop.NewTracerProvider())
+		otel.SetMeterProvider(metricnoop.NewMeterProvider())
+	})
+	return recv, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := tracing.Shutdown(ctx); err != nil {
 			t.Fatal(err)
 		}
-		return recv.Spans()
 	}
 }
 
@@ -140,8 +154,8 @@ func TestToolCallContinuesCallersTrace(t *testing.T) {
 		case s.Name == "resolve file input" && tid == traceID:
 			inputs++
 			if s.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
-				if s.Status.GetMessage() != "unresolved file reference" {
-					t.Errorf("refused input's span: status %q", s.Status.GetMessage())
+				if !strings.HasPrefix(s.Status.GetMessage(), "unresolved file reference: ") || spanAttr(s, "error.type") != "unresolved file reference" {
+					t.Errorf("refused input's span: status %q, error.type %q; want the reason the caller read, and its kind", s.Status.GetMessage(), spanAttr(s, "error.type"))
 				}
 			} else if tr := spanAttr(s, "agentura.file.transport"); tr != "data" && tr != "http" {
 				t.Errorf("input span: transport %q, want data or http", tr)

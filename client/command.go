@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentura/agentura/internal/lib/mcptrace"
 )
 
 // commandTransport runs a stdio server as mcp.CommandTransport does — the
@@ -87,6 +89,9 @@ type bookedConn struct {
 
 func (c bookedConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	c.book.sent(m)
+	if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+		mcptrace.RecordRequestID(ctx, req.ID) // the span of the request (Trace) has its id
+	}
 	return c.Connection.Write(ctx, m)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentura/agentura/internal/lib/mcptrace"
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -110,6 +111,9 @@ func (c messageCap) RoundTrip(req *http.Request) (*http.Response, error) {
 			call = leadingMembers(b)
 			b.Close()
 		}
+	}
+	if call.id != nil {
+		mcptrace.RecordRequestID(req.Context(), call.id) // the span of the request (Trace) has its id
 	}
 	resp, err := c.next.RoundTrip(req)
 	if err != nil || resp.Body == nil || resp.Body == http.NoBody {

@@ -202,8 +202,14 @@ func newAgent(ac Agent, token string) *agent {
 }
 
 // Server is the MCP server to run on a transport (mcp.StdioTransport, or
-// mcp.NewStreamableHTTPHandler).
+// over HTTP Handler).
 func (g *Gateway) Server() *mcp.Server { return g.server }
+
+// Handler serves the gateway's MCP server over streamable HTTP, each
+// request's JSON-RPC id kept for its span (mcptrace.RequestIDs).
+func (g *Gateway) Handler() http.Handler {
+	return mcptrace.RequestIDs(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, nil))
+}
 
 // Registry is the gateway's file registry.
 func (g *Gateway) Registry() *client.Registry { return g.reg }

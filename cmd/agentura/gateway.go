@@ -161,7 +161,7 @@ func serveGateway(ctx context.Context, cfg gateway.Config, listen string, stderr
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, nil))
+	mux.Handle("/mcp", g.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stderr, "agentura gateway: serving MCP at http://%s/mcp\n", ln.Addr())
 	go func() {

@@ -71,7 +71,7 @@ func traced(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := tracing.Shutdown(fctx); err != nil {
-			fmt.Fprintf(stderr, "agentura: traces lost: %v\n", err)
+			fmt.Fprintf(stderr, "agentura: telemetry lost: %v\n", err)
 		}
 	}()
 	if !tracing.Enabled() || len(args) == 0 || args[0] == "gateway" {

@@ -9,6 +9,7 @@ import (
 	"github.com/agentura/agentura/internal/testkit/otlptest"
 	"github.com/agentura/agentura/internal/testkit/testagent"
 	"go.opentelemetry.io/otel"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace/noop"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
@@ -16,7 +17,10 @@ import (
 // `agentura call` and the agent it calls are one trace (issue 38), across
 // two processes that each export over OTLP/HTTP to one collector: the
 // command's span is the root, its tools/call span the parent of the
-// agent's, which the agent continued from the call's _meta.
+// agent's, which the agent continued from the call's _meta. Both spans
+// record the request's JSON-RPC id, the same on both sides, and the CLI
+// exports its wait for the call as one point of
+// mcp.client.operation.duration.
 func TestCallIsOneTraceWithTheAgent(t *testing.T) {
 	recv := otlptest.Start(t)
 	for k, v := range recv.Env() {
@@ -27,7 +31,10 @@ func TestCallIsOneTraceWithTheAgent(t *testing.T) {
 	if err != nil || !tracing.Enabled() {
 		t.Fatalf("tracing not started: %v", err)
 	}
-	t.Cleanup(func() { otel.SetTracerProvider(noop.NewTracerProvider()) })
+	t.Cleanup(func() {
+		otel.SetTracerProvider(noop.NewTracerProvider())
+		otel.SetMeterProvider(metricnoop.NewMeterProvider())
+	})
 	a := testagent.Start(t, testagent.Options{})
 
 	if r := runCLI(t, t.TempDir(), "call", a.Endpoint, "make_blob", "--json", `{"bytes": 10}`, "--out", "results"); r.code != 0 {
@@ -61,4 +68,38 @@ func TestCallIsOneTraceWithTheAgent(t *testing.T) {
 		t.Errorf("the agent's span (trace %x, parent %x) is not the child of the CLI's (trace %x, span %x)",
 			agent.TraceId, agent.ParentSpanId, client.TraceId, client.SpanId)
 	}
+	clientID, agentID := spanString(client, "jsonrpc.request.id"), spanString(agent, "jsonrpc.request.id")
+	if clientID == "" || clientID != agentID {
+		t.Errorf("jsonrpc.request.id: %q on the CLI's span, %q on the agent's; want the same id", clientID, agentID)
+	}
+	var points int
+	for _, m := range recv.Metrics() {
+		if m.Service != "agentura" || m.Name != "mcp.client.operation.duration" || m.GetHistogram() == nil {
+			continue
+		}
+		for _, p := range m.GetHistogram().DataPoints {
+			attrs := map[string]string{}
+			for _, kv := range p.Attributes {
+				attrs[kv.Key] = kv.Value.GetStringValue()
+			}
+			if attrs["mcp.method.name"] == "tools/call" {
+				points++
+				if attrs["gen_ai.tool.name"] != "make_blob" || p.Count != 1 || m.Unit != "s" {
+					t.Errorf("the CLI's tools/call duration: %v, count %d, unit %q", attrs, p.Count, m.Unit)
+				}
+			}
+		}
+	}
+	if points != 1 {
+		t.Errorf("%d points of the CLI's tools/call duration, want 1", points)
+	}
+}
+
+func spanString(s *otlptest.Span, key string) string {
+	for _, kv := range s.Attributes {
+		if kv.Key == key {
+			return kv.Value.GetStringValue()
+		}
+	}
+	return ""
 }

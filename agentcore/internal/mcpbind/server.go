@@ -91,10 +91,11 @@ func (s *Server) SDK() *mcp.Server { return s.mcp }
 // arrives (transport.InlinePass), each body read once strictly and its
 // scopes checked (callers.Guard.JSONRPC), standing streams drained at
 // shutdown, a stateless request's drop cancelling its call, the go-sdk's
-// terse answers made clear (httpguard.MCP), tasks around the go-sdk.
+// terse answers made clear (httpguard.MCP), tasks around the go-sdk, each
+// request's JSON-RPC id kept for its span (mcptrace.RequestIDs).
 func (s *Server) Handler(limit int64) http.Handler {
 	return s.Inline.Wrap(transport.MCP, limit, s.Callers.JSONRPC(limit, callers.MCPScope,
-		s.drainable(s.linkRequestContexts(httpguard.MCP(limit, s.taskHTTP(s.mcpHandler(limit)))))))
+		s.drainable(s.linkRequestContexts(httpguard.MCP(limit, s.taskHTTP(mcptrace.RequestIDs(s.mcpHandler(limit))))))))
 }
 
 // RunStdio serves MCP over stdin and stdout until ctx ends or stdin closes.

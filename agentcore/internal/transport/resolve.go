@@ -4,16 +4,21 @@ package transport
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/filetype"
+	"github.com/agentura/agentura/internal/lib/mcptrace"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -87,7 +92,15 @@ func (r *Resolver) Resolve(ctx context.Context, owner, dir, name, content string
 		given = NameFromContent(content)
 	}
 	fail := func(err error) (*Input, error) {
-		span.SetStatus(codes.Error, failureKind(err))
+		if span.IsRecording() {
+			// The reason the caller reads, without the file's name unless
+			// names are allowed (mcptrace.Scrub), and its kind.
+			span.SetAttributes(attrErrorType.String(failureKind(err)))
+			span.SetStatus(codes.Error, mcptrace.Scrub(err.Error()))
+			if kv, ok := mcptrace.FileName(given); ok {
+				span.SetAttributes(kv)
+			}
+		}
 		return nil, &ResolveError{Name: given, Err: err}
 	}
 
@@ -109,24 +122,76 @@ func (r *Resolver) Resolve(ctx context.Context, owner, dir, name, content string
 	if err != nil {
 		return fail(fmt.Errorf("prepare call folder: %w", err))
 	}
-	in, err := r.read(ctx, t, owner, slot, name, content)
+	var probe *readProbe
+	if span.IsRecording() {
+		probe = &readProbe{start: time.Now(), digest: sha256.New()}
+	}
+	in, err := r.read(ctx, t, owner, slot, name, content, probe)
 	if err != nil {
 		os.RemoveAll(slot) // a refused input leaves nothing behind
 		return fail(err)
 	}
-	span.SetAttributes(attrSize.Int64(in.Size), attrMIME.String(in.MIMEType))
+	if probe != nil {
+		span.SetAttributes(attrSize.Int64(in.Size), attrMIME.String(in.MIMEType),
+			attrDigest.String(hex.EncodeToString(probe.digest.Sum(nil))))
+		if !probe.first.IsZero() {
+			span.SetAttributes(attrFirstByte.Float64(probe.first.Sub(probe.start).Seconds()))
+		}
+		if kv, ok := mcptrace.FileName(in.Name); ok {
+			span.SetAttributes(kv)
+		}
+	}
 	return in, nil
 }
 
-// The span of a file input records how it travelled, its size and type:
-// never its name, content, URL or token.
+// The span of a file input records how it travelled, its size, type and
+// SHA-256, and how long its first byte took (from the start of the
+// resolution: the transport's choice, the connection and the answer of a
+// fetch, a store's open); never its content, URL or token, and its name
+// only when file names are allowed in spans (mcptrace.FileName). A
+// failure records the reason its caller read (mcptrace.Scrub) and its
+// kind (error.type).
 const tracerName = "github.com/agentura/agentura/agentcore"
 
 var (
 	attrTransport = attribute.Key("agentura.file.transport")
 	attrSize      = attribute.Key("agentura.file.size")
 	attrMIME      = attribute.Key("agentura.file.mime_type")
+	attrDigest    = attribute.Key("agentura.file.sha256")
+	attrFirstByte = attribute.Key("agentura.file.time_to_first_byte")
+	attrErrorType = attribute.Key("error.type")
 )
+
+// readProbe sees an input's bytes go by for its span: their SHA-256 and
+// when the first came.
+type readProbe struct {
+	start, first time.Time
+	digest       hash.Hash
+}
+
+// reader is src, seen by p; src itself when p is nil.
+func (p *readProbe) reader(src io.Reader) io.Reader {
+	if p == nil {
+		return src
+	}
+	return probedReader{r: src, p: p}
+}
+
+type probedReader struct {
+	r io.Reader
+	p *readProbe
+}
+
+func (pr probedReader) Read(b []byte) (int, error) {
+	n, err := pr.r.Read(b)
+	if n > 0 {
+		if pr.p.first.IsZero() {
+			pr.p.first = time.Now()
+		}
+		pr.p.digest.Write(b[:n])
+	}
+	return n, err
+}
 
 // transportName names t in a span: its first scheme ("data", "http",
 // "mcp-file"), else its kind ("path", "base64").
@@ -138,8 +203,8 @@ func transportName(t Transport) string {
 	return strings.ToLower(name[strings.LastIndexAny(name, ".*")+1:])
 }
 
-// failureKind is what went wrong with an input, in words that name no file
-// and quote no content.
+// failureKind is the kind of what went wrong with an input, in words that
+// name no file and quote no content: a span's error.type.
 func failureKind(err error) string {
 	switch {
 	case errors.Is(err, ErrUnresolvedReference):
@@ -189,8 +254,9 @@ func (r *Resolver) forms() string {
 	return joinOr(names)
 }
 
-// read opens content through t and writes it into slot.
-func (r *Resolver) read(ctx context.Context, t Transport, owner, slot, name, content string) (*Input, error) {
+// read opens content through t and writes it into slot, its bytes seen by
+// probe (nil: none).
+func (r *Resolver) read(ctx context.Context, t Transport, owner, slot, name, content string, probe *readProbe) (*Input, error) {
 	src, err := t.Open(ctx, owner, content)
 	if err != nil {
 		return nil, err
@@ -199,7 +265,7 @@ func (r *Resolver) read(ctx context.Context, t Transport, owner, slot, name, con
 	if src.Size > r.maxBytes {
 		return nil, r.tooLarge(fmt.Sprintf("%s is %d bytes", src.Where, src.Size))
 	}
-	in, err := r.write(slot, name, src.Name, src.MIMEType, src)
+	in, err := r.write(slot, name, src.Name, src.MIMEType, probe.reader(src))
 	if err != nil && !errors.Is(err, ErrInputTooLarge) && src.ReadError != nil {
 		err = src.ReadError(err)
 	}

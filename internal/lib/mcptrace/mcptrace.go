@@ -6,9 +6,12 @@
 // and a client writes it there.
 //
 // A span records the method, the tool or prompt name, the session, the
-// protocol revision and the outcome: never arguments, file bytes, file
-// names, tokens or URLs (an error's words have their quoted parts and
-// their URLs' queries cut: Scrub).
+// protocol revision, the JSON-RPC id and the outcome: never arguments,
+// file bytes, file names, tokens or URLs (an error's words have their
+// quoted parts and their URLs' queries cut: Scrub). Each request is also a
+// point of the conventions' operation-duration histogram (metrics.go).
+// File names go into the spans of this module only when the process allows
+// it (SetFileNames, AGENT_TRACE_FILE_NAMES).
 package mcptrace
 
 import (
@@ -17,6 +20,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentura/agentura/transfer"
@@ -25,6 +29,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -42,6 +47,7 @@ const (
 	AttrToolName        = attribute.Key("gen_ai.tool.name")
 	AttrPromptName      = attribute.Key("gen_ai.prompt.name")
 	AttrOperationName   = attribute.Key("gen_ai.operation.name")
+	AttrRequestID       = attribute.Key("jsonrpc.request.id")
 	operationToolCall   = "execute_tool"
 	errorTypeToolResult = "tool_error"
 )
@@ -123,12 +129,20 @@ func isNil(p mcp.Params) bool {
 // Server is the receiving middleware of an MCP server: each request gets
 // a server span, child of the trace the request carries (Extract), named
 // "{method} {target}" (tools/call ocr_document), which the handler's work
-// is under. The tracer is the global provider's, looked up per request,
-// so a provider set after the server was built is used.
+// is under, and a point of the mcp.server.operation.duration histogram.
+// The tracer and meter are the global providers', looked up per request,
+// so providers set after the server was built are used. The span has the
+// request's JSON-RPC id when the HTTP handler is wrapped by RequestIDs.
 func Server(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
+		}
+		hist := instrumentsNow().server
+		measured := hist.Enabled(ctx)
+		var start time.Time
+		if measured {
+			start = time.Now()
 		}
 		name, attrs := describe(method, req)
 		if v, ok := req.(interface{ ProtocolVersion() string }); ok {
@@ -137,37 +151,61 @@ func Server(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		ctx, span := otel.Tracer(Instrumentation).Start(Extract(ctx, req), name,
-			trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+			trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(spanOnly(req, attrs)...))
 		defer span.End()
+		if span.IsRecording() {
+			if id := requestIDOf(req); id != "" {
+				span.SetAttributes(AttrRequestID.String(id))
+			}
+		}
 		res, err := next(ctx, method, req)
-		end(span, res, err)
+		o := outcomeOf(res, err)
+		end(span, o)
+		if measured {
+			hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.attrs(attrs)...))
+		}
 		return res, err
 	}
 }
 
 // Client is the sending middleware of an MCP client: each request gets a
 // client span, child of the caller's context, and carries it in its
-// params._meta, so the server's span is its child.
+// params._meta, so the server's span is its child; and a point of the
+// mcp.client.operation.duration histogram. The span has the request's
+// JSON-RPC id when the transport reports it (RecordRequestID).
 func Client(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
+		hist := instrumentsNow().client
+		measured := hist.Enabled(ctx)
+		var start time.Time
+		if measured {
+			start = time.Now()
+		}
 		name, attrs := describe(method, req)
 		ctx, span := otel.Tracer(Instrumentation).Start(ctx, name,
-			trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+			trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(spanOnly(req, attrs)...))
 		defer span.End()
+		if span.IsRecording() {
+			ctx = context.WithValue(ctx, clientSpanKey{}, span)
+		}
 		if span.SpanContext().IsValid() {
 			Inject(ctx, req.GetParams())
 		}
 		res, err := next(ctx, method, req)
-		end(span, res, err)
+		o := outcomeOf(res, err)
+		end(span, o)
+		if measured {
+			hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.attrs(attrs)...))
+		}
 		return res, err
 	}
 }
 
-// describe names the span of a request and lists its attributes; only a
-// span that records is given them.
+// describe names the span of a request and lists the attributes its span
+// and its duration share.
 func describe(method string, req mcp.Request) (string, []attribute.KeyValue) {
 	name := method
 	attrs := []attribute.KeyValue{AttrMethod.String(method)}
@@ -188,35 +226,64 @@ func describe(method string, req mcp.Request) (string, []attribute.KeyValue) {
 			attrs = append(attrs, AttrPromptName.String(p.Name))
 		}
 	}
-	if s := req.GetSession(); s != nil {
-		if id := s.ID(); id != "" {
-			attrs = append(attrs, AttrSession.String(id))
-		}
-	}
 	return name, attrs
 }
 
-// end records the outcome: a JSON-RPC error's code and words, or a tool
-// result that is an error with its words.
-func end(span trace.Span, res mcp.Result, err error) {
-	if !span.IsRecording() {
-		return
+// spanOnly adds to attrs what a span records but a duration does not (one
+// value per session would make a series per session): the session.
+func spanOnly(req mcp.Request, attrs []attribute.KeyValue) []attribute.KeyValue {
+	if s := req.GetSession(); s != nil {
+		if id := s.ID(); id != "" {
+			return append(attrs[:len(attrs):len(attrs)], AttrSession.String(id))
+		}
 	}
+	return attrs
+}
+
+// outcome is how a request ended, as the conventions record it.
+type outcome struct {
+	failed     bool
+	errorType  string // error.type: the JSON-RPC code, "tool_error" or "internal"
+	statusCode string // rpc.response.status_code: a JSON-RPC error's code
+	words      func() string
+}
+
+// outcomeOf reads a JSON-RPC error's code and words, or a tool result
+// that is an error with its words.
+func outcomeOf(res mcp.Result, err error) outcome {
 	if err != nil {
-		code := "internal"
+		o := outcome{failed: true, errorType: "internal", words: err.Error}
 		var werr *jsonrpc.Error
 		if errors.As(err, &werr) {
-			code = strconv.FormatInt(werr.Code, 10)
-			span.SetAttributes(AttrStatusCode.String(code))
+			o.statusCode = strconv.FormatInt(werr.Code, 10)
+			o.errorType = o.statusCode
 		}
-		span.SetAttributes(AttrErrorType.String(code))
-		span.SetStatus(codes.Error, Scrub(err.Error()))
-		return
+		return o
 	}
 	if ctr, ok := res.(*mcp.CallToolResult); ok && ctr != nil && ctr.IsError {
-		span.SetAttributes(AttrErrorType.String(errorTypeToolResult))
-		span.SetStatus(codes.Error, Scrub(toolErrorText(ctr)))
+		return outcome{failed: true, errorType: errorTypeToolResult, words: func() string { return toolErrorText(ctr) }}
 	}
+	return outcome{}
+}
+
+// attrs is attrs with the outcome's.
+func (o outcome) attrs(attrs []attribute.KeyValue) []attribute.KeyValue {
+	if o.statusCode != "" {
+		attrs = append(attrs, AttrStatusCode.String(o.statusCode))
+	}
+	if o.failed {
+		attrs = append(attrs, AttrErrorType.String(o.errorType))
+	}
+	return attrs
+}
+
+// end records the outcome on span, its words scrubbed.
+func end(span trace.Span, o outcome) {
+	if !span.IsRecording() || !o.failed {
+		return
+	}
+	span.SetAttributes(o.attrs(nil)...)
+	span.SetStatus(codes.Error, Scrub(o.words()))
 }
 
 // toolErrorText is the words of a tool's error result, as its caller reads
@@ -236,21 +303,30 @@ const maxStatus = 512
 // Scrub makes words fit for a span: every double-quoted part cut (where
 // the errors of this module quote file names and what a caller sent),
 // every URL cut of its query and fragment (where signed URLs carry their
-// token) and of its user information (transfer.Redact), and the whole
-// capped.
+// token) and of its user information (transfer.Redact), a token= value
+// cut, and the whole capped. Unless file names are allowed in spans
+// (FileNames), a URL's path and an absolute path, which name files, are
+// cut too.
 func Scrub(s string) string {
 	s = unquote(s)
-	if strings.Contains(s, "://") || strings.Contains(s, "token=") {
+	names := FileNames()
+	if strings.Contains(s, "://") || strings.Contains(s, "token=") || (!names && strings.Contains(s, "/")) {
 		fields := strings.FieldsFunc(s, func(r rune) bool {
-			return r == ' ' || r == '\n' || r == '\t' || r == '"' || r == '\'' || r == '<' || r == '>'
+			return r == ' ' || r == '\n' || r == '\t' || r == '"' || r == '\'' || r == '<' || r == '>' || r == '(' || r == ')' || r == ','
 		})
 		for _, f := range fields {
+			f = strings.TrimRight(f, ":;.") // the sentence's, not the URL's or path's
 			var clean string
 			switch {
 			case strings.Contains(f, "://"):
 				clean = transfer.Redact(f)
+				if !names {
+					clean = cutURLPath(clean)
+				}
 			case strings.Contains(f, "token="):
 				clean = f[:strings.Index(f, "token=")] + "token=…"
+			case !names && len(f) > 1 && f[0] == '/':
+				clean = "/…"
 			default:
 				continue
 			}
@@ -259,14 +335,30 @@ func Scrub(s string) string {
 			}
 		}
 	}
-	if len(s) > maxStatus {
-		cut := maxStatus
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+	return capText(s, maxStatus)
+}
+
+// cutURLPath cuts what follows a URL's host: "https://agent/…".
+func cutURLPath(u string) string {
+	i := strings.Index(u, "://")
+	j := strings.IndexAny(u[i+3:], "/?#")
+	if j < 0 {
+		return u
 	}
-	return s
+	return u[:i+3+j] + "/…"
+}
+
+// capText cuts s to at most max bytes, on a character's start, marking the
+// cut with "…".
+func capText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // unquote replaces each double-quoted part of s ("report.pdf") by "…"; an

@@ -10,20 +10,29 @@ import (
 )
 
 // Scrub keeps the reason and drops what a span must not hold: names and
-// contents in quotes, URL queries (signed URLs' tokens), user information.
+// contents in quotes, URL queries (signed URLs' tokens), user information;
+// and, unless file names are allowed, URL paths and paths, which name files.
 func TestScrub(t *testing.T) {
-	for in, want := range map[string]string{
-		`file "secret.pdf": unresolved file reference`:          `file "…": unresolved file reference`,
-		`fetch https://agent/files/1/a.pdf?token=eyJabc failed`: `fetch https://agent/files/1/a.pdf?… failed`,
-		`read https://user:pw@host/x: 403`:                      `read https://REDACTED@host/x: 403`,
-		`bad token=abc.def in the query`:                        `bad token=… in the query`,
-		`an unpaired "quote and the rest`:                       `an unpaired "…"`,
-		`no secrets here`:                                       `no secrets here`,
+	for _, c := range []struct{ in, off, on string }{
+		{`file "secret.pdf": unresolved file reference`, `file "…": unresolved file reference`, `file "…": unresolved file reference`},
+		{`fetch https://agent/files/1/a.pdf?token=eyJabc failed`, `fetch https://agent/… failed`, `fetch https://agent/files/1/a.pdf?… failed`},
+		{`read https://user:pw@host/x: 403`, `read https://REDACTED@host/…: 403`, `read https://REDACTED@host/x: 403`},
+		{`bad token=abc.def in the query`, `bad token=… in the query`, `bad token=… in the query`},
+		{`an unpaired "quote and the rest`, `an unpaired "…"`, `an unpaired "…"`},
+		{`open /data/calls/in-1/plan.txt: file exists`, `open /…: file exists`, `open /data/calls/in-1/plan.txt: file exists`},
+		{`a data URI (data:text/plain;base64,<data>) or a path`, `a data URI (data:text/plain;base64,<data>) or a path`, `a data URI (data:text/plain;base64,<data>) or a path`},
+		{`no secrets here`, `no secrets here`, `no secrets here`},
 	} {
-		if got := Scrub(in); got != want {
-			t.Errorf("Scrub(%q) = %q, want %q", in, got, want)
+		SetFileNames(false)
+		if got := Scrub(c.in); got != c.off {
+			t.Errorf("names off: Scrub(%q) = %q, want %q", c.in, got, c.off)
+		}
+		SetFileNames(true)
+		if got := Scrub(c.in); got != c.on {
+			t.Errorf("names on: Scrub(%q) = %q, want %q", c.in, got, c.on)
 		}
 	}
+	SetFileNames(false)
 	long := strings.Repeat("é", maxStatus)
 	if got := Scrub(long); len(got) > maxStatus+len("…") || !strings.HasSuffix(got, "…") {
 		t.Errorf("Scrub of %d bytes: %d bytes", len(long), len(got))
@@ -55,5 +64,50 @@ func TestNilParams(t *testing.T) {
 	Inject(trace.ContextWithSpanContext(ctx, sc), p)
 	if got := p.GetMeta()["traceparent"]; got != "00-01000000000000000000000000000000-0200000000000000-01" {
 		t.Errorf("traceparent written: %v", got)
+	}
+}
+
+// A request's id is read wherever it stands among the members, as the
+// conventions record it; a batch, a notification or a body cut before the
+// id gives none.
+func TestPeekID(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	for body, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}`:                                "7",
+		`{"method":"tools/call","params":{"name":"a","arguments":{}},"jsonrpc":"2.0","id":"req-1"}`: "req-1",
+		`{"jsonrpc":"2.0","ID":-3.5e2,"method":"ping"}`:                                             "-3.5e2",
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}`:                                               "",
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`:                                    "",
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`:                                                "",
+		`{"jsonrpc":"2.0","params":{"a":"cut here`:                                                  "",
+		`{"id":"` + long + `"}`:                                                                     long[:maxIDBytes] + "…",
+		`{"id":{"not":"an id"}}`:                                                                    "",
+	} {
+		if got := peekID([]byte(body)); got != want {
+			t.Errorf("peekID(%.60s) = %q, want %q", body, got, want)
+		}
+	}
+}
+
+// File names reach a span only when allowed, cleaned of folders and
+// control characters.
+func TestFileName(t *testing.T) {
+	t.Cleanup(func() { SetFileNames(false) })
+	SetFileNames(false)
+	if kv, ok := FileName("plan.pdf"); ok {
+		t.Errorf("names off: FileName gave %v", kv)
+	}
+	if kv, ok := FileNamesAttr("a.pdf", "b.pdf"); ok {
+		t.Errorf("names off: FileNamesAttr gave %v", kv)
+	}
+	SetFileNames(true)
+	if kv, ok := FileName("../../etc/Q3\u202e.pdf"); !ok || kv.Key != AttrFileName || kv.Value.AsString() != "Q3.pdf" {
+		t.Errorf("names on: FileName = %v, %v; want agentura.file.name Q3.pdf", kv, ok)
+	}
+	if _, ok := FileName("../"); ok {
+		t.Error("names on: a name that cleans to nothing was recorded")
+	}
+	if kv, ok := FileNamesAttr("x/a.pdf", "", "b.txt"); !ok || strings.Join(kv.Value.AsStringSlice(), ",") != "a.pdf,b.txt" {
+		t.Errorf("names on: FileNamesAttr = %v, %v", kv, ok)
 	}
 }

@@ -1,8 +1,8 @@
 // Package otlptest is an OpenTelemetry collector inside a test: an OTLP/HTTP
-// receiver that decodes each protobuf ExportTraceServiceRequest and keeps
-// the spans, each with the service that sent it, for the test to read
-// (Start); or, inside one process, a global tracer provider that keeps its
-// spans in memory (Memory).
+// receiver that decodes each protobuf ExportTraceServiceRequest and
+// ExportMetricsServiceRequest and keeps the spans and the metrics, each with
+// the service that sent it, for the test to read (Start); or, inside one
+// process, a global tracer provider that keeps its spans in memory (Memory).
 package otlptest
 
 import (
@@ -17,7 +17,10 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace/noop"
+	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -28,12 +31,20 @@ type Span struct {
 	Service string
 }
 
+// Metric is an exported metric (its data points, as many as the exports
+// that held it) and the service.name of its resource.
+type Metric struct {
+	*metricpb.Metric
+	Service string
+}
+
 // Receiver is the collector; URL is what OTEL_EXPORTER_OTLP_ENDPOINT names.
 type Receiver struct {
 	URL string
 
-	mu    sync.Mutex
-	spans []Span
+	mu      sync.Mutex
+	spans   []Span
+	metrics []Metric
 }
 
 // Start serves a receiver until the test ends.
@@ -58,38 +69,89 @@ func (r *Receiver) Spans() []Span {
 	return append([]Span(nil), r.spans...)
 }
 
+// Metrics returns the metrics received so far, one per metric of each
+// export.
+func (r *Receiver) Metrics() []Metric {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Metric(nil), r.metrics...)
+}
+
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
-	if req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
-		http.Error(w, "want protobuf on /v1/traces", http.StatusBadRequest)
+	if req.Header.Get("Content-Type") != "application/x-protobuf" {
+		http.Error(w, "want protobuf", http.StatusBadRequest)
 		return
 	}
 	body, err := io.ReadAll(req.Body)
-	var export coltracepb.ExportTraceServiceRequest
-	if err == nil {
-		err = proto.Unmarshal(body, &export)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var answer proto.Message
+	switch req.URL.Path {
+	case "/v1/traces":
+		answer, err = r.traces(body)
+	case "/v1/metrics":
+		answer, err = r.metricsOf(body)
+	default:
+		http.Error(w, "want /v1/traces or /v1/metrics", http.StatusNotFound)
+		return
 	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	out, _ := proto.Marshal(answer)
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	w.Write(out)
+}
+
+// traces keeps the spans of an ExportTraceServiceRequest.
+func (r *Receiver) traces(body []byte) (proto.Message, error) {
+	var export coltracepb.ExportTraceServiceRequest
+	if err := proto.Unmarshal(body, &export); err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, rs := range export.ResourceSpans {
-		var service string
-		for _, kv := range rs.GetResource().GetAttributes() {
-			if kv.Key == "service.name" {
-				service = kv.Value.GetStringValue()
-			}
-		}
+		service := serviceOf(rs.GetResource().GetAttributes())
 		for _, ss := range rs.ScopeSpans {
 			for _, s := range ss.Spans {
 				r.spans = append(r.spans, Span{Span: s, Service: service})
 			}
 		}
 	}
-	r.mu.Unlock()
-	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	w.Write(out)
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+// metricsOf keeps the metrics of an ExportMetricsServiceRequest.
+func (r *Receiver) metricsOf(body []byte) (proto.Message, error) {
+	var export colmetricpb.ExportMetricsServiceRequest
+	if err := proto.Unmarshal(body, &export); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rm := range export.ResourceMetrics {
+		service := serviceOf(rm.GetResource().GetAttributes())
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				r.metrics = append(r.metrics, Metric{Metric: m, Service: service})
+			}
+		}
+	}
+	return &colmetricpb.ExportMetricsServiceResponse{}, nil
+}
+
+// serviceOf is the service.name among a resource's attributes.
+func serviceOf(attrs []*commonpb.KeyValue) string {
+	for _, kv := range attrs {
+		if kv.Key == "service.name" {
+			return kv.Value.GetStringValue()
+		}
+	}
+	return ""
 }
 
 // Memory makes an SDK tracer provider that keeps every span in memory the
