@@ -306,6 +306,46 @@ func TestChunkedArtifactResumes(t *testing.T) {
 		proxy.resubscribes.Load(), counter.requests.Load(), float64(ranged)/(1<<20), size>>20, run.took.Round(time.Millisecond), float64(run.peak)/(1<<20))
 }
 
+// TestChunksCallerGetsSmallBytesParts: a file moved in from WorkDir is not
+// sent in chunks; to a caller that takes chunks its bytes part is sent only
+// up to a chunk's size, since a2a-go's SSE reader takes lines up to 64 KiB
+// (with AGENT_EMBED_MAX_BYTES at its default, 64 KiB, a 60 KiB file broke
+// the stream: "bufio.Scanner: token too long"). Neither needs a resume.
+func TestChunksCallerGetsSmallBytesParts(t *testing.T) {
+	agent := testagent.Start(t, testagent.Options{EmbedMaxBytes: 64 << 10})
+	agentcore.AddTool(agent.Service, agentcore.Tool{Name: "workdir_blob", Description: "writes a file in WorkDir and hands it out"},
+		func(ctx context.Context, call *agentcore.Call, in streamInput) (*agentcore.Result, error) {
+			dir, err := call.WorkDir()
+			if err != nil {
+				return nil, err
+			}
+			p := filepath.Join(dir, "w.bin")
+			data, _ := io.ReadAll(generated(in.Bytes))
+			if err := os.WriteFile(p, data, 0o600); err != nil {
+				return nil, err
+			}
+			return call.FileResponse(ctx, agentcore.OutputFile("w.bin", p))
+		})
+	proxy := &chunkProxy{resubscribed: make(chan struct{})}
+	srv := proxy.start(t, agent.Base)
+	host, _ := url.Parse(agent.Base)
+	for _, size := range []int64{1 << 10, 60 << 10} {
+		c := &a2acall.Client{Dir: t.TempDir(), DownloadHosts: []string{host.Host}}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		res, err := c.CallSkill(ctx, srv.URL, "workdir_blob", map[string]any{"bytes": size})
+		cancel()
+		if err != nil {
+			t.Fatalf("%d bytes: %v", size, err)
+		}
+		if len(res.Files) != 1 || fileSum(t, res.Files[0].Path) != wantSum(size) {
+			t.Errorf("%d bytes: files %+v, not byte-exact", size, res.Files)
+		}
+	}
+	if n := proxy.resubscribes.Load(); n != 0 {
+		t.Errorf("%d resubscriptions; the streams should not have broken", n)
+	}
+}
+
 // checkFolder: the only file that ever showed in the output folder is the
 // whole one.
 func checkFolder(t *testing.T, seen map[string]int64, size int64) {

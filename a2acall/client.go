@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
@@ -249,6 +250,12 @@ func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map
 			}
 			span.SetStatus(codes.Error, "the call broke off") // the error may name URLs
 			return nil, fmt.Errorf("call skill %s of %s: %w", skill, base, broke)
+		}
+		if breaks > 0 { // the agent may be restarting: wait a little longer each time
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(breaks) * 250 * time.Millisecond):
+			}
 		}
 		resumed = true
 		events = client.ResubscribeToTask(ctx, &a2a.TaskIDParams{ID: a2a.TaskID(taskID)})
