@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -32,6 +33,12 @@ import (
 // chunkWindow is how many chunks of a task may be written and not yet
 // processed.
 const chunkWindow = 8
+
+// chunkStall is how long a chunk waits for room in the window. A caller
+// that stops reading (its connection open) must not stall the tool: past
+// that, chunks are skipped while there is no room (a chunk is a courtesy;
+// the caller fetches the bytes it did not get from the file's URL).
+var chunkStall = 30 * time.Second
 
 // wantsChunks reports whether msg asks for produced files in chunks.
 func wantsChunks(msg *a2a.Message) bool {
@@ -174,9 +181,35 @@ func (c *chunkStreams) finish(name string, size int64) (a2a.ArtifactID, bool, er
 		if err := s.flush(); err != nil {
 			return "", false, err
 		}
-		return s.id, true, nil
+		return s.id, s.opened, nil
 	}
 	return "", false, nil
+}
+
+// room takes a place in the window: waiting up to chunkStall, or not at all
+// while stalled; false when there is none (or the call ended).
+func (s *chunkStream) room() bool {
+	c := s.of
+	if s.stalled {
+		select {
+		case c.window <- struct{}{}:
+			s.stalled = false
+			return true
+		default:
+			return false
+		}
+	}
+	timer := time.NewTimer(chunkStall)
+	defer timer.Stop()
+	select {
+	case c.window <- struct{}{}:
+		return true
+	case <-c.ctx.Done():
+		return false
+	case <-timer.C:
+		s.stalled = true
+		return false
+	}
 }
 
 // chunkStream sends one output: an io.Writer the store's reads go through.
@@ -184,9 +217,12 @@ type chunkStream struct {
 	of   *chunkStreams
 	id   a2a.ArtifactID
 	name string
-	sent int64  // bytes sent in chunks
+	sent int64  // bytes passed on (sent in chunks, or skipped)
 	buf  []byte // bytes not yet sent, less than a chunk
 	done bool   // its last chunk is being sent
+	// opened: a chunk was sent, which opened the artifact (later chunks
+	// append to it); stalled: the last chunk found no room in time.
+	opened, stalled bool
 }
 
 // Write sends p in chunks of transfer.A2AChunkBytes, keeping back less
@@ -226,13 +262,17 @@ func (s *chunkStream) flush() error {
 	return err
 }
 
-// send writes data as the chunk at s.sent, once the window has room.
+// send writes data as the chunk at s.sent, once the window has room; it
+// skips the chunk when there is none within chunkStall, or at once after
+// a chunk was skipped so (until there is room again).
 func (s *chunkStream) send(data []byte) error {
 	c := s.of
-	select {
-	case c.window <- struct{}{}:
-	case <-c.ctx.Done():
-		return fmt.Errorf("send %q in chunks: %w", s.name, context.Cause(c.ctx))
+	if !s.room() {
+		if err := context.Cause(c.ctx); err != nil {
+			return fmt.Errorf("send %q in chunks: %w", s.name, err)
+		}
+		s.sent += int64(len(data)) // skipped: the caller fetches it by URL
+		return nil
 	}
 	part := a2a.FilePart{
 		File:     a2a.FileBytes{FileMeta: a2a.FileMeta{Name: s.name}, Bytes: base64.StdEncoding.EncodeToString(data)},
@@ -241,11 +281,12 @@ func (s *chunkStream) send(data []byte) error {
 	ev := &a2a.TaskArtifactUpdateEvent{
 		TaskID: c.rc.TaskID, ContextID: c.rc.ContextID,
 		Artifact: &a2a.Artifact{ID: s.id, Name: s.name, Parts: a2a.ContentParts{part}},
-		Append:   s.sent > 0,
+		Append:   s.opened,
 	}
 	if err := c.q.Write(c.ctx, ev); err != nil {
 		return fmt.Errorf("send %q in chunks: %w", s.name, err)
 	}
 	s.sent += int64(len(data))
+	s.opened = true
 	return nil
 }

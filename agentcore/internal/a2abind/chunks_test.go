@@ -3,9 +3,11 @@ package a2abind
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
+	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -63,5 +65,62 @@ func TestChunklessStore(t *testing.T) {
 	}
 	if got := inner.saved[1].Artifacts; len(got) != 2 || len(got[1].Parts) != 1 {
 		t.Errorf("after the last chunk: stored %v; want the file's artifact with its URL", got)
+	}
+}
+
+// writtenEvents is a queue that records what is written to it.
+type writtenEvents struct {
+	eventqueue.Queue
+	events []*a2a.TaskArtifactUpdateEvent
+}
+
+func (q *writtenEvents) Write(_ context.Context, ev a2a.Event) error {
+	q.events = append(q.events, ev.(*a2a.TaskArtifactUpdateEvent))
+	return nil
+}
+
+// TestChunksSkippedWhileStalled: a caller that stops reading does not stall
+// the tool: with no room in the window for chunkStall, the chunk is
+// skipped, and the next ones at once while there is none; once there is,
+// the next chunk opens the artifact at its own offset, and the last chunk
+// appends to it. A stream none of whose chunks went out is not chunked.
+func TestChunksSkippedWhileStalled(t *testing.T) {
+	defer func(d time.Duration) { chunkStall = d }(chunkStall)
+	chunkStall = 50 * time.Millisecond
+	q := &writtenEvents{}
+	window := make(chan struct{}, chunkWindow)
+	for range chunkWindow {
+		window <- struct{}{} // a caller that reads nothing
+	}
+	streams := &chunkStreams{ctx: context.Background(), q: q, rc: &a2asrv.RequestContext{TaskID: "t"}, window: window}
+	s := streams.open("blob.bin")
+	chunk := make([]byte, transfer.A2AChunkBytes)
+	start := time.Now()
+	for range 3 {
+		if _, err := s.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if waited := time.Since(start); len(q.events) != 0 || waited > time.Second {
+		t.Fatalf("%d chunks sent, %s waited with no room; want none sent, one wait of %s", len(q.events), waited, chunkStall)
+	}
+	<-window // the caller reads again
+	if _, err := s.Write(chunk[:100]); err != nil {
+		t.Fatal(err)
+	}
+	id, chunked, err := streams.finish("blob.bin", 3*transfer.A2AChunkBytes+100)
+	if err != nil || !chunked || id != s.id {
+		t.Fatalf("finish: %v %v %v; want the stream's artifact", id, chunked, err)
+	}
+	if len(q.events) != 1 || q.events[0].Append || q.events[0].Artifact.Parts[0].(a2a.FilePart).Metadata[transfer.MetaChunkOffset] != int64(3*transfer.A2AChunkBytes) {
+		t.Fatalf("events %+v; want one chunk opening the artifact at offset %d", q.events, 3*transfer.A2AChunkBytes)
+	}
+
+	none := streams.open("none.bin")
+	if _, err := none.Write(chunk); err != nil {
+		t.Fatal(err)
+	}
+	if _, chunked, _ := streams.finish("none.bin", int64(len(chunk))); chunked {
+		t.Error("a stream none of whose chunks went out counts as chunked; its file would have no artifact")
 	}
 }
