@@ -13,11 +13,13 @@ package a2acall
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
@@ -124,7 +126,11 @@ type Client struct {
 // part per file. It follows the task over message/stream (message/send for
 // an agent that does not stream) until it ends and returns its text, data
 // and files. A task that fails is a *SkillError
-// carrying the agent's reason.
+// carrying the agent's reason. It asks for produced files in chunks as
+// they are written (agentura agents send them so) and assembles them
+// outside Dir, checked against their size and sha256; a stream that breaks
+// is taken up with tasks/resubscribe, and the bytes it missed are fetched by
+// the file's URL (docs/a2a.md, "Produced files in chunks").
 func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map[string]any, paths ...string) (*Result, error) {
 	base, err := agentBase(agentURL)
 	if err != nil {
@@ -196,23 +202,73 @@ func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map
 		trace.WithAttributes(attribute.String("gen_ai.tool.name", skill), attribute.String("gen_ai.operation.name", "execute_tool")))
 	defer span.End()
 	msg.Metadata = traceMetadata(ctx)
-	for ev, err := range client.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: msg}) {
-		if err != nil {
-			span.SetStatus(codes.Error, "the call broke off") // the error may name URLs
-			return nil, fmt.Errorf("call skill %s of %s: %w", skill, base, err)
-		}
-		switch ev := ev.(type) {
-		case *a2a.Task:
-			taskID, status = string(ev.ID), ev.Status
-			for _, a := range ev.Artifacts {
-				track(a, false)
+	if msg.Metadata == nil {
+		msg.Metadata = map[string]any{}
+	}
+	msg.Metadata[transfer.A2AKeyChunks] = true // produced files in chunks as they are written (chunks.go)
+	chunks := &assemblies{max: c.maxBytes()}
+	defer chunks.close()
+	// A stream that breaks off (or ends before the task does) is taken up
+	// again with tasks/resubscribe, a few times; after a break the ended
+	// task is read with tasks/get, whose artifacts are the final word (the
+	// stream may have missed some), and the chunks missed are fetched by
+	// their files' URLs when the files are saved.
+	events := client.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: msg})
+	resumed := false
+	for breaks := 0; ; breaks++ {
+		var broke error
+		for ev, err := range events {
+			if err != nil {
+				broke = err
+				break
 			}
-		case *a2a.TaskStatusUpdateEvent:
-			taskID, status = string(ev.TaskID), ev.Status
-		case *a2a.TaskArtifactUpdateEvent:
-			track(ev.Artifact, ev.Append)
-		case *a2a.Message:
-			status = a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: ev}
+			switch ev := ev.(type) {
+			case *a2a.Task:
+				taskID, status = string(ev.ID), ev.Status
+				for _, a := range ev.Artifacts {
+					track(a, false)
+				}
+			case *a2a.TaskStatusUpdateEvent:
+				taskID, status = string(ev.TaskID), ev.Status
+			case *a2a.TaskArtifactUpdateEvent:
+				if !chunks.take(ev.Artifact) {
+					track(ev.Artifact, ev.Append)
+				}
+			case *a2a.Message:
+				status = a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: ev}
+			}
+		}
+		if status.State.Terminal() || status.State == a2a.TaskStateInputRequired || (broke == nil && !resumed && taskID == "") {
+			break
+		}
+		if resumed && errors.Is(broke, a2a.ErrTaskNotFound) {
+			break // no longer executing: tasks/get below
+		}
+		if taskID == "" || ctx.Err() != nil || breaks >= maxResumes {
+			if broke == nil {
+				break // ended without a final state: a *SkillError below
+			}
+			span.SetStatus(codes.Error, "the call broke off") // the error may name URLs
+			return nil, fmt.Errorf("call skill %s of %s: %w", skill, base, broke)
+		}
+		if breaks > 0 { // the agent may be restarting: wait a little longer each time
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(breaks) * 250 * time.Millisecond):
+			}
+		}
+		resumed = true
+		events = client.ResubscribeToTask(ctx, &a2a.TaskIDParams{ID: a2a.TaskID(taskID)})
+	}
+	if resumed {
+		task, err := client.GetTask(ctx, &a2a.TaskQueryParams{ID: a2a.TaskID(taskID)})
+		if err != nil {
+			span.SetStatus(codes.Error, "the task could not be read after the stream broke")
+			return nil, fmt.Errorf("call skill %s of %s: read task %s after its stream broke: %w", skill, base, taskID, err)
+		}
+		status = task.Status
+		for _, a := range task.Artifacts {
+			track(a, false)
 		}
 	}
 	if status.State != a2a.TaskStateCompleted {
@@ -225,8 +281,11 @@ func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map
 	}
 	// Downloads go through the same client: the token goes with a URI on
 	// the agent's origin only (signed URLs carry their own token anyway).
-	return c.collect(ctx, hc, base, taskID, artifacts, status)
+	return c.collect(ctx, hc, base, taskID, artifacts, status, chunks)
 }
+
+// maxResumes is how many times CallSkill takes up a broken stream.
+const maxResumes = 5
 
 // agentBase is the base URL of an agent given by its base URL, its A2A
 // endpoint or its card URL.

@@ -62,9 +62,10 @@ func (c *Client) filePart(ctx context.Context, hc *http.Client, base *url.URL, c
 }
 
 // collect turns the final artifacts into a result with local files: the
-// text and data of the "result" artifact, and per file artifact its bytes
-// part when present, else its URI downloaded.
-func (c *Client) collect(ctx context.Context, hc *http.Client, base *url.URL, taskID string, artifacts []*a2a.Artifact, status a2a.TaskStatus) (_ *Result, err error) {
+// text and data of the "result" artifact, and per file artifact the file
+// that arrived in chunks, else its bytes part when present, else its URI
+// downloaded.
+func (c *Client) collect(ctx context.Context, hc *http.Client, base *url.URL, taskID string, artifacts []*a2a.Artifact, status a2a.TaskStatus, chunks *assemblies) (_ *Result, err error) {
 	res := &Result{TaskID: taskID, Dir: c.Dir}
 	// Without a Dir, a temporary folder is made for the first file, and
 	// removed again if the call fails: only a result hands it over.
@@ -114,7 +115,9 @@ func (c *Client) collect(ctx context.Context, hc *http.Client, base *url.URL, ta
 		}
 		var lf File
 		sum, _ := a.Metadata[transfer.MetaSHA256].(string) // "" from agents that announce none
-		if bytesPart != nil {
+		if asm := chunks.byID[a.ID]; asm != nil {
+			lf, err = c.assembled(ctx, hc, base, dir, a, uriPart, asm)
+		} else if bytesPart != nil {
 			name := nameOr(bytesPart.Name, a.Name)
 			r := base64.NewDecoder(base64.StdEncoding, strings.NewReader(bytesPart.Bytes))
 			lf, err = c.save(dir, name, bytesPart.MimeType, transfer.VerifySHA256(r, sum, name))

@@ -179,11 +179,21 @@ func (c *Call) store(ctx context.Context, o Output, name string, pending func(fi
 			return fileserve.Meta{}, &toolSideError{err}
 		}
 		defer f.Close()
-		return c.svc.store.Put(ctx, nf, toolReader{f})
+		return c.svc.store.Put(ctx, nf, c.sent(name, toolReader{f}))
 	case o.Reader != nil:
-		return c.svc.store.Put(ctx, nf, toolReader{o.Reader})
+		return c.svc.store.Put(ctx, nf, c.sent(name, toolReader{o.Reader}))
 	}
 	return fileserve.Meta{}, &toolSideError{errors.New("output has neither Path nor Reader")}
+}
+
+// sent is r, whose bytes also go to the transport as the store reads
+// them when it takes an output as it is written (calls.Hooks.Output: A2A
+// chunks); a file moved in from WorkDir is whole already and is not sent so.
+func (c *Call) sent(name string, r io.Reader) io.Reader {
+	if c.hooks == nil || c.hooks.Output == nil {
+		return r
+	}
+	return io.TeeReader(r, c.hooks.Output(name))
 }
 
 // toolSideError is an output's failure on the tool's side (its reader, its

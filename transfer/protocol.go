@@ -153,4 +153,16 @@ const (
 	// POST /uploads endpoint, whose signed URL is then sent as a file part's
 	// "uri".
 	A2AUploadsExtension = "https://github.com/agentura/agentura/a2a/uploads"
+	// A2AKeyChunks is the key of a message's metadata by which a caller that
+	// follows the task over a stream asks for produced files in chunks as
+	// they are written (true): artifact updates whose file parts carry the
+	// bytes from the offset in their metadata (MetaChunkOffset), then a
+	// last chunk with the file's signed URL, size and sha256 (docs/a2a.md).
+	A2AKeyChunks = "agentura/chunks"
+	// MetaChunkOffset is the key of a chunk's file part metadata: where the
+	// part's bytes start in the file.
+	MetaChunkOffset = "agentura/offset"
+	// A2AChunkBytes is the most bytes one chunk carries: its event, base64
+	// and JSON, stays under the 64 KiB line a2a-go's SSE reader takes.
+	A2AChunkBytes = 32 << 10
 )

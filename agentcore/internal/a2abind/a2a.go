@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -47,7 +48,7 @@ func (s *Server) a2aHandler(limit int64) http.Handler {
 	}
 	h := a2asrv.NewHandler(&a2aExecutor{svc: s, ended: ended, ledger: s.Ledger, shared: shared != nil},
 		a2asrv.WithLogger(s.Log.With("transport", "a2a")),
-		a2asrv.WithTaskStore(store),
+		a2asrv.WithTaskStore(chunklessStore{TaskStore: store, windows: &s.windows}),
 		a2asrv.WithCallInterceptor(&a2aInterceptor{tasks: store, ledger: s.Ledger, shared: shared != nil}),
 	)
 	if shared != nil {
@@ -169,6 +170,12 @@ func (x *a2aExecutor) execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	start := time.Now()
 	progress := make(chan calls.Progress, 1)
 	hooks := &calls.Hooks{Progress: func(p calls.Progress) { calls.Latest(progress, p) }}
+	var chunks *chunkStreams // the outputs sent in chunks, when the caller asked (chunks.go)
+	if wantsChunks(rc.Message) {
+		chunks = &chunkStreams{ctx: ctx, q: q, rc: rc, window: s.windows.open(rc.TaskID)}
+		defer s.windows.close(rc.TaskID)
+		hooks.Output = func(name string) io.Writer { return chunks.open(name) }
+	}
 	go func(raw []byte) {
 		res, err := s.Runner.Run(calls.WithHooks(ctx, hooks), calls.Request{Tool: def.Name, Owner: owner, RequestID: requestID, Args: raw})
 		done <- outcome{res, err}
@@ -223,8 +230,12 @@ wait:
 	if out.err != nil {
 		return fail(out.err)
 	}
-	for _, art := range s.a2aArtifacts(ctx, out.res) {
-		ev := &a2a.TaskArtifactUpdateEvent{TaskID: rc.TaskID, ContextID: rc.ContextID, Artifact: art, LastChunk: true}
+	evs, err := s.a2aArtifacts(ctx, out.res, chunks)
+	if err != nil {
+		return fail(err)
+	}
+	for _, ev := range evs {
+		ev.TaskID, ev.ContextID = rc.TaskID, rc.ContextID
 		if err := q.Write(ctx, ev); err != nil {
 			return err
 		}

@@ -18,9 +18,19 @@ import (
 // file, named by the file, holding a file part with the signed download URL
 // ("uri") and, for a file no larger than EmbedMaxBytes, a second file part
 // with the same file's bytes. A2A v0.3 lets a file part carry "bytes" or
-// "uri", never both (a2a-go refuses such a part), hence two parts.
-func (s *Server) a2aArtifacts(ctx context.Context, res *calls.Result) []*a2a.Artifact {
+// "uri", never both (a2a-go refuses such a part), hence two parts (for a
+// caller that takes chunks, up to a chunk's size). A file
+// sent in chunks (chunks.go) is its artifact's last chunk instead: the
+// stream's artifact ID, appended, with no bytes (the caller has them).
+func (s *Server) a2aArtifacts(ctx context.Context, res *calls.Result, chunks *chunkStreams) ([]*a2a.TaskArtifactUpdateEvent, error) {
 	var out []*a2a.Artifact
+	streamed := map[a2a.ArtifactID]bool{}
+	embedMax := s.EmbedMaxBytes
+	if chunks != nil {
+		// A caller that takes chunks reads a stream whose lines a2a-go
+		// takes up to 64 KiB: a bytes part fits when a chunk does.
+		embedMax = min(embedMax, transfer.A2AChunkBytes)
+	}
 	lines := res.ProducedLines()
 	if res.Text != "" {
 		lines = append([]string{res.Text}, lines...)
@@ -46,8 +56,17 @@ func (s *Server) a2aArtifacts(ctx context.Context, res *calls.Result) []*a2a.Art
 		for _, uri := range res.LinksOf(i) {
 			art.Parts = append(art.Parts, a2a.FilePart{File: a2a.FileURI{FileMeta: meta, URI: uri}})
 		}
-		if i < len(res.Stored) && s.EmbedMaxBytes > 0 && f.SizeBytes <= s.EmbedMaxBytes {
-			if data, err := calls.Read(ctx, s.Store, res.Stored[i], s.EmbedMaxBytes); err == nil {
+		id, chunked, err := chunks.finish(f.Filename, f.SizeBytes)
+		if err != nil {
+			return nil, err
+		}
+		if chunked && len(art.Parts) > 0 {
+			art.ID, streamed[id] = id, true
+			out = append(out, art)
+			continue
+		}
+		if i < len(res.Stored) && embedMax > 0 && f.SizeBytes <= embedMax {
+			if data, err := calls.Read(ctx, s.Store, res.Stored[i], embedMax); err == nil {
 				art.Parts = append(art.Parts, a2a.FilePart{File: a2a.FileBytes{FileMeta: meta, Bytes: base64.StdEncoding.EncodeToString(data)}})
 			} else {
 				s.Log.Warn("could not embed output", "id", res.Stored[i].ID, "err", err)
@@ -55,7 +74,11 @@ func (s *Server) a2aArtifacts(ctx context.Context, res *calls.Result) []*a2a.Art
 		}
 		out = append(out, art)
 	}
-	return out
+	evs := make([]*a2a.TaskArtifactUpdateEvent, len(out))
+	for i, art := range out {
+		evs[i] = &a2a.TaskArtifactUpdateEvent{Artifact: art, Append: streamed[art.ID], LastChunk: true}
+	}
+	return evs, nil
 }
 
 // plainJSON returns m with every value as encoding/json decodes it (maps,

@@ -41,6 +41,7 @@ type Config struct {
 // Server is the A2A binding of one agent.
 type Server struct {
 	Config
+	windows chunkWindows // of the tasks sending files in chunks
 }
 
 // New serves c.

@@ -2,6 +2,7 @@ package calls
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"time"
 	"unicode/utf8"
@@ -15,10 +16,16 @@ type Progress struct {
 }
 
 // Hooks are what the transport that carried a call lets it send to the
-// caller while it runs. Either may be nil.
+// caller while it runs. Any may be nil.
 type Hooks struct {
 	Progress func(Progress)
 	Log      func(level slog.Level, msg string, data map[string]any)
+	// Output, when set, is handed the bytes of each output the call
+	// stores through the program (a tool's Reader, a file copied in) as
+	// the store reads them, under the output's final name, so that the
+	// transport sends them on while the output is written. An error of its
+	// writer stops the store of that output.
+	Output func(name string) io.Writer
 }
 
 type hooksKey struct{}
