@@ -72,6 +72,10 @@ func (g *Gateway) session(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		a.mu.Unlock()
 		return s, nil
 	}
+	if a.peer != nil {
+		a.mu.Unlock()
+		return nil, errIsA2A
+	}
 	if g.bg.Err() != nil {
 		a.mu.Unlock()
 		return nil, errClosed
@@ -104,13 +108,22 @@ func (g *Gateway) session(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		d.s.Close()
 		d.s, d.err = nil, errClosed
 	}
-	if d.err == nil {
+	if errors.Is(d.err, errIsA2A) { // its URL's base serves an A2A card (a2a.go)
+		a.peer, a.down = &a2aPeer{url: a.base}, nil
+	} else if d.err == nil {
 		a.session, a.down = d.s, nil
 	} else {
 		a.down = d.err
 	}
 	a.mu.Unlock()
 	close(d.done)
+	if errors.Is(d.err, errIsA2A) {
+		g.log.Info("the agent's URL is no MCP endpoint, but its base serves an A2A agent card: its skills are shown as tools", "agent", a.what)
+		if g.started.Load() {
+			g.background(func() { g.refreshLogged("skills not listed", a) })
+		}
+		return nil, d.err
+	}
 	if d.err != nil {
 		if errors.Is(d.err, errClosed) {
 			return nil, d.err
@@ -315,7 +328,7 @@ func (g *Gateway) retryLater(a *agent, now bool) {
 			}
 			// A failure calls retryLater, which finds this loop running.
 			_, err := g.session(g.bg, a)
-			if err == nil {
+			if err == nil || errors.Is(err, errIsA2A) {
 				return
 			}
 			delay = min(max(2*delay, retryFirst), retryMax)
