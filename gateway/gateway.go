@@ -81,7 +81,7 @@ type agent struct {
 	// (transfer.MetaOwner, an anonymous caller without a session), sent
 	// back with each call so that the gateway's calls share one scope:
 	// the files it produced, and the references its upload view named.
-	owner    string
+	owner string
 	// peer is the A2A side of an A2A agent (a2a.go), which never has a
 	// session; nil for an MCP agent.
 	peer     *a2aPeer
