@@ -93,7 +93,11 @@ func (g *Gateway) probeCard(ctx context.Context, a *agent) bool {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := g.a2aClient(a).Card(ctx, a.base); err != nil {
+	card, err := g.a2aClient(a).Card(ctx, a.base)
+	if err == nil && (card.Name == "" || card.URL == "") {
+		err = errors.New("the JSON there has no name and url: no agent card")
+	}
+	if err != nil {
 		g.log.Debug("no A2A card either", "agent", a.what, "err", err)
 		return false
 	}

@@ -192,7 +192,7 @@ func (g *Gateway) firstSession(ctx context.Context, a *agent) error {
 		}
 		if time.Now().After(window) {
 			return fmt.Errorf("gateway: %s is no MCP endpoint: %s (asked for %s); give the agent's MCP endpoint "+
-				"(agentura's agents serve it at /mcp: http://host:port/mcp), or leave the agent out", no.url, no.why, g.connectTimeout())
+				"(agentura's agents serve it at /mcp: http://host:port/mcp) or an A2A agent's card URL (http://host:port/.well-known/agent-card.json), or leave the agent out", no.url, no.why, g.connectTimeout())
 		}
 		select {
 		case <-ctx.Done():
