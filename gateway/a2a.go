@@ -79,7 +79,9 @@ func (g *Gateway) a2aClient(a *agent) *a2acall.Client {
 		c.InlineMaxBytes = client.DefaultInlineMaxBytes
 	}
 	if len(a.cfg.Headers) > 0 {
-		c.HTTPClient = &http.Client{Transport: headerTransport{headers: a.cfg.Headers}}
+		// To the agent's host alone, not with downloads from an --allow-host.
+		u, _ := url.Parse(a.cfg.URL)
+		c.HTTPClient = &http.Client{Transport: headerTransport{headers: a.cfg.Headers, host: u.Host}}
 	}
 	return c
 }
@@ -119,7 +121,7 @@ func (g *Gateway) a2aTools(ctx context.Context, a *agent, p *a2aPeer) ([]*mcp.To
 		if first {
 			g.log.Warn("agent not reachable; the gateway keeps trying", "agent", a.what, "err", err)
 		}
-		g.retryCard(a, p)
+		g.retryLater(a, false) // cardAnswers
 		return nil, err
 	}
 	a.mu.Lock()
@@ -138,47 +140,13 @@ func (g *Gateway) a2aTools(ctx context.Context, a *agent, p *a2aPeer) ([]*mcp.To
 	return tools, nil
 }
 
-// retryCard reads the card of the A2A agent a in the background until it
-// answers, then lists the tools again: at retryFirst, doubling up to
-// retryMax. One loop per agent.
-func (g *Gateway) retryCard(a *agent, p *a2aPeer) {
-	a.mu.Lock()
-	if a.retrying || g.bg.Err() != nil {
-		a.mu.Unlock()
-		return
-	}
-	a.retrying = true
-	a.mu.Unlock()
-	done := func() {
-		a.mu.Lock()
-		a.retrying = false
-		a.mu.Unlock()
-	}
-	started := g.background(func() {
-		delay := retryFirst
-		for {
-			select {
-			case <-g.bg.Done():
-				done()
-				return
-			case <-time.After(delay):
-			}
-			ctx, cancel := context.WithTimeout(g.bg, g.connectTimeout())
-			_, err := g.a2aClient(a).Card(ctx, p.url)
-			cancel()
-			if err == nil {
-				done() // before listing: a listing that fails again starts a new loop
-				if g.started.Load() {
-					g.refreshLogged("tools not listed after connecting", a)
-				}
-				return
-			}
-			delay = min(2*delay, retryMax)
-		}
-	})
-	if !started {
-		done()
-	}
+// cardAnswers reports whether the card of the A2A agent a can be read
+// again (retryLater's attempt, which lists the tools anew when it can).
+func (g *Gateway) cardAnswers(a *agent, p *a2aPeer) bool {
+	ctx, cancel := context.WithTimeout(g.bg, g.connectTimeout())
+	defer cancel()
+	_, err := g.a2aClient(a).Card(ctx, p.url)
+	return err == nil
 }
 
 // a2aSchema is the input schema of a tool made of an A2A skill: a skill's

@@ -22,12 +22,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agentura/agentura/agentcore"
+	"github.com/agentura/agentura/gateway"
 	"github.com/agentura/agentura/internal/testkit/mcptest"
 	"github.com/agentura/agentura/internal/testkit/testagent"
 	"github.com/agentura/agentura/transfer"
@@ -126,15 +128,7 @@ func TestGatewayFrontsA2AAgent(t *testing.T) {
 	var got notes
 	c.OnNotification(got.add)
 
-	tools := map[string]mcp.Tool{}
-	for _, tool := range mcptest.ListTools(t, c) {
-		tools[tool.Name] = tool
-	}
-	for _, want := range []string{"reverse_file", "hold", "inspect_file", "list_files", "add_file"} {
-		if _, ok := tools[want]; !ok {
-			t.Fatalf("tool %s not listed; got %v", want, keys(tools))
-		}
-	}
+	tools := listedTools(t, c, "reverse_file", "hold", "inspect_file", "list_files", "add_file")
 	files, _ := json.Marshal(tools["reverse_file"].InputSchema.Properties["files"])
 	if !strings.Contains(string(files), "a file name from this conversation or a path under "+root) || strings.Contains(string(files), "x-file") {
 		t.Errorf("reverse_file's files as the host sees them: %s", files)
@@ -263,5 +257,39 @@ func TestGatewayFindsA2ACardAtBase(t *testing.T) {
 	}
 	if b, err := os.ReadFile(m[1]); err != nil || string(b) != "a2a revo olleh" {
 		t.Errorf("saved note.txt.rev: %q (%v)", b, err)
+	}
+}
+
+// An A2A agent whose card cannot be read at the start (a proxy answering
+// 503) is tried again in the background, and its skills are shown once the
+// card answers.
+func TestA2AAgentLateCard(t *testing.T) {
+	agent, _ := a2aAgent(t, 0)
+	u, _ := url.Parse(agent.Base)
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	var up atomic.Bool
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, h := newGateway(t, ctx, gateway.Agent{URL: ts.URL + transfer.AgentCardPath})
+	if tools := h.tools(t, ctx); slices.Contains(tools, "reverse_file") {
+		t.Fatalf("skills listed while the card answered 503: %v", tools)
+	}
+	up.Store(true)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		tools := h.tools(t, ctx)
+		if slices.Contains(tools, "reverse_file") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the skills did not appear within a minute of the card answering: %v", tools)
+		}
 	}
 }

@@ -330,16 +330,20 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 // client names its log level in each request's _meta.
 const sessionlessRevision = "2026-07-28"
 
-// headerTransport adds fixed headers to every request.
+// headerTransport adds fixed headers to every request, or, with host set,
+// to the requests to that host alone.
 type headerTransport struct {
 	headers map[string]string
+	host    string // "host:port" of the agent; "" means every request
 	next    http.RoundTripper
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h.headers {
-		r.Header.Set(k, v)
+	if h.host == "" || strings.EqualFold(r.URL.Host, h.host) {
+		r = r.Clone(r.Context())
+		for k, v := range h.headers {
+			r.Header.Set(k, v)
+		}
 	}
 	next := h.next
 	if next == nil {

@@ -287,7 +287,8 @@ func (g *Gateway) lost(a *agent, s *mcp.ClientSession, why error) {
 
 // retryLater keeps trying to open a session with the agent in the
 // background until one opens or the gateway closes: at once if now, then
-// after retryFirst, doubling up to retryMax. One loop per agent.
+// after retryFirst, doubling up to retryMax. One loop per agent. For an
+// A2A agent it reads the card instead, and lists the tools once it can.
 func (g *Gateway) retryLater(a *agent, now bool) {
 	a.mu.Lock()
 	if a.retrying || g.bg.Err() != nil {
@@ -297,10 +298,15 @@ func (g *Gateway) retryLater(a *agent, now bool) {
 	a.retrying = true
 	a.mu.Unlock()
 	started := g.background(func() {
+		list := false // an A2A agent's card answers: its tools are listed
 		defer func() {
 			a.mu.Lock()
 			a.retrying = false
 			a.mu.Unlock()
+			// After the loop has ended: a listing that fails again starts a new one.
+			if list && g.started.Load() {
+				g.refreshLogged("tools not listed after connecting", a)
+			}
 		}()
 		delay := retryFirst
 		if now {
@@ -326,9 +332,12 @@ func (g *Gateway) retryLater(a *agent, now bool) {
 			if a.live() != nil {
 				return
 			}
-			// A failure calls retryLater, which finds this loop running.
-			_, err := g.session(g.bg, a)
-			if err == nil || errors.Is(err, errIsA2A) {
+			if p := a.peerOf(); p != nil { // an A2A agent: its card (a2a.go)
+				if list = g.cardAnswers(a, p); list {
+					return
+				}
+			} else if _, err := g.session(g.bg, a); err == nil || errors.Is(err, errIsA2A) {
+				// (A failure calls retryLater, which finds this loop running.)
 				return
 			}
 			delay = min(max(2*delay, retryFirst), retryMax)
