@@ -251,7 +251,8 @@ func (g *Gateway) callA2A(ctx context.Context, req *mcp.CallToolRequest, r route
 		case errors.Is(err, a2acall.ErrNoCredentials):
 			return toolError(fmt.Sprintf("%s: the agent %s asks for an OAuth token: the gateway signs in to A2A agents only with a bearer token (--token, or the agent's token in the configuration file) so far. Nothing was sent to the agent.", tool, r.agent.label()))
 		}
-		return toolError(fmt.Sprintf("%s: the call to the agent %s failed: %s", tool, r.agent.label(), scrub(err.Error())))
+		// Short, and without the agent's URL where the reason is a common one.
+		return toolError(fmt.Sprintf("%s: the call to the agent %s failed (%s); call the tool again once it answers.", tool, r.agent.label(), downReason(err)))
 	}
 	if res.Dir != "" {
 		defer os.RemoveAll(res.Dir) // the registry holds copies now

@@ -98,7 +98,7 @@ func a2aAgent(t *testing.T, embed int64) (*testagent.Agent, chan error) {
 
 // a2aOnly passes on to the agent at base what an A2A agent serves (its
 // card, /a2a, /uploads, /files/) and answers 404 for the rest (/mcp).
-func a2aOnly(t *testing.T, base string) string {
+func a2aOnly(t *testing.T, base string) *httptest.Server {
 	t.Helper()
 	u, _ := url.Parse(base)
 	proxy := httputil.NewSingleHostReverseProxy(u)
@@ -111,7 +111,7 @@ func a2aOnly(t *testing.T, base string) string {
 		http.NotFound(w, r)
 	}))
 	t.Cleanup(ts.Close)
-	return ts.URL
+	return ts
 }
 
 func TestGatewayFrontsA2AAgent(t *testing.T) {
@@ -243,12 +243,12 @@ func TestGatewayFrontsA2AAgent(t *testing.T) {
 // bytes in the task (the proxy's host is not the agent's public one).
 func TestGatewayFindsA2ACardAtBase(t *testing.T) {
 	agent, _ := a2aAgent(t, 10<<20)
-	base := a2aOnly(t, agent.Base)
+	proxy := a2aOnly(t, agent.Base)
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "note.txt"), []byte("hello over a2a"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := startGateway(t, root, "--root", ".", "--out", "out", base)
+	c := startGateway(t, root, "--root", ".", "--out", "out", proxy.URL)
 	res := mcptest.CallTool(t, c, "reverse_file", map[string]any{"files": []any{"note.txt"}})
 	mcptest.MustSucceed(t, "reverse_file", res)
 	m := regexp.MustCompile(`saved as (\S+/note\.txt\.rev)`).FindStringSubmatch(mcptest.Text(res))
@@ -257,6 +257,12 @@ func TestGatewayFindsA2ACardAtBase(t *testing.T) {
 	}
 	if b, err := os.ReadFile(m[1]); err != nil || string(b) != "a2a revo olleh" {
 		t.Errorf("saved note.txt.rev: %q (%v)", b, err)
+	}
+	// The agent gone: the tools stay, and a call is a tool error saying why.
+	proxy.Close()
+	res = mcptest.CallTool(t, c, "reverse_file", map[string]any{"files": []any{"note.txt"}})
+	if text := mcptest.Text(res); !res.IsError || !strings.Contains(text, "failed (connection refused)") || strings.Contains(text, proxy.URL) {
+		t.Errorf("a call to the agent gone: is_error %v, text %q", res.IsError, text)
 	}
 }
 
