@@ -293,8 +293,8 @@ func (g *Gateway) a2aResult(ctx context.Context, res *a2acall.Result, tool strin
 	if res.Data != nil {
 		out.StructuredContent = res.Data
 	}
-	client.ScrubProduced(out) // the agent's lines and URLs of its copies
 	var lines, names []string
+	renamed := map[string]string{} // the agent's name of a file → its registry name
 	for _, f := range res.Files {
 		e, err := g.reg.AddFile(ctx, f.Path, f.Name, client.ToolSource(tool))
 		if err != nil {
@@ -304,7 +304,9 @@ func (g *Gateway) a2aResult(ctx context.Context, res *a2acall.Result, tool strin
 		}
 		lines = append(lines, transfer.ProducedPrefix+e.Describe())
 		names = append(names, e.Name)
+		renamed[f.Name] = e.Name
 	}
+	client.ScrubProduced(out, renamed) // the agent's lines and URLs of its copies
 	if len(lines) > 0 {
 		out.Content = append(out.Content, &mcp.TextContent{Text: strings.Join(lines, "\n")})
 		out.Meta[transfer.MetaProduced] = names

@@ -175,6 +175,17 @@ func TestGatewayFrontsA2AAgent(t *testing.T) {
 		if back, err := os.ReadFile(m2[1]); err != nil || !bytes.Equal(back, payload) {
 			t.Errorf("data.bin reversed twice is not data.bin (%v)", err)
 		}
+		// The conversation's second data.bin.rev has a name of its own,
+		// in the text, on disk and in the structured content.
+		res = mcptest.CallTool(t, c, "reverse_file", map[string]any{"files": []any{"data.bin"}})
+		mcptest.MustSucceed(t, "reverse_file again", res)
+		m3 := regexp.MustCompile(`Tool produced: (data\.bin \(2\)\.rev) .* — saved as (\S+)`).FindStringSubmatch(mcptest.Text(res))
+		if m3 == nil {
+			t.Fatalf("the second data.bin.rev: %q", mcptest.Text(res))
+		}
+		if sc, _ := res.StructuredContent.(map[string]any); sc["filename"] != m3[1] || sc["download_url"] != nil {
+			t.Errorf("structured content of the second data.bin.rev: %v, want filename %q and no download_url", res.StructuredContent, m3[1])
+		}
 		list := mcptest.Text(mcptest.CallTool(t, c, "list_files", map[string]any{}))
 		for _, want := range []string{"data.bin ", "data.bin.rev ", "data.bin.rev.back ", "saved as " + m[1]} {
 			if !strings.Contains(list, want) {
