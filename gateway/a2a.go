@@ -70,6 +70,9 @@ func (g *Gateway) a2aClient(a *agent) *a2acall.Client {
 		MaxBytes:      g.cfg.MaxDownloadBytes,
 		DownloadHosts: a.cfg.AllowHosts,
 	}
+	if c.MaxBytes <= 0 { // --max-download's default, as for MCP agents
+		c.MaxBytes = client.DefaultMaxDownloadBytes
+	}
 	switch n := g.cfg.InlineMaxBytes; {
 	case n < 0: // every file through the agent's uploads, as for MCP agents
 		c.InlineMaxBytes = 1
