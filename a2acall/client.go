@@ -130,16 +130,80 @@ type Client struct {
 // they are written (agentura agents send them so) and assembles them
 // outside Dir, checked against their size and sha256; a stream that breaks
 // is taken up with tasks/resubscribe, and the bytes it missed are fetched by
-// the file's URL (docs/a2a.md, "Produced files in chunks").
+// the file's URL (docs/a2a.md, "Produced files in chunks"). A call whose ctx ends while
+// the task runs cancels the task at the agent (tasks/cancel), as Send does.
 func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map[string]any, paths ...string) (*Result, error) {
+	return c.Send(ctx, agentURL, Request{Skill: skill, Arguments: args, Files: paths})
+}
+
+// Request is one call of a skill, as Send makes it: what CallSkill takes,
+// and what a caller that shows the task as it runs needs besides.
+type Request struct {
+	// Skill is the id of the skill in the agent's card.
+	Skill string
+	// Arguments are the skill's arguments (the data part's "arguments").
+	Arguments map[string]any
+	// Text, if not empty, goes as a text part after the data part: what
+	// was asked for in words, for an agent that reads it.
+	Text string
+	// Files are local files, sent as one file part each, named by their
+	// base names.
+	Files []string
+	// Status, if set, is told each status update of the task as it
+	// arrives (from the goroutine of the call): an agentura agent's
+	// progress reports are "working" updates.
+	Status func(Status)
+}
+
+// Status is a status update of a task as Request.Status is told it.
+type Status struct {
+	// TaskID is the task's id at the agent.
+	TaskID string
+	// State is the task's state: "working", "input-required", ...
+	State string
+	// Text is the text of the update's message ("" when it has none).
+	Text string
+	// Progress and Total are an agentura agent's progress report
+	// (metadata "progress" and "total"); 0 when the update has none.
+	Progress, Total float64
+}
+
+// cancelTimeout bounds the tasks/cancel sent for a call whose context
+// ended.
+const cancelTimeout = 10 * time.Second
+
+// Card reads the card of the agent at agentURL (its base URL, its A2A
+// endpoint or its card URL), with the Client's token (to the agent's
+// origin only).
+func (c *Client) Card(ctx context.Context, agentURL string) (*a2a.AgentCard, error) {
+	_, _, card, err := c.card(ctx, agentURL)
+	return card, err
+}
+
+// card reads the card of the agent at agentURL and returns it with the
+// agent's base URL and the HTTP client that carries the token there.
+func (c *Client) card(ctx context.Context, agentURL string) (*url.URL, *http.Client, *a2a.AgentCard, error) {
 	base, err := agentBase(agentURL)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	hc := transferclient.WithBearer(c.HTTPClient, c.Token, base)
 	card, err := agentcard.NewResolver(hc).Resolve(ctx, base.String())
 	if err != nil {
-		return nil, fmt.Errorf("read the agent card of %s: %w", base, err)
+		return nil, nil, nil, fmt.Errorf("read the agent card of %s: %w", base, err)
+	}
+	return base, hc, card, nil
+}
+
+// Send calls a skill as CallSkill does, with what req adds: a text part,
+// and the task's status updates as they arrive. When ctx ends while the
+// task runs, the task is cancelled at the agent (tasks/cancel), and the
+// error wraps ctx's.
+func (c *Client) Send(ctx context.Context, agentURL string, req Request) (*Result, error) {
+	skill, args, paths := req.Skill, req.Arguments, req.Files
+	base, hc, card, err := c.card(ctx, agentURL)
+	if err != nil {
+		return nil, err
 	}
 	if c.Credentials != nil {
 		if hc, err = c.withClientCredentials(ctx, hc, base, card); err != nil {
@@ -160,6 +224,9 @@ func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map
 		args = map[string]any{}
 	}
 	parts := a2a.ContentParts{a2a.DataPart{Data: map[string]any{transfer.A2AKeySkill: skill, transfer.A2AKeyArguments: args}}}
+	if req.Text != "" {
+		parts = append(parts, a2a.TextPart{Text: req.Text})
+	}
 	for _, p := range paths {
 		part, err := c.filePart(ctx, hc, base, card, p)
 		if err != nil {
@@ -230,6 +297,9 @@ func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map
 				}
 			case *a2a.TaskStatusUpdateEvent:
 				taskID, status = string(ev.TaskID), ev.Status
+				if req.Status != nil {
+					req.Status(statusOf(taskID, ev.Status, ev.Metadata))
+				}
 			case *a2a.TaskArtifactUpdateEvent:
 				if !chunks.take(ev.Artifact) {
 					track(ev.Artifact, ev.Append)
@@ -243,6 +313,10 @@ func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map
 		}
 		if resumed && errors.Is(broke, a2a.ErrTaskNotFound) {
 			break // no longer executing: tasks/get below
+		}
+		if ctx.Err() != nil && taskID != "" && !status.State.Terminal() {
+			span.SetStatus(codes.Error, "cancelled by the caller")
+			return nil, cancelTask(ctx, client, skill, base, taskID)
 		}
 		if taskID == "" || ctx.Err() != nil || breaks >= maxResumes {
 			if broke == nil {
@@ -271,6 +345,10 @@ func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map
 			track(a, false)
 		}
 	}
+	if ctx.Err() != nil && taskID != "" && !status.State.Terminal() {
+		span.SetStatus(codes.Error, "cancelled by the caller")
+		return nil, cancelTask(ctx, client, skill, base, taskID)
+	}
 	if status.State != a2a.TaskStateCompleted {
 		state := string(status.State)
 		if state == "" {
@@ -286,6 +364,26 @@ func (c *Client) CallSkill(ctx context.Context, agentURL, skill string, args map
 
 // maxResumes is how many times CallSkill takes up a broken stream.
 const maxResumes = 5
+
+// cancelTask cancels the task of a call whose context ended, so that it
+// does not run on for no one, and returns the call's error: ctx's, with
+// what became of the task.
+func cancelTask(ctx context.Context, client *a2aclient.Client, skill string, base *url.URL, taskID string) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+	defer cancel()
+	if _, err := client.CancelTask(cctx, &a2a.TaskIDParams{ID: a2a.TaskID(taskID)}); err != nil {
+		return fmt.Errorf("call skill %s of %s: %w; cancelling its task %s at the agent failed: %v", skill, base, context.Cause(ctx), taskID, err)
+	}
+	return fmt.Errorf("call skill %s of %s: %w; its task %s was cancelled at the agent", skill, base, context.Cause(ctx), taskID)
+}
+
+// statusOf is a status update as Request.Status is told it.
+func statusOf(taskID string, st a2a.TaskStatus, meta map[string]any) Status {
+	s := Status{TaskID: taskID, State: string(st.State), Text: textOf(st.Message)}
+	s.Progress, _ = meta["progress"].(float64)
+	s.Total, _ = meta["total"].(float64)
+	return s
+}
 
 // agentBase is the base URL of an agent given by its base URL, its A2A
 // endpoint or its card URL.

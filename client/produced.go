@@ -275,6 +275,35 @@ func blockMeta(c mcp.Content) map[string]any {
 	return nil
 }
 
+// ScrubProduced takes out of res, a result whose produced files reached
+// the caller another way (the files of an A2A task), what an agentura
+// agent says of its own copies, as Collect does once it has fetched them:
+// its "Tool produced" lines with their URLs, and each file's download URL
+// and FileValue in the structured content, where names (the agent's name
+// of a file → the name it has now) renames its "filename". A text block
+// left empty goes.
+func ScrubProduced(res *mcp.CallToolResult, names map[string]string) {
+	renamed := map[string]string{} // its download URL → its name now
+	if sc, ok := res.StructuredContent.(map[string]any); ok {
+		for _, f := range structuredFiles(sc) {
+			if n, ok := names[str(f["filename"])]; ok {
+				renamed[str(f["download_url"])] = n
+			}
+		}
+	}
+	var content []mcp.Content
+	for _, c := range res.Content {
+		if x, ok := c.(*mcp.TextContent); ok {
+			if x.Text = scrubText(x.Text, renamed); x.Text == "" {
+				continue
+			}
+		}
+		content = append(content, c)
+	}
+	res.Content = content
+	res.StructuredContent = scrubStructured(res.StructuredContent, renamed)
+}
+
 // structuredFiles returns the file objects of structured content: the
 // object itself when it has download_url, and each item of "files".
 func structuredFiles(sc map[string]any) []map[string]any {

@@ -40,6 +40,9 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (
 func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pass bool) (*mcp.CallToolResult, *client.Task, error) {
 	prog := g.calls.start(ctx, req.Session, req.Params.GetProgressToken())
 	defer g.calls.end(prog)
+	if p := r.agent.peerOf(); p != nil { // an A2A agent: no MCP session, no MCP task (a2a.go)
+		return g.callA2A(ctx, req, r, p, prog), nil, nil
+	}
 	mw, err := g.middleware(r.agent, prog)
 	if err != nil {
 		return nil, nil, err

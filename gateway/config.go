@@ -25,6 +25,10 @@ type Agent struct {
 	// messages; empty means the name the agent gives itself on initialize.
 	Name string `json:"name,omitempty"`
 	// URL is the MCP endpoint, http://host:8002/mcp; a bare base gets /mcp.
+	// An A2A agent's card URL (…/.well-known/agent-card.json) or A2A
+	// endpoint (…/a2a) makes it an A2A agent, as does a URL that answers,
+	// but not as an MCP endpoint, whose base serves a card: each skill is
+	// then a tool (a2a.go).
 	URL string `json:"url,omitempty"`
 	// Command is a stdio agent's command and arguments.
 	Command []string `json:"command,omitempty"`

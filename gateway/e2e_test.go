@@ -208,15 +208,7 @@ func TestGatewayStdio(t *testing.T) {
 	}
 	mcptest.Initialize(t, c) // its Start is a no-op now
 
-	tools := map[string]mcp.Tool{}
-	for _, tool := range mcptest.ListTools(t, c) {
-		tools[tool.Name] = tool
-	}
-	for _, want := range []string{"ocr_document", "ocr_batch", "compose_document", "list_files", "add_file"} {
-		if _, ok := tools[want]; !ok {
-			t.Fatalf("tool %s not listed; got %v", want, keys(tools))
-		}
-	}
+	tools := listedTools(t, c, "ocr_document", "ocr_batch", "compose_document", "list_files", "add_file")
 	source, _ := json.Marshal(tools["ocr_document"].InputSchema.Properties["source"])
 	if !strings.Contains(string(source), `"type":"string"`) || !strings.Contains(string(source), "a file name from this conversation or a path under "+root) || strings.Contains(string(source), "x-file") {
 		t.Errorf("ocr_document's source as the host sees it: %s", source)
@@ -340,6 +332,22 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// listedTools lists the host's tools by name, failing the test when one of
+// want is not among them.
+func listedTools(t *testing.T, c *client.Client, want ...string) map[string]mcp.Tool {
+	t.Helper()
+	tools := map[string]mcp.Tool{}
+	for _, tool := range mcptest.ListTools(t, c) {
+		tools[tool.Name] = tool
+	}
+	for _, w := range want {
+		if _, ok := tools[w]; !ok {
+			t.Fatalf("tool %s not listed; got %v", w, keys(tools))
+		}
+	}
+	return tools
 }
 
 func keys(m map[string]mcp.Tool) []string {

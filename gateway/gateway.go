@@ -81,7 +81,10 @@ type agent struct {
 	// (transfer.MetaOwner, an anonymous caller without a session), sent
 	// back with each call so that the gateway's calls share one scope:
 	// the files it produced, and the references its upload view named.
-	owner    string
+	owner string
+	// peer is the A2A side of an A2A agent (a2a.go), which never has a
+	// session; nil for an MCP agent.
+	peer     *a2aPeer
 	tools    []*mcp.Tool // as last listed; kept while the agent is away
 	down     error       // why the last attempt to connect failed
 	dial     *dialing    // the attempt under way
@@ -195,6 +198,8 @@ func newAgent(ac Agent, token string) *agent {
 	}
 	if ac.URL == "" {
 		a.what = strings.Join(ac.Command, " ")
+	} else if a2aURL(ac.URL) { // its card or A2A endpoint (a2a.go)
+		a.peer = &a2aPeer{url: ac.URL}
 	} else if a.base == "" {
 		a.base, _ = client.BaseURLFromEndpoint(ac.URL)
 	}
@@ -297,6 +302,9 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 			return nil, fmt.Errorf("gateway: connect to %s: %w: the agent wants a bearer token: give it with --token, $AGENTURA_TOKEN or the agent's token in the configuration file (AGENT_AUTH=jwt), or sign in with --oauth-client-id (AGENT_AUTH=oauth)", a.what, err)
 		}
 		if why := opening.notMCP(err); why != "" {
+			if g.probeCard(ctx, a) { // an A2A agent's base (a2a.go)
+				return nil, errIsA2A
+			}
 			return nil, &notMCPError{url: a.what, why: why, err: err}
 		}
 		return nil, fmt.Errorf("gateway: connect to %s: %w", a.what, err)
@@ -328,16 +336,20 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 // client names its log level in each request's _meta.
 const sessionlessRevision = "2026-07-28"
 
-// headerTransport adds fixed headers to every request.
+// headerTransport adds fixed headers to every request, or, with host set,
+// to the requests to that host alone.
 type headerTransport struct {
 	headers map[string]string
+	host    string // "host:port" of the agent; "" means every request
 	next    http.RoundTripper
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h.headers {
-		r.Header.Set(k, v)
+	if h.host == "" || strings.EqualFold(r.URL.Host, h.host) {
+		r = r.Clone(r.Context())
+		for k, v := range h.headers {
+			r.Header.Set(k, v)
+		}
 	}
 	next := h.next
 	if next == nil {
@@ -433,6 +445,9 @@ func clashNote(names []string, nt namedTool) string {
 // reconnecting when it fails (tools/list changes nothing). An agent without
 // a session is not dialled: its last listing is kept.
 func (g *Gateway) listTools(ctx context.Context, a *agent) ([]*mcp.Tool, error) {
+	if p := a.peerOf(); p != nil {
+		return g.a2aTools(ctx, a, p)
+	}
 	s := a.live()
 	if s == nil {
 		return nil, errNoSession

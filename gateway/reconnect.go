@@ -72,6 +72,10 @@ func (g *Gateway) session(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		a.mu.Unlock()
 		return s, nil
 	}
+	if a.peer != nil {
+		a.mu.Unlock()
+		return nil, errIsA2A
+	}
 	if g.bg.Err() != nil {
 		a.mu.Unlock()
 		return nil, errClosed
@@ -104,13 +108,22 @@ func (g *Gateway) session(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		d.s.Close()
 		d.s, d.err = nil, errClosed
 	}
-	if d.err == nil {
+	if errors.Is(d.err, errIsA2A) { // its URL's base serves an A2A card (a2a.go)
+		a.peer, a.down = &a2aPeer{url: a.base}, nil
+	} else if d.err == nil {
 		a.session, a.down = d.s, nil
 	} else {
 		a.down = d.err
 	}
 	a.mu.Unlock()
 	close(d.done)
+	if errors.Is(d.err, errIsA2A) {
+		g.log.Info("the agent's URL is no MCP endpoint, but its base serves an A2A agent card: its skills are shown as tools", "agent", a.what)
+		if g.started.Load() {
+			g.background(func() { g.refreshLogged("skills not listed", a) })
+		}
+		return nil, d.err
+	}
 	if d.err != nil {
 		if errors.Is(d.err, errClosed) {
 			return nil, d.err
@@ -179,7 +192,7 @@ func (g *Gateway) firstSession(ctx context.Context, a *agent) error {
 		}
 		if time.Now().After(window) {
 			return fmt.Errorf("gateway: %s is no MCP endpoint: %s (asked for %s); give the agent's MCP endpoint "+
-				"(agentura's agents serve it at /mcp: http://host:port/mcp), or leave the agent out", no.url, no.why, g.connectTimeout())
+				"(agentura's agents serve it at /mcp: http://host:port/mcp) or an A2A agent's card URL (http://host:port/.well-known/agent-card.json), or leave the agent out", no.url, no.why, g.connectTimeout())
 		}
 		select {
 		case <-ctx.Done():
@@ -274,7 +287,8 @@ func (g *Gateway) lost(a *agent, s *mcp.ClientSession, why error) {
 
 // retryLater keeps trying to open a session with the agent in the
 // background until one opens or the gateway closes: at once if now, then
-// after retryFirst, doubling up to retryMax. One loop per agent.
+// after retryFirst, doubling up to retryMax. One loop per agent. For an
+// A2A agent it reads the card instead, and lists the tools once it can.
 func (g *Gateway) retryLater(a *agent, now bool) {
 	a.mu.Lock()
 	if a.retrying || g.bg.Err() != nil {
@@ -284,10 +298,15 @@ func (g *Gateway) retryLater(a *agent, now bool) {
 	a.retrying = true
 	a.mu.Unlock()
 	started := g.background(func() {
+		list := false // an A2A agent's card answers: its tools are listed
 		defer func() {
 			a.mu.Lock()
 			a.retrying = false
 			a.mu.Unlock()
+			// After the loop has ended: a listing that fails again starts a new one.
+			if list && g.started.Load() {
+				g.refreshLogged("tools not listed after connecting", a)
+			}
 		}()
 		delay := retryFirst
 		if now {
@@ -313,9 +332,12 @@ func (g *Gateway) retryLater(a *agent, now bool) {
 			if a.live() != nil {
 				return
 			}
-			// A failure calls retryLater, which finds this loop running.
-			_, err := g.session(g.bg, a)
-			if err == nil {
+			if p := a.peerOf(); p != nil { // an A2A agent: its card (a2a.go)
+				if list = g.cardAnswers(a, p); list {
+					return
+				}
+			} else if _, err := g.session(g.bg, a); err == nil || errors.Is(err, errIsA2A) {
+				// (A failure calls retryLater, which finds this loop running.)
 				return
 			}
 			delay = min(max(2*delay, retryFirst), retryMax)

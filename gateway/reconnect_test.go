@@ -442,16 +442,14 @@ func TestAgentRestartIsOneListChange(t *testing.T) {
 // trying, saying the agent was not reachable.
 func TestNoMCPEndpointRefused(t *testing.T) {
 	a := mcptest.StartAgent(t, fileagentBin)
-	// A server that hands out its A2A card for any request.
-	card := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	// A server that hands out the same JSON, no agent card, for any request.
+	status := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"name": "ocr-agent", "url": "http://localhost:8001/a2a", "skills": []}`)
+		io.WriteString(w, `{"status": "ok", "skills": []}`)
 	}))
-	defer card.Close()
+	defer status.Close()
 	for _, tc := range []struct{ base, path, says string }{
-		{card.URL, "/card", "JSON that is no JSON-RPC answer (an A2A agent card, say)"},
-		{a.URL, "/.well-known/agent-card.json", "405 Method Not Allowed"},
-		{a.URL, "/a2a", `200 OK with "text/plain; charset=utf-8", not JSON-RPC`},
+		{status.URL, "/status", "JSON that is no JSON-RPC answer (an A2A agent card, say)"},
 		{a.URL, "/nothing-here", "404 Not Found"},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -473,9 +471,16 @@ func TestNoMCPEndpointRefused(t *testing.T) {
 			t.Errorf("%s: refused after %v, want after its 2 s window", tc.path, took)
 		}
 	}
-	// The agent's MCP endpoint is taken.
+	// The agent's MCP endpoint is taken, and so are its card and its A2A
+	// endpoint, as an A2A agent's (a2a_e2e_test.go calls one).
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	for _, path := range []string{"/.well-known/agent-card.json", "/a2a"} {
+		_, h := newGateway(t, ctx, gateway.Agent{URL: a.URL + path})
+		if tools := h.tools(t, ctx); !slices.Contains(tools, "inspect_file") || !slices.Contains(tools, "archive_files") {
+			t.Errorf("%s: the host got %v, want the agent's skills inspect_file and archive_files", path, tools)
+		}
+	}
 	g, err := gateway.New(ctx, gateway.WithConnectTimeout(gateway.Config{
 		Agents: []gateway.Agent{{URL: a.URL + "/mcp"}}, Roots: []string{t.TempDir()}, Out: t.TempDir()}, 2*time.Second))
 	if err != nil {

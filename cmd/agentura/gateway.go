@@ -21,7 +21,8 @@ import (
 const gatewayUsage = "agentura gateway [flags] [AGENT_URL]...\n\n" +
 	"An MCP server for any MCP host (Claude Desktop, VS Code, Goose, ...) that fronts the agents:\n" +
 	"their tools take file names or paths under --root, and produced files are saved in --out.\n" +
-	"AGENT_URL is an MCP endpoint (http://localhost:8001/mcp; a bare base gets /mcp); stdio agents,\n" +
+	"AGENT_URL is an MCP endpoint (http://localhost:8001/mcp; a bare base gets /mcp) or an A2A agent's\n" +
+	"card (http://localhost:9000/.well-known/agent-card.json), whose skills become tools; stdio agents,\n" +
 	"tokens and headers per agent go in --config (JSON or YAML, see docs/gateway.md)."
 
 // gatewayFlags are the flags of `agentura gateway`.

@@ -95,8 +95,9 @@ var Rules = []Rule{
 	{"transferclient", []string{"transfer", "transfer/mcpfile", "filename"}, "the host side's file moves: uploads (raw and tus), guarded downloads, saving whole or not at all, delete and revoke, the bearer transport"},
 	{"client", with(Leaves, "transferclient", "internal/lib/mcptrace"), "the host side: registry of names, the go-sdk sending middleware, uploads, downloads, sign-in, tasks"},
 	{"a2acall", with(Leaves, "transferclient", "internal/lib/issuermeta"), "the A2A client: another agent's skill called with local files, files back as local files"},
-	// The gateway is a host: the client package, never a server package.
-	{"gateway", with(Leaves, "transferclient", "client", "internal/lib/mcptrace"), "an MCP server fronting agents for any chat host: names in, files saved out"},
+	// The gateway is a host: the client package (and a2acall for A2A
+	// agents), never a server package.
+	{"gateway", with(Leaves, "transferclient", "client", "a2acall", "internal/lib/mcptrace"), "an MCP server fronting agents, MCP or A2A, for any chat host: names in, files saved out"},
 	// The contract check is a host too: it drives any MCP server.
 	{"contractcheck", with(Leaves, "transferclient", "client", "internal/lib/minipdf"), "agentura check: what of the file contract any MCP server meets, point by point; --standard: of SEP-2631 (c3cf0eba) alone"},
 	{"cmd/agentura", with(Leaves, "transferclient", "client", "gateway", "contractcheck", "internal/lib/otelsetup"), "the CLI: tools, call, task, gateway, check, new"},

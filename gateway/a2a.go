@@ -1,0 +1,321 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentura/agentura/a2acall"
+	"github.com/agentura/agentura/client"
+	"github.com/agentura/agentura/transfer"
+)
+
+// A2A agents beside MCP ones. An agent is taken for an A2A agent when its
+// URL is its card (…/.well-known/agent-card.json) or its A2A endpoint
+// (…/a2a), or when its URL answers, but not as an MCP endpoint, and the
+// base of that URL serves a card. Each skill of its card is one tool of
+// the shape a2aSchema describes; a call sends the message, the arguments
+// and the named files (as file parts, through a2acall) and waits for the
+// task. The files the task produced are registered and saved as an MCP
+// agent's are (finish), its status updates are the host call's progress,
+// and a host that cancels its call cancels the task (tasks/cancel).
+
+// a2aPeer is what the gateway keeps of an A2A agent.
+type a2aPeer struct {
+	// url is where a2acall finds the card: the configured URL, or the
+	// base of an MCP URL that turned out to be an A2A agent's.
+	url string
+}
+
+// a2aSkillMeta is the key, in the _meta of the tool the gateway makes of
+// a skill, of the skill's id (which a tool name may not be able to hold).
+const a2aSkillMeta = "agentura/a2a-skill"
+
+// errIsA2A is the "session" error of an A2A agent: it has none, its
+// skills are called through a2acall.
+var errIsA2A = errors.New("an A2A agent: called over A2A, without an MCP session")
+
+// a2aURL reports whether raw names an A2A agent's card or endpoint.
+func a2aURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	p := strings.TrimRight(u.Path, "/")
+	return strings.HasSuffix(p, transfer.AgentCardPath) || strings.HasSuffix(p, transfer.A2APath)
+}
+
+// peerOf returns the agent's A2A side, nil for an MCP agent.
+func (a *agent) peerOf() *a2aPeer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.peer
+}
+
+// a2aClient is the a2acall client of one call (or card reading) of the
+// agent a: its token to its origin only, its headers, the gateway's caps.
+func (g *Gateway) a2aClient(a *agent) *a2acall.Client {
+	c := &a2acall.Client{
+		Token:         a.cfg.Token,
+		MaxBytes:      g.cfg.MaxDownloadBytes,
+		DownloadHosts: a.cfg.AllowHosts,
+	}
+	if c.MaxBytes <= 0 { // --max-download's default, as for MCP agents
+		c.MaxBytes = client.DefaultMaxDownloadBytes
+	}
+	switch n := g.cfg.InlineMaxBytes; {
+	case n < 0: // every file through the agent's uploads, as for MCP agents
+		c.InlineMaxBytes = 1
+	case n > 0:
+		c.InlineMaxBytes = n
+	default:
+		c.InlineMaxBytes = client.DefaultInlineMaxBytes
+	}
+	if len(a.cfg.Headers) > 0 {
+		// To the agent's host alone, not with downloads from an --allow-host.
+		u, _ := url.Parse(a.cfg.URL)
+		c.HTTPClient = &http.Client{Transport: headerTransport{headers: a.cfg.Headers, host: u.Host}}
+	}
+	return c
+}
+
+// probeCard reports whether the agent, whose URL answered but not as an
+// MCP endpoint, serves an A2A card at the URL's base; if so it is an A2A
+// agent from now on.
+func (g *Gateway) probeCard(ctx context.Context, a *agent) bool {
+	if a.base == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	card, err := g.a2aClient(a).Card(ctx, a.base)
+	if err == nil && (card.Name == "" || card.URL == "") {
+		err = errors.New("the JSON there has no name and url: no agent card")
+	}
+	if err != nil {
+		g.log.Debug("no A2A card either", "agent", a.what, "err", err)
+		return false
+	}
+	return true
+}
+
+// a2aTools reads the card of the A2A agent a and makes a tool of each
+// skill. When the card cannot be read, it is read again in the background
+// until it can, and the host is then given the tools.
+func (g *Gateway) a2aTools(ctx context.Context, a *agent, p *a2aPeer) ([]*mcp.Tool, error) {
+	cctx, cancel := context.WithTimeout(ctx, g.connectTimeout())
+	card, err := g.a2aClient(a).Card(cctx, p.url)
+	cancel()
+	if err != nil {
+		a.mu.Lock()
+		first := a.down == nil
+		a.down = err
+		a.mu.Unlock()
+		if first {
+			g.log.Warn("agent not reachable; the gateway keeps trying", "agent", a.what, "err", err)
+		}
+		g.retryLater(a, false) // cardAnswers
+		return nil, err
+	}
+	a.mu.Lock()
+	if a.down != nil {
+		g.log.Info("agent reachable", "agent", a.what)
+	}
+	a.down = nil
+	if a.cfg.Name == "" {
+		a.given = card.Name
+	}
+	a.mu.Unlock()
+	tools := make([]*mcp.Tool, 0, len(card.Skills))
+	for _, s := range card.Skills {
+		tools = append(tools, skillTool(s))
+	}
+	return tools, nil
+}
+
+// cardAnswers reports whether the card of the A2A agent a can be read
+// again (retryLater's attempt, which lists the tools anew when it can).
+func (g *Gateway) cardAnswers(a *agent, p *a2aPeer) bool {
+	ctx, cancel := context.WithTimeout(g.bg, g.connectTimeout())
+	defer cancel()
+	_, err := g.a2aClient(a).Card(ctx, p.url)
+	return err == nil
+}
+
+// a2aSchema is the input schema of a tool made of an A2A skill: a skill's
+// card describes its inputs in words, so every skill takes the same shape.
+// The files are marked x-file, so that client.HostSchema shows them to the
+// host as file names, like the file fields of an MCP agent's tools.
+func a2aSchema() map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"message": map[string]any{
+				"type":        "string",
+				"description": "what to ask of the skill, in words (sent as a text part)",
+			},
+			"arguments": map[string]any{
+				"type":        "object",
+				"description": `the skill's arguments as its description and examples name them (sent as the "arguments" of the data part)`,
+			},
+			"files": map[string]any{
+				"type":        "array",
+				"description": "the files to send (one file part each)",
+				"items":       map[string]any{"type": "string", transfer.KeywordFile: true, "description": "a file"},
+			},
+		},
+		"additionalProperties": false,
+	}
+}
+
+// a2aInput is a call's arguments, in a2aSchema's shape.
+type a2aInput struct {
+	Message   string         `json:"message"`
+	Arguments map[string]any `json:"arguments"`
+	Files     []string       `json:"files"`
+}
+
+// skillTool is the tool of an A2A skill: its id made fit for a tool name,
+// its description with its examples, read-only when tagged so.
+func skillTool(s a2a.AgentSkill) *mcp.Tool {
+	name := strings.Trim(unsafeName.ReplaceAllString(s.ID, "_"), "_")
+	if name == "" {
+		name = "skill"
+	}
+	desc := s.Description
+	if len(s.Examples) > 0 {
+		desc = strings.TrimSpace(desc + "\n\nExamples: " + strings.Join(s.Examples, "; "))
+	}
+	desc = strings.TrimSpace(desc + `
+
+(An A2A skill: give "files" by name, "arguments" as the skill names them, and "message" for what to ask in words.)`)
+	t := &mcp.Tool{Name: name, Title: s.Name, Description: desc, InputSchema: a2aSchema(), Meta: mcp.Meta{a2aSkillMeta: s.ID}}
+	for _, tag := range s.Tags {
+		if tag == "read-only" {
+			t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+		}
+	}
+	return t
+}
+
+// callA2A calls the skill of an A2A agent that r names: the files resolved
+// as for an MCP agent's tool (with the same refusals: nothing is sent when
+// a name is wrong), the task's status updates sent as progress, its files
+// registered and saved in Out (finish).
+func (g *Gateway) callA2A(ctx context.Context, req *mcp.CallToolRequest, r route, p *a2aPeer, prog *callProgress) *mcp.CallToolResult {
+	tool := req.Params.Name
+	var in a2aInput
+	if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			return toolError(fmt.Sprintf(`%s: the arguments do not fit this A2A skill's shape {"message": "...", "arguments": {...}, "files": ["name", ...]}: %v. Nothing was sent to the agent.`, tool, err))
+		}
+	}
+	paths := make([]string, len(in.Files))
+	for i, name := range in.Files {
+		e, err := g.a2aFile(ctx, name)
+		if err != nil {
+			return toolError(g.argumentError(tool, fmt.Errorf("argument files[%d]: %w", i, err)))
+		}
+		paths[i] = e.Path // the registry's copy, named as the conversation knows it
+	}
+	skill, _ := r.tool.Meta[a2aSkillMeta].(string)
+	res, err := g.a2aClient(r.agent).Send(ctx, p.url, a2acall.Request{
+		Skill: skill, Arguments: in.Arguments, Text: in.Message, Files: paths,
+		Status: func(s a2acall.Status) {
+			if a2a.TaskState(s.State).Terminal() || s.Text == "" {
+				return
+			}
+			msg := scrub(s.Text)
+			if s.Total > 0 {
+				msg = fmt.Sprintf("%s (%g of %g)", msg, s.Progress, s.Total)
+			}
+			prog.send(msg, true)
+		},
+	})
+	if err != nil {
+		var se *a2acall.SkillError
+		switch {
+		case ctx.Err() != nil:
+			return toolError(fmt.Sprintf("%s: cancelled: %s", tool, scrub(err.Error())))
+		case errors.As(err, &se):
+			return toolError(fmt.Sprintf("%s: the agent %s's task ended %s: %s", tool, r.agent.label(), se.State, scrub(se.Message)))
+		case errors.Is(err, a2acall.ErrNoCredentials):
+			return toolError(fmt.Sprintf("%s: the agent %s asks for an OAuth token: the gateway signs in to A2A agents only with a bearer token (--token, or the agent's token in the configuration file) so far. Nothing was sent to the agent.", tool, r.agent.label()))
+		}
+		// Short, and without the agent's URL where the reason is a common one.
+		return toolError(fmt.Sprintf("%s: the call to the agent %s failed (%s); call the tool again once it answers.", tool, r.agent.label(), downReason(err)))
+	}
+	if res.Dir != "" {
+		defer os.RemoveAll(res.Dir) // the registry holds copies now
+	}
+	out := g.a2aResult(ctx, res, tool)
+	g.finish(ctx, out, tool)
+	return out
+}
+
+// a2aFile is the registry entry of a file named in a call to an A2A
+// agent: a registry name, else a file under a root (resolve), as for an
+// MCP agent's tool. A data: URI or a URL is refused: an A2A skill gets
+// files by name only.
+func (g *Gateway) a2aFile(ctx context.Context, name string) (client.Entry, error) {
+	if l := strings.ToLower(strings.TrimSpace(name)); strings.HasPrefix(l, "data:") || strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://") {
+		what := "a data: URI"
+		if !strings.HasPrefix(l, "data:") {
+			what = "the URL " + transfer.Redact(name)
+		}
+		return client.Entry{}, fmt.Errorf("%s is written where a file name goes: name a file instead — a file of this conversation (list_files) or a path under %s", what, g.roots)
+	}
+	e, err := g.reg.Lookup(name)
+	if err != nil && errors.Is(err, client.ErrNotFound) {
+		return g.resolve(ctx, name)
+	}
+	return e, err
+}
+
+// a2aResult is the MCP result of a finished A2A task, as client.Collect
+// makes one of an MCP agent's: its text, its data as structured content,
+// each produced file registered and named on a "Tool produced" line (and
+// in _meta, transfer.MetaProduced), ready for finish.
+func (g *Gateway) a2aResult(ctx context.Context, res *a2acall.Result, tool string) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{Meta: mcp.Meta{}}
+	if res.Text != "" {
+		out.Content = append(out.Content, &mcp.TextContent{Text: res.Text})
+	}
+	if res.Data != nil {
+		out.StructuredContent = res.Data
+	}
+	var lines, names []string
+	renamed := map[string]string{} // the agent's name of a file → its registry name
+	for _, f := range res.Files {
+		e, err := g.reg.AddFile(ctx, f.Path, f.Name, client.ToolSource(tool))
+		if err != nil {
+			g.log.Warn("produced file not registered", "name", f.Name, "err", err)
+			lines = append(lines, fmt.Sprintf("%s%s, but the gateway could not keep it (%v)", transfer.ProducedPrefix, f.Name, err))
+			continue
+		}
+		lines = append(lines, transfer.ProducedPrefix+e.Describe())
+		names = append(names, e.Name)
+		renamed[f.Name] = e.Name
+	}
+	client.ScrubProduced(out, renamed) // the agent's lines and URLs of its copies
+	if len(lines) > 0 {
+		out.Content = append(out.Content, &mcp.TextContent{Text: strings.Join(lines, "\n")})
+		out.Meta[transfer.MetaProduced] = names
+	}
+	if len(out.Content) == 0 {
+		out.Content = []mcp.Content{&mcp.TextContent{Text: "done"}}
+	}
+	return out
+}
