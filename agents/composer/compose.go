@@ -95,7 +95,7 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	}
 	name := outputName(in.Filename, doc.Title, format)
 	path := filepath.Join(dir, "out-"+name)
-	_, span := startRender(ctx, format)
+	span := startRender(ctx, format)
 	var (
 		stats   renderStats
 		written int64

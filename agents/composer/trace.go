@@ -25,8 +25,9 @@ var (
 )
 
 // startRender starts the span of rendering a document in format.
-func startRender(ctx context.Context, format string) (context.Context, trace.Span) {
-	return otel.Tracer(tracerName).Start(ctx, "render document", trace.WithAttributes(attrFormat.String(format)))
+func startRender(ctx context.Context, format string) trace.Span {
+	_, span := otel.Tracer(tracerName).Start(ctx, "render document", trace.WithAttributes(attrFormat.String(format)))
+	return span
 }
 
 // endRender ends span with what rendering wrote: written bytes, a PDF's

@@ -1,14 +1,11 @@
 package composer
 
 import (
-	"io"
-	"log/slog"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
-	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/internal/testkit/mcptest"
 	"github.com/agentura/agentura/internal/testkit/otlptest"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -19,16 +16,7 @@ import (
 func serveComposer(t *testing.T, lim Limits) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
-	svc, err := agentcore.New(Info, agentcore.Config{DataDir: t.TempDir(), PublicURL: "http://" + srv.Listener.Addr().String()},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
-	if err := RegisterWithLimits(svc, lim); err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = svc.Handler()
+	srv.Config.Handler = newServiceAt(t, lim, "http://"+srv.Listener.Addr().String()).Handler()
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv

@@ -117,6 +117,8 @@ func Memory(t testing.TB) *tracetest.InMemoryExporter {
 // to it over OTLP/HTTP (protobuf, the batch processor, as an agent's does)
 // the process's global one until the test ends (the no-op one after).
 // flush sends what is buffered and returns every span received so far.
+// The provider is the process's: a test that calls Export must not be
+// parallel, or the spans of others reach its receiver.
 func Export(t testing.TB) (flush func() []Span) {
 	t.Helper()
 	r := Start(t)
