@@ -123,6 +123,10 @@ type Expirer struct {
 
 // Stats summarise one sweep.
 type Stats struct {
+	// Examined is the number of files the sweep looked at: every file of
+	// the areas it walked, and each expired file a store's expiry index
+	// listed.
+	Examined int
 	// Files is the number of files deleted.
 	Files int
 	// Bytes is the total size of the files deleted.
@@ -327,12 +331,17 @@ func parse(spec string) (sched cron.Schedule, err error) {
 // on the same store: a file deleted by someone else in the meantime is simply
 // gone (and may be counted by both).
 func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
+	return s.sweep(ctx, triggerCall)
+}
+
+// sweep is Sweep, its span saying what started it: a sweep of the
+// start-up or the schedule is the root of a trace of its own.
+func (s *Sweeper) sweep(ctx context.Context, trigger string) (st Stats, err error) {
+	ctx, span := startSweep(ctx, trigger)
+	defer func() { endSweep(span, st, err) }()
 	began := time.Now()
 	now := s.now()
-	var (
-		st    Stats
-		first error
-	)
+	var first error
 	fail := func(err error) {
 		st.Errors++
 		if first == nil {
@@ -369,7 +378,6 @@ func (s *Sweeper) Sweep(ctx context.Context) (Stats, error) {
 	}
 	st.Duration = time.Since(began)
 
-	var err error
 	result := "ok"
 	switch {
 	case ctx.Err() != nil:
@@ -443,7 +451,7 @@ func (s *Sweeper) Start(ctx context.Context) error {
 		defer s.running.Done()
 		defer close(s.startup)
 		defer s.busy.Unlock()
-		s.Sweep(runCtx) // logs and counts its own outcome; a failure does not stop the schedule
+		s.sweep(runCtx, triggerStartup) // logs and counts its own outcome; a failure does not stop the schedule
 	}()
 	c.Start()
 	go func() {
@@ -487,7 +495,7 @@ func (s *Sweeper) scheduled(ctx context.Context) {
 		return
 	}
 	defer s.busy.Unlock()
-	s.Sweep(ctx) // logs and counts its own outcome
+	s.sweep(ctx, triggerSchedule) // logs and counts its own outcome
 }
 
 // Stop stops the schedule and waits until no sweep started by Start is

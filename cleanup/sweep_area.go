@@ -27,6 +27,8 @@ const maxRounds = 10
 // the area. A store with an expiry index is asked for what expired; the
 // others are walked whole.
 func (s *Sweeper) sweepArea(ctx context.Context, r Rule, cutoff time.Time, st *Stats, fail func(error)) {
+	ctx, span := startArea(ctx, r.Area)
+	defer endArea(span, *st, st)
 	var mu sync.Mutex // guards st and fail, which the deleting workers share
 	failed := func(err error) {
 		mu.Lock()
@@ -64,6 +66,9 @@ func (s *Sweeper) sweepArea(ctx context.Context, r Rule, cutoff time.Time, st *S
 		for round := 1; ; round++ {
 			n := s.deleteAll(ctx, r.Area, done, failed, func(emit func(victim) error) error {
 				return idx.Expired(ctx, r.Area, cutoff, func(e fileserve.Expired) error {
+					mu.Lock()
+					st.Examined++
+					mu.Unlock()
 					return emit(victim{id: e.ID, size: e.Size, created: e.Created, remove: func(ctx context.Context) error { return idx.Expire(ctx, e) }})
 				})
 			})
@@ -78,6 +83,9 @@ func (s *Sweeper) sweepArea(ctx context.Context, r Rule, cutoff time.Time, st *S
 		// some stores skip or repeat entries.
 		var expired []victim
 		err := s.store.Walk(ctx, r.Area, func(m fileserve.Meta) error {
+			mu.Lock()
+			st.Examined++
+			mu.Unlock()
 			if m.Created.Before(cutoff) {
 				expired = append(expired, victim{id: m.ID, size: m.Size, created: m.Created, remove: func(ctx context.Context) error {
 					return s.store.Delete(ctx, r.Area, m.Owner, m.ID)

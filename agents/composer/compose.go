@@ -95,13 +95,22 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	}
 	name := outputName(in.Filename, doc.Title, format)
 	path := filepath.Join(dir, "out-"+name)
-	var missing map[rune]bool
-	if err := writeFile(path, func(w io.Writer) (err error) {
-		missing, err = doc.Render(&limitedWriter{w: w, max: c.limits.OutputBytes}, format, c.fonts)
+	span := startRender(ctx, format)
+	var (
+		stats   renderStats
+		written int64
+	)
+	err = writeFile(path, func(w io.Writer) (err error) {
+		lw := &limitedWriter{w: w, max: c.limits.OutputBytes}
+		stats, err = doc.render(lw, format, c.fonts)
+		written = lw.n
 		return err
-	}); err != nil {
+	})
+	endRender(span, stats, written, err)
+	if err != nil {
 		return nil, err
 	}
+	missing := stats.missing
 	call.Progress(3, composePhases, name+" rendered")
 	outputs := []agentcore.Output{agentcore.OutputFile(name, path)}
 	used := doc.Images()
@@ -250,19 +259,34 @@ func (d *Document) Write(w io.Writer, format string) error {
 // the embedded fonts lack (nil: none). It returns the characters of a PDF
 // that no font had, which show as empty boxes.
 func (d *Document) Render(w io.Writer, format string, fb *fonts.Fallback) (missing map[rune]bool, err error) {
+	stats, err := d.render(w, format, fb)
+	return stats.missing, err
+}
+
+// renderStats is what rendering a document counted.
+type renderStats struct {
+	missing map[rune]bool // a PDF's characters no font had
+	pages   int           // a PDF's pages
+	slides  int           // a PPTX's slides
+}
+
+// render is Render, with the pages or slides of the formats that have them.
+func (d *Document) render(w io.Writer, format string, fb *fonts.Fallback) (renderStats, error) {
 	switch format {
 	case "pdf":
-		return d.writePDF(w, fb)
+		missing, pages, err := d.writePDF(w, fb)
+		return renderStats{missing: missing, pages: pages}, err
 	case "docx":
-		return nil, d.writeDOCX(w)
+		return renderStats{}, d.writeDOCX(w)
 	case "pptx":
-		return nil, d.writePPTX(w)
+		slides, err := d.writePPTX(w)
+		return renderStats{slides: slides}, err
 	case "html":
-		return nil, d.writeHTML(w)
+		return renderStats{}, d.writeHTML(w)
 	case "md":
-		return nil, d.writeMarkdown(w)
+		return renderStats{}, d.writeMarkdown(w)
 	}
-	return nil, fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(Formats(), ", "))
+	return renderStats{}, fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(Formats(), ", "))
 }
 
 // outputName is the produced file's name: the requested name (or one made

@@ -26,7 +26,13 @@ import (
 // tools through agentcore (Service.Invoke) rather than over HTTP.
 func newService(t *testing.T, lim Limits) *agentcore.Service {
 	t.Helper()
-	svc, err := agentcore.New(Info, agentcore.Config{DataDir: t.TempDir(), PublicURL: "http://localhost:8002"},
+	return newServiceAt(t, lim, "http://localhost:8002")
+}
+
+// newServiceAt is newService whose URLs start with publicURL.
+func newServiceAt(t *testing.T, lim Limits, publicURL string) *agentcore.Service {
+	t.Helper()
+	svc, err := agentcore.New(Info, agentcore.Config{DataDir: t.TempDir(), PublicURL: publicURL},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

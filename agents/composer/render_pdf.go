@@ -32,8 +32,8 @@ func pdfHeadingPt(level int) float64 {
 
 // writePDF renders d as an A4 PDF with the embedded DejaVu fonts and the
 // fallback fonts of fb (nil: the embedded fonts alone). It returns the
-// characters that no font had, which show as empty boxes.
-func (d *Document) writePDF(w io.Writer, fb *fonts.Fallback) (missing map[rune]bool, err error) {
+// characters that no font had, which show as empty boxes, and the pages.
+func (d *Document) writePDF(w io.Writer, fb *fonts.Fallback) (missing map[rune]bool, pages int, err error) {
 	pdf := fpdf.New("P", "mm", "A4", "")
 	pdf.SetMargins(pdfMargin, pdfMargin, pdfMargin)
 	pdf.SetAutoPageBreak(true, pdfMargin)
@@ -64,9 +64,9 @@ func (d *Document) writePDF(w io.Writer, fb *fonts.Fallback) (missing map[rune]b
 	}
 	r.blocks(d.Blocks, 0)
 	if err := pdf.Error(); err != nil {
-		return nil, fmt.Errorf("render PDF: %w", err)
+		return nil, 0, fmt.Errorf("render PDF: %w", err)
 	}
-	return r.fonts.missing, pdf.Output(w)
+	return r.fonts.missing, pdf.PageNo(), pdf.Output(w)
 }
 
 // pdfRenderer lays the blocks out on fpdf pages.

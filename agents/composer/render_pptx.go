@@ -18,12 +18,13 @@ const (
 // # or ## section and per `---`; deeper headings, paragraphs and lists become
 // the slide's text, pictures sit beside it, a table gets its own slide.
 // A section too long for one slide continues on the next, titled "… (cont.)".
-func (d *Document) writePPTX(w io.Writer) error {
+// It returns the number of slides.
+func (d *Document) writePPTX(w io.Writer) (slides int, err error) {
 	deck, err := d.deck()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return deck.Write(w)
+	return deck.Len(), deck.Write(w)
 }
 
 // deck builds the slides of d, refusing (before anything is encoded) a

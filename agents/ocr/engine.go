@@ -57,6 +57,7 @@ func (e *engine) heavy(ctx context.Context, name string, args ...string) ([]byte
 	select {
 	case e.slots <- struct{}{}:
 		e.metrics.waiting.Dec()
+		slotAcquired(ctx, name)
 	case <-ctx.Done():
 		e.metrics.waiting.Dec()
 		return nil, fmt.Errorf("waiting for a free OCR slot: %w", context.Cause(ctx))

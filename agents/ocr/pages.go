@@ -59,20 +59,8 @@ func (a *Agent) pdfPages(ctx context.Context, input string, pages int, req reque
 	for range min(a.cfg.Concurrency, pages) {
 		wg.Go(func() {
 			for n := range next {
-				img := images[n]
 				var err error
-				if img == "" {
-					if img, err = a.rasterisePage(ctx, input, pagesDir, n); err == nil {
-						step("page %d of %d rasterised", n, pages)
-					}
-				}
-				if err == nil {
-					texts[n], err = a.tesseract(ctx, img, pageBase(dir, n), langs, req.Outputs, "--dpi", strconv.Itoa(DPI))
-					os.Remove(img) // 25 MB a page at 300 dpi: gone as soon as read
-					if err == nil {
-						step("page %d of %d recognised", n, pages)
-					}
-				}
+				texts[n], err = a.pdfPage(ctx, input, images[n], n, pages, langs, req.Outputs, dir, step)
 				if err != nil {
 					cancel(err)
 				}
@@ -103,6 +91,28 @@ feed:
 		doc.Pages = append(doc.Pages, text)
 	}
 	return joinOutputs(dir, pages, req.Outputs)
+}
+
+// pdfPage reads page n of pages of the PDF at input: rasterised to a PNG
+// under dir/pages (unless img is one already), read by tesseract, the
+// image removed. Its span covers both, slot waits included (an event
+// marks each command's start).
+func (a *Agent) pdfPage(ctx context.Context, input, img string, n, pages int, langs, outputs []string, dir string, step func(string, ...any)) (text []string, err error) {
+	ctx, span := startPage(ctx, n, 1, pages, langs)
+	defer func() { endPage(span, err, input, dir) }()
+	if img == "" {
+		if img, err = a.rasterisePage(ctx, input, filepath.Join(dir, "pages"), n); err != nil {
+			return nil, err
+		}
+		step("page %d of %d rasterised", n, pages)
+	}
+	text, err = a.tesseract(ctx, img, pageBase(dir, n), langs, outputs, "--dpi", strconv.Itoa(DPI))
+	os.Remove(img) // 25 MB a page at 300 dpi: gone as soon as read
+	if err != nil {
+		return nil, err
+	}
+	step("page %d of %d recognised", n, pages)
+	return text, nil
 }
 
 // pageBase is where the outputs of page n go, without their extension.

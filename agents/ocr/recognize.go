@@ -73,10 +73,13 @@ func (a *Agent) recognize(ctx context.Context, src *source, req request, dir str
 		if doc.Languages, err = a.languagesFor(ctx, req, input); err != nil {
 			return nil, err
 		}
-		if doc.Pages, err = a.tesseract(ctx, input, outBase, doc.Languages, req.Outputs); err != nil {
+		pages := max(src.Pages, 1) // one tesseract run reads them all
+		pctx, span := startPage(ctx, 1, pages, pages, doc.Languages)
+		doc.Pages, err = a.tesseract(pctx, input, outBase, doc.Languages, req.Outputs)
+		endPage(span, err, input, dir)
+		if err != nil {
 			return nil, err
 		}
-		pages := max(src.Pages, 1) // one tesseract run reads them all
 		req.progress.report(pages, pages, "%s recognised", plural(pages, "page"))
 	}
 	a.engine.metrics.pages.Add(float64(len(doc.Pages)))

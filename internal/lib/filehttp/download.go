@@ -41,6 +41,7 @@ const downloadCSP = "default-src 'none'; sandbox"
 // slow but steady one is not. On the server's own connections
 // (ConnContext) the response is corked until it is whole.
 func (s *Server) ServeFile(w http.ResponseWriter, r *http.Request) {
+	r, span := startHTTP(r, spansDownload)
 	cw := &countingWriter{ResponseWriter: w}
 	if s.writeTimeout > 0 {
 		cw.rc, cw.timeout = http.NewResponseController(w), s.writeTimeout
@@ -49,6 +50,15 @@ func (s *Server) ServeFile(w http.ResponseWriter, r *http.Request) {
 	s.serveFile(cw, r)
 	cw.finish(uncork)
 	s.metrics.download(cw.status(), cw.n)
+	if span.IsRecording() {
+		// The id of the path (the file's, within its owner's files), never
+		// the token or the name after it.
+		if id, ok := fileIDFromPath(r.URL.Path); ok {
+			span.SetAttributes(attrFileID.String(id))
+		}
+		span.SetAttributes(attrBytesSent.Int64(cw.n))
+	}
+	endHTTP(span, cw.status())
 }
 
 func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,9 +95,31 @@ func (s *Server) Tus(cfg TusConfig) (*Tus, error) {
 
 // ServeHTTP serves a request to transfer.TusPath or below.
 func (t *Tus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := t.uploadID(r)
+	route := spansTus
+	if id != "" {
+		route = spansTusUpload
+	}
+	r, span := startHTTP(r, route)
 	cw := &countingWriter{ResponseWriter: w}
 	t.serve(cw, r)
 	t.srv.metrics.upload(cw.status())
+	if span.IsRecording() {
+		if id == "" { // a created upload's id ends its Location
+			id = strings.TrimSpace(cw.Header().Get("Location"))
+			id = id[strings.LastIndexByte(id, '/')+1:]
+		}
+		if tusID(id) {
+			span.SetAttributes(attrUploadID.String(id))
+		}
+		if r.Method == http.MethodPatch && r.ContentLength >= 0 {
+			span.SetAttributes(attrBytesIn.Int64(r.ContentLength))
+		}
+		if off, err := strconv.ParseInt(cw.Header().Get("Upload-Offset"), 10, 64); err == nil {
+			span.SetAttributes(attrOffset.Int64(off))
+		}
+	}
+	endHTTP(span, cw.status())
 }
 
 func (t *Tus) serve(w http.ResponseWriter, r *http.Request) {

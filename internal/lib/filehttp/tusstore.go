@@ -477,10 +477,12 @@ func (u *tusUpload) GetReader(context.Context) (io.ReadCloser, error) {
 // (drawing on the upload's reservation) and notes its metadata in the
 // record. An upload over the quota or the size cap is removed; one the
 // store fails to take (an outage) is kept for the client to resume.
-func (u *tusUpload) FinishUpload(ctx context.Context) error {
+func (u *tusUpload) FinishUpload(ctx context.Context) (err error) {
 	if u.rec.Staged != nil {
 		return nil
 	}
+	ctx, span := startFinish(ctx, u.id, u.rec.Size)
+	defer func() { endFinish(span, u.rec.Staged, err) }()
 	srv := u.store.srv
 	part := u.store.path(u.rec.Owner, u.id, ".part")
 	m, err := srv.store.Adopt(ctx, fileserve.NewFile{Area: fileserve.Staging, Owner: u.rec.Owner, Name: u.rec.Name, MaxBytes: srv.maxUpload, Reservation: reservation(u.id)}, part)

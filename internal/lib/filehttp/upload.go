@@ -43,9 +43,11 @@ func (e *httpError) Error() string { return e.msg }
 // quota (a quota.Store) 507, saying when space frees up. Errors are JSON
 // {"error": "..."}.
 func (s *Server) ServeUpload(w http.ResponseWriter, r *http.Request) {
+	r, span := startHTTP(r, spansUploads)
 	cw := &countingWriter{ResponseWriter: w}
 	s.serveUpload(cw, r)
 	s.metrics.upload(cw.status())
+	endHTTP(span, cw.status())
 }
 
 func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
@@ -92,6 +94,9 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 			httpjson.WriteFailure(w, "store the upload", err)
 		}
 		return
+	}
+	if span := recording(r); span != nil {
+		span.SetAttributes(attrFileID.String(m.ID), attrFileSize.Int64(m.Size))
 	}
 	u, err := s.URL(m)
 	if err != nil {

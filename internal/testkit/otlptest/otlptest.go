@@ -1,19 +1,25 @@
 // Package otlptest is an OpenTelemetry collector inside a test: an OTLP/HTTP
 // receiver that decodes each protobuf ExportTraceServiceRequest and
 // ExportMetricsServiceRequest and keeps the spans and the metrics, each with
-// the service that sent it, for the test to read (Start); or, inside one
-// process, a global tracer provider that keeps its spans in memory (Memory).
+// the service that sent it, for the test to read (Start, and Export, which
+// points the process's tracer provider at one); or, inside one process, a
+// global tracer provider that keeps its spans in memory (Memory). Clean
+// checks that no exported span holds a secret.
 package otlptest
 
 import (
 	"context"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -167,4 +173,96 @@ func Memory(t testing.TB) *tracetest.InMemoryExporter {
 		tp.Shutdown(context.Background())
 	})
 	return spans
+}
+
+// Export starts a receiver and makes an SDK tracer provider that exports
+// to it over OTLP/HTTP (protobuf, the batch processor, as an agent's does)
+// the process's global one until the test ends (the no-op one after).
+// flush sends what is buffered and returns every span received so far.
+// The provider is the process's: a test that calls Export must not be
+// parallel, or the spans of others reach its receiver.
+func Export(t testing.TB) (flush func() []Span) {
+	t.Helper()
+	r := Start(t)
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(r.URL+"/v1/traces"))
+	if err != nil {
+		t.Fatalf("otlptest: exporter: %v", err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
+	otel.SetTracerProvider(tp)
+	t.Cleanup(func() {
+		otel.SetTracerProvider(noop.NewTracerProvider())
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		tp.Shutdown(ctx)
+	})
+	return func() []Span {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := tp.ForceFlush(ctx); err != nil {
+			t.Fatalf("otlptest: flush: %v", err)
+		}
+		return r.Spans()
+	}
+}
+
+// Named returns the spans of spans named name.
+func Named(spans []Span, name string) []Span {
+	var out []Span
+	for _, s := range spans {
+		if s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Attr returns the value of s's attribute key, nil when it has none.
+func (s Span) Attr(key string) *commonpb.AnyValue {
+	for _, kv := range s.Attributes {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	return nil
+}
+
+// ChildOf reports whether s is a child of the span with trace id traceID
+// and span id spanID (hex, as trace.TraceID.String gives them).
+func (s Span) ChildOf(traceID, spanID string) bool {
+	return Hex(s.TraceId) == traceID && Hex(s.ParentSpanId) == spanID
+}
+
+// Hex is a trace or span id as hex, as trace.TraceID.String gives it.
+func Hex(id []byte) string { return hex.EncodeToString(id) }
+
+// Clean fails the test when a span's name, attribute, status or event
+// holds "token=" or one of secrets (a download token, a file's name, a
+// path): what no span may carry (docs/observability.md).
+func Clean(t testing.TB, spans []Span, secrets ...string) {
+	t.Helper()
+	forbidden := append([]string{"token="}, secrets...)
+	check := func(s Span, where, text string) {
+		for _, f := range forbidden {
+			if f != "" && strings.Contains(text, f) {
+				t.Errorf("span %q: its %s holds %q: %q", s.Name, where, f, text)
+			}
+		}
+	}
+	attrs := func(s Span, where string, kvs []*commonpb.KeyValue) {
+		for _, kv := range kvs {
+			check(s, where+" key", kv.Key)
+			check(s, where+" "+kv.Key, kv.Value.String())
+		}
+	}
+	for _, s := range spans {
+		check(s, "name", s.Name)
+		check(s, "status", s.Status.GetMessage())
+		attrs(s, "attribute", s.Attributes)
+		for _, e := range s.Events {
+			check(s, "event", e.Name)
+			attrs(s, "event attribute", e.Attributes)
+		}
+	}
 }

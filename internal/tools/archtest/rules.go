@@ -69,8 +69,8 @@ var Rules = []Rule{
 	{"fileserve/s3bench", nil, "benchmarks of S3 downloads against a presigned GET"},
 	{"internal/lib/quota", []string{"fileserve"}, "the per-owner quota of a store: a wrapper refusing what would pass it, reservations of bytes on their way"},
 	{"internal/lib/revocation", []string{"fileserve", "signing"}, "revoked URLs and deleted files, shared through the store's records"},
-	{"internal/lib/filehttp", with(Leaves, "fileserve", "internal/lib/httpjson", "internal/lib/quota", "signing", "internal/lib/boundedmap", "internal/lib/promreg", "internal/lib/revocation", "internal/lib/pdfpreview", "internal/lib/connlimit"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
-	{"cleanup", []string{"fileserve", "internal/lib/promreg"}, "the TTL sweeper: at start-up in the background, then on a cron schedule"},
+	{"internal/lib/filehttp", with(Leaves, "fileserve", "internal/lib/httpjson", "internal/lib/quota", "signing", "internal/lib/boundedmap", "internal/lib/promreg", "internal/lib/revocation", "internal/lib/pdfpreview", "internal/lib/connlimit", "internal/lib/mcptrace"), "GET/HEAD/DELETE /files/, POST /uploads, tus at /uploads/tus/ on a Store"},
+	{"cleanup", []string{"fileserve", "internal/lib/promreg", "internal/lib/mcptrace"}, "the TTL sweeper: at start-up in the background, then on a cron schedule"},
 	// agentcore's insides, out of the author's sight: each may import
 	// what agentcore may, never agentcore itself.
 	{"agentcore/internal/calls", with(Leaves, "fileserve", "internal/lib/filehttp"), "the bindings' shared vocabulary: a tool as they see it, a call's request and result, the hooks it reports through, the caller's file scope"},
