@@ -68,6 +68,22 @@ func spanAttr(s otlptest.Span, key string) string {
 	return ""
 }
 
+// spanValues is every text an exported span carries that a secret could
+// leak into: its name, its status message, and the values of its and its
+// events' attributes.
+func spanValues(s otlptest.Span) []string {
+	values := []string{s.Name, s.Status.GetMessage()}
+	for _, kv := range s.Attributes {
+		values = append(values, kv.Value.String())
+	}
+	for _, ev := range s.Events {
+		for _, kv := range ev.Attributes {
+			values = append(values, kv.Value.String())
+		}
+	}
+	return values
+}
+
 // The check (38): a caller that is none of ours sends a tools/call
 // whose _meta carries a W3C traceparent written by hand; the agent exports
 // over OTLP/HTTP a server span in that trace, child of the caller's span,
@@ -161,16 +177,7 @@ func TestToolCallContinuesCallersTrace(t *testing.T) {
 				t.Errorf("input span: transport %q, want data or http", tr)
 			}
 		}
-		values := []string{s.Name, s.Status.GetMessage()}
-		for _, kv := range s.Attributes {
-			values = append(values, kv.Value.String())
-		}
-		for _, ev := range s.Events {
-			for _, kv := range ev.Attributes {
-				values = append(values, kv.Value.String())
-			}
-		}
-		for _, v := range values {
+		for _, v := range spanValues(s) {
 			if strings.Contains(v, "token=") || strings.Contains(v, token) || strings.Contains(v, "secret-plan") || strings.Contains(v, "aGVsbG8") {
 				t.Errorf("span %s records %q: a token, a file name or file bytes", s.Name, v)
 			}

@@ -13,7 +13,7 @@ import (
 )
 
 // Protocol is the MCP protocol version the client is pinned to: the newest
-// revision served through initialize and a session. mcp-go v1.2.1 would
+// revision served through initialize and a session. mcp-go v1.6.0 would
 // prefer 2026-07-28 (no initialize); agents serve that too, and tests of it
 // use [Sessionless].
 const Protocol = mcp.ProtocolVersion20251125
