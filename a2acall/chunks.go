@@ -66,7 +66,7 @@ func (as *assemblies) take(a *a2a.Artifact) bool {
 		}
 		took = true
 		fb, ok := fp.File.(a2a.FileBytes)
-		name := nameOr(a.Name, fb.Name)
+		name := cmp.Or(a.Name, fb.Name)
 		off, okOff := raw.(float64)
 		if !ok || !okOff || off < 0 || off != float64(int64(off)) {
 			as.refuse(a.ID, name, fmt.Errorf("receive %q: a chunk without bytes or with offset %v; the agent sends chunks as file parts with bytes and a whole offset", name, raw))
@@ -128,9 +128,7 @@ func (as *assemblies) of(id a2a.ArtifactID, name string) *assembly {
 // removed; the first error stays.
 func (as *assemblies) refuse(id a2a.ArtifactID, name string, err error) {
 	a := as.of(id, name)
-	if a.err == nil {
-		a.err = err
-	}
+	a.err = cmp.Or(a.err, err)
 	a.remove()
 }
 
@@ -195,7 +193,7 @@ func (c *Client) assembled(ctx context.Context, hc *http.Client, base *url.URL, 
 	name := a.name
 	mimeType := ""
 	if uri != nil {
-		name, mimeType = nameOr(uri.Name, name), uri.MimeType
+		name, mimeType = cmp.Or(uri.Name, name), uri.MimeType
 	}
 	size, ok := art.Metadata["size_bytes"].(float64)
 	if !ok || size < 0 || size != float64(int64(size)) {

@@ -12,6 +12,7 @@
 package a2acall
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -350,10 +351,7 @@ func (c *Client) Send(ctx context.Context, agentURL string, req Request) (*Resul
 		return nil, cancelTask(ctx, client, skill, base, taskID)
 	}
 	if status.State != a2a.TaskStateCompleted {
-		state := string(status.State)
-		if state == "" {
-			state = "without a result"
-		}
+		state := cmp.Or(string(status.State), "without a result")
 		span.SetStatus(codes.Error, "the task ended "+state)
 		return nil, &SkillError{Agent: base.String(), Skill: skill, State: state, Message: textOf(status.Message)}
 	}
@@ -435,13 +433,6 @@ func textOf(m *a2a.Message) string {
 		}
 	}
 	return strings.Join(texts, "\n")
-}
-
-func nameOr(name, fallback string) string {
-	if name != "" {
-		return name
-	}
-	return fallback
 }
 
 // tracerName is the tracer of a2acall's spans.

@@ -1,6 +1,7 @@
 package a2acall
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -118,21 +119,18 @@ func (c *Client) collect(ctx context.Context, hc *http.Client, base *url.URL, ta
 		if asm := chunks.byID[a.ID]; asm != nil {
 			lf, err = c.assembled(ctx, hc, base, dir, a, uriPart, asm)
 		} else if bytesPart != nil {
-			name := nameOr(bytesPart.Name, a.Name)
+			name := cmp.Or(bytesPart.Name, a.Name)
 			r := base64.NewDecoder(base64.StdEncoding, strings.NewReader(bytesPart.Bytes))
 			lf, err = c.save(dir, name, bytesPart.MimeType, transfer.VerifySHA256(r, sum, name))
 		} else {
-			lf, err = c.download(ctx, hc, base, dir, nameOr(uriPart.Name, a.Name), uriPart.MimeType, uriPart.URI, sum)
+			lf, err = c.download(ctx, hc, base, dir, cmp.Or(uriPart.Name, a.Name), uriPart.MimeType, uriPart.URI, sum)
 		}
 		if err != nil {
 			return nil, err
 		}
 		res.Files = append(res.Files, lf)
 	}
-	res.Text = strings.Join(texts, "\n")
-	if res.Text == "" {
-		res.Text = textOf(status.Message)
-	}
+	res.Text = cmp.Or(strings.Join(texts, "\n"), textOf(status.Message))
 	return res, nil
 }
 

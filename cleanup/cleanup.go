@@ -23,6 +23,7 @@
 package cleanup
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -210,10 +211,7 @@ func New(cfg Config) (*Sweeper, error) {
 			return nil, fmt.Errorf("cleanup: TTL of area %q is %v; it must be positive, or 0 to keep files forever", r.Area, r.TTL)
 		}
 	}
-	spec := strings.TrimSpace(cfg.Schedule)
-	if spec == "" {
-		spec = DefaultSchedule
-	}
+	spec := cmp.Or(strings.TrimSpace(cfg.Schedule), DefaultSchedule)
 	if err := CheckSchedule(spec); err != nil {
 		return nil, err
 	}
@@ -224,7 +222,7 @@ func New(cfg Config) (*Sweeper, error) {
 		store:   cfg.Store,
 		rules:   append([]Rule(nil), cfg.Rules...),
 		spec:    spec,
-		log:     cfg.Logger,
+		log:     cmp.Or(cfg.Logger, slog.Default()),
 		now:     cfg.Now,
 
 		beforeSweep: cfg.BeforeSweep,
@@ -236,27 +234,18 @@ func New(cfg Config) (*Sweeper, error) {
 			return nil, fmt.Errorf("cleanup: expirer %q needs a name, an Expire function and a TTL of 0 or more", e.Name)
 		}
 	}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if cfg.Workers < 0 || cfg.FullPruneEvery < 0 {
 		return nil, fmt.Errorf("cleanup: Workers (%d) and FullPruneEvery (%v) must not be negative; 0 means the default", cfg.Workers, cfg.FullPruneEvery)
 	}
-	s.workers, s.fullEvery = cfg.Workers, cfg.FullPruneEvery
+	s.workers, s.fullEvery = cmp.Or(cfg.Workers, DefaultWorkers), cmp.Or(cfg.FullPruneEvery, DefaultFullPruneEvery)
 	records, err := checkRecordRules(cfg.Records)
 	if err != nil {
 		return nil, err
 	}
 	s.records = records
-	if s.workers == 0 {
-		s.workers = DefaultWorkers
-	}
-	if s.fullEvery == 0 {
-		s.fullEvery = DefaultFullPruneEvery
-	}
 	s.lastFull = map[fileserve.Area]time.Time{}
 	if cfg.Metrics != nil {
 		m, err := newMetrics(cfg.Metrics, s.rules)
@@ -344,9 +333,7 @@ func (s *Sweeper) sweep(ctx context.Context, trigger string) (st Stats, err erro
 	var first error
 	fail := func(err error) {
 		st.Errors++
-		if first == nil {
-			first = err
-		}
+		first = cmp.Or(first, err)
 	}
 	if s.beforeSweep != nil {
 		s.beforeSweep(ctx)

@@ -2,6 +2,7 @@ package composer
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,10 +42,7 @@ func Formats() []string { return []string{"pdf", "docx", "pptx", "html", "md"} }
 const composePhases = 4
 
 func (c *composer) compose(ctx context.Context, call *agentcore.Call, in ComposeInput) (*agentcore.Result, error) {
-	format := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(in.Format), "."))
-	if format == "" {
-		format = "pdf"
-	}
+	format := cmp.Or(strings.ToLower(strings.TrimPrefix(strings.TrimSpace(in.Format), ".")), "pdf")
 	if format == "markdown" {
 		format = "md"
 	}
@@ -162,10 +160,7 @@ func (c *composer) loadEmbeds(ctx context.Context, call *agentcore.Call, embeds 
 			}
 			return nil, release, fmt.Errorf("embeds[%d]: %w", i, err)
 		}
-		name := strings.TrimSpace(e.Name)
-		if name == "" {
-			name = f.Name
-		}
+		name := cmp.Or(strings.TrimSpace(e.Name), f.Name)
 		if taken[name] {
 			return nil, release, fmt.Errorf("two embeds are named %q: give each picture its own name", name)
 		}
@@ -219,9 +214,7 @@ func (c *composer) checkShown(doc *Document) error {
 // that have none.
 func addDescriptions(doc *Document) {
 	for _, f := range figures(doc.Blocks) {
-		if f.Alt == "" {
-			f.Alt = f.Image.Description
-		}
+		f.Alt = cmp.Or(f.Alt, f.Image.Description)
 	}
 }
 
@@ -300,13 +293,7 @@ func outputName(requested, title, format string) string {
 			break
 		}
 	}
-	if name == "" {
-		name = slug(title)
-	}
-	if name == "" {
-		name = "document"
-	}
-	return name + "." + format
+	return cmp.Or(name, slug(title), "document") + "." + format
 }
 
 // slug makes a file name of a title: letters and digits kept, runs of

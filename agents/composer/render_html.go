@@ -2,6 +2,7 @@ package composer
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"html"
@@ -22,12 +23,8 @@ blockquote{color:#555;border-left:3px solid #ccc;margin-left:0;padding-left:1rem
 func (d *Document) writeHTML(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	h := &htmlWriter{w: bw}
-	title := d.Title
-	if title == "" {
-		title = "Document"
-	}
 	h.s("<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>")
-	h.text(title)
+	h.text(cmp.Or(d.Title, "Document"))
 	h.s("</title>\n<style>\n" + htmlStyle + "\n</style>\n</head>\n<body>\n")
 	if d.ShowTitle {
 		h.s("<h1>")

@@ -1,6 +1,7 @@
 package composer
 
 import (
+	"cmp"
 	"io"
 	"strings"
 
@@ -152,10 +153,7 @@ func (b *deckBuilder) blockAt(blk Block, level int) {
 		}
 	case *CodeBlock:
 		for _, line := range strings.Split(strings.ReplaceAll(blk.Text, "\t", "    "), "\n") {
-			if line == "" {
-				line = " "
-			}
-			b.add(pptx.Paragraph{Runs: []pptx.Run{{Text: line}}, Level: level, Mono: true})
+			b.add(pptx.Paragraph{Runs: []pptx.Run{{Text: cmp.Or(line, " ")}}, Level: level, Mono: true})
 		}
 	case *Quote:
 		for _, inner := range blk.Blocks {

@@ -1,6 +1,7 @@
 package ocr
 
 import (
+	"cmp"
 	"runtime"
 	"time"
 
@@ -61,15 +62,9 @@ func (c Config) withDefaults() Config {
 	c.Settings().Defaults()
 	c.MaxPages = min(c.MaxPages, 1<<20)
 	c.Concurrency = min(c.Concurrency, 1024)
-	if c.Tesseract == "" {
-		c.Tesseract = "tesseract"
-	}
-	if c.PDFToPPM == "" {
-		c.PDFToPPM = "pdftoppm"
-	}
-	if c.PDFInfo == "" {
-		c.PDFInfo = "pdfinfo"
-	}
+	c.Tesseract = cmp.Or(c.Tesseract, "tesseract")
+	c.PDFToPPM = cmp.Or(c.PDFToPPM, "pdftoppm")
+	c.PDFInfo = cmp.Or(c.PDFInfo, "pdfinfo")
 	return c
 }
 

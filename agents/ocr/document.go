@@ -1,6 +1,7 @@
 package ocr
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -85,10 +86,7 @@ func (d *document) text() string {
 		if len(d.Pages) > 1 {
 			fmt.Fprintf(&b, "\n\n--- page %d of %d ---", i+1, len(d.Pages))
 		}
-		if p == "" {
-			p = "(no text found)"
-		}
-		b.WriteString("\n\n" + p)
+		b.WriteString("\n\n" + cmp.Or(p, "(no text found)"))
 	}
 	return b.String()
 }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/agentura/agentura/internal/lib/childproc"
 )
 
 // inspectPDF asks pdfinfo for the PDF's page count and page sizes: more than
@@ -27,7 +29,7 @@ func (a *Agent) inspectPDF(ctx context.Context, path string) (int, error) {
 		case errors.As(err, &ce) && strings.Contains(strings.ToLower(ce.Stderr), "password"):
 			return 0, fmt.Errorf("the PDF is locked with a password: send it unlocked")
 		case errors.As(err, &ce):
-			return 0, corrupt("pdfinfo cannot read the PDF (%s)", reason(ce))
+			return 0, corrupt("pdfinfo cannot read the PDF (%s)", childproc.LastLine(ce.Stderr, ce.Err))
 		}
 		return 0, err
 	}
@@ -100,7 +102,7 @@ func (a *Agent) rasterisePage(ctx context.Context, path, dir string, n int) (str
 	if err != nil {
 		var ce *commandError
 		if errors.As(err, &ce) {
-			return "", corrupt("pdftoppm cannot render page %d of the PDF (%s)", n, reason(ce))
+			return "", corrupt("pdftoppm cannot render page %d of the PDF (%s)", n, childproc.LastLine(ce.Stderr, ce.Err))
 		}
 		return "", err
 	}
@@ -108,14 +110,4 @@ func (a *Agent) rasterisePage(ctx context.Context, path, dir string, n int) (str
 		return "", fmt.Errorf("pdftoppm rendered no page %d: %w", n, err)
 	}
 	return base + ".png", nil
-}
-
-// reason is what a failed command said last (the line that usually names
-// the problem), or how it ended when it said nothing.
-func reason(ce *commandError) string {
-	lines := strings.Split(strings.TrimSpace(ce.Stderr), "\n")
-	if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
-		return last
-	}
-	return ce.Err.Error()
 }

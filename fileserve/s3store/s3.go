@@ -14,6 +14,7 @@ package s3store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -124,18 +125,12 @@ func New(cfg Config) (*Store, error) {
 	if cfg.Prefix != "" && !strings.HasSuffix(cfg.Prefix, "/") {
 		cfg.Prefix += "/"
 	}
-	if cfg.PartSize == 0 {
-		cfg.PartSize = DefaultPartSize
-	}
+	cfg.PartSize = cmp.Or(cfg.PartSize, DefaultPartSize)
 	if cfg.PartSize < minPartSize {
 		return nil, fmt.Errorf("s3store: S3 part size %d is below the 5 MiB S3 requires", cfg.PartSize)
 	}
-	if cfg.Endpoint == "" {
-		cfg.Endpoint = "s3.amazonaws.com"
-	}
-	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
-	}
+	cfg.Endpoint = cmp.Or(cfg.Endpoint, "s3.amazonaws.com")
+	cfg.Region = cmp.Or(cfg.Region, "us-east-1")
 	if cfg.AccessKey == "" || cfg.SecretKey == "" {
 		return nil, errors.New("s3store: S3 storage needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
 	}

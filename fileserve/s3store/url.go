@@ -1,6 +1,7 @@
 package s3store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,9 +69,7 @@ func configFrom(rawURL string, env fileserve.Env) (Config, error) {
 	}
 	get := func(name string) string { v, _ := env(name); return strings.TrimSpace(v) }
 	cfg.AccessKey, cfg.SecretKey, cfg.SessionToken = get("AWS_ACCESS_KEY_ID"), get("AWS_SECRET_ACCESS_KEY"), get("AWS_SESSION_TOKEN")
-	if cfg.Region == "" {
-		cfg.Region = get("AWS_REGION")
-	}
+	cfg.Region = cmp.Or(cfg.Region, get("AWS_REGION"))
 	if cfg.AccessKey == "" || cfg.SecretKey == "" {
 		return Config{}, errors.New("s3:// storage needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
 	}

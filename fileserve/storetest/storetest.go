@@ -8,6 +8,7 @@ package storetest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -43,9 +44,7 @@ type Harness struct {
 
 // Run runs the suite as subtests of t.
 func Run(t *testing.T, h Harness) {
-	if h.Large == 0 {
-		h.Large = 12 << 20
-	}
+	h.Large = cmp.Or(h.Large, 12<<20)
 	tests := []struct {
 		name string
 		fn   func(*testing.T, Harness)

@@ -27,6 +27,7 @@ package childproc
 import (
 	"context"
 	"os/exec"
+	"strings"
 )
 
 // Command is exec.CommandContext(ctx, name, arg...) set up to die with the
@@ -55,4 +56,14 @@ func Run(cmd *exec.Cmd) error {
 		return err
 	}
 	return cmd.Wait()
+}
+
+// LastLine is the last line a command wrote to stderr, the one that
+// usually names its problem, or err's words when it wrote nothing.
+func LastLine(stderr string, err error) string {
+	s := strings.TrimSpace(stderr)
+	if s == "" {
+		return err.Error()
+	}
+	return strings.TrimSpace(s[strings.LastIndexByte(s, '\n')+1:])
 }

@@ -134,38 +134,22 @@ func isNil(p mcp.Params) bool {
 // so providers set after the server was built are used. The span has the
 // request's JSON-RPC id when the HTTP handler is wrapped by RequestIDs.
 func Server(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if strings.HasPrefix(method, "notifications/") {
-			return next(ctx, method, req)
-		}
-		hist := instrumentsNow().server
-		measured := hist.Enabled(ctx)
-		var start time.Time
-		if measured {
-			start = time.Now()
-		}
-		name, attrs := describe(method, req)
-		if v, ok := req.(interface{ ProtocolVersion() string }); ok {
-			if pv := v.ProtocolVersion(); pv != "" {
-				attrs = append(attrs, AttrProtocol.String(pv))
+	return observed(next, func(in *instruments) metric.Float64Histogram { return in.server },
+		func(ctx context.Context, name string, req mcp.Request, attrs []attribute.KeyValue) (context.Context, trace.Span, []attribute.KeyValue) {
+			if v, ok := req.(interface{ ProtocolVersion() string }); ok {
+				if pv := v.ProtocolVersion(); pv != "" {
+					attrs = append(attrs, AttrProtocol.String(pv))
+				}
 			}
-		}
-		ctx, span := otel.Tracer(Instrumentation).Start(Extract(ctx, req), name,
-			trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(spanOnly(req, attrs)...))
-		defer span.End()
-		if span.IsRecording() {
-			if id := requestIDOf(req); id != "" {
-				span.SetAttributes(AttrRequestID.String(id))
+			ctx, span := otel.Tracer(Instrumentation).Start(Extract(ctx, req), name,
+				trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(spanOnly(req, attrs)...))
+			if span.IsRecording() {
+				if id := requestIDOf(req); id != "" {
+					span.SetAttributes(AttrRequestID.String(id))
+				}
 			}
-		}
-		res, err := next(ctx, method, req)
-		o := outcomeOf(res, err)
-		end(span, o)
-		if measured {
-			hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.attrs(attrs)...))
-		}
-		return res, err
-	}
+			return ctx, span, attrs
+		})
 }
 
 // Client is the sending middleware of an MCP client: each request gets a
@@ -174,31 +158,44 @@ func Server(next mcp.MethodHandler) mcp.MethodHandler {
 // mcp.client.operation.duration histogram. The span has the request's
 // JSON-RPC id when the transport reports it (RecordRequestID).
 func Client(next mcp.MethodHandler) mcp.MethodHandler {
+	return observed(next, func(in *instruments) metric.Float64Histogram { return in.client },
+		func(ctx context.Context, name string, req mcp.Request, attrs []attribute.KeyValue) (context.Context, trace.Span, []attribute.KeyValue) {
+			ctx, span := otel.Tracer(Instrumentation).Start(ctx, name,
+				trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(spanOnly(req, attrs)...))
+			if span.IsRecording() {
+				ctx = context.WithValue(ctx, clientSpanKey{}, span)
+			}
+			if span.SpanContext().IsValid() {
+				Inject(ctx, req.GetParams())
+			}
+			return ctx, span, attrs
+		})
+}
+
+// observed is the middleware of Server and Client: a request (not a
+// notification) runs under the span start starts, which ends with the
+// request's outcome; when the histogram hist picks is enabled, the
+// request's duration is a point of it, with the attributes start returns.
+func observed(next mcp.MethodHandler, hist func(*instruments) metric.Float64Histogram,
+	start func(ctx context.Context, name string, req mcp.Request, attrs []attribute.KeyValue) (context.Context, trace.Span, []attribute.KeyValue)) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
-		hist := instrumentsNow().client
-		measured := hist.Enabled(ctx)
-		var start time.Time
+		h := hist(instrumentsNow())
+		measured := h.Enabled(ctx)
+		var began time.Time
 		if measured {
-			start = time.Now()
+			began = time.Now()
 		}
 		name, attrs := describe(method, req)
-		ctx, span := otel.Tracer(Instrumentation).Start(ctx, name,
-			trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(spanOnly(req, attrs)...))
+		ctx, span, attrs := start(ctx, name, req, attrs)
 		defer span.End()
-		if span.IsRecording() {
-			ctx = context.WithValue(ctx, clientSpanKey{}, span)
-		}
-		if span.SpanContext().IsValid() {
-			Inject(ctx, req.GetParams())
-		}
 		res, err := next(ctx, method, req)
 		o := outcomeOf(res, err)
 		end(span, o)
 		if measured {
-			hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.attrs(attrs)...))
+			h.Record(ctx, time.Since(began).Seconds(), metric.WithAttributes(o.attrs(attrs)...))
 		}
 		return res, err
 	}

@@ -180,22 +180,13 @@ func (r *Renderer) render(parent context.Context, in io.Reader) ([]byte, error) 
 	case ctx.Err() != nil:
 		return nil, &RenderError{Reason: fmt.Sprintf("it took longer than %v", r.cfg.Timeout)}
 	case err != nil:
-		return nil, &RenderError{Reason: lastLine(stderr.String(), err)}
+		return nil, &RenderError{Reason: childproc.LastLine(stderr.String(), err)}
 	case out.over:
 		return nil, &RenderError{Reason: "the picture is larger than " + strconv.Itoa(maxPNGBytes>>20) + " MiB"}
 	case !bytes.HasPrefix(out.Bytes(), []byte("\x89PNG\r\n\x1a\n")):
-		return nil, &RenderError{Reason: lastLine(stderr.String(), errors.New("pdftoppm wrote no picture"))}
+		return nil, &RenderError{Reason: childproc.LastLine(stderr.String(), errors.New("pdftoppm wrote no picture"))}
 	}
 	return out.Bytes(), nil
-}
-
-// lastLine is the last line pdftoppm wrote to stderr, else err.
-func lastLine(stderr string, err error) string {
-	lines := strings.Split(strings.TrimSpace(stderr), "\n")
-	if l := strings.TrimSpace(lines[len(lines)-1]); l != "" {
-		return l
-	}
-	return err.Error()
 }
 
 // commandEnv is the agent's environment without its AGENT_* settings: a

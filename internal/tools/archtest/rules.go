@@ -56,7 +56,7 @@ var Rules = []Rule{
 	{"internal/lib/memcg", nil, "the cgroup memory limit (GOMEMLIMIT) and a child's peak in a memory cgroup"},
 	{"internal/lib/boundedmap", nil, "a size-capped map"},
 	{"internal/lib/minipdf", nil, "small PDF files written from their objects: the contract check's sample, the preview tests' pages"},
-	{"internal/lib/childproc", nil, "the child processes of agents (tesseract, pdftoppm): each in a process group of its own killed when its call ends, and killed with the agent (a parent-death signal, Linux)"},
+	{"internal/lib/childproc", nil, "the child processes of agents (tesseract, pdftoppm): each in a process group of its own killed when its call ends, and killed with the agent (a parent-death signal, Linux); the last line of a failed one's stderr, which its errors quote (LastLine)"},
 	{"internal/lib/pdfpreview/...", []string{"internal/lib/minipdf", "internal/lib/childproc"}, "a PDF's first page as a PNG: pdftoppm bounded in time, memory and number, a cache by bytes"},
 	{"internal/lib/probe", []string{"transfer"}, "the readiness probe: one GET, no proxy, 200 or a clear error (--healthcheck, the S3 image)"},
 	{"internal/lib/issuermeta", nil, "an OAuth issuer's metadata found and read (RFC 8414, OpenID Connect Discovery): the resource server's issuer, a2acall's token endpoint"},
