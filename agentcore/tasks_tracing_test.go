@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentura/agentura/agentcore/internal/tasks"
@@ -39,15 +42,17 @@ func TestTasksKeepTheirTrace(t *testing.T) {
 	dir := t.TempDir()
 	svcs, urls, long := taskReplicas(t, 2, func(c *Config) { c.DataDir = dir; c.TaskLease = 2 * time.Second })
 	const (
-		callTrace  = "4bf92f3577b34da6a3ce929d0e0e4736"
-		callParent = "00f067aa0ba902b7"
-		pollTrace  = "0af7651916cd43dd8448eb211c80319c"
-		lapseTrace = "5bf92f3577b34da6a3ce929d0e0e4999"
-		lapseSpan  = "00f067aa0ba90299"
-		a2aTrace   = "6bf92f3577b34da6a3ce929d0e0e4aaa"
-		a2aSpan    = "00f067aa0ba902aa"
-		putTrace   = "7bf92f3577b34da6a3ce929d0e0e4bbb"
-		putParent  = "00f067aa0ba902bb"
+		callTrace    = "4bf92f3577b34da6a3ce929d0e0e4736"
+		callParent   = "00f067aa0ba902b7"
+		pollTrace    = "0af7651916cd43dd8448eb211c80319c"
+		lapseTrace   = "5bf92f3577b34da6a3ce929d0e0e4999"
+		lapseSpan    = "00f067aa0ba90299"
+		a2aTrace     = "6bf92f3577b34da6a3ce929d0e0e4aaa"
+		a2aSpan      = "00f067aa0ba902aa"
+		putTrace     = "7bf92f3577b34da6a3ce929d0e0e4bbb"
+		putParent    = "00f067aa0ba902bb"
+		legacyTrace  = "8bf92f3577b34da6a3ce929d0e0e4ccc"
+		legacyParent = "00f067aa0ba902cc"
 	)
 	a, b := tasksClient(urls[0]), tasksClient(urls[1])
 	b.Header = http.Header{"Traceparent": {"00-" + pollTrace + "-b7ad6b7169203331-01"}}
@@ -84,6 +89,32 @@ func TestTasksKeepTheirTrace(t *testing.T) {
 			t.Fatal("the canceled task's work did not end")
 		}
 	}
+
+	// On 2025-11-25 (mcp-go): a task-augmented call, and tasks/result,
+	// which waits for the end, in a trace of its own.
+	legacy, _ := mcpgoClient(t, urls[0], nil)
+	ttl := int64(10 * 60 * 1000)
+	rpc := func(method string, params any) json.RawMessage {
+		t.Helper()
+		rctx, cancel := context.WithTimeout(ctx, mcptest.CallTimeout)
+		defer cancel()
+		resp, err := legacy.GetTransport().SendRequest(rctx, transport.JSONRPCRequest{JSONRPC: "2.0", ID: mcpgo.NewRequestId(rand.Int64()), Method: method, Params: params})
+		if err != nil || resp.Error != nil {
+			t.Fatalf("%s: %v %+v", method, err, resp)
+		}
+		return resp.Result
+	}
+	var legacyTask struct {
+		Task mcpgo.Task `json:"task"`
+	}
+	json.Unmarshal(rpc("tools/call", mcpgo.CallToolParams{Name: "long", Arguments: map[string]any{}, Task: &mcpgo.TaskParams{TTL: &ttl},
+		Meta: &mcpgo.Meta{AdditionalFields: map[string]any{"traceparent": "00-" + legacyTrace + "-" + legacyParent + "-01"}}}), &legacyTask)
+	if legacyTask.Task.TaskId == "" {
+		t.Fatal("no task on 2025-11-25")
+	}
+	<-long.started
+	go long.releaseAll()
+	rpc("tasks/result", map[string]any{"taskId": legacyTask.Task.TaskId})
 
 	// A task its replica left working when it died, and its lease.
 	rs := backing(svcs[0]).(fileserve.RecordStore)
@@ -196,6 +227,28 @@ func TestTasksKeepTheirTrace(t *testing.T) {
 		t.Errorf("%d tasks/cancel spans linked to the cancelled task's span, want 1", cancels)
 	}
 
+	var legacyWork *otlptest.Span
+	for _, s := range otlptest.Named(spans, "task long") {
+		if hexOf(s.TraceId) == legacyTrace && spanAttr(s, "agentura.task.status") == "completed" {
+			legacyWork = &s
+		}
+	}
+	if legacyWork == nil {
+		t.Fatal("no span of the 2025-11-25 task's work in its caller's trace")
+	}
+	results := 0
+	for _, s := range otlptest.Named(spans, "tasks/result") {
+		if linked(s, legacyTrace, hexOf(legacyWork.SpanId)) {
+			results++
+			if len(s.Links) != 1 {
+				t.Errorf("tasks/result links %d times, want once", len(s.Links))
+			}
+		}
+	}
+	if results != 1 {
+		t.Errorf("%d tasks/result spans linked to the task's, want 1", results)
+	}
+
 	takeover := func(name, traceID, parent, protocol string) {
 		t.Helper()
 		var got []otlptest.Span
@@ -236,5 +289,5 @@ func TestTasksKeepTheirTrace(t *testing.T) {
 		putSpan.Attr("agentura.file.id").GetStringValue() == "" {
 		t.Errorf("descriptor PUT span: %v", putSpan)
 	}
-	otlptest.Clean(t, spans, done.TaskID, canceled.TaskID, lapsedID, string(a2aTask.ID), uploadURL.Query().Get("token"), "secret-notes")
+	otlptest.Clean(t, spans, legacyTask.Task.TaskId, done.TaskID, canceled.TaskID, lapsedID, string(a2aTask.ID), uploadURL.Query().Get("token"), "secret-notes")
 }

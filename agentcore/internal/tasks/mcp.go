@@ -146,18 +146,9 @@ func validTaskID(id string) bool {
 
 // Get reads task id of owner. A task that has not ended is reported
 // cancelled when a cancel marker says so, and failed when its replica's
-// lease ran out (which is then recorded, a span in the task's trace). The
-// span of ctx (the request reading the task) is linked to the task's.
+// lease ran out (which is then recorded, a span in the task's trace). A
+// request reading a task links its span to the task's with Link.
 func (m *MCP) Get(ctx context.Context, owner, id string) (*Task, error) {
-	t, err := m.get(ctx, owner, id)
-	if err == nil {
-		Link(ctx, t.Trace)
-	}
-	return t, err
-}
-
-// get is Get without the link.
-func (m *MCP) get(ctx context.Context, owner, id string) (*Task, error) {
 	t, err := m.Read(ctx, owner, id)
 	if err != nil || t.Ended() {
 		return t, err
@@ -471,7 +462,7 @@ func (m *MCP) List(ctx context.Context, owner, scope string) ([]*Task, error) {
 	slices.SortFunc(infos, func(a, b fileserve.RecordInfo) int { return b.Changed.Compare(a.Changed) })
 	var out []*Task
 	for _, in := range infos {
-		t, err := m.get(ctx, owner, in.Name)
+		t, err := m.Get(ctx, owner, in.Name)
 		if err != nil || (owner == calls.AnonymousOwner && t.Scope != scope) {
 			continue
 		}
