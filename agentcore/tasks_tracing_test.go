@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/fileserve"
+	"github.com/agentura/agentura/internal/testkit/a2atest"
 	"github.com/agentura/agentura/internal/testkit/mcptest"
 	"github.com/agentura/agentura/internal/testkit/otlptest"
 	"github.com/agentura/agentura/transfer/mcpfile"
@@ -290,4 +291,89 @@ func TestTasksKeepTheirTrace(t *testing.T) {
 		t.Errorf("descriptor PUT span: %v", putSpan)
 	}
 	otlptest.Clean(t, spans, legacyTask.Task.TaskId, done.TaskID, canceled.TaskID, lapsedID, string(a2aTask.ID), uploadURL.Query().Get("token"), "secret-notes")
+}
+
+// An A2A task keeps its trace too. Two replicas share a store; a message
+// sent to replica a (not blocking) carries the caller's traceparent in its
+// metadata: its execution's span ("a2a execute wait", the task's work)
+// is in the caller's trace and ends with the task's status (completed;
+// cancelled by a cancel sent to replica b); each tasks/get on replica b,
+// in a trace of its own, is a server span linked to the caller's span,
+// which the task's record keeps. No span holds the task's id.
+func TestA2ATaskKeepsItsTrace(t *testing.T) {
+	flush := startTracing(t)
+	dir := t.TempDir()
+	r := newReplicaSet(t, func(c *Config) { c.DataDir = dir })
+	a, b := a2aClient(t, r.start("a"), ""), a2aClient(t, r.start("b"), "")
+	ctx := context.Background()
+	const (
+		callTrace  = "9bf92f3577b34da6a3ce929d0e0e4ddd"
+		callParent = "00f067aa0ba902dd"
+	)
+	send := func() a2a.TaskID {
+		t.Helper()
+		msg := a2atest.Message("wait", nil)
+		msg.Message.Metadata = map[string]any{"traceparent": "00-" + callTrace + "-" + callParent + "-01"}
+		msg.Config = &a2a.MessageSendConfig{Blocking: new(bool)}
+		res, err := a.SendMessage(ctx, msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-r.started
+		return res.(*a2a.Task).ID
+	}
+	waitA2A := func(id a2a.TaskID, want a2a.TaskState) {
+		t.Helper()
+		deadline := time.Now().Add(mcptest.CallTimeout)
+		for {
+			task, err := b.GetTask(ctx, &a2a.TaskQueryParams{ID: id})
+			if err == nil && task.Status.State == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("task on replica b: %v %+v, want %s", err, task, want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	canceled := send()
+	if task, err := b.CancelTask(ctx, &a2a.TaskIDParams{ID: canceled}); err != nil || task.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("tasks/cancel on replica b: %v %+v", err, task)
+	}
+	if err := <-r.stopped; err == nil {
+		t.Fatal("the canceled tool finished")
+	}
+	done := send()
+	close(r.release)
+	<-r.stopped
+	waitA2A(done, a2a.TaskStateCompleted)
+	// The canceled execution returns just after its tool did (the busy
+	// machine: a second's slack), and its span ends.
+	time.Sleep(time.Second)
+
+	spans := flush()
+	work := map[string]otlptest.Span{}
+	for _, s := range otlptest.Named(spans, "a2a execute wait") {
+		if s.ChildOf(callTrace, callParent) {
+			work[spanAttr(s, "agentura.task.status")] = s
+		}
+	}
+	if work["completed"].Span == nil || work["cancelled"].Span == nil {
+		t.Fatalf("execution spans in the caller's trace by status: %v, want a completed and a cancelled one", work)
+	}
+	if w := work["cancelled"]; spanAttr(w, "agentura.task.status_message") != "canceled by the caller" || w.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+		t.Errorf("the cancelled task's span: %v %v", w.Attributes, w.Status)
+	}
+	polls := 0
+	for _, s := range otlptest.Named(spans, "a2a tasks/get") {
+		for _, l := range s.Links {
+			if hexOf(l.TraceId) == callTrace && hexOf(l.SpanId) == callParent && hexOf(s.TraceId) != callTrace {
+				polls++
+			}
+		}
+	}
+	if polls == 0 {
+		t.Error("no A2A tasks/get span linked to the task's trace")
+	}
+	otlptest.Clean(t, spans, string(canceled), string(done))
 }

@@ -1,7 +1,12 @@
 package tasks
 
 import (
+	"cmp"
 	"context"
+	"sync"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 
 	"github.com/agentura/agentura/internal/lib/mcptrace"
 	"go.opentelemetry.io/otel"
@@ -145,5 +150,80 @@ func Link(ctx context.Context, tr Trace) {
 	}
 	if sc := tr.spanContext(); sc.IsValid() {
 		span.AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{attrLinkKind.String("task")}})
+	}
+}
+
+// EndsOn is q, the event queue of A2A task id's execution (of owner),
+// recording on span (the execution's, which lasts as long as the task's
+// work) the status the task ends with: its final status update's state and
+// message (the words its caller reads), as endWork does for an MCP task.
+// ended, called as the execution returns, records the end another replica
+// claimed (a cancel there) when no final update came through q; ledger nil:
+// none is looked for.
+func EndsOn(q eventqueue.Queue, span trace.Span, ledger *Ledger, owner, id string) (_ eventqueue.Queue, ended func(context.Context)) {
+	if !span.IsRecording() {
+		return q, func(context.Context) {}
+	}
+	e := &endingQueue{Queue: q, span: span}
+	return e, func(ctx context.Context) {
+		e.mu.Lock()
+		recorded := e.recorded
+		e.mu.Unlock()
+		if recorded || ledger == nil {
+			return
+		}
+		if end, ok, err := ledger.Ended(context.WithoutCancel(ctx), owner, id); err == nil && ok {
+			why := "the task ended " + end.Status + " on another replica"
+			if end.Status == Cancelled {
+				why = "canceled by the caller" // what the task's status says
+			}
+			e.record(end.Status, cmp.Or(end.Reason, why))
+		}
+	}
+}
+
+// endingQueue is EndsOn's queue.
+type endingQueue struct {
+	eventqueue.Queue
+	span trace.Span
+
+	mu       sync.Mutex
+	recorded bool // a terminal status is on the span
+}
+
+// Write records a terminal status update on the span, then writes it.
+func (e *endingQueue) Write(ctx context.Context, ev a2a.Event) error {
+	if up, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && up.Status.State.Terminal() {
+		var words string
+		if m := up.Status.Message; m != nil {
+			for _, p := range m.Parts {
+				switch tp := p.(type) {
+				case a2a.TextPart:
+					words += tp.Text
+				case *a2a.TextPart:
+					words += tp.Text
+				}
+			}
+		}
+		e.record(a2aEnd(up.Status.State), words)
+	}
+	return e.Queue.Write(ctx, ev)
+}
+
+// record sets the task's status and its words on the span, once.
+func (e *endingQueue) record(status, words string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.recorded {
+		return
+	}
+	e.recorded = true
+	e.span.SetAttributes(attrStatus.String(status), attrProtocol.String("a2a"))
+	switch status {
+	case Failed:
+		e.span.SetAttributes(mcptrace.AttrErrorType.String(Failed))
+		e.span.SetStatus(codes.Error, mcptrace.Scrub(words))
+	case Cancelled:
+		e.span.SetAttributes(attrReason.String(mcptrace.Scrub(words)))
 	}
 }
