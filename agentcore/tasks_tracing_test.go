@@ -57,7 +57,7 @@ func TestTasksKeepTheirTrace(t *testing.T) {
 	)
 	a, b := tasksClient(urls[0]), tasksClient(urls[1])
 	b.Header = http.Header{"Traceparent": {"00-" + pollTrace + "-b7ad6b7169203331-01"}}
-	meta := map[string]any{"traceparent": "00-" + callTrace + "-" + callParent + "-01"}
+	meta := map[string]any{"traceparent": "00-" + callTrace + "-" + callParent + "-01", "baggage": "session=s3cr3t-baggage"}
 	call := func() wireTask {
 		t.Helper()
 		task := mcptest.Call[wireTask](t, a, "tools/call", map[string]any{"name": "long", "arguments": map[string]any{}, "_meta": meta})
@@ -73,8 +73,8 @@ func TestTasksKeepTheirTrace(t *testing.T) {
 	waitTask(t, b, done.TaskID, "completed")
 	ctx := context.Background()
 	rec, err := svcs[0].tasks.Read(ctx, AnonymousOwner, done.TaskID)
-	if err != nil || !strings.HasPrefix(rec.Trace["traceparent"], "00-"+callTrace+"-") || len(rec.Trace) > 2 {
-		t.Fatalf("the task's record keeps the trace %v (%v), want the traceparent of its span in the caller's trace", rec.Trace, err)
+	if err != nil || !strings.HasPrefix(rec.Trace["traceparent"], "00-"+callTrace+"-") || len(rec.Trace) > 2 || rec.Trace["baggage"] != "" {
+		t.Fatalf("the task's record keeps the trace %v (%v), want the traceparent of its span in the caller's trace, no baggage", rec.Trace, err)
 	}
 
 	canceled := call()
@@ -290,7 +290,7 @@ func TestTasksKeepTheirTrace(t *testing.T) {
 		putSpan.Attr("agentura.file.id").GetStringValue() == "" {
 		t.Errorf("descriptor PUT span: %v", putSpan)
 	}
-	otlptest.Clean(t, spans, legacyTask.Task.TaskId, done.TaskID, canceled.TaskID, lapsedID, string(a2aTask.ID), uploadURL.Query().Get("token"), "secret-notes")
+	otlptest.Clean(t, spans, "s3cr3t-baggage", legacyTask.Task.TaskId, done.TaskID, canceled.TaskID, lapsedID, string(a2aTask.ID), uploadURL.Query().Get("token"), "secret-notes")
 }
 
 // An A2A task keeps its trace too. Two replicas share a store; a message
