@@ -102,6 +102,8 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	}
 	ctx, span := otel.Tracer(mcptrace.Instrumentation).Start(ctx, "a2a execute", trace.WithSpanKind(trace.SpanKindServer))
 	defer span.End()
+	q, ended := tasks.EndsOn(q, span, x.ledger, callers.OwnerOf(ctx), string(rc.TaskID))
+	defer ended(ctx)
 	return x.execute(ctx, rc, q)
 }
 

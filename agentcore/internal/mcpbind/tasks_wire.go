@@ -443,6 +443,7 @@ func (s *Server) taskGet(ctx context.Context, c taskCaller, p *taskParams) (mcp.
 	if err != nil {
 		return nil, s.taskLookupError(ctx, err)
 	}
+	tasks.Link(ctx, t.Trace)
 	if !c.modern {
 		return &wireResult{fields: s.task2025(t)}, nil
 	}
@@ -469,6 +470,7 @@ func (s *Server) taskCancel(ctx context.Context, c taskCaller, p *taskParams) (m
 	if err != nil {
 		return nil, s.taskLookupError(ctx, err)
 	}
+	tasks.Link(ctx, t.Trace)
 	if !c.modern {
 		return &wireResult{fields: s.task2025(t)}, nil
 	}
@@ -482,9 +484,11 @@ func (s *Server) taskUpdate(ctx context.Context, c taskCaller, p *taskParams) (m
 	if !c.modern {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/update is a method of the Tasks extension of MCP 2026-07-28"}
 	}
-	if _, err := s.Tasks.Get(ctx, c.owner, p.TaskID); err != nil {
+	t, err := s.Tasks.Get(ctx, c.owner, p.TaskID)
+	if err != nil {
 		return nil, s.taskLookupError(ctx, err)
 	}
+	tasks.Link(ctx, t.Trace)
 	return &wireResult{fields: map[string]any{"resultType": "complete"}}, nil
 }
 
@@ -494,10 +498,13 @@ func (s *Server) taskResult(ctx context.Context, c taskCaller, p *taskParams) (m
 	if c.modern {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/result is gone in MCP 2026-07-28: tasks/get carries the result of an ended task"}
 	}
-	for {
+	for linked := false; ; linked = true {
 		t, err := s.Tasks.Get(ctx, c.owner, p.TaskID)
 		if err != nil {
 			return nil, s.taskLookupError(ctx, err)
+		}
+		if !linked {
+			tasks.Link(ctx, t.Trace) // once, though it reads the task until it ends
 		}
 		if t.Ended() {
 			related := mcp.Meta{metaRelatedTask: map[string]any{"taskId": t.ID}}

@@ -14,6 +14,9 @@ import (
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/internal/lib/fault"
+	"github.com/agentura/agentura/internal/lib/mcptrace"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // A2AKind is the kind of record A2A tasks are kept as in the store.
@@ -61,6 +64,10 @@ type keptRecord struct {
 	Owner   string    `json:"owner"`
 	Task    *a2a.Task `json:"task"`
 	Updated time.Time `json:"updated"`
+	// Trace is the trace context the task was made in (trace.go): a
+	// replica recording its end in its stead continues it, a read links
+	// to it.
+	Trace Trace `json:"trace,omitempty"`
 }
 
 // Save implements a2asrv.TaskStore. A task that already ended (canceled on
@@ -71,8 +78,11 @@ func (s *Shared) Save(ctx context.Context, task *a2a.Task) error {
 }
 
 func (s *Shared) save(ctx context.Context, owner string, task *a2a.Task) error {
-	prev, err := s.get(ctx, owner, task.ID)
-	data, merr := json.Marshal(keptRecord{Owner: owner, Task: boundHistory(task), Updated: time.Now()})
+	prev, tr, err := s.get(ctx, owner, task.ID)
+	if tr == nil {
+		tr = a2aTraceOf(ctx, task)
+	}
+	data, merr := json.Marshal(keptRecord{Owner: owner, Task: boundHistory(task), Updated: time.Now(), Trace: tr})
 	if merr != nil {
 		return fault.Of("encode the task", merr)
 	}
@@ -116,48 +126,75 @@ func (s *Shared) save(ctx context.Context, owner string, task *a2a.Task) error {
 }
 
 // Get implements a2asrv.TaskStore: a task of another owner is not found.
+// The span of ctx (the request reading the task) is linked to the trace
+// the task was made in.
 func (s *Shared) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
-	return s.get(ctx, s.owner(ctx), id)
+	t, tr, err := s.get(ctx, s.owner(ctx), id)
+	if err == nil {
+		Link(ctx, tr)
+	}
+	return t, err
 }
 
-func (s *Shared) get(ctx context.Context, owner string, id a2a.TaskID) (*a2a.Task, error) {
+// get reads task id of owner, and the trace it was made in.
+func (s *Shared) get(ctx context.Context, owner string, id a2a.TaskID) (*a2a.Task, Trace, error) {
 	data, err := s.records.GetRecord(ctx, A2AKind, owner, string(id))
 	if errors.Is(err, fileserve.ErrNotFound) {
-		return nil, fmt.Errorf("task %s: %w", id, a2a.ErrTaskNotFound)
+		return nil, nil, fmt.Errorf("task %s: %w", id, a2a.ErrTaskNotFound)
 	}
 	if err != nil {
-		return nil, fault.Of("read the task", err)
+		return nil, nil, fault.Of("read the task", err)
 	}
 	var r keptRecord
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fault.Of("decode the task", err)
+		return nil, nil, fault.Of("decode the task", err)
 	}
 	if r.Owner != owner || r.Task == nil {
-		return nil, fmt.Errorf("task %s: %w", id, a2a.ErrTaskNotFound)
+		return nil, nil, fmt.Errorf("task %s: %w", id, a2a.ErrTaskNotFound)
 	}
 	if r.Task.Status.State.Terminal() {
-		return r.Task, nil
+		return r.Task, r.Trace, nil
 	}
 	switch canceled, err := s.ledger.Canceled(ctx, owner, string(id)); {
 	case err != nil:
-		return nil, fault.Of("read the task", err)
+		return nil, nil, fault.Of("read the task", err)
 	case canceled:
 		// Canceled, though a status update of the replica running it
 		// wrote over the record since.
 		t := *r.Task
 		t.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled}
-		return &t, nil
+		return &t, r.Trace, nil
 	}
 	if r.Task.Status.State == a2a.TaskStateSubmitted || r.Task.Status.State == a2a.TaskStateWorking {
 		reason, err := s.ledger.Lapsed(ctx, owner, string(id), r.Updated)
 		if err != nil {
-			return nil, fault.Of("read the task", err)
+			return nil, nil, fault.Of("read the task", err)
 		}
 		if reason != "" {
-			return s.failLapsed(ctx, owner, r.Task, reason)
+			t, err := s.failLapsed(ctx, owner, r.Task, r.Trace, reason)
+			return t, r.Trace, err
 		}
 	}
-	return r.Task, nil
+	return r.Task, r.Trace, nil
+}
+
+// a2aTraceOf is the trace context a new A2A task is made in: its message's
+// metadata's (as the executor's span continues it), else ctx's (the
+// request's traceparent header).
+func a2aTraceOf(ctx context.Context, task *a2a.Task) Trace {
+	if len(task.History) > 0 && task.History[0] != nil {
+		md := task.History[0].Metadata
+		if tp, ok := md["traceparent"].(string); ok {
+			tr := Trace{"traceparent": tp}
+			if ts, ok := md["tracestate"].(string); ok {
+				tr["tracestate"] = ts
+			}
+			if tr.spanContext().IsValid() {
+				return tr
+			}
+		}
+	}
+	return traceOf(ctx)
 }
 
 // a2aEnd is the status of an End a terminal A2A state is.
@@ -174,7 +211,7 @@ func a2aEnd(state a2a.TaskState) string {
 // failLapsed records and returns task failed because its replica's lease
 // ran out, unless its end was claimed otherwise (Ledger.Claim): canceled,
 // or completed by its replica, which is recording it.
-func (s *Shared) failLapsed(ctx context.Context, owner string, task *a2a.Task, reason string) (*a2a.Task, error) {
+func (s *Shared) failLapsed(ctx context.Context, owner string, task *a2a.Task, tr Trace, reason string) (*a2a.Task, error) {
 	holds, _, err := s.ledger.Claim(ctx, owner, string(task.ID), End{Status: Failed, Reason: reason})
 	if err != nil {
 		return nil, err
@@ -194,12 +231,14 @@ func (s *Shared) failLapsed(ctx context.Context, owner string, task *a2a.Task, r
 	now := time.Now()
 	msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, &t, a2a.TextPart{Text: reason})
 	t.Status = a2a.TaskStatus{State: state, Message: msg, Timestamp: &now}
-	data, err := json.Marshal(keptRecord{Owner: owner, Task: boundHistory(&t), Updated: now})
+	data, err := json.Marshal(keptRecord{Owner: owner, Task: boundHistory(&t), Updated: now, Trace: tr})
 	if err == nil {
 		err = s.records.PutRecord(ctx, A2AKind, owner, string(t.ID), data)
 	}
 	if err != nil {
 		s.ledger.log.Warn("lapsed A2A task not recorded failed; it is reported failed on every read", "task", t.ID, "err", err)
+	} else {
+		recordTakeover(ctx, tr, "", "a2a", a2aEnd(state), reason)
 	}
 	return &t, nil
 }
@@ -238,6 +277,20 @@ type a2aFollower struct {
 	every time.Duration
 }
 
+// OnGetTask implements a2asrv.RequestHandler: tasks/get is a server span
+// of its own, continuing the request's trace, linked to the task's
+// (Shared.Get), so that a poll on any replica is found from the task's
+// trace.
+func (h *a2aFollower) OnGetTask(ctx context.Context, query *a2a.TaskQueryParams) (*a2a.Task, error) {
+	ctx, span := tracer().Start(ctx, "a2a tasks/get", trace.WithSpanKind(trace.SpanKindServer))
+	defer span.End()
+	t, err := h.RequestHandler.OnGetTask(ctx, query)
+	if err != nil && span.IsRecording() {
+		span.SetStatus(codes.Error, mcptrace.Scrub(err.Error()))
+	}
+	return t, err
+}
+
 // OnResubscribeToTask implements a2asrv.RequestHandler.
 func (h *a2aFollower) OnResubscribeToTask(ctx context.Context, params *a2a.TaskIDParams) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
@@ -256,7 +309,7 @@ func (h *a2aFollower) OnResubscribeToTask(ctx context.Context, params *a2a.TaskI
 		}
 		var last []byte
 		for {
-			task, err := h.tasks.Get(ctx, params.ID)
+			task, _, err := h.tasks.get(ctx, h.tasks.owner(ctx), params.ID)
 			if err != nil {
 				yield(nil, err)
 				return

@@ -55,7 +55,7 @@ func TestSharedTaskStoreBoundsTasksPerOwner(t *testing.T) {
 			t.Errorf("task %d of 5: found %v, want %v (%v)", i+1, err == nil, kept, err)
 		}
 	}
-	if _, err := s.get(ctx, "bob", theirs.ID); err != nil {
+	if _, _, err := s.get(ctx, "bob", theirs.ID); err != nil {
 		t.Errorf("another owner's task was pushed out: %v", err)
 	}
 	if _, err := s.Get(ctx, theirs.ID); !errors.Is(err, a2a.ErrTaskNotFound) {

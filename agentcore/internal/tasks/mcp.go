@@ -63,6 +63,10 @@ type Task struct {
 	TTL      time.Duration `json:"ttl"`
 	Result   *KeptResult   `json:"result,omitempty"` // completed
 	Error    *Error        `json:"error,omitempty"`  // failed
+	// Trace is the trace context of the task's work span (trace.go): a
+	// replica recording the task's end in its stead continues it, a read
+	// links to it. Never sent to a client.
+	Trace Trace `json:"trace,omitempty"`
 }
 
 // Progress is the last progress report of a running task.
@@ -142,7 +146,8 @@ func validTaskID(id string) bool {
 
 // Get reads task id of owner. A task that has not ended is reported
 // cancelled when a cancel marker says so, and failed when its replica's
-// lease ran out (which is then recorded).
+// lease ran out (which is then recorded, a span in the task's trace). A
+// request reading a task links its span to the task's with Link.
 func (m *MCP) Get(ctx context.Context, owner, id string) (*Task, error) {
 	t, err := m.Read(ctx, owner, id)
 	if err != nil || t.Ended() {
@@ -176,6 +181,8 @@ func (m *MCP) Get(ctx context.Context, owner, id string) (*Task, error) {
 	t.Progress, t.Updated = nil, time.Now()
 	if err := m.put(ctx, t); err != nil && !errors.Is(err, errTaskEnded) {
 		m.log.Warn("lapsed task not recorded failed; it is reported failed on every read", "task", id, "err", err)
+	} else if err == nil {
+		recordTakeover(ctx, t.Trace, t.Tool, "mcp", t.Status, t.Message)
 	}
 	return m.Read(ctx, owner, id)
 }
@@ -275,22 +282,32 @@ func (m *MCP) Start(ctx context.Context, c Call) (_ *Task, ended <-chan struct{}
 		ttl = max(c.TTL, time.Minute)
 	}
 	now := time.Now()
+	// The work's span: under the request's, until the task ends.
+	ctx, span := startWork(ctx, c.Tool, "mcp")
 	t := &Task{ID: newTaskID(), Owner: c.Owner, Scope: c.Scope, Handle: c.Handle, Tool: c.Tool,
-		Status: Working, Message: "running " + c.Tool, Created: now, Updated: now, TTL: ttl}
-	started := false
+		Status: Working, Message: "running " + c.Tool, Created: now, Updated: now, TTL: ttl, Trace: traceOf(ctx)}
+	started, why := false, ""
 	defer func() {
 		if !started {
 			m.discard(ctx, c.Staged)
+			if t.Status == Working {
+				endWork(span, Failed, c.Tool+" was not started: "+why, false)
+			} else {
+				endTask(span, t)
+			}
 		}
 	}()
 	if err := m.makeRoom(ctx, c.Owner); err != nil {
+		why = err.Error()
 		return nil, nil, err
 	}
 	if err := m.ledger.Begin(ctx, c.Owner, t.ID, RecordCharge); err != nil {
+		why = err.Error()
 		return nil, nil, err
 	}
 	if err := m.put(ctx, t); err != nil {
 		m.ledger.Finish(ctx, c.Owner, t.ID)
+		why = "the task could not be recorded"
 		return nil, nil, fault.Of("record the task", err)
 	}
 	tctx, done, err := m.ledger.Track(context.WithoutCancel(ctx), c.Owner, t.ID)
@@ -323,6 +340,7 @@ func (m *MCP) Start(ctx context.Context, c Call) (_ *Task, ended <-chan struct{}
 		m.end(tctx, t, res, err, context.Cause(tctx), c)
 		done()
 		m.ledger.Finish(tctx, c.Owner, t.ID)
+		endTask(span, t)
 	}()
 	return &first, endedCh, nil
 }

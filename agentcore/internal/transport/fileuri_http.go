@@ -12,6 +12,7 @@ import (
 	"github.com/agentura/agentura/agentcore/internal/calls"
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
+	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/internal/lib/httpjson"
 	"github.com/agentura/agentura/internal/lib/quota"
 	"github.com/agentura/agentura/transfer"
@@ -30,7 +31,16 @@ type uploadAccepted struct {
 // counted against the owner's quota; a body whose size, sha-256 or type is
 // not what was declared and accepted is removed and refused. The token is
 // the capability: no Authorization header is needed, as with download URLs.
+// Each PUT is a server span, "PUT /uploads/mcp/{id}", with the
+// descriptor's id (agentura.file.id), never its token or file name.
 func (f *FileURIs) ServeUpload(w http.ResponseWriter, r *http.Request) {
+	ticketUploadSpans.Serve(w, r, f.serveUpload)
+}
+
+// ticketUploadSpans is the route of the descriptor uploads' spans.
+var ticketUploadSpans = filehttp.NewRoute(TicketUploadPath + "{id}")
+
+func (f *FileURIs) serveUpload(w http.ResponseWriter, r *http.Request) {
 	refuse := func(code int, reason, format string, args ...any) {
 		writeUpload(w, code, transfer.Error{Error: fmt.Sprintf(format, args...), Reason: reason})
 	}
@@ -49,6 +59,7 @@ func (f *FileURIs) ServeUpload(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusForbidden, "", "this token is not the upload descriptor's of %s", calls.Truncate(id, 40))
 		return
 	}
+	filehttp.SetFileID(r, id)
 	ctx := r.Context()
 	claim := [2]string{c.Owner, id}
 	if _, busy := f.tickets.uploading.LoadOrStore(claim, struct{}{}); busy {

@@ -35,6 +35,10 @@ const maxRevokeBody = 16 << 10
 // error: 403 (no or wrong token, another owner's file), 404 (no such file
 // of the caller's), 500 (the store failed).
 func (s *Server) ServeDelete(w http.ResponseWriter, r *http.Request) {
+	serveTraced(w, r, spansDownload, s.serveDelete)
+}
+
+func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodDelete {
 		w.Header().Set("Allow", "DELETE")
 		httpjson.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here; DELETE a file's URL to delete it")
@@ -45,6 +49,7 @@ func (s *Server) ServeDelete(w http.ResponseWriter, r *http.Request) {
 		httpjson.WriteError(w, http.StatusNotFound, "file not found: DELETE the URL the agent returned, /files/<uuid>/<name>?token=<token>")
 		return
 	}
+	SetFileID(r, id)
 	owner, ok := s.caller(w, r)
 	if !ok {
 		return
@@ -115,6 +120,10 @@ func (s *Server) ServeDelete(w http.ResponseWriter, r *http.Request) {
 // owner for all) the client address that revokes (connlimit.ClientKey),
 // and all such addresses together revocation.SharedOwnerFactor times that.
 func (s *Server) ServeRevoke(w http.ResponseWriter, r *http.Request) {
+	serveTraced(w, r, spansRevoke, s.serveRevoke)
+}
+
+func (s *Server) serveRevoke(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		httpjson.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+transfer.RevokePath+"; POST {\"url\": \"<download URL>\"}")
@@ -144,6 +153,7 @@ func (s *Server) ServeRevoke(w http.ResponseWriter, r *http.Request) {
 		httpjson.WriteError(w, http.StatusBadRequest, "not a download URL of this agent: want <public URL>/files/<uuid>/<name>?token=<token>")
 		return
 	}
+	SetFileID(r, id)
 	c, err := s.signer.Verify(token)
 	switch {
 	case errors.Is(err, signing.ErrExpired):

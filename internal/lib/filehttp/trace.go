@@ -27,6 +27,7 @@ const (
 	routeUploads   = transfer.UploadsPath
 	routeTus       = transfer.TusPath
 	routeTusUpload = transfer.TusPath + "{id}"
+	routeRevoke    = transfer.RevokePath
 )
 
 // The attributes of the file routes' spans: the HTTP conventions' method,
@@ -71,6 +72,7 @@ var (
 	spansUploads   = newSpanRoute(routeUploads)
 	spansTus       = newSpanRoute(routeTus)
 	spansTusUpload = newSpanRoute(routeTusUpload)
+	spansRevoke    = newSpanRoute(routeRevoke)
 )
 
 // serverSpan is the start option of every span startHTTP starts.
@@ -133,6 +135,40 @@ func endHTTP(span trace.Span, status int) {
 		}
 	}
 	span.End()
+}
+
+// serveTraced serves r with serve under a server span of route (startHTTP),
+// ended with the answer's status (endHTTP).
+func serveTraced(w http.ResponseWriter, r *http.Request, route spanRoute, serve http.HandlerFunc) {
+	r, span := startHTTP(r, route)
+	cw := &countingWriter{ResponseWriter: w}
+	serve(cw, r)
+	endHTTP(span, cw.status())
+}
+
+// Route is a route of server spans outside this package, made once (NewRoute)
+// and used by each request (Serve): the file routes of other packages get
+// the spans of this package's (docs/observability.md).
+type Route struct{ r spanRoute }
+
+// NewRoute is the route of spans named "{method} {route}"; route is the
+// route's template ("/uploads/mcp/{id}"), never a request's path.
+func NewRoute(route string) Route { return Route{newSpanRoute(route)} }
+
+// Serve serves r with h under a server span of the route: the HTTP
+// conventions' method, route and status, continuing the trace of the
+// request's traceparent header, in error for a 5xx answer only. h names
+// the file its request is about with SetFileID, by id, never by name.
+func (rt Route) Serve(w http.ResponseWriter, r *http.Request, h http.HandlerFunc) {
+	serveTraced(w, r, rt.r, h)
+}
+
+// SetFileID records id, the owner-scoped id of the file r is about, as
+// agentura.file.id on r's span (Route.Serve and this package's routes), if it records one.
+func SetFileID(r *http.Request, id string) {
+	if span := recording(r); span != nil {
+		span.SetAttributes(attrFileID.String(id))
+	}
 }
 
 // recording is the span of r's context when it records, else nil.

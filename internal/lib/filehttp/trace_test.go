@@ -1,6 +1,7 @@
 package filehttp
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -118,4 +119,59 @@ func TestFileRouteSpans(t *testing.T) {
 		t.Errorf("tus finish spans %v, want one under the PATCH's with the staged file's id and size", finish)
 	}
 	otlptest.Clean(t, spans, append(tokens, "secret-contract")...)
+}
+
+// A file's deletion and a download URL's revocation are server spans too,
+// continuing the caller's trace, with the file's id and the answer's
+// status; neither holds the token, "token=" or the file's name.
+func TestManageRouteSpans(t *testing.T) {
+	flush := otlptest.Export(t)
+	env, q := manageEnv(t, false)
+	const traceID = "5cf92f3577b34da6a3ce929d0e0e4737"
+	traced := func(parent string) http.Header {
+		return http.Header{"X-Owner": {"alice"}, "Traceparent": {"00-" + traceID + "-" + parent + "-01"}}
+	}
+	m := env.putQuota(t, q, "alice", "secret-ledger.txt", 100)
+	revoked, deleted := env.signedURL(t, m), env.signedURL(t, m)
+	body, _ := json.Marshal(transfer.RevokeRequest{URL: revoked})
+	if resp, b := do(t, "POST", env.ts.URL+transfer.RevokePath, traced("00f067aa0ba90201"), bytes.NewReader(body)); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("revoke: %s %s", resp.Status, b)
+	}
+	if resp, b := do(t, "DELETE", deleted, traced("00f067aa0ba90202"), nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %s %s", resp.Status, b)
+	}
+	if resp, _ := do(t, "DELETE", deleted, traced("00f067aa0ba90203"), nil); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("DELETE again: %s, want 404", resp.Status)
+	}
+	spans := flush()
+	for _, w := range []struct {
+		name, parent string
+		status       int64
+	}{
+		{"POST " + transfer.RevokePath, "00f067aa0ba90201", 204},
+		{"DELETE /files/{id}", "00f067aa0ba90202", 204},
+		{"DELETE /files/{id}", "00f067aa0ba90203", 404},
+	} {
+		var got *otlptest.Span
+		for _, s := range otlptest.Named(spans, w.name) {
+			if s.ChildOf(traceID, w.parent) {
+				got = &s
+			}
+		}
+		if got == nil {
+			t.Errorf("no span %q under the caller's %s", w.name, w.parent)
+			continue
+		}
+		if got.Kind != tracepb.Span_SPAN_KIND_SERVER || got.Attr("http.response.status_code").GetIntValue() != w.status ||
+			got.Attr("agentura.file.id").GetStringValue() != m.ID || got.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+			t.Errorf("span %q: kind %v, status %v %v, file %v; want server, %d, not an error, %s", w.name, got.Kind,
+				got.Attr("http.response.status_code"), got.Status, got.Attr("agentura.file.id"), w.status, m.ID)
+		}
+	}
+	var tokens []string
+	for _, u := range []string{revoked, deleted} {
+		pu, _ := url.Parse(u)
+		tokens = append(tokens, pu.Query().Get("token"))
+	}
+	otlptest.Clean(t, spans, append(tokens, "secret-ledger")...)
 }
