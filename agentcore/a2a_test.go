@@ -437,3 +437,59 @@ func TestA2AFilePartsFillItemsAndPlainContent(t *testing.T) {
 		t.Errorf("a URI part for a FileAttachment: %s %q, want the part's name", task.Status.State, got)
 	}
 }
+
+// TestA2AStreamEmbedsWhatA2AGoReads: a 60 KiB output (under the default
+// AGENT_EMBED_MAX_BYTES) embedded as bytes would make one SSE line over the
+// 64 KiB a2a-go's own stream reader takes ("token too long"). Streamed, it
+// comes by URL alone, and a small file still comes with its bytes; a
+// blocking message/send keeps embedding it.
+func TestA2AStreamEmbedsWhatA2AGoReads(t *testing.T) {
+	svc, srv := serveTestService(t, func(c *Config) { c.EmbedMaxBytes = 64 << 10 })
+	big := bytes.Repeat([]byte("stream me "), 6<<10) // 60 KiB
+	AddTool(svc, Tool{Name: "produce"}, func(ctx context.Context, call *Call, in struct{}) (*Result, error) {
+		return call.FileResponse(ctx, OutputBytes("big.bin", big), OutputBytes("small.txt", []byte("small")))
+	})
+	c := a2aClient(t, srv.URL, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	parts := map[string][]string{} // artifact name → kinds of its file parts
+	var final *a2a.TaskStatusUpdateEvent
+	for ev, err := range c.SendStreamingMessage(ctx, a2atest.Message("produce", nil)) {
+		if err != nil {
+			t.Fatalf("a2a-go's stream reader: %v", err)
+		}
+		switch ev := ev.(type) {
+		case *a2a.TaskArtifactUpdateEvent:
+			for _, p := range ev.Artifact.Parts {
+				if fp, ok := p.(a2a.FilePart); ok {
+					switch f := fp.File.(type) {
+					case a2a.FileURI:
+						parts[ev.Artifact.Name] = append(parts[ev.Artifact.Name], "uri")
+						if _, got := download(t, f.URI); !bytes.Equal(got, big) && ev.Artifact.Name == "big.bin" {
+							t.Errorf("downloaded %d bytes of big.bin, want %d", len(got), len(big))
+						}
+					case a2a.FileBytes:
+						parts[ev.Artifact.Name] = append(parts[ev.Artifact.Name], "bytes")
+					}
+				}
+			}
+		case *a2a.TaskStatusUpdateEvent:
+			if ev.Final {
+				final = ev
+			}
+		}
+	}
+	if final == nil || final.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the stream ended without a completed status (final %+v)", final)
+	}
+	if got := strings.Join(parts["big.bin"], ","); got != "uri" {
+		t.Errorf("big.bin streamed as %q parts; want its URL alone", got)
+	}
+	if got := strings.Join(parts["small.txt"], ","); got != "uri,bytes" {
+		t.Errorf("small.txt streamed as %q parts; want its URL and its bytes", got)
+	}
+	task := a2atest.Send(t, c, a2atest.Message("produce", nil))
+	if _, inline := fileParts(t, task, "big.bin"); inline == nil {
+		t.Error("a blocking message/send no longer embeds a file under AGENT_EMBED_MAX_BYTES")
+	}
+}

@@ -230,7 +230,15 @@ wait:
 	if out.err != nil {
 		return fail(out.err)
 	}
-	evs, err := s.a2aArtifacts(ctx, out.res, chunks)
+	embedMax := s.EmbedMaxBytes
+	if whole, _ := ctx.Value(a2aWholeKey{}).(bool); !whole || chunks != nil {
+		// Read as a stream (message/stream, or tasks/resubscribe after a
+		// non-blocking send): a2a-go's SSE reader takes lines up to 64 KiB
+		// (bufio.Scanner's default), so a bytes part is at most a chunk; a
+		// larger file goes by its URL alone.
+		embedMax = min(embedMax, transfer.A2AChunkBytes)
+	}
+	evs, err := s.a2aArtifacts(ctx, out.res, chunks, embedMax)
 	if err != nil {
 		return fail(err)
 	}
@@ -277,6 +285,11 @@ func (s *Server) toolNames() []string {
 // a2aInlineKey is the context key of the inline bytes taken out of an
 // incoming message, by part index.
 type a2aInlineKey struct{}
+
+// a2aWholeKey is the context key, true when the task's caller waits for
+// the whole answer in one response (a blocking message/send), which may
+// embed files up to EmbedMaxBytes; a streamed answer embeds less (execute).
+type a2aWholeKey struct{}
 
 // a2aInterceptor guards tasks by owner and keeps inline file bytes out of
 // task history.
@@ -329,6 +342,9 @@ func (i *a2aInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req
 		}
 		if len(inline) > 0 {
 			ctx = context.WithValue(ctx, a2aInlineKey{}, inline)
+		}
+		if cc.Method() == "OnSendMessage" && (p.Config == nil || p.Config.Blocking == nil || *p.Config.Blocking) {
+			ctx = context.WithValue(ctx, a2aWholeKey{}, true)
 		}
 	case *a2a.TaskIDParams:
 		if p != nil && cc.Method() == "OnResubscribeToTask" {
