@@ -121,7 +121,7 @@ func (x *a2aExecutor) execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 		ev.Final = true
 		return q.Write(ctx, ev)
 	}
-	inline, _ := ctx.Value(a2aInlineKey{}).(map[int]a2a.FileBytes)
+	inline, _ := ctx.Value(a2aInlineKey{}).(map[int]a2a.FilePart)
 	req, err := parseA2AMessage(rc.Message, inline)
 	if err != nil {
 		return fail(err)
@@ -282,8 +282,8 @@ func (s *Server) toolNames() []string {
 	return names
 }
 
-// a2aInlineKey is the context key of the inline bytes taken out of an
-// incoming message, by part index.
+// a2aInlineKey is the context key of the file parts with inline bytes taken
+// out of an incoming message, by part index.
 type a2aInlineKey struct{}
 
 // a2aWholeKey is the context key, true when the task's caller waits for
@@ -322,19 +322,22 @@ func (i *a2aInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req
 				return ctx, fmt.Errorf("%w: %w", a2a.ErrInvalidRequest, err)
 			}
 		}
-		inline := map[int]a2a.FileBytes{}
+		inline := map[int]a2a.FilePart{}
 		for n, part := range p.Message.Parts {
-			var fb a2a.FileBytes
-			switch fp := part.(type) {
+			var fp a2a.FilePart
+			switch part := part.(type) {
 			case a2a.FilePart:
-				fb, _ = fp.File.(a2a.FileBytes)
+				fp = part
 			case *a2a.FilePart:
-				fb, _ = fp.File.(a2a.FileBytes)
+				if part != nil {
+					fp = *part
+				}
 			}
+			fb, _ := fp.File.(a2a.FileBytes)
 			if fb.Bytes == "" {
 				continue
 			}
-			inline[n] = fb
+			inline[n] = fp // with its metadata, which may name its parameter
 			p.Message.Parts[n] = a2a.TextPart{
 				Text:     fmt.Sprintf("[file %q (%s) sent inline; its bytes are not kept in the task history]", fb.Name, fb.MimeType),
 				Metadata: map[string]any{"agentura/inlineFile": fb.Name},
