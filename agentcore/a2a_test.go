@@ -579,7 +579,9 @@ func TestA2ACardPublishesSkillSchemas(t *testing.T) {
 	}
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	t.Logf("card of 2 skills: %d bytes", len(raw))
+	schemas, _ := json.Marshal(params)
+	pairSchema, _ := json.Marshal(params["pair"])
+	t.Logf("card of 2 skills: %d bytes, %d of them the schemas; pair's: %s", len(raw), len(schemas), pairSchema)
 	if len(raw) > 16<<10 {
 		t.Errorf("the card of two skills is %d bytes; keep it small", len(raw))
 	}
