@@ -150,6 +150,11 @@ type Request struct {
 	// Files are local files, sent as one file part each, named by their
 	// base names.
 	Files []string
+	// FileParams, when set, name the skill's file parameter each of Files
+	// fills, by index (the part's metadata transfer.A2AKeyFileParam, read
+	// by agentura agents); a file without one ("" or past the end) fills
+	// the skill's first file parameter.
+	FileParams []string
 	// Status, if set, is told each status update of the task as it
 	// arrives (from the goroutine of the call): an agentura agent's
 	// progress reports are "working" updates.
@@ -228,10 +233,14 @@ func (c *Client) Send(ctx context.Context, agentURL string, req Request) (*Resul
 	if req.Text != "" {
 		parts = append(parts, a2a.TextPart{Text: req.Text})
 	}
-	for _, p := range paths {
+	for i, p := range paths {
 		part, err := c.filePart(ctx, hc, base, card, p)
 		if err != nil {
 			return nil, err
+		}
+		if fp, ok := part.(a2a.FilePart); ok && i < len(req.FileParams) && req.FileParams[i] != "" {
+			fp.Metadata = map[string]any{transfer.A2AKeyFileParam: req.FileParams[i]}
+			part = fp
 		}
 		parts = append(parts, part)
 	}

@@ -6,7 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -436,4 +439,178 @@ func TestA2AFilePartsFillItemsAndPlainContent(t *testing.T) {
 	if got := a2atest.Text(task.Status.Message); got != "renamed.txt=staged" {
 		t.Errorf("a URI part for a FileAttachment: %s %q, want the part's name", task.Status.State, got)
 	}
+}
+
+// TestA2AStreamEmbedsWhatA2AGoReads: a 60 KiB output (under the default
+// AGENT_EMBED_MAX_BYTES) embedded as bytes would make one SSE line over the
+// 64 KiB a2a-go's own stream reader takes ("token too long"). Streamed, it
+// comes by URL alone, and a small file still comes with its bytes; a
+// blocking message/send keeps embedding it.
+func TestA2AStreamEmbedsWhatA2AGoReads(t *testing.T) {
+	svc, srv := serveTestService(t, func(c *Config) { c.EmbedMaxBytes = 64 << 10 })
+	big := bytes.Repeat([]byte("stream me "), 6<<10) // 60 KiB
+	AddTool(svc, Tool{Name: "produce"}, func(ctx context.Context, call *Call, in struct{}) (*Result, error) {
+		return call.FileResponse(ctx, OutputBytes("big.bin", big), OutputBytes("small.txt", []byte("small")))
+	})
+	c := a2aClient(t, srv.URL, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	parts := map[string][]string{} // artifact name → kinds of its file parts
+	var final *a2a.TaskStatusUpdateEvent
+	for ev, err := range c.SendStreamingMessage(ctx, a2atest.Message("produce", nil)) {
+		if err != nil {
+			t.Fatalf("a2a-go's stream reader: %v", err)
+		}
+		switch ev := ev.(type) {
+		case *a2a.TaskArtifactUpdateEvent:
+			for _, p := range ev.Artifact.Parts {
+				if fp, ok := p.(a2a.FilePart); ok {
+					switch f := fp.File.(type) {
+					case a2a.FileURI:
+						parts[ev.Artifact.Name] = append(parts[ev.Artifact.Name], "uri")
+						if _, got := download(t, f.URI); !bytes.Equal(got, big) && ev.Artifact.Name == "big.bin" {
+							t.Errorf("downloaded %d bytes of big.bin, want %d", len(got), len(big))
+						}
+					case a2a.FileBytes:
+						parts[ev.Artifact.Name] = append(parts[ev.Artifact.Name], "bytes")
+					}
+				}
+			}
+		case *a2a.TaskStatusUpdateEvent:
+			if ev.Final {
+				final = ev
+			}
+		}
+	}
+	if final == nil || final.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the stream ended without a completed status (final %+v)", final)
+	}
+	if got := strings.Join(parts["big.bin"], ","); got != "uri" {
+		t.Errorf("big.bin streamed as %q parts; want its URL alone", got)
+	}
+	if got := strings.Join(parts["small.txt"], ","); got != "uri,bytes" {
+		t.Errorf("small.txt streamed as %q parts; want its URL and its bytes", got)
+	}
+	task := a2atest.Send(t, c, a2atest.Message("produce", nil))
+	if _, inline := fileParts(t, task, "big.bin"); inline == nil {
+		t.Error("a blocking message/send no longer embeds a file under AGENT_EMBED_MAX_BYTES")
+	}
+}
+
+// pairInput is the input of a tool with two file parameters, a list and a
+// plain argument.
+type pairInput struct {
+	Left   FileAttachment   `json:"left"`
+	Right  FileAttachment   `json:"right"`
+	Extras []FileAttachment `json:"extras,omitempty"`
+	Sep    string           `json:"sep"`
+}
+
+// addPairTool adds "pair", which says which file came in which parameter.
+func addPairTool(svc *Service) {
+	AddTool(svc, Tool{Name: "pair", Description: "says which file filled which parameter"}, func(ctx context.Context, call *Call, in pairInput) (*Result, error) {
+		var got []string
+		for _, p := range []struct {
+			param string
+			att   FileAttachment
+		}{{"left", in.Left}, {"right", in.Right}} {
+			f, err := call.ResolveFileAttachment(ctx, p.att)
+			if err != nil {
+				return nil, err
+			}
+			b, err := os.ReadFile(f.Path)
+			if err != nil {
+				return nil, err
+			}
+			got = append(got, p.param+"="+f.Name+":"+string(b))
+		}
+		for _, a := range in.Extras {
+			f, err := call.ResolveFileAttachment(ctx, a)
+			if err != nil {
+				return nil, err
+			}
+			got = append(got, "extras="+f.Name)
+		}
+		return TextResult(strings.Join(got, in.Sep)), nil
+	})
+}
+
+// TestA2ACardPublishesSkillSchemas: the card carries the skill schemas
+// extension, a2a-go's resolver parses it, and each skill's schema is the
+// input schema its tool publishes over MCP, file parameters marked.
+func TestA2ACardPublishesSkillSchemas(t *testing.T) {
+	svc, srv := serveTestService(t, nil)
+	addEchoTool(svc)
+	addPairTool(svc)
+	_, card := a2atest.Connect(t, srv.URL, "")
+	var params map[string]any
+	for _, e := range card.Capabilities.Extensions {
+		if e.URI == transfer.A2ASkillSchemasExtension {
+			params = e.Params
+		}
+	}
+	if params == nil {
+		t.Fatalf("no extension %s in the card's capabilities %+v", transfer.A2ASkillSchemasExtension, card.Capabilities)
+	}
+	for _, def := range svc.Tools() {
+		want, _ := json.Marshal(def.InputSchema)
+		got, _ := json.Marshal(params[def.Name])
+		var w, g any
+		json.Unmarshal(want, &w)
+		json.Unmarshal(got, &g)
+		if !reflect.DeepEqual(w, g) {
+			t.Errorf("schema of skill %s in the card:\n%s\nwant the tool's input schema:\n%s", def.Name, got, want)
+		}
+	}
+	pair, _ := params["pair"].(map[string]any)
+	props, _ := pair["properties"].(map[string]any)
+	left, _ := props["left"].(map[string]any)
+	extras, _ := props["extras"].(map[string]any)
+	items, _ := extras["items"].(map[string]any)
+	if left[transfer.KeywordFile] != true || left[transfer.KeywordMCPFile] == nil || extras[transfer.KeywordFile] != true || items[transfer.KeywordMCPFile] == nil {
+		t.Errorf("file parameters not marked in the card's schema of pair: left %v, extras %v", left, extras)
+	}
+	if sep, _ := props["sep"].(map[string]any); sep["type"] != "string" || sep[transfer.KeywordFile] != nil {
+		t.Errorf("sep in the card's schema: %v; want a plain string", sep)
+	}
+	resp, err := http.Get(srv.URL + transfer.AgentCardPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	schemas, _ := json.Marshal(params)
+	pairSchema, _ := json.Marshal(params["pair"])
+	t.Logf("card of 2 skills: %d bytes, %d of them the schemas; pair's: %s", len(raw), len(schemas), pairSchema)
+	if len(raw) > 16<<10 {
+		t.Errorf("the card of two skills is %d bytes; keep it small", len(raw))
+	}
+}
+
+// TestA2AFilePartsFillTheParameterTheyName: a file part whose metadata
+// names a file parameter fills that one, inline or by URI, a list gets
+// its files in order; a part without one fills the first; an unknown name
+// fails the task saying which parameters there are.
+func TestA2AFilePartsFillTheParameterTheyName(t *testing.T) {
+	svc, srv := serveTestService(t, nil)
+	addPairTool(svc)
+	c := a2aClient(t, srv.URL, "")
+	named := func(p a2a.FilePart, param string) a2a.FilePart {
+		p.Metadata = map[string]any{transfer.A2AKeyFileParam: param}
+		return p
+	}
+	task := a2atest.Send(t, c, a2atest.Message("pair", map[string]any{"sep": " "},
+		named(a2atest.BytesPart("r.txt", "text/plain", []byte("R")), "right"),
+		named(a2atest.BytesPart("x1.txt", "text/plain", []byte("X")), "extras"),
+		a2atest.BytesPart("l.txt", "text/plain", []byte("L")),
+		named(a2atest.BytesPart("x2.txt", "text/plain", []byte("Y")), "extras")))
+	if got := a2atest.Text(task.Status.Message); got != "left=l.txt:L right=r.txt:R extras=x1.txt extras=x2.txt" {
+		t.Errorf("pair: %s %q; want each file in the parameter its part names", task.Status.State, got)
+	}
+	task = a2atest.Send(t, c, a2atest.Message("pair", nil,
+		named(a2atest.BytesPart("l.txt", "text/plain", []byte("L")), "left"),
+		named(a2atest.BytesPart("r.txt", "text/plain", []byte("R")), "middle")))
+	a2atest.Failed(t, task, `no file parameter "middle"`)
+	task = a2atest.Send(t, c, a2atest.Message("pair", nil, a2atest.BytesPart("l.txt", "text/plain", []byte("L"))))
+	a2atest.Failed(t, task, `needs a file for "right"`)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/agentura/agentura/a2acall"
 	"github.com/agentura/agentura/client"
 	"github.com/agentura/agentura/transfer"
+	"github.com/agentura/agentura/transfer/mcpfile"
 )
 
 // A2A agents beside MCP ones. An agent is taken for an A2A agent when its
@@ -136,9 +138,10 @@ func (g *Gateway) a2aTools(ctx context.Context, a *agent, p *a2aPeer) ([]*mcp.To
 		a.given = card.Name
 	}
 	a.mu.Unlock()
+	schemas := skillSchemas(card)
 	tools := make([]*mcp.Tool, 0, len(card.Skills))
 	for _, s := range card.Skills {
-		tools = append(tools, skillTool(s))
+		tools = append(tools, skillTool(s, schemas[s.ID]))
 	}
 	return tools, nil
 }
@@ -185,9 +188,76 @@ type a2aInput struct {
 	Files     []string       `json:"files"`
 }
 
+// a2aFilesMeta is the key, in the _meta of the tool made of a skill whose
+// card publishes its input schema, of the skill's file parameters: the
+// top-level arguments that take files, as skillFiles reads them.
+const a2aFilesMeta = "agentura/a2a-file-params"
+
+// skillSchemas reads the input schemas an agentura agent's card publishes
+// (the extension transfer.A2ASkillSchemasExtension), by skill id; nil for
+// a card without them.
+func skillSchemas(card *a2a.AgentCard) map[string]any {
+	for _, e := range card.Capabilities.Extensions {
+		if e.URI == transfer.A2ASkillSchemasExtension {
+			return e.Params
+		}
+	}
+	return nil
+}
+
+// skillFiles returns the file parameters of a skill's input schema (its
+// top-level properties marked x-mcp-file, on themselves or on their items)
+// and whether the schema can be used: every file it marks is such a
+// parameter, which goes as file parts. A file deeper in the arguments
+// (inside an object or an array of objects) could not, so the skill then
+// keeps the generic shape.
+func skillFiles(schema map[string]any) ([]mcpfile.Param, bool) {
+	if schema == nil {
+		return nil, false
+	}
+	params := mcpfile.Params(schema, nil)
+	props, _ := schema["properties"].(map[string]any)
+	rest := maps.Clone(schema)
+	others := maps.Clone(props)
+	for _, p := range params {
+		delete(others, p.Name)
+	}
+	rest["properties"] = others
+	return params, !fileMarked(rest, 0)
+}
+
+// fileMarked reports whether a schema node, or one below it, is marked
+// x-file or x-mcp-file.
+func fileMarked(v any, depth int) bool {
+	if depth > 64 {
+		return true // too deep to judge: taken for one
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if (k == transfer.KeywordFile || k == transfer.KeywordMCPFile) && x != nil && x != false {
+				return true
+			}
+			if fileMarked(x, depth+1) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if fileMarked(x, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // skillTool is the tool of an A2A skill: its id made fit for a tool name,
-// its description with its examples, read-only when tagged so.
-func skillTool(s a2a.AgentSkill) *mcp.Tool {
+// its description with its examples, read-only when tagged so. Its input
+// schema is the one the card publishes for the skill (schema, from
+// skillSchemas), whose files the host gives by name, where it is usable
+// (skillFiles); the generic shape a2aSchema otherwise.
+func skillTool(s a2a.AgentSkill, schema any) *mcp.Tool {
 	name := strings.Trim(unsafeName.ReplaceAllString(s.ID, "_"), "_")
 	if name == "" {
 		name = "skill"
@@ -196,10 +266,21 @@ func skillTool(s a2a.AgentSkill) *mcp.Tool {
 	if len(s.Examples) > 0 {
 		desc = strings.TrimSpace(desc + "\n\nExamples: " + strings.Join(s.Examples, "; "))
 	}
-	desc = strings.TrimSpace(desc + `
+	t := &mcp.Tool{Name: name, Title: s.Name, Meta: mcp.Meta{a2aSkillMeta: s.ID}}
+	m, _ := schema.(map[string]any)
+	if files, ok := skillFiles(m); ok {
+		names := make([]string, len(files))
+		for i, f := range files {
+			names[i] = f.Name
+		}
+		t.InputSchema, t.Meta[a2aFilesMeta] = m, names
+	} else {
+		desc = strings.TrimSpace(desc + `
 
 (An A2A skill: give "files" by name, "arguments" as the skill names them, and "message" for what to ask in words.)`)
-	t := &mcp.Tool{Name: name, Title: s.Name, Description: desc, InputSchema: a2aSchema(), Meta: mcp.Meta{a2aSkillMeta: s.ID}}
+		t.InputSchema = a2aSchema()
+	}
+	t.Description = desc
 	for _, tag := range s.Tags {
 		if tag == "read-only" {
 			t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
@@ -214,25 +295,13 @@ func skillTool(s a2a.AgentSkill) *mcp.Tool {
 // registered and saved in Out (finish).
 func (g *Gateway) callA2A(ctx context.Context, req *mcp.CallToolRequest, r route, p *a2aPeer, prog *callProgress) *mcp.CallToolResult {
 	tool := req.Params.Name
-	var in a2aInput
-	if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&in); err != nil {
-			return toolError(fmt.Sprintf(`%s: the arguments do not fit this A2A skill's shape {"message": "...", "arguments": {...}, "files": ["name", ...]}: %v. Nothing was sent to the agent.`, tool, err))
-		}
-	}
-	paths := make([]string, len(in.Files))
-	for i, name := range in.Files {
-		e, err := g.a2aFile(ctx, name)
-		if err != nil {
-			return toolError(g.argumentError(tool, fmt.Errorf("argument files[%d]: %w", i, err)))
-		}
-		paths[i] = e.Path // the registry's copy, named as the conversation knows it
+	in, fail := g.a2aRequest(ctx, req, r)
+	if fail != nil {
+		return fail
 	}
 	skill, _ := r.tool.Meta[a2aSkillMeta].(string)
 	res, err := g.a2aClient(r.agent).Send(ctx, p.url, a2acall.Request{
-		Skill: skill, Arguments: in.Arguments, Text: in.Message, Files: paths,
+		Skill: skill, Arguments: in.Arguments, Text: in.Text, Files: in.Files, FileParams: in.FileParams,
 		Status: func(s a2acall.Status) {
 			if a2a.TaskState(s.State).Terminal() || s.Text == "" {
 				return
@@ -263,6 +332,78 @@ func (g *Gateway) callA2A(ctx context.Context, req *mcp.CallToolRequest, r route
 	out := g.a2aResult(ctx, res, tool)
 	g.finish(ctx, out, tool)
 	return out
+}
+
+// a2aRequest reads the host's arguments of a call to the skill of route
+// r into what a2acall sends, the named files resolved (as for an MCP
+// agent's tool, with the same refusals); or returns the error to answer,
+// nothing sent. A skill with a published schema (a2aFilesMeta) takes its
+// own arguments, each file parameter's names going as file parts that name
+// the parameter; any other takes a2aSchema's shape.
+func (g *Gateway) a2aRequest(ctx context.Context, req *mcp.CallToolRequest, r route) (*a2acall.Request, *mcp.CallToolResult) {
+	tool := req.Params.Name
+	raw := req.Params.Arguments
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	out := &a2acall.Request{}
+	add := func(what, name, param string) *mcp.CallToolResult {
+		e, err := g.a2aFile(ctx, name)
+		if err != nil {
+			return toolError(g.argumentError(tool, fmt.Errorf("argument %s: %w", what, err)))
+		}
+		out.Files = append(out.Files, e.Path) // the registry's copy, named as the conversation knows it
+		out.FileParams = append(out.FileParams, param)
+		return nil
+	}
+	if _, typed := r.tool.Meta[a2aFilesMeta]; typed {
+		if err := json.Unmarshal(raw, &out.Arguments); err != nil {
+			return nil, toolError(fmt.Sprintf("%s: the arguments are not a JSON object: %v. Nothing was sent to the agent.", tool, err))
+		}
+		if out.Arguments == nil {
+			out.Arguments = map[string]any{}
+		}
+		schema, _ := r.tool.InputSchema.(map[string]any)
+		files, _ := skillFiles(schema)
+		for _, f := range files {
+			v, given := out.Arguments[f.Name]
+			if !given || v == nil {
+				continue
+			}
+			delete(out.Arguments, f.Name) // sent as file parts instead
+			names, isList := v.([]any)
+			if !f.Array || !isList {
+				names = []any{v}
+			}
+			for i, n := range names {
+				what := f.Name
+				if f.Array {
+					what = fmt.Sprintf("%s[%d]", f.Name, i)
+				}
+				name, ok := n.(string)
+				if !ok {
+					return nil, toolError(g.argumentError(tool, fmt.Errorf("argument %s: %v is not a file name; give the name of a file (a string)", what, n)))
+				}
+				if fail := add(what, name, f.Name); fail != nil {
+					return nil, fail
+				}
+			}
+		}
+		return out, nil
+	}
+	var in a2aInput
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return nil, toolError(fmt.Sprintf(`%s: the arguments do not fit this A2A skill's shape {"message": "...", "arguments": {...}, "files": ["name", ...]}: %v. Nothing was sent to the agent.`, tool, err))
+	}
+	out.Arguments, out.Text = in.Arguments, in.Message
+	for i, name := range in.Files {
+		if fail := add(fmt.Sprintf("files[%d]", i), name, ""); fail != nil {
+			return nil, fail
+		}
+	}
+	return out, nil
 }
 
 // a2aFile is the registry entry of a file named in a call to an A2A

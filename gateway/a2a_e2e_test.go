@@ -3,7 +3,9 @@ package gateway_test
 // A host (mark3labs/mcp-go) in front of the BUILT `agentura gateway`, which
 // reaches a real agentura agent over A2A only: the agent is named by its
 // card URL, or by a base whose /mcp is not served (a proxy passing on A2A
-// alone). The skill gets a file by name, the produced file is saved byte
+// alone, whose card is made a third party's: without the skills' schemas).
+// The skill shows its real parameters where the card publishes them, gets
+// each file by name in its own parameter, the produced file is saved byte
 // for byte in the run's folder under --out and registered; the task's
 // progress reaches the host, and the host's cancellation cancels the task
 // at the agent.
@@ -41,10 +43,19 @@ type reverseInput struct {
 	Suffix string                   `json:"suffix,omitempty"`
 }
 
-// a2aAgent runs the test agent with two tools more: reverse_file writes
+// pairInput are the arguments of the test agent's pair.
+type pairInput struct {
+	Left  agentcore.FileAttachment `json:"left"`
+	Right agentcore.FileAttachment `json:"right"`
+	Sep   string                   `json:"sep"`
+}
+
+// a2aAgent runs the test agent with three tools more: reverse_file writes
 // the bytes of its input backwards to "<name><suffix>" (default ".rev"),
-// reporting progress; hold reports progress and holds the call until it is
-// cancelled, and tells held how it ended.
+// reporting progress; pair writes "pair.txt", which says which file came
+// in which parameter ("left=<name>:<bytes><sep>right=<name>:<bytes>");
+// hold reports progress and holds the call until it is cancelled, and
+// tells held how it ended.
 func a2aAgent(t *testing.T, embed int64) (*testagent.Agent, chan error) {
 	t.Helper()
 	a := testagent.Start(t, testagent.Options{EmbedMaxBytes: embed})
@@ -74,6 +85,28 @@ func a2aAgent(t *testing.T, embed int64) (*testagent.Agent, chan error) {
 			}
 			return call.FileResponse(ctx, agentcore.OutputFile(f.Name+suffix, out))
 		})
+	agentcore.AddTool(a.Service, agentcore.Tool{Name: "pair", Description: "Says which file came in which parameter."},
+		func(ctx context.Context, call *agentcore.Call, in pairInput) (*agentcore.Result, error) {
+			var out []byte
+			for i, p := range []struct {
+				param string
+				att   agentcore.FileAttachment
+			}{{"left", in.Left}, {"right", in.Right}} {
+				f, err := call.ResolveFileAttachment(ctx, p.att)
+				if err != nil {
+					return nil, err
+				}
+				b, err := os.ReadFile(f.Path)
+				if err != nil {
+					return nil, err
+				}
+				if i > 0 {
+					out = append(out, in.Sep...)
+				}
+				out = append(append(out, p.param+"="+f.Name+":"...), b...)
+			}
+			return call.FileResponse(ctx, agentcore.OutputBytes("pair.txt", out))
+		})
 	held := make(chan error, 1)
 	agentcore.AddTool(a.Service, agentcore.Tool{Name: "hold", Description: "Holds the call until it is cancelled."},
 		func(ctx context.Context, call *agentcore.Call, in struct{}) (*agentcore.Result, error) {
@@ -97,13 +130,18 @@ func a2aAgent(t *testing.T, embed int64) (*testagent.Agent, chan error) {
 }
 
 // a2aOnly passes on to the agent at base what an A2A agent serves (its
-// card, /a2a, /uploads, /files/) and answers 404 for the rest (/mcp).
+// card, /a2a, /uploads, /files/) and answers 404 for the rest (/mcp). The
+// card goes without the skills' schemas: the card of a third party's agent.
 func a2aOnly(t *testing.T, base string) *httptest.Server {
 	t.Helper()
 	u, _ := url.Parse(base)
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == transfer.AgentCardPath || r.URL.Path == transfer.A2APath ||
+		if r.URL.Path == transfer.AgentCardPath {
+			thirdPartyCard(t, w, base)
+			return
+		}
+		if r.URL.Path == transfer.A2APath ||
 			strings.HasPrefix(r.URL.Path, "/uploads") || strings.HasPrefix(r.URL.Path, "/files/") {
 			proxy.ServeHTTP(w, r)
 			return
@@ -112,6 +150,32 @@ func a2aOnly(t *testing.T, base string) *httptest.Server {
 	}))
 	t.Cleanup(ts.Close)
 	return ts
+}
+
+// thirdPartyCard writes the card of the agent at base without the
+// extension of the skills' schemas.
+func thirdPartyCard(t *testing.T, w http.ResponseWriter, base string) {
+	resp, err := http.Get(base + transfer.AgentCardPath)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	var card map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&card); err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	caps, _ := card["capabilities"].(map[string]any)
+	exts, _ := caps["extensions"].([]any)
+	caps["extensions"] = slices.DeleteFunc(exts, func(e any) bool {
+		m, _ := e.(map[string]any)
+		return m["uri"] == transfer.A2ASkillSchemasExtension
+	})
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(card); err != nil {
+		t.Errorf("write the card: %v", err)
+	}
 }
 
 func TestGatewayFrontsA2AAgent(t *testing.T) {
@@ -128,15 +192,22 @@ func TestGatewayFrontsA2AAgent(t *testing.T) {
 	var got notes
 	c.OnNotification(got.add)
 
-	tools := listedTools(t, c, "reverse_file", "hold", "inspect_file", "list_files", "add_file")
-	files, _ := json.Marshal(tools["reverse_file"].InputSchema.Properties["files"])
-	if !strings.Contains(string(files), "a file name from this conversation or a path under "+root) || strings.Contains(string(files), "x-file") {
-		t.Errorf("reverse_file's files as the host sees them: %s", files)
+	// The card publishes each skill's schema: the host sees the tool's
+	// own parameters, its file as a name.
+	tools := listedTools(t, c, "reverse_file", "pair", "hold", "inspect_file", "list_files", "add_file")
+	props := tools["reverse_file"].InputSchema.Properties
+	source, _ := json.Marshal(props["source"])
+	if _, generic := props["files"]; generic || props["suffix"] == nil ||
+		!strings.Contains(string(source), "a file name from this conversation or a path under "+root) || strings.Contains(string(source), "x-file") {
+		t.Errorf("reverse_file as the host sees it: %+v; want source (a file name) and suffix", tools["reverse_file"].InputSchema)
+	}
+	if req := tools["pair"].InputSchema.Required; !slices.Contains(req, "left") || !slices.Contains(req, "right") {
+		t.Errorf("pair's required arguments as the host sees them: %v", req)
 	}
 	agentURLs := []string{agent.Base, strings.TrimPrefix(agent.Base, "http://")}
 
 	t.Run("FileByNameInProducedFileSaved", func(t *testing.T) {
-		res := callWithProgress(t, c, "reverse_file", map[string]any{"files": []any{"data.bin"}})
+		res := callWithProgress(t, c, "reverse_file", map[string]any{"source": "data.bin"})
 		mcptest.MustSucceed(t, "reverse_file", res)
 		text := mcptest.Text(res)
 		want := regexp.MustCompile(`Tool produced: data\.bin\.rev \([^)]*\) — saved as (` +
@@ -166,7 +237,7 @@ func TestGatewayFrontsA2AAgent(t *testing.T) {
 		}
 		// Registered: the produced file is named by its name in the next
 		// call, and saved again as the conversation's second name.
-		res = mcptest.CallTool(t, c, "reverse_file", map[string]any{"files": []any{"data.bin.rev"}, "arguments": map[string]any{"suffix": ".back"}})
+		res = mcptest.CallTool(t, c, "reverse_file", map[string]any{"source": "data.bin.rev", "suffix": ".back"})
 		mcptest.MustSucceed(t, "reverse_file data.bin.rev", res)
 		m2 := regexp.MustCompile(`saved as (\S+/data\.bin\.rev\.back)`).FindStringSubmatch(mcptest.Text(res))
 		if m2 == nil || filepath.Dir(m2[1]) != filepath.Dir(m[1]) {
@@ -177,7 +248,7 @@ func TestGatewayFrontsA2AAgent(t *testing.T) {
 		}
 		// The conversation's second data.bin.rev has a name of its own,
 		// in the text, on disk and in the structured content.
-		res = mcptest.CallTool(t, c, "reverse_file", map[string]any{"files": []any{"data.bin"}})
+		res = mcptest.CallTool(t, c, "reverse_file", map[string]any{"source": "data.bin"})
 		mcptest.MustSucceed(t, "reverse_file again", res)
 		m3 := regexp.MustCompile(`Tool produced: (data\.bin \(2\)\.rev) .* — saved as (\S+)`).FindStringSubmatch(mcptest.Text(res))
 		if m3 == nil {
@@ -194,26 +265,41 @@ func TestGatewayFrontsA2AAgent(t *testing.T) {
 		}
 	})
 
+	t.Run("TwoFileParamsByName", func(t *testing.T) {
+		left := append([]byte("L\x00\xff"), payload[:1000]...)
+		if err := os.WriteFile(filepath.Join(root, "left.bin"), left, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// The right one is data.bin, of 300 KiB: staged through /uploads.
+		res := mcptest.CallTool(t, c, "pair", map[string]any{"right": "data.bin", "left": "left.bin", "sep": "|"})
+		mcptest.MustSucceed(t, "pair", res)
+		m := regexp.MustCompile(`saved as (\S+/pair\.txt)`).FindStringSubmatch(mcptest.Text(res))
+		if m == nil {
+			t.Fatalf("pair: %q", mcptest.Text(res))
+		}
+		want := slices.Concat([]byte("left=left.bin:"), left, []byte("|right=data.bin:"), payload)
+		if saved, err := os.ReadFile(m[1]); err != nil || !bytes.Equal(saved, want) {
+			t.Errorf("saved pair.txt (%v): %d bytes, starting %q; want %d bytes, left.bin in left and data.bin in right", err, len(saved), saved[:min(len(saved), 40)], len(want))
+		}
+		leaks(t, "pair", res, agentURLs...)
+	})
+
 	t.Run("Refusals", func(t *testing.T) {
 		for _, tc := range []struct {
-			files []any
-			want  string
+			source string
+			want   string
 		}{
-			{[]any{"nope.bin"}, `file "nope.bin" not found`},
-			{[]any{"/etc/passwd"}, `file "/etc/passwd" refused: it is not under the gateway's roots`},
-			{[]any{"https://example.com/x.bin?sig=1"}, "is written where a file name goes"},
-			{[]any{""}, "the name is empty"},
+			{"nope.bin", `file "nope.bin" not found`},
+			{"/etc/passwd", `file "/etc/passwd" refused: it is not under the gateway's roots`},
+			{"https://example.com/x.bin?sig=1", "is written where a file name goes"},
+			{"", "the name is empty"},
 		} {
-			res := mcptest.CallTool(t, c, "reverse_file", map[string]any{"files": tc.files})
+			res := mcptest.CallTool(t, c, "reverse_file", map[string]any{"source": tc.source})
 			text := mcptest.Text(res)
-			if !res.IsError || !strings.Contains(text, tc.want) || !strings.Contains(text, "Nothing was sent") {
-				t.Errorf("%v: is_error %v, text %q; want a tool error with %q", tc.files, res.IsError, text, tc.want)
+			if !res.IsError || !strings.Contains(text, tc.want) || !strings.Contains(text, "Nothing was sent") || !strings.Contains(text, "argument source") {
+				t.Errorf("%q: is_error %v, text %q; want a tool error with %q", tc.source, res.IsError, text, tc.want)
 			}
 			leaks(t, "refusal", res, agentURLs...)
-		}
-		res := mcptest.CallTool(t, c, "reverse_file", map[string]any{"source": "data.bin"})
-		if text := mcptest.Text(res); !res.IsError || !strings.Contains(text, `"files": ["name", ...]`) {
-			t.Errorf("arguments of another shape: is_error %v, text %q", res.IsError, text)
 		}
 	})
 
@@ -260,7 +346,16 @@ func TestGatewayFindsA2ACardAtBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := startGateway(t, root, "--root", ".", "--out", "out", proxy.URL)
-	res := mcptest.CallTool(t, c, "reverse_file", map[string]any{"files": []any{"note.txt"}})
+	// A card without the skills' schemas: the generic shape.
+	tools := listedTools(t, c, "reverse_file", "pair")
+	if props := tools["pair"].InputSchema.Properties; props["files"] == nil || props["arguments"] == nil || props["message"] == nil || props["left"] != nil {
+		t.Errorf("pair of a card without schemas as the host sees it: %+v; want the generic shape", tools["pair"].InputSchema)
+	}
+	res := mcptest.CallTool(t, c, "reverse_file", map[string]any{"source": "note.txt"})
+	if text := mcptest.Text(res); !res.IsError || !strings.Contains(text, `"files": ["name", ...]`) {
+		t.Errorf("arguments of another shape: is_error %v, text %q", res.IsError, text)
+	}
+	res = mcptest.CallTool(t, c, "reverse_file", map[string]any{"files": []any{"note.txt"}})
 	mcptest.MustSucceed(t, "reverse_file", res)
 	m := regexp.MustCompile(`saved as (\S+/note\.txt\.rev)`).FindStringSubmatch(mcptest.Text(res))
 	if m == nil {

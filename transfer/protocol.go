@@ -139,8 +139,8 @@ const (
 	HeaderMCPMethod = "Mcp-Method"
 )
 
-// A2A: the data part that names the tool and the card extension that names
-// the uploads endpoint.
+// A2A: the data part that names the tool, the card extensions that name the
+// uploads endpoint and the skills' input schemas, and the keys of metadata.
 const (
 	// A2AKeySkill is the key of the data part {"skill", "arguments"} that
 	// names the skill (tool) to run.
@@ -153,6 +153,16 @@ const (
 	// POST /uploads endpoint, whose signed URL is then sent as a file part's
 	// "uri".
 	A2AUploadsExtension = "https://github.com/agentura/agentura/a2a/uploads"
+	// A2ASkillSchemasExtension is the URI of the agent card extension that
+	// publishes each skill's input schema: its params map a skill's id to
+	// the JSON schema of its arguments, the tool's MCP input schema (file
+	// parameters marked x-file and x-mcp-file).
+	A2ASkillSchemasExtension = "https://github.com/agentura/agentura/a2a/skill-schemas"
+	// A2AKeyFileParam is the key of a file part's metadata that names the
+	// file parameter of the skill the file fills ("source", or "sources"
+	// for one of a list); a file part without it fills the skill's first
+	// file parameter.
+	A2AKeyFileParam = "agentura/param"
 	// A2AKeyChunks is the key of a message's metadata by which a caller that
 	// follows the task over a stream asks for produced files in chunks as
 	// they are written (true): artifact updates whose file parts carry the

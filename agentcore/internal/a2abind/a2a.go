@@ -123,7 +123,7 @@ func (x *a2aExecutor) execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 		ev.Final = true
 		return q.Write(ctx, ev)
 	}
-	inline, _ := ctx.Value(a2aInlineKey{}).(map[int]a2a.FileBytes)
+	inline, _ := ctx.Value(a2aInlineKey{}).(map[int]a2a.FilePart)
 	req, err := parseA2AMessage(rc.Message, inline)
 	if err != nil {
 		return fail(err)
@@ -232,7 +232,15 @@ wait:
 	if out.err != nil {
 		return fail(out.err)
 	}
-	evs, err := s.a2aArtifacts(ctx, out.res, chunks)
+	embedMax := s.EmbedMaxBytes
+	if whole, _ := ctx.Value(a2aWholeKey{}).(bool); !whole || chunks != nil {
+		// Read as a stream (message/stream, or tasks/resubscribe after a
+		// non-blocking send): a2a-go's SSE reader takes lines up to 64 KiB
+		// (bufio.Scanner's default), so a bytes part is at most a chunk; a
+		// larger file goes by its URL alone.
+		embedMax = min(embedMax, transfer.A2AChunkBytes)
+	}
+	evs, err := s.a2aArtifacts(ctx, out.res, chunks, embedMax)
 	if err != nil {
 		return fail(err)
 	}
@@ -276,9 +284,14 @@ func (s *Server) toolNames() []string {
 	return names
 }
 
-// a2aInlineKey is the context key of the inline bytes taken out of an
-// incoming message, by part index.
+// a2aInlineKey is the context key of the file parts with inline bytes taken
+// out of an incoming message, by part index.
 type a2aInlineKey struct{}
+
+// a2aWholeKey is the context key, true when the task's caller waits for
+// the whole answer in one response (a blocking message/send), which may
+// embed files up to EmbedMaxBytes; a streamed answer embeds less (execute).
+type a2aWholeKey struct{}
 
 // a2aInterceptor guards tasks by owner and keeps inline file bytes out of
 // task history.
@@ -311,19 +324,22 @@ func (i *a2aInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req
 				return ctx, fmt.Errorf("%w: %w", a2a.ErrInvalidRequest, err)
 			}
 		}
-		inline := map[int]a2a.FileBytes{}
+		inline := map[int]a2a.FilePart{}
 		for n, part := range p.Message.Parts {
-			var fb a2a.FileBytes
-			switch fp := part.(type) {
+			var fp a2a.FilePart
+			switch part := part.(type) {
 			case a2a.FilePart:
-				fb, _ = fp.File.(a2a.FileBytes)
+				fp = part
 			case *a2a.FilePart:
-				fb, _ = fp.File.(a2a.FileBytes)
+				if part != nil {
+					fp = *part
+				}
 			}
+			fb, _ := fp.File.(a2a.FileBytes)
 			if fb.Bytes == "" {
 				continue
 			}
-			inline[n] = fb
+			inline[n] = fp // with its metadata, which may name its parameter
 			p.Message.Parts[n] = a2a.TextPart{
 				Text:     fmt.Sprintf("[file %q (%s) sent inline; its bytes are not kept in the task history]", fb.Name, fb.MimeType),
 				Metadata: map[string]any{"agentura/inlineFile": fb.Name},
@@ -331,6 +347,9 @@ func (i *a2aInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req
 		}
 		if len(inline) > 0 {
 			ctx = context.WithValue(ctx, a2aInlineKey{}, inline)
+		}
+		if cc.Method() == "OnSendMessage" && (p.Config == nil || p.Config.Blocking == nil || *p.Config.Blocking) {
+			ctx = context.WithValue(ctx, a2aWholeKey{}, true)
 		}
 	case *a2a.TaskIDParams:
 		if p != nil && cc.Method() == "OnResubscribeToTask" {

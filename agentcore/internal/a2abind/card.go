@@ -23,6 +23,7 @@ const a2aBearerScheme a2a.SecuritySchemeName = "bearer"
 // Card returns the agent's A2A card: one skill per registered tool, in
 // registration order, with its description, input and output MIME types
 // and an example; the JSON-RPC endpoint at <AGENT_PUBLIC_URL>/a2a; streaming;
+// the extensions of the uploads endpoint and of the skills' input schemas;
 // and, with AGENT_AUTH=jwt or oauth, its security schemes.
 func (s *Server) Card() *a2a.AgentCard {
 	base := s.PublicURL
@@ -49,10 +50,23 @@ func (s *Server) Card() *a2a.AgentCard {
 		card.Version = "0"
 	}
 	anyFiles := false
+	schemas := map[string]any{}
 	for _, t := range s.Runner.Tools() {
 		skill := skillOf(t)
 		card.Skills = append(card.Skills, skill)
 		anyFiles = anyFiles || len(t.FileParams) > 0
+		if t.InputSchema != nil {
+			schemas[t.Name] = t.InputSchema
+		}
+	}
+	if len(schemas) > 0 {
+		// The schema each tool publishes over MCP: a host shows a skill's
+		// real parameters, and its files by name (docs/a2a.md).
+		card.Capabilities.Extensions = append(card.Capabilities.Extensions, a2a.AgentExtension{
+			URI:         transfer.A2ASkillSchemasExtension,
+			Description: "The JSON schema of each skill's arguments (the data part's \"arguments\"), by skill id; file parameters are marked x-file and x-mcp-file: send each file as a file part whose metadata \"" + transfer.A2AKeyFileParam + "\" names the parameter.",
+			Params:      schemas,
+		})
 	}
 	if anyFiles {
 		card.DefaultInputModes = append(card.DefaultInputModes, "*/*")

@@ -16,10 +16,13 @@ import (
 
 // a2aFile is a file part of an incoming message, as a FileAttachment's name
 // and content: a data URI for inline bytes, the URI itself otherwise. The
-// content then goes through the one resolver like any MCP file input.
+// content then goes through the one resolver like any MCP file input. param
+// is the file parameter the part's metadata names (transfer.A2AKeyFileParam),
+// "" for the tool's first.
 type a2aFile struct {
 	name    string
 	content string
+	param   string
 }
 
 // a2aRequest is what an incoming message asks for.
@@ -30,17 +33,17 @@ type a2aRequest struct {
 }
 
 // parseA2AMessage reads the skill, its arguments and the file parts of msg.
-// inline holds the bytes of file parts taken out of the message on arrival
+// inline holds the file parts with bytes taken out of the message on arrival
 // (see a2aInterceptor.Before), by part index.
-func parseA2AMessage(msg *a2a.Message, inline map[int]a2a.FileBytes) (*a2aRequest, error) {
+func parseA2AMessage(msg *a2a.Message, inline map[int]a2a.FilePart) (*a2aRequest, error) {
 	if msg == nil {
 		return nil, errors.New("the request has no message")
 	}
 	req := &a2aRequest{}
 	named := false
 	for i, p := range msg.Parts {
-		if fb, ok := inline[i]; ok {
-			req.files = append(req.files, a2aFile{name: fb.Name, content: dataURI(fb)})
+		if fp, ok := inline[i]; ok {
+			req.files = append(req.files, fileOfPart(fp))
 			delete(inline, i) // the argument holds it now; let the stash go
 			continue
 		}
@@ -91,17 +94,18 @@ func (r *a2aRequest) takeData(data map[string]any, named *bool) error {
 }
 
 func fileOfPart(p a2a.FilePart) a2aFile {
+	param, _ := p.Metadata[transfer.A2AKeyFileParam].(string)
 	switch f := p.File.(type) {
 	case a2a.FileURI:
-		return a2aFile{name: f.Name, content: f.URI}
+		return a2aFile{name: f.Name, content: f.URI, param: param}
 	case *a2a.FileURI:
-		return a2aFile{name: f.Name, content: f.URI}
+		return a2aFile{name: f.Name, content: f.URI, param: param}
 	case a2a.FileBytes:
-		return a2aFile{name: f.Name, content: dataURI(f)}
+		return a2aFile{name: f.Name, content: dataURI(f), param: param}
 	case *a2a.FileBytes:
-		return a2aFile{name: f.Name, content: dataURI(*f)}
+		return a2aFile{name: f.Name, content: dataURI(*f), param: param}
 	}
-	return a2aFile{}
+	return a2aFile{param: param}
 }
 
 // dataURI turns inline bytes (base64 by the A2A spec) into a data URI that
@@ -111,10 +115,12 @@ func dataURI(f a2a.FileBytes) string {
 	return transfer.DataURIPrefix(f.MimeType, f.Name) + f.Bytes
 }
 
-// arguments fills the tool's file parameter with the message's files and
-// returns the JSON arguments: the first file parameter (calls.Tool.FileParams)
-// takes them; a single one takes exactly one file, an array all of them, in
-// order, and an array of items with a file field gets one item per file.
+// arguments fills the tool's file parameters with the message's files and
+// returns the JSON arguments. A file part fills the parameter its metadata
+// names (transfer.A2AKeyFileParam: an entry of calls.Tool.FileParams, or
+// its top-level name), else the first one. A single parameter takes
+// exactly one file, an array all of its files, in order, and an array of
+// items with a file field gets one item per file.
 func (r *a2aRequest) arguments(def calls.Tool) (json.RawMessage, error) {
 	// A copy: the message's own map belongs to the task's history, which
 	// a2a-go reads as the call runs.
@@ -126,30 +132,61 @@ func (r *a2aRequest) arguments(def calls.Tool) (json.RawMessage, error) {
 		}
 		return json.Marshal(args)
 	}
-	param, field, inItems := strings.Cut(def.FileParams[0], "[].")
+	byParam := map[string][]a2aFile{}
+	for _, f := range r.files {
+		fp := def.FileParams[0]
+		if f.param != "" {
+			i := slices.IndexFunc(def.FileParams, func(p string) bool {
+				top, _, _ := strings.Cut(p, "[]")
+				return p == f.param || top == f.param
+			})
+			if i < 0 {
+				return nil, fmt.Errorf("skill %s has no file parameter %q (the metadata %q of the file part %q); its file parameters are %v", def.Name, f.param, transfer.A2AKeyFileParam, f.name, def.FileParams)
+			}
+			fp = def.FileParams[i]
+		}
+		byParam[fp] = append(byParam[fp], f)
+	}
+	for n, fp := range def.FileParams {
+		if err := fillFileParam(def, args, fp, n == 0, byParam[fp]); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(args)
+}
+
+// fillFileParam sets the file parameter fp (an entry of def.FileParams;
+// first: the one file parts without a name in their metadata fill) of
+// args from files.
+func fillFileParam(def calls.Tool, args map[string]any, fp string, first bool, files []a2aFile) error {
+	param, field, inItems := strings.Cut(fp, "[].")
 	schema := def.InputSchema
 	if def.ArgsSchema != nil { // a FileAttachment takes {name, content} there
 		schema = def.ArgsSchema
 	}
 	prop := propertyOf(schema, param)
-	if len(r.files) == 0 {
+	if len(files) == 0 {
 		if _, given := args[param]; !given && required(def.InputSchema, param) {
-			return nil, fmt.Errorf("skill %s needs a file for %q: add a file part {\"kind\": \"file\", \"file\": {\"name\": \"report.pdf\", \"mimeType\": \"application/pdf\", \"bytes\": \"<base64>\"}} (or \"uri\" instead of \"bytes\")", def.Name, param)
+			named := ""
+			if !first {
+				named = fmt.Sprintf(`, "metadata": {%q: %q}`, transfer.A2AKeyFileParam, param)
+			}
+			return fmt.Errorf("skill %s needs a file for %q: add a file part {\"kind\": \"file\", \"file\": {\"name\": \"report.pdf\", \"mimeType\": \"application/pdf\", \"bytes\": \"<base64>\"}%s} (or \"uri\" instead of \"bytes\")", def.Name, param, named)
 		}
-		return json.Marshal(args)
+		return nil
 	}
 	if _, given := args[param]; given {
-		return nil, fmt.Errorf("skill %s: the file for %q is given twice, in the arguments and as file part(s); send it one way", def.Name, param)
+		return fmt.Errorf("skill %s: the file for %q is given twice, in the arguments and as file part(s); send it one way", def.Name, param)
 	}
 	if prop == nil || strings.ContainsAny(param, ".{") || (inItems && strings.ContainsAny(field, ".[{")) {
-		return nil, fmt.Errorf("skill %s: its file parameter %q cannot be filled from file parts; give it in the arguments as {\"name\", \"content\"} with a data URI or URL", def.Name, def.FileParams[0])
+		return fmt.Errorf("skill %s: its file parameter %q cannot be filled from file parts; give it in the arguments as {\"name\", \"content\"} with a data URI or URL", def.Name, fp)
 	}
 	isArray := prop.Type == "array"
 	switch {
 	case inItems:
-		items := make([]any, len(r.files))
+		items := make([]any, len(files))
 		named := prop.Items != nil && propertyOf(prop.Items, "name") != nil && field != "name"
-		for i, f := range r.files {
+		for i, f := range files {
 			item := map[string]any{field: f.content}
 			if named {
 				item["name"] = f.name
@@ -158,23 +195,23 @@ func (r *a2aRequest) arguments(def calls.Tool) (json.RawMessage, error) {
 		}
 		args[param] = items
 	case isArray:
-		items := make([]any, len(r.files))
-		for i, f := range r.files {
+		items := make([]any, len(files))
+		for i, f := range files {
 			items[i] = map[string]any{"name": f.name, "content": f.content}
 		}
 		args[param] = items
 	default:
-		if len(r.files) > 1 {
-			return nil, fmt.Errorf("skill %s takes one file in %q, but the message has %d file parts; send one", def.Name, param, len(r.files))
+		if len(files) > 1 {
+			return fmt.Errorf("skill %s takes one file in %q, but the message has %d file parts for it; send one", def.Name, param, len(files))
 		}
-		f := r.files[0]
+		f := files[0]
 		if prop.Type == "string" { // a FileContent parameter: the content alone
 			args[param] = f.content
 		} else {
 			args[param] = map[string]any{"name": f.name, "content": f.content}
 		}
 	}
-	return json.Marshal(args)
+	return nil
 }
 
 func propertyOf(s *jsonschema.Schema, name string) *jsonschema.Schema {

@@ -17,20 +17,15 @@ import (
 // the structured content as a data part; then one artifact per produced
 // file, named by the file, holding a file part with the signed download URL
 // ("uri") and, for a file no larger than EmbedMaxBytes, a second file part
-// with the same file's bytes. A2A v0.3 lets a file part carry "bytes" or
+// with the same file's bytes (embedMax: EmbedMaxBytes, or a chunk's size
+// for a streamed answer, see execute). A2A v0.3 lets a file part carry "bytes" or
 // "uri", never both (a2a-go refuses such a part), hence two parts (for a
 // caller that takes chunks, up to a chunk's size). A file
 // sent in chunks (chunks.go) is its artifact's last chunk instead: the
 // stream's artifact ID, appended, with no bytes (the caller has them).
-func (s *Server) a2aArtifacts(ctx context.Context, res *calls.Result, chunks *chunkStreams) ([]*a2a.TaskArtifactUpdateEvent, error) {
+func (s *Server) a2aArtifacts(ctx context.Context, res *calls.Result, chunks *chunkStreams, embedMax int64) ([]*a2a.TaskArtifactUpdateEvent, error) {
 	var out []*a2a.Artifact
 	streamed := map[a2a.ArtifactID]bool{}
-	embedMax := s.EmbedMaxBytes
-	if chunks != nil {
-		// A caller that takes chunks reads a stream whose lines a2a-go
-		// takes up to 64 KiB: a bytes part fits when a chunk does.
-		embedMax = min(embedMax, transfer.A2AChunkBytes)
-	}
 	lines := res.ProducedLines()
 	if res.Text != "" {
 		lines = append([]string{res.Text}, lines...)
