@@ -30,11 +30,7 @@ func TestPlainGoSDKServer(t *testing.T) {
 	}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echoed"}, &mcp.ResourceLink{URI: "mem://plain/echo.txt", Name: "echo.txt"}}}, nil
 	})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	defer ts.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	r := contractcheck.Run(ctx, contractcheck.Target{URL: ts.URL + "/mcp"}, contractcheck.Options{})
+	r := checkHandler(t, everyPath(s), contractcheck.Options{})
 	expect(t, r, "", map[string]wanted{
 		contractcheck.PointTools:        {contractcheck.Pass, []string{"1 tool"}},
 		contractcheck.PointUploads:      {contractcheck.NotOffered, []string{"415 Unsupported Media Type", "has no upload endpoint", "declares none"}},
@@ -50,7 +46,7 @@ func TestPlainGoSDKServer(t *testing.T) {
 		}
 	}
 
-	r = contractcheck.Run(ctx, contractcheck.Target{URL: ts.URL + "/mcp"}, contractcheck.Options{Standard: true})
+	r = checkHandler(t, everyPath(s), contractcheck.Options{Standard: true})
 	if failed := r.Failed(); len(failed) > 0 {
 		t.Errorf("checked by SEP-2631 alone, failed %v\n%s", failed, reportText(r))
 	}
@@ -74,11 +70,7 @@ func TestPlainGoSDKServerWithoutFiles(t *testing.T) {
 	}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello " + in.Name}}}, nil, nil
 	})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	defer ts.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	r := contractcheck.Run(ctx, contractcheck.Target{URL: ts.URL + "/mcp"}, contractcheck.Options{})
+	r := checkHandler(t, everyPath(s), contractcheck.Options{})
 	expect(t, r, "", map[string]wanted{
 		contractcheck.PointTools:        {contractcheck.Pass, []string{"1 tool"}},
 		contractcheck.PointFileParams:   {contractcheck.Fail, []string{"no tool marks a parameter", "1 tool listed", "take no file"}},
@@ -143,7 +135,7 @@ func TestUploadsDeclaredOrNot(t *testing.T) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "got it"}}}, nil
 			})
 			mux := http.NewServeMux()
-			mux.Handle("/", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+			mux.Handle("/", everyPath(s))
 			if tc.card != "" {
 				mux.HandleFunc("GET "+transfer.AgentCardPath, func(w http.ResponseWriter, _ *http.Request) {
 					w.Header().Set("Content-Type", "application/json")
@@ -153,14 +145,25 @@ func TestUploadsDeclaredOrNot(t *testing.T) {
 			if tc.uploads != nil {
 				mux.HandleFunc(transfer.UploadsPath, tc.uploads)
 			}
-			ts := httptest.NewServer(mux)
-			defer ts.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			r := contractcheck.Run(ctx, contractcheck.Target{URL: ts.URL + "/mcp"}, contractcheck.Options{})
-			expect(t, r, "", map[string]wanted{contractcheck.PointUploads: tc.want})
+			expect(t, checkHandler(t, mux, contractcheck.Options{}), "", map[string]wanted{contractcheck.PointUploads: tc.want})
 		})
 	}
+}
+
+// everyPath is the go-sdk's streamable HTTP handler of s, as a plain
+// go-sdk server mounts it: on every path.
+func everyPath(s *mcp.Server) http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+}
+
+// checkHandler serves h for the test and checks its /mcp with o.
+func checkHandler(t *testing.T, h http.Handler, o contractcheck.Options) *contractcheck.Report {
+	t.Helper()
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return contractcheck.Run(ctx, contractcheck.Target{URL: ts.URL + "/mcp"}, o)
 }
 
 // agentura's own check of a server written from SEP-2631 alone: its
