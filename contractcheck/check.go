@@ -122,8 +122,8 @@ type checker struct {
 	base  *url.URL             // nil: unknown
 	// endpoint is the MCP endpoint's URL; nil for a stdio server.
 	endpoint *url.URL
-	// noOutputs says why no produced file is there to download when the
-	// result names files without a download_url (outputs); "" otherwise.
+	// noOutputs says why no produced file is there to download, as
+	// output-fields said it (outputs); "" when there are files.
 	noOutputs string
 	reg       *client.Registry
 	log       *slog.Logger
@@ -339,7 +339,7 @@ func (c *checker) fileParams(tools []*mcp.Tool) map[string][]client.FileField {
 		lines = append(lines, t.Name+": "+strings.Join(paths, ", "))
 	}
 	if len(files) == 0 {
-		c.r.add(PointFileParams, Fail, "no tool marks a parameter with \"x-file\": true or \"x-mcp-file\": a host cannot tell which arguments are files, and sends the model's text")
+		c.r.add(PointFileParams, Fail, "no tool marks a parameter with \"x-file\": true or \"x-mcp-file\" (%s listed): a host cannot tell which arguments are files, and sends the model's text; a server whose tools take no file has nothing of this contract to check", count(len(tools), "tool"))
 		return files
 	}
 	if !slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return hasKeyword(decodeSchema(t.InputSchema), transfer.KeywordFile) }) {
@@ -388,7 +388,7 @@ func (c *checker) mcpFileObjects(tools []*mcp.Tool) {
 	case objects+flags == 0:
 		c.r.add(PointMCPFile, NotOffered, "no x-mcp-file marker (x-file alone is enough for this contract)")
 	default:
-		c.r.add(PointMCPFile, Pass, "%d x-mcp-file object(s)", objects)
+		c.r.add(PointMCPFile, Pass, "%s", count(objects, "x-mcp-file object"))
 	}
 }
 
@@ -599,27 +599,8 @@ func (c *checker) uploads(ctx context.Context) string {
 		return ""
 	}
 	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusNotFound, http.StatusMethodNotAllowed:
-		c.r.add(PointUploads, NotOffered, "POST %s answered %s: large files must then go by a URL the server fetches", endpoint, resp.Status)
-		return ""
-	case http.StatusOK, http.StatusCreated:
-	case http.StatusBadRequest, http.StatusNotAcceptable, http.StatusUnsupportedMediaType:
-		// An MCP handler that answers every path refuses the raw body as
-		// no JSON-RPC message (the go-sdk's: 415, "Content-Type must be
-		// 'application/json'"); an upload endpoint's refusal is the
-		// contract's {"error": ...}.
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-		var refusal transfer.Error
-		if json.Unmarshal(body, &refusal) != nil || refusal.Error == "" {
-			c.r.add(PointUploads, NotOffered, "POST %s answered %s (%s), not the contract's {\"error\": …}: no upload endpoint there (an MCP handler answering every path, say); large files must then go by a URL the server fetches",
-				endpoint, resp.Status, clip(strings.TrimSpace(string(body)), 120))
-			return ""
-		}
-		c.r.add(PointUploads, Fail, "POST %s answered %s: %s", endpoint, resp.Status, refusal.Error)
-		return ""
-	default:
-		c.r.add(PointUploads, Fail, "POST %s answered %s", endpoint, transferclient.Describe(resp))
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		c.uploadRefused(ctx, endpoint, resp)
 		return ""
 	}
 	var up transfer.Upload
@@ -648,6 +629,71 @@ func (c *checker) uploads(ctx context.Context) string {
 	return up.URL
 }
 
+// uploadRefused reports a POST /uploads that did not stage the sample.
+// A server whose agent card declares the endpoint (agentura's agents:
+// transfer.A2AUploadsExtension) fails whatever it answered. One that
+// declares none does not offer it when the answer is no upload endpoint's:
+// 404 or 405, or a 400, 406 or 415 without the contract's {"error": …}
+// (an MCP handler answering every path refuses the raw body as no
+// JSON-RPC message; the go-sdk's: 415, "Content-Type must be
+// 'application/json'"). An upload endpoint's refusal and a server error
+// fail.
+func (c *checker) uploadRefused(ctx context.Context, endpoint string, resp *http.Response) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	var refusal transfer.Error
+	shaped := json.Unmarshal(body, &refusal) == nil && refusal.Error != ""
+	answer := resp.Status
+	switch text := clip(strings.TrimSpace(string(body)), 120); {
+	case shaped:
+		answer += ": " + refusal.Error
+	case text != "":
+		answer += " (" + text + ")"
+	}
+	if card := c.cardDeclaresUploads(ctx); card != "" {
+		c.r.add(PointUploads, Fail, "POST %s answered %s, but the server declares the endpoint (%s): it should stage the file and answer {url, name, size_bytes, mime_type}", endpoint, answer, card)
+		return
+	}
+	switch resp.StatusCode {
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
+		c.r.add(PointUploads, NotOffered, "the server has no upload endpoint: POST %s answered %s, and its agent card declares none; large files must then go by a URL the server fetches", endpoint, answer)
+		return
+	case http.StatusBadRequest, http.StatusNotAcceptable, http.StatusUnsupportedMediaType:
+		if !shaped {
+			c.r.add(PointUploads, NotOffered, "the server has no upload endpoint: POST %s answered %s, not the contract's {\"error\": …} (an MCP handler answering every path, say), and its agent card declares none; large files must then go by a URL the server fetches", endpoint, answer)
+			return
+		}
+	}
+	c.r.add(PointUploads, Fail, "POST %s answered %s", endpoint, answer)
+}
+
+// cardDeclaresUploads says where the server declares POST /uploads: its
+// A2A agent card (transfer.AgentCardPath on its origin) naming the
+// extension transfer.A2AUploadsExtension, as agentura's agents do; "" when
+// it declares none (no card, or a card without it).
+func (c *checker) cardDeclaresUploads(ctx context.Context) string {
+	u := c.base.JoinPath(transfer.AgentCardPath).String()
+	resp, body, err := c.get(ctx, u)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	var card struct {
+		Capabilities struct {
+			Extensions []struct {
+				URI string `json:"uri"`
+			} `json:"extensions"`
+		} `json:"capabilities"`
+	}
+	if json.Unmarshal(body, &card) != nil {
+		return ""
+	}
+	for _, ext := range card.Capabilities.Extensions {
+		if ext.URI == transfer.A2AUploadsExtension {
+			return "its agent card " + transfer.AgentCardPath + " names the extension " + transfer.A2AUploadsExtension
+		}
+	}
+	return ""
+}
+
 func firstName(reg *client.Registry) string {
 	if names := reg.Names(); len(names) > 0 {
 		return names[0]
@@ -659,7 +705,7 @@ func firstName(reg *client.Registry) string {
 // upload's when there is one, else one the checker serves.
 func (c *checker) byURL(ctx context.Context, cl called, staged string) *mcp.CallToolResult {
 	if cl.res == nil {
-		c.r.add(PointURL, Skip, "no tool call succeeded with the file inline")
+		c.r.add(PointURL, Skip, "no tool call succeeded with the file inline (input-inline)")
 		return nil
 	}
 	if fn, _ := fieldNode(decodeSchema(cl.tool.InputSchema), cl.field); !marked(fn, transfer.KeywordFile) {
@@ -830,6 +876,9 @@ func (c *checker) outputs(res *mcp.CallToolResult) []output {
 	files := outputFiles(res)
 	if len(files) == 0 {
 		why := "the tool called produced no file: name one that does with --tool (and its arguments with --args)"
+		if res == nil {
+			why = "no tool was called with a file (input-inline), so there is no result to read produced files from"
+		}
 		named := res != nil && slices.ContainsFunc(res.Content, func(ct mcp.Content) bool {
 			_, link := ct.(*mcp.ResourceLink)
 			_, emb := ct.(*mcp.EmbeddedResource)
@@ -851,9 +900,7 @@ func (c *checker) outputs(res *mcp.CallToolResult) []output {
 			c.r.add(PointOutputFields, Skip, "%s", why)
 		}
 		c.r.add(PointOutputLinks, Skip, "%s", why)
-		if why != "" && strings.Contains(why, "download_url") {
-			c.noOutputs = why
-		}
+		c.noOutputs = why
 		return nil
 	}
 	var outs []output
@@ -929,7 +976,7 @@ func (c *checker) links(res *mcp.CallToolResult, outs []output) {
 		c.r.add(PointOutputLinks, Fail, "%s", strings.Join(bad, "\n"))
 		return
 	}
-	c.r.add(PointOutputLinks, Pass, "%d resource_link(s) and \"%s\" line(s)", len(outs), strings.TrimSpace(transfer.ProducedPrefix))
+	c.r.add(PointOutputLinks, Pass, "%s and %s", count(len(outs), "resource_link"), count(len(outs), fmt.Sprintf("%q line", strings.TrimSpace(transfer.ProducedPrefix))))
 }
 
 // path1 is the last segment of a slash path.

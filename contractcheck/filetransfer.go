@@ -69,13 +69,13 @@ func (c *checker) fileTransfer(ctx context.Context, smp sample, res *mcp.CallToo
 	switch {
 	case err == nil:
 	case errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeMethodNotFound, unknownMethod(err):
-		c.downloadOnly(cctx, res, "files/authorizeUpload: method not found")
+		c.downloadOnly(cctx, res, "its answer: method not found")
 		return
 	case c.redial(ctx, err):
 		// A plain HTTP refusal, which broke the session (a new one is open):
 		// the go-sdk's server answers a method it does not know so.
 		status, _ := httpRefusal(err)
-		c.downloadOnly(cctx, res, fmt.Sprintf("files/authorizeUpload: the server answered HTTP %s, no JSON-RPC answer (a server without the method; the draft's §10 asks for -32601, \"method not found\")", status))
+		c.downloadOnly(cctx, res, fmt.Sprintf("it answered HTTP %s, no JSON-RPC answer, as a server without the method does; the draft's §10 asks for -32601, \"method not found\"", status))
 		return
 	case errors.As(err, &rpc):
 		c.r.add(PointFileTransfer, Pass, "files/authorizeUpload refused the sample %s (%s): %d %s %s", smp.name, smp.mime, rpc.Code, rpc.Message, rpc.Data)
@@ -113,11 +113,13 @@ func (c *checker) fileTransfer(ctx context.Context, smp sample, res *mcp.CallToo
 }
 
 // downloadOnly checks files/authorizeDownload alone, on a FileValue of
-// res, for a server that takes no uploads the draft's way.
+// res, for a server that takes no uploads the draft's way (why says how
+// files/authorizeUpload was refused).
 func (c *checker) downloadOnly(ctx context.Context, res *mcp.CallToolResult, why string) {
+	why = "the server does not offer files/authorizeUpload (" + why + ")"
 	uri := firstFileValue(res)
 	if uri == "" {
-		c.r.add(PointFileTransfer, NotOffered, "%s, and no FileValue among the outputs (optional: the draft's way to hand out upload and download URLs)", why)
+		c.r.add(PointFileTransfer, NotOffered, "%s, and no output of it is a FileValue to fetch with files/authorizeDownload: it offers neither of the draft's file-transfer methods (optional: the draft's way to hand out upload and download URLs)", why)
 		return
 	}
 	got, err := c.fetchFileURI(ctx, uri, nil)

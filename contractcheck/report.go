@@ -196,6 +196,16 @@ func (r *Report) Failed() []string {
 	return out
 }
 
+// FailedLine says which points failed, "1 point failed: digest" or "2
+// points failed: output-links, download"; "" when none did.
+func (r *Report) FailedLine() string {
+	failed := r.Failed()
+	if len(failed) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s failed: %s", count(len(failed), "point"), strings.Join(failed, ", "))
+}
+
 // WriteText writes the report as a table a person reads.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder

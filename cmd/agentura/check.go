@@ -96,8 +96,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	} else {
 		report.WriteText(stdout)
 	}
-	if failed := report.Failed(); len(failed) > 0 {
-		fmt.Fprintf(stderr, "agentura check: %d point(s) failed: %s\n", len(failed), strings.Join(failed, ", "))
+	if line := report.FailedLine(); line != "" {
+		fmt.Fprintf(stderr, "agentura check: %s\n", line)
 		return exitFailed
 	}
 	return exitOK

@@ -45,8 +45,17 @@ func TestCheckCommand(t *testing.T) {
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return plain }, nil))
 	defer ts.Close()
 	r = runCLI(t, t.TempDir(), "check", ts.URL+"/mcp")
-	if r.code != exitFailed || !strings.Contains(r.stderr, "1 point(s) failed: file-params") || !strings.Contains(r.stdout, "FAIL         file-params") {
+	if r.code != exitFailed || !strings.Contains(r.stderr, "1 point failed: file-params") || !strings.Contains(r.stdout, "FAIL         file-params") {
 		t.Errorf("check of a server without file parameters:\n%s", r)
+	}
+	// What it does not offer is said in words (issue 41): the draft's file
+	// transfer not offered rather than a raw "Bad Request" skip, no claim
+	// that a tool produced no file when none was called, and "1 tool".
+	if !regexp.MustCompile(`NOT OFFERED +file-transfer .*\n +the server does not offer files/authorizeUpload \(it answered HTTP 400 Bad Request`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`SKIP +output-fields .*\n +no tool was called with a file`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`PASS +tools .*\n +1 tool\n`).MatchString(r.stdout) ||
+		strings.Contains(r.stdout, "produced no file") || strings.Contains(r.stdout+r.stderr, "(s)") {
+		t.Errorf("check of a server without file parameters does not say what is true:\n%s", r)
 	}
 
 	if r = runCLI(t, t.TempDir(), "check"); r.code != exitUsage {
@@ -62,7 +71,7 @@ func TestCheckCommand(t *testing.T) {
 func TestCheckAllowHost(t *testing.T) {
 	s := untrusted.Start(t, untrusted.Lures{Download: untrusted.Other, SameLink: true})
 	r := runCLI(t, t.TempDir(), "check", s.Endpoint)
-	if r.code != exitFailed || !strings.Contains(r.stderr, "2 point(s) failed: output-links, download") ||
+	if r.code != exitFailed || !strings.Contains(r.stderr, "2 points failed: output-links, download") ||
 		!regexp.MustCompile(`out\.txt: not fetched: .*http://`+regexp.QuoteMeta(s.OtherHost)+` is refused.*--allow-host`).MatchString(r.stdout) {
 		t.Errorf("check of a server whose files lie elsewhere:\n%s", r)
 	}
@@ -105,7 +114,7 @@ func TestCheckStandard(t *testing.T) {
 
 	wrong := drafttest.StartWith(t, drafttest.Options{WrongDigest: true})
 	r = runCLI(t, t.TempDir(), "check", "--standard", wrong.Endpoint())
-	if r.code != exitFailed || !strings.Contains(r.stderr, "1 point(s) failed: digest") || !regexp.MustCompile(`FAIL +digest`).MatchString(r.stdout) {
+	if r.code != exitFailed || !strings.Contains(r.stderr, "1 point failed: digest") || !regexp.MustCompile(`FAIL +digest`).MatchString(r.stdout) {
 		t.Errorf("check --standard of a server with wrong digests:\n%s", r)
 	}
 
