@@ -30,7 +30,9 @@ import (
 // and the named files (as file parts, through a2acall) and waits for the
 // task. The files the task produced are registered and saved as an MCP
 // agent's are (finish), its status updates are the host call's progress,
-// and a host that cancels its call cancels the task (tasks/cancel).
+// and a host that cancels its call cancels the task (tasks/cancel). An
+// agent whose card asks for a user's OAuth token is signed in to as an MCP
+// agent is (auth.go), its token sent to its origin only.
 
 // a2aPeer is what the gateway keeps of an A2A agent.
 type a2aPeer struct {

@@ -64,7 +64,8 @@ func (g *a2aGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Hydra); a host's call (mark3labs/mcp-go) before the user signed in says
 // so and sends nothing; after it, the call goes with the token (the file
 // staged through the agent's /uploads), and the produced archive is saved
-// byte for byte. No call without a token reaches the agent.
+// byte for byte. No call without a token reaches the agent, nor one of a
+// gateway without an OAuth client id (a tool error naming the flag).
 func TestGatewaySignsInToA2AAgent(t *testing.T) {
 	p := hydratest.Start(t)
 	guard := &a2aGuard{}
@@ -181,5 +182,23 @@ func TestGatewaySignsInToA2AAgent(t *testing.T) {
 	mu.Unlock()
 	if st, err := os.Stat(tokens); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("token file: %v %v", err, st)
+	}
+
+	// A gateway without an OAuth client id says what to give, and sends nothing.
+	g2, err := gateway.New(ctx, gateway.Config{Agents: []gateway.Agent{{URL: base + transfer.AgentCardPath}}, Roots: []string{root}, Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g2.Close()
+	hs2 := httptest.NewServer(g2.Handler())
+	t.Cleanup(hs2.Close)
+	c2, _ := mcptest.Connect(t, hs2.URL)
+	before := guard.calls.Load()
+	res = mcptest.CallTool(t, c2, "archive_files", args)
+	if text := mcptest.Text(res); !res.IsError || !strings.Contains(text, "--oauth-client-id") || !strings.Contains(text, "Nothing was sent") {
+		t.Errorf("a call without an OAuth client id: is_error %v, text %q; want a tool error naming --oauth-client-id", res.IsError, text)
+	}
+	if n := guard.calls.Load(); n != before {
+		t.Errorf("a call without an OAuth client id reached the agent (%d calls, %d before)", n, before)
 	}
 }
