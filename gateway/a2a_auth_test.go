@@ -64,7 +64,8 @@ func (g *a2aGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Hydra); a host's call (mark3labs/mcp-go) before the user signed in says
 // so and sends nothing; after it, the call goes with the token (the file
 // staged through the agent's /uploads), and the produced archive is saved
-// byte for byte. No call without a token reaches the agent, nor one of a
+// byte for byte; a gateway started again uses the kept token without a
+// sign-in. No call without a token reaches the agent, nor one of a
 // gateway without an OAuth client id (a tool error naming the flag).
 func TestGatewaySignsInToA2AAgent(t *testing.T) {
 	p := hydratest.Start(t)
@@ -182,6 +183,25 @@ func TestGatewaySignsInToA2AAgent(t *testing.T) {
 	mu.Unlock()
 	if st, err := os.Stat(tokens); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("token file: %v %v", err, st)
+	}
+
+	// A gateway started again takes the kept token: no sign-in URL, the call goes.
+	var again atomic.Int32
+	g3, err := gateway.New(ctx, gateway.Config{
+		Agents: []gateway.Agent{{URL: base + transfer.AgentCardPath}}, Roots: []string{root}, Out: t.TempDir(),
+		OAuthClientID: "a2a-host", TokenFile: tokens,
+		OpenURL: func(context.Context, string) error { again.Add(1); return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g3.Close()
+	hs3 := httptest.NewServer(g3.Handler())
+	t.Cleanup(hs3.Close)
+	c3, _ := mcptest.Connect(t, hs3.URL)
+	mcptest.MustSucceed(t, "archive_files with the kept token", mcptest.CallTool(t, c3, "archive_files", args))
+	if n := again.Load(); n != 0 {
+		t.Errorf("the gateway started again showed %d sign-in URLs, want none (the token is kept)", n)
 	}
 
 	// A gateway without an OAuth client id says what to give, and sends nothing.
