@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+
 	"github.com/agentura/agentura/agentcore"
 	"github.com/agentura/agentura/gateway"
 	"github.com/agentura/agentura/internal/testkit/hydratest"
@@ -90,7 +92,7 @@ func TestGatewaySignsInToA2AAgent(t *testing.T) {
 	defer cancel()
 	var mu sync.Mutex
 	var shown []string
-	g, err := gateway.New(ctx, gateway.Config{
+	c := servedGateway(t, ctx, gateway.Config{
 		Agents: []gateway.Agent{{URL: base + transfer.AgentCardPath}}, Roots: []string{root}, Out: out,
 		OAuthClientID: "a2a-host", TokenFile: tokens, InlineMaxBytes: -1, // every file through /uploads, with the token
 		OpenURL: func(_ context.Context, u string) error {
@@ -100,13 +102,6 @@ func TestGatewaySignsInToA2AAgent(t *testing.T) {
 			return nil
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	hs := httptest.NewServer(g.Handler())
-	t.Cleanup(hs.Close)
-	c, _ := mcptest.Connect(t, hs.URL)
 
 	// The skills are there before the sign-in: the card is public.
 	listedTools(t, c, "archive_files", "inspect_file")
@@ -187,32 +182,18 @@ func TestGatewaySignsInToA2AAgent(t *testing.T) {
 
 	// A gateway started again takes the kept token: no sign-in URL, the call goes.
 	var again atomic.Int32
-	g3, err := gateway.New(ctx, gateway.Config{
+	c3 := servedGateway(t, ctx, gateway.Config{
 		Agents: []gateway.Agent{{URL: base + transfer.AgentCardPath}}, Roots: []string{root}, Out: t.TempDir(),
 		OAuthClientID: "a2a-host", TokenFile: tokens,
 		OpenURL: func(context.Context, string) error { again.Add(1); return nil },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g3.Close()
-	hs3 := httptest.NewServer(g3.Handler())
-	t.Cleanup(hs3.Close)
-	c3, _ := mcptest.Connect(t, hs3.URL)
 	mcptest.MustSucceed(t, "archive_files with the kept token", mcptest.CallTool(t, c3, "archive_files", args))
 	if n := again.Load(); n != 0 {
 		t.Errorf("the gateway started again showed %d sign-in URLs, want none (the token is kept)", n)
 	}
 
 	// A gateway without an OAuth client id says what to give, and sends nothing.
-	g2, err := gateway.New(ctx, gateway.Config{Agents: []gateway.Agent{{URL: base + transfer.AgentCardPath}}, Roots: []string{root}, Out: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g2.Close()
-	hs2 := httptest.NewServer(g2.Handler())
-	t.Cleanup(hs2.Close)
-	c2, _ := mcptest.Connect(t, hs2.URL)
+	c2 := servedGateway(t, ctx, gateway.Config{Agents: []gateway.Agent{{URL: base + transfer.AgentCardPath}}, Roots: []string{root}, Out: t.TempDir()})
 	before := guard.calls.Load()
 	res = mcptest.CallTool(t, c2, "archive_files", args)
 	if text := mcptest.Text(res); !res.IsError || !strings.Contains(text, "--oauth-client-id") || !strings.Contains(text, "Nothing was sent") {
@@ -221,4 +202,19 @@ func TestGatewaySignsInToA2AAgent(t *testing.T) {
 	if n := guard.calls.Load(); n != before {
 		t.Errorf("a call without an OAuth client id reached the agent (%d calls, %d before)", n, before)
 	}
+}
+
+// servedGateway starts a gateway of cfg, serves it over streamable HTTP and
+// connects a mark3labs/mcp-go host to it; all end with the test.
+func servedGateway(t *testing.T, ctx context.Context, cfg gateway.Config) *client.Client {
+	t.Helper()
+	g, err := gateway.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	hs := httptest.NewServer(g.Handler())
+	t.Cleanup(hs.Close)
+	c, _ := mcptest.Connect(t, hs.URL)
+	return c
 }
