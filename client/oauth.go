@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -156,41 +157,78 @@ func (h *sharedSignIn) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 // sign-in instead of beginning another, and succeeds with it.
 func (h *sharedSignIn) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	o := (*OAuth)(h)
-	o.mu.Lock()
-	f := o.pending
-	if f == nil {
-		if o.life.Err() != nil {
-			o.mu.Unlock()
-			resp.Body.Close()
-			return errors.New("the sign-in was stopped: the host is closing")
-		}
-		f = &signInFlight{done: make(chan struct{})}
-		o.pending = f
-		// What the handler reads of the request and the answer, apart from
-		// them: the transport may close the body once this caller returns.
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), SignInTimeout+time.Minute)
-		stop := context.AfterFunc(o.life, cancel)
-		r := req.Clone(sctx)
-		a := &http.Response{Status: resp.Status, StatusCode: resp.StatusCode, Header: resp.Header.Clone(), Body: http.NoBody, Request: r}
-		go func() {
-			err := o.handler.Authorize(sctx, r, a)
-			stop()
-			cancel()
-			o.mu.Lock()
-			f.err, o.pending = err, nil
-			o.mu.Unlock()
-			close(f.done)
-		}()
-	}
-	o.mu.Unlock()
+	f, err := o.begin(ctx, req, resp)
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+	if err != nil {
+		return err
+	}
 	select {
 	case <-f.done:
 		return f.err
 	case <-ctx.Done():
 		return fmt.Errorf("%w before the sign-in ended; it goes on, waiting up to %s for the browser", ctx.Err(), SignInTimeout)
 	}
+}
+
+// begin returns the sign-in under way, or starts one for the refusal resp
+// of req, run apart from them under its own deadline (Authorize).
+func (o *OAuth) begin(ctx context.Context, req *http.Request, resp *http.Response) (*signInFlight, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.pending != nil {
+		return o.pending, nil
+	}
+	if o.life.Err() != nil {
+		return nil, errors.New("the sign-in was stopped: the host is closing")
+	}
+	f := &signInFlight{done: make(chan struct{})}
+	o.pending = f
+	// What the handler reads of the request and the answer, apart from
+	// them: the transport may close the body once this caller returns.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), SignInTimeout+time.Minute)
+	stop := context.AfterFunc(o.life, cancel)
+	r := req.Clone(sctx)
+	a := &http.Response{Status: resp.Status, StatusCode: resp.StatusCode, Header: resp.Header.Clone(), Body: http.NoBody, Request: r}
+	go func() {
+		err := o.handler.Authorize(sctx, r, a)
+		stop()
+		cancel()
+		o.mu.Lock()
+		f.err, o.pending = err, nil
+		o.mu.Unlock()
+		close(f.done)
+	}()
+	return f, nil
+}
+
+// SignedIn reports whether o holds a token that works: one got by a
+// sign-in or kept in the token file, refreshed if it expired.
+func (o *OAuth) SignedIn(ctx context.Context) bool {
+	ts, _ := o.handler.TokenSource(ctx)
+	if ts == nil {
+		return false
+	}
+	_, err := ts.Token()
+	return err == nil
+}
+
+// SignInTo signs in to the resource server at resource (an A2A agent's
+// origin, which has no MCP transport to meet a 401 with) as its 401 would:
+// its protected-resource metadata (RFC 9728, at resource's
+// /.well-known/oauth-protected-resource) names the identity provider and
+// the resource the token is asked for (RFC 8707), with the scopes it
+// lists. The sign-in runs apart, as Authorize's does, and a sign-in under
+// way is shared, not begun again. SignInTo returns when it ended, with its
+// error, or when ctx ends first (the sign-in goes on).
+func (o *OAuth) SignInTo(ctx context.Context, resource string) error {
+	req, err := http.NewRequest(http.MethodGet, resource, nil)
+	if err != nil {
+		return fmt.Errorf("sign in to %s: %w", resource, err)
+	}
+	resp := &http.Response{StatusCode: http.StatusUnauthorized, Status: "401 Unauthorized", Header: http.Header{}, Body: http.NoBody}
+	resp.Header.Set("WWW-Authenticate", `Bearer resource_metadata="`+strings.TrimRight(resource, "/")+`/.well-known/oauth-protected-resource"`)
+	return (*sharedSignIn)(o).Authorize(ctx, req, resp)
 }
 
 // HTTPClient returns a copy of hc (nil: a new client) that sends the current

@@ -30,13 +30,19 @@ import (
 // and the named files (as file parts, through a2acall) and waits for the
 // task. The files the task produced are registered and saved as an MCP
 // agent's are (finish), its status updates are the host call's progress,
-// and a host that cancels its call cancels the task (tasks/cancel).
+// and a host that cancels its call cancels the task (tasks/cancel). An
+// agent whose card asks for a user's OAuth token is signed in to as an MCP
+// agent is (auth.go), its token sent to its origin only.
 
 // a2aPeer is what the gateway keeps of an A2A agent.
 type a2aPeer struct {
 	// url is where a2acall finds the card: the configured URL, or the
 	// base of an MCP URL that turned out to be an A2A agent's.
 	url string
+	// signsIn is set (under the agent's mu) once its card asked for a
+	// user's OAuth token: its calls then carry the token of the agent's
+	// sign-in (auth.go), to its origin only.
+	signsIn bool
 }
 
 // a2aSkillMeta is the key, in the _meta of the tool the gateway makes of
@@ -88,6 +94,14 @@ func (g *Gateway) a2aClient(a *agent) *a2acall.Client {
 		u, _ := url.Parse(a.cfg.URL)
 		c.HTTPClient = &http.Client{Transport: headerTransport{headers: a.cfg.Headers, host: u.Host}}
 	}
+	a.mu.Lock()
+	p, o := a.peer, a.oauth
+	a.mu.Unlock()
+	if o != nil && p != nil && p.signsIn {
+		if origin, err := a2aOrigin(p); err == nil {
+			c.HTTPClient, c.Token = o.HTTPClient(c.HTTPClient, origin), ""
+		}
+	}
 	return c
 }
 
@@ -138,6 +152,15 @@ func (g *Gateway) a2aTools(ctx context.Context, a *agent, p *a2aPeer) ([]*mcp.To
 		a.given = card.Name
 	}
 	a.mu.Unlock()
+	if asksForSignIn(card) {
+		// As for an MCP agent, the sign-in begins as the gateway meets the
+		// agent; the tools are listed meanwhile (the card is public).
+		if o, origin, err := g.a2aSignIn(a, p); err != nil {
+			g.log.Warn("no sign-in to the agent", "agent", a.what, "err", err)
+		} else if o != nil {
+			g.startSignIn(ctx, a, o, origin)
+		}
+	}
 	schemas := skillSchemas(card)
 	tools := make([]*mcp.Tool, 0, len(card.Skills))
 	for _, s := range card.Skills {
@@ -299,6 +322,11 @@ func (g *Gateway) callA2A(ctx context.Context, req *mcp.CallToolRequest, r route
 	if fail != nil {
 		return fail
 	}
+	if o, origin, err := g.a2aSignedIn(r.agent, p); err != nil {
+		return toolError(fmt.Sprintf("%s: no sign-in to the agent %s: %s. Nothing was sent to the agent.", tool, r.agent.label(), scrub(err.Error())))
+	} else if o != nil && g.startSignIn(ctx, r.agent, o, origin) {
+		return toolError(fmt.Sprintf("%s: the agent %s signs its callers in with OAuth, and %s; call the tool again once you have signed in. Nothing was sent to the agent.", tool, r.agent.label(), errSigningIn))
+	}
 	skill, _ := r.tool.Meta[a2aSkillMeta].(string)
 	res, err := g.a2aClient(r.agent).Send(ctx, p.url, a2acall.Request{
 		Skill: skill, Arguments: in.Arguments, Text: in.Text, Files: in.Files, FileParams: in.FileParams,
@@ -321,7 +349,7 @@ func (g *Gateway) callA2A(ctx context.Context, req *mcp.CallToolRequest, r route
 		case errors.As(err, &se):
 			return toolError(fmt.Sprintf("%s: the agent %s's task ended %s: %s", tool, r.agent.label(), se.State, scrub(se.Message)))
 		case errors.Is(err, a2acall.ErrNoCredentials):
-			return toolError(fmt.Sprintf("%s: the agent %s asks for an OAuth token: the gateway signs in to A2A agents only with a bearer token (--token, or the agent's token in the configuration file) so far. Nothing was sent to the agent.", tool, r.agent.label()))
+			return toolError(fmt.Sprintf("%s: the agent %s signs its callers in with OAuth: give the gateway's client id at its identity provider (--oauth-client-id, $AGENTURA_OAUTH_CLIENT_ID or oauth_client_id in the configuration file) and the gateway signs you in with your browser. Nothing was sent to the agent.", tool, r.agent.label()))
 		}
 		// Short, and without the agent's URL where the reason is a common one.
 		return toolError(fmt.Sprintf("%s: the call to the agent %s failed (%s); call the tool again once it answers.", tool, r.agent.label(), downReason(err)))
