@@ -119,6 +119,16 @@ type Client struct {
 	// origin, whose file URIs may be downloaded (an agent whose
 	// AGENT_PUBLIC_URL names another host).
 	DownloadHosts []string
+	// StallTimeout is how long a file's download (its answer, then each
+	// read of its body) may go without a byte before it fails with an
+	// error wrapping transferclient.ErrStalled. Default:
+	// transferclient.DefaultStallTimeout.
+	StallTimeout time.Duration
+	// MinDownloadRate is the average, in bytes a second, a file's download
+	// must keep from transferclient.PaceSlack after its first byte on, or
+	// it fails with an error wrapping transferclient.ErrStalled. Default:
+	// transferclient.DefaultMinRate (1 KiB/s); negative: no minimum.
+	MinDownloadRate int64
 }
 
 // CallSkill calls skill of the agent at agentURL (its base URL, where

@@ -137,16 +137,27 @@ func (c *Client) collect(ctx context.Context, hc *http.Client, base *url.URL, ta
 // download fetches a produced file's URI, from the agent's origin or one of
 // DownloadHosts only (transferclient.Guard): the URI comes from the other agent,
 // and this client must not become a way into hosts the caller never named.
-// The content must hash to sha256 when the artifact announced one.
+// It keeps the pace every produced file's download keeps
+// (transferclient.Guard.Download: StallTimeout, MinDownloadRate, a dropped
+// download resumed by Range). The content must hash to sha256 when the
+// artifact announced one.
 func (c *Client) download(ctx context.Context, hc *http.Client, base *url.URL, dir, name, mimeType, rawURI, sha256 string) (File, error) {
 	guard := transferclient.Guard{Origin: base, AllowHosts: c.DownloadHosts, AllowSetting: "a2acall.Client.DownloadHosts"}
-	resp, err := guard.Get(ctx, hc, rawURI, c.maxBytes())
+	pace := transferclient.Pace{StallTimeout: c.StallTimeout, MinRate: c.MinDownloadRate, Slack: paceSlack, Again: "call the skill again"}
+	var lf File
+	err := guard.Download(ctx, hc, rawURI, c.maxBytes(), pace, name, func(_ context.Context, body io.Reader, _ int64) error {
+		var err error
+		lf, err = c.save(dir, name, mimeType, transfer.VerifySHA256(body, sha256, name))
+		return err
+	})
 	if err != nil {
 		return File{}, fmt.Errorf("file %q: %w", name, c.capHint(err))
 	}
-	defer resp.Body.Close()
-	return c.save(dir, name, mimeType, transfer.VerifySHA256(resp.Body, sha256, name))
+	return lf, nil
 }
+
+// paceSlack is transferclient.PaceSlack, shortened by tests.
+var paceSlack = transferclient.PaceSlack
 
 // save writes r into dir under the cleaned name (a sub-path is kept),
 // capped at MaxBytes, whole or not at all and never in place of a file that

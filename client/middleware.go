@@ -29,15 +29,15 @@ const (
 	DefaultMaxDownloadBytes = 1 << 30
 	// DefaultStallTimeout is how long a download may go without a byte
 	// before it is given up.
-	DefaultStallTimeout = time.Minute
+	DefaultStallTimeout = transferclient.DefaultStallTimeout
 	// DefaultMinDownloadRate is the average, in bytes a second, a download
 	// must keep from PaceSlack after its first byte on: 1 KiB/s, which
 	// any link a person works over beats, and a trickle of a byte a second
 	// does not.
-	DefaultMinDownloadRate = 1 << 10
+	DefaultMinDownloadRate = transferclient.DefaultMinRate
 	// PaceSlack is how long a download's bytes may come at any pace before
 	// they must average Config.MinDownloadRate.
-	PaceSlack = 10 * time.Second
+	PaceSlack = transferclient.PaceSlack
 )
 
 // Config configures a Middleware. Registry is required; the rest has

@@ -54,6 +54,7 @@ func (s *Server) a2aHandler(limit int64) http.Handler {
 	if shared != nil {
 		h = tasks.Follow(h, shared)
 	}
+	h = fitStreams{h}
 	rpc := a2asrv.NewJSONRPCHandler(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
