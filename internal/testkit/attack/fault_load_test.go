@@ -148,9 +148,7 @@ func (s *loadStats) transfer(a *mcptest.Agent, i int) {
 		if url == "" {
 			return
 		}
-		// Some wait past the TTL: the sweeper deletes their file meanwhile
-		// or while it is read.
-		time.Sleep(time.Duration(r.IntN(2000)) * time.Millisecond)
+		pause(r, i)
 		if i%3 == 0 {
 			s.fetch(url, want)
 			return
@@ -171,7 +169,7 @@ func (s *loadStats) transfer(a *mcptest.Agent, i int) {
 		if !ok {
 			return
 		}
-		time.Sleep(time.Duration(r.IntN(2000)) * time.Millisecond)
+		pause(r, i)
 		files, _ := data["files"].([]any)
 		if len(files) != 2 {
 			s.fail("two_outputs: %v", data)
@@ -185,6 +183,20 @@ func (s *loadStats) transfer(a *mcptest.Agent, i int) {
 			s.fetch(fmt.Sprint(f.(map[string]any)["download_url"]), want)
 		}
 	}
+}
+
+// pause waits between a transfer's steps: up to 2 s, during which the
+// sweeper may delete the file or delete it while it is read on a slow
+// machine; and one transfer in five (of each kind: i%3 goes round over the
+// multiples of 5) waits past the 3 s TTL for sure, so that
+// a fast run meets expired and swept files too (on a quiet machine all 500
+// once ended within their TTL, and the test proved nothing of refusals).
+func pause(r *rand.Rand, i int) {
+	d := time.Duration(r.IntN(2000)) * time.Millisecond
+	if i%5 == 0 {
+		d = 3500*time.Millisecond + time.Duration(r.IntN(1500))*time.Millisecond
+	}
+	time.Sleep(d)
 }
 
 // 500 concurrent transfers (uploads, downloads, tool calls) while the
