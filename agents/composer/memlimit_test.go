@@ -24,9 +24,9 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/agentura/agentura/internal/testkit/memcgtest"
 	"github.com/agentura/agentura/internal/testkit/attackdata"
 	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/memcgtest"
 	"github.com/agentura/agentura/internal/testkit/requiretool"
 	"github.com/agentura/agentura/transferclient"
 )
