@@ -117,13 +117,6 @@ func (o *openFiles) dropLocked(of *openFile) {
 	}
 }
 
-// len is how many files the cache holds open.
-func (o *openFiles) len() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return len(o.byID)
-}
-
 // ReadSmall reads a file of at most len(buf) bytes whole (SmallReader):
 // from the cache of open files when it is there and still linked, else
 // through Open (its checks and errors), after which it is cached.

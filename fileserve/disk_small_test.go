@@ -168,3 +168,10 @@ func TestReadSmallConcurrent(t *testing.T) {
 		t.Errorf("%d files still cached after every one was deleted", n)
 	}
 }
+
+// len is how many files the cache holds open.
+func (o *openFiles) len() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.byID)
+}

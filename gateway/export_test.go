@@ -19,3 +19,10 @@ func SetMaxHostTasks(g *Gateway, n int) {
 
 // HostTasks is how many passed tasks g keeps.
 func HostTasks(g *Gateway) int { return g.hostTasks.len() }
+
+// len is how many entries are kept.
+func (h *hostTasks) len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.tasks)
+}

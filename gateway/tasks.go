@@ -236,13 +236,6 @@ func (h *hostTasks) end(pt *passedTask) {
 	pt.ended = true
 }
 
-// len is how many entries are kept.
-func (h *hostTasks) len() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.tasks)
-}
-
 // taskExpiry is when the agent forgets t (its TTL counts from its
 // creation); zero for a task kept without limit.
 func taskExpiry(t *client.Task, now time.Time) time.Time {

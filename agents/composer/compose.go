@@ -240,22 +240,6 @@ func unusedEmbeds(images map[string]*Image, used []*Image) []string {
 	return out
 }
 
-// Write renders d in format (one of Formats) to w; PDF text has the
-// embedded fonts alone. Markdown output refers to its pictures as
-// images/<FileName>; the caller ships them beside it.
-func (d *Document) Write(w io.Writer, format string) error {
-	_, err := d.Render(w, format, nil)
-	return err
-}
-
-// Render is Write with fb as the fallback chain of PDF text, for characters
-// the embedded fonts lack (nil: none). It returns the characters of a PDF
-// that no font had, which show as empty boxes.
-func (d *Document) Render(w io.Writer, format string, fb *fonts.Fallback) (missing map[rune]bool, err error) {
-	stats, err := d.render(w, format, fb)
-	return stats.missing, err
-}
-
 // renderStats is what rendering a document counted.
 type renderStats struct {
 	missing map[rune]bool // a PDF's characters no font had
@@ -263,7 +247,10 @@ type renderStats struct {
 	slides  int           // a PPTX's slides
 }
 
-// render is Render, with the pages or slides of the formats that have them.
+// render renders d in format (one of Formats) to w, with fb as the fallback
+// chain of PDF text for characters the embedded fonts lack (nil: none). It
+// counts the PDF characters no font had (they show as empty boxes) and the
+// pages or slides of the formats that have them.
 func (d *Document) render(w io.Writer, format string, fb *fonts.Fallback) (renderStats, error) {
 	switch format {
 	case "pdf":

@@ -124,18 +124,11 @@ func DefaultLimits() Limits {
 // Register reads the agent's settings from the environment (see LoadConfig)
 // and adds its tools to svc with the default limits.
 func Register(svc *agentcore.Service) error {
-	return RegisterWithLimits(svc, DefaultLimits())
-}
-
-// RegisterWithLimits reads the agent's settings from the environment (see
-// LoadConfig) and adds its tools to svc, enforcing lim; a zero field takes
-// its default.
-func RegisterWithLimits(svc *agentcore.Service, lim Limits) error {
 	cfg, err := LoadConfig(os.LookupEnv)
 	if err != nil {
 		return fmt.Errorf("bad configuration: %w", err)
 	}
-	return RegisterConfig(svc, cfg, lim)
+	return RegisterConfig(svc, cfg, DefaultLimits())
 }
 
 // RegisterConfig adds the agent's tools (and attach_file, the upload view;

@@ -6,11 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/yuin/goldmark"
 	gast "github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
-	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
@@ -128,18 +125,6 @@ type Span struct {
 type spanStyle struct {
 	bold, italic, strike, code bool
 	link                       string
-}
-
-// markdownParser is goldmark with the GitHub extensions (tables,
-// strikethrough, autolinks, task lists).
-func markdownParser() goldmark.Markdown {
-	return goldmark.New(goldmark.WithExtensions(extension.GFM))
-}
-
-// Parse parses Markdown into a Document. It never fails: every input is some
-// Markdown.
-func Parse(markdown []byte, title string) *Document {
-	return build(markdown, markdownParser().Parser().Parse(text.NewReader(markdown)), title)
 }
 
 // build makes the Document of goldmark's tree root of src.

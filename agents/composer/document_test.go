@@ -1,8 +1,14 @@
 package composer
 
 import (
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/agentura/agentura/agents/composer/fonts"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/text"
 )
 
 func TestParse(t *testing.T) {
@@ -85,4 +91,27 @@ func TestOutputName(t *testing.T) {
 			t.Errorf("outputName(%q, %q, %q) = %q, want %q", tc.requested, tc.title, tc.format, got, tc.want)
 		}
 	}
+}
+
+// Parse parses Markdown into a Document with goldmark and its GitHub
+// extensions alone, no budget: the reference ParseLimited is held to, and
+// the parse of tests whose Markdown is their own.
+func Parse(markdown []byte, title string) *Document {
+	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
+	return build(markdown, md.Parser().Parse(text.NewReader(markdown)), title)
+}
+
+// Write renders d in format (one of Formats) to w; PDF text has the
+// embedded fonts alone.
+func (d *Document) Write(w io.Writer, format string) error {
+	_, err := d.Render(w, format, nil)
+	return err
+}
+
+// Render is Write with fb as the fallback chain of PDF text, for characters
+// the embedded fonts lack (nil: none). It returns the characters of a PDF
+// that no font had, which show as empty boxes.
+func (d *Document) Render(w io.Writer, format string, fb *fonts.Fallback) (missing map[rune]bool, err error) {
+	stats, err := d.render(w, format, fb)
+	return stats.missing, err
 }

@@ -38,7 +38,11 @@ func newServiceAt(t *testing.T, lim Limits, publicURL string) *agentcore.Service
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
-	if err := RegisterWithLimits(svc, lim); err != nil {
+	cfg, err := LoadConfig(os.LookupEnv) // AGENT_FONT_DIRS, as a test sets it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := RegisterConfig(svc, cfg, lim); err != nil {
 		t.Fatal(err)
 	}
 	return svc

@@ -24,9 +24,9 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/agentura/agentura/internal/lib/memcg"
 	"github.com/agentura/agentura/internal/testkit/attackdata"
 	"github.com/agentura/agentura/internal/testkit/mcptest"
+	"github.com/agentura/agentura/internal/testkit/memcgtest"
 	"github.com/agentura/agentura/internal/testkit/requiretool"
 	"github.com/agentura/agentura/transferclient"
 )
@@ -446,8 +446,8 @@ func resetRSSPeak(a *mcptest.Agent) {
 // (512 MiB) and connects to it. The agent starts inside the group, as in a
 // container: a shell joins it and execs the agent (same process), which
 // sees the limit at start.
-func agentInMemoryGroup(t *testing.T, bin, name string) (*mcptest.Agent, *client.Client, *memcg.Group) {
-	g, err := memcg.New(fmt.Sprintf("agentura-composer-%d-%s", os.Getpid(), name), composeMemoryLimit)
+func agentInMemoryGroup(t *testing.T, bin, name string) (*mcptest.Agent, *client.Client, *memcgtest.Group) {
+	g, err := memcgtest.New(fmt.Sprintf("agentura-composer-%d-%s", os.Getpid(), name), composeMemoryLimit)
 	if err != nil {
 		requiretool.Missing(t, fmt.Sprintf("needs a writable memory cgroup (run as root with cgroup v1 or v2): %v", err))
 	}

@@ -1,7 +1,6 @@
 package composer
 
 import (
-	"github.com/agentura/agentura/internal/testkit/requiretool"
 	"image"
 	"image/color"
 	"image/png"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentura/agentura/internal/testkit/requiretool"
 
 	"golang.org/x/text/unicode/norm"
 

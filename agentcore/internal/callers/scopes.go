@@ -38,11 +38,11 @@ const (
 // oauthScopes are the scopes the protected-resource metadata lists.
 var oauthScopes = []string{ScopeToolsCall, ScopeFilesRead, ScopeFilesWrite}
 
-// ProtectedResourcePath is where an agent with AGENT_AUTH=oauth serves its
+// protectedResourcePath is where an agent with AGENT_AUTH=oauth serves its
 // OAuth protected-resource metadata (RFC 9728): the agent's own document
 // here, /mcp's at this path followed by /mcp, as the MCP specification
 // has clients look for it.
-const ProtectedResourcePath = "/.well-known/oauth-protected-resource"
+const protectedResourcePath = "/.well-known/oauth-protected-resource"
 
 // The card's security schemes: a2aBearerScheme under AGENT_AUTH=jwt,
 // a2aOAuthScheme and a2aOIDCScheme under AGENT_AUTH=oauth.
@@ -76,8 +76,8 @@ func (g *Guard) ProtectedResources(name string) map[string]http.Handler {
 		})
 	}
 	return map[string]http.Handler{
-		ProtectedResourcePath:          doc(g.oauth.Origin()),
-		ProtectedResourcePath + "/mcp": doc(g.oauth.MCPResource()),
+		protectedResourcePath:          doc(g.oauth.Origin()),
+		protectedResourcePath + "/mcp": doc(g.oauth.MCPResource()),
 	}
 }
 
@@ -105,7 +105,7 @@ func (g *Guard) bearerChallenge(r *http.Request, code, desc string, scopes []str
 		}
 		return `Bearer error="` + code + `"`
 	}
-	meta := g.publicURL + ProtectedResourcePath
+	meta := g.publicURL + protectedResourcePath
 	if r.URL.Path == "/mcp" {
 		meta += "/mcp"
 	}
@@ -302,7 +302,7 @@ func (g *Guard) CardSecurity(card *a2a.AgentCard) {
 	}
 	need := a2a.SecuritySchemeScopes{ScopeToolsCall, ScopeFilesRead}
 	desc := fmt.Sprintf("OAuth 2.1 access token of %s whose audience is %s (send resource=%s, RFC 8707; the protected-resource metadata is %s); its sub names the caller, who owns the files of the call.",
-		g.oauth.Issuer(), g.oauth.Origin(), g.oauth.Origin(), g.publicURL+ProtectedResourcePath)
+		g.oauth.Issuer(), g.oauth.Origin(), g.oauth.Origin(), g.publicURL+protectedResourcePath)
 	meta, err := g.oauth.IssuerMeta(context.Background())
 	if err != nil {
 		// The issuer cannot be read now: still say what kind of token it is.

@@ -82,9 +82,9 @@ type Registry struct {
 	list []Transport
 }
 
-// NewRegistry lists ts in order: the first transport whose scheme matches
+// newRegistry lists ts in order: the first transport whose scheme matches
 // resolves a content, then the scheme-less ones are asked in order.
-func NewRegistry(ts ...Transport) *Registry { return &Registry{list: ts} }
+func newRegistry(ts ...Transport) *Registry { return &Registry{list: ts} }
 
 // Add appends t to the list.
 func (r *Registry) Add(t Transport) { r.list = append(r.list, t) }
@@ -147,7 +147,7 @@ func joinOr(items []string) string {
 // tries them: data URIs, URLs (signed, staged or fetched), the draft's file
 // URIs, paths under an input root, bare base64.
 func Standard(url URL, fileURIs *FileURIs, path *Path) *Registry {
-	return NewRegistry(Inline{}, url, fileURIs, path, Inline{Bare: true})
+	return newRegistry(Inline{}, url, fileURIs, path, Inline{Bare: true})
 }
 
 // StandardSchema is Schema of the standard transports.

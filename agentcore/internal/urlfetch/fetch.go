@@ -41,8 +41,8 @@ var blockedPrefixes = func() []netip.Prefix {
 	return out
 }()
 
-// BlockedReason says why ip may not be fetched from, or "" if it may.
-func BlockedReason(ip netip.Addr) string {
+// blockedReason says why ip may not be fetched from, or "" if it may.
+func blockedReason(ip netip.Addr) string {
 	ip = ip.Unmap()
 	switch {
 	case ip.IsLoopback():
@@ -154,7 +154,7 @@ func (f *Fetcher) guardedDial(d *net.Dialer) func(ctx context.Context, network, 
 		}
 		var refused error
 		for _, ip := range ips {
-			if reason := BlockedReason(ip); reason != "" {
+			if reason := blockedReason(ip); reason != "" {
 				if refused == nil {
 					refused = &SSRFError{Host: host, IP: ip.Unmap().String(), Reason: reason}
 				}
@@ -170,17 +170,17 @@ func (f *Fetcher) guardedDial(d *net.Dialer) func(ctx context.Context, network, 
 	}
 }
 
-// HostError is the error of a URL whose host name could not be resolved.
+// hostError is the error of a URL whose host name could not be resolved.
 // Its text names the host and why, never the resolver's address (the
 // net package's says "lookup example.org on 10.0.0.2:53: ..."), since it
 // reaches the model; the DNS error stays in the chain for errors.As.
-type HostError struct {
+type hostError struct {
 	Host string
 	Err  *net.DNSError
 }
 
 // Error names the host and why it could not be resolved.
-func (e *HostError) Error() string {
+func (e *hostError) Error() string {
 	why := "no such host"
 	switch {
 	case e.Err.IsTimeout:
@@ -192,13 +192,13 @@ func (e *HostError) Error() string {
 }
 
 // Unwrap returns the DNS error.
-func (e *HostError) Unwrap() error { return e.Err }
+func (e *hostError) Unwrap() error { return e.Err }
 
-// unresolved turns a DNS failure in err into a HostError; other errors
+// unresolved turns a DNS failure in err into a hostError; other errors
 // are returned as they are.
 func unresolved(err error) error {
 	if dns, ok := errors.AsType[*net.DNSError](err); ok {
-		return &HostError{Host: dns.Name, Err: dns}
+		return &hostError{Host: dns.Name, Err: dns}
 	}
 	return err
 }

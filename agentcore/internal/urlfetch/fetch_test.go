@@ -31,7 +31,7 @@ func TestParsePeerURLs(t *testing.T) {
 
 func TestSSRFGuardCoversEmbeddedIPv4AndBracketedAllowances(t *testing.T) {
 	for _, s := range []string{"::127.0.0.1", "2002:7f00:1::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2"} {
-		if BlockedReason(netip.MustParseAddr(s)) == "" {
+		if blockedReason(netip.MustParseAddr(s)) == "" {
 			t.Errorf("%s is not blocked", s)
 		}
 	}
@@ -45,12 +45,12 @@ func TestBlockedAddresses(t *testing.T) {
 	blocked := []string{"127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1",
 		"0.0.0.0", "::1", "::ffff:127.0.0.1", "::ffff:169.254.169.254", "fd00:ec2::254", "fe80::1", "224.0.0.1", "::"}
 	for _, s := range blocked {
-		if BlockedReason(netip.MustParseAddr(s)) == "" {
+		if blockedReason(netip.MustParseAddr(s)) == "" {
 			t.Errorf("%s is not blocked", s)
 		}
 	}
 	for _, s := range []string{"93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946", "8.8.8.8"} {
-		if r := BlockedReason(netip.MustParseAddr(s)); r != "" {
+		if r := blockedReason(netip.MustParseAddr(s)); r != "" {
 			t.Errorf("%s is blocked as %s", s, r)
 		}
 	}

@@ -10,10 +10,10 @@ import (
 	"github.com/agentura/agentura/signing"
 )
 
-// MaxRedirectTTL bounds the lifetime of a presigned URL a download is
+// maxRedirectTTL bounds the lifetime of a presigned URL a download is
 // redirected to; it is shorter still when the download token expires
 // sooner.
-const MaxRedirectTTL = 5 * time.Minute
+const maxRedirectTTL = 5 * time.Minute
 
 // minRedirectTTL is the shortest lifetime of a presigned URL: S3 counts it
 // in whole seconds, at least one. A token with less left is served by the
@@ -29,7 +29,7 @@ func (s *Server) redirectFile(w http.ResponseWriter, r *http.Request, c signing.
 		s.storeFailed(w, r, c.FileID, err)
 		return
 	}
-	ttl := min(MaxRedirectTTL, c.ExpiresAt.Sub(s.now()))
+	ttl := min(maxRedirectTTL, c.ExpiresAt.Sub(s.now()))
 	u, err := s.redirect.Presign(r.Context(), m, ttl, contentType(m), contentDisposition(baseName(m.Name)))
 	if err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "fileserve: presign download", slog.String("id", m.ID), slog.String("error", err.Error()))

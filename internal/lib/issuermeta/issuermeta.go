@@ -31,10 +31,10 @@ type Meta struct {
 // maxMetadataBytes bounds a metadata document (providers' are a few KiB).
 const maxMetadataBytes = 1 << 20
 
-// URLs are where an issuer's metadata may be (RFC 8414 §3.1, and OpenID
+// metadataURLs are where an issuer's metadata may be (RFC 8414 §3.1, and OpenID
 // Connect Discovery with the path inserted and appended), in the order the
 // MCP specification tries them; oidc marks the OpenID Connect ones.
-func URLs(issuer string) (urls []string, oidc []bool) {
+func metadataURLs(issuer string) (urls []string, oidc []bool) {
 	u, err := url.Parse(issuer)
 	if err != nil {
 		return nil, nil
@@ -57,7 +57,7 @@ func URLs(issuer string) (urls []string, oidc []bool) {
 }
 
 // Read reads the metadata of issuer with c (nil: http.DefaultClient) from
-// the first of its URLs that has one. A document naming another issuer is
+// the first of its metadataURLs that has one. A document naming another issuer is
 // refused, as is an answer other than 200 or a 4xx (a 4xx means "not
 // here": the next URL is tried), a document over 1 MiB, and an endpoint
 // that is neither https nor loopback http.
@@ -68,7 +68,7 @@ func URLs(issuer string) (urls []string, oidc []bool) {
 // metadata (Microsoft Entra ID, Amazon Cognito) are otherwise refused.
 func Read(ctx context.Context, issuer string, c *http.Client) (*Meta, error) {
 	c = cmp.Or(c, http.DefaultClient)
-	urls, oidc := URLs(issuer)
+	urls, oidc := metadataURLs(issuer)
 	for i, u := range urls {
 		asm, err := get(ctx, c, u)
 		if err != nil {
@@ -95,7 +95,7 @@ func Read(ctx context.Context, issuer string, c *http.Client) (*Meta, error) {
 	return nil, fmt.Errorf("issuer %s publishes no metadata (tried %s); give the issuer exactly as its metadata and its tokens' iss claim say it", issuer, strings.Join(urls, ", "))
 }
 
-// SameIssuer reports whether two issuer URLs name the same issuer: equal
+// SameIssuer reports whether two issuer metadataURLs name the same issuer: equal
 // but for a trailing slash, which providers write or leave out.
 func SameIssuer(a, b string) bool {
 	return strings.TrimRight(a, "/") == strings.TrimRight(b, "/")

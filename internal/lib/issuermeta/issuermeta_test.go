@@ -11,7 +11,7 @@ import (
 )
 
 func TestURLs(t *testing.T) {
-	urls, oidc := URLs("https://kc.example.com/realms/agents/")
+	urls, oidc := metadataURLs("https://kc.example.com/realms/agents/")
 	want := []string{
 		"https://kc.example.com/.well-known/oauth-authorization-server/realms/agents",
 		"https://kc.example.com/.well-known/openid-configuration/realms/agents",
@@ -20,7 +20,7 @@ func TestURLs(t *testing.T) {
 	if !slices.Equal(urls, want) || !slices.Equal(oidc, []bool{false, true, true}) {
 		t.Errorf("%q %v", urls, oidc)
 	}
-	urls, _ = URLs("https://idp.example.com")
+	urls, _ = metadataURLs("https://idp.example.com")
 	if !slices.Equal(urls, []string{"https://idp.example.com/.well-known/oauth-authorization-server", "https://idp.example.com/.well-known/openid-configuration"}) {
 		t.Errorf("%q", urls)
 	}

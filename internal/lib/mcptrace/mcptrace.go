@@ -78,10 +78,10 @@ func (m MetaCarrier) Keys() []string {
 	return keys
 }
 
-// Extract returns ctx continuing the trace req carries: in params._meta,
+// extract returns ctx continuing the trace req carries: in params._meta,
 // else in the HTTP request's traceparent header; ctx itself when neither
 // holds one.
-func Extract(ctx context.Context, req mcp.Request) context.Context {
+func extract(ctx context.Context, req mcp.Request) context.Context {
 	if p := paramsOf(req); p != nil {
 		if meta := p.GetMeta(); meta != nil {
 			if _, ok := meta["traceparent"].(string); ok {
@@ -95,8 +95,8 @@ func Extract(ctx context.Context, req mcp.Request) context.Context {
 	return ctx
 }
 
-// Inject writes the trace context of ctx into params._meta.
-func Inject(ctx context.Context, p mcp.Params) {
+// inject writes the trace context of ctx into params._meta.
+func inject(ctx context.Context, p mcp.Params) {
 	if isNil(p) || !trace.SpanContextFromContext(ctx).IsValid() {
 		return
 	}
@@ -127,7 +127,7 @@ func isNil(p mcp.Params) bool {
 }
 
 // Server is the receiving middleware of an MCP server: each request gets
-// a server span, child of the trace the request carries (Extract), named
+// a server span, child of the trace the request carries (extract), named
 // "{method} {target}" (tools/call ocr_document), which the handler's work
 // is under, and a point of the mcp.server.operation.duration histogram.
 // The tracer and meter are the global providers', looked up per request,
@@ -141,7 +141,7 @@ func Server(next mcp.MethodHandler) mcp.MethodHandler {
 					attrs = append(attrs, AttrProtocol.String(pv))
 				}
 			}
-			ctx, span := otel.Tracer(Instrumentation).Start(Extract(ctx, req), name,
+			ctx, span := otel.Tracer(Instrumentation).Start(extract(ctx, req), name,
 				trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(spanOnly(req, attrs)...))
 			if span.IsRecording() {
 				if id := requestIDOf(req); id != "" {
@@ -166,7 +166,7 @@ func Client(next mcp.MethodHandler) mcp.MethodHandler {
 				ctx = context.WithValue(ctx, clientSpanKey{}, span)
 			}
 			if span.SpanContext().IsValid() {
-				Inject(ctx, req.GetParams())
+				inject(ctx, req.GetParams())
 			}
 			return ctx, span, attrs
 		})

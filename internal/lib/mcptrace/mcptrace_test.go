@@ -55,13 +55,13 @@ func TestMetaCarrier(t *testing.T) {
 // of its params type: neither side may touch it.
 func TestNilParams(t *testing.T) {
 	ctx := context.Background()
-	if got := Extract(ctx, &mcp.ServerRequest[*mcp.ListToolsParams]{}); got != ctx {
-		t.Error("Extract made up a trace for a request without params")
+	if got := extract(ctx, &mcp.ServerRequest[*mcp.ListToolsParams]{}); got != ctx {
+		t.Error("extract made up a trace for a request without params")
 	}
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled})
-	Inject(trace.ContextWithSpanContext(ctx, sc), (*mcp.ListToolsParams)(nil)) // must not panic
+	inject(trace.ContextWithSpanContext(ctx, sc), (*mcp.ListToolsParams)(nil)) // must not panic
 	p := &mcp.ListToolsParams{}
-	Inject(trace.ContextWithSpanContext(ctx, sc), p)
+	inject(trace.ContextWithSpanContext(ctx, sc), p)
 	if got := p.GetMeta()["traceparent"]; got != "00-01000000000000000000000000000000-0200000000000000-01" {
 		t.Errorf("traceparent written: %v", got)
 	}

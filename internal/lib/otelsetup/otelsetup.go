@@ -77,19 +77,12 @@ var (
 	metrics = signal{"metrics", "OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"}
 )
 
-// Wanted reports whether the environment asks for traces: OTEL_TRACES_EXPORTER
-// is otlp, or it is unset and an OTLP endpoint is given
-// (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); never
-// with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none. It is an error
-// to ask for what this build cannot export.
-func Wanted() (bool, error) { return traces.wanted() }
-
-// MetricsWanted reports whether the environment asks for metrics, by the
-// same rule as Wanted over the metrics' variables: OTEL_METRICS_EXPORTER,
-// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT,
-// OTEL_EXPORTER_OTLP_METRICS_PROTOCOL.
-func MetricsWanted() (bool, error) { return metrics.wanted() }
-
+// wanted reports whether the environment asks for sig: its exporter variable
+// (OTEL_TRACES_EXPORTER) is otlp, or it is unset and an OTLP endpoint is
+// given (OTEL_EXPORTER_OTLP_ENDPOINT or sig's own, such as
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); never with OTEL_SDK_DISABLED=true or
+// the exporter variable none. It is an error to ask for what this build
+// cannot export.
 func (sig signal) wanted() (bool, error) {
 	if strings.EqualFold(strings.TrimSpace(os.Getenv("OTEL_SDK_DISABLED")), "true") {
 		return false, nil
@@ -120,16 +113,16 @@ func (sig signal) wanted() (bool, error) {
 
 // Start sets the global tracer provider and the W3C propagators
 // (traceparent, tracestate, baggage) when the environment asks for traces
-// (Wanted), and the global meter provider, exporting periodically, when it
-// asks for metrics (MetricsWanted); service is the service.name unless
+// (traces.wanted), and the global meter provider, exporting periodically, when it
+// asks for metrics (metrics.wanted); service is the service.name unless
 // OTEL_SERVICE_NAME says otherwise. What is off it leaves as it is. Call
 // Shutdown on the result when the process stops.
 func Start(ctx context.Context, service string) (*Tracing, error) {
-	onTraces, err := Wanted()
+	onTraces, err := traces.wanted()
 	if err != nil {
 		return &Tracing{}, err
 	}
-	onMetrics, err := MetricsWanted()
+	onMetrics, err := metrics.wanted()
 	if err != nil || (!onTraces && !onMetrics) {
 		return &Tracing{}, err
 	}

@@ -43,7 +43,7 @@ var otelVars = []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_METRI
 // Tracing starts only when a variable asks for it, and a build that
 // cannot do what is asked says so instead of exporting nothing.
 func TestWanted(t *testing.T) {
-	checkWanted(t, Wanted, otelVars, []wantedCase{
+	checkWanted(t, traces.wanted, otelVars, []wantedCase{
 		{"nothing set", nil, false, ""},
 		{"endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}, true, ""},
 		{"traces endpoint", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://collector:4318/v1/traces"}, true, ""},
@@ -61,7 +61,7 @@ func TestWanted(t *testing.T) {
 // endpoint turns both on, each signal's exporter variable turns it alone
 // off or on.
 func TestMetricsWanted(t *testing.T) {
-	checkWanted(t, MetricsWanted, otelVars, []wantedCase{
+	checkWanted(t, metrics.wanted, otelVars, []wantedCase{
 		{"nothing set", nil, false, ""},
 		{"endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}, true, ""},
 		{"metrics endpoint", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://collector:4318/v1/metrics"}, true, ""},

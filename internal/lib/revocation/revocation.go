@@ -3,7 +3,7 @@
 // files deleted by their owner, whose space every replica's quota frees. Every replica sharing a store sees the same list:
 // an entry is a record of the store (fileserve.RecordStore, kind Kind, all
 // under one owner so that one listing reads them all), and each replica
-// lists them every PollInterval, so an entry made on one replica is
+// lists them every pollInterval, so an entry made on one replica is
 // honoured by all within a second. A file deleted on another replica is
 // reported to OnDeleted (the quota forgets it at once).
 //
@@ -39,8 +39,8 @@ const Kind = "revocations"
 // No caller writes records of Kind, so no owner of that name is confused.
 const recordOwner = "*"
 
-// PollInterval is how often a running List reads the records again.
-const PollInterval = 500 * time.Millisecond
+// pollInterval is how often a running List reads the records again.
+const pollInterval = 500 * time.Millisecond
 
 // Prefixes of record names: a revoked token, a deleted file.
 const (
@@ -171,7 +171,7 @@ func (l *List) Revoked(token string) bool {
 }
 
 // RevokeToken revokes the URL of token, which expires at expires: every
-// replica refuses it within PollInterval, until Grace after it expires.
+// replica refuses it within pollInterval, until Grace after it expires.
 // The revocation counts against by (who revokes: an owner, a client
 // address; any string), which may have Options.MaxPerOwner revocations
 // whose tokens have not expired yet: past that it fails with a
@@ -223,7 +223,7 @@ func (l *List) RevokeToken(ctx context.Context, token string, expires time.Time,
 }
 
 // FileDeleted tells every replica that fileID was deleted: their quotas
-// forget its space within PollInterval.
+// forget its space within pollInterval.
 func (l *List) FileDeleted(ctx context.Context, fileID string) error {
 	return l.note(ctx, filePrefix+fileID)
 }
@@ -386,13 +386,13 @@ func (l *List) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// Run refreshes the list every PollInterval until ctx ends. A failing
+// Run refreshes the list every pollInterval until ctx ends. A failing
 // store is logged once per outage; the list keeps its last state.
 func (l *List) Run(ctx context.Context) {
 	if l.rs == nil {
 		return
 	}
-	t := time.NewTicker(PollInterval)
+	t := time.NewTicker(pollInterval)
 	defer t.Stop()
 	failing := false
 	for {
