@@ -22,6 +22,12 @@ import (
 // lines up to 64 KiB) and returns every event; an error is reported (it
 // may run in a goroutine of its own) and ends the events.
 func resubscribe(t *testing.T, c *a2aclient.Client, id a2a.TaskID) []a2a.Event {
+	return resubscribeSeen(t, c, id, nil)
+}
+
+// resubscribeSeen is resubscribe that closes seen, if not nil, at the first
+// event that arrives.
+func resubscribeSeen(t *testing.T, c *a2aclient.Client, id a2a.TaskID, seen chan struct{}) []a2a.Event {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -30,6 +36,9 @@ func resubscribe(t *testing.T, c *a2aclient.Client, id a2a.TaskID) []a2a.Event {
 		if err != nil {
 			t.Errorf("a2a-go's stream reader on tasks/resubscribe, after %d events: %v", len(evs), err)
 			return evs
+		}
+		if len(evs) == 0 && seen != nil {
+			close(seen)
 		}
 		evs = append(evs, ev)
 	}
@@ -96,12 +105,20 @@ func TestA2AResubscribeAfterABlockingSendFitsA2AGo(t *testing.T) {
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	AddTool(svc, Tool{Name: "produce"}, func(ctx context.Context, call *Call, in struct{}) (*Result, error) {
 		started <- struct{}{}
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		// Progress while it waits, so that a resubscription sees an
+		// event while the task runs.
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for n := 1.0; ; n++ {
+			select {
+			case <-release:
+				return call.FileResponse(ctx, OutputBytes("big.bin", big))
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-tick.C:
+				call.Progress(n, 0, "waiting")
+			}
 		}
-		return call.FileResponse(ctx, OutputBytes("big.bin", big))
 	})
 	c := a2aClient(t, srv.URL, "")
 	sent := make(chan *a2a.Task, 1)
@@ -120,8 +137,13 @@ func TestA2AResubscribeAfterABlockingSendFitsA2AGo(t *testing.T) {
 	}
 	id := taskRecordID(t, dir)
 	following := make(chan []a2a.Event, 1)
-	go func() { following <- resubscribe(t, c, id) }()
-	time.Sleep(500 * time.Millisecond) // resubscribed before the tool returns
+	seen := make(chan struct{})
+	go func() { following <- resubscribeSeen(t, c, id, seen) }()
+	select { // resubscribed before the tool returns: a progress event came
+	case <-seen:
+	case <-time.After(time.Minute):
+		t.Fatal("no event on the resubscription while the task ran")
+	}
 	close(release)
 	var arts []*a2a.Artifact
 	var followed []a2a.Event

@@ -347,15 +347,19 @@ func TestA2ATaskKeepsItsTrace(t *testing.T) {
 	close(r.release)
 	<-r.stopped
 	waitA2A(done, a2a.TaskStateCompleted)
-	// The canceled execution returns just after its tool did (the busy
-	// machine: a second's slack), and its span ends.
-	time.Sleep(time.Second)
-
-	spans := flush()
+	// The canceled execution returns just after its tool did, and its span
+	// ends then: read the spans until both executions' are there.
+	var spans []otlptest.Span
 	work := map[string]otlptest.Span{}
-	for _, s := range otlptest.Named(spans, "a2a execute wait") {
-		if s.ChildOf(callTrace, callParent) {
-			work[spanAttr(s, "agentura.task.status")] = s
+	for deadline := time.Now().Add(mcptest.CallTimeout); ; time.Sleep(100 * time.Millisecond) {
+		spans = flush()
+		for _, s := range otlptest.Named(spans, "a2a execute wait") {
+			if s.ChildOf(callTrace, callParent) {
+				work[spanAttr(s, "agentura.task.status")] = s
+			}
+		}
+		if (work["completed"].Span != nil && work["cancelled"].Span != nil) || time.Now().After(deadline) {
+			break
 		}
 	}
 	if work["completed"].Span == nil || work["cancelled"].Span == nil {
