@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
@@ -40,6 +39,9 @@ func Formats() []string { return []string{"pdf", "docx", "pptx", "html", "md"} }
 // composePhases are the steps compose_document reports (Call.Progress):
 // markdown checked, pictures loaded, document rendered, output stored.
 const composePhases = 4
+
+// errNotStored stops a rendering whose output the store no longer reads.
+var errNotStored = errors.New("the output was not stored")
 
 func (c *composer) compose(ctx context.Context, call *agentcore.Call, in ComposeInput) (*agentcore.Result, error) {
 	format := cmp.Or(strings.ToLower(strings.TrimPrefix(strings.TrimSpace(in.Format), ".")), "pdf")
@@ -87,40 +89,53 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	}
 	doc.MaxSlides = c.limits.Pages
 
-	dir, err := call.WorkDir()
-	if err != nil {
-		return nil, err
-	}
 	name := outputName(in.Filename, doc.Title, format)
-	path := filepath.Join(dir, "out-"+name)
-	span := startRender(ctx, format)
+	// The document goes to the store as it is rendered (and, to an A2A
+	// caller that asks for chunks, out in chunks as it is written): a
+	// rendering that fails ends the stream with its error, and the store
+	// keeps nothing of it.
+	rendered := make(chan error, 1)
 	var (
 		stats   renderStats
 		written int64
 	)
-	err = writeFile(path, func(w io.Writer) (err error) {
-		lw := &limitedWriter{w: w, max: c.limits.OutputBytes}
-		stats, err = doc.render(lw, format, c.fonts)
-		written = lw.n
-		return err
-	})
-	endRender(span, stats, written, err)
-	if err != nil {
-		return nil, err
-	}
-	missing := stats.missing
-	call.Progress(3, composePhases, name+" rendered")
-	outputs := []agentcore.Output{agentcore.OutputFile(name, path)}
 	used := doc.Images()
+	pr, pw := io.Pipe()
+	span := startRender(ctx, format)
+	go func() {
+		var err error
+		defer func() {
+			if p := recover(); p != nil { // as the tool's own goroutine would be: a failed call, not a dead agent
+				err = fmt.Errorf("rendering the %s failed: %v", format, p)
+			}
+			pw.CloseWithError(err)
+			rendered <- err
+		}()
+		bw := bufio.NewWriterSize(pw, 64<<10)
+		lw := &limitedWriter{w: bw, max: c.limits.OutputBytes}
+		if stats, err = doc.render(lw, format, c.fonts); err == nil {
+			err = bw.Flush()
+		}
+		written = lw.n
+	}()
+	call.Progress(3, composePhases, "rendering "+name)
+	outputs := []agentcore.Output{agentcore.OutputReader(name, pr)}
 	if format == "md" {
 		for _, img := range used {
 			outputs = append(outputs, agentcore.OutputFile("images/"+img.FileName, img.Path))
 		}
 	}
 	res, err := call.FileResponse(ctx, outputs...)
-	if err != nil {
+	pr.CloseWithError(errNotStored) // a rendering still writing stops
+	renderErr := <-rendered
+	endRender(span, stats, written, renderErr)
+	switch {
+	case renderErr != nil && !errors.Is(renderErr, errNotStored):
+		return nil, renderErr // the store read the rendering's error, and kept nothing
+	case err != nil:
 		return nil, err
 	}
+	missing := stats.missing
 	call.Progress(composePhases, composePhases, name+" stored")
 	res.Text = fmt.Sprintf("Composed %s with %d picture(s).", name, len(used))
 	if unused := unusedEmbeds(images, used); len(unused) > 0 {
