@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/agentura/agentura/internal/lib/httpjson"
+	"github.com/agentura/agentura/internal/lib/mcptrace"
 )
 
 // MCPPeekBytes is how much of a /mcp body MCP reads ahead to check it.
@@ -34,8 +35,9 @@ func MCP(limit int64, next http.Handler) http.Handler {
 			httpjson.WriteError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
 			return
 		}
-		if len(head) <= MCPPeekBytes {
-			if msg := methodlessRequest(head); msg != nil {
+		var m map[string]json.RawMessage // the one message of a body that fits the head
+		if len(head) <= MCPPeekBytes && json.Unmarshal(head, &m) == nil {
+			if msg := methodlessRequest(m); msg != nil {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusBadRequest)
 				w.Write(msg)
@@ -43,7 +45,7 @@ func MCP(limit int64, next http.Handler) http.Handler {
 			}
 		}
 		r.Body = ReadCloser{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
-		next.ServeHTTP(w, r)
+		mcptrace.ServeWithID(w, r, next, m["id"]) // its span records the id read here
 	})
 }
 
@@ -54,13 +56,9 @@ type ReadCloser struct {
 	io.Closer
 }
 
-// methodlessRequest returns the JSON-RPC error for body when it is a
-// message with an id and neither a method nor a result or error, else nil.
-func methodlessRequest(body []byte) []byte {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return nil
-	}
+// methodlessRequest returns the JSON-RPC error for the message m when it
+// has an id and neither a method nor a result or error, else nil.
+func methodlessRequest(m map[string]json.RawMessage) []byte {
 	id, hasID := m["id"]
 	_, hasMethod := m["method"]
 	_, hasResult := m["result"]

@@ -95,7 +95,7 @@ func (s *Server) SDK() *mcp.Server { return s.mcp }
 // request's JSON-RPC id kept for its span (mcptrace.RequestIDs).
 func (s *Server) Handler(limit int64) http.Handler {
 	return s.Inline.Wrap(transport.MCP, limit, s.Callers.JSONRPC(limit, callers.MCPScope,
-		s.drainable(s.linkRequestContexts(httpguard.MCP(limit, s.taskHTTP(mcptrace.RequestIDs(s.mcpHandler(limit))))))))
+		s.drainable(s.linkRequestContexts(httpguard.MCP(limit, s.taskHTTP(s.mcpHandler(limit)))))))
 }
 
 // RunStdio serves MCP over stdin and stdout until ctx ends or stdin closes.

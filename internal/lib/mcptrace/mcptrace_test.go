@@ -83,7 +83,7 @@ func TestPeekID(t *testing.T) {
 		`{"id":"` + long + `"}`:                                                                     long[:maxIDBytes] + "…",
 		`{"id":{"not":"an id"}}`:                                                                    "",
 	} {
-		if got := peekID([]byte(body)); got != want {
+		if got := idText(peekID([]byte(body))); got != want {
 			t.Errorf("peekID(%.60s) = %q, want %q", body, got, want)
 		}
 	}

@@ -54,19 +54,28 @@ func RequestIDs(next http.Handler) http.Handler {
 		}
 		head, err := io.ReadAll(io.LimitReader(r.Body, idPeekBytes))
 		r.Body = readCloser{Reader: io.MultiReader(bytes.NewReader(head), r.Body), Closer: r.Body}
-		id := ""
+		var id json.RawMessage
 		if err == nil {
 			id = peekID(head)
 		}
-		if id == "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		key := headerKey(r.Header)
-		requestIDs.Store(key, id)
-		defer requestIDs.Delete(key)
-		next.ServeHTTP(w, r)
+		ServeWithID(w, r, next, id)
 	})
+}
+
+// ServeWithID serves r with next, the JSON-RPC id of its one message (raw
+// JSON, as a guard that has read the body's head found it) kept beside it
+// for its server span (Server). A guard that reads the body anyway calls
+// it in place of wrapping next in RequestIDs, so the body is read once.
+func ServeWithID(w http.ResponseWriter, r *http.Request, next http.Handler, rawID json.RawMessage) {
+	id := idText(rawID)
+	if id == "" || r.Header == nil {
+		next.ServeHTTP(w, r)
+		return
+	}
+	key := headerKey(r.Header)
+	requestIDs.Store(key, id)
+	defer requestIDs.Delete(key)
+	next.ServeHTTP(w, r)
 }
 
 // readCloser reads from Reader and closes Closer.
@@ -87,29 +96,28 @@ func requestIDOf(req mcp.Request) string {
 	return s
 }
 
-// peekID is the id of the one JSON-RPC message body begins with, as the
-// conventions record it (a number's digits, a string's text), skipping the
-// members before it; "" when body is no single message, its id is null or
-// comes after what body holds.
-func peekID(body []byte) string {
+// peekID is the raw id of the one JSON-RPC message body begins with,
+// skipping the members before it; nil when body is no single message or
+// its id comes after what body holds.
+func peekID(body []byte) json.RawMessage {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ""
+		return nil
 	}
 	for dec.More() {
 		k, err := dec.Token()
 		if err != nil {
-			return ""
+			return nil
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return ""
+			return nil
 		}
 		if name, _ := k.(string); strings.EqualFold(name, "id") {
-			return idText(v)
+			return v
 		}
 	}
-	return ""
+	return nil
 }
 
 // idText is the raw JSON id as the conventions record it: a number's
