@@ -64,25 +64,47 @@ func fitEach(events iter.Seq2[a2a.Event, error]) iter.Seq2[a2a.Event, error] {
 // else a copy without the embedded bytes parts (largest first) that take
 // it over, where their artifact has a URL part. ev itself is never changed:
 // a2a-go hands the same event to every subscriber and to its task manager.
+// Only an event with a part it could drop is measured: a chunk's event,
+// which is most of a large file's stream, is not encoded a second time.
 func fitEvent(ev a2a.Event) a2a.Event {
-	size := jsonSize(ev)
-	if size <= streamEventMax {
-		return ev
-	}
 	switch e := ev.(type) {
 	case *a2a.Task:
-		t := *e
-		t.Artifacts = unembed(e.Artifacts, size)
-		return &t
-	case *a2a.TaskArtifactUpdateEvent:
-		if e.Artifact == nil {
+		if !droppable(e.Artifacts) {
 			return ev
 		}
-		u := *e
-		u.Artifact = unembed([]*a2a.Artifact{e.Artifact}, size)[0]
-		return &u
+		if size := jsonSize(ev); size > streamEventMax {
+			t := *e
+			t.Artifacts = unembed(e.Artifacts, size)
+			return &t
+		}
+	case *a2a.TaskArtifactUpdateEvent:
+		arts := []*a2a.Artifact{e.Artifact}
+		if !droppable(arts) {
+			return ev
+		}
+		if size := jsonSize(ev); size > streamEventMax {
+			u := *e
+			u.Artifact = unembed(arts, size)[0]
+			return &u
+		}
 	}
 	return ev
+}
+
+// droppable reports whether an artifact of arts has an embedded bytes part
+// beside its URL part: what unembed may drop.
+func droppable(arts []*a2a.Artifact) bool {
+	for _, a := range arts {
+		if a == nil || !hasURIPart(a.Parts) {
+			continue
+		}
+		for _, p := range a.Parts {
+			if _, ok := bytesOf(p); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // unembed returns arts, of JSON size bytes in an event, without embedded
