@@ -2,14 +2,10 @@ package agentcore
 
 import (
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
 )
-
-// ErrCallInputsTooLarge: one call's inputs exceed AGENT_MAX_CALL_INPUT_BYTES.
-var ErrCallInputsTooLarge = errors.New("the call's file inputs exceed their total size limit")
 
 // callInputs remembers the inputs a call resolved: the same input listed
 // many times is resolved (written, fetched) once, and the bytes of all of

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 
+	"go.opentelemetry.io/otel"
+
 	"github.com/agentura/agentura/agentcore"
 )
 
@@ -72,4 +74,17 @@ func ExampleInputSchema() {
 	// Output:
 	// {"type":"array","items":{"type":"string","format":"uri","x-mcp-file":{"transferModes":["inline","upload"]}},"x-file":true}
 	// [sources]
+}
+
+// A tool's own span names a file only where the operator allowed it
+// (AGENT_TRACE_FILE_NAMES=true); by default it names none.
+func ExampleTraceFileName() {
+	_, span := otel.Tracer("invoice-agent").Start(context.Background(), "parse invoice")
+	defer span.End()
+	kv, ok := agentcore.TraceFileName("../scans/invoice 42.pdf")
+	if ok {
+		span.SetAttributes(kv)
+	}
+	fmt.Println("file names in spans:", ok)
+	// Output: file names in spans: false
 }

@@ -46,10 +46,9 @@ func BeforeServe(hook func(context.Context, *Service) error) Option {
 }
 
 // Main runs an agent program: settings from the environment and flags, then
-// register, then serving until SIGINT or SIGTERM (--stdio: MCP over stdio);
-// spans go out over OTLP when the OTEL_* variables ask for them
-// (docs/observability.md), flushed at stop.
-// defaultAddr is the address without AGENT_ADDR; it returns the exit code.
+// register, then serving until SIGINT or SIGTERM (--stdio: MCP over stdio),
+// exporting spans when OTEL_* asks (docs/observability.md). defaultAddr is
+// the address without AGENT_ADDR; it returns the exit code.
 func Main(info Info, defaultAddr string, args []string, register func(*Service) error, opts ...Option) int {
 	var o mainOptions
 	for _, opt := range opts {

@@ -107,10 +107,6 @@ const tracerName = "github.com/agentura/agentura/agentcore"
 // the name cleaned of folders and control characters), for an agent's own
 // spans; ok is false, and the span must then name no file, unless
 // AGENT_TRACE_FILE_NAMES allows file names in this process's spans.
-//
-//	if kv, ok := agentcore.TraceFileName(in.Name); ok {
-//		span.SetAttributes(kv)
-//	}
 func TraceFileName(name string) (kv attribute.KeyValue, ok bool) { return mcptrace.FileName(name) }
 
 var (

@@ -30,8 +30,11 @@ func InputSchema[In any]() (*jsonschema.Schema, []string, error) {
 	return inputSchema(reflect.TypeFor[In](), fileDecl{})
 }
 
-// AcceptTag is the struct tag of the MIME types a file parameter accepts.
-const AcceptTag = "accept"
+// The struct tags of a tool's parameters (docs/authoring.md).
+const (
+	AcceptTag = "accept" // the MIME types a file parameter accepts
+	SchemaTag = "schema" // a parameter's JSON-schema constraints
+)
 
 // fileDecl is what a tool's file parameters say beyond the tags: the
 // accept list of file parameters without a tag and maxSize, and what the

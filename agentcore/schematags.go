@@ -18,9 +18,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// SchemaTag is the struct tag of a parameter's JSON-schema constraints.
-const SchemaTag = "schema"
-
 // applySchemaTag adds the constraints of tag to fs, the schema of a field
 // at path.
 func applySchemaTag(fs *jsonschema.Schema, tag, path string) error {

@@ -174,12 +174,6 @@ func (s *Service) checkArguments(name string, raw json.RawMessage) error {
 	return rt.check(raw)
 }
 
-// ErrUnknownTool is returned by Invoke for a tool that is not registered.
-var ErrUnknownTool = errors.New("unknown tool")
-
-// ErrBusy refuses a call when no slot frees up within AGENT_QUEUE_TIMEOUT.
-var ErrBusy = ops.ErrBusy
-
 // Invoke runs the tool name for owner with raw JSON arguments as a transport
 // does: in a call slot (or ErrBusy), validated, its folder removed after.
 func (s *Service) Invoke(ctx context.Context, name, owner string, raw json.RawMessage) (*Result, error) {
