@@ -381,3 +381,65 @@ func TestA2ATaskKeepsItsTrace(t *testing.T) {
 	}
 	otlptest.Clean(t, spans, string(canceled), string(done))
 }
+
+// An A2A task canceled on the replica that runs it ends its execution's
+// span as cancelled too, with the words its caller reads: a2a-go cancels
+// the execution and reports the end through the executor's Cancel, on a
+// queue the execution's span does not see. Both task stores: the file
+// store's records (the default) and memory (a store that keeps none).
+func TestA2ACancelHereEndsTheTaskSpan(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*testing.T, *Config)
+	}{
+		{"records", func(t *testing.T, c *Config) { c.DataDir = t.TempDir() }},
+		{"memory", func(t *testing.T, c *Config) {
+			disk, err := fileserve.NewDiskStore(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Store = struct{ fileserve.Store }{disk} // no RecordStore: tasks in memory
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			flush := startTracing(t)
+			r := newReplicaSet(t, func(c *Config) { tc.edit(t, c) })
+			a := a2aClient(t, r.start("a"), "")
+			ctx := context.Background()
+			const (
+				callTrace  = "7bf92f3577b34da6a3ce929d0e0e4eee"
+				callParent = "00f067aa0ba902ee"
+			)
+			msg := a2atest.Message("wait", nil)
+			msg.Message.Metadata = map[string]any{"traceparent": "00-" + callTrace + "-" + callParent + "-01"}
+			msg.Config = &a2a.MessageSendConfig{Blocking: new(bool)}
+			res, err := a.SendMessage(ctx, msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-r.started
+			id := res.(*a2a.Task).ID
+			if task, err := a.CancelTask(ctx, &a2a.TaskIDParams{ID: id}); err != nil || task.Status.State != a2a.TaskStateCanceled {
+				t.Fatalf("tasks/cancel: %v %+v", err, task)
+			}
+			if err := <-r.stopped; err == nil {
+				t.Fatal("the canceled tool finished")
+			}
+			var work otlptest.Span
+			for deadline := time.Now().Add(mcptest.CallTimeout); work.Span == nil && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+				for _, s := range otlptest.Named(flush(), "a2a execute wait") {
+					if s.ChildOf(callTrace, callParent) {
+						work = s
+					}
+				}
+			}
+			if work.Span == nil {
+				t.Fatal("no execution span in the caller's trace")
+			}
+			if spanAttr(work, "agentura.task.status") != "cancelled" || spanAttr(work, "agentura.task.status_message") != "canceled by the caller" ||
+				work.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+				t.Errorf("the canceled task's execution span: %v %v", work.Attributes, work.Status)
+			}
+		})
+	}
+}

@@ -157,9 +157,10 @@ func Link(ctx context.Context, tr Trace) {
 // recording on span (the execution's, which lasts as long as the task's
 // work) the status the task ends with: its final status update's state and
 // message (the words its caller reads), as endWork does for an MCP task.
-// ended, called as the execution returns, records the end another replica
-// claimed (a cancel there) when no final update came through q; ledger nil:
-// none is looked for.
+// ended, called with the execution's context as it returns, records when no
+// final update came through q the end another replica claimed (a cancel
+// there; ledger nil: none is looked for), else, the context canceled, the
+// cancel a2a-go made here.
 func EndsOn(q eventqueue.Queue, span trace.Span, ledger *Ledger, owner, id string) (_ eventqueue.Queue, ended func(context.Context)) {
 	if !span.IsRecording() {
 		return q, func(context.Context) {}
@@ -169,15 +170,23 @@ func EndsOn(q eventqueue.Queue, span trace.Span, ledger *Ledger, owner, id strin
 		e.mu.Lock()
 		recorded := e.recorded
 		e.mu.Unlock()
-		if recorded || ledger == nil {
+		if recorded {
 			return
 		}
-		if end, ok, err := ledger.Ended(context.WithoutCancel(ctx), owner, id); err == nil && ok {
-			why := "the task ended " + end.Status + " on another replica"
-			if end.Status == Cancelled {
-				why = "canceled by the caller" // what the task's status says
+		if ledger != nil {
+			if end, ok, err := ledger.Ended(context.WithoutCancel(ctx), owner, id); err == nil && ok {
+				why := "the task ended " + end.Status + " on another replica"
+				if end.Status == Cancelled {
+					why = "canceled by the caller" // what the task's status says
+				}
+				e.record(end.Status, cmp.Or(end.Reason, why))
+				return
 			}
-			e.record(end.Status, cmp.Or(end.Reason, why))
+		}
+		if ctx.Err() != nil {
+			// a2a-go canceled the execution and reported the end through
+			// the executor's Cancel, on a queue this one does not see.
+			e.record(Cancelled, "canceled by the caller")
 		}
 	}
 }
