@@ -5,11 +5,14 @@ package e2e
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
+	stdlog "log"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -231,8 +234,12 @@ func (c *chromium) stalled(what string, cause error) error {
 			shot = "none (" + err.Error() + ")"
 		}
 	}
-	return fmt.Errorf("%s in Chromium: %w\nthe tab is at %s, showing %.600q\nCSP violations: %q\nscreenshot: %s",
-		what, cause, loc, text, c.Violations(), shot)
+	var violations []string
+	for _, v := range c.Violations() {
+		violations = append(violations, fmt.Sprintf("%.600s", v))
+	}
+	return fmt.Errorf("%s in Chromium: %w\nthe tab is at %.300s, showing %.600q\nCSP violations: %q\nscreenshot: %s",
+		what, cause, loc, text, violations, shot)
 }
 
 // TestChromiumSignInSeesCSPViolations checks the Chromium sign-in of the
@@ -286,4 +293,45 @@ func TestChromiumSignInSeesCSPViolations(t *testing.T) {
 		t.Fatalf("the blocked sign-in reported no form-action violation (%q): %v", v, err)
 	}
 	t.Logf("the blocked sign-in fails with: %v", err)
+}
+
+// TestChromiumTrustsOnlyTheGivenCertificate checks how the deployment
+// tests' Chromium trusts the stack's TLS: a server presenting the
+// certificate of deploy/scale-tls.sh opens when that certificate is the
+// one given, and is refused when another one is (no blanket
+// --ignore-certificate-errors). No Docker: it needs Chromium and openssl.
+func TestChromiumTrustsOnlyTheGivenCertificate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tls")
+	run(t, nil, filepath.Join(repoRoot(t), "deploy", "scale-tls.sh"), dir)
+	pair, err := tls.LoadX509KeyPair(filepath.Join(dir, "lb.pem"), filepath.Join(dir, "lb.pem"))
+	must(t, err, "load the certificate of scale-tls.sh")
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, "<!doctype html><title>ok</title><p>trusted</p>")
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pair}}
+	srv.Config.ErrorLog = stdlog.New(io.Discard, "", 0) // the refused handshakes are expected
+	srv.StartTLS()
+	defer srv.Close()
+	page := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/"
+
+	o := httptest.NewTLSServer(http.NotFoundHandler()) // its certificate, httptest's own, is also for localhost
+	o.Close()
+	other := filepath.Join(t.TempDir(), "other.pem")
+	must(t, os.WriteFile(other, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: o.Certificate().Raw}), 0o600), "write the other certificate")
+
+	open := func(certFile string) error {
+		b := startChromium(t, certFile)
+		ctx, cancel := context.WithTimeout(b.ctx, signInStep)
+		defer cancel()
+		return chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("p")))
+	}
+	if err := open(filepath.Join(dir, "lb.pem")); err != nil {
+		t.Fatalf("Chromium trusting the server's certificate did not open %s: %v", page, err)
+	}
+	if err := open(other); err == nil || !strings.Contains(err.Error(), "CERT") {
+		t.Fatalf("Chromium trusting another certificate opened %s (or failed otherwise): %v", page, err)
+	} else {
+		t.Logf("refused as it should be: %v", err)
+	}
 }
