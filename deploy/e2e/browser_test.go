@@ -176,6 +176,7 @@ func (c *chromium) signIn(authURL, user, password string) (landed, text string, 
 	}
 	type state struct {
 		URL, Text string
+		Loaded    bool // the document is complete: its text is all there
 		Consent   bool // a page asking for consent, with its accept button
 	}
 	deadline := time.Now().Add(signInStep)
@@ -186,10 +187,12 @@ func (c *chromium) signIn(authURL, user, password string) (landed, text string, 
 		}
 		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
 		s, err := chromedp.Run(ctx, chromedp.Evaluate[state](`({URL: location.href, Text: document.body ? document.body.innerText : "",
+			Loaded: document.readyState === "complete",
 			Consent: /\/consent$/.test(location.pathname) && !!document.querySelector("form button[value=accept]")})`))
 		cancel()
 		switch {
 		case err != nil: // between two documents: ask again
+		case !s.Loaded: // the tab's URL changes before the page is read in
 		case strings.HasPrefix(s.URL, redirect+"?"):
 			return s.URL, s.Text, nil
 		case s.Consent && !consented:
