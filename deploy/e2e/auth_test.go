@@ -36,9 +36,10 @@ import (
 // docker-compose.auth.yml (make up-auth), certificates from a local CA.
 type authStack struct {
 	*deployment
-	issuer string
-	trust  *http.Transport // trusts the stack's CA
-	caFile string
+	issuer   string
+	trust    *http.Transport // trusts the stack's CA
+	caFile   string
+	certFile string // the certificate Hydra and the login page present (lb.pem: certificate, then key)
 }
 
 func startAuthStack(t *testing.T) *authStack {
@@ -55,7 +56,8 @@ func startAuthStack(t *testing.T) *authStack {
 	pool.AppendCertsFromPEM(ca)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool}
-	return &authStack{deployment: d, issuer: "https://localhost:" + hydraPort, trust: tr, caFile: filepath.Join(tlsDir, "ca.pem")}
+	return &authStack{deployment: d, issuer: "https://localhost:" + hydraPort, trust: tr, caFile: filepath.Join(tlsDir, "ca.pem"),
+		certFile: filepath.Join(tlsDir, "lb.pem")}
 }
 
 // hydra runs the hydra CLI inside the provider's container against its
@@ -135,7 +137,8 @@ func pngDataURI(t *testing.T) string {
 // resource servers of Hydra (TLS, the demo login page). An independent
 // client (the go-sdk's own OAuth client) starts from a bare 401 and, given
 // only the composer's URL, signs alice in and calls a tool with a file;
-// bob does not see her files; the agentura CLI signs in the same way; a
+// bob does not see her files; the agentura CLI signs alice in through the
+// login page in headless Chromium, with its Content-Security-Policy enforced; a
 // token for another resource gets 401 naming the audience; the provider's
 // signing keys are replaced and the agents take new tokens and refuse the
 // old ones, without a restart.
@@ -174,6 +177,11 @@ func TestComposeAuth(t *testing.T) {
 	}
 
 	t.Run("the CLI signs in", func(t *testing.T) {
+		// The user signs in in headless Chromium, which enforces the
+		// login page's Content-Security-Policy on the way from the form
+		// to Hydra and on to the CLI's loopback redirect, as a user's
+		// browser does: a plain HTTP client applies no policy.
+		b := startChromium(t, s.certFile)
 		c := agenturaCLI(t, s.root)
 		dir := t.TempDir()
 		cmd := exec.CommandContext(ctx, c.path, "call", endpoint, "compose_document", "--output", "json", "--out", filepath.Join(dir, "out"),
@@ -185,21 +193,50 @@ func TestComposeAuth(t *testing.T) {
 		stderr, _ := cmd.StderrPipe()
 		_, err := procgroup.Start(t, cmd)
 		must(t, err, "start the CLI")
-		browser := hydratest.Browser{User: "alice", Password: hydratest.Users["alice"], Deliver: true, Transport: s.trust}
-		var log strings.Builder
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
-			log.WriteString(line + "\n")
-			if strings.HasPrefix(line, s.issuer+"/oauth2/auth?") {
-				go browser.SignIn(ctx, line)
+		var log strings.Builder // the CLI's stderr, complete once scanned is closed
+		signInURL, scanned := make(chan string, 1), make(chan struct{})
+		go func() {
+			defer close(scanned)
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				line := strings.TrimSpace(sc.Text())
+				log.WriteString(line + "\n")
+				if strings.HasPrefix(line, s.issuer+"/oauth2/auth?") {
+					select {
+					case signInURL <- line:
+					default:
+					}
+				}
 			}
+		}()
+		var authURL string
+		select {
+		case authURL = <-signInURL:
+		case <-scanned:
+			cmd.Wait()
+			t.Fatalf("the CLI printed no sign-in URL of %s:\n%s", s.issuer, log.String())
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("the CLI printed no sign-in URL within 2 minutes")
 		}
+		landed, text, err := b.signIn(authURL, "alice", hydratest.Users["alice"])
+		if err != nil {
+			t.Fatalf("alice's sign-in for the CLI: %v", err)
+		}
+		// The browser ends on the CLI's own page, served by its loopback
+		// listener (the redirect URI the CLI put in the authorization URL).
+		if !strings.HasPrefix(landed, "http://127.0.0.1:") || !strings.Contains(landed, "/callback?code=") ||
+			!strings.Contains(text, "Signed in. You may close this window") {
+			t.Fatalf("the browser ended on %s showing %q; want the CLI's callback page with a code", landed, text)
+		}
+		<-scanned
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("agentura call: %v\n%s\n%s", err, log.String(), stdout.String())
 		}
 		if _, err := os.Stat(filepath.Join(dir, "out", "cli.md")); err != nil {
 			t.Errorf("the CLI saved no output: %v\n%s", err, stdout.String())
+		}
+		if v := b.Violations(); len(v) > 0 {
+			t.Errorf("Chromium reported Content-Security-Policy violations: %q", v)
 		}
 	})
 

@@ -4,6 +4,8 @@ go 1.26.0
 
 require (
 	github.com/agentura/agentura v0.0.0
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/mark3labs/mcp-go v1.6.0
 	github.com/moby/moby/api v1.56.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0

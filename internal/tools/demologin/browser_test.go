@@ -77,8 +77,8 @@ func (h *fakeHydra) publicAPI(w http.ResponseWriter, r *http.Request) {
 // form-action 'self' alone (issue 41) the browser stays on the sign-in page,
 // and with 'self' and the provider's origin it stays there too, blocked at
 // the last redirect, the one to the client's redirect URI. The
-// deployment test (deploy/e2e TestComposeAuth) signs in with a plain HTTP
-// client, which applies no policy: this test is the one that covers it.
+// deployment test (deploy/e2e TestComposeAuth) signs in in Chromium too,
+// against the real Hydra; this one needs no Docker.
 func TestSignInInChromium(t *testing.T) {
 	callback := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
