@@ -49,7 +49,7 @@ func envPort(t *testing.T, name string) int {
 // runProject is the base of this run's Compose project names: E2E_PROJECT,
 // which deploy/e2e.sh sets (new each run unless given), or, for go test run
 // by hand, agenturae2e- and this process's id. A test's project is it with
-// the test's suffix ("" for the plain deployment, then "auth", "nginx",
+// the test's suffix ("" for the plain deployment, then "auth", "nginx", "trace",
 // "scale", "tasks"); deploy/e2e.sh takes down exactly these.
 func runProject(suffix string) string {
 	base := os.Getenv("E2E_PROJECT")
