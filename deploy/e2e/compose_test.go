@@ -112,6 +112,12 @@ func startDeploymentWith(t *testing.T, project string, extra []string, vars map[
 	}
 	env := string(example)
 	for k, v := range vars {
+		// A variable the example documents is set on its own line (an env
+		// file naming it twice leaves the winner to the Compose version).
+		if re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(k) + `=.*$`); re.MatchString(env) {
+			env = re.ReplaceAllLiteralString(env, k+"="+v)
+			continue
+		}
 		env += "\n" + k + "=" + v + "\n"
 	}
 	for k, v := range set {

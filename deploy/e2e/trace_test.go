@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -152,8 +153,13 @@ func jaegerTraces(t *testing.T, base, service string) []jaegerTrace {
 func TestComposeTrace(t *testing.T) {
 	start := time.Now()
 	jaegerPort, otlpPort := envPort(t, "E2E_JAEGER_PORT"), envPort(t, "E2E_OTLP_PORT")
-	d := startDeploymentWith(t, runProject("trace"), []string{"docker-compose.trace.yml"},
-		map[string]string{"JAEGER_PORT": strconv.Itoa(jaegerPort), "OTLP_PORT": strconv.Itoa(otlpPort)})
+	// IMAGE_TAG picks the images' tag (default latest), as for the scale-out
+	// tests: `make e2e IMAGE_TAG=x` builds and tests images no other build
+	// on the same engine retags meanwhile.
+	tag := cmp.Or(os.Getenv("IMAGE_TAG"), "latest")
+	d := startDeploymentWith(t, runProject("trace"), []string{"docker-compose.trace.yml"}, map[string]string{
+		"JAEGER_PORT": strconv.Itoa(jaegerPort), "OTLP_PORT": strconv.Itoa(otlpPort),
+		"OCR_IMAGE": "agentura/ocr-agent:" + tag, "COMPOSER_IMAGE": "agentura/composer-agent:" + tag, "JAEGER_IMAGE": "agentura/jaeger:" + tag})
 	jaeger := "http://127.0.0.1:" + strconv.Itoa(jaegerPort)
 	t.Logf("deployment healthy after %s", time.Since(start).Round(time.Second))
 
