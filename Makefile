@@ -200,13 +200,43 @@ up-auth: images image-auth
 down-auth:
 	$(AUTH_COMPOSE) down
 
+## jaeger: Jaeger v1.75.0 (the v2 all-in-one), the trace store of make up-trace, into $(go env GOPATH)/bin:
+##   .ci/setup.d/50-jaeger.sh builds it static from the Go module proxy through the tools module deploy/jaeger
+##   (skipped when that version is there)
+JAEGER_BIN := $(shell $(GO) env GOPATH)/bin/jaeger
+.PHONY: jaeger image-jaeger up-trace down-trace
+jaeger:
+	.ci/setup.d/50-jaeger.sh
+
+## image-jaeger: the trace store of make up-trace: agentura/jaeger (Jaeger's static binary on scratch, deploy/Dockerfile.jaeger)
+JAEGER_IMAGE_CTX ?= build/images-jaeger
+image-jaeger: jaeger
+	$(call image-rootfs,$(JAEGER_IMAGE_CTX))
+	cp $(JAEGER_BIN) $(JAEGER_IMAGE_CTX)/jaeger
+	$(STATIC_GO) -o $(JAEGER_IMAGE_CTX)/httpprobe ./internal/cmd/httpprobe
+	docker build -q -t agentura/jaeger:$(IMAGE_TAG) -f deploy/Dockerfile.jaeger $(JAEGER_IMAGE_CTX)
+	docker image prune -f --filter label=org.opencontainers.image.vendor=agentura >/dev/null
+
+## up-trace: the agents exporting their traces to Jaeger (deploy/docker-compose.yml with deploy/docker-compose.trace.yml):
+##   Jaeger's query API on http://localhost:16686 (JAEGER_PORT; its UI there is a placeholder page: read traces with
+##   /api/traces), its OTLP/HTTP receiver on http://localhost:4318 (OTLP_PORT) for the CLI's spans
+##   (OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 agentura call ...); see docs/observability.md. TRACE_PROJECT
+##   (default agenturatrace) is the Compose project of up-trace and down-trace
+TRACE_PROJECT ?= agenturatrace
+TRACE_COMPOSE  = $(COMPOSE) -p $(TRACE_PROJECT) -f deploy/docker-compose.yml -f deploy/docker-compose.trace.yml
+up-trace: images image-jaeger
+	$(TRACE_COMPOSE) up -d
+	COMPOSE_PROJECT_NAME=$(TRACE_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.yml:deploy/docker-compose.trace.yml
+down-trace:
+	$(TRACE_COMPOSE) down
+
 ## e2e: build the images, then test them on the Docker engine: each image with testcontainers-go, the compose
 ## deployment driven from the host with the agentura CLI (deploy/e2e.sh; fails when Docker is missing);
 ## E2E_TIMEOUT bounds its go test (default 30m). It runs beside other deployments: E2E_PROJECT names its Compose
 ## projects (default agenturae2e-<random>; it refuses one that exists, and takes down only its own), and the ports it
 ## publishes are E2E_OCR_PORT, E2E_COMPOSER_PORT, E2E_HYDRA_PORT, E2E_LOGIN_PORT, picked free when not given
 E2E_TIMEOUT ?= 30m
-e2e: images image-s3 image-lb image-auth image-nginx
+e2e: images image-s3 image-lb image-auth image-nginx image-jaeger
 	@if [ -d cmd/agentura ]; then $(GO) build -o bin/ ./cmd/agentura; fi
 	E2E_TIMEOUT=$(E2E_TIMEOUT) deploy/e2e.sh
 

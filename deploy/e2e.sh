@@ -7,7 +7,7 @@
 #                any of them exists already, and takes down (volumes included), whatever happens, those and no other.
 #   E2E_OCR_PORT / E2E_COMPOSER_PORT / E2E_HYDRA_PORT / E2E_LOGIN_PORT  the loopback ports the agents, Hydra and the
 #                demo login are published on; each one not given is picked free (internal/cmd/freeport). The
-#                scale-out and nginx tests pick their own free ports.
+#                scale-out and nginx tests pick their own free ports, and the trace test its Jaeger ports.
 # E2E_RUN picks tests (go test -run); E2E_LOAD_DURATION is the length of the load test through the scale-out
 # balancer (default 20s); E2E_TIMEOUT bounds the go test (default 30m).
 set -euo pipefail
@@ -19,7 +19,7 @@ if ! [[ $project =~ ^[a-z0-9][a-z0-9_-]*$ ]]; then
 	exit 1
 fi
 export E2E_PROJECT=$project
-projects=("$project" "${project}scale" "${project}tasks" "${project}auth" "${project}nginx")
+projects=("$project" "${project}scale" "${project}tasks" "${project}auth" "${project}nginx" "${project}trace")
 if docker compose version >/dev/null 2>&1; then compose=(docker compose); else compose=(docker-compose); fi
 docker info >/dev/null 2>&1 || { echo "e2e: the Docker engine does not answer; run 'make deps' and start it" >&2; exit 1; }
 # This run takes its projects down at the end, volumes included: they must be its own.
@@ -56,6 +56,9 @@ teardown() {
 		down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
 	# The nginx variant's project (TestComposeNginx).
 	"${compose[@]}" -p "${project}nginx" -f deploy/docker-compose.nginx.yml down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
+	# The tracing test's project (TestComposeTrace): the agents with Jaeger.
+	"${compose[@]}" -p "${project}trace" -f deploy/docker-compose.yml -f deploy/docker-compose.trace.yml \
+		down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
 	rm -f "$log"
 }
 trap teardown EXIT INT TERM

@@ -14,10 +14,11 @@ import (
 )
 
 // cli runs the agentura CLI that `make e2e` builds into bin/, with flags
-// added to every call.
+// added to every call and env added to its environment.
 type cli struct {
 	path  string
 	flags []string
+	env   []string
 }
 
 // agenturaCLI finds bin/agentura; a missing binary fails the test.
@@ -67,6 +68,9 @@ func (c cli) call(t *testing.T, out *cliResult, url, tool, args, outDir string, 
 	}
 	argv = append(argv, url, tool)
 	cmd := exec.CommandContext(t.Context(), c.path, argv...)
+	if len(c.env) > 0 {
+		cmd.Env = append(os.Environ(), c.env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := procgroup.Run(cmd); err != nil {

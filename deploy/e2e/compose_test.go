@@ -49,7 +49,7 @@ func envPort(t *testing.T, name string) int {
 // runProject is the base of this run's Compose project names: E2E_PROJECT,
 // which deploy/e2e.sh sets (new each run unless given), or, for go test run
 // by hand, agenturae2e- and this process's id. A test's project is it with
-// the test's suffix ("" for the plain deployment, then "auth", "nginx",
+// the test's suffix ("" for the plain deployment, then "auth", "nginx", "trace",
 // "scale", "tasks"); deploy/e2e.sh takes down exactly these.
 func runProject(suffix string) string {
 	base := os.Getenv("E2E_PROJECT")
@@ -112,6 +112,12 @@ func startDeploymentWith(t *testing.T, project string, extra []string, vars map[
 	}
 	env := string(example)
 	for k, v := range vars {
+		// A variable the example documents is set on its own line (an env
+		// file naming it twice leaves the winner to the Compose version).
+		if re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(k) + `=.*$`); re.MatchString(env) {
+			env = re.ReplaceAllLiteralString(env, k+"="+v)
+			continue
+		}
 		env += "\n" + k + "=" + v + "\n"
 	}
 	for k, v := range set {

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -203,7 +205,15 @@ func unresolved(err error) error {
 	return err
 }
 
-// Get starts a GET of rawURL. The caller closes the body.
+// traceContext writes the W3C trace context of a fetch's span (the call's
+// "resolve file input") into its request's traceparent and tracestate
+// headers, so that a server that continues traces (a peer agent's file
+// routes) puts its span under it. Baggage is not sent: its values are the
+// caller's, and a fetched URL may be anyone's.
+var traceContext = propagation.TraceContext{}
+
+// Get starts a GET of rawURL, with the trace context of ctx in its
+// traceparent header. The caller closes the body.
 func (f *Fetcher) Get(ctx context.Context, rawURL string) (*http.Response, error) {
 	client, rawURL := f.ClientFor(rawURL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
@@ -214,6 +224,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string) (*http.Response, error
 		return nil, fmt.Errorf("bad URL %q: %w", transfer.Redact(rawURL), err)
 	}
 	req.Header.Set("User-Agent", "agentura-fetch/1")
+	traceContext.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := client.Do(req)
 	if err != nil {
 		var ssrf *SSRFError
