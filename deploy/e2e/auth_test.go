@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -41,21 +42,63 @@ type authStack struct {
 	caFile string
 }
 
+// startAuthStack brings the sign-in deployment up as docs/deployment.md
+// shows it: its transcript of make up-auth (the CA and certificates made
+// by make in a folder of this test's, AUTH_TLS) and the agentura CLI's
+// sign-in, as alice.
 func startAuthStack(t *testing.T) *authStack {
 	t.Helper()
-	root := repoRoot(t)
 	tlsDir := filepath.Join(t.TempDir(), "auth-tls")
-	run(t, []string{"SCALE_TLS_NAMES=hydra,demologin"}, filepath.Join(root, "deploy", "scale-tls.sh"), tlsDir)
+	caFile := filepath.Join(tlsDir, "ca.pem")
 	hydraPort, loginPort := strconv.Itoa(envPort(t, "E2E_HYDRA_PORT")), strconv.Itoa(envPort(t, "E2E_LOGIN_PORT"))
-	d := startDeploymentWith(t, runProject("auth"), []string{"docker-compose.auth.yml"},
-		map[string]string{"AUTH_TLS_DIR": tlsDir, "HYDRA_PORT": hydraPort, "LOGIN_PORT": loginPort})
-	ca, err := os.ReadFile(filepath.Join(tlsDir, "ca.pem"))
-	must(t, err, "read the CA")
+	issuer := "https://localhost:" + hydraPort
+	project := runProject("auth")
+	d := startDeploymentWith(t, project, []string{"docker-compose.auth.yml"},
+		map[string]string{"AUTH_TLS_DIR": tlsDir, "HYDRA_PORT": hydraPort, "LOGIN_PORT": loginPort},
+		&makeUp{target: "up-auth", defaultProject: "agenturaauth",
+			vars: []string{"AUTH_PROJECT=" + project, "AUTH_TLS=" + tlsDir},
+			subst: [][2]string{{"build/auth-tls", tlsDir},
+				{"localhost:4444", "localhost:" + hydraPort}, {"localhost:4446", "localhost:" + loginPort}},
+			onLine: func(ctx context.Context, line string) error {
+				if u := strings.TrimSpace(line); strings.HasPrefix(u, issuer+"/oauth2/auth?") {
+					return cliSignIn(ctx, caFile, "alice", u)
+				}
+				return nil
+			}})
+	tr, err := caTransport(caFile)
+	must(t, err, "the deployment's CA")
+	return &authStack{deployment: d, issuer: issuer, trust: tr, caFile: caFile}
+}
+
+// caTransport is an HTTP transport that trusts the CA of caFile alone.
+func caTransport(caFile string) (*http.Transport, error) {
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("%s holds no certificate", caFile)
+	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool}
-	return &authStack{deployment: d, issuer: "https://localhost:" + hydraPort, trust: tr, caFile: filepath.Join(tlsDir, "ca.pem")}
+	return tr, nil
+}
+
+// cliSignIn is the browser of the agentura CLI's sign-in: it signs user in
+// at authURL, the address the CLI printed (AGENTURA_NO_BROWSER), trusting
+// the provider's CA in caFile, and delivers the code to the CLI's loopback
+// redirect. It is hydratest.Browser, a plain HTTP client.
+func cliSignIn(ctx context.Context, caFile, user, authURL string) error {
+	tr, err := caTransport(caFile)
+	if err != nil {
+		return err
+	}
+	browser := hydratest.Browser{User: user, Password: hydratest.Users[user], Deliver: true, Transport: tr}
+	if _, err := browser.SignIn(ctx, authURL); err != nil {
+		return fmt.Errorf("sign %s in at %s: %w", user, authURL, err)
+	}
+	return nil
 }
 
 // hydra runs the hydra CLI inside the provider's container against its
