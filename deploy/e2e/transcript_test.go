@@ -114,9 +114,10 @@ func parseTranscripts(doc string) (map[string][]transcriptCommand, error) {
 // transcriptRun is how this run's commands differ from the doc's.
 type transcriptRun struct {
 	root string
-	// env is added to the commands' environment, after this process's and
-	// the PATH that starts with the checkout's bin/ (the agentura CLI `make
-	// build` makes, as the doc tells the user to put on PATH).
+	// env is added to the commands' environment, after this process's, the
+	// PATH that starts with the checkout's bin/ (the agentura CLI `make
+	// build` makes, as the doc tells the user to put on PATH) and the CLI's
+	// AGENTURA_NO_BROWSER and AGENTURA_TOKEN_FILE.
 	env []string
 	// subst pairs the doc's text with this run's: the first replaced by the
 	// second in the commands, the second by the first in their output, in
@@ -152,7 +153,11 @@ func runTranscript(t *testing.T, target string, r transcriptRun) {
 		t.Fatalf("%s exists: the transcripts of docs/deployment.md save their files there; remove it (rm -r %s)", outDir, outDir)
 	}
 	t.Cleanup(func() { os.RemoveAll(outDir) })
-	env := append(os.Environ(), "PATH="+filepath.Join(r.root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env := append(os.Environ(), "PATH="+filepath.Join(r.root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
+		// The CLI's sign-in: no browser started on this machine (the test's
+		// onLine signs in), tokens kept in a file of this test's, not the
+		// user's config folder.
+		"AGENTURA_NO_BROWSER=1", "AGENTURA_TOKEN_FILE="+filepath.Join(t.TempDir(), "oauth-tokens.json"))
 	env = append(env, r.env...)
 	for _, c := range cmds {
 		command := c.command
