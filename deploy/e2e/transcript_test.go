@@ -153,7 +153,14 @@ func runTranscript(t *testing.T, target string, r transcriptRun) {
 		t.Fatalf("%s exists: the transcripts of docs/deployment.md save their files there; remove it (rm -r %s)", outDir, outDir)
 	}
 	t.Cleanup(func() { os.RemoveAll(outDir) })
-	env := append(os.Environ(), "PATH="+filepath.Join(r.root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
+	// A user's shell, not a sub-make of make e2e: without make's variables
+	// the make commands print no "make[1]: Entering directory" and take no
+	// variables from make e2e's command line.
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains([]string{"MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES", "MAKE_TERMOUT", "MAKE_TERMERR"}, name)
+	})
+	env = append(env, "PATH="+filepath.Join(r.root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
 		// The CLI's sign-in: no browser started on this machine (the test's
 		// onLine signs in), tokens kept in a file of this test's, not the
 		// user's config folder.
