@@ -197,7 +197,9 @@ func (d *deployment) containerID(t *testing.T, service string) string {
 }
 
 // TestCompose runs the deployment an operator runs: both agents from
-// deploy/docker-compose.yml, driven from the host. With the agentura CLI it
+// deploy/docker-compose.yml, brought up by the transcript of make up in
+// docs/deployment.md (make up, a PDF composed and read back with the CLI),
+// driven from the host. With the agentura CLI it
 // reads a generated scan with the OCR agent and composes a PPTX report of the
 // recognised text plus the scan with the composer agent, which the CLI
 // downloads through its signed URL. With an independent MCP client (mcp-go)
