@@ -193,10 +193,13 @@ image-auth: hydra
 AUTH_PROJECT ?= agenturaauth
 AUTH_TLS     ?= build/auth-tls
 AUTH_COMPOSE  = $(COMPOSE) -p $(AUTH_PROJECT) -f deploy/docker-compose.yml -f deploy/docker-compose.auth.yml
+# The compose file reads the certificates' folder from AUTH_TLS_DIR: exported, so that the commands make prints are
+# the same on every machine (no absolute path of the checkout in them).
+up-auth: export AUTH_TLS_DIR = $(abspath $(AUTH_TLS))
 up-auth: images image-auth
 	SCALE_TLS_NAMES=hydra,demologin deploy/scale-tls.sh $(AUTH_TLS)
-	AUTH_TLS_DIR=$(abspath $(AUTH_TLS)) $(AUTH_COMPOSE) up -d
-	AUTH_TLS_DIR=$(abspath $(AUTH_TLS)) COMPOSE_PROJECT_NAME=$(AUTH_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.yml:deploy/docker-compose.auth.yml
+	$(AUTH_COMPOSE) up -d
+	COMPOSE_PROJECT_NAME=$(AUTH_PROJECT) deploy/wait-healthy.sh deploy/docker-compose.yml:deploy/docker-compose.auth.yml
 down-auth:
 	$(AUTH_COMPOSE) down
 
@@ -302,15 +305,18 @@ down-nginx:
 ##   SCALE_OCR_REPLICAS (1) OCR replicas (https://localhost:8444) sharing
 ##   one bucket and one signing key behind an HAProxy balancer on https://localhost:8443; settings in
 ##   deploy/.env.scale, written with fresh secrets (mode 0600) by deploy/scale-env.sh when missing; the balancer's
-##   certificate from a local CA in build/scale-tls (curl --cacert build/scale-tls/ca.pem); down-scale: stop it
+##   certificate from a local CA in SCALE_TLS, build/scale-tls (curl --cacert build/scale-tls/ca.pem); down-scale: stop it
 ##   (with or without the settings file)
 SCALE_PROJECT ?= agenturascale
 SCALE_ENV     ?= deploy/.env.scale
+SCALE_TLS     ?= build/scale-tls
 SCALE_REPLICAS ?= 2
 SCALE_OCR_REPLICAS ?= 1
+# The compose file reads the certificate's folder from SCALE_TLS_DIR (exported: no absolute path in what make prints).
+up-scale: export SCALE_TLS_DIR = $(abspath $(SCALE_TLS))
 up-scale: images image-s3 image-lb
 	deploy/scale-env.sh $(SCALE_ENV)
-	deploy/scale-tls.sh build/scale-tls
+	deploy/scale-tls.sh $(SCALE_TLS)
 	$(COMPOSE) -p $(SCALE_PROJECT) -f deploy/docker-compose.scale.yml --env-file $(SCALE_ENV) up -d --scale composer=$(SCALE_REPLICAS) --scale ocr=$(SCALE_OCR_REPLICAS)
 	@# wait-healthy.sh's Compose calls interpolate the file too: export the env file's lines as they are (no shell
 	@# evaluation, so secrets may hold any character).

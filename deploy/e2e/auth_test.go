@@ -3,13 +3,13 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -36,28 +36,52 @@ import (
 // docker-compose.auth.yml (make up-auth), certificates from a local CA.
 type authStack struct {
 	*deployment
-	issuer   string
-	trust    *http.Transport // trusts the stack's CA
-	caFile   string
-	certFile string // the certificate Hydra and the login page present (lb.pem: certificate, then key)
+	issuer string
+	trust  *http.Transport // trusts the stack's CA
+	caFile string
 }
 
+// startAuthStack brings the sign-in deployment up as docs/deployment.md
+// shows it: its transcript of make up-auth (the CA and certificates made
+// by make in a folder of this test's, AUTH_TLS) and the agentura CLI's
+// sign-in, as alice.
 func startAuthStack(t *testing.T) *authStack {
 	t.Helper()
-	root := repoRoot(t)
 	tlsDir := filepath.Join(t.TempDir(), "auth-tls")
-	run(t, []string{"SCALE_TLS_NAMES=hydra,demologin"}, filepath.Join(root, "deploy", "scale-tls.sh"), tlsDir)
+	caFile := filepath.Join(tlsDir, "ca.pem")
 	hydraPort, loginPort := strconv.Itoa(envPort(t, "E2E_HYDRA_PORT")), strconv.Itoa(envPort(t, "E2E_LOGIN_PORT"))
-	d := startDeploymentWith(t, runProject("auth"), []string{"docker-compose.auth.yml"},
-		map[string]string{"AUTH_TLS_DIR": tlsDir, "HYDRA_PORT": hydraPort, "LOGIN_PORT": loginPort})
-	ca, err := os.ReadFile(filepath.Join(tlsDir, "ca.pem"))
-	must(t, err, "read the CA")
+	issuer := "https://localhost:" + hydraPort
+	project := runProject("auth")
+	d := startDeploymentWith(t, project, []string{"docker-compose.auth.yml"},
+		map[string]string{"AUTH_TLS_DIR": tlsDir, "HYDRA_PORT": hydraPort, "LOGIN_PORT": loginPort},
+		&makeUp{target: "up-auth", defaultProject: "agenturaauth",
+			vars: []string{"AUTH_PROJECT=" + project, "AUTH_TLS=" + tlsDir},
+			subst: [][2]string{{"build/auth-tls", tlsDir},
+				{"localhost:4444", "localhost:" + hydraPort}, {"localhost:4446", "localhost:" + loginPort}},
+			onLine: func(ctx context.Context, line string) error {
+				if u := strings.TrimSpace(line); strings.HasPrefix(u, issuer+"/oauth2/auth?") {
+					return chromiumSignIn(t, filepath.Join(tlsDir, "lb.pem"), "alice", u)
+				}
+				return nil
+			}})
+	tr, err := caTransport(caFile)
+	must(t, err, "the deployment's CA")
+	return &authStack{deployment: d, issuer: issuer, trust: tr, caFile: caFile}
+}
+
+// caTransport is an HTTP transport that trusts the CA of caFile alone.
+func caTransport(caFile string) (*http.Transport, error) {
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("%s holds no certificate", caFile)
+	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool}
-	return &authStack{deployment: d, issuer: "https://localhost:" + hydraPort, trust: tr, caFile: filepath.Join(tlsDir, "ca.pem"),
-		certFile: filepath.Join(tlsDir, "lb.pem")}
+	return tr, nil
 }
 
 // hydra runs the hydra CLI inside the provider's container against its
@@ -134,11 +158,12 @@ func pngDataURI(t *testing.T) string {
 }
 
 // TestComposeAuth runs `make up-auth`'s deployment: the agents as OAuth
-// resource servers of Hydra (TLS, the demo login page). An independent
+// resource servers of Hydra (TLS, the demo login page), brought up by the
+// doc's transcript, whose agentura CLI call signs alice in through the login
+// page in headless Chromium, its Content-Security-Policy enforced. An independent
 // client (the go-sdk's own OAuth client) starts from a bare 401 and, given
 // only the composer's URL, signs alice in and calls a tool with a file;
-// bob does not see her files; the agentura CLI signs alice in through the
-// login page in headless Chromium, with its Content-Security-Policy enforced; a
+// bob does not see her files; a
 // token for another resource gets 401 naming the audience; the provider's
 // signing keys are replaced and the agents take new tokens and refuse the
 // old ones, without a restart.
@@ -175,70 +200,6 @@ func TestComposeAuth(t *testing.T) {
 	if len(la.Resources) == 0 {
 		t.Errorf("alice does not see her own file")
 	}
-
-	t.Run("the CLI signs in", func(t *testing.T) {
-		// The user signs in in headless Chromium, which enforces the
-		// login page's Content-Security-Policy on the way from the form
-		// to Hydra and on to the CLI's loopback redirect, as a user's
-		// browser does: a plain HTTP client applies no policy.
-		b := startChromium(t, s.certFile)
-		c := agenturaCLI(t, s.root)
-		dir := t.TempDir()
-		cmd := exec.CommandContext(ctx, c.path, "call", endpoint, "compose_document", "--output", "json", "--out", filepath.Join(dir, "out"),
-			"--json", `{"markdown": "# CLI signed in", "format": "md", "filename": "cli.md"}`,
-			"--oauth-client-id", "agentura-cli", "--token-file", filepath.Join(dir, "tokens.json"))
-		cmd.Env = append(os.Environ(), "AGENTURA_NO_BROWSER=1", "SSL_CERT_FILE="+s.caFile)
-		var stdout bytes.Buffer
-		cmd.Stdout = &stdout
-		stderr, _ := cmd.StderrPipe()
-		_, err := procgroup.Start(t, cmd)
-		must(t, err, "start the CLI")
-		var log strings.Builder // the CLI's stderr, complete once scanned is closed
-		signInURL, scanned := make(chan string, 1), make(chan struct{})
-		go func() {
-			defer close(scanned)
-			sc := bufio.NewScanner(stderr)
-			for sc.Scan() {
-				line := strings.TrimSpace(sc.Text())
-				log.WriteString(line + "\n")
-				if strings.HasPrefix(line, s.issuer+"/oauth2/auth?") {
-					select {
-					case signInURL <- line:
-					default:
-					}
-				}
-			}
-		}()
-		var authURL string
-		select {
-		case authURL = <-signInURL:
-		case <-scanned:
-			cmd.Wait()
-			t.Fatalf("the CLI printed no sign-in URL of %s:\n%s", s.issuer, log.String())
-		case <-time.After(2 * time.Minute):
-			t.Fatalf("the CLI printed no sign-in URL within 2 minutes")
-		}
-		landed, text, err := b.signIn(authURL, "alice", hydratest.Users["alice"])
-		if err != nil {
-			t.Fatalf("alice's sign-in for the CLI: %v", err)
-		}
-		// The browser ends on the CLI's own page, served by its loopback
-		// listener (the redirect URI the CLI put in the authorization URL).
-		if !strings.HasPrefix(landed, "http://127.0.0.1:") || !strings.Contains(landed, "/callback?code=") ||
-			!strings.Contains(text, "Signed in. You may close this window") {
-			t.Fatalf("the browser ended on %s showing %q; want the CLI's callback page with a code", landed, text)
-		}
-		<-scanned
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("agentura call: %v\n%s\n%s", err, log.String(), stdout.String())
-		}
-		if _, err := os.Stat(filepath.Join(dir, "out", "cli.md")); err != nil {
-			t.Errorf("the CLI saved no output: %v\n%s", err, stdout.String())
-		}
-		if v := b.Violations(); len(v) > 0 {
-			t.Errorf("Chromium reported Content-Security-Policy violations: %q", v)
-		}
-	})
 
 	list := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	send := func(tok string) (int, string, string) {

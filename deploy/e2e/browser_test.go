@@ -33,6 +33,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentura/agentura/internal/testkit/chromiumtest"
+	"github.com/agentura/agentura/internal/testkit/hydratest"
 )
 
 // signInStep bounds each step of a sign-in in Chromium: opening the login
@@ -210,6 +211,29 @@ func (c *chromium) signIn(authURL, user, password string) (landed, text string, 
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// chromiumSignIn is the browser of the agentura CLI's sign-in: it signs
+// user in, in headless Chromium trusting the certificate of certFile (the
+// provider's and the login page's), at authURL, the address the CLI printed
+// (AGENTURA_NO_BROWSER), and fails unless the tab ends on the CLI's own
+// page, served by its loopback listener (the redirect URI of authURL), with
+// no Content-Security-Policy violation on the way.
+func chromiumSignIn(t *testing.T, certFile, user, authURL string) error {
+	t.Helper()
+	b := startChromium(t, certFile)
+	landed, text, err := b.signIn(authURL, user, hydratest.Users[user])
+	if err != nil {
+		return fmt.Errorf("%s's sign-in for the CLI: %w", user, err)
+	}
+	if !strings.HasPrefix(landed, "http://127.0.0.1:") || !strings.Contains(landed, "/callback?code=") ||
+		!strings.Contains(text, "Signed in. You may close this window") {
+		return fmt.Errorf("the browser ended on %s showing %q; want the CLI's callback page with a code", landed, text)
+	}
+	if v := b.Violations(); len(v) > 0 {
+		return fmt.Errorf("Chromium reported Content-Security-Policy violations: %q", v)
+	}
+	return nil
 }
 
 // stalled is the error of a sign-in step that failed: where the tab is,

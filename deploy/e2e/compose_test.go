@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,19 +74,25 @@ func composeCommand(t *testing.T) []string {
 	return nil
 }
 
-// startDeployment writes an env file from deploy/.env.example (so the example
-// is proven complete and valid) with this run's project and ports, brings the
-// project up and waits for every health check. The project is always taken
-// down again, volumes included, when the test ends.
-func startDeployment(t *testing.T) *deployment {
-	t.Helper()
-	return startDeploymentWith(t, runProject(""), nil, nil)
+// makeUp brings a deployment up the way docs/deployment.md shows: its
+// transcript of make target, run with the env file's settings in the
+// environment (where Compose takes them from, over deploy/.env) and the
+// make variable that names the project (vars, e.g. COMPOSE_PROJECT=...).
+type makeUp struct {
+	target         string
+	defaultProject string      // the project the doc's output names (the make variable's default)
+	vars           []string    // further environment: make variables, settings
+	subst          [][2]string // further substitutions (transcriptRun.subst), before the ports'
+	onLine         func(ctx context.Context, line string) error
 }
 
-// startDeploymentWith is startDeployment under project with the compose
-// files extra (paths under deploy/) added and the variables set added to
-// the env file.
-func startDeploymentWith(t *testing.T, project string, extra []string, vars map[string]string) *deployment {
+// startDeploymentWith writes an env file from deploy/.env.example (so the
+// example is proven complete and valid) with project, this run's ports and
+// the variables vars, brings the project of deploy/docker-compose.yml and the
+// compose files extra (paths under deploy/) up and waits for every health
+// check; with up, it brings it up by the doc's transcript instead. The
+// project is always taken down again, volumes included, when the test ends.
+func startDeploymentWith(t *testing.T, project string, extra []string, vars map[string]string, up *makeUp) *deployment {
 	t.Helper()
 	requireDocker(t)
 	root := repoRoot(t)
@@ -138,6 +146,23 @@ func startDeploymentWith(t *testing.T, project string, extra []string, vars map[
 			t.Errorf("compose down: %v\n%s", err, out)
 		}
 	})
+	if up != nil {
+		var settings []string
+		for _, l := range strings.Split(env, "\n") {
+			if l != "" && !strings.HasPrefix(l, "#") {
+				settings = append(settings, l)
+			}
+		}
+		runTranscript(t, up.target, transcriptRun{
+			root: root,
+			env:  append(settings, up.vars...),
+			subst: append(slices.Clone(up.subst),
+				[2]string{"localhost:8001", "localhost:" + strconv.Itoa(ocrPort)}, [2]string{"localhost:8002", "localhost:" + strconv.Itoa(composerPort)}),
+			project: [2]string{up.defaultProject, d.project},
+			onLine:  up.onLine,
+		})
+		return d
+	}
 	if out, err := d.run("up", "-d"); err != nil {
 		t.Fatalf("compose up: %v\n%s", err, out)
 	}
@@ -178,7 +203,9 @@ func (d *deployment) containerID(t *testing.T, service string) string {
 }
 
 // TestCompose runs the deployment an operator runs: both agents from
-// deploy/docker-compose.yml, driven from the host. With the agentura CLI it
+// deploy/docker-compose.yml, brought up by the transcript of make up in
+// docs/deployment.md (make up, a PDF composed and read back with the CLI),
+// driven from the host. With the agentura CLI it
 // reads a generated scan with the OCR agent and composes a PPTX report of the
 // recognised text plus the scan with the composer agent, which the CLI
 // downloads through its signed URL. With an independent MCP client (mcp-go)
@@ -188,7 +215,8 @@ func (d *deployment) containerID(t *testing.T, service string) string {
 // downloads the same URL again. No agent may run as root or on a writable
 // root file system.
 func TestCompose(t *testing.T) {
-	d := startDeployment(t)
+	d := startDeploymentWith(t, runProject(""), nil, nil, &makeUp{target: "up", defaultProject: "agentura",
+		vars: []string{"COMPOSE_PROJECT=" + runProject("")}})
 	serving := time.Now().UTC().Format(time.RFC3339Nano) // past the start-up's notices (the generated signing key's warning)
 	scan := scanPNG(t)
 

@@ -18,7 +18,8 @@ import (
 	"time"
 )
 
-// TestComposeNginx runs deploy/docker-compose.nginx.yml: the composer agent
+// TestComposeNginx runs deploy/docker-compose.nginx.yml, brought up by the
+// transcript of make up-nginx in docs/deployment.md: the composer agent
 // on disk storage behind nginx, which sends the downloads the agent checked
 // (X-Accel-Redirect). A file staged through nginx comes back through it
 // byte-exact with the headers the agent sets; a tampered token is refused
@@ -33,8 +34,9 @@ func TestComposeNginx(t *testing.T) {
 	port := freePort(t)
 	base := "http://localhost:" + strconv.Itoa(port)
 	const urlTTL = 20 * time.Second
-	env := append(os.Environ(), "COMPOSE_PROJECT_NAME="+project, "NGINX_PORT="+strconv.Itoa(port), "NGINX_PUBLIC_URL="+base,
-		"AGENT_URL_TTL="+urlTTL.String(), "AGENT_MCP_STATELESS=true")
+	settings := []string{"COMPOSE_PROJECT_NAME=" + project, "NGINX_PORT=" + strconv.Itoa(port), "NGINX_PUBLIC_URL=" + base,
+		"AGENT_URL_TTL=" + urlTTL.String(), "AGENT_MCP_STATELESS=true"}
+	env := append(os.Environ(), settings...)
 	dc := func(args ...string) (string, error) {
 		cmd := exec.Command(compose[0], append(append(append([]string{}, compose[1:]...), "-p", project, "-f", file), args...)...)
 		cmd.Env = env
@@ -50,10 +52,13 @@ func TestComposeNginx(t *testing.T) {
 			t.Errorf("compose down: %v\n%s", err, out)
 		}
 	})
-	if out, err := dc("up", "-d"); err != nil {
-		t.Fatalf("compose up: %v\n%s", err, out)
-	}
-	run(t, env, filepath.Join(root, "deploy", "wait-healthy.sh"), file, "120")
+	// Up as docs/deployment.md shows it: make up-nginx and a GET of /readyz.
+	runTranscript(t, "up-nginx", transcriptRun{
+		root:    root,
+		env:     append(settings, "NGINX_PROJECT="+project),
+		subst:   [][2]string{{"localhost:8080", "localhost:" + strconv.Itoa(port)}},
+		project: [2]string{"agenturanginx", project},
+	})
 
 	hc := &http.Client{Timeout: time.Minute}
 	content := make([]byte, 3<<20+17)

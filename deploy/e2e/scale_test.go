@@ -62,6 +62,10 @@ type scaleOptions struct {
 	composer int               // composer replicas
 	ocr      int               // OCR replicas
 	env      map[string]string // further settings of the env file
+	// makeUp brings it up by the transcript of make up-scale in
+	// docs/deployment.md (with the env file's settings in the environment,
+	// over those of the SCALE_ENV make writes) instead of compose up.
+	makeUp bool
 }
 
 // startScaleWith is startScale with the options o.
@@ -90,8 +94,10 @@ func startScaleWith(t *testing.T, o scaleOptions) *scaleDeployment {
 	s.lbHTTPURL = "http://localhost:" + strconv.Itoa(lbHTTPPort)
 	s.publicURL = s.lbURL
 	s.tlsDir = filepath.Join(t.TempDir(), "tls")
-	run(t, nil, filepath.Join(root, "deploy", "scale-tls.sh"), s.tlsDir)
-	trustCA(t, filepath.Join(s.tlsDir, "ca.pem"))
+	if !o.makeUp { // make up-scale makes it
+		run(t, nil, filepath.Join(root, "deploy", "scale-tls.sh"), s.tlsDir)
+		trustCA(t, filepath.Join(s.tlsDir, "ca.pem"))
+	}
 	s.s3URL = "http://localhost:" + strconv.Itoa(s3Port)
 	example, err := os.ReadFile(filepath.Join(root, "deploy", ".env.scale.example"))
 	must(t, err, "read deploy/.env.scale.example")
@@ -146,10 +152,26 @@ func startScaleWith(t *testing.T, o scaleOptions) *scaleDeployment {
 			t.Errorf("compose down: %v\n%s", err, out)
 		}
 	})
-	if out, err := s.run("up", "-d", "--scale", "composer="+strconv.Itoa(o.composer), "--scale", "ocr="+strconv.Itoa(o.ocr)); err != nil {
-		t.Fatalf("compose up: %v\n%s", err, out)
+	if o.makeUp {
+		// make writes this settings file (with fresh secrets, as on a fresh
+		// clone); the environment's settings are this test's.
+		scaleEnv := filepath.Join(t.TempDir(), "env.scale")
+		runTranscript(t, "up-scale", transcriptRun{
+			root: root,
+			env: append(slices.Clone(s.env), "SCALE_PROJECT="+s.project, "SCALE_ENV="+scaleEnv, "SCALE_TLS="+s.tlsDir,
+				"SCALE_REPLICAS="+strconv.Itoa(o.composer), "SCALE_OCR_REPLICAS="+strconv.Itoa(o.ocr)),
+			project: [2]string{"agenturascale", s.project},
+			subst: [][2]string{{"deploy/.env.scale", scaleEnv}, {"build/scale-tls", s.tlsDir},
+				{"localhost:8443", strings.TrimPrefix(s.lbURL, "https://")}, {"localhost:8444", strings.TrimPrefix(s.ocrLBURL, "https://")},
+				{"localhost:8080", strings.TrimPrefix(s.lbHTTPURL, "http://")}, {"localhost:7070", strings.TrimPrefix(s.s3URL, "http://")}},
+		})
+		trustCA(t, filepath.Join(s.tlsDir, "ca.pem"))
+	} else {
+		if out, err := s.run("up", "-d", "--scale", "composer="+strconv.Itoa(o.composer), "--scale", "ocr="+strconv.Itoa(o.ocr)); err != nil {
+			t.Fatalf("compose up: %v\n%s", err, out)
+		}
+		s.waitHealthy(t)
 	}
-	s.waitHealthy(t)
 	s.findReplicas(t)
 	return s
 }
@@ -270,8 +292,9 @@ func (s *scaleDeployment) via(t *testing.T, url, base string) string {
 // B recreated with AGENT_S3_REDIRECT=true redirects to S3's public endpoint. The bucket's volume keeps the S3
 // metadata in extended attributes, and no container runs as root.
 func TestComposeScale(t *testing.T) {
-	// Nothing embedded: every file the CLI saves came over HTTP from a replica.
-	s := startScale(t, "0")
+	// Nothing embedded: every file the CLI saves came over HTTP from a replica. Up by the doc's
+	// transcript of make up-scale, with its default of one OCR replica.
+	s := startScaleWith(t, scaleOptions{embed: "0", project: runProject("scale"), composer: scaleReplicas, ocr: 1, makeUp: true})
 	ids, err := s.run("ps", "-q")
 	must(t, err, "compose ps")
 	for _, id := range strings.Fields(ids) {

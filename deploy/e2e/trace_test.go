@@ -159,7 +159,7 @@ func TestComposeTrace(t *testing.T) {
 	tag := cmp.Or(os.Getenv("IMAGE_TAG"), "latest")
 	d := startDeploymentWith(t, runProject("trace"), []string{"docker-compose.trace.yml"}, map[string]string{
 		"JAEGER_PORT": strconv.Itoa(jaegerPort), "OTLP_PORT": strconv.Itoa(otlpPort),
-		"OCR_IMAGE": "agentura/ocr-agent:" + tag, "COMPOSER_IMAGE": "agentura/composer-agent:" + tag, "JAEGER_IMAGE": "agentura/jaeger:" + tag})
+		"OCR_IMAGE": "agentura/ocr-agent:" + tag, "COMPOSER_IMAGE": "agentura/composer-agent:" + tag, "JAEGER_IMAGE": "agentura/jaeger:" + tag}, nil)
 	jaeger := "http://127.0.0.1:" + strconv.Itoa(jaegerPort)
 	t.Logf("deployment healthy after %s", time.Since(start).Round(time.Second))
 
