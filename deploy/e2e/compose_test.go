@@ -74,7 +74,7 @@ func composeCommand(t *testing.T) []string {
 	return nil
 }
 
-// makeUp brings a deployment up the way docs/deployment.md shows: its
+// makeUp brings a deployment up the way the docs show (transcriptDocs): its
 // transcript of make target, run with the env file's settings in the
 // environment (where Compose takes them from, over deploy/.env) and the
 // make variable that names the project (vars, e.g. COMPOSE_PROJECT=...).

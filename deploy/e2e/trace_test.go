@@ -140,7 +140,10 @@ func jaegerTraces(t *testing.T, base, service string) []jaegerTrace {
 }
 
 // TestComposeTrace runs `make up-trace`'s deployment: the agents exporting
-// to Jaeger (deploy/docker-compose.trace.yml). The composer makes a PDF (a
+// to Jaeger (deploy/docker-compose.trace.yml), brought up by the transcript
+// of make up-trace in docs/observability.md (make up-trace, a PDF composed,
+// a traced `agentura call` of the OCR agent on it, the trace's services and
+// span names read back from Jaeger's query API). The composer makes a PDF (a
 // call of its own); then one CLI command, `agentura call` of the OCR agent's
 // ocr_document on the PDF's download URL, exports its spans to Jaeger's
 // published OTLP port. The OCR agent fetches the URL from the composer
@@ -157,11 +160,18 @@ func TestComposeTrace(t *testing.T) {
 	// tests: `make e2e IMAGE_TAG=x` builds and tests images no other build
 	// on the same engine retags meanwhile.
 	tag := cmp.Or(os.Getenv("IMAGE_TAG"), "latest")
-	d := startDeploymentWith(t, runProject("trace"), []string{"docker-compose.trace.yml"}, map[string]string{
+	// make up-trace builds and names the images by IMAGE_TAG (a make
+	// variable from the environment); Compose takes the images' names from
+	// the env file's settings, in the transcript's environment.
+	project := runProject("trace")
+	d := startDeploymentWith(t, project, []string{"docker-compose.trace.yml"}, map[string]string{
 		"JAEGER_PORT": strconv.Itoa(jaegerPort), "OTLP_PORT": strconv.Itoa(otlpPort),
-		"OCR_IMAGE": "agentura/ocr-agent:" + tag, "COMPOSER_IMAGE": "agentura/composer-agent:" + tag, "JAEGER_IMAGE": "agentura/jaeger:" + tag}, nil)
+		"OCR_IMAGE": "agentura/ocr-agent:" + tag, "COMPOSER_IMAGE": "agentura/composer-agent:" + tag, "JAEGER_IMAGE": "agentura/jaeger:" + tag},
+		&makeUp{target: "up-trace", defaultProject: "agenturatrace",
+			vars:  []string{"TRACE_PROJECT=" + project, "IMAGE_TAG=" + tag},
+			subst: [][2]string{{"localhost:16686", "localhost:" + strconv.Itoa(jaegerPort)}, {"localhost:4318", "localhost:" + strconv.Itoa(otlpPort)}}})
 	jaeger := "http://127.0.0.1:" + strconv.Itoa(jaegerPort)
-	t.Logf("deployment healthy after %s", time.Since(start).Round(time.Second))
+	t.Logf("deployment up and its transcript run after %s", time.Since(start).Round(time.Second))
 
 	if uid := processUID(t, d.containerID(t, "jaeger")); uid == "0" {
 		t.Errorf("jaeger runs as root")
@@ -216,13 +226,17 @@ func TestComposeTrace(t *testing.T) {
 	// The CLI flushed its spans as it ended; the agents' batch processors
 	// export within a second (OTEL_BSP_SCHEDULE_DELAY), Jaeger stores them as
 	// they come.
+	// Jaeger also holds the transcript's `agentura call`, a trace without
+	// the composer: the test's is the one of the composer's download span.
 	var tr jaegerTrace
 	var spans []traceSpan
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		tr, spans = jaegerTrace{}, nil
 		for _, cand := range jaegerTraces(t, jaeger, "agentura") {
-			if s := spansOf(cand); slices.ContainsFunc(s, func(s traceSpan) bool { return s.OperationName == "agentura call" }) {
+			s := spansOf(cand)
+			if slices.ContainsFunc(s, func(s traceSpan) bool { return s.OperationName == "agentura call" }) &&
+				(tr.TraceID == "" || slices.ContainsFunc(s, func(s traceSpan) bool { return s.service == "composer-agent" })) {
 				tr, spans = cand, s
 			}
 		}

@@ -18,13 +18,15 @@ import (
 	"github.com/agentura/agentura/internal/testkit/procgroup"
 )
 
-// The transcripts of docs/deployment.md: each ```console block whose first
-// command is `make <target>` is what a user types for that target and what
-// it printed in a real run. In a block, a line starting with "$ " is a
+// The transcripts of the docs (transcriptDocs: docs/deployment.md,
+// docs/observability.md): each ```console block whose first command is
+// `make <target>` is what a user types for that target and what it printed
+// in a real run. In a block, a line starting with "$ " is a
 // command (a line ending in "\" continues on the next), and the lines up to
 // the next command are its output. The tests that bring these deployments
 // up (TestCompose: make up; TestComposeAuth: make up-auth; TestComposeNginx:
-// make up-nginx; TestComposeScale: make up-scale) do it by running their
+// make up-nginx; TestComposeScale: make up-scale; TestComposeTrace: make
+// up-trace, in docs/observability.md) do it by running their
 // transcript, each command with bash in the repository root, and compare
 // what each printed with the doc.
 //
@@ -48,25 +50,43 @@ import (
 
 // transcriptCommand is one command of a transcript and its doc output.
 type transcriptCommand struct {
-	line    int      // of docs/deployment.md, 1-based
+	file    string   // the doc's path in the checkout (docs/deployment.md)
+	line    int      // of file, 1-based
 	command string   // as typed, continuation lines included
 	want    []string // the output the doc shows
 }
 
-// docTranscripts reads the transcripts of docs/deployment.md, by the make
+// transcriptDocs are the docs that hold transcripts, by their path in the
+// checkout: a make target has one transcript among them all.
+var transcriptDocs = []string{"docs/deployment.md", "docs/observability.md"}
+
+// docTranscripts reads the transcripts of transcriptDocs, by the make
 // target their first command runs ("up" for `$ make up`).
 func docTranscripts(t *testing.T, root string) map[string][]transcriptCommand {
 	t.Helper()
-	doc, err := os.ReadFile(filepath.Join(root, "docs", "deployment.md"))
-	must(t, err, "read docs/deployment.md")
-	blocks, err := parseTranscripts(string(doc))
-	if err != nil {
-		t.Fatalf("docs/deployment.md: %v", err)
+	all := map[string][]transcriptCommand{}
+	for _, name := range transcriptDocs {
+		doc, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+		must(t, err, "read %s", name)
+		blocks, err := parseTranscripts(string(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for target, cmds := range blocks {
+			if prev, dup := all[target]; dup {
+				t.Fatalf("%s:%d: a second transcript of make %s (the first: %s:%d)", name, cmds[0].line, target, prev[0].file, prev[0].line)
+			}
+			for i := range cmds {
+				cmds[i].file = name
+			}
+			all[target] = cmds
+		}
 	}
-	return blocks
+	return all
 }
 
-// parseTranscripts is docTranscripts on the doc's text.
+// parseTranscripts is docTranscripts on one doc's text (its commands'
+// file left unset).
 func parseTranscripts(doc string) (map[string][]transcriptCommand, error) {
 	out := map[string][]transcriptCommand{}
 	lines := strings.Split(doc, "\n")
@@ -143,14 +163,14 @@ func runTranscript(t *testing.T, target string, r transcriptRun) {
 	t.Helper()
 	cmds, ok := docTranscripts(t, r.root)[target]
 	if !ok {
-		t.Fatalf("docs/deployment.md has no transcript of make %s (a ```console block starting with `$ make %s`)", target, target)
+		t.Fatalf("no doc of %v has a transcript of make %s (a ```console block starting with `$ make %s`)", transcriptDocs, target, target)
 	}
 	agenturaCLI(t, r.root) // on PATH for the commands
 	// The doc's CLI calls save their files in out/ of the checkout: it must
 	// be this run's (the CLI never overwrites, it would save "x (2).pdf").
 	outDir := filepath.Join(r.root, "out")
 	if _, err := os.Stat(outDir); err == nil {
-		t.Fatalf("%s exists: the transcripts of docs/deployment.md save their files there; remove it (rm -r %s)", outDir, outDir)
+		t.Fatalf("%s exists: the docs' transcripts save their files there; remove it (rm -r %s)", outDir, outDir)
 	}
 	t.Cleanup(func() { os.RemoveAll(outDir) })
 	// A user's shell, not a sub-make of make e2e: without make's variables
@@ -173,9 +193,9 @@ func runTranscript(t *testing.T, target string, r transcriptRun) {
 		}
 		start := time.Now()
 		got, err := r.run(t, command, env)
-		t.Logf("docs/deployment.md:%d: %s (%s)", c.line, strings.ReplaceAll(command, "\\\n", ""), time.Since(start).Round(time.Millisecond))
+		t.Logf("%s:%d: %s (%s)", c.file, c.line, strings.ReplaceAll(command, "\\\n", ""), time.Since(start).Round(time.Millisecond))
 		if err != nil {
-			t.Fatalf("docs/deployment.md:%d: %s: %v\n%s", c.line, command, err, strings.Join(got, "\n"))
+			t.Fatalf("%s:%d: %s: %v\n%s", c.file, c.line, command, err, strings.Join(got, "\n"))
 		}
 		for i, l := range got {
 			for _, s := range slices.Backward(r.subst) {
@@ -187,8 +207,8 @@ func runTranscript(t *testing.T, target string, r transcriptRun) {
 			got[i] = l
 		}
 		if diff := compareOutput(c.want, got); diff != "" {
-			t.Errorf("docs/deployment.md:%d: the output of `%s` is not the doc's (- doc, + this run, after the substitutions; rules in transcript_test.go):\n%s\nthe whole output, substituted:\n%s",
-				c.line, c.command, diff, strings.Join(got, "\n"))
+			t.Errorf("%s:%d: the output of `%s` is not the doc's (- doc, + this run, after the substitutions; rules in transcript_test.go):\n%s\nthe whole output, substituted:\n%s",
+				c.file, c.line, c.command, diff, strings.Join(got, "\n"))
 		}
 	}
 }
@@ -302,8 +322,8 @@ func compareOutput(want, got []string) string {
 }
 
 // TestParseTranscripts checks the reading of transcripts and the rules of the
-// comparison on a made-up doc, and that docs/deployment.md holds one
-// transcript of each make up target.
+// comparison on a made-up doc, and that the docs hold one transcript of
+// each make up target.
 func TestParseTranscripts(t *testing.T) {
 	doc := "text\n```console\n$ make up\n...\nCreating p_b_1 ... done\nCreating p_a_1   ... done\nready\n\n" +
 		"$ agentura call x \\\n    --json '{}'\nTool produced: a.pdf (PDF, 40 KB)\n  https://h/auth?state=abc&x=1\n```\n"
@@ -340,9 +360,12 @@ func TestParseTranscripts(t *testing.T) {
 		}
 	}
 	blocks := docTranscripts(t, repoRoot(t))
-	for _, target := range []string{"up", "up-auth", "up-nginx", "up-scale"} {
+	for target, file := range map[string]string{"up": "docs/deployment.md", "up-auth": "docs/deployment.md", "up-nginx": "docs/deployment.md",
+		"up-scale": "docs/deployment.md", "up-trace": "docs/observability.md"} {
 		if len(blocks[target]) < 2 {
-			t.Errorf("docs/deployment.md: the transcript of make %s has %d command(s), want make and a command that shows it works", target, len(blocks[target]))
+			t.Errorf("%s: the transcript of make %s has %d command(s), want make and a command that shows it works", file, target, len(blocks[target]))
+		} else if blocks[target][0].file != file {
+			t.Errorf("the transcript of make %s is in %s, want it in %s", target, blocks[target][0].file, file)
 		}
 	}
 }
