@@ -6,6 +6,7 @@ import (
 
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -86,5 +87,57 @@ func writeStub(t *testing.T, path, script string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWaitHealthyWaitsOutUnhealthy runs deploy/wait-healthy.sh against
+// stand-ins for docker-compose (two containers) and docker: a container
+// whose checks failed (unhealthy, as an agent on a loaded machine whose
+// identity provider answers slowly) is waited on until a check passes, and
+// a container that stopped fails the wait at once, naming it, while the
+// other is still starting.
+func TestWaitHealthyWaitsOutUnhealthy(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		states  string // the ocr container's states, one per inspect
+		fails   bool
+		message string
+	}{
+		{"unhealthy, then healthy", "running/starting running/unhealthy running/unhealthy running/healthy", false, "all 2 containers healthy"},
+		{"exited", "running/starting exited/unhealthy", true, "ocr is exited/unhealthy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin, dir := t.TempDir(), t.TempDir()
+			writeStub(t, filepath.Join(bin, "docker-compose"), "#!/usr/bin/env bash\necho ocr; echo composer\n")
+			// The docker stand-in answers inspect for ocr with the next of its
+			// states (the last one from then on) and composer with starting
+			// until ocr is done, then healthy.
+			writeStub(t, filepath.Join(bin, "docker"), `#!/usr/bin/env bash
+case "$1" in
+compose) exit 1 ;;
+inspect)
+	id=${@: -1}
+	n=$(cat `+dir+`/$id 2>/dev/null || echo 0); echo $((n+1)) >`+dir+`/$id
+	if [ "$id" = ocr ]; then
+		read -ra s <<<"`+tc.states+`"; i=$(( n < ${#s[@]} ? n : ${#s[@]}-1 ))
+		echo "/ocr ${s[$i]/\// }"
+	elif [ "$(cat `+dir+`/ocr)" -ge `+strconv.Itoa(len(strings.Fields(tc.states)))+` ]; then echo "/composer running healthy"
+	else echo "/composer running starting"; fi ;;
+logs) echo "last lines of $3" ;;
+*) echo "docker stand-in: unexpected $*" >&2; exit 2 ;;
+esac
+`)
+			cmd := exec.Command(filepath.Join(root, "deploy", "wait-healthy.sh"), "deploy/docker-compose.yml", "60")
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			out, err := procgroup.CombinedOutput(cmd)
+			if (err != nil) != tc.fails || !strings.Contains(string(out), tc.message) {
+				t.Fatalf("wait-healthy.sh: %v\n%s\nwant failure %v and %q", err, out, tc.fails, tc.message)
+			}
+		})
 	}
 }
