@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"net/url"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -129,11 +132,17 @@ func (g Guard) Client(hc *http.Client) *http.Client {
 }
 
 // guardTransport refuses the requests its guard refuses and passes the
-// others to base (nil: http.DefaultTransport).
+// others to base (nil: http.DefaultTransport), each with the W3C trace
+// context of its request's context in its traceparent header, so that the
+// agent's span of a download (or a descriptor's PUT) is in the caller's
+// trace. Baggage is not sent: its values are the caller's.
 type guardTransport struct {
 	g    Guard
 	base http.RoundTripper
 }
+
+// traceContext writes a request's traceparent and tracestate headers.
+var traceContext = propagation.TraceContext{}
 
 func (t *guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err := t.g.Check(r.URL); err != nil {
@@ -141,6 +150,10 @@ func (t *guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Body.Close() // a RoundTripper closes the body, even on an error
 		}
 		return nil, err
+	}
+	if trace.SpanContextFromContext(r.Context()).IsValid() {
+		r = r.Clone(r.Context()) // a RoundTripper leaves its request as it is
+		traceContext.Inject(r.Context(), propagation.HeaderCarrier(r.Header))
 	}
 	base := cmp.Or(t.base, http.DefaultTransport)
 	return base.RoundTrip(r)

@@ -20,7 +20,9 @@ import (
 // agent's, which the agent continued from the call's _meta. Both spans
 // record the request's JSON-RPC id, the same on both sides, and the CLI
 // exports its wait for the call as one point of
-// mcp.client.operation.duration.
+// mcp.client.operation.duration. The CLI's download of the output is in
+// the same trace: the agent's span of it continues the request's
+// traceparent header.
 func TestCallIsOneTraceWithTheAgent(t *testing.T) {
 	recv := otlptest.Start(t)
 	for k, v := range recv.Env() {
@@ -46,10 +48,12 @@ func TestCallIsOneTraceWithTheAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var root, client, agent *otlptest.Span
+	var root, client, agent, download *otlptest.Span
 	spans := recv.Spans()
 	for i, s := range spans {
 		switch {
+		case s.Service == "agent-under-test" && s.Name == "GET /files/{id}":
+			download = &spans[i]
 		case s.Service == "agentura" && s.Name == "agentura call":
 			root = &spans[i]
 		case s.Service == "agentura" && s.Name == "tools/call make_blob" && s.Kind == tracepb.Span_SPAN_KIND_CLIENT:
@@ -67,6 +71,11 @@ func TestCallIsOneTraceWithTheAgent(t *testing.T) {
 	if string(agent.TraceId) != string(root.TraceId) || string(agent.ParentSpanId) != string(client.SpanId) {
 		t.Errorf("the agent's span (trace %x, parent %x) is not the child of the CLI's (trace %x, span %x)",
 			agent.TraceId, agent.ParentSpanId, client.TraceId, client.SpanId)
+	}
+	// The CLI downloads the output (the agent embeds nothing): the agent's
+	// span of that download is in the command's trace too.
+	if download == nil || string(download.TraceId) != string(root.TraceId) {
+		t.Errorf("the agent's GET /files/{id} span of the CLI's download: %v, want it in the command's trace %x", download, root.TraceId)
 	}
 	clientID, agentID := spanString(client, "jsonrpc.request.id"), spanString(agent, "jsonrpc.request.id")
 	if clientID == "" || clientID != agentID {

@@ -1,0 +1,57 @@
+package transferclient
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// A guarded download carries the W3C trace context of its context in the
+// traceparent header (and tracestate), so the agent's download span is in
+// the caller's trace; never the caller's baggage. Without a span in the
+// context it sends no trace header.
+func TestGuardedGetCarriesTraceContext(t *testing.T) {
+	got := make(chan http.Header, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		io.WriteString(w, "file")
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	g := Guard{Origin: u}
+
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	ts, _ := trace.ParseTraceState("vendor=x")
+	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, TraceState: ts}))
+	member, _ := baggage.NewMember("user", "s3cr3t")
+	bag, _ := baggage.New(member)
+	ctx = baggage.ContextWithBaggage(ctx, bag)
+
+	for _, tc := range []struct {
+		name                    string
+		ctx                     context.Context
+		traceparent, tracestate string
+	}{
+		{"in a trace", ctx, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "vendor=x"},
+		{"without a span", context.Background(), "", ""},
+	} {
+		resp, err := g.Get(tc.ctx, nil, srv.URL+"/files/x?token=t", 1<<20)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		resp.Body.Close()
+		h := <-got
+		if h.Get("Traceparent") != tc.traceparent || h.Get("Tracestate") != tc.tracestate || h.Get("Baggage") != "" {
+			t.Errorf("%s: traceparent %q, tracestate %q, baggage %q; want %q, %q and no baggage",
+				tc.name, h.Get("Traceparent"), h.Get("Tracestate"), h.Get("Baggage"), tc.traceparent, tc.tracestate)
+		}
+	}
+}
