@@ -144,6 +144,17 @@ type guardTransport struct {
 // traceContext writes a request's traceparent and tracestate headers.
 var traceContext = propagation.TraceContext{}
 
+// newRequest is http.NewRequestWithContext for a request to an agent's file
+// routes (an upload, tus, a deletion, a revocation), with the W3C trace
+// context of ctx in its headers, as guardTransport adds it to downloads.
+func newRequest(ctx context.Context, method, rawURL string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, rawURL, body)
+	if err == nil {
+		traceContext.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	}
+	return req, err
+}
+
 func (t *guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err := t.g.Check(r.URL); err != nil {
 		if r.Body != nil {

@@ -17,7 +17,7 @@ import (
 // caller's identity (WithBearer) when the agent authenticates callers: only
 // the file's owner may delete it. A file already gone is not an error.
 func DeleteFile(ctx context.Context, hc *http.Client, fileURL string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, fileURL, nil)
+	req, err := newRequest(ctx, http.MethodDelete, fileURL, nil)
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", transfer.Redact(fileURL), err)
 	}
@@ -42,7 +42,7 @@ func RevokeURL(ctx context.Context, hc *http.Client, fileURL string) error {
 	}
 	endpoint := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: revokePathUnder(u.Path)}).String()
 	body, _ := json.Marshal(transfer.RevokeRequest{URL: fileURL})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	req, err := newRequest(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("revoke %s: %w", transfer.Redact(fileURL), err)
 	}

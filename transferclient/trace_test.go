@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/baggage"
@@ -53,5 +54,38 @@ func TestGuardedGetCarriesTraceContext(t *testing.T) {
 			t.Errorf("%s: traceparent %q, tracestate %q, baggage %q; want %q, %q and no baggage",
 				tc.name, h.Get("Traceparent"), h.Get("Tracestate"), h.Get("Baggage"), tc.traceparent, tc.tracestate)
 		}
+	}
+}
+
+// The requests to an agent's file routes that are not downloads carry the
+// trace context too: a staging upload and a deletion.
+func TestUploadAndDeleteCarryTraceContext(t *testing.T) {
+	got := make(chan string, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Method + " " + r.Header.Get("Traceparent")
+		if r.Method == http.MethodPost {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"url": "`+"http://"+r.Host+`/files/u1?token=t", "filename": "a.txt", "size_bytes": 1}`)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}))
+	const want = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	if _, err := SendUpload(ctx, srv.Client(), srv.URL+"/uploads", "a.txt", strings.NewReader("a"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if h := <-got; h != "POST "+want {
+		t.Errorf("upload: %q, want the traceparent %s", h, want)
+	}
+	if err := DeleteFile(ctx, srv.Client(), srv.URL+"/files/u1?token=t"); err != nil {
+		t.Fatal(err)
+	}
+	if h := <-got; h != "DELETE "+want {
+		t.Errorf("deletion: %q, want the traceparent %s", h, want)
 	}
 }

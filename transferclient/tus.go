@@ -196,7 +196,7 @@ func answerError(what string, resp *http.Response) error {
 
 // create makes the upload and returns its URL.
 func (t *Tus) create(ctx context.Context, endpoint, name string, size int64) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, nil)
+	req, err := newRequest(ctx, http.MethodPost, endpoint, nil)
 	if err != nil {
 		return "", err
 	}
@@ -232,7 +232,7 @@ func (t *Tus) patch(ctx context.Context, loc string, src io.ReaderAt, offset, si
 		chunk = 16 << 20
 	}
 	n := min(chunk, size-offset)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, loc, io.NewSectionReader(src, offset, n))
+	req, err := newRequest(ctx, http.MethodPatch, loc, io.NewSectionReader(src, offset, n))
 	if err != nil {
 		return "", 0, &tusFatal{msg: err.Error()}
 	}
@@ -269,7 +269,7 @@ func (t *Tus) patch(ctx context.Context, loc string, src io.ReaderAt, offset, si
 // head asks the agent how much of the upload it holds; a complete upload
 // also names its file.
 func (t *Tus) head(ctx context.Context, loc string) (offset int64, fileURL string, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodHead, loc, nil)
+	req, err := newRequest(ctx, http.MethodHead, loc, nil)
 	if err != nil {
 		return 0, "", &tusFatal{msg: err.Error()}
 	}

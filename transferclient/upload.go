@@ -41,7 +41,7 @@ func noUploadEndpoint(status int) bool {
 // signed URL usable as the content of a FileAttachment. hc carries the
 // caller's identity (WithBearer) when the agent wants one.
 func SendUpload(ctx context.Context, hc *http.Client, endpoint, name string, body io.Reader, size int64) (transfer.Upload, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, body)
+	req, err := newRequest(ctx, http.MethodPost, endpoint, body)
 	if err != nil {
 		return transfer.Upload{}, fmt.Errorf("upload %s to %s: %w", name, transfer.Redact(endpoint), err)
 	}
