@@ -53,3 +53,39 @@ func TestRemoveTemp(t *testing.T) {
 		t.Errorf("the write in progress failed: %v", err)
 	}
 }
+
+// A record is written through a temporary file tagged like the store's
+// other temporary entries, so that the one a process left when it stopped
+// mid-write (an agent killed at its shutdown timeout) is removed by
+// RemoveTemp once that process is gone, not only after the shortest TTL.
+func TestRecordTempIsRemovedWhenItsProcessIsGone(t *testing.T) {
+	d, err := NewDiskStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := NewID()
+	d.TagTemp(dead)
+	var tmpName string
+	err = d.writeRecord("tasks", "o", "r1", []byte("{}"), func(tmp, p string) error {
+		tmpName = filepath.Base(tmp)
+		// The process stops here: the temporary file stays, as a copy.
+		b, err := os.ReadFile(tmp)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(tmp+".left", b, 0o600); err != nil {
+			return err
+		}
+		return os.Rename(tmp, p)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(tmpName, "rec-"+dead+".") {
+		t.Fatalf("the record's temporary file is %s, want it tagged rec-%s.<id>", tmpName, dead)
+	}
+	d.TagTemp(NewID()) // a new process on the same folder
+	if n, err := d.RemoveTemp(func(tag string) bool { return tag == dead }); err != nil || n != 1 {
+		t.Errorf("RemoveTemp = %d, %v; want the record's leftover of the gone process removed", n, err)
+	}
+}

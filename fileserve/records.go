@@ -139,7 +139,10 @@ func (d *DiskStore) writeRecord(kind, owner, name string, data []byte, place fun
 	if name == "" {
 		return errors.New("fileserve: a record needs a name")
 	}
-	tmp := filepath.Join(d.root, tmpDir, "rec-"+NewID())
+	// Tagged as the store's other temporary entries: what a process that
+	// stopped mid-write left is removed as soon as it is known to be gone
+	// (RemoveTemp), not only after the shortest TTL.
+	tmp := d.tempName("rec-")
 	d.inflight.Store(tmp, true)
 	defer d.inflight.Delete(tmp)
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
