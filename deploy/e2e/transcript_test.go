@@ -166,13 +166,12 @@ func runTranscript(t *testing.T, target string, r transcriptRun) {
 		t.Fatalf("no doc of %v has a transcript of make %s (a ```console block starting with `$ make %s`)", transcriptDocs, target, target)
 	}
 	agenturaCLI(t, r.root) // on PATH for the commands
-	// The doc's CLI calls save their files in out/ of the checkout: it must
-	// be this run's (the CLI never overwrites, it would save "x (2).pdf").
-	outDir := filepath.Join(r.root, "out")
-	if _, err := os.Stat(outDir); err == nil {
-		t.Fatalf("%s exists: the docs' transcripts save their files there; remove it (rm -r %s)", outDir, outDir)
-	}
-	t.Cleanup(func() { os.RemoveAll(outDir) })
+	// The doc's CLI calls save their files in out/: here a folder of this
+	// test's, so that nothing is written into the checkout and a user's own
+	// out/ there is neither in the way nor touched (the CLI never
+	// overwrites: it would save "x (2).pdf").
+	saved := filepath.Join(t.TempDir(), "saved")
+	r.subst = append([][2]string{{"--out out", "--out " + saved}, {" out/", " " + saved + "/"}}, r.subst...)
 	// A user's shell, not a sub-make of make e2e: without make's variables
 	// the make commands print no "make[1]: Entering directory" and take no
 	// variables from make e2e's command line.
