@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -58,9 +59,7 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		tools = append(tools, info)
 	}
 	if c.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(tools)
+		printJSON(stdout, tools)
 		return exitOK
 	}
 	for _, t := range tools {
@@ -98,19 +97,9 @@ func paramNames(schema any) []string {
 		Properties map[string]json.RawMessage `json:"properties"`
 	}
 	json.Unmarshal(b, &s)
-	names := make([]string, 0, len(s.Properties))
-	for k := range s.Properties {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(s.Properties))
 }
 
 func hasPrefix(list []string, prefix string) bool {
-	for _, s := range list {
-		if strings.HasPrefix(s, prefix) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(list, func(s string) bool { return strings.HasPrefix(s, prefix) })
 }
