@@ -284,8 +284,8 @@ const maxSSEEvent = 64 << 20
 // it too.
 func rewriteEvent(fn func([]byte) ([]byte, bool)) func(unit [][]byte, whole bool) [][]byte {
 	return func(unit [][]byte, whole bool) [][]byte {
-		var other, data, out bytes.Buffer
-		var end []byte // the blank line that ends the event, \r and all
+		var data, out bytes.Buffer // out: the other fields, then the new data
+		var end []byte             // the blank line that ends the event, \r and all
 		lines := 0
 		for l := range bytes.Lines(bytes.Join(unit, nil)) {
 			line := bytes.TrimSuffix(bytes.TrimSuffix(l, []byte("\n")), []byte("\r"))
@@ -299,8 +299,8 @@ func rewriteEvent(fn func([]byte) ([]byte, bool)) func(unit [][]byte, whole bool
 				}
 				data.Write(bytes.TrimPrefix(d, []byte(" ")))
 			default:
-				other.Write(bytes.TrimSuffix(l, []byte("\n")))
-				other.WriteByte('\n')
+				out.Write(bytes.TrimSuffix(l, []byte("\n")))
+				out.WriteByte('\n')
 			}
 		}
 		if lines == 0 {
@@ -310,7 +310,6 @@ func rewriteEvent(fn func([]byte) ([]byte, bool)) func(unit [][]byte, whole bool
 		if !ok {
 			return unit
 		}
-		out.Write(other.Bytes())
 		for l := range bytes.Lines(changed) {
 			out.WriteString("data: ")
 			out.Write(bytes.TrimSuffix(l, []byte("\n")))
