@@ -20,7 +20,6 @@ import (
 
 	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
-	"github.com/agentura/agentura/transferclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -214,25 +213,21 @@ func (m *Middleware) authorizedUpload(ctx context.Context, session *mcp.ClientSe
 // that mcpfile.TransferDescriptor.Check refuses, or whose URL is on a host
 // the client does not trust (the agent's origin and Config.AllowHosts, as
 // for downloads).
-func (m *Middleware) checkDescriptor(d mcpfile.TransferDescriptor, methods ...string) (*url.URL, error) {
+func (m *Middleware) checkDescriptor(d mcpfile.TransferDescriptor, methods ...string) error {
 	if err := d.Check(time.Now(), methods...); err != nil {
-		return nil, err
+		return err
 	}
 	u, err := url.Parse(d.URL)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	guard := transferclient.Guard{Origin: m.base, AllowHosts: m.cfg.AllowHosts, AllowSetting: allowSetting, OriginSetting: originSetting}
-	if err := guard.Check(u); err != nil {
-		return nil, err
-	}
-	return u, nil
+	return m.guard().Check(u)
 }
 
 // sendToDescriptor sends size bytes of r as an upload descriptor of the
 // agent's says, once checkDescriptor accepts it.
 func (m *Middleware) sendToDescriptor(ctx context.Context, d mcpfile.TransferDescriptor, r io.Reader, size int64, name, mimeType string) error {
-	if _, err := m.checkDescriptor(d, http.MethodPut, http.MethodPost); err != nil {
+	if err := m.checkDescriptor(d, http.MethodPut, http.MethodPost); err != nil {
 		return fmt.Errorf("upload %s: %w", name, err)
 	}
 	return SendToDescriptor(ctx, m.hc, d, r, size, name, mimeType)
@@ -327,7 +322,7 @@ func (m *Middleware) downloadURL(ctx context.Context, session *mcp.ClientSession
 	if res.File.URI != uri || res.Download == nil {
 		return "", -1, "", errors.New("files/authorizeDownload answered another file, or no download descriptor")
 	}
-	if _, err := m.checkDescriptor(*res.Download, http.MethodGet); err != nil {
+	if err := m.checkDescriptor(*res.Download, http.MethodGet); err != nil {
 		return "", -1, "", err
 	}
 	if len(res.Download.Headers) > 0 {
