@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -58,11 +59,8 @@ func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pa
 		}
 		if err != nil {
 			r.agent.mu.Lock()
-			why := r.agent.down // the connection's failure, rather than a waiter's
+			why := cmp.Or(r.agent.down, err) // the connection's failure, rather than a waiter's
 			r.agent.mu.Unlock()
-			if why == nil {
-				why = err
-			}
 			return unreachable(req.Params.Name, r.agent, why), nil, nil
 		}
 		// Resolved again on a second try: an upload went to the agent
@@ -133,11 +131,14 @@ func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pa
 
 // middleware is the client middleware of one call to agent a.
 func (g *Gateway) middleware(a *agent, prog *callProgress) (*client.Middleware, error) {
+	a.mu.Lock()
+	hc := a.httpClient // nil unless the agent signs in with OAuth (then it carries the token)
+	a.mu.Unlock()
 	return client.New(client.Config{
 		Registry:         g.reg,
 		BaseURL:          a.base,
 		Token:            a.cfg.Token,
-		HTTPClient:       a.client(),
+		HTTPClient:       hc,
 		InlineMaxBytes:   g.cfg.InlineMaxBytes,
 		MaxDownloadBytes: g.cfg.MaxDownloadBytes,
 		AllowHosts:       a.cfg.AllowHosts,

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -258,11 +259,7 @@ func (a *agent) live() *mcp.ClientSession {
 
 // watch drops the session when its connection ends.
 func (g *Gateway) watch(a *agent, s *mcp.ClientSession) {
-	err := s.Wait()
-	if err == nil {
-		err = errors.New("the connection ended")
-	}
-	g.lost(a, s, err)
+	g.lost(a, s, cmp.Or(s.Wait(), errors.New("the connection ended")))
 }
 
 // lost drops s, the agent's session, because why showed it is gone, and
@@ -316,18 +313,15 @@ func (g *Gateway) retryLater(a *agent, now bool) {
 			// While a sign-in waits for the user, no attempt begins another
 			// (it would show a new URL); the one that ends connects at once.
 			pending := a.signingIn()
+			var wait <-chan time.Time // nil, and never ready, while a sign-in waits
+			if pending == nil {
+				wait = time.After(delay)
+			}
 			select {
 			case <-g.bg.Done():
 				return
 			case <-pending: // nil, and never ready, without a sign-in
-			case <-time.After(delay):
-				if pending != nil {
-					select {
-					case <-g.bg.Done():
-						return
-					case <-pending:
-					}
-				}
+			case <-wait:
 			}
 			if a.live() != nil {
 				return
@@ -442,10 +436,7 @@ type watchTransport struct {
 }
 
 func (w *watchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	next := w.next
-	if next == nil {
-		next = http.DefaultTransport
-	}
+	next := cmp.Or(w.next, http.DefaultTransport)
 	p, _ := r.Context().Value(probeKey{}).(*callProbe)
 	if p != nil {
 		p.mu.Lock()

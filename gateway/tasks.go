@@ -165,11 +165,7 @@ func (h *hostTasks) put(pt *passedTask, now time.Time) error {
 	h.evictLocked(now)
 	if old, ok := h.tasks[pt.hostID]; ok {
 		old.kept = false
-		h.tasks[pt.hostID] = pt
-		pt.kept = true
-		return nil
-	}
-	if limit := cmp.Or(h.max, maxHostTasks); len(h.tasks) >= limit {
+	} else if limit := cmp.Or(h.max, maxHostTasks); len(h.tasks) >= limit {
 		var oldest *passedTask
 		for _, p := range h.tasks {
 			if p.ended && (oldest == nil || p.added.Before(oldest.added)) {
