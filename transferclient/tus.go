@@ -155,13 +155,7 @@ func (t *Tus) client() *http.Client {
 }
 
 func (t *Tus) retries() int {
-	switch {
-	case t.Retries < 0:
-		return 0
-	case t.Retries == 0:
-		return 5
-	}
-	return t.Retries
+	return max(cmp.Or(t.Retries, 5), 0) // 0 means 5, a negative value none
 }
 
 func (t *Tus) backoff(failures int) time.Duration {
