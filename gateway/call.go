@@ -84,7 +84,7 @@ func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pa
 			params.SetProgressToken(prog.id)
 		}
 		probe := &callProbe{http: r.agent.cfg.URL != ""}
-		res, task, err = mw.StartTool(withProbe(ctx, probe), s, params)
+		res, task, err = mw.StartTool(context.WithValue(ctx, probeKey{}, probe), s, params)
 		if err == nil {
 			break
 		}

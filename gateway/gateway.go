@@ -119,7 +119,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), routes: map[string]route{}, saved: map[string]string{}, byPath: map[pathKey]string{}, calls: newProgressRoutes()}
+	g := &Gateway{cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), routes: map[string]route{}, saved: map[string]string{}, byPath: map[pathKey]string{}, calls: &progressRoutes{calls: map[string]*callProgress{}}}
 	g.bg, g.stopBG = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
@@ -247,7 +247,15 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 			g.background(func() { g.refreshLogged("tools not listed again after a change", a) })
 		},
 	}
-	var watch listenWatch
+	// The session whose listen stream ended is dropped: without it the
+	// agent's list changes no longer arrive, and an agent that went away is
+	// found. The session is known only once Connect has returned.
+	var watched atomic.Pointer[mcp.ClientSession]
+	listenEnded := func() {
+		if s := watched.Load(); s != nil {
+			g.lost(a, s, fmt.Errorf("its subscriptions/listen stream ended"))
+		}
+	}
 	var opening openingAnswer // what the agent answered the requests opening the session
 	var tr mcp.Transport
 	if ac.URL != "" {
@@ -261,8 +269,11 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		if err != nil {
 			return nil, fmt.Errorf("gateway: sign in to %s: %w", ac.URL, err)
 		}
-		hc = &http.Client{Transport: &watchTransport{next: next, listenEnded: watch.ended(g, a), opening: &opening}}
-		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: agentTasks(&opts, hc), OAuthHandler: oauth}
+		hc = &http.Client{Transport: &watchTransport{next: next, listenEnded: listenEnded, opening: &opening}}
+		// Tasks (tasks.go): the extension declared on every request, the
+		// task read from answers, tasks/get and tasks/cancel sendable.
+		opts.Capabilities = client.TaskCapabilities(opts.Capabilities)
+		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: client.WithTasks(hc), OAuthHandler: oauth}
 		tr = client.LimitMessages(tr, g.cfg.MaxMessageBytes) // an answer too large for one message fails naming the agent
 	} else {
 		cmd := exec.Command(ac.Command[0], ac.Command[1:]...)
@@ -293,7 +304,7 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		}
 		return nil, fmt.Errorf("gateway: connect to %s: %w", a.what, err)
 	}
-	watch.session.Store(s)
+	watched.Store(s)
 	var logMeta mcp.Meta
 	// The agent's log messages at info and above are forwarded to the
 	// host: asked for once per session on older revisions, per request on

@@ -10,7 +10,6 @@ import (
 	"net/http/httptrace"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -402,13 +401,9 @@ type callProbe struct {
 	session bool // the request named a session (Mcp-Session-Id)
 }
 
+// probeKey carries a call's probe in its context: the agent's HTTP
+// transport fills it in for the first request made under it, the call's POST.
 type probeKey struct{}
-
-// withProbe returns ctx carrying p: the agent's HTTP transport fills it in
-// for the first request made under ctx, the call's POST.
-func withProbe(ctx context.Context, p *callProbe) context.Context {
-	return context.WithValue(ctx, probeKey{}, p)
-}
 
 // unsent reports whether the call provably never reached the agent: over
 // HTTP no request was made (the session was closing), no byte of it was
@@ -496,20 +491,4 @@ func (b *endBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.once.Do(b.ended)
 	return err
-}
-
-// listenWatch ties a watchTransport's listen stream to the session it
-// serves, known only once Connect has returned.
-type listenWatch struct {
-	session atomic.Pointer[mcp.ClientSession]
-}
-
-// ended drops the session whose listen stream ended: without it the agent's
-// list changes no longer arrive, and an agent that went away is found.
-func (l *listenWatch) ended(g *Gateway, a *agent) func() {
-	return func() {
-		if s := l.session.Load(); s != nil {
-			g.lost(a, s, fmt.Errorf("its subscriptions/listen stream ended"))
-		}
-	}
 }
