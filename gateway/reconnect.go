@@ -140,8 +140,7 @@ func (g *Gateway) session(ctx context.Context, a *agent) (*mcp.ClientSession, er
 			a.mu.Unlock()
 		} else if wasDown == nil {
 			msg := "agent not reachable; the gateway keeps trying"
-			var no *notMCPError
-			if errors.As(d.err, &no) {
+			if _, ok := errors.AsType[*notMCPError](d.err); ok {
 				msg = "the agent's URL answers, but not as an MCP endpoint; the gateway keeps trying"
 			}
 			g.log.Warn(msg, "agent", a.what, "err", d.err)
