@@ -24,20 +24,13 @@ import (
 	"github.com/agentura/agentura/transferclient"
 )
 
-// call forwards a host's tool call to its agent: the file names in the
+// run forwards a host's tool call to its agent: the file names in the
 // arguments resolved and sent as the client package sends them, the
 // produced files fetched, saved in Out and named in the result. An agent
 // that is away is a tool error; a call that provably never reached the
 // agent is sent once more after reconnecting (reconnect.go). A task the
-// agent makes of the call is waited for (tasks.go passes it on instead to
-// a host that supports tasks).
-func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (*mcp.CallToolResult, error) {
-	res, _, err := g.run(ctx, req, r, false)
-	return res, err
-}
-
-// run is call; with pass, a task the agent makes is returned, not waited
-// for.
+// agent makes of the call is waited for, or, with pass, returned (tasks.go
+// passes it on so to a host that supports tasks).
 func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pass bool) (*mcp.CallToolResult, *client.Task, error) {
 	prog := g.calls.start(ctx, req.Session, req.Params.GetProgressToken())
 	defer g.calls.end(prog)

@@ -555,7 +555,8 @@ func (g *Gateway) refresh(ctx context.Context) error {
 			Meta: g.hostUIMeta(g.agents[at.Agent], names[at.Agent], at.Tool), // MCP Apps (apps.go)
 		}
 		g.server.AddTool(host, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return g.call(ctx, req, r)
+			res, _, err := g.run(ctx, req, r, false)
+			return res, err
 		})
 	}
 	g.routes = routes
