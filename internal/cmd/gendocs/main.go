@@ -222,32 +222,23 @@ func envExample(old, root string) (string, error) {
 	return b.String(), nil
 }
 
-// comment writes text as comment lines of at most about 110 characters.
+// comment writes text as comment lines of at most about 110 characters:
+// wrap's lines of 108, each after "# ".
 func comment(text string) string {
-	var b strings.Builder
-	line := "#"
-	for _, word := range strings.Fields(text) {
-		if len(line) > 1 && len(line)+1+len(word) > 110 {
-			b.WriteString(line + "\n")
-			line = "#"
-		}
-		line += " " + word
+	lines := strings.Split(strings.TrimSuffix(wrap(text, 108), "\n"), "\n")
+	for i, line := range lines {
+		lines[i] = strings.TrimSuffix("# "+line, " ")
 	}
-	b.WriteString(line + "\n")
-	return b.String()
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // sentence starts s with a capital, unless it opens with code, and ends it
 // with a full stop.
 func sentence(s string) string {
-	if s == "" || s[0] == '`' {
-		if s != "" && !strings.HasSuffix(s, ".") {
-			s += "."
-		}
-		return s
+	if s != "" && s[0] != '`' {
+		s = strings.ToUpper(s[:1]) + s[1:]
 	}
-	s = strings.ToUpper(s[:1]) + s[1:]
-	if !strings.HasSuffix(s, ".") {
+	if s != "" && !strings.HasSuffix(s, ".") {
 		s += "."
 	}
 	return s
