@@ -176,8 +176,8 @@ func envExample(old, root string) (string, error) {
 		list  settings.List
 		body  bytes.Buffer
 	}{
-		{title: envStart, list: all["agentcore"]},
-		{title: "# --- OCR agent only ---\n", list: all["ocr"]},
+		{title: envStart + "# (Generated from the settings declarations by go run ./internal/cmd/gendocs; edit those, not this part.)\n", list: all["agentcore"]},
+		{title: "\n# --- OCR agent only ---\n", list: all["ocr"]},
 	}
 	seen := map[string]bool{}
 	for _, m := range passThrough.FindAllStringSubmatch(string(compose), -1) {
@@ -195,12 +195,8 @@ func envExample(old, root string) (string, error) {
 			if !v.IsShown() && value != v.DefaultText() {
 				return "", fmt.Errorf("deploy/docker-compose.yml gives %s the default %q; the code's is %q", name, value, v.DefaultText())
 			}
-			text := settings.Plain(sentence(v.Doc)) // a doc opening with `code` keeps its case
-			if note := deployNotes[name]; note != "" {
-				text += " " + note
-			}
-			b := &sections[i].body
-			b.WriteString(comment(text) + name + "=" + value + "\n")
+			text := settings.Plain(sentence(v.Doc)) + " " + deployNotes[name] // a doc opening with `code` keeps its case
+			sections[i].body.WriteString(comment(text) + name + "=" + value + "\n")
 			placed = true
 		}
 		if !placed {
@@ -209,15 +205,8 @@ func envExample(old, root string) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString(head)
-	for i, s := range sections {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString(s.title)
-		if i == 0 {
-			b.WriteString("# (Generated from the settings declarations by go run ./internal/cmd/gendocs; edit those, not this part.)\n")
-		}
-		b.WriteString(s.body.String())
+	for _, s := range sections {
+		b.WriteString(s.title + s.body.String())
 	}
 	return b.String(), nil
 }
