@@ -563,11 +563,12 @@ func (c *checker) call(ctx context.Context, name string, args any) (*mcp.CallToo
 // uploads stages the sample with POST <base>/uploads, as the contract's
 // agents offer, and returns the staged file's URL ("" when not offered).
 func (c *checker) uploads(ctx context.Context) string {
-	e, err := c.reg.Lookup(firstName(c.reg))
-	if err != nil {
+	entries := c.reg.Entries() // by name, as the registry lists them
+	if len(entries) == 0 {
 		c.r.add(PointUploads, Skip, "no sample was made (no tool takes a file)")
 		return ""
 	}
+	e := entries[0]
 	if c.base == nil {
 		c.r.add(PointUploads, NotOffered, "the server's HTTP base is unknown (a stdio server: give its base URL to check /uploads)")
 		return ""
@@ -682,13 +683,6 @@ func (c *checker) cardDeclaresUploads(ctx context.Context) string {
 		if ext.URI == transfer.A2AUploadsExtension {
 			return "its agent card " + transfer.AgentCardPath + " names the extension " + transfer.A2AUploadsExtension
 		}
-	}
-	return ""
-}
-
-func firstName(reg *client.Registry) string {
-	if names := reg.Names(); len(names) > 0 {
-		return names[0]
 	}
 	return ""
 }

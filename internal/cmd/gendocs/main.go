@@ -88,8 +88,7 @@ func run(root string, write bool) ([]string, error) {
 	for _, path := range tableDocs {
 		files = append(files, file{path, func(old, _ string) (string, error) { return tables(old, found) }})
 	}
-	files = append(files, file{filepath.Join("deploy", ".env.example"), envExample})
-	files = append(files, file{filepath.Join("docs", "architecture.md"), architecture})
+	files = append(files, file{filepath.Join("deploy", ".env.example"), envExample}, file{filepath.Join("docs", "architecture.md"), architecture})
 	for _, f := range files {
 		path := filepath.Join(root, f.path)
 		old, err := os.ReadFile(path)
