@@ -327,15 +327,7 @@ func (i *a2aInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req
 		}
 		inline := map[int]a2a.FilePart{}
 		for n, part := range p.Message.Parts {
-			var fp a2a.FilePart
-			switch part := part.(type) {
-			case a2a.FilePart:
-				fp = part
-			case *a2a.FilePart:
-				if part != nil {
-					fp = *part
-				}
-			}
+			fp, _ := tasks.PartOf[a2a.FilePart](part)
 			fb, _ := fp.File.(a2a.FileBytes)
 			if fb.Bytes == "" {
 				continue

@@ -11,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -131,16 +132,8 @@ func dropChunks(task *a2a.Task) int {
 }
 
 func isChunk(p a2a.Part) bool {
-	var meta map[string]any
-	switch fp := p.(type) {
-	case a2a.FilePart:
-		meta = fp.Metadata
-	case *a2a.FilePart:
-		meta = fp.Metadata
-	default:
-		return false
-	}
-	_, ok := meta[transfer.MetaChunkOffset]
+	fp, _ := tasks.PartOf[a2a.FilePart](p)
+	_, ok := fp.Metadata[transfer.MetaChunkOffset]
 	return ok
 }
 

@@ -43,16 +43,11 @@ const maxListenTasks = 100
 
 // taskHTTP wraps the go-sdk's /mcp handler with the above.
 func (s *Server) taskHTTP(h http.Handler) http.Handler {
-	if s.Tasks == nil {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			r.Header.Del(headerTaskParam)
-			h.ServeHTTP(w, r)
-		})
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(headerTaskParam)
 		modern := sessionlessRevision(r.Header.Get(transfer.HeaderMCPProtocolVersion))
 		switch {
+		case s.Tasks == nil:
 		case r.Method == http.MethodGet && !modern && r.Header.Get(transfer.HeaderMCPSessionID) != "":
 			s.sessionStreams.serve(w, r, h)
 			return

@@ -524,18 +524,15 @@ func (s *Server) taskResult(ctx context.Context, c taskCaller, p *taskParams) (m
 			}
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task was cancelled: it has no result"}
 		}
-		wait := time.After(tasks.CancelPoll)
-		if ch := s.Tasks.EndedHere(t.ID); ch != nil {
-			wait = nil
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			continue
+		// Woken by the end of a task running here, else by the next poll.
+		var poll <-chan time.Time
+		ended := s.Tasks.EndedHere(t.ID)
+		if ended == nil {
+			poll = time.After(tasks.CancelPoll)
 		}
 		select {
-		case <-wait:
+		case <-ended:
+		case <-poll:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

@@ -380,14 +380,11 @@ func (l *Ledger) Claim(ctx context.Context, owner, id string, want End) (holds E
 	if !errors.Is(err, fileserve.ErrExists) {
 		return End{}, false, fault.Of("record the task's end", err)
 	}
-	prev, err := l.records.GetRecord(ctx, EndKind, owner, id)
-	if err != nil {
-		return End{}, false, fault.Of("read the task's end", err)
+	holds, found, err := l.Ended(ctx, owner, id)
+	if err == nil && !found {
+		err = fault.Of("read the task's end", fileserve.ErrNotFound)
 	}
-	if err := json.Unmarshal(prev, &holds); err != nil {
-		return End{}, false, fault.Of("read the task's end", err)
-	}
-	return holds, holds.Replica == l.replica, nil
+	return holds, err == nil && holds.Replica == l.replica, err
 }
 
 // Ended reads the claim of task id's end, if one was made.

@@ -206,16 +206,12 @@ func transportName(t Transport) string {
 // failureKind is the kind of what went wrong with an input, in words that
 // name no file and quote no content: a span's error.type.
 func failureKind(err error) string {
-	switch {
-	case errors.Is(err, ErrUnresolvedReference):
-		return ErrUnresolvedReference.Error()
-	case errors.Is(err, ErrInputTooLarge):
-		return ErrInputTooLarge.Error()
-	case errors.Is(err, ErrPathInputsDisabled):
-		return ErrPathInputsDisabled.Error()
-	case errors.Is(err, ErrOutsideRoots):
-		return ErrOutsideRoots.Error()
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	for _, kind := range []error{ErrUnresolvedReference, ErrInputTooLarge, ErrPathInputsDisabled, ErrOutsideRoots} {
+		if errors.Is(err, kind) {
+			return kind.Error()
+		}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return "cancelled"
 	}
 	return "the input could not be read"
