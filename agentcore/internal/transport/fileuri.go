@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -510,7 +511,7 @@ func (f *FileURIs) acceptedTypes() []string {
 			for _, a := range in.Accept {
 				if !strings.HasPrefix(a, ".") {
 					types++
-					if !containsFold(out, a) {
+					if !slices.ContainsFunc(out, func(v string) bool { return strings.EqualFold(v, a) }) {
 						out = append(out, a)
 					}
 				}
@@ -522,15 +523,6 @@ func (f *FileURIs) acceptedTypes() []string {
 		return nil
 	}
 	return out
-}
-
-func containsFold(list []string, s string) bool {
-	for _, v := range list {
-		if strings.EqualFold(v, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // walkMCPFile calls fn with each x-mcp-file declaration in s.

@@ -115,10 +115,7 @@ func (r *spaceSkipper) Read(p []byte) (int, error) {
 	for n < len(p) && r.i < len(r.s) {
 		chunk := r.s[r.i:min(len(r.s), r.i+len(p)-n)]
 		cut := len(chunk)
-		if k := strings.IndexByte(chunk, ' '); k >= 0 {
-			cut = k
-		}
-		if k := strings.IndexByte(chunk[:cut], '\t'); k >= 0 {
+		if k := strings.IndexAny(chunk, " \t"); k >= 0 {
 			cut = k
 		}
 		n += copy(p[n:], chunk[:cut])
@@ -185,12 +182,7 @@ func isDecodeError(err error) bool {
 // alphabet), padding and whitespace.
 func isBase64Text(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9',
-			c == '+', c == '/', c == '-', c == '_', c == '=',
-			c == ' ', c == '\t', c == '\n', c == '\r':
-		default:
+		if base64Alphabet[s[i]] == 1 {
 			return false
 		}
 	}

@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"errors"
 	"mime"
 	"net/url"
 	"path"
@@ -99,13 +98,6 @@ func looksLikeFileName(s string) bool {
 
 func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
-}
-
-func mimeParse(v string) (string, map[string]string, error) {
-	if v == "" {
-		return "", nil, errors.New("empty")
-	}
-	return mime.ParseMediaType(v)
 }
 
 // commonExtensions are the extensions of the types files most often have,
