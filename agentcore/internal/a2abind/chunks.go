@@ -117,16 +117,9 @@ func (s chunklessStore) Save(ctx context.Context, task *a2a.Task) error {
 func dropChunks(task *a2a.Task) int {
 	n := 0
 	for _, a := range task.Artifacts {
-		kept := a.Parts[:0]
-		for _, p := range a.Parts {
-			if isChunk(p) {
-				n++
-				continue
-			}
-			kept = append(kept, p)
-		}
-		clear(a.Parts[len(kept):])
-		a.Parts = kept
+		before := len(a.Parts)
+		a.Parts = slices.DeleteFunc(a.Parts, isChunk) // in place, the tail cleared
+		n += before - len(a.Parts)
 	}
 	return n
 }
