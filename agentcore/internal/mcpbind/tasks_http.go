@@ -212,10 +212,7 @@ func (s *Server) serveTaskListen(w http.ResponseWriter, r *http.Request, l *task
 				continue
 			}
 			meta = maps.Clone(meta)
-			if meta == nil {
-				meta = mcp.Meta{}
-			}
-			maps.Copy(meta, subscription)
+			setMeta(&meta, mcp.MetaKeySubscriptionID, l.id)
 			fields["_meta"] = meta
 			if sseEvent(w, map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks", "params": fields}) != nil {
 				return

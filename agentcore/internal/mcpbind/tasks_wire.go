@@ -346,10 +346,7 @@ func (s *Server) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp.
 		res.fields["resultType"] = "task"
 	}
 	if handle != "" {
-		if res.Meta == nil {
-			res.Meta = mcp.Meta{}
-		}
-		res.Meta[transfer.MetaOwner] = handle
+		setMeta(&res.Meta, transfer.MetaOwner, handle)
 	}
 	return res, nil, true
 }
@@ -507,17 +504,13 @@ func (s *Server) taskResult(ctx context.Context, c taskCaller, p *taskParams) (m
 			tasks.Link(ctx, t.Trace) // once, though it reads the task until it ends
 		}
 		if t.Ended() {
-			related := mcp.Meta{metaRelatedTask: map[string]any{"taskId": t.ID}}
 			switch {
 			case t.Status == tasks.Completed:
 				res, err := s.endedResult(ctx, t)
 				if err != nil {
 					return nil, s.taskLookupError(ctx, err)
 				}
-				if res.Meta == nil {
-					res.Meta = mcp.Meta{}
-				}
-				maps.Copy(res.Meta, related)
+				setMeta(&res.Meta, metaRelatedTask, map[string]any{"taskId": t.ID})
 				return res, nil
 			case t.Error != nil:
 				return nil, &jsonrpc.Error{Code: t.Error.Code, Message: t.Error.Message}

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -310,10 +311,7 @@ func (f *FileURIs) AuthorizeUpload(ctx context.Context, owner string, p mcpfile.
 		}
 		r.Release(owner, key)
 	}
-	name := SanitizeName(p.Name)
-	if name == "" {
-		name = nameForType("upload", p.MIMEType)
-	}
+	name := cmp.Or(SanitizeName(p.Name), nameForType("upload", p.MIMEType))
 	now := time.Now()
 	expires := now.Add(min(f.URLTTL, f.StagingTTL))
 	id := fileserve.NewID()

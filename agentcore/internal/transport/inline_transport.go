@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -63,10 +64,7 @@ func (t Inline) Open(_ context.Context, _, content string) (*Source, error) {
 		return nil, errors.New(`malformed data URI: no "," before the data; the form is data:<mime>[;name=<file>];base64,<data>`)
 	}
 	mimeHint := strings.TrimSpace(strings.Split(header, ";")[0])
-	name := dataURIName(header)
-	if name == "" {
-		name = nameForType("file", mimeHint) // the draft's data: URIs carry no name
-	}
+	name := cmp.Or(dataURIName(header), nameForType("file", mimeHint)) // the draft's data: URIs carry no name
 	src := &Source{Name: name, MIMEType: mimeHint, Size: -1, Where: "the data URI"}
 	if strings.HasSuffix(strings.ToLower(header), ";base64") {
 		src.ReadCloser = io.NopCloser(base64Reader(payload))

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"mime"
 	"net/url"
 	"path"
@@ -71,10 +72,7 @@ func dataURIName(header string) string {
 		}
 		return ""
 	}
-	n := params["name"]
-	if n == "" {
-		n = params["filename"]
-	}
+	n := cmp.Or(params["name"], params["filename"])
 	if dec, err := url.PathUnescape(n); err == nil {
 		n = dec
 	}
