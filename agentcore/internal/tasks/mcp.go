@@ -192,18 +192,12 @@ func (m *MCP) Read(ctx context.Context, owner, id string) (*Task, error) {
 	if !validTaskID(id) {
 		return nil, ErrNotFound
 	}
-	data, err := m.ledger.records.GetRecord(ctx, MCPKind, owner, id)
-	if errors.Is(err, fileserve.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fault.Of("read the task", err)
-	}
 	var t Task
-	if err := json.Unmarshal(data, &t); err != nil {
-		return nil, fault.Of("decode the task", err)
+	found, err := readRecord(ctx, m.ledger.records, MCPKind, owner, id, &t, "read the task", "decode the task")
+	if err != nil {
+		return nil, err
 	}
-	if t.Owner != owner || t.ID != id {
+	if !found || t.Owner != owner || t.ID != id {
 		return nil, ErrNotFound
 	}
 	if !time.Now().Before(t.expires()) {
@@ -231,25 +225,6 @@ func (m *MCP) put(ctx context.Context, t *Task) error {
 	}
 	if err := m.ledger.records.PutRecord(ctx, MCPKind, t.Owner, t.ID, data); err != nil {
 		return fault.Of("record the task", err)
-	}
-	return nil
-}
-
-// makeRoom deletes the owner's ended tasks written longest ago until a new
-// one fits under mcpMaxTasksPerOwner.
-func (m *MCP) makeRoom(ctx context.Context, owner string) error {
-	infos, err := m.ledger.records.Records(ctx, MCPKind, owner)
-	if err != nil {
-		return fault.Of("count your tasks", err)
-	}
-	if len(infos) < mcpMaxTasksPerOwner {
-		return nil
-	}
-	slices.SortFunc(infos, func(a, b fileserve.RecordInfo) int { return a.Changed.Compare(b.Changed) })
-	for _, r := range infos[:len(infos)-mcpMaxTasksPerOwner+1] {
-		if err := m.ledger.records.DeleteRecord(ctx, MCPKind, owner, r.Name); err != nil {
-			return fault.Of("forget an old task", err)
-		}
 	}
 	return nil
 }
@@ -297,7 +272,7 @@ func (m *MCP) Start(ctx context.Context, c Call) (_ *Task, ended <-chan struct{}
 			}
 		}
 	}()
-	if err := m.makeRoom(ctx, c.Owner); err != nil {
+	if err := makeRoom(ctx, m.ledger.records, MCPKind, c.Owner, mcpMaxTasksPerOwner, "forget an old task"); err != nil {
 		why = err.Error()
 		return nil, nil, err
 	}
