@@ -52,33 +52,22 @@ func wantsChunks(msg *a2a.Message) bool {
 
 // chunkWindows are the windows of the tasks streaming chunks here, by task.
 type chunkWindows struct {
-	mu sync.Mutex
-	m  map[a2a.TaskID]chan struct{}
+	m sync.Map // a2a.TaskID → chan struct{}
 }
 
 // open makes the window of task; close removes it.
 func (w *chunkWindows) open(task a2a.TaskID) chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.m == nil {
-		w.m = map[a2a.TaskID]chan struct{}{}
-	}
 	ch := make(chan struct{}, chunkWindow)
-	w.m[task] = ch
+	w.m.Store(task, ch)
 	return ch
 }
 
-func (w *chunkWindows) close(task a2a.TaskID) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.m, task)
-}
+func (w *chunkWindows) close(task a2a.TaskID) { w.m.Delete(task) }
 
 // release frees n places of task's window: n of its chunks were processed.
 func (w *chunkWindows) release(task a2a.TaskID, n int) {
-	w.mu.Lock()
-	ch := w.m[task]
-	w.mu.Unlock()
+	v, _ := w.m.Load(task)
+	ch, _ := v.(chan struct{})
 	for range n {
 		select {
 		case <-ch:

@@ -267,8 +267,7 @@ func (w *taskWake) changed(*tasks.Task) {
 // sessionStreams are the standing GET streams of the 2025-11-25 sessions
 // on this replica, by session id, for notifications/tasks/status.
 type sessionStreams struct {
-	mu      sync.Mutex
-	streams map[string]*injectingWriter
+	streams sync.Map // session id → *injectingWriter
 }
 
 // serve serves a session's GET stream through h, writing task
@@ -276,18 +275,9 @@ type sessionStreams struct {
 func (ss *sessionStreams) serve(w http.ResponseWriter, r *http.Request, h http.Handler) {
 	id := r.Header.Get(transfer.HeaderMCPSessionID)
 	iw := &injectingWriter{ResponseWriter: w}
-	ss.mu.Lock()
-	if ss.streams == nil {
-		ss.streams = map[string]*injectingWriter{}
-	}
-	ss.streams[id] = iw
-	ss.mu.Unlock()
+	ss.streams.Store(id, iw)
 	defer func() {
-		ss.mu.Lock()
-		if ss.streams[id] == iw {
-			delete(ss.streams, id)
-		}
-		ss.mu.Unlock()
+		ss.streams.CompareAndDelete(id, iw)
 		iw.close()
 	}()
 	h.ServeHTTP(iw, r)
@@ -295,9 +285,7 @@ func (ss *sessionStreams) serve(w http.ResponseWriter, r *http.Request, h http.H
 
 // isOpen reports whether session id has a standing stream open here.
 func (ss *sessionStreams) isOpen(id string) bool {
-	ss.mu.Lock()
-	iw := ss.streams[id]
-	ss.mu.Unlock()
+	iw := ss.stream(id)
 	if iw == nil {
 		return false
 	}
@@ -308,10 +296,15 @@ func (ss *sessionStreams) isOpen(id string) bool {
 
 // notify writes msg into the stream of session id, if it has one open.
 func (ss *sessionStreams) notify(id string, msg any) bool {
-	ss.mu.Lock()
-	iw := ss.streams[id]
-	ss.mu.Unlock()
+	iw := ss.stream(id)
 	return iw != nil && iw.inject(msg)
+}
+
+// stream is the standing stream of session id open here, or nil.
+func (ss *sessionStreams) stream(id string) *injectingWriter {
+	iw, _ := ss.streams.Load(id)
+	w, _ := iw.(*injectingWriter)
+	return w
 }
 
 // injectingWriter is a GET stream the go-sdk writes its events to, one

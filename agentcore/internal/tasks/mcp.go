@@ -114,8 +114,7 @@ type MCP struct {
 	produced func(ctx context.Context, scope string, stored []fileserve.Meta)
 	log      *slog.Logger
 
-	mu    sync.Mutex
-	ended map[string]chan struct{} // tasks running here, closed when recorded ended
+	ended sync.Map // id → chan struct{}: the tasks running here, closed when recorded ended
 }
 
 // NewMCP keeps MCP tasks on ledger, each at most ttl, run by run; discard
@@ -292,19 +291,12 @@ func (m *MCP) Start(ctx context.Context, c Call) (_ *Task, ended <-chan struct{}
 		return nil, nil, err
 	}
 	endedCh := make(chan struct{})
-	m.mu.Lock()
-	if m.ended == nil {
-		m.ended = map[string]chan struct{}{}
-	}
-	m.ended[t.ID] = endedCh
-	m.mu.Unlock()
+	m.ended.Store(t.ID, endedCh)
 	first := *t
 	started = true
 	go func() {
 		defer func() {
-			m.mu.Lock()
-			delete(m.ended, t.ID)
-			m.mu.Unlock()
+			m.ended.Delete(t.ID)
 			close(endedCh)
 		}()
 		pw := &progressWriter{tasks: m, task: t, forward: c.Progress, changed: c.Changed}
@@ -332,12 +324,9 @@ func (m *MCP) Forget(ctx context.Context, t *Task) {
 // EndedHere returns a channel closed once task id, running on this
 // replica, has recorded its end; nil when it does not run here.
 func (m *MCP) EndedHere(id string) <-chan struct{} {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if ch, ok := m.ended[id]; ok {
-		return ch
-	}
-	return nil
+	ch, _ := m.ended.Load(id)
+	c, _ := ch.(chan struct{})
+	return c
 }
 
 // end records how task t ended: the tool's result or error, or the cause
