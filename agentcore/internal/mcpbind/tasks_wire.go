@@ -307,10 +307,9 @@ func (s *Server) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp.
 			}
 		}
 	}
+	c.Changed = s.taskListeners.changed
 	if legacy {
 		c.Changed = s.taskStatusNotifier(r)
-	} else {
-		c.Changed = s.taskListeners.changed
 	}
 	t, ended, err := s.Tasks.Start(ctx, c)
 	if err != nil {
