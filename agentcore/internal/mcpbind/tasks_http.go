@@ -372,7 +372,7 @@ func (s *Server) taskStatusNotifier(r *mcp.CallToolRequest) func(*tasks.Task) {
 		if id == "" {
 			return
 		}
-		params := s.task2025(t)
+		params := wireTask(t, false)
 		if !s.sessionStreams.notify(id, map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": params}) {
 			s.Log.Debug("task status not notified: the session has no standing stream here", "task", t.ID)
 		}

@@ -338,10 +338,10 @@ func (s *Server) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp.
 	}
 	res := &wireResult{}
 	if legacy {
-		res.fields = map[string]any{"task": s.task2025(t)}
+		res.fields = map[string]any{"task": wireTask(t, false)}
 		res.Meta = mcp.Meta{metaImmediateResponse: fmt.Sprintf("%s is running as task %s; its result will follow.", def.Name, t.ID)}
 	} else {
-		res.fields = s.task2026(t)
+		res.fields = wireTask(t, true)
 		res.fields["resultType"] = "task"
 	}
 	if handle != "" {
@@ -350,46 +350,30 @@ func (s *Server) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp.
 	return res, nil, true
 }
 
-// taskFields are the fields of a Task common to both revisions.
-func taskFields(t *tasks.Task) map[string]any {
+// wireTask is t as a Task of 2026-07-28 (modern) or 2025-11-25, where a
+// tool result with isError is a failed task.
+func wireTask(t *tasks.Task, modern bool) map[string]any {
+	ttl, poll := "ttl", "pollInterval"
+	if modern {
+		ttl, poll = "ttlMs", "pollIntervalMs"
+	}
 	m := map[string]any{
 		"taskId":        t.ID,
 		"status":        t.Status,
 		"createdAt":     t.Created.UTC().Format(time.RFC3339Nano),
 		"lastUpdatedAt": t.Updated.UTC().Format(time.RFC3339Nano),
+		ttl:             t.TTL.Milliseconds(),
 	}
 	if t.Message != "" {
 		m["statusMessage"] = t.Message
 	}
-	return m
-}
-
-// pollInterval is how often a client should ask about t: often at first,
-// less as the task goes on (a tenth of its age, between 0.5 and 5 s).
-func pollInterval(t *tasks.Task) time.Duration {
-	return min(max(time.Since(t.Created)/10, 500*time.Millisecond), 5*time.Second)
-}
-
-// task2026 is t as a 2026-07-28 Task.
-func (s *Server) task2026(t *tasks.Task) map[string]any {
-	m := taskFields(t)
-	m["ttlMs"] = t.TTL.Milliseconds()
-	if !t.Ended() {
-		m["pollIntervalMs"] = pollInterval(t).Milliseconds()
-	}
-	return m
-}
-
-// task2025 is t as a 2025-11-25 Task: a tool result with isError is a
-// failed task there.
-func (s *Server) task2025(t *tasks.Task) map[string]any {
-	m := taskFields(t)
-	if t.Status == tasks.Completed && t.Result != nil && t.Result.IsError {
+	if !modern && t.Status == tasks.Completed && t.Result != nil && t.Result.IsError {
 		m["status"] = tasks.Failed
 	}
-	m["ttl"] = t.TTL.Milliseconds()
 	if !t.Ended() {
-		m["pollInterval"] = pollInterval(t).Milliseconds()
+		// Often at first, less as the task goes on: a tenth of its age,
+		// between 0.5 and 5 s.
+		m[poll] = min(max(time.Since(t.Created)/10, 500*time.Millisecond), 5*time.Second).Milliseconds()
 	}
 	return m
 }
@@ -397,7 +381,7 @@ func (s *Server) task2025(t *tasks.Task) map[string]any {
 // detailed2026 is the DetailedTask of 2026-07-28: the Task with, once
 // ended, its result or error; _meta holds the last progress report.
 func (s *Server) detailed2026(ctx context.Context, t *tasks.Task) (map[string]any, mcp.Meta, error) {
-	m := s.task2026(t)
+	m := wireTask(t, true)
 	switch {
 	case t.Status == tasks.Completed:
 		res, err := s.endedResult(ctx, t)
@@ -441,7 +425,7 @@ func (s *Server) taskGet(ctx context.Context, c taskCaller, p *taskParams) (mcp.
 	}
 	tasks.Link(ctx, t.Trace)
 	if !c.modern {
-		return &wireResult{fields: s.task2025(t)}, nil
+		return &wireResult{fields: wireTask(t, false)}, nil
 	}
 	fields, meta, err := s.detailed2026(ctx, t)
 	if err != nil {
@@ -459,7 +443,7 @@ func (s *Server) taskCancel(ctx context.Context, c taskCaller, p *taskParams) (m
 			return nil, s.taskLookupError(ctx, err)
 		} else if t.Ended() {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
-				"Cannot cancel task: already in terminal status '%s'", s.task2025(t)["status"])}
+				"Cannot cancel task: already in terminal status '%s'", wireTask(t, false)["status"])}
 		}
 	}
 	t, err := s.Tasks.Cancel(ctx, c.owner, p.TaskID)
@@ -468,7 +452,7 @@ func (s *Server) taskCancel(ctx context.Context, c taskCaller, p *taskParams) (m
 	}
 	tasks.Link(ctx, t.Trace)
 	if !c.modern {
-		return &wireResult{fields: s.task2025(t)}, nil
+		return &wireResult{fields: wireTask(t, false)}, nil
 	}
 	return &wireResult{fields: map[string]any{"resultType": "complete"}}, nil
 }
@@ -556,7 +540,7 @@ func (s *Server) taskList(ctx context.Context, c taskCaller, p *taskParams) (mcp
 			return nil, s.failure(ctx, "list your tasks", err)
 		}
 		for i := start; i < len(all) && i < start+taskListPage; i++ {
-			tasks = append(tasks, s.task2025(all[i]))
+			tasks = append(tasks, wireTask(all[i], false))
 		}
 		if start+taskListPage < len(all) {
 			next = strconv.Itoa(start + taskListPage)
