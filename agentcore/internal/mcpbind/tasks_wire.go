@@ -299,13 +299,7 @@ func (s *Server) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp.
 		c.Staged = s.Inline.Claim(r.Extra.Header) // read by the task, after the answer
 	}
 	if token := r.Params.GetProgressToken(); token != nil && r.Session != nil {
-		session, detached := r.Session, context.WithoutCancel(ctx)
-		c.Progress = func(p calls.Progress) {
-			err := session.NotifyProgress(detached, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.Done, Total: p.Total, Message: p.Message})
-			if err != nil {
-				s.Log.Debug("task progress not sent to its request", "tool", def.Name, "err", err)
-			}
-		}
+		c.Progress = s.progressTo(context.WithoutCancel(ctx), r.Session, token, def.Name, "task progress not sent to its request")
 	}
 	c.Changed = s.taskListeners.changed
 	if legacy {
