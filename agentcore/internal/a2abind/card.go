@@ -18,9 +18,6 @@ import (
 // a2aProtocolVersion is the A2A protocol version agents speak (a2a-go v0.3).
 const a2aProtocolVersion = "0.3.0"
 
-// a2aBearerScheme names the security scheme of an agent with AGENT_AUTH=jwt.
-const a2aBearerScheme a2a.SecuritySchemeName = "bearer"
-
 // Card returns the agent's A2A card: one skill per registered tool, in
 // registration order, with its description, input and output MIME types
 // and an example; the JSON-RPC endpoint at <AGENT_PUBLIC_URL>/a2a; streaming;
