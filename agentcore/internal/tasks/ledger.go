@@ -521,7 +521,9 @@ func readRecord(ctx context.Context, rs fileserve.RecordStore, kind, owner, id s
 }
 
 // makeRoom deletes owner's records of kind written longest ago until a new
-// one fits under limit; deleting names the deletion in its error.
+// one fits under limit, those of ended tasks first: a task that still holds
+// its lease goes only when nothing else can; deleting names the deletion in
+// its error.
 func makeRoom(ctx context.Context, rs fileserve.RecordStore, kind, owner string, limit int, deleting string) error {
 	infos, err := rs.Records(ctx, kind, owner)
 	if err != nil {
@@ -530,7 +532,23 @@ func makeRoom(ctx context.Context, rs fileserve.RecordStore, kind, owner string,
 	if len(infos) < limit {
 		return nil
 	}
-	slices.SortFunc(infos, func(a, b fileserve.RecordInfo) int { return a.Changed.Compare(b.Changed) })
+	leases, err := rs.Records(ctx, LeaseKind, owner)
+	if err != nil {
+		return fault.Of("count your running tasks", err)
+	}
+	running := map[string]bool{}
+	for _, l := range leases {
+		running[l.Name] = true
+	}
+	slices.SortFunc(infos, func(a, b fileserve.RecordInfo) int {
+		switch {
+		case running[a.Name] == running[b.Name]:
+			return a.Changed.Compare(b.Changed)
+		case running[a.Name]:
+			return 1
+		}
+		return -1
+	})
 	for _, r := range infos[:len(infos)-limit+1] {
 		if err := rs.DeleteRecord(ctx, kind, owner, r.Name); err != nil {
 			return fault.Of(deleting, err)
