@@ -146,10 +146,7 @@ func replaceEach(v any, f func(key string, e any) (any, bool)) (any, bool) {
 //     struct with the string as its content (and name, if the struct has a
 //     "name" field and the content carries one).
 func normalize(t reflect.Type, v any) (any, bool) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch {
+	switch t = deref(t); {
 	case t == typeFileAttachment || t == typeFileContent:
 		return v, false
 	case t.Kind() == reflect.Slice:
@@ -170,8 +167,7 @@ func normalize(t reflect.Type, v any) (any, bool) {
 				changed = true
 				continue
 			}
-			nv, c := normalize(f.field.Type, fv)
-			if c {
+			if nv, c := normalize(f.field.Type, fv); c {
 				obj[f.name] = nv
 				changed = true
 			}
@@ -182,10 +178,7 @@ func normalize(t reflect.Type, v any) (any, bool) {
 }
 
 func normalizeSlice(t reflect.Type, v any) (any, bool) {
-	elem := t.Elem()
-	for elem.Kind() == reflect.Pointer {
-		elem = elem.Elem()
-	}
+	elem := deref(t.Elem())
 	changed := false
 	arr, isArr := v.([]any)
 	if !isArr {
@@ -231,11 +224,7 @@ func holdsFiles(t reflect.Type) bool {
 // FileAttachment field, or "".
 func fileContentField(t reflect.Type) string {
 	for _, f := range jsonFields(t) {
-		ft := f.field.Type
-		for ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		if ft == typeFileContent || ft == typeFileAttachment {
+		if ft := deref(f.field.Type); ft == typeFileContent || ft == typeFileAttachment {
 			return f.name
 		}
 	}

@@ -26,20 +26,12 @@ func (f *FileAttachment) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	if len(data) > 0 && data[0] == '{' {
-		var obj struct {
-			Name    *string `json:"name"`
-			Content *string `json:"content"`
-		}
+		type object FileAttachment // without this method
+		var obj object
 		if err := json.Unmarshal(data, &obj); err != nil {
 			return fmt.Errorf("file attachment: %w", err)
 		}
-		*f = FileAttachment{}
-		if obj.Name != nil {
-			f.Name = *obj.Name
-		}
-		if obj.Content != nil {
-			f.Content = *obj.Content
-		}
+		*f = FileAttachment(obj)
 		return nil
 	}
 	if string(data) == "null" {

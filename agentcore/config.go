@@ -74,7 +74,7 @@ const (
 // Settings declares the framework's settings as LoadConfig reads them.
 func (c *Config) Settings(agent, defaultAddr string) settings.List {
 	defaultAddr = cmp.Or(defaultAddr, defaultListenAddr)
-	list := settings.List{
+	return slices.Concat(settings.List{
 		settings.String(&c.Addr, "AGENT_ADDR", defaultAddr, "listen address").
 			Shown("per agent (`:8000` for the example)"),
 		settings.String(&c.PublicURL, "AGENT_PUBLIC_URL", "", "base of every download URL handed out").
@@ -113,9 +113,7 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			"(`http://localhost:8001=http://ocr-agent:8001`): a URL input under a peer's public base is fetched from its "+
 			"internal one, through a client of its own that alone may dial that host:port (named directly, the internal "+
 			"URL is still refused by the SSRF guard)", urlfetch.ParsePeerURLs, formatPeerURLs).Shown("empty"),
-	}
-	list = append(list, c.Access.Settings()...)
-	list = append(list, settings.List{
+	}, c.Access.Settings(), settings.List{
 		settings.Strings(&c.AllowedOrigins, "AGENT_ALLOWED_ORIGINS", ",", "comma-separated browser origins (`https://app.example.com`) "+
 			"allowed to POST to `/a2a` and `/uploads` cross-site (a browser request whose `Origin` is neither the agent itself nor listed "+
 			"gets 403). Whatever it says, an agent listening on a loopback address answers `/a2a`, `/uploads` and the agent card only "+
@@ -143,16 +141,13 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.Bool(&c.TraceFileNames, "AGENT_TRACE_FILE_NAMES", "with tracing on (`OTEL_*`, [observability.md](observability.md)): "+
 			"the spans of a call's file inputs and outputs carry the files' cleaned names (`agentura.file.name`, `agentura.file.names`), "+
 			"and error texts in spans keep URL paths and paths; off, no span holds a file's name"),
-	}...)
-	list = append(list, c.Policy.Settings()...)
-	list = append(list, settings.List{
+	}, c.Policy.Settings(), settings.List{
 		settings.Int(&c.MaxRevocations, "AGENT_MAX_REVOCATIONS", revocation.DefaultMaxPerOwner,
 			"revoked download URLs (`POST /files/revoke`) one owner may have whose tokens have not expired yet, over every replica "+
 				"sharing the store (for files of the anonymous owner, when there is no authentication: one client address, an IPv4 "+
 				"address or an IPv6 /64, and all addresses together 4 times this); beyond it a revocation answers `429`, saying to "+
 				"delete the file or wait").Positive(),
-	}...)
-	return append(list, c.Limits.Settings()...)
+	}, c.Limits.Settings())
 }
 
 // parseOn reads a boolean setting stored inverted (a field No… whose zero

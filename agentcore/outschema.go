@@ -52,10 +52,7 @@ func addTypedTool[In, Out any](s *Service, t Tool, fn TypedToolFunc[In, Out]) er
 // outputSchema returns the output schema of a typed tool returning Out
 // (see AddTypedTool).
 func outputSchema[Out any]() (*jsonschema.Schema, error) {
-	t := reflect.TypeFor[Out]()
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
+	t := deref(reflect.TypeFor[Out]())
 	if t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("tool output type %v must be a struct", t)
 	}

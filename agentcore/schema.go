@@ -75,10 +75,7 @@ func buildSchema(t reflect.Type, decl fileDecl, accepted bool) (*jsonschema.Sche
 	if decl.content == "" {
 		decl.content, decl.modes = transport.StandardSchema()
 	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
+	if t = deref(t); t.Kind() != reflect.Struct {
 		return nil, nil, fmt.Errorf("tool input type %v must be a struct", t)
 	}
 	g := &schemaGen{defs: map[string]*jsonschema.Schema{}, seen: map[reflect.Type]bool{}, decl: decl, accepted: accepted}
@@ -185,18 +182,14 @@ func setAccept(fs *jsonschema.Schema, tag, path string) error {
 // forType returns the schema of t; path is the JSON path of the value, used to
 // list file parameters ("source", "sources", "embeds[].content").
 func (g *schemaGen) forType(t reflect.Type, path string) (*jsonschema.Schema, error) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t {
-	case typeFileAttachment:
+	switch t = deref(t); t {
+	case typeFileAttachment, typeFileContent:
 		g.fileParams = append(g.fileParams, path)
 		decl := g.mcpFile()
+		if t == typeFileContent {
+			return markFile(g.fileString(), &decl), nil
+		}
 		return markFile(g.fileAttachmentSchema(), &decl), nil
-	case typeFileContent:
-		g.fileParams = append(g.fileParams, path)
-		decl := g.mcpFile()
-		return markFile(g.fileString(), &decl), nil
 	case typeTime:
 		return &jsonschema.Schema{Type: "string", Format: "date-time"}, nil
 	case typeRawMessage:
@@ -225,11 +218,7 @@ func (g *schemaGen) forType(t reflect.Type, path string) (*jsonschema.Schema, er
 		}
 		return &jsonschema.Schema{Type: "object", AdditionalProperties: items}, nil
 	case reflect.Slice, reflect.Array:
-		elem := t.Elem()
-		for elem.Kind() == reflect.Pointer {
-			elem = elem.Elem()
-		}
-		if elem == typeFileAttachment {
+		if deref(t.Elem()) == typeFileAttachment {
 			// x-file on the array; each item is a FileAttachment (a URI
 			// string as published), declared to the draft's hosts by
 			// x-mcp-file (on the items, where the draft puts it for an
@@ -327,6 +316,14 @@ func fileSchemaTag(fs *jsonschema.Schema, tag, path string) error {
 		}
 	}
 	return nil
+}
+
+// deref is t without its pointers.
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
 }
 
 // jsonField is an exported struct field as encoding/json sees it.

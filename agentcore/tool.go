@@ -124,24 +124,15 @@ func (s *Service) Tools() []ToolDef {
 	return out
 }
 
-// tool returns the registered tool called name.
-func (s *Service) tool(name string) (ToolDef, bool) {
+// toolInfo is the tool name as the bindings see it.
+func (s *Service) toolInfo(name string) (calls.Tool, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	rt, ok := s.tools[name]
 	if !ok {
-		return ToolDef{}, false
-	}
-	return rt.def, true
-}
-
-// toolInfo is the tool name as the bindings see it.
-func (s *Service) toolInfo(name string) (calls.Tool, bool) {
-	def, ok := s.tool(name)
-	if !ok {
 		return calls.Tool{}, false
 	}
-	return def.info(), true
+	return rt.def.info(), true
 }
 
 // toolInfos are the tools as the bindings see them, in registration order.
@@ -222,18 +213,12 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 		if wq, ok := errors.AsType[*ops.WorkQuotaError](context.Cause(ctx)); ok && err != nil {
 			err = wq // the tool saw a cancelled context; say why
 		}
+		result := "ok"
 		if err != nil {
-			err = s.callerError(call, err)
+			err, result = s.callerError(call, err), "error"
 		}
-		s.metrics.ToolCalls.WithLabelValues(name, outcome(err)).Inc()
+		s.metrics.ToolCalls.WithLabelValues(name, result).Inc()
 		call.logDone(time.Since(start), res, err)
 	}()
 	return rt.run(ctx, call, raw)
-}
-
-func outcome(err error) string {
-	if err != nil {
-		return "error"
-	}
-	return "ok"
 }
