@@ -1,6 +1,7 @@
 package agentcore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,9 +35,7 @@ func addTypedTool[In, Out any](s *Service, t Tool, fn TypedToolFunc[In, Out]) er
 		if err != nil {
 			return nil, err
 		}
-		if res == nil {
-			res = &Result{}
-		}
+		res = cmp.Or(res, &Result{})
 		raw, err := json.Marshal(v)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: encode its output: %w", t.Name, err)

@@ -153,18 +153,6 @@ func (d ToolDef) info() calls.Tool {
 		InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, FileParams: d.FileParams, ArgsSchema: d.argsSchema}
 }
 
-// checkArguments decodes and validates raw as the arguments of the tool
-// name, without running it.
-func (s *Service) checkArguments(name string, raw json.RawMessage) error {
-	s.mu.RLock()
-	rt, ok := s.tools[name]
-	s.mu.RUnlock()
-	if !ok {
-		return fmt.Errorf("%w %q", ErrUnknownTool, name)
-	}
-	return rt.check(raw)
-}
-
 // Invoke runs the tool name for owner with raw JSON arguments as a transport
 // does: in a call slot (or ErrBusy), validated, its folder removed after.
 func (s *Service) Invoke(ctx context.Context, name, owner string, raw json.RawMessage) (*Result, error) {

@@ -64,9 +64,6 @@ var byExtension = map[string]string{
 // ByName returns the type implied by name's extension, or "" if none is known.
 func ByName(name string) string {
 	ext := strings.ToLower(path.Ext(strings.ReplaceAll(name, `\`, "/")))
-	if ext == "" {
-		return ""
-	}
 	if t, ok := byExtension[ext]; ok {
 		return t
 	}
