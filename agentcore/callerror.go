@@ -39,7 +39,9 @@ func (s *Service) callerError(call *Call, err error) error {
 	} else if se, ok := errors.AsType[*os.SyscallError](err); ok {
 		out = fileErrorText(se.Err, "")
 	}
-	out = s.scrubPaths(out)
+	for _, d := range s.privatePrefixes() {
+		out = strings.ReplaceAll(out, d, "<agent folder>")
+	}
 	if len(out) > maxCallerError {
 		out = strings.ToValidUTF8(out[:maxCallerError-200], "") +
 			fmt.Sprintf("… (%d more bytes left out; the agent's log has the whole message)", len(out)-(maxCallerError-200))
@@ -99,12 +101,4 @@ func (s *Service) privatePrefixes() []string {
 	}
 	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
-}
-
-// scrubPaths replaces the agent's own folders in text by "<agent folder>".
-func (s *Service) scrubPaths(text string) string {
-	for _, d := range s.privatePrefixes() {
-		text = strings.ReplaceAll(text, d, "<agent folder>")
-	}
-	return text
 }

@@ -280,15 +280,6 @@ func (s *Service) openTasks() {
 	s.tasks = tasks.NewMCP(s.ledger, s.cfg.OutputTTL, runner{s}, s.discardStored, produced, s.log)
 }
 
-// waitTasks lets the tasks running here finish until ctx ends, then ends
-// the rest failed: the agent is shutting down.
-func (s *Service) waitTasks(ctx context.Context) {
-	if s.ledger != nil && !s.ledger.Wait(ctx) {
-		s.log.Warn("tasks still running at shutdown end failed; their callers call again")
-	}
-	s.closeTasks()
-}
-
 // closeTasks ends the tasks running here failed, and waits for them.
 func (s *Service) closeTasks() {
 	if s.ledger != nil {
@@ -402,7 +393,11 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 		s.closeTasks()
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	s.waitTasks(sctx) // tasks in flight finish like requests, or end failed
+	// Tasks in flight finish like requests, or end failed.
+	if s.ledger != nil && !s.ledger.Wait(sctx) {
+		s.log.Warn("tasks still running at shutdown end failed; their callers call again")
+	}
+	s.closeTasks()
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -151,15 +151,10 @@ func (l *Limiter) makeRoom(old net.Conn, limit string, shed *[]net.Conn) bool {
 // oldestWaiting counts out and returns the connection of client that has
 // waited longest for a request; nil when none waits.
 func (l *Limiter) oldestWaiting(client netip.Addr) net.Conn {
-	var (
-		best net.Conn
-		at   time.Time
-	)
+	var best net.Conn
+	var at time.Time
 	for c, e := range l.conns {
-		if !e.waiting || e.client != client {
-			continue
-		}
-		if best == nil || e.since.Before(at) {
+		if e.waiting && e.client == client && (best == nil || e.since.Before(at)) {
 			best, at = c, e.since
 		}
 	}
