@@ -196,10 +196,8 @@ func checkUIDomain(s string) error {
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return fmt.Errorf("not a host name: label %q", label)
 		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
-				return fmt.Errorf("not a host name: %q (lower-case letters, digits, hyphens and dots)", label)
-			}
+		if strings.Trim(label, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			return fmt.Errorf("not a host name: %q (lower-case letters, digits, hyphens and dots)", label)
 		}
 	}
 	return nil
@@ -257,12 +255,10 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 // other, and makes the folders absolute. Slices are copied first: what the
 // caller handed in is never changed.
 func (c *Config) normalize(agent, defaultAddr string) error {
-	c.SigningKeys = slices.Clone(c.SigningKeys)
-	c.InputRoots = slices.Clone(c.InputRoots)
-	c.FetchAllowHosts = slices.Clone(c.FetchAllowHosts)
+	for _, list := range []*[]string{&c.SigningKeys, &c.InputRoots, &c.FetchAllowHosts, &c.AllowedOrigins, &c.TrustedProxies} {
+		*list = slices.Clone(*list)
+	}
 	c.PeerURLs = slices.Clone(c.PeerURLs)
-	c.AllowedOrigins = slices.Clone(c.AllowedOrigins)
-	c.TrustedProxies = slices.Clone(c.TrustedProxies)
 	vars := c.Settings(agent, defaultAddr)
 	vars.Defaults()
 	var errs []error

@@ -52,8 +52,7 @@ func (s *Service) buildHandler() http.Handler {
 	// staged as the body arrives, each body read once, strictly, and its
 	// scopes checked (mcpbind.Server.Handler).
 	var mcpH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.mcp.Handler(bodyLimit)))
-	uploads := http.HandlerFunc(s.files.ServeUpload)
-	var uploadH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.callers.RequireScope(callers.ScopeFilesWrite, uploads)))
+	var uploadH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.callers.RequireScope(callers.ScopeFilesWrite, http.HandlerFunc(s.files.ServeUpload))))
 	// tusd keeps its own read deadlines on PATCH bodies (extended as bytes
 	// arrive), so tus is rate limited but not paced.
 	var tusH http.Handler = s.limiter.Wrap(s.callers.RequireScope(callers.ScopeFilesWrite, s.tus))

@@ -215,13 +215,5 @@ func hasDefaults(s *jsonschema.Schema) bool {
 	if s == nil {
 		return false
 	}
-	if s.Default != nil {
-		return true
-	}
-	for _, p := range s.Properties {
-		if hasDefaults(p) {
-			return true
-		}
-	}
-	return hasDefaults(s.Items)
+	return s.Default != nil || hasDefaults(s.Items) || slices.ContainsFunc(slices.Collect(maps.Values(s.Properties)), hasDefaults)
 }
