@@ -104,35 +104,31 @@ func shortenStrings(v any) (any, bool) {
 // the members it changed (f gets the member's key, "" for an array item),
 // and whether it changed any; v itself, not copied, when f changed none.
 func replaceEach(v any, f func(key string, e any) (any, bool)) (any, bool) {
+	var cp any // the copy, made at the first change
 	switch x := v.(type) {
 	case map[string]any:
-		var cp map[string]any
 		for k, e := range x {
 			if ne, changed := f(k, e); changed {
 				if cp == nil {
 					cp = maps.Clone(x)
 				}
-				cp[k] = ne
+				cp.(map[string]any)[k] = ne
 			}
 		}
-		if cp != nil {
-			return cp, true
-		}
 	case []any:
-		var cp []any
 		for i, e := range x {
 			if ne, changed := f("", e); changed {
 				if cp == nil {
 					cp = slices.Clone(x)
 				}
-				cp[i] = ne
+				cp.([]any)[i] = ne
 			}
 		}
-		if cp != nil {
-			return cp, true
-		}
 	}
-	return v, false
+	if cp == nil {
+		return v, false
+	}
+	return cp, true
 }
 
 // normalize adapts v (a decoded JSON value for Go type t) to the forms the
