@@ -142,19 +142,6 @@ func (g *schemaGen) fileString() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "string", Format: "uri"}
 }
 
-// markFile marks s as a file (x-file) and, when decl is not nil, declares it
-// to the draft's hosts (x-mcp-file).
-func markFile(s *jsonschema.Schema, decl *mcpfile.Input) *jsonschema.Schema {
-	if s.Extra == nil {
-		s.Extra = map[string]any{}
-	}
-	s.Extra[transfer.KeywordFile] = true
-	if decl != nil {
-		s.Extra[mcpfile.Keyword] = *decl
-	}
-	return s
-}
-
 // setAccept narrows the accept list of the x-mcp-file declaration of fs (a
 // file, or an array of files) to the comma-separated list of an accept tag.
 func setAccept(fs *jsonschema.Schema, tag, path string) error {
@@ -184,12 +171,14 @@ func setAccept(fs *jsonschema.Schema, tag, path string) error {
 func (g *schemaGen) forType(t reflect.Type, path string) (*jsonschema.Schema, error) {
 	switch t = deref(t); t {
 	case typeFileAttachment, typeFileContent:
+		// A file (x-file), declared to the draft's hosts (x-mcp-file).
 		g.fileParams = append(g.fileParams, path)
-		decl := g.mcpFile()
-		if t == typeFileContent {
-			return markFile(g.fileString(), &decl), nil
+		s := g.fileString()
+		if t == typeFileAttachment {
+			s = g.fileAttachmentSchema()
 		}
-		return markFile(g.fileAttachmentSchema(), &decl), nil
+		s.Extra = map[string]any{transfer.KeywordFile: true, mcpfile.Keyword: g.mcpFile()}
+		return s, nil
 	case typeTime:
 		return &jsonschema.Schema{Type: "string", Format: "date-time"}, nil
 	case typeRawMessage:
@@ -224,10 +213,9 @@ func (g *schemaGen) forType(t reflect.Type, path string) (*jsonschema.Schema, er
 			// x-mcp-file (on the items, where the draft puts it for an
 			// array).
 			g.fileParams = append(g.fileParams, path)
-			decl := g.mcpFile()
 			items := g.fileAttachmentSchema()
-			items.Extra = map[string]any{mcpfile.Keyword: decl}
-			return markFile(&jsonschema.Schema{Type: "array", Items: items}, nil), nil
+			items.Extra = map[string]any{mcpfile.Keyword: g.mcpFile()}
+			return &jsonschema.Schema{Type: "array", Items: items, Extra: map[string]any{transfer.KeywordFile: true}}, nil
 		}
 		items, err := g.forType(t.Elem(), path+"[]")
 		if err != nil {
