@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -332,15 +333,10 @@ func jsonFields(t reflect.Type) []jsonField {
 		if tag == "-" {
 			continue
 		}
-		name, opts, _ := strings.Cut(tag, ",")
-		name = cmp.Or(name, f.Name)
-		optional := f.Type.Kind() == reflect.Pointer
-		for _, o := range strings.Split(opts, ",") {
-			if o == "omitempty" || o == "omitzero" {
-				optional = true
-			}
-		}
-		out = append(out, jsonField{field: f, name: name, required: !optional})
+		name, rest, _ := strings.Cut(tag, ",")
+		opts := strings.Split(rest, ",")
+		optional := f.Type.Kind() == reflect.Pointer || slices.Contains(opts, "omitempty") || slices.Contains(opts, "omitzero")
+		out = append(out, jsonField{field: f, name: cmp.Or(name, f.Name), required: !optional})
 	}
 	return out
 }
