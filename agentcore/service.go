@@ -428,8 +428,7 @@ func (s *Service) serveStdio(ctx context.Context, ln net.Listener) error {
 	}()
 	err := s.mcp.RunStdio(ctx)
 	cancel()
-	herr := <-httpErr
-	if herr != nil {
+	if herr := <-httpErr; herr != nil {
 		return fmt.Errorf("HTTP server: %w", herr)
 	}
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
