@@ -154,16 +154,10 @@ func normalize(t reflect.Type, v any) (any, bool) {
 		}
 		changed := false
 		for _, f := range jsonFields(t) {
-			fv, present := obj[f.name]
-			if !present {
-				continue
-			}
-			if fv == nil {
+			if fv, present := obj[f.name]; present && fv == nil {
 				delete(obj, f.name)
 				changed = true
-				continue
-			}
-			if nv, c := normalize(f.field.Type, fv); c {
+			} else if nv, c := normalize(f.field.Type, fv); present && c {
 				obj[f.name] = nv
 				changed = true
 			}

@@ -20,9 +20,7 @@ import (
 func (s *Service) fileRoutes() http.Handler {
 	guard := httpguard.NewOrigin(s.cfg.PublicURL, s.cfg.AllowedOrigins)
 	// Deleting is writing: under AGENT_AUTH=oauth it takes files:write.
-	del := s.callers.RequireScope(callers.ScopeFilesWrite, http.HandlerFunc(s.files.ServeDelete))
-	del = s.callers.Require(del)
-	del = guard.Wrap(s.limiter.Wrap(del))
+	del := guard.Wrap(s.limiter.Wrap(s.callers.Require(s.callers.RequireScope(callers.ScopeFilesWrite, http.HandlerFunc(s.files.ServeDelete)))))
 	revoke := guard.Wrap(s.limiter.Wrap(http.HandlerFunc(s.files.ServeRevoke)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
