@@ -70,22 +70,6 @@ func ByName(name string) string {
 	return mime.TypeByExtension(ext)
 }
 
-// containers are sniffed types that say little: a zip may be a docx, plain
-// text may be Markdown or CSV — and text that looks like CSV (a comma or two
-// on every line) may be plain notes. For them the extension decides, when it
-// names a type of the same family.
-var containers = map[string]bool{
-	"application/zip":           true,
-	"application/x-ole-storage": true,
-	"text/plain":                true,
-	"text/csv":                  true,
-	"text/tab-separated-values": true,
-	"application/octet-stream":  true,
-	"text/xml":                  true,
-	"application/xml":           true,
-	"text/html":                 true,
-}
-
 // Detect returns the MIME type of content head (the first SniffBytes or fewer
 // bytes of a file) called name. Content decides; the extension refines a
 // generic answer (zip → docx, text → markdown). It never returns "".
@@ -167,17 +151,18 @@ func decide(sniffed *mimetype.MIME, name string, empty bool) string {
 		return cmp.Or(byName, Generic)
 	}
 	base, _, _ := mime.ParseMediaType(sniffed.String())
-	if !containers[base] {
-		return sniffed.String()
-	}
 	if byName != "" && compatible(base, byName) {
 		return byName
 	}
 	return sniffed.String()
 }
 
-// compatible reports whether a file sniffed as the container type sniffed may
-// truthfully carry the type byName claims.
+// compatible reports whether a file sniffed as sniffed may truthfully carry
+// the type byName claims. Only the containers, sniffed types that say
+// little, may: a zip may be a docx, plain text may be Markdown or CSV — and
+// text that looks like CSV (a comma or two on every line) may be plain
+// notes. For them the extension decides, when it names a type of the same
+// family.
 func compatible(sniffed, byName string) bool {
 	nameBase, _, _ := mime.ParseMediaType(byName)
 	switch sniffed {
