@@ -71,7 +71,7 @@ func (s *Service) buildHandler() http.Handler {
 	// The upload descriptors of files/authorizeUpload (mcpfiles_http.go):
 	// the signed URL is the capability, as for downloads.
 	r.Any(transport.TicketUploadPath+":id", gin.WrapH(s.limiter.Wrap(s.pacer.Wrap(http.HandlerFunc(s.fileURIs.ServeUpload)))))
-	r.Any("/files/*path", gin.WrapH(s.fileRoutes())) // downloads, DELETE, revoke (files.go)
+	r.Any("/files/*path", gin.WrapH(s.fileRoutes(guard))) // downloads, DELETE, revoke (files.go)
 	r.Any(transfer.A2APath, gin.WrapH(a2aH))
 	r.Any(transfer.AgentCardPath, gin.WrapH(cardH))
 	for path, h := range s.callers.ProtectedResources(s.a2a.Describe()) { // AGENT_AUTH=oauth
