@@ -352,12 +352,15 @@ func (s *Service) Registry() *prometheus.Registry { return s.registry }
 func (s *Service) Logger() *slog.Logger { return s.log }
 
 // Run serves HTTP on cfg.Addr until ctx is done, then shuts down gracefully.
-func (s *Service) Run(ctx context.Context) error {
+func (s *Service) Run(ctx context.Context) error { return s.listenAnd(ctx, s.Serve) }
+
+// listenAnd listens on cfg.Addr and serves there with serve.
+func (s *Service) listenAnd(ctx context.Context, serve func(context.Context, net.Listener) error) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return &ConfigError{Var: "AGENT_ADDR", Value: s.cfg.Addr, Err: err}
 	}
-	return s.Serve(ctx, ln)
+	return serve(ctx, ln)
 }
 
 // Serve is Run on a listener of the caller's. A service serves once.
@@ -406,13 +409,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // RunStdio is Run plus MCP over stdin/stdout; it also ends when stdin closes.
-func (s *Service) RunStdio(ctx context.Context) error {
-	ln, err := net.Listen("tcp", s.cfg.Addr)
-	if err != nil {
-		return &ConfigError{Var: "AGENT_ADDR", Value: s.cfg.Addr, Err: err}
-	}
-	return s.serveStdio(ctx, ln)
-}
+func (s *Service) RunStdio(ctx context.Context) error { return s.listenAnd(ctx, s.serveStdio) }
 
 // serveStdio is RunStdio with the HTTP server on ln.
 func (s *Service) serveStdio(ctx context.Context, ln net.Listener) error {
