@@ -145,9 +145,8 @@ func archiveFiles(ctx context.Context, call *agentcore.Call, in ArchiveInput) (*
 		call.Progress(float64(i+1), float64(len(in.Sources)), "archived "+entry)
 		call.Log(slog.LevelInfo, "archived a file", "name", entry, "size_bytes", f.Size)
 		if in.ShowImages && strings.HasPrefix(f.MIMEType, "image/") && f.Size <= agentcore.ImageMaxBytes {
-			img := agentcore.OutputFile(name+"/"+entry, f.Path) // an input: copied, not moved
-			img.ShowImage = true
-			shown = append(shown, img)
+			// An input: copied, not moved.
+			shown = append(shown, agentcore.Output{Name: name + "/" + entry, Path: f.Path, ShowImage: true})
 		}
 	}
 	if err := zw.Close(); err != nil {
