@@ -307,7 +307,7 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 	}
 	for _, root := range c.InputRoots {
 		for _, private := range c.privateDirs() {
-			if overlaps(root, private) {
+			if inside(root, private) || inside(private, root) {
 				bad("AGENT_INPUT_ROOTS", root, fmt.Errorf("input root overlaps the agent's own folder %s (keys and every owner's files); name a folder that neither contains it nor lies inside it", private))
 				break
 			}
@@ -367,11 +367,6 @@ func resolvePath(p string) (string, error) {
 		}
 		rest = filepath.Join(filepath.Base(dir), rest)
 	}
-}
-
-// overlaps reports whether one of the folders a and b lies inside the other.
-func overlaps(a, b string) bool {
-	return inside(a, b) || inside(b, a)
 }
 
 // inside reports whether path x is y or lies below it.
