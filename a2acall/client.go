@@ -289,9 +289,6 @@ func (c *Client) Send(ctx context.Context, agentURL string, req Request) (*Resul
 		trace.WithAttributes(attribute.String("gen_ai.tool.name", skill), attribute.String("gen_ai.operation.name", "execute_tool")))
 	defer span.End()
 	msg.Metadata = traceMetadata(ctx)
-	if msg.Metadata == nil {
-		msg.Metadata = map[string]any{}
-	}
 	msg.Metadata[transfer.A2AKeyChunks] = true // produced files in chunks as they are written (chunks.go)
 	chunks := &assemblies{max: c.maxBytes()}
 	defer chunks.close()
@@ -459,16 +456,15 @@ const tracerName = "github.com/agentura/agentura/a2acall"
 
 // traceMetadata is the message metadata that carries the trace of ctx to
 // the agent: the W3C traceparent, tracestate and baggage, as MCP carries
-// them in params._meta; nil without a trace.
+// them in params._meta; empty without a trace.
 func traceMetadata(ctx context.Context) map[string]any {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
-		return nil
-	}
-	fields := propagation.MapCarrier{}
-	propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}).Inject(ctx, fields)
-	md := make(map[string]any, len(fields))
-	for k, v := range fields {
-		md[k] = v
+	md := map[string]any{}
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		fields := propagation.MapCarrier{}
+		propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}).Inject(ctx, fields)
+		for k, v := range fields {
+			md[k] = v
+		}
 	}
 	return md
 }

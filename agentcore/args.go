@@ -104,35 +104,31 @@ func shortenStrings(v any) (any, bool) {
 // the members it changed (f gets the member's key, "" for an array item),
 // and whether it changed any; v itself, not copied, when f changed none.
 func replaceEach(v any, f func(key string, e any) (any, bool)) (any, bool) {
+	var cp any // the copy, made at the first change
 	switch x := v.(type) {
 	case map[string]any:
-		var cp map[string]any
 		for k, e := range x {
 			if ne, changed := f(k, e); changed {
 				if cp == nil {
 					cp = maps.Clone(x)
 				}
-				cp[k] = ne
+				cp.(map[string]any)[k] = ne
 			}
 		}
-		if cp != nil {
-			return cp, true
-		}
 	case []any:
-		var cp []any
 		for i, e := range x {
 			if ne, changed := f("", e); changed {
 				if cp == nil {
 					cp = slices.Clone(x)
 				}
-				cp[i] = ne
+				cp.([]any)[i] = ne
 			}
 		}
-		if cp != nil {
-			return cp, true
-		}
 	}
-	return v, false
+	if cp == nil {
+		return v, false
+	}
+	return cp, true
 }
 
 // normalize adapts v (a decoded JSON value for Go type t) to the forms the
@@ -146,10 +142,7 @@ func replaceEach(v any, f func(key string, e any) (any, bool)) (any, bool) {
 //     struct with the string as its content (and name, if the struct has a
 //     "name" field and the content carries one).
 func normalize(t reflect.Type, v any) (any, bool) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch {
+	switch t = deref(t); {
 	case t == typeFileAttachment || t == typeFileContent:
 		return v, false
 	case t.Kind() == reflect.Slice:
@@ -161,17 +154,10 @@ func normalize(t reflect.Type, v any) (any, bool) {
 		}
 		changed := false
 		for _, f := range jsonFields(t) {
-			fv, present := obj[f.name]
-			if !present {
-				continue
-			}
-			if fv == nil {
+			if fv, present := obj[f.name]; present && fv == nil {
 				delete(obj, f.name)
 				changed = true
-				continue
-			}
-			nv, c := normalize(f.field.Type, fv)
-			if c {
+			} else if nv, c := normalize(f.field.Type, fv); present && c {
 				obj[f.name] = nv
 				changed = true
 			}
@@ -182,10 +168,7 @@ func normalize(t reflect.Type, v any) (any, bool) {
 }
 
 func normalizeSlice(t reflect.Type, v any) (any, bool) {
-	elem := t.Elem()
-	for elem.Kind() == reflect.Pointer {
-		elem = elem.Elem()
-	}
+	elem := deref(t.Elem())
 	changed := false
 	arr, isArr := v.([]any)
 	if !isArr {
@@ -231,11 +214,7 @@ func holdsFiles(t reflect.Type) bool {
 // FileAttachment field, or "".
 func fileContentField(t reflect.Type) string {
 	for _, f := range jsonFields(t) {
-		ft := f.field.Type
-		for ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		if ft == typeFileContent || ft == typeFileAttachment {
+		if ft := deref(f.field.Type); ft == typeFileContent || ft == typeFileAttachment {
 			return f.name
 		}
 	}

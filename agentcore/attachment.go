@@ -16,37 +16,27 @@ type FileAttachment struct {
 
 // UnmarshalJSON accepts the object form and the plain-string form.
 func (f *FileAttachment) UnmarshalJSON(data []byte) error {
+	type object FileAttachment // without this method
 	data = bytes.TrimSpace(data)
-	if len(data) > 0 && data[0] == '"' {
+	switch {
+	case len(data) > 0 && data[0] == '"':
 		var s string
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
 		}
 		*f = FileAttachment{Content: s}
-		return nil
-	}
-	if len(data) > 0 && data[0] == '{' {
-		var obj struct {
-			Name    *string `json:"name"`
-			Content *string `json:"content"`
-		}
+	case len(data) > 0 && data[0] == '{':
+		var obj object
 		if err := json.Unmarshal(data, &obj); err != nil {
 			return fmt.Errorf("file attachment: %w", err)
 		}
+		*f = FileAttachment(obj)
+	case string(data) == "null":
 		*f = FileAttachment{}
-		if obj.Name != nil {
-			f.Name = *obj.Name
-		}
-		if obj.Content != nil {
-			f.Content = *obj.Content
-		}
-		return nil
+	default:
+		return errors.New(`file attachment must be an object {"name": ..., "content": ...} or a string`)
 	}
-	if string(data) == "null" {
-		*f = FileAttachment{}
-		return nil
-	}
-	return errors.New(`file attachment must be an object {"name": ..., "content": ...} or a string`)
+	return nil
 }
 
 // IsZero reports whether nothing was given.

@@ -75,17 +75,12 @@ func (c *Call) ResolveFile(ctx context.Context, name, content string) (*InputFil
 		}
 		return (*InputFile)(in), nil
 	})
-	if err == nil {
-		c.noteInput(f)
+	if err == nil { // for the call's log line
+		c.logMu.Lock()
+		c.logInputs = append(c.logInputs, fmt.Sprintf("%s (%d B)", f.Name, f.Size))
+		c.logMu.Unlock()
 	}
 	return f, err
-}
-
-// noteInput remembers a resolved input for the call's log line.
-func (c *Call) noteInput(f *InputFile) {
-	c.logMu.Lock()
-	defer c.logMu.Unlock()
-	c.logInputs = append(c.logInputs, fmt.Sprintf("%s (%d B)", f.Name, f.Size))
 }
 
 // logDone logs the call once, when it has ended: who called, how long it

@@ -39,7 +39,9 @@ func (s *Service) callerError(call *Call, err error) error {
 	} else if se, ok := errors.AsType[*os.SyscallError](err); ok {
 		out = fileErrorText(se.Err, "")
 	}
-	out = s.scrubPaths(out)
+	for _, d := range s.privatePrefixes() {
+		out = strings.ReplaceAll(out, d, "<agent folder>")
+	}
 	if len(out) > maxCallerError {
 		out = strings.ToValidUTF8(out[:maxCallerError-200], "") +
 			fmt.Sprintf("… (%d more bytes left out; the agent's log has the whole message)", len(out)-(maxCallerError-200))
@@ -81,42 +83,22 @@ func fileErrorText(err error, name string) string {
 // isPrivatePath reports whether p lies in one of the agent's own folders
 // (data, storage, call folders).
 func (s *Service) isPrivatePath(p string) bool {
-	if p == "" {
-		return false
-	}
 	abs, err := filepath.Abs(p)
-	if err != nil {
-		return false
-	}
-	for _, d := range s.privatePrefixes() {
-		if inside(abs, d) {
-			return true
-		}
-	}
-	return false
+	return p != "" && err == nil && slices.ContainsFunc(s.privatePrefixes(), func(d string) bool { return inside(abs, d) })
 }
 
 // privatePrefixes are the agent's own folders, absolute, longest first.
 func (s *Service) privatePrefixes() []string {
-	var out []string
-	for _, d := range []string{s.cfg.DataDir, s.calls.Dir(), filepath.Dir(s.calls.Dir())} {
-		if abs, err := filepath.Abs(d); err == nil && abs != "/" {
-			out = append(out, abs)
-		}
-	}
+	dirs := []string{s.cfg.DataDir, s.calls.Dir(), filepath.Dir(s.calls.Dir())}
 	if d, err := s.cfg.storageDir(); err == nil {
+		dirs = append(dirs, d)
+	}
+	var out []string
+	for _, d := range dirs {
 		if abs, err := filepath.Abs(d); err == nil && abs != "/" {
 			out = append(out, abs)
 		}
 	}
 	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
-}
-
-// scrubPaths replaces the agent's own folders in text by "<agent folder>".
-func (s *Service) scrubPaths(text string) string {
-	for _, d := range s.privatePrefixes() {
-		text = strings.ReplaceAll(text, d, "<agent folder>")
-	}
-	return text
 }

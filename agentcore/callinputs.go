@@ -24,8 +24,7 @@ func (ci *callInputs) resolve(name, content string, limit int64, do func() (*Inp
 	h.Write([]byte(name))
 	h.Write([]byte{0})
 	h.Write([]byte(content))
-	var key [sha256.Size]byte
-	h.Sum(key[:0])
+	key := [sha256.Size]byte(h.Sum(nil))
 	ci.mu.Lock()
 	if in, ok := ci.seen[key]; ok {
 		ci.mu.Unlock()

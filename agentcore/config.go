@@ -74,7 +74,7 @@ const (
 // Settings declares the framework's settings as LoadConfig reads them.
 func (c *Config) Settings(agent, defaultAddr string) settings.List {
 	defaultAddr = cmp.Or(defaultAddr, defaultListenAddr)
-	list := settings.List{
+	return slices.Concat(settings.List{
 		settings.String(&c.Addr, "AGENT_ADDR", defaultAddr, "listen address").
 			Shown("per agent (`:8000` for the example)"),
 		settings.String(&c.PublicURL, "AGENT_PUBLIC_URL", "", "base of every download URL handed out").
@@ -113,9 +113,7 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 			"(`http://localhost:8001=http://ocr-agent:8001`): a URL input under a peer's public base is fetched from its "+
 			"internal one, through a client of its own that alone may dial that host:port (named directly, the internal "+
 			"URL is still refused by the SSRF guard)", urlfetch.ParsePeerURLs, formatPeerURLs).Shown("empty"),
-	}
-	list = append(list, c.Access.Settings()...)
-	list = append(list, settings.List{
+	}, c.Access.Settings(), settings.List{
 		settings.Strings(&c.AllowedOrigins, "AGENT_ALLOWED_ORIGINS", ",", "comma-separated browser origins (`https://app.example.com`) "+
 			"allowed to POST to `/a2a` and `/uploads` cross-site (a browser request whose `Origin` is neither the agent itself nor listed "+
 			"gets 403). Whatever it says, an agent listening on a loopback address answers `/a2a`, `/uploads` and the agent card only "+
@@ -143,16 +141,13 @@ func (c *Config) Settings(agent, defaultAddr string) settings.List {
 		settings.Bool(&c.TraceFileNames, "AGENT_TRACE_FILE_NAMES", "with tracing on (`OTEL_*`, [observability.md](observability.md)): "+
 			"the spans of a call's file inputs and outputs carry the files' cleaned names (`agentura.file.name`, `agentura.file.names`), "+
 			"and error texts in spans keep URL paths and paths; off, no span holds a file's name"),
-	}...)
-	list = append(list, c.Policy.Settings()...)
-	list = append(list, settings.List{
+	}, c.Policy.Settings(), settings.List{
 		settings.Int(&c.MaxRevocations, "AGENT_MAX_REVOCATIONS", revocation.DefaultMaxPerOwner,
 			"revoked download URLs (`POST /files/revoke`) one owner may have whose tokens have not expired yet, over every replica "+
 				"sharing the store (for files of the anonymous owner, when there is no authentication: one client address, an IPv4 "+
 				"address or an IPv6 /64, and all addresses together 4 times this); beyond it a revocation answers `429`, saying to "+
 				"delete the file or wait").Positive(),
-	}...)
-	return append(list, c.Limits.Settings()...)
+	}, c.Limits.Settings())
 }
 
 // parseOn reads a boolean setting stored inverted (a field No… whose zero
@@ -201,10 +196,8 @@ func checkUIDomain(s string) error {
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return fmt.Errorf("not a host name: label %q", label)
 		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
-				return fmt.Errorf("not a host name: %q (lower-case letters, digits, hyphens and dots)", label)
-			}
+		if strings.Trim(label, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			return fmt.Errorf("not a host name: %q (lower-case letters, digits, hyphens and dots)", label)
 		}
 	}
 	return nil
@@ -262,12 +255,10 @@ func ConfigFromLookup(lookup func(string) (string, bool), agent, defaultAddr str
 // other, and makes the folders absolute. Slices are copied first: what the
 // caller handed in is never changed.
 func (c *Config) normalize(agent, defaultAddr string) error {
-	c.SigningKeys = slices.Clone(c.SigningKeys)
-	c.InputRoots = slices.Clone(c.InputRoots)
-	c.FetchAllowHosts = slices.Clone(c.FetchAllowHosts)
+	for _, list := range []*[]string{&c.SigningKeys, &c.InputRoots, &c.FetchAllowHosts, &c.AllowedOrigins, &c.TrustedProxies} {
+		*list = slices.Clone(*list)
+	}
 	c.PeerURLs = slices.Clone(c.PeerURLs)
-	c.AllowedOrigins = slices.Clone(c.AllowedOrigins)
-	c.TrustedProxies = slices.Clone(c.TrustedProxies)
 	vars := c.Settings(agent, defaultAddr)
 	vars.Defaults()
 	var errs []error
@@ -316,7 +307,7 @@ func (c *Config) normalize(agent, defaultAddr string) error {
 	}
 	for _, root := range c.InputRoots {
 		for _, private := range c.privateDirs() {
-			if overlaps(root, private) {
+			if inside(root, private) || inside(private, root) {
 				bad("AGENT_INPUT_ROOTS", root, fmt.Errorf("input root overlaps the agent's own folder %s (keys and every owner's files); name a folder that neither contains it nor lies inside it", private))
 				break
 			}
@@ -376,11 +367,6 @@ func resolvePath(p string) (string, error) {
 		}
 		rest = filepath.Join(filepath.Base(dir), rest)
 	}
-}
-
-// overlaps reports whether one of the folders a and b lies inside the other.
-func overlaps(a, b string) bool {
-	return inside(a, b) || inside(b, a)
 }
 
 // inside reports whether path x is y or lies below it.

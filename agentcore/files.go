@@ -17,12 +17,9 @@ import (
 // oauth, files:write under oauth); revoking
 // takes the URL alone. Both are rate limited and refused from foreign
 // browser origins.
-func (s *Service) fileRoutes() http.Handler {
-	guard := httpguard.NewOrigin(s.cfg.PublicURL, s.cfg.AllowedOrigins)
+func (s *Service) fileRoutes(guard *httpguard.Origin) http.Handler {
 	// Deleting is writing: under AGENT_AUTH=oauth it takes files:write.
-	del := s.callers.RequireScope(callers.ScopeFilesWrite, http.HandlerFunc(s.files.ServeDelete))
-	del = s.callers.Require(del)
-	del = guard.Wrap(s.limiter.Wrap(del))
+	del := guard.Wrap(s.limiter.Wrap(s.callers.Require(s.callers.RequireScope(callers.ScopeFilesWrite, http.HandlerFunc(s.files.ServeDelete)))))
 	revoke := guard.Wrap(s.limiter.Wrap(http.HandlerFunc(s.files.ServeRevoke)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {

@@ -52,8 +52,7 @@ func (s *Service) buildHandler() http.Handler {
 	// staged as the body arrives, each body read once, strictly, and its
 	// scopes checked (mcpbind.Server.Handler).
 	var mcpH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.mcp.Handler(bodyLimit)))
-	uploads := http.HandlerFunc(s.files.ServeUpload)
-	var uploadH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.callers.RequireScope(callers.ScopeFilesWrite, uploads)))
+	var uploadH http.Handler = s.limiter.Wrap(s.pacer.Wrap(s.callers.RequireScope(callers.ScopeFilesWrite, http.HandlerFunc(s.files.ServeUpload))))
 	// tusd keeps its own read deadlines on PATCH bodies (extended as bytes
 	// arrive), so tus is rate limited but not paced.
 	var tusH http.Handler = s.limiter.Wrap(s.callers.RequireScope(callers.ScopeFilesWrite, s.tus))
@@ -72,7 +71,7 @@ func (s *Service) buildHandler() http.Handler {
 	// The upload descriptors of files/authorizeUpload (mcpfiles_http.go):
 	// the signed URL is the capability, as for downloads.
 	r.Any(transport.TicketUploadPath+":id", gin.WrapH(s.limiter.Wrap(s.pacer.Wrap(http.HandlerFunc(s.fileURIs.ServeUpload)))))
-	r.Any("/files/*path", gin.WrapH(s.fileRoutes())) // downloads, DELETE, revoke (files.go)
+	r.Any("/files/*path", gin.WrapH(s.fileRoutes(guard))) // downloads, DELETE, revoke (files.go)
 	r.Any(transfer.A2APath, gin.WrapH(a2aH))
 	r.Any(transfer.AgentCardPath, gin.WrapH(cardH))
 	for path, h := range s.callers.ProtectedResources(s.a2a.Describe()) { // AGENT_AUTH=oauth

@@ -114,12 +114,11 @@ func Main(info Info, defaultAddr string, args []string, register func(*Service) 
 			return 1
 		}
 	}
+	serve := svc.Serve
 	if run.stdio {
-		err = svc.serveStdio(ctx, ln)
-	} else {
-		err = svc.Serve(ctx, ln)
+		serve = svc.serveStdio
 	}
-	if err != nil {
+	if err := serve(ctx, ln); err != nil {
 		logger.Error("agent stopped with an error", "err", err)
 		return 1
 	}

@@ -1,6 +1,7 @@
 package agentcore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,46 +17,37 @@ type TypedToolFunc[In, Out any] func(ctx context.Context, call *Call, in In) (ou
 // AddTypedTool is AddTool for a handler with a typed output Out, a struct
 // without file fields, whose schema becomes the tool's outputSchema.
 func AddTypedTool[In, Out any](s *Service, t Tool, fn TypedToolFunc[In, Out]) {
-	if err := addTypedTool(s, t, fn); err != nil {
+	out, err := outputSchema[Out]()
+	switch {
+	case fn == nil:
+		err = fmt.Errorf("tool has no function")
+	case err == nil:
+		err = addTool(s, t, func(ctx context.Context, call *Call, in In) (*Result, error) {
+			v, res, err := fn(ctx, call, in)
+			if err != nil {
+				return nil, err
+			}
+			res = cmp.Or(res, &Result{})
+			raw, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("tool %s: encode its output: %w", t.Name, err)
+			}
+			res.Data = nil
+			if err := json.Unmarshal(raw, &res.Data); err != nil {
+				return nil, fmt.Errorf("tool %s: its output must encode as a JSON object: %w", t.Name, err)
+			}
+			return res, nil
+		}, out)
+	}
+	if err != nil {
 		panic(fmt.Sprintf("agentcore.AddTypedTool %q: %v", t.Name, err))
 	}
-}
-
-func addTypedTool[In, Out any](s *Service, t Tool, fn TypedToolFunc[In, Out]) error {
-	if fn == nil {
-		return fmt.Errorf("tool has no function")
-	}
-	out, err := outputSchema[Out]()
-	if err != nil {
-		return err
-	}
-	return addTool(s, t, func(ctx context.Context, call *Call, in In) (*Result, error) {
-		v, res, err := fn(ctx, call, in)
-		if err != nil {
-			return nil, err
-		}
-		if res == nil {
-			res = &Result{}
-		}
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("tool %s: encode its output: %w", t.Name, err)
-		}
-		res.Data = nil
-		if err := json.Unmarshal(raw, &res.Data); err != nil {
-			return nil, fmt.Errorf("tool %s: its output must encode as a JSON object: %w", t.Name, err)
-		}
-		return res, nil
-	}, out)
 }
 
 // outputSchema returns the output schema of a typed tool returning Out
 // (see AddTypedTool).
 func outputSchema[Out any]() (*jsonschema.Schema, error) {
-	t := reflect.TypeFor[Out]()
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
+	t := deref(reflect.TypeFor[Out]())
 	if t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("tool output type %v must be a struct", t)
 	}

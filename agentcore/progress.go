@@ -53,10 +53,7 @@ func (p *progressState) allow(done, total float64, now time.Time) bool {
 // Progress reports done of total units (total 0: unknown) with a message,
 // rate-limited and never going back. It is safe for concurrent use.
 func (c *Call) Progress(done, total float64, message string) {
-	if c.hooks.Progress == nil {
-		return
-	}
-	if !c.progress.allow(done, total, time.Now()) {
+	if c.hooks.Progress == nil || !c.progress.allow(done, total, time.Now()) {
 		return
 	}
 	c.hooks.Progress(calls.Progress{Done: done, Total: total, Message: message})

@@ -126,7 +126,12 @@ func (c *Call) fileResponse(ctx context.Context, outputs ...Output) (*Result, er
 	res := &Result{}
 	taken := map[string]bool{}
 	for i, o := range outputs {
-		name := UniqueName(cleanOutputName(o.Name, i), taken)
+		// A relative sub-path is kept, every segment made safe.
+		name := filename.Clean(o.Name)
+		if filename.Base(o.Name) == "" {
+			name = fmt.Sprintf("output-%d", i+1)
+		}
+		name = UniqueName(name, taken)
 		meta, err := c.store(ctx, o, name, journal.Record)
 		if err == nil {
 			// A store that does not call Pending: journal it now.
@@ -219,14 +224,6 @@ func (c *Call) inWorkDir(p string) bool {
 	}
 	rel, err := filepath.Rel(filepath.Join(c.dir, "work"), abs)
 	return err == nil && filepath.IsLocal(rel)
-}
-
-// cleanOutputName keeps a relative sub-path but makes every segment safe.
-func cleanOutputName(name string, i int) string {
-	if filename.Base(name) == "" {
-		return fmt.Sprintf("output-%d", i+1)
-	}
-	return filename.Clean(name)
 }
 
 // UniqueName returns name, numbered if taken has it, and records it in taken.

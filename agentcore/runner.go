@@ -3,6 +3,7 @@ package agentcore
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/agentura/agentura/agentcore/internal/calls"
 )
@@ -17,7 +18,15 @@ func (r runner) Tool(name string) (calls.Tool, bool) { return r.s.toolInfo(name)
 func (r runner) Tools() []calls.Tool { return r.s.toolInfos() }
 
 // Check decodes and validates args as the arguments of the tool name.
-func (r runner) Check(name string, args json.RawMessage) error { return r.s.checkArguments(name, args) }
+func (r runner) Check(name string, args json.RawMessage) error {
+	r.s.mu.RLock()
+	rt, ok := r.s.tools[name]
+	r.s.mu.RUnlock()
+	if !ok {
+		return fmt.Errorf("%w %q", ErrUnknownTool, name)
+	}
+	return rt.check(args)
+}
 
 // Run runs a call through Invoke's path: a slot, a Call with its folder,
 // the tool, its error made fit for the caller.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,10 +76,7 @@ func buildSchema(t reflect.Type, decl fileDecl, accepted bool) (*jsonschema.Sche
 	if decl.content == "" {
 		decl.content, decl.modes = transport.StandardSchema()
 	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
+	if t = deref(t); t.Kind() != reflect.Struct {
 		return nil, nil, fmt.Errorf("tool input type %v must be a struct", t)
 	}
 	g := &schemaGen{defs: map[string]*jsonschema.Schema{}, seen: map[reflect.Type]bool{}, decl: decl, accepted: accepted}
@@ -145,19 +143,6 @@ func (g *schemaGen) fileString() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "string", Format: "uri"}
 }
 
-// markFile marks s as a file (x-file) and, when decl is not nil, declares it
-// to the draft's hosts (x-mcp-file).
-func markFile(s *jsonschema.Schema, decl *mcpfile.Input) *jsonschema.Schema {
-	if s.Extra == nil {
-		s.Extra = map[string]any{}
-	}
-	s.Extra[transfer.KeywordFile] = true
-	if decl != nil {
-		s.Extra[mcpfile.Keyword] = *decl
-	}
-	return s
-}
-
 // setAccept narrows the accept list of the x-mcp-file declaration of fs (a
 // file, or an array of files) to the comma-separated list of an accept tag.
 func setAccept(fs *jsonschema.Schema, tag, path string) error {
@@ -185,18 +170,16 @@ func setAccept(fs *jsonschema.Schema, tag, path string) error {
 // forType returns the schema of t; path is the JSON path of the value, used to
 // list file parameters ("source", "sources", "embeds[].content").
 func (g *schemaGen) forType(t reflect.Type, path string) (*jsonschema.Schema, error) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t {
-	case typeFileAttachment:
+	switch t = deref(t); t {
+	case typeFileAttachment, typeFileContent:
+		// A file (x-file), declared to the draft's hosts (x-mcp-file).
 		g.fileParams = append(g.fileParams, path)
-		decl := g.mcpFile()
-		return markFile(g.fileAttachmentSchema(), &decl), nil
-	case typeFileContent:
-		g.fileParams = append(g.fileParams, path)
-		decl := g.mcpFile()
-		return markFile(g.fileString(), &decl), nil
+		s := g.fileString()
+		if t == typeFileAttachment {
+			s = g.fileAttachmentSchema()
+		}
+		s.Extra = map[string]any{transfer.KeywordFile: true, mcpfile.Keyword: g.mcpFile()}
+		return s, nil
 	case typeTime:
 		return &jsonschema.Schema{Type: "string", Format: "date-time"}, nil
 	case typeRawMessage:
@@ -225,20 +208,15 @@ func (g *schemaGen) forType(t reflect.Type, path string) (*jsonschema.Schema, er
 		}
 		return &jsonschema.Schema{Type: "object", AdditionalProperties: items}, nil
 	case reflect.Slice, reflect.Array:
-		elem := t.Elem()
-		for elem.Kind() == reflect.Pointer {
-			elem = elem.Elem()
-		}
-		if elem == typeFileAttachment {
+		if deref(t.Elem()) == typeFileAttachment {
 			// x-file on the array; each item is a FileAttachment (a URI
 			// string as published), declared to the draft's hosts by
 			// x-mcp-file (on the items, where the draft puts it for an
 			// array).
 			g.fileParams = append(g.fileParams, path)
-			decl := g.mcpFile()
 			items := g.fileAttachmentSchema()
-			items.Extra = map[string]any{mcpfile.Keyword: decl}
-			return markFile(&jsonschema.Schema{Type: "array", Items: items}, nil), nil
+			items.Extra = map[string]any{mcpfile.Keyword: g.mcpFile()}
+			return &jsonschema.Schema{Type: "array", Items: items, Extra: map[string]any{transfer.KeywordFile: true}}, nil
 		}
 		items, err := g.forType(t.Elem(), path+"[]")
 		if err != nil {
@@ -329,6 +307,14 @@ func fileSchemaTag(fs *jsonschema.Schema, tag, path string) error {
 	return nil
 }
 
+// deref is t without its pointers.
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
 // jsonField is an exported struct field as encoding/json sees it.
 type jsonField struct {
 	field    reflect.StructField
@@ -347,15 +333,10 @@ func jsonFields(t reflect.Type) []jsonField {
 		if tag == "-" {
 			continue
 		}
-		name, opts, _ := strings.Cut(tag, ",")
-		name = cmp.Or(name, f.Name)
-		optional := f.Type.Kind() == reflect.Pointer
-		for _, o := range strings.Split(opts, ",") {
-			if o == "omitempty" || o == "omitzero" {
-				optional = true
-			}
-		}
-		out = append(out, jsonField{field: f, name: name, required: !optional})
+		name, rest, _ := strings.Cut(tag, ",")
+		opts := strings.Split(rest, ",")
+		optional := f.Type.Kind() == reflect.Pointer || slices.Contains(opts, "omitempty") || slices.Contains(opts, "omitzero")
+		out = append(out, jsonField{field: f, name: cmp.Or(name, f.Name), required: !optional})
 	}
 	return out
 }

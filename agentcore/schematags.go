@@ -43,7 +43,8 @@ func applySchemaTag(fs *jsonschema.Schema, tag, path string) error {
 }
 
 func applySchemaItem(fs *jsonschema.Schema, key, val string) error {
-	num := func(dst **float64) error {
+	if dst, ok := map[string]**float64{"minimum": &fs.Minimum, "maximum": &fs.Maximum,
+		"exclusiveMinimum": &fs.ExclusiveMinimum, "exclusiveMaximum": &fs.ExclusiveMaximum}[key]; ok {
 		f, err := strconv.ParseFloat(val, 64)
 		if err != nil {
 			return fmt.Errorf("%q is not a number", val)
@@ -51,7 +52,8 @@ func applySchemaItem(fs *jsonschema.Schema, key, val string) error {
 		*dst = &f
 		return nil
 	}
-	count := func(dst **int) error {
+	if dst, ok := map[string]**int{"minLength": &fs.MinLength, "maxLength": &fs.MaxLength,
+		"minItems": &fs.MinItems, "maxItems": &fs.MaxItems}[key]; ok {
 		n, err := strconv.Atoi(val)
 		if err != nil || n < 0 {
 			return fmt.Errorf("%q is not a count", val)
@@ -74,22 +76,6 @@ func applySchemaItem(fs *jsonschema.Schema, key, val string) error {
 			}
 			fs.Examples = append(fs.Examples, v)
 		}
-	case "minimum":
-		return num(&fs.Minimum)
-	case "maximum":
-		return num(&fs.Maximum)
-	case "exclusiveMinimum":
-		return num(&fs.ExclusiveMinimum)
-	case "exclusiveMaximum":
-		return num(&fs.ExclusiveMaximum)
-	case "minLength":
-		return count(&fs.MinLength)
-	case "maxLength":
-		return count(&fs.MaxLength)
-	case "minItems":
-		return count(&fs.MinItems)
-	case "maxItems":
-		return count(&fs.MaxItems)
 	case "pattern":
 		if _, err := regexp.Compile(val); err != nil {
 			return err
@@ -229,13 +215,5 @@ func hasDefaults(s *jsonschema.Schema) bool {
 	if s == nil {
 		return false
 	}
-	if s.Default != nil {
-		return true
-	}
-	for _, p := range s.Properties {
-		if hasDefaults(p) {
-			return true
-		}
-	}
-	return hasDefaults(s.Items)
+	return s.Default != nil || hasDefaults(s.Items) || slices.ContainsFunc(slices.Collect(maps.Values(s.Properties)), hasDefaults)
 }

@@ -280,15 +280,6 @@ func (s *Service) openTasks() {
 	s.tasks = tasks.NewMCP(s.ledger, s.cfg.OutputTTL, runner{s}, s.discardStored, produced, s.log)
 }
 
-// waitTasks lets the tasks running here finish until ctx ends, then ends
-// the rest failed: the agent is shutting down.
-func (s *Service) waitTasks(ctx context.Context) {
-	if s.ledger != nil && !s.ledger.Wait(ctx) {
-		s.log.Warn("tasks still running at shutdown end failed; their callers call again")
-	}
-	s.closeTasks()
-}
-
 // closeTasks ends the tasks running here failed, and waits for them.
 func (s *Service) closeTasks() {
 	if s.ledger != nil {
@@ -361,12 +352,15 @@ func (s *Service) Registry() *prometheus.Registry { return s.registry }
 func (s *Service) Logger() *slog.Logger { return s.log }
 
 // Run serves HTTP on cfg.Addr until ctx is done, then shuts down gracefully.
-func (s *Service) Run(ctx context.Context) error {
+func (s *Service) Run(ctx context.Context) error { return s.listenAnd(ctx, s.Serve) }
+
+// listenAnd listens on cfg.Addr and serves there with serve.
+func (s *Service) listenAnd(ctx context.Context, serve func(context.Context, net.Listener) error) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return &ConfigError{Var: "AGENT_ADDR", Value: s.cfg.Addr, Err: err}
 	}
-	return s.Serve(ctx, ln)
+	return serve(ctx, ln)
 }
 
 // Serve is Run on a listener of the caller's. A service serves once.
@@ -402,7 +396,11 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 		s.closeTasks()
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	s.waitTasks(sctx) // tasks in flight finish like requests, or end failed
+	// Tasks in flight finish like requests, or end failed.
+	if s.ledger != nil && !s.ledger.Wait(sctx) {
+		s.log.Warn("tasks still running at shutdown end failed; their callers call again")
+	}
+	s.closeTasks()
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -411,13 +409,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // RunStdio is Run plus MCP over stdin/stdout; it also ends when stdin closes.
-func (s *Service) RunStdio(ctx context.Context) error {
-	ln, err := net.Listen("tcp", s.cfg.Addr)
-	if err != nil {
-		return &ConfigError{Var: "AGENT_ADDR", Value: s.cfg.Addr, Err: err}
-	}
-	return s.serveStdio(ctx, ln)
-}
+func (s *Service) RunStdio(ctx context.Context) error { return s.listenAnd(ctx, s.serveStdio) }
 
 // serveStdio is RunStdio with the HTTP server on ln.
 func (s *Service) serveStdio(ctx context.Context, ln net.Listener) error {
@@ -433,8 +425,7 @@ func (s *Service) serveStdio(ctx context.Context, ln net.Listener) error {
 	}()
 	err := s.mcp.RunStdio(ctx)
 	cancel()
-	herr := <-httpErr
-	if herr != nil {
+	if herr := <-httpErr; herr != nil {
 		return fmt.Errorf("HTTP server: %w", herr)
 	}
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {

@@ -124,24 +124,15 @@ func (s *Service) Tools() []ToolDef {
 	return out
 }
 
-// tool returns the registered tool called name.
-func (s *Service) tool(name string) (ToolDef, bool) {
+// toolInfo is the tool name as the bindings see it.
+func (s *Service) toolInfo(name string) (calls.Tool, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	rt, ok := s.tools[name]
 	if !ok {
-		return ToolDef{}, false
-	}
-	return rt.def, true
-}
-
-// toolInfo is the tool name as the bindings see it.
-func (s *Service) toolInfo(name string) (calls.Tool, bool) {
-	def, ok := s.tool(name)
-	if !ok {
 		return calls.Tool{}, false
 	}
-	return def.info(), true
+	return rt.def.info(), true
 }
 
 // toolInfos are the tools as the bindings see them, in registration order.
@@ -160,18 +151,6 @@ func (d ToolDef) info() calls.Tool {
 		Idempotent: d.Idempotent, OpenWorld: d.OpenWorld, Long: d.Long, InputTypes: d.InputTypes, OutputTypes: d.OutputTypes,
 		Examples: d.Examples, View: d.View, NoView: d.NoView, Visibility: d.Visibility, Scope: d.scope,
 		InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, FileParams: d.FileParams, ArgsSchema: d.argsSchema}
-}
-
-// checkArguments decodes and validates raw as the arguments of the tool
-// name, without running it.
-func (s *Service) checkArguments(name string, raw json.RawMessage) error {
-	s.mu.RLock()
-	rt, ok := s.tools[name]
-	s.mu.RUnlock()
-	if !ok {
-		return fmt.Errorf("%w %q", ErrUnknownTool, name)
-	}
-	return rt.check(raw)
 }
 
 // Invoke runs the tool name for owner with raw JSON arguments as a transport
@@ -222,18 +201,12 @@ func (s *Service) invoke(ctx context.Context, name, owner, requestID string, raw
 		if wq, ok := errors.AsType[*ops.WorkQuotaError](context.Cause(ctx)); ok && err != nil {
 			err = wq // the tool saw a cancelled context; say why
 		}
+		result := "ok"
 		if err != nil {
-			err = s.callerError(call, err)
+			err, result = s.callerError(call, err), "error"
 		}
-		s.metrics.ToolCalls.WithLabelValues(name, outcome(err)).Inc()
+		s.metrics.ToolCalls.WithLabelValues(name, result).Inc()
 		call.logDone(time.Since(start), res, err)
 	}()
 	return rt.run(ctx, call, raw)
-}
-
-func outcome(err error) string {
-	if err != nil {
-		return "error"
-	}
-	return "ok"
 }

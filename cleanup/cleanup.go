@@ -241,18 +241,15 @@ func New(cfg Config) (*Sweeper, error) {
 		return nil, fmt.Errorf("cleanup: Workers (%d) and FullPruneEvery (%v) must not be negative; 0 means the default", cfg.Workers, cfg.FullPruneEvery)
 	}
 	s.workers, s.fullEvery = cmp.Or(cfg.Workers, DefaultWorkers), cmp.Or(cfg.FullPruneEvery, DefaultFullPruneEvery)
-	records, err := checkRecordRules(cfg.Records)
-	if err != nil {
+	var err error
+	if s.records, err = checkRecordRules(cfg.Records); err != nil {
 		return nil, err
 	}
-	s.records = records
 	s.lastFull = map[fileserve.Area]time.Time{}
 	if cfg.Metrics != nil {
-		m, err := newMetrics(cfg.Metrics, s.rules)
-		if err != nil {
+		if s.metrics, err = newMetrics(cfg.Metrics, s.rules); err != nil {
 			return nil, err
 		}
-		s.metrics = m
 	}
 	return s, nil
 }
@@ -506,18 +503,15 @@ func (s *Sweeper) skipped() {
 }
 
 func (s *Sweeper) describeRules() string {
-	var b strings.Builder
-	for i, r := range s.rules {
-		if i > 0 {
-			b.WriteString(", ")
-		}
+	var rules []string
+	for _, r := range s.rules {
 		ttl := r.TTL.String()
 		if r.TTL == 0 {
 			ttl = "forever"
 		}
-		fmt.Fprintf(&b, "%s=%s", r.Area, ttl)
+		rules = append(rules, fmt.Sprintf("%s=%s", r.Area, ttl))
 	}
-	return b.String()
+	return strings.Join(rules, ", ")
 }
 
 // cronLogger adapts slog to robfig/cron's Logger. The scheduler's chatter

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentura/agentura/fileserve"
@@ -127,11 +128,8 @@ func (s *Sweeper) sweepArea(ctx context.Context, r Rule, cutoff time.Time, st *S
 // returns how many it removed. A listing error is reported through failed.
 func (s *Sweeper) deleteAll(ctx context.Context, area fileserve.Area, done func(victim), failed func(error), list func(emit func(victim) error) error) int {
 	work := make(chan victim)
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		removed int
-	)
+	var wg sync.WaitGroup
+	var removed atomic.Int64
 	for range s.workers {
 		wg.Go(func() {
 			for v := range work {
@@ -147,9 +145,7 @@ func (s *Sweeper) deleteAll(ctx context.Context, area fileserve.Area, done func(
 						failed(fmt.Errorf("delete %s file %s: %w", area, v.id, err))
 					}
 				default:
-					mu.Lock()
-					removed++
-					mu.Unlock()
+					removed.Add(1)
 					done(v)
 				}
 			}
@@ -168,7 +164,7 @@ func (s *Sweeper) deleteAll(ctx context.Context, area fileserve.Area, done func(
 	if err != nil && ctx.Err() == nil {
 		failed(fmt.Errorf("list expired %s files: %w", area, err))
 	}
-	return removed
+	return int(removed.Load())
 }
 
 // fullPruneDue reports whether this sweep of area runs the store's full

@@ -133,7 +133,7 @@ type checker struct {
 // whole: a server that cannot be reached is a report whose first point
 // failed.
 func Run(ctx context.Context, t Target, o Options) *Report {
-	c := &checker{t: t, o: o, r: &Report{Target: t.URL}, log: o.Logger}
+	c := &checker{t: t, o: o, r: &Report{Target: cmp.Or(t.URL, strings.Join(t.Command, " "))}, log: o.Logger}
 	if o.Standard {
 		c.r.Standard = StandardRevision
 	}
@@ -141,9 +141,6 @@ func Run(ctx context.Context, t Target, o Options) *Report {
 	c.log = cmp.Or(c.log, slog.New(slog.DiscardHandler))
 	if c.o.Timeout <= 0 {
 		c.o.Timeout = 2 * time.Minute
-	}
-	if t.URL == "" {
-		c.r.Target = strings.Join(t.Command, " ")
 	}
 	c.run(ctx)
 	return c.r
@@ -167,12 +164,10 @@ func (c *checker) run(ctx context.Context) {
 	c.reg = reg
 	defer reg.Close()
 
-	tools, err := c.tools(ctx)
-	if err != nil {
-		c.r.add(PointTools, Fail, "tools/list: %v", err)
+	tools, ok := c.tools(ctx)
+	if !ok {
 		return
 	}
-	c.r.add(PointTools, Pass, "%s", count(len(tools), "tool"))
 	files := c.fileParams(tools)
 	c.mcpFileObjects(tools)
 
@@ -181,10 +176,8 @@ func (c *checker) run(ctx context.Context) {
 	urlRes := c.byURL(ctx, call, staged)
 
 	res := call.res
-	if res == nil || len(outputFiles(res)) == 0 {
-		if urlRes != nil && len(outputFiles(urlRes)) > 0 {
-			res = urlRes
-		}
+	if len(outputFiles(res)) == 0 && len(outputFiles(urlRes)) > 0 {
+		res = urlRes
 	}
 	outs := c.outputs(res)
 	c.downloads(ctx, outs)
@@ -218,12 +211,11 @@ func (c *checker) connect(ctx context.Context) error {
 	if err := c.dial(ctx); err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	ir := c.s.InitializeResult()
-	if ir != nil && ir.ServerInfo != nil {
-		c.r.Server = strings.TrimSpace(ir.ServerInfo.Name + " " + ir.ServerInfo.Version)
-	}
-	if ir != nil {
+	if ir := c.s.InitializeResult(); ir != nil {
 		c.r.Protocol = ir.ProtocolVersion
+		if ir.ServerInfo != nil {
+			c.r.Server = strings.TrimSpace(ir.ServerInfo.Name + " " + ir.ServerInfo.Version)
+		}
 	}
 	detail := fmt.Sprintf("%s, MCP %s", c.r.Server, c.r.Protocol)
 	if c.o.Standard {
@@ -307,18 +299,30 @@ func httpRefusal(err error) (string, bool) {
 	return "", false
 }
 
-func (c *checker) tools(ctx context.Context) ([]*mcp.Tool, error) {
+// tools lists the server's tools by name and reports the tools point; ok
+// is false when tools/list failed.
+func (c *checker) tools(ctx context.Context) (tools []*mcp.Tool, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
-	var tools []*mcp.Tool
 	for t, err := range c.s.Tools(ctx, nil) {
 		if err != nil {
-			return nil, err
+			c.r.add(PointTools, Fail, "tools/list: %v", err)
+			return nil, false
 		}
 		tools = append(tools, t)
 	}
 	slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
-	return tools, nil
+	c.r.add(PointTools, Pass, "%s", count(len(tools), "tool"))
+	return tools, true
+}
+
+// noSuchTool reports the input-inline point failed for Options.Tool, which
+// names no tool of the server or one without a file input (why).
+func (c *checker) noSuchTool(tools []*mcp.Tool, why string) {
+	if !slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return t.Name == c.o.Tool }) {
+		why = "the server has no such tool"
+	}
+	c.r.add(PointInline, Fail, "--tool %s: %s", c.o.Tool, why)
 }
 
 // fileParams reports the tools' marked file parameters and returns them by
@@ -382,14 +386,11 @@ func (c *checker) mcpFileObjects(tools []*mcp.Tool) {
 			}
 		})
 	}
-	switch {
-	case len(bad) > 0:
-		c.r.add(PointMCPFile, Fail, "%s", strings.Join(bad, "\n"))
-	case objects+flags == 0:
-		c.r.add(PointMCPFile, NotOffered, "no x-mcp-file marker (x-file alone is enough for this contract)")
-	default:
-		c.r.add(PointMCPFile, Pass, "%s", count(objects, "x-mcp-file object"))
+	var good []string // none without objects; a boolean marker is in bad
+	if objects > 0 {
+		good = []string{count(objects, "x-mcp-file object")}
 	}
+	c.r.verdictOr(PointMCPFile, bad, good, NotOffered, "no x-mcp-file marker (x-file alone is enough for this contract)")
 }
 
 var mimePattern = regexp.MustCompile(`^([a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+*-]+|\.[a-z0-9]+)$`)
@@ -453,11 +454,7 @@ func (c *checker) inline(ctx context.Context, tools []*mcp.Tool, files map[strin
 		}
 	}
 	if c.o.Tool != "" && len(tries) == 0 {
-		why := "it has no file parameter"
-		if !slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return t.Name == c.o.Tool }) {
-			why = "the server has no such tool"
-		}
-		c.r.add(PointInline, Fail, "--tool %s: %s", c.o.Tool, why)
+		c.noSuchTool(tools, "it has no file parameter")
 		return called{}
 	}
 	if len(tries) == 0 {
@@ -490,7 +487,7 @@ func (c *checker) inline(ctx context.Context, tools []*mcp.Tool, files map[strin
 		return first
 	}
 	c.r.Tool, c.r.Parameter = first.tool.Name, first.field
-	c.r.Sample = fmt.Sprintf("%s (%s, %d bytes)", first.smp.name, first.smp.mime, len(first.smp.data))
+	c.r.Sample = describeSample(first.smp)
 	detail := fmt.Sprintf("%s resolved %s sent as a data: URI in %s", first.tool.Name, first.smp.name, first.field)
 	if !hasDataURI(first.args) {
 		detail = fmt.Sprintf("%s resolved %s sent in %s as the draft's file URI, through files/authorizeUpload (its transferModes allow no inline file)", first.tool.Name, first.smp.name, first.field)
@@ -517,7 +514,11 @@ func (c *checker) callInline(ctx context.Context, tool *mcp.Tool, fields []clien
 	if err != nil {
 		return cl, err
 	}
-	mw, err := client.New(client.Config{Registry: c.reg, BaseURL: c.baseURL(), HTTPClient: c.hc, AllowHosts: c.o.AllowHosts, InlineMaxBytes: 1 << 40})
+	base := "" // the server's HTTP base as the client package takes it: none when unknown
+	if c.base != nil {
+		base = c.base.String()
+	}
+	mw, err := client.New(client.Config{Registry: c.reg, BaseURL: base, HTTPClient: c.hc, AllowHosts: c.o.AllowHosts, InlineMaxBytes: 1 << 40})
 	if err != nil {
 		return cl, err
 	}
@@ -531,15 +532,6 @@ func (c *checker) callInline(ctx context.Context, tool *mcp.Tool, fields []clien
 	return cl, err
 }
 
-// baseURL is the server's HTTP base as the client package takes it; "" when
-// unknown.
-func (c *checker) baseURL() string {
-	if c.base == nil {
-		return ""
-	}
-	return c.base.String()
-}
-
 // sample is the file to send to the parameter n of tool: the user's, or
 // one of a type the parameter accepts.
 func (c *checker) sample(n node, tool *mcp.Tool) (sample, error) {
@@ -551,7 +543,7 @@ func (c *checker) sample(n node, tool *mcp.Tool) (sample, error) {
 		mt := http.DetectContentType(b)
 		return sample{name: filepath.Base(c.o.SampleFile), mime: strings.Split(mt, ";")[0], data: b}, nil
 	}
-	return makeSample(guessKind(acceptOf(n), describe(n), tool.Description)), nil
+	return makeSample(guessKind(inputOf(n[mcpfile.Keyword]).Accept, describe(n), tool.Description)), nil
 }
 
 // call calls a tool; a tool error is an error with the tool's text.
@@ -571,11 +563,12 @@ func (c *checker) call(ctx context.Context, name string, args any) (*mcp.CallToo
 // uploads stages the sample with POST <base>/uploads, as the contract's
 // agents offer, and returns the staged file's URL ("" when not offered).
 func (c *checker) uploads(ctx context.Context) string {
-	e, err := c.reg.Lookup(firstName(c.reg))
-	if err != nil {
+	entries := c.reg.Entries() // by name, as the registry lists them
+	if len(entries) == 0 {
 		c.r.add(PointUploads, Skip, "no sample was made (no tool takes a file)")
 		return ""
 	}
+	e := entries[0]
 	if c.base == nil {
 		c.r.add(PointUploads, NotOffered, "the server's HTTP base is unknown (a stdio server: give its base URL to check /uploads)")
 		return ""
@@ -694,13 +687,6 @@ func (c *checker) cardDeclaresUploads(ctx context.Context) string {
 	return ""
 }
 
-func firstName(reg *client.Registry) string {
-	if names := reg.Names(); len(names) > 0 {
-		return names[0]
-	}
-	return ""
-}
-
 // byURL calls the tool again with the sample given by URL: the staged
 // upload's when there is one, else one the checker serves.
 func (c *checker) byURL(ctx context.Context, cl called, staged string) *mcp.CallToolResult {
@@ -768,21 +754,10 @@ func marked(n node, keyword string) bool {
 	return false
 }
 
-// hasDataURI reports whether args hold a data: URI.
+// hasDataURI reports whether args hold a data: URI: whether replacing
+// them changes args.
 func hasDataURI(args any) bool {
-	switch x := args.(type) {
-	case string:
-		return strings.HasPrefix(strings.ToLower(x), "data:")
-	case map[string]any:
-		for _, v := range x {
-			if hasDataURI(v) {
-				return true
-			}
-		}
-	case []any:
-		return slices.ContainsFunc(x, hasDataURI)
-	}
-	return false
+	return jsonOf(replaceDataURIs(args, "")) != jsonOf(args)
 }
 
 // replaceDataURIs returns a copy of args with every data: URI replaced by
@@ -972,11 +947,7 @@ func (c *checker) links(res *mcp.CallToolResult, outs []output) {
 			bad = append(bad, fmt.Sprintf("%s: no text line \"%s%s (…) <url>\" for models without a host's help", o.name, transfer.ProducedPrefix, o.name))
 		}
 	}
-	if len(bad) > 0 {
-		c.r.add(PointOutputLinks, Fail, "%s", strings.Join(bad, "\n"))
-		return
-	}
-	c.r.add(PointOutputLinks, Pass, "%s and %s", count(len(outs), "resource_link"), count(len(outs), fmt.Sprintf("%q line", strings.TrimSpace(transfer.ProducedPrefix))))
+	c.r.verdict(PointOutputLinks, bad, []string{count(len(outs), "resource_link") + " and " + count(len(outs), fmt.Sprintf("%q line", strings.TrimSpace(transfer.ProducedPrefix)))})
 }
 
 // path1 is the last segment of a slash path.
@@ -1043,14 +1014,7 @@ func (c *checker) downloads(ctx context.Context, outs []output) {
 		}
 	}
 	c.r.verdict(PointDownload, bad, good)
-	switch {
-	case len(badH) > 0:
-		c.r.add(PointHeaders, Fail, "%s", strings.Join(badH, "\n"))
-	case len(goodH) == 0:
-		c.r.add(PointHeaders, Skip, "no download answered")
-	default:
-		c.r.add(PointHeaders, Pass, "%s", strings.Join(goodH, "\n"))
-	}
+	c.r.verdictOr(PointHeaders, badH, goodH, Skip, "no download answered")
 }
 
 // download GETs a produced file the way agentura's hosts do

@@ -29,26 +29,21 @@ import (
 // download of what was uploaded — or, when the server does not hand
 // uploads back, of a file a tool produced as a FileValue.
 
-// authorizeUpload sends files/authorizeUpload on the session and returns
-// the answer as sent; err only when there is none (a JSON-RPC refusal, a
-// plain HTTP answer, a broken connection). The shape is the check's to
-// judge (shapeOf).
-func (c *checker) authorizeUploadRaw(ctx context.Context, p mcpfile.AuthorizeUploadParams) (json.RawMessage, error) {
-	_, raw, err := client.AuthorizeUpload(ctx, c.s, p)
+// answered is the answer of one of the draft's methods as sent, from the
+// client package's call of it (client.AuthorizeUpload,
+// client.AuthorizeDownload); err only when there is none (a JSON-RPC
+// refusal, a plain HTTP answer, a broken connection). The shape is the
+// check's to judge (shapeOf).
+func answered[T any](_ T, raw json.RawMessage, err error) (json.RawMessage, error) {
 	if raw != nil {
 		return raw, nil
 	}
 	return nil, err
 }
 
-// authorizeDownloadRaw sends files/authorizeDownload as authorizeUploadRaw
-// sends files/authorizeUpload.
+// authorizeDownloadRaw sends files/authorizeDownload for uri (answered).
 func (c *checker) authorizeDownloadRaw(ctx context.Context, uri string) (json.RawMessage, error) {
-	_, raw, err := client.AuthorizeDownload(ctx, c.s, mcpfile.AuthorizeDownloadParams{URI: uri}, nil)
-	if raw != nil {
-		return raw, nil
-	}
-	return nil, err
+	return answered(client.AuthorizeDownload(ctx, c.s, mcpfile.AuthorizeDownloadParams{URI: uri}, nil))
 }
 
 // fileTransfer runs the draft's round trip with smp (and, for downloads,
@@ -64,7 +59,7 @@ func (c *checker) fileTransfer(ctx context.Context, smp sample, res *mcp.CallToo
 	digest := mcpfile.SHA256(hex.EncodeToString(sum[:]))
 	cctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
-	raw, err := c.authorizeUploadRaw(cctx, mcpfile.AuthorizeUploadParams{Name: smp.name, MIMEType: smp.mime, Size: &size, Digest: digest})
+	raw, err := answered(client.AuthorizeUpload(cctx, c.s, mcpfile.AuthorizeUploadParams{Name: smp.name, MIMEType: smp.mime, Size: &size, Digest: digest}))
 	var rpc *jsonrpc.Error
 	switch {
 	case err == nil:
@@ -102,14 +97,12 @@ func (c *checker) fileTransfer(ctx context.Context, smp sample, res *mcp.CallToo
 		c.r.add(PointFileTransfer, Fail, "the upload to the descriptor (%s %s): %v", up.Upload.Method, clip(up.Upload.URL, 80), err)
 		return
 	}
-	lines := []string{fmt.Sprintf("files/authorizeUpload: %s, %s %s descriptor; %d bytes sent", up.File.URI, up.Upload.Method, up.Upload.Transport, size)}
-	got, err := c.fetchFileURI(cctx, up.File.URI, sum[:])
-	if err != nil {
-		c.r.add(PointFileTransfer, Fail, "%s\nfiles/authorizeDownload of the upload: %v", lines[0], err)
-		return
+	sent := fmt.Sprintf("files/authorizeUpload: %s, %s %s descriptor; %d bytes sent", up.File.URI, up.Upload.Method, up.Upload.Transport, size)
+	if got, err := c.fetchFileURI(cctx, up.File.URI, sum[:]); err != nil {
+		c.r.add(PointFileTransfer, Fail, "%s\nfiles/authorizeDownload of the upload: %v", sent, err)
+	} else {
+		c.r.add(PointFileTransfer, Pass, "%s\n%s", sent, got)
 	}
-	lines = append(lines, got)
-	c.r.add(PointFileTransfer, Pass, "%s", strings.Join(lines, "\n"))
 }
 
 // downloadOnly checks files/authorizeDownload alone, on a FileValue of

@@ -164,6 +164,16 @@ func (r *Report) verdict(id string, bad, good []string) {
 	r.add(id, Pass, "%s", strings.Join(good, "\n"))
 }
 
+// verdictOr is verdict, but reports point id with status none and the
+// detail why when there are no lines of bad nor of good.
+func (r *Report) verdictOr(id string, bad, good []string, none Status, why string) {
+	if len(bad) == 0 && len(good) == 0 {
+		r.add(id, none, "%s", why)
+		return
+	}
+	r.verdict(id, bad, good)
+}
+
 // sortStandard puts the points of a standard check in the order of
 // standardPoints (it checks some in another order: the one that waits for
 // a descriptor to expire last).

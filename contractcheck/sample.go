@@ -196,19 +196,6 @@ func asNode(v any) node {
 	return m
 }
 
-// acceptOf reads an x-mcp-file object's accept list.
-func acceptOf(n node) []string {
-	obj, _ := n["x-mcp-file"].(node)
-	list, _ := obj["accept"].([]any)
-	var out []string
-	for _, a := range list {
-		if s, ok := a.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // describe is the text a node says of itself.
 func describe(n node) string {
 	d, _ := n["description"].(string)

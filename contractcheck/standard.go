@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"path"
@@ -106,19 +107,14 @@ type uploadState struct {
 // standard runs the standard check on the open session.
 func (c *checker) standard(ctx context.Context) {
 	defer c.r.sortStandard()
-	tools, err := c.tools(ctx)
-	if err != nil {
-		c.r.add(PointTools, Fail, "tools/list: %v", err)
+	tools, ok := c.tools(ctx)
+	if !ok {
 		return
 	}
-	c.r.add(PointTools, Pass, "%s", count(len(tools), "tool"))
-	fields := c.declarations(tools)
+	fields, bad, good := declare(tools) // the x-mcp-file point (§5): a line of good for each field
+	c.r.verdictOr(PointMCPFile, bad, good, NotOffered, "no tool declares a file input with x-mcp-file (§5)")
 	if c.o.Tool != "" && !slices.ContainsFunc(fields, func(f stdField) bool { return f.tool.Name == c.o.Tool }) {
-		why := "it has no input marked x-mcp-file"
-		if !slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return t.Name == c.o.Tool }) {
-			why = "the server has no such tool"
-		}
-		c.r.add(PointInline, Fail, "--tool %s: %s", c.o.Tool, why)
+		c.noSuchTool(tools, "it has no input marked x-mcp-file")
 		c.r.add(PointUpload, Skip, "--tool names no tool with a file input (input-inline)")
 		c.r.add(PointInputUpload, Skip, "--tool names no tool with a file input (input-inline)")
 		fields = nil
@@ -142,18 +138,6 @@ func (c *checker) standard(ctx context.Context) {
 	c.stdUnknownFile(ctx, known)
 	c.stdUploadDigest(ctx, up)
 	c.stdUploadExpiry(ctx, up) // last: it may wait
-}
-
-// declarations reports the x-mcp-file point (§5) and returns the file
-// inputs of the tools.
-func (c *checker) declarations(tools []*mcp.Tool) []stdField {
-	fields, bad, good := declare(tools)
-	if len(bad) == 0 && len(fields) == 0 {
-		c.r.add(PointMCPFile, NotOffered, "no tool declares a file input with x-mcp-file (§5)")
-	} else {
-		c.r.verdict(PointMCPFile, bad, good)
-	}
-	return fields
 }
 
 // FileInputFaults applies SEP-2631 §5 (at StandardRevision) literally to
@@ -232,7 +216,7 @@ func argFields(root node) []argField {
 			return
 		}
 		props, _ := n["properties"].(node)
-		for _, k := range sortedKeys(props) {
+		for _, k := range slices.Sorted(maps.Keys(props)) {
 			next := k
 			if at != "" {
 				next = at + "." + k
@@ -251,15 +235,6 @@ func argFields(root node) []argField {
 	}
 	walk(root, "", 0)
 	return out
-}
-
-func sortedKeys(m node) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // nodeID is the identity of a decoded schema node.
@@ -451,6 +426,22 @@ func (c *checker) stdInline(ctx context.Context, fields []stdField) []stdCall {
 		c.r.add(PointInline, NotOffered, "no file input allows inline transfer (transferModes, §5)")
 		return nil
 	}
+	first, failures, _ := c.callFields(ctx, cands, func(_ stdField, smp sample) (string, string, error) {
+		return "data:" + smp.mime + ";base64," + base64.StdEncoding.EncodeToString(smp.data), "as a data: URI", nil
+	})
+	if first == nil {
+		c.r.add(PointInline, Fail, "%s", strings.Join(failures, "\n"))
+		return nil
+	}
+	return c.accepted(PointInline, first, " as a data: URI without parameters", failures)
+}
+
+// callFields calls the tool of each candidate field with a sample, the
+// argument value(f, smp) gives (with how it went, for a failure), until one
+// produces a file; it returns the first call that succeeded (one that
+// produced a file before others) and the failures. An error of value ends
+// it.
+func (c *checker) callFields(ctx context.Context, cands []stdField, value func(stdField, sample) (v, how string, err error)) (*stdCall, []string, error) {
 	var failures []string
 	var first *stdCall
 	for _, f := range cands {
@@ -459,25 +450,23 @@ func (c *checker) stdInline(ctx context.Context, fields []stdField) []stdCall {
 			failures = append(failures, fmt.Sprintf("%s.%s: %v", f.tool.Name, f.path, err))
 			continue
 		}
-		value := "data:" + smp.mime + ";base64," + base64.StdEncoding.EncodeToString(smp.data)
-		res, err := c.call(ctx, f.tool.Name, buildArgs(f.root, f.path, value, c.o.Arguments))
+		v, how, err := value(f, smp)
 		if err != nil {
-			failures = append(failures, fmt.Sprintf("%s (%s as a data: URI in %s): %v", f.tool.Name, smp.name, f.path, err))
+			return nil, failures, err
+		}
+		res, err := c.call(ctx, f.tool.Name, buildArgs(f.root, f.path, v, c.o.Arguments))
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("%s (%s %s in %s): %v", f.tool.Name, smp.name, how, f.path, err))
 			continue
 		}
-		cl := stdCall{field: f, smp: smp, res: res}
 		if first == nil || len(resultFiles(first.res)) == 0 && len(resultFiles(res)) > 0 {
-			first = &cl
+			first = &stdCall{field: f, smp: smp, res: res}
 		}
 		if len(resultFiles(res)) > 0 {
 			break
 		}
 	}
-	if first == nil {
-		c.r.add(PointInline, Fail, "%s", strings.Join(failures, "\n"))
-		return nil
-	}
-	return c.accepted(PointInline, first, " as a data: URI without parameters", failures)
+	return first, failures, nil
 }
 
 // stdUpload sends a sample through files/authorizeUpload to the fields
@@ -492,15 +481,8 @@ func (c *checker) stdUpload(ctx context.Context, fields []stdField) ([]stdCall, 
 		return nil, uploadState{}
 	}
 	st := uploadState{offered: true}
-	var failures []string
-	var first *stdCall
 	var uploaded string
-	for _, f := range cands {
-		smp, err := c.fieldSample(f)
-		if err != nil {
-			failures = append(failures, fmt.Sprintf("%s.%s: %v", f.tool.Name, f.path, err))
-			continue
-		}
+	first, failures, err := c.callFields(ctx, cands, func(f stdField, smp sample) (string, string, error) {
 		uri, detail, err := c.uploadSample(ctx, smp, smp.name)
 		if err != nil {
 			var nm noMethod
@@ -508,25 +490,17 @@ func (c *checker) stdUpload(ctx context.Context, fields []stdField) ([]stdCall, 
 				err = fmt.Errorf("%w\n%s.%s allows upload (transferModes %s), so a host may send the file that way (the reference host prefers it); a server without files/authorizeUpload declares transferModes [\"inline\"] (§5)",
 					err, f.tool.Name, f.path, modesOf(f.decl))
 			}
-			c.r.add(PointUpload, Fail, "%s", err)
-			c.r.add(PointInputUpload, Skip, "no file went up (upload)")
-			return nil, st
+			return "", "", err
 		}
 		if !st.ok {
 			st.ok, st.smp, st.uri, uploaded = true, smp, uri, detail
 		}
-		res, err := c.call(ctx, f.tool.Name, buildArgs(f.root, f.path, uri, c.o.Arguments))
-		if err != nil {
-			failures = append(failures, fmt.Sprintf("%s (%s uploaded, its file URI %s in %s): %v", f.tool.Name, smp.name, uri, f.path, err))
-			continue
-		}
-		cl := stdCall{field: f, smp: smp, res: res}
-		if first == nil || len(resultFiles(first.res)) == 0 && len(resultFiles(res)) > 0 {
-			first = &cl
-		}
-		if len(resultFiles(res)) > 0 {
-			break
-		}
+		return uri, "uploaded, its file URI " + uri, nil
+	})
+	if err != nil {
+		c.r.add(PointUpload, Fail, "%s", err)
+		c.r.add(PointInputUpload, Skip, "no file went up (upload)")
+		return nil, st
 	}
 	switch {
 	case st.ok:
@@ -560,7 +534,7 @@ func (c *checker) authorizeUpload(ctx context.Context, smp sample, name string) 
 	digest := sampleDigest(smp.data)
 	cctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
-	raw, err := c.authorizeUploadRaw(cctx, mcpfile.AuthorizeUploadParams{Name: name, MIMEType: smp.mime, Size: &size, Digest: digest})
+	raw, err := answered(client.AuthorizeUpload(cctx, c.s, mcpfile.AuthorizeUploadParams{Name: name, MIMEType: smp.mime, Size: &size, Digest: digest}))
 	if err != nil {
 		return up, c.methodError(ctx, mcpfile.MethodAuthorizeUpload, fmt.Sprintf("%s (%s, %d bytes)", name, smp.mime, size), err)
 	}
@@ -637,12 +611,16 @@ func (c *checker) uploadSample(ctx context.Context, smp sample, name string) (st
 	if err != nil {
 		return "", "", fmt.Errorf("the upload of %s to the descriptor (%s %s): %v", name, up.Upload.Method, transfer.Redact(up.Upload.URL), err)
 	}
-	expires := "no expiresAt"
-	if up.Upload.ExpiresAt != "" {
-		expires = "expires " + up.Upload.ExpiresAt
-	}
 	return up.File.URI, fmt.Sprintf("files/authorizeUpload for %s: %s, an %s %s descriptor (%s); %d bytes sent, %s",
-		describeSample(smp), up.File.URI, up.Upload.Transport, up.Upload.Method, expires, len(smp.data), status), nil
+		describeSample(smp), up.File.URI, up.Upload.Transport, up.Upload.Method, expiresOf(up.Upload), len(smp.data), status), nil
+}
+
+// expiresOf says until when a descriptor holds, for the report.
+func expiresOf(d mcpfile.TransferDescriptor) string {
+	if d.ExpiresAt == "" {
+		return "no expiresAt"
+	}
+	return "expires " + d.ExpiresAt
 }
 
 // send sends data to an upload descriptor (client.SendToDescriptor, under
@@ -785,7 +763,7 @@ func resultFilesChecked(res *mcp.CallToolResult) (outs []stdOutput, bad []string
 				outs = append(outs, stdOutput{fv: fileValueOf(x), raw: x, where: at})
 				return
 			}
-			for _, k := range sortedKeys(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				walk(x[k], at+"."+k)
 			}
 		}
@@ -869,11 +847,7 @@ func (c *checker) stdOutputs(calls []stdCall) []stdOutput {
 			outs = append(outs, out)
 		}
 	}
-	if len(bad) == 0 && len(outs) == 0 {
-		c.r.add(PointOutputs, Skip, "the tools called produced no FileValue (§8: in structuredContent or a {\"type\": \"file\"} content block): name one that does with --tool, and its arguments with --args")
-	} else {
-		c.r.verdict(PointOutputs, bad, good)
-	}
+	c.r.verdictOr(PointOutputs, bad, good, Skip, "the tools called produced no FileValue (§8: in structuredContent or a {\"type\": \"file\"} content block): name one that does with --tool, and its arguments with --args")
 	return outs
 }
 
@@ -979,11 +953,7 @@ func (c *checker) downloadFile(ctx context.Context, f *fetched) (string, error) 
 		return "", fmt.Errorf("the download passed %d bytes, the most the check reads", maxDownload)
 	}
 	f.body = body
-	expires := "no expiresAt"
-	if dl.Download.ExpiresAt != "" {
-		expires = "expires " + dl.Download.ExpiresAt
-	}
-	return fmt.Sprintf("files/authorizeDownload answered an %s GET descriptor (%s); %d bytes received", dl.Download.Transport, expires, len(body)), nil
+	return fmt.Sprintf("files/authorizeDownload answered an %s GET descriptor (%s); %d bytes received", dl.Download.Transport, expiresOf(*dl.Download), len(body)), nil
 }
 
 // sizes reports the size point: every size stated is a whole number of

@@ -50,7 +50,6 @@ func (c *checker) token(ctx context.Context, outs []output) {
 				value = v
 			}
 		}
-		q[k] = vs
 	}
 	tampered.RawQuery = q.Encode()
 	bare := *u
@@ -124,12 +123,8 @@ func reason(body []byte) string {
 	return ""
 }
 
-type jwtError string
-
-func (e jwtError) Error() string { return string(e) }
-
 // errNotJWT is jwtExpiry's error for a token that is not a JWT.
-const errNotJWT = jwtError("not a JWT")
+var errNotJWT = errors.New("not a JWT")
 
 // jwtExpiry reads the exp claim of a JWT, unverified.
 func jwtExpiry(tok string) (time.Time, error) {
@@ -148,7 +143,7 @@ func jwtExpiry(tok string) (time.Time, error) {
 		return time.Time{}, errNotJWT
 	}
 	if claims.Exp == nil {
-		return time.Time{}, jwtError("the token (a JWT) has no exp claim: the URL never expires")
+		return time.Time{}, errors.New("the token (a JWT) has no exp claim: the URL never expires")
 	}
 	return time.Unix(int64(*claims.Exp), 0), nil
 }

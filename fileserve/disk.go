@@ -296,26 +296,17 @@ func (d *DiskStore) Prune(ctx context.Context, area Area, olderThan time.Time) e
 		switch {
 		case err == nil && m.Area == area:
 			if !indexed[m.ID] {
-				if err := d.writeIndex(m); err != nil {
-					errs = append(errs, err)
-				}
+				errs = append(errs, d.writeIndex(m))
 			}
 		case err != nil && lastChange(dir).Before(olderThan):
-			if err := os.RemoveAll(dir); err != nil {
-				errs = append(errs, err)
-			}
+			errs = append(errs, os.RemoveAll(dir))
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if err := d.pruneOwners(area, olderThan); err != nil {
-		errs = append(errs, err)
-	}
-	if err := d.pruneTmp(olderThan); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, d.pruneOwners(area, olderThan), d.pruneTmp(olderThan))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("fileserve: prune %s: %w", area, err)
 	}
@@ -353,9 +344,7 @@ func (d *DiskStore) pruneTmp(olderThan time.Time) error {
 	for _, e := range entries {
 		p := filepath.Join(tmp, e.Name())
 		if _, busy := d.inflight.Load(p); !busy && lastChange(p).Before(olderThan) {
-			if err := os.RemoveAll(p); err != nil {
-				errs = append(errs, err)
-			}
+			errs = append(errs, os.RemoveAll(p))
 		}
 	}
 	return errors.Join(errs...)

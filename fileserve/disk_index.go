@@ -169,17 +169,7 @@ func (d *DiskStore) Tidy(ctx context.Context, area Area, olderThan time.Time) er
 	if !area.Valid() {
 		return fmt.Errorf("fileserve: tidy: unknown area %q (want outputs or staging)", area)
 	}
-	var errs []error
-	if err := d.pruneOwners(area, olderThan); err != nil {
-		errs = append(errs, err)
-	}
-	if err := d.pruneBuckets(area, olderThan); err != nil {
-		errs = append(errs, err)
-	}
-	if err := d.pruneTmp(olderThan); err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(d.pruneOwners(area, olderThan), d.pruneBuckets(area, olderThan), d.pruneTmp(olderThan)); err != nil {
 		return fmt.Errorf("fileserve: tidy %s: %w", area, err)
 	}
 	return ctx.Err()

@@ -108,23 +108,17 @@ func opener(rawURL string) (StoreOpener, error) {
 	scheme, _, ok := strings.Cut(rawURL, "://")
 	schemes.RLock()
 	o, known := schemes.m[scheme]
-	names := make([]string, 0, len(schemes.m))
-	for s := range schemes.m {
-		names = append(names, s+"://")
-	}
+	names := slices.Sorted(maps.Keys(schemes.m))
 	schemes.RUnlock()
 	if ok && known {
 		return o, nil
 	}
-	slices.Sort(names)
-	msg := fmt.Sprintf("fileserve: storage URL %q: ", transfer.RedactUserinfo(rawURL))
-	if !ok {
-		msg += "not a URL"
-	} else {
-		msg += fmt.Sprintf("no store is registered for %s://", scheme)
+	why := "not a URL"
+	if ok {
+		why = "no store is registered for " + scheme + "://"
 	}
-	msg += fmt.Sprintf(" (this program knows %s); use file:///<folder>, or s3://<bucket>?endpoint=<host:port> in a program that imports github.com/agentura/agentura/fileserve/s3store", strings.Join(names, ", "))
-	return nil, errors.New(msg)
+	return nil, fmt.Errorf("fileserve: storage URL %q: %s (this program knows %s://); use file:///<folder>, or s3://<bucket>?endpoint=<host:port> in a program that imports github.com/agentura/agentura/fileserve/s3store",
+		transfer.RedactUserinfo(rawURL), why, strings.Join(names, "://, "))
 }
 
 // orNoEnv returns env, or an Env in which nothing is set.

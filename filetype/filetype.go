@@ -64,29 +64,10 @@ var byExtension = map[string]string{
 // ByName returns the type implied by name's extension, or "" if none is known.
 func ByName(name string) string {
 	ext := strings.ToLower(path.Ext(strings.ReplaceAll(name, `\`, "/")))
-	if ext == "" {
-		return ""
-	}
 	if t, ok := byExtension[ext]; ok {
 		return t
 	}
 	return mime.TypeByExtension(ext)
-}
-
-// containers are sniffed types that say little: a zip may be a docx, plain
-// text may be Markdown or CSV — and text that looks like CSV (a comma or two
-// on every line) may be plain notes. For them the extension decides, when it
-// names a type of the same family.
-var containers = map[string]bool{
-	"application/zip":           true,
-	"application/x-ole-storage": true,
-	"text/plain":                true,
-	"text/csv":                  true,
-	"text/tab-separated-values": true,
-	"application/octet-stream":  true,
-	"text/xml":                  true,
-	"application/xml":           true,
-	"text/html":                 true,
 }
 
 // Detect returns the MIME type of content head (the first SniffBytes or fewer
@@ -170,17 +151,18 @@ func decide(sniffed *mimetype.MIME, name string, empty bool) string {
 		return cmp.Or(byName, Generic)
 	}
 	base, _, _ := mime.ParseMediaType(sniffed.String())
-	if !containers[base] {
-		return sniffed.String()
-	}
 	if byName != "" && compatible(base, byName) {
 		return byName
 	}
 	return sniffed.String()
 }
 
-// compatible reports whether a file sniffed as the container type sniffed may
-// truthfully carry the type byName claims.
+// compatible reports whether a file sniffed as sniffed may truthfully carry
+// the type byName claims. Only the containers, sniffed types that say
+// little, may: a zip may be a docx, plain text may be Markdown or CSV — and
+// text that looks like CSV (a comma or two on every line) may be plain
+// notes. For them the extension decides, when it names a type of the same
+// family.
 func compatible(sniffed, byName string) bool {
 	nameBase, _, _ := mime.ParseMediaType(byName)
 	switch sniffed {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -81,14 +82,9 @@ func (g *Gateway) a2aClient(a *agent) *a2acall.Client {
 	if c.MaxBytes <= 0 { // --max-download's default, as for MCP agents
 		c.MaxBytes = client.DefaultMaxDownloadBytes
 	}
-	switch n := g.cfg.InlineMaxBytes; {
-	case n < 0: // every file through the agent's uploads, as for MCP agents
-		c.InlineMaxBytes = 1
-	case n > 0:
-		c.InlineMaxBytes = n
-	default:
-		c.InlineMaxBytes = client.DefaultInlineMaxBytes
-	}
+	// 0: the default; negative: every file through the agent's uploads (1
+	// byte inline at most), as for MCP agents.
+	c.InlineMaxBytes = max(cmp.Or(g.cfg.InlineMaxBytes, client.DefaultInlineMaxBytes), 1)
 	if len(a.cfg.Headers) > 0 {
 		// To the agent's host alone, not with downloads from an --allow-host.
 		u, _ := url.Parse(a.cfg.URL)
@@ -281,10 +277,7 @@ func fileMarked(v any, depth int) bool {
 // skillSchemas), whose files the host gives by name, where it is usable
 // (skillFiles); the generic shape a2aSchema otherwise.
 func skillTool(s a2a.AgentSkill, schema any) *mcp.Tool {
-	name := strings.Trim(unsafeName.ReplaceAllString(s.ID, "_"), "_")
-	if name == "" {
-		name = "skill"
-	}
+	name := cmp.Or(strings.Trim(unsafeName.ReplaceAllString(s.ID, "_"), "_"), "skill")
 	desc := s.Description
 	if len(s.Examples) > 0 {
 		desc = strings.TrimSpace(desc + "\n\nExamples: " + strings.Join(s.Examples, "; "))

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/agentura/agentura/transfer"
@@ -28,10 +29,7 @@ func (g *Gateway) hostUIMeta(a *agent, agentName string, t *mcp.Tool) mcp.Meta {
 	if !ok {
 		return nil
 	}
-	out := map[string]any{}
-	for k, v := range ui {
-		out[k] = v
-	}
+	out := maps.Clone(ui)
 	if uri, ok := ui["resourceUri"].(string); ok && strings.HasPrefix(uri, "ui://") {
 		mine := gatewayViewPrefix + agentName + "/" + strings.TrimPrefix(uri, "ui://")
 		out["resourceUri"] = mine
@@ -73,16 +71,9 @@ func withoutDomain(meta mcp.Meta) mcp.Meta {
 	if _, has := ui["domain"]; !ok || !has {
 		return meta
 	}
-	out := mcp.Meta{}
-	for k, v := range meta {
-		out[k] = v
-	}
-	kept := map[string]any{}
-	for k, v := range ui {
-		if k != "domain" {
-			kept[k] = v
-		}
-	}
+	kept := maps.Clone(ui)
+	delete(kept, "domain")
+	out := maps.Clone(meta)
 	out[transfer.MetaUI] = kept
 	return out
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -22,10 +23,7 @@ import (
 // Config.OAuthClientID) gets nil for both: its token, if any, is Token.
 func (g *Gateway) signIn(a *agent, endpoint *url.URL) (auth.OAuthHandler, *http.Client, error) {
 	ac := a.cfg
-	id := ac.OAuthClientID
-	if id == "" {
-		id = g.cfg.OAuthClientID
-	}
+	id := cmp.Or(ac.OAuthClientID, g.cfg.OAuthClientID)
 	if id == "" {
 		return nil, nil, nil
 	}
@@ -34,11 +32,7 @@ func (g *Gateway) signIn(a *agent, endpoint *url.URL) (auth.OAuthHandler, *http.
 	if a.oauth != nil {
 		return a.oauth.Handler(), a.httpClient, nil
 	}
-	path := g.cfg.TokenFile
-	if path == "" {
-		path = client.DefaultTokenFile()
-	}
-	tokens, err := client.OpenTokenFile(path)
+	tokens, err := client.OpenTokenFile(cmp.Or(g.cfg.TokenFile, client.DefaultTokenFile()))
 	if err != nil {
 		return nil, nil, err
 	}

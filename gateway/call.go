@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,20 +24,13 @@ import (
 	"github.com/agentura/agentura/transferclient"
 )
 
-// call forwards a host's tool call to its agent: the file names in the
+// run forwards a host's tool call to its agent: the file names in the
 // arguments resolved and sent as the client package sends them, the
 // produced files fetched, saved in Out and named in the result. An agent
 // that is away is a tool error; a call that provably never reached the
 // agent is sent once more after reconnecting (reconnect.go). A task the
-// agent makes of the call is waited for (tasks.go passes it on instead to
-// a host that supports tasks).
-func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, r route) (*mcp.CallToolResult, error) {
-	res, _, err := g.run(ctx, req, r, false)
-	return res, err
-}
-
-// run is call; with pass, a task the agent makes is returned, not waited
-// for.
+// agent makes of the call is waited for, or, with pass, returned (tasks.go
+// passes it on so to a host that supports tasks).
 func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pass bool) (*mcp.CallToolResult, *client.Task, error) {
 	prog := g.calls.start(ctx, req.Session, req.Params.GetProgressToken())
 	defer g.calls.end(prog)
@@ -58,11 +52,8 @@ func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pa
 		}
 		if err != nil {
 			r.agent.mu.Lock()
-			why := r.agent.down // the connection's failure, rather than a waiter's
+			why := cmp.Or(r.agent.down, err) // the connection's failure, rather than a waiter's
 			r.agent.mu.Unlock()
-			if why == nil {
-				why = err
-			}
 			return unreachable(req.Params.Name, r.agent, why), nil, nil
 		}
 		// Resolved again on a second try: an upload went to the agent
@@ -86,7 +77,7 @@ func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pa
 			params.SetProgressToken(prog.id)
 		}
 		probe := &callProbe{http: r.agent.cfg.URL != ""}
-		res, task, err = mw.StartTool(withProbe(ctx, probe), s, params)
+		res, task, err = mw.StartTool(context.WithValue(ctx, probeKey{}, probe), s, params)
 		if err == nil {
 			break
 		}
@@ -133,11 +124,14 @@ func (g *Gateway) run(ctx context.Context, req *mcp.CallToolRequest, r route, pa
 
 // middleware is the client middleware of one call to agent a.
 func (g *Gateway) middleware(a *agent, prog *callProgress) (*client.Middleware, error) {
+	a.mu.Lock()
+	hc := a.httpClient // nil unless the agent signs in with OAuth (then it carries the token)
+	a.mu.Unlock()
 	return client.New(client.Config{
 		Registry:         g.reg,
 		BaseURL:          a.base,
 		Token:            a.cfg.Token,
-		HTTPClient:       a.client(),
+		HTTPClient:       hc,
 		InlineMaxBytes:   g.cfg.InlineMaxBytes,
 		MaxDownloadBytes: g.cfg.MaxDownloadBytes,
 		AllowHosts:       a.cfg.AllowHosts,

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -91,14 +92,6 @@ type agent struct {
 	retrying bool        // the background is trying to reconnect
 }
 
-// client is the HTTP client of the agent's uploads and downloads: nil
-// unless it signs in with OAuth (then it carries the token).
-func (a *agent) client() *http.Client {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.httpClient
-}
-
 // label is the agent's name for messages.
 func (a *agent) label() string {
 	a.mu.Lock()
@@ -126,10 +119,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, log: cfg.Logger, routes: map[string]route{}, saved: map[string]string{}, byPath: map[pathKey]string{}, calls: newProgressRoutes()}
-	if g.log == nil {
-		g.log = slog.New(slog.DiscardHandler)
-	}
+	g := &Gateway{cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), routes: map[string]route{}, saved: map[string]string{}, byPath: map[pathKey]string{}, calls: &progressRoutes{calls: map[string]*callProgress{}}}
 	g.bg, g.stopBG = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
@@ -139,11 +129,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if g.roots, err = openRoots(cfg.Roots); err != nil {
 		return nil, err
 	}
-	out := cfg.Out
-	if out == "" {
-		out = DefaultOut
-	}
-	if g.out, err = newOutFolder(out, time.Now()); err != nil {
+	if g.out, err = newOutFolder(cmp.Or(cfg.Out, DefaultOut), time.Now()); err != nil {
 		return nil, err
 	}
 	if g.reg, err = client.NewRegistry("", &client.RegistryOptions{TTL: registryTTL}); err != nil {
@@ -193,9 +179,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 // newAgent is the agent of ac, not yet connected.
 func newAgent(ac Agent, token string) *agent {
 	a := &agent{cfg: ac, base: ac.BaseURL, given: ac.Name, what: ac.URL}
-	if ac.Token == "" {
-		a.cfg.Token = token
-	}
+	a.cfg.Token = cmp.Or(ac.Token, token)
 	if ac.URL == "" {
 		a.what = strings.Join(ac.Command, " ")
 	} else if a2aURL(ac.URL) { // its card or A2A endpoint (a2a.go)
@@ -263,7 +247,15 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 			g.background(func() { g.refreshLogged("tools not listed again after a change", a) })
 		},
 	}
-	var watch listenWatch
+	// The session whose listen stream ended is dropped: without it the
+	// agent's list changes no longer arrive, and an agent that went away is
+	// found. The session is known only once Connect has returned.
+	var watched atomic.Pointer[mcp.ClientSession]
+	listenEnded := func() {
+		if s := watched.Load(); s != nil {
+			g.lost(a, s, fmt.Errorf("its subscriptions/listen stream ended"))
+		}
+	}
 	var opening openingAnswer // what the agent answered the requests opening the session
 	var tr mcp.Transport
 	if ac.URL != "" {
@@ -277,8 +269,11 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		if err != nil {
 			return nil, fmt.Errorf("gateway: sign in to %s: %w", ac.URL, err)
 		}
-		hc = &http.Client{Transport: &watchTransport{next: next, listenEnded: watch.ended(g, a), opening: &opening}}
-		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: agentTasks(&opts, hc), OAuthHandler: oauth}
+		hc = &http.Client{Transport: &watchTransport{next: next, listenEnded: listenEnded, opening: &opening}}
+		// Tasks (tasks.go): the extension declared on every request, the
+		// task read from answers, tasks/get and tasks/cancel sendable.
+		opts.Capabilities = client.TaskCapabilities(opts.Capabilities)
+		tr = &mcp.StreamableClientTransport{Endpoint: ac.URL, HTTPClient: client.WithTasks(hc), OAuthHandler: oauth}
 		tr = client.LimitMessages(tr, g.cfg.MaxMessageBytes) // an answer too large for one message fails naming the agent
 	} else {
 		cmd := exec.Command(ac.Command[0], ac.Command[1:]...)
@@ -309,7 +304,7 @@ func (g *Gateway) connect(ctx context.Context, a *agent) (*mcp.ClientSession, er
 		}
 		return nil, fmt.Errorf("gateway: connect to %s: %w", a.what, err)
 	}
-	watch.session.Store(s)
+	watched.Store(s)
 	var logMeta mcp.Meta
 	// The agent's log messages at info and above are forwarded to the
 	// host: asked for once per session on older revisions, per request on
@@ -351,11 +346,7 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(k, v)
 		}
 	}
-	next := h.next
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	return next.RoundTrip(r)
+	return cmp.Or(h.next, http.DefaultTransport).RoundTrip(r)
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
@@ -368,10 +359,7 @@ func nameAgents(given []string) []string {
 	seen := map[string]int{}
 	names := make([]string, len(given))
 	for i, g := range given {
-		n := strings.Trim(unsafeName.ReplaceAllString(g, "_"), "_")
-		if n == "" {
-			n = fmt.Sprintf("agent%d", i+1)
-		}
+		n := cmp.Or(strings.Trim(unsafeName.ReplaceAllString(g, "_"), "_"), fmt.Sprintf("agent%d", i+1))
 		seen[n]++
 		if seen[n] > 1 {
 			n = fmt.Sprintf("%s_%d", n, seen[n])
@@ -567,7 +555,8 @@ func (g *Gateway) refresh(ctx context.Context) error {
 			Meta: g.hostUIMeta(g.agents[at.Agent], names[at.Agent], at.Tool), // MCP Apps (apps.go)
 		}
 		g.server.AddTool(host, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return g.call(ctx, req, r)
+			res, _, err := g.run(ctx, req, r, false)
+			return res, err
 		})
 	}
 	g.routes = routes

@@ -71,8 +71,6 @@ type progressRoutes struct {
 	calls map[string]*callProgress
 }
 
-func newProgressRoutes() *progressRoutes { return &progressRoutes{calls: map[string]*callProgress{}} }
-
 // start begins the progress of a call whose host asked for it with token.
 func (r *progressRoutes) start(ctx context.Context, ss *mcp.ServerSession, token any) *callProgress {
 	p := &callProgress{ctx: ctx, session: ss, token: token, id: fmt.Sprintf("agentura-gateway-%d", r.next.Add(1))}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -48,11 +49,7 @@ func (g *Gateway) addFile(ctx context.Context, in AddFileInput) (client.Entry, e
 		return client.Entry{}, g.missing(in.Path, err)
 	}
 	defer f.Close()
-	name := in.Name
-	if name == "" {
-		name = filepath.Base(in.Path)
-	}
-	return g.reg.Add(ctx, name, f, client.SourceUpload)
+	return g.reg.Add(ctx, cmp.Or(in.Name, filepath.Base(in.Path)), f, client.SourceUpload)
 }
 
 // listFiles is the registry as the model sees it.

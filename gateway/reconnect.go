@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"net/http/httptrace"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -140,8 +140,7 @@ func (g *Gateway) session(ctx context.Context, a *agent) (*mcp.ClientSession, er
 			a.mu.Unlock()
 		} else if wasDown == nil {
 			msg := "agent not reachable; the gateway keeps trying"
-			var no *notMCPError
-			if errors.As(d.err, &no) {
+			if _, ok := errors.AsType[*notMCPError](d.err); ok {
 				msg = "the agent's URL answers, but not as an MCP endpoint; the gateway keeps trying"
 			}
 			g.log.Warn(msg, "agent", a.what, "err", d.err)
@@ -258,11 +257,7 @@ func (a *agent) live() *mcp.ClientSession {
 
 // watch drops the session when its connection ends.
 func (g *Gateway) watch(a *agent, s *mcp.ClientSession) {
-	err := s.Wait()
-	if err == nil {
-		err = errors.New("the connection ended")
-	}
-	g.lost(a, s, err)
+	g.lost(a, s, cmp.Or(s.Wait(), errors.New("the connection ended")))
 }
 
 // lost drops s, the agent's session, because why showed it is gone, and
@@ -316,18 +311,15 @@ func (g *Gateway) retryLater(a *agent, now bool) {
 			// While a sign-in waits for the user, no attempt begins another
 			// (it would show a new URL); the one that ends connects at once.
 			pending := a.signingIn()
+			var wait <-chan time.Time // nil, and never ready, while a sign-in waits
+			if pending == nil {
+				wait = time.After(delay)
+			}
 			select {
 			case <-g.bg.Done():
 				return
 			case <-pending: // nil, and never ready, without a sign-in
-			case <-time.After(delay):
-				if pending != nil {
-					select {
-					case <-g.bg.Done():
-						return
-					case <-pending:
-					}
-				}
+			case <-wait:
 			}
 			if a.live() != nil {
 				return
@@ -408,13 +400,9 @@ type callProbe struct {
 	session bool // the request named a session (Mcp-Session-Id)
 }
 
+// probeKey carries a call's probe in its context: the agent's HTTP
+// transport fills it in for the first request made under it, the call's POST.
 type probeKey struct{}
-
-// withProbe returns ctx carrying p: the agent's HTTP transport fills it in
-// for the first request made under ctx, the call's POST.
-func withProbe(ctx context.Context, p *callProbe) context.Context {
-	return context.WithValue(ctx, probeKey{}, p)
-}
 
 // unsent reports whether the call provably never reached the agent: over
 // HTTP no request was made (the session was closing), no byte of it was
@@ -442,10 +430,7 @@ type watchTransport struct {
 }
 
 func (w *watchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	next := w.next
-	if next == nil {
-		next = http.DefaultTransport
-	}
+	next := cmp.Or(w.next, http.DefaultTransport)
 	p, _ := r.Context().Value(probeKey{}).(*callProbe)
 	if p != nil {
 		p.mu.Lock()
@@ -505,20 +490,4 @@ func (b *endBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.once.Do(b.ended)
 	return err
-}
-
-// listenWatch ties a watchTransport's listen stream to the session it
-// serves, known only once Connect has returned.
-type listenWatch struct {
-	session atomic.Pointer[mcp.ClientSession]
-}
-
-// ended drops the session whose listen stream ended: without it the agent's
-// list changes no longer arrive, and an agent that went away is found.
-func (l *listenWatch) ended(g *Gateway, a *agent) func() {
-	return func() {
-		if s := l.session.Load(); s != nil {
-			g.lost(a, s, fmt.Errorf("its subscriptions/listen stream ended"))
-		}
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"reflect"
 	"slices"
 	"strconv"
@@ -50,14 +49,6 @@ func serverCapabilities() *mcp.ServerCapabilities {
 	// MCP Apps: the agents' views, forwarded (apps.go).
 	c.AddExtension(transfer.AppsExtension, map[string]any{"mimeTypes": []string{transfer.AppMIMEType}})
 	return c
-}
-
-// agentTasks prepares the client of an agent reached over HTTP for tasks:
-// the extension declared on every request, the task read from answers,
-// tasks/get and tasks/cancel sendable.
-func agentTasks(opts *mcp.ClientOptions, hc *http.Client) *http.Client {
-	opts.Capabilities = client.TaskCapabilities(opts.Capabilities)
-	return client.WithTasks(hc)
 }
 
 // task is the progress hook of a followed task: its status message (and
@@ -162,14 +153,15 @@ func (h *hostTasks) put(pt *passedTask, now time.Time) error {
 	if h.tasks == nil {
 		h.tasks = map[string]*passedTask{}
 	}
-	h.evictLocked(now)
+	for id, p := range h.tasks { // the entries past their TTL go
+		if p.expired(now) {
+			delete(h.tasks, id)
+			p.kept = false
+		}
+	}
 	if old, ok := h.tasks[pt.hostID]; ok {
 		old.kept = false
-		h.tasks[pt.hostID] = pt
-		pt.kept = true
-		return nil
-	}
-	if limit := cmp.Or(h.max, maxHostTasks); len(h.tasks) >= limit {
+	} else if limit := cmp.Or(h.max, maxHostTasks); len(h.tasks) >= limit {
 		var oldest *passedTask
 		for _, p := range h.tasks {
 			if p.ended && (oldest == nil || p.added.Before(oldest.added)) {
@@ -185,16 +177,6 @@ func (h *hostTasks) put(pt *passedTask, now time.Time) error {
 	h.tasks[pt.hostID] = pt
 	pt.kept = true
 	return nil
-}
-
-// evictLocked removes the entries past their TTL.
-func (h *hostTasks) evictLocked(now time.Time) {
-	for id, p := range h.tasks {
-		if p.expired(now) {
-			delete(h.tasks, id)
-			p.kept = false
-		}
-	}
 }
 
 // get is the entry of host id id, nil if none (or past its TTL).

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -245,10 +246,8 @@ func (v *Var) OneOf(values ...string) *Var {
 		msg = "must be one of " + strings.Join(quoted, ", ")
 	}
 	return v.Check(func(s string) error {
-		for _, ok := range values {
-			if s == ok {
-				return nil
-			}
+		if slices.Contains(values, s) {
+			return nil
 		}
 		return errors.New(msg)
 	})

@@ -272,11 +272,12 @@ func classify(err, keyErr error) error {
 		return &VerifyError{Err: ErrMalformed, Reason: "token header names critical extensions (crit) this server does not understand"}
 	case keyErr != nil:
 		return &VerifyError{Err: ErrUnknownKey, Reason: "token was signed with a key this server does not have (rotated out, or another deployment's)"}
+	case errors.Is(err, jwt.ErrTokenUnverifiable),
+		// golang-jwt reports a disallowed "alg" as an invalid signature too
+		// ("signing method X is invalid").
+		errors.Is(err, jwt.ErrTokenSignatureInvalid) && strings.Contains(err.Error(), "signing method"):
+		return &VerifyError{Err: ErrAlgorithm, Reason: "token algorithm is not allowed; only " + Algorithm + " is accepted"}
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
-		// golang-jwt reports a disallowed "alg" as an invalid signature too.
-		if errors.Is(err, jwt.ErrTokenUnverifiable) || isAlgError(err) {
-			return &VerifyError{Err: ErrAlgorithm, Reason: "token algorithm is not allowed; only " + Algorithm + " is accepted"}
-		}
 		return &VerifyError{Err: ErrSignature, Reason: "token signature is invalid (tampered or forged)"}
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return &VerifyError{Err: ErrExpired, Reason: "token has expired; ask the agent for a fresh download URL"}
@@ -290,16 +291,9 @@ func classify(err, keyErr error) error {
 			return &VerifyError{Err: ErrClaims, Reason: "token names no audience"}
 		}
 		return &VerifyError{Err: ErrClaims, Reason: "token has no expiry"}
-	case errors.Is(err, jwt.ErrTokenUnverifiable):
-		return &VerifyError{Err: ErrAlgorithm, Reason: "token algorithm is not allowed; only " + Algorithm + " is accepted"}
 	default:
 		return &VerifyError{Err: ErrMalformed, Reason: "token is malformed"}
 	}
-}
-
-func isAlgError(err error) bool {
-	// golang-jwt reports "signing method X is invalid" as an invalid signature.
-	return strings.Contains(err.Error(), "signing method")
 }
 
 // TokenID names a token for revocation: 32 hex digits of the SHA-256 of the

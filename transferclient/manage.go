@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/agentura/agentura/transfer"
@@ -17,19 +19,7 @@ import (
 // caller's identity (WithBearer) when the agent authenticates callers: only
 // the file's owner may delete it. A file already gone is not an error.
 func DeleteFile(ctx context.Context, hc *http.Client, fileURL string) error {
-	req, err := newRequest(ctx, http.MethodDelete, fileURL, nil)
-	if err != nil {
-		return fmt.Errorf("delete %s: %w", transfer.Redact(fileURL), err)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("delete %s: %w", transfer.Redact(fileURL), err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusNotFound {
-		return fmt.Errorf("delete %s: %s", transfer.Redact(fileURL), Describe(resp))
-	}
-	return nil
+	return send(ctx, hc, http.MethodDelete, fileURL, "", nil, "delete "+transfer.Redact(fileURL), http.StatusNoContent, http.StatusNotFound)
 }
 
 // RevokeURL ends one download URL of an agent on every replica (POST
@@ -42,18 +32,27 @@ func RevokeURL(ctx context.Context, hc *http.Client, fileURL string) error {
 	}
 	endpoint := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: revokePathUnder(u.Path)}).String()
 	body, _ := json.Marshal(transfer.RevokeRequest{URL: fileURL})
-	req, err := newRequest(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	return send(ctx, hc, http.MethodPost, endpoint, "application/json", bytes.NewReader(body), "revoke "+transfer.Redact(fileURL), http.StatusNoContent)
+}
+
+// send makes a request of a file route of an agent (a deletion, a
+// revocation) through hc and wants one of the statuses ok; its errors start
+// with what.
+func send(ctx context.Context, hc *http.Client, method, rawURL, contentType string, body io.Reader, what string, ok ...int) error {
+	req, err := newRequest(ctx, method, rawURL, body)
 	if err != nil {
-		return fmt.Errorf("revoke %s: %w", transfer.Redact(fileURL), err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("revoke %s: %w", transfer.Redact(fileURL), err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		return fmt.Errorf("revoke %s: %s", transfer.Redact(fileURL), Describe(resp))
+	if !slices.Contains(ok, resp.StatusCode) {
+		return fmt.Errorf("%s: %s", what, Describe(resp))
 	}
 	return nil
 }

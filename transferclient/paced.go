@@ -94,12 +94,8 @@ func (g Guard) Download(ctx context.Context, hc *http.Client, rawURL string, max
 		return err
 	}
 	resp, err := g.Get(ctx, hc, rawURL, maxBytes)
-	if err != nil && Transient(ctx, err) {
-		select {
-		case <-ctx.Done():
-		case <-time.After(retryDelay):
-			resp, err = g.Get(ctx, hc, rawURL, maxBytes)
-		}
+	if err != nil && Transient(ctx, err) && sleep(ctx, retryDelay) == nil {
+		resp, err = g.Get(ctx, hc, rawURL, maxBytes)
 	}
 	if err != nil {
 		return stalled(err)
@@ -158,10 +154,8 @@ func (r *resumer) Read(b []byte) (int, error) {
 func (r *resumer) resume(cause error) error {
 	r.resumes++
 	r.resp.Body.Close()
-	select {
-	case <-r.ctx.Done():
+	if sleep(r.ctx, retryDelay) != nil {
 		return cause
-	case <-time.After(retryDelay):
 	}
 	req, err := http.NewRequestWithContext(r.ctx, http.MethodGet, r.url, nil)
 	if err != nil {

@@ -93,8 +93,7 @@ func (t *Tus) Send(ctx context.Context, endpoint, name string, src io.ReaderAt, 
 		if ctx.Err() != nil {
 			return fail(ctx.Err())
 		}
-		var fatal *tusFatal
-		if errors.As(err, &fatal) {
+		if _, ok := errors.AsType[*tusFatal](err); ok {
 			return fail(err)
 		}
 		// The connection dropped or the agent stumbled: wait, then ask
@@ -119,7 +118,7 @@ func (t *Tus) Send(ctx context.Context, endpoint, name string, src io.ReaderAt, 
 			if serr != nil {
 				return fail(serr)
 			}
-			if errors.As(herr, &fatal) {
+			if _, ok := errors.AsType[*tusFatal](herr); ok {
 				return fail(herr)
 			}
 			err = herr
@@ -155,13 +154,7 @@ func (t *Tus) client() *http.Client {
 }
 
 func (t *Tus) retries() int {
-	switch {
-	case t.Retries < 0:
-		return 0
-	case t.Retries == 0:
-		return 5
-	}
-	return t.Retries
+	return max(cmp.Or(t.Retries, 5), 0) // 0 means 5, a negative value none
 }
 
 func (t *Tus) backoff(failures int) time.Duration {

@@ -16,7 +16,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -73,9 +72,7 @@ func Start(t testing.TB, info agentcore.Info, register func(*agentcore.Service) 
 	cfg.DataDir = t.TempDir()
 	cfg.StorageURL = "file://" + cfg.DataDir
 	cfg.PublicURL = PublicURL
-	key := make([]byte, 32)
-	rand.Read(key)
-	cfg.SigningKeys = []string{hex.EncodeToString(key)}
+	cfg.SigningKeys = []string{rand.Text() + rand.Text()} // 256 random bits in 52 bytes
 	for _, o := range opts {
 		o(&cfg)
 	}

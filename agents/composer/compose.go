@@ -135,16 +135,15 @@ func (c *composer) compose(ctx context.Context, call *agentcore.Call, in Compose
 	case err != nil:
 		return nil, err
 	}
-	missing := stats.missing
 	call.Progress(composePhases, composePhases, name+" stored")
 	res.Text = fmt.Sprintf("Composed %s with %d picture(s).", name, len(used))
 	if unused := unusedEmbeds(images, used); len(unused) > 0 {
 		res.Text += fmt.Sprintf(" Embeds the markdown does not show (left out): %s.", strings.Join(unused, ", "))
 	}
 	res.Data = map[string]any{"format": format, "images": len(used)}
-	if note := missingNote(missing, c.fonts.Dirs()); note != "" {
+	if note := missingNote(stats.missing, c.fonts.Dirs()); note != "" {
 		res.Text += " " + note
-		res.Data["missing_glyphs"] = missingList(missing)
+		res.Data["missing_glyphs"] = missingList(stats.missing)
 	}
 	return res, nil
 }

@@ -96,6 +96,9 @@ type Figure struct {
 	Image *Image
 }
 
+// taskBoxes is the check box that PDF, DOCX and PPTX show for a ListItem.Task.
+var taskBoxes = map[string]string{"todo": "☐", "done": "☑"}
+
 // PageBreak is a thematic break (`---`): a new page in PDF and DOCX, a new
 // slide in PPTX, a rule in HTML and Markdown.
 type PageBreak struct{}
@@ -119,12 +122,6 @@ type Span struct {
 	Code   bool
 	Link   string
 	Break  bool
-}
-
-// spanStyle is the style a span inherits from its enclosing inline nodes.
-type spanStyle struct {
-	bold, italic, strike, code bool
-	link                       string
 }
 
 // build makes the Document of goldmark's tree root of src.
@@ -231,16 +228,7 @@ func taskBox(item gast.Node) *east.TaskCheckBox {
 func (c *converter) table(n *east.Table) []Block {
 	t := &Table{}
 	for _, a := range n.Alignments {
-		switch a {
-		case east.AlignLeft:
-			t.Align = append(t.Align, AlignLeft)
-		case east.AlignCenter:
-			t.Align = append(t.Align, AlignCenter)
-		case east.AlignRight:
-			t.Align = append(t.Align, AlignRight)
-		default:
-			t.Align = append(t.Align, AlignNone)
-		}
+		t.Align = append(t.Align, map[east.Alignment]Align{east.AlignLeft: AlignLeft, east.AlignCenter: AlignCenter, east.AlignRight: AlignRight}[a])
 	}
 	var figs []Block
 	row := func(r gast.Node) [][]Span {
@@ -291,11 +279,13 @@ func (c *converter) lines(n gast.Node) string {
 func (c *converter) inlines(n gast.Node) ([]Span, []Block) {
 	var spans []Span
 	var figs []Block
-	c.walkInline(n, spanStyle{}, &spans, &figs)
+	c.walkInline(n, Span{}, &spans, &figs)
 	return mergeSpans(spans), figs
 }
 
-func (c *converter) walkInline(n gast.Node, st spanStyle, spans *[]Span, figs *[]Block) {
+// walkInline appends the spans and figures of the inline children of n; st
+// is the style (a Span without text) they inherit from the nodes around them.
+func (c *converter) walkInline(n gast.Node, st Span, spans *[]Span, figs *[]Block) {
 	for ch := n.FirstChild(); ch != nil; ch = ch.NextSibling() {
 		switch ch := ch.(type) {
 		case *gast.Text:
@@ -318,7 +308,7 @@ func (c *converter) walkInline(n gast.Node, st spanStyle, spans *[]Span, figs *[
 			c.add(spans, st, s)
 		case *gast.CodeSpan:
 			code := st
-			code.code = true
+			code.Code = true
 			var b strings.Builder
 			for t := ch.FirstChild(); t != nil; t = t.NextSibling() {
 				switch t := t.(type) {
@@ -332,26 +322,26 @@ func (c *converter) walkInline(n gast.Node, st spanStyle, spans *[]Span, figs *[
 		case *gast.Emphasis:
 			inner := st
 			if ch.Level >= 2 {
-				inner.bold = true
+				inner.Bold = true
 			} else {
-				inner.italic = true
+				inner.Italic = true
 			}
 			c.walkInline(ch, inner, spans, figs)
 		case *east.Strikethrough:
 			inner := st
-			inner.strike = true
+			inner.Strike = true
 			c.walkInline(ch, inner, spans, figs)
 		case *gast.Link:
 			inner := st
-			inner.link = linkTarget(string(ch.Destination))
+			inner.Link = linkTarget(string(ch.Destination))
 			c.walkInline(ch, inner, spans, figs)
 		case *gast.AutoLink:
 			inner := st
-			inner.link = linkTarget(string(ch.URL(c.src)))
+			inner.Link = linkTarget(string(ch.URL(c.src)))
 			c.add(spans, inner, string(ch.Label(c.src)))
 		case *gast.Image:
 			var alt []Span
-			c.walkInline(ch, spanStyle{}, &alt, figs)
+			c.walkInline(ch, Span{}, &alt, figs)
 			*figs = append(*figs, &Figure{Ref: imageRef(string(ch.Destination)), Alt: plainText(alt)})
 		case *gast.RawHTML:
 			var b strings.Builder
@@ -378,12 +368,10 @@ func isBreakTag(s string) bool {
 	return s == "<br>" || s == "<br/>"
 }
 
-func (c *converter) add(spans *[]Span, st spanStyle, s string) {
-	s = dropControls(s)
-	if s == "" {
-		return
+func (c *converter) add(spans *[]Span, st Span, s string) {
+	if st.Text = dropControls(s); st.Text != "" {
+		*spans = append(*spans, st)
 	}
-	*spans = append(*spans, Span{Text: s, Bold: st.bold, Italic: st.italic, Strike: st.strike, Code: st.code, Link: st.link})
 }
 
 // mergeSpans joins neighbouring spans of the same style and trims the space a
@@ -509,21 +497,26 @@ func plainText(spans []Span) string {
 // figures returns every figure of blocks, nested ones included, in order.
 func figures(blocks []Block) []*Figure {
 	var out []*Figure
-	var walk func([]Block)
-	walk = func(bs []Block) {
-		for _, b := range bs {
-			switch b := b.(type) {
-			case *Figure:
-				out = append(out, b)
-			case *List:
-				for _, it := range b.Items {
-					walk(it.Blocks)
-				}
-			case *Quote:
-				walk(b.Blocks)
+	eachBlock(blocks, func(b Block) {
+		if f, ok := b.(*Figure); ok {
+			out = append(out, f)
+		}
+	})
+	return out
+}
+
+// eachBlock calls fn with every block of blocks, in order, each before the
+// blocks nested in it (of lists and quotes).
+func eachBlock(blocks []Block, fn func(Block)) {
+	for _, b := range blocks {
+		fn(b)
+		switch b := b.(type) {
+		case *List:
+			for _, it := range b.Items {
+				eachBlock(it.Blocks, fn)
 			}
+		case *Quote:
+			eachBlock(b.Blocks, fn)
 		}
 	}
-	walk(blocks)
-	return out
 }

@@ -142,10 +142,9 @@ func loadImage(name, fileName, path, mimeType string, maxPixels int64, convert *
 	img.Path = filepath.Join(filepath.Dir(path), "img-"+img.FileName)
 	if converted {
 		decoded, _, err := image.Decode(bufio.NewReader(io.NewSectionReader(f, 0, size)))
-		if err != nil {
-			return nil, fmt.Errorf("embed %q: convert %s to PNG: %w", name, strings.ToUpper(decFormat), err)
+		if err == nil {
+			img.size, err = writePNG(img.Path, decoded)
 		}
-		img.size, err = writePNG(img.Path, decoded)
 		if err != nil {
 			return nil, fmt.Errorf("embed %q: convert %s to PNG: %w", name, strings.ToUpper(decFormat), err)
 		}

@@ -29,28 +29,18 @@ type tally struct {
 // count tallies d.
 func (d *Document) count() tally {
 	t := tally{pages: 1}
-	var walk func([]Block)
-	walk = func(bs []Block) {
-		for _, b := range bs {
-			t.blocks++
-			switch b := b.(type) {
-			case *PageBreak:
-				t.pages++
-			case *Table:
-				t.cells += b.cells()
-				if t.widest == nil || b.cells() > t.widest.cells() {
-					t.widest = b
-				}
-			case *Quote:
-				walk(b.Blocks)
-			case *List:
-				for _, it := range b.Items {
-					walk(it.Blocks)
-				}
+	eachBlock(d.Blocks, func(b Block) {
+		t.blocks++
+		switch b := b.(type) {
+		case *PageBreak:
+			t.pages++
+		case *Table:
+			t.cells += b.cells()
+			if t.widest == nil || b.cells() > t.widest.cells() {
+				t.widest = b
 			}
 		}
-	}
-	walk(d.Blocks)
+	})
 	return t
 }
 

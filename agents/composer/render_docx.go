@@ -128,11 +128,8 @@ func (r *docxRenderer) list(l *List, level int) {
 			para := r.doc.AddEmptyParagraph()
 			para.Style("ListParagraph")
 			para.Numbering(numID, level)
-			switch it.Task {
-			case "todo":
-				para.AddText("☐ ")
-			case "done":
-				para.AddText("☑ ")
+			if box := taskBoxes[it.Task]; box != "" {
+				para.AddText(box + " ")
 			}
 			r.spans(para, p.Spans)
 		}

@@ -77,12 +77,7 @@ func (h *htmlWriter) block(b Block) {
 		h.s("<" + tag + ">\n")
 		for _, it := range b.Items {
 			h.s("<li>")
-			switch it.Task {
-			case "todo":
-				h.s(`<input type="checkbox" disabled> `)
-			case "done":
-				h.s(`<input type="checkbox" checked disabled> `)
-			}
+			h.s(map[string]string{"todo": `<input type="checkbox" disabled> `, "done": `<input type="checkbox" checked disabled> `}[it.Task])
 			// Tight items hold one paragraph: no <p> around it.
 			if len(it.Blocks) > 0 {
 				if p, ok := it.Blocks[0].(*Paragraph); ok {
@@ -99,7 +94,7 @@ func (h *htmlWriter) block(b Block) {
 	case *Table:
 		h.s("<table>\n<thead><tr>")
 		for i, c := range b.Header {
-			h.s("<th" + htmlAlign(b.Align[i]) + ">")
+			h.s("<th" + htmlAlign[b.Align[i]] + ">")
 			h.spans(c)
 			h.s("</th>")
 		}
@@ -107,7 +102,7 @@ func (h *htmlWriter) block(b Block) {
 		for _, row := range b.Rows {
 			h.s("<tr>")
 			for i, c := range row {
-				h.s("<td" + htmlAlign(b.Align[i]) + ">")
+				h.s("<td" + htmlAlign[b.Align[i]] + ">")
 				h.spans(c)
 				h.s("</td>")
 			}
@@ -149,17 +144,8 @@ func (h *htmlWriter) block(b Block) {
 	}
 }
 
-func htmlAlign(a Align) string {
-	switch a {
-	case AlignLeft:
-		return ` style="text-align:left"`
-	case AlignCenter:
-		return ` style="text-align:center"`
-	case AlignRight:
-		return ` style="text-align:right"`
-	}
-	return ""
-}
+// htmlAlign is the style attribute of a table cell, by its column's Align.
+var htmlAlign = [...]string{AlignLeft: ` style="text-align:left"`, AlignCenter: ` style="text-align:center"`, AlignRight: ` style="text-align:right"`}
 
 func (h *htmlWriter) spans(spans []Span) {
 	for _, s := range spans {

@@ -52,12 +52,7 @@ func (m *mdWriter) block(b Block, indent string) {
 			if b.Ordered {
 				marker = strconv.Itoa(b.Start+i) + ". "
 			}
-			switch it.Task {
-			case "todo":
-				marker += "[ ] "
-			case "done":
-				marker += "[x] "
-			}
+			marker += map[string]string{"todo": "[ ] ", "done": "[x] "}[it.Task]
 			pad := strings.Repeat(" ", len(marker))
 			var sub strings.Builder
 			inner := &mdWriter{w: bufio.NewWriter(&sub)}

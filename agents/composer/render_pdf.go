@@ -1,6 +1,7 @@
 package composer
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -132,10 +133,7 @@ func (r *pdfRenderer) block(b Block, indent float64) {
 			pdf.AddPage()
 		}
 	}
-	r.atTop = false
-	if _, ok := b.(*PageBreak); ok {
-		r.atTop = true
-	}
+	_, r.atTop = b.(*PageBreak)
 }
 
 // setInk sets the colour of text.
@@ -158,12 +156,7 @@ func (r *pdfRenderer) listItem(l *List, i int, it ListItem, indent float64) {
 	if l.Ordered {
 		marker = strconv.Itoa(l.Start+i) + "."
 	}
-	switch it.Task {
-	case "todo":
-		marker = "☐"
-	case "done":
-		marker = "☑"
-	}
+	marker = cmp.Or(taskBoxes[it.Task], marker)
 	pdf.SetFont(pdfFamily, "", pdfBodyPt)
 	r.keepSpace(pdfLineH)
 	pdf.SetX(pdfMargin + indent)
@@ -265,7 +258,7 @@ func (r *pdfRenderer) table(t *Table, left float64) {
 		for i := range cells {
 			pdf.Rect(x, y, widths[i], h, border)
 			pdf.SetXY(x, y+pdfCellPad)
-			r.drawLines(texts[i], x+pdfCellPad, widths[i]-2*pdfCellPad, lineH, pdfAlign(t.Align[i]), false)
+			r.drawLines(texts[i], x+pdfCellPad, widths[i]-2*pdfCellPad, lineH, pdfAlign[t.Align[i]], false)
 			x += widths[i]
 		}
 		pdf.SetXY(left, y+h)
@@ -282,17 +275,7 @@ func (r *pdfRenderer) table(t *Table, left float64) {
 
 // pdfAlign is the drawLines alignment of a column: a column of no stated
 // alignment follows each cell's direction.
-func pdfAlign(a Align) string {
-	switch a {
-	case AlignLeft:
-		return "L"
-	case AlignCenter:
-		return "C"
-	case AlignRight:
-		return "R"
-	}
-	return ""
-}
+var pdfAlign = [...]string{AlignLeft: "L", AlignCenter: "C", AlignRight: "R"}
 
 // figure places a picture as wide as it is at 96 dpi, shrunk to the text
 // width and to the page height, centred, with its alt text below.

@@ -45,7 +45,7 @@ func (d *Document) deck() (*pptx.Presentation, error) {
 		}
 	}
 	for _, blk := range blocks {
-		b.block(blk)
+		b.block(blk, 0)
 		if d.MaxSlides > 0 && deck.Len() > d.MaxSlides {
 			break // refused below; building the rest would cost memory for nothing
 		}
@@ -115,11 +115,7 @@ func (b *deckBuilder) add(p pptx.Paragraph) {
 	b.cur.Paragraphs = append(b.cur.Paragraphs, p)
 }
 
-func (b *deckBuilder) block(blk Block) {
-	b.blockAt(blk, 0)
-}
-
-func (b *deckBuilder) blockAt(blk Block, level int) {
+func (b *deckBuilder) block(blk Block, level int) {
 	switch blk := blk.(type) {
 	case *Heading:
 		if blk.Level <= 2 && level == 0 {
@@ -135,18 +131,15 @@ func (b *deckBuilder) blockAt(blk Block, level int) {
 			for j, inner := range it.Blocks {
 				p, ok := inner.(*Paragraph)
 				if j > 0 || !ok {
-					b.blockAt(inner, level+1)
+					b.block(inner, level+1)
 					continue
 				}
 				para := pptx.Paragraph{Runs: pptxRuns(p.Spans), Level: level, Bullet: pptx.Dot}
 				if blk.Ordered {
 					para.Bullet, para.Number = pptx.Number, blk.Start+i
 				}
-				switch it.Task {
-				case "todo":
-					para.Runs = append([]pptx.Run{{Text: "☐ "}}, para.Runs...)
-				case "done":
-					para.Runs = append([]pptx.Run{{Text: "☑ "}}, para.Runs...)
+				if box := taskBoxes[it.Task]; box != "" {
+					para.Runs = append([]pptx.Run{{Text: box + " "}}, para.Runs...)
 				}
 				b.add(para)
 			}
@@ -165,7 +158,7 @@ func (b *deckBuilder) blockAt(blk Block, level int) {
 				b.add(pptx.Paragraph{Runs: runs, Level: level + 1})
 				continue
 			}
-			b.blockAt(inner, level+1)
+			b.block(inner, level+1)
 		}
 	case *Table:
 		s := b.slide()

@@ -106,7 +106,7 @@ func (a *Agent) Register(svc *agentcore.Service) error {
 
 // checkTesseract passes when tesseract runs and has a language pack.
 func (a *Agent) checkTesseract(ctx context.Context) error {
-	langs, err := a.engine.listLanguages(ctx)
+	langs, _, err := a.engine.dataFiles(ctx)
 	if err != nil {
 		return err
 	}

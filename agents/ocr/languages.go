@@ -151,15 +151,9 @@ func (l *languages) missing(ctx context.Context, want []string, refresh bool) (m
 	return missing, l.installed, nil
 }
 
-// listLanguages asks tesseract for its language packs. "osd" (orientation and
-// script detection) is not a language to read text in and is left out.
-func (e *engine) listLanguages(ctx context.Context) ([]string, error) {
-	langs, _, err := e.dataFiles(ctx)
-	return langs, err
-}
-
 // dataFiles asks tesseract for its language packs, and whether its script
-// detection data (osd) is installed.
+// detection data (osd) is installed: osd (orientation and script
+// detection) is not a language to read text in, and not among langs.
 func (e *engine) dataFiles(ctx context.Context) (langs []string, osd bool, err error) {
 	out, err := e.run(ctx, e.cfg.Tesseract, "--list-langs")
 	if err != nil {

@@ -130,7 +130,8 @@ func forward(ctx context.Context, call *agentcore.Call, target Target, in Forwar
 	if err != nil {
 		return nil, err
 	}
-	text := fmt.Sprintf("%s answered: %s", target.Skill, firstLine(got.Text))
+	firstLine, _, _ := strings.Cut(got.Text, "\n")
+	text := fmt.Sprintf("%s answered: %s", target.Skill, firstLine)
 	if len(got.Files) == 0 {
 		return &agentcore.Result{Text: text, Data: got.Data}, nil
 	}
@@ -146,9 +147,4 @@ func forward(ctx context.Context, call *agentcore.Call, target Target, in Forwar
 	}
 	res.Text = text
 	return res, nil
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }

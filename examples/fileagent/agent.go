@@ -91,7 +91,7 @@ func inspectFile(ctx context.Context, call *agentcore.Call, in InspectInput) (In
 	if err != nil {
 		return InspectOutput{}, nil, err
 	}
-	sum, err := digest(f.Path)
+	sum, err := digest(io.Discard, f.Path)
 	if err != nil {
 		return InspectOutput{}, nil, err
 	}
@@ -145,9 +145,8 @@ func archiveFiles(ctx context.Context, call *agentcore.Call, in ArchiveInput) (*
 		call.Progress(float64(i+1), float64(len(in.Sources)), "archived "+entry)
 		call.Log(slog.LevelInfo, "archived a file", "name", entry, "size_bytes", f.Size)
 		if in.ShowImages && strings.HasPrefix(f.MIMEType, "image/") && f.Size <= agentcore.ImageMaxBytes {
-			img := agentcore.OutputFile(name+"/"+entry, f.Path) // an input: copied, not moved
-			img.ShowImage = true
-			shown = append(shown, img)
+			// An input: copied, not moved.
+			shown = append(shown, agentcore.Output{Name: name + "/" + entry, Path: f.Path, ShowImage: true})
 		}
 	}
 	if err := zw.Close(); err != nil {
@@ -170,30 +169,22 @@ func archiveFiles(ctx context.Context, call *agentcore.Call, in ArchiveInput) (*
 // addToZip writes the file at path into zw as entry and returns its SHA-256,
 // read in the same pass.
 func addToZip(zw *zip.Writer, entry, path string) (string, error) {
-	src, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer src.Close()
 	w, err := zw.Create(entry)
 	if err != nil {
 		return "", err
 	}
-	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(w, h), src); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return digest(w, path)
 }
 
-func digest(path string) (string, error) {
+// digest copies the file at path to w and returns its SHA-256.
+func digest(w io.Writer, path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(io.MultiWriter(w, h), f); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

@@ -41,25 +41,16 @@ func (s *Store) Expired(ctx context.Context, area fileserve.Area, cutoff time.Ti
 		return fmt.Errorf("s3store: expired: unknown area %q (want outputs or staging)", area)
 	}
 	prefix := s.indexPrefix(area)
-	for obj := range s.client.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
-		if obj.Err != nil {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			return s.s3Error("list", prefix, obj.Err)
-		}
+	return s.list(ctx, prefix, func(obj minio.ObjectInfo) error {
 		x, ok := fileserve.ParseIndexEntry(area, strings.TrimPrefix(obj.Key, prefix))
-		if !ok {
-			continue
+		switch {
+		case !ok:
+			return nil
+		case !x.Created.Before(cutoff):
+			return errListDone // the rest is younger
 		}
-		if !x.Created.Before(cutoff) {
-			break // the rest is younger
-		}
-		if err := fn(x); err != nil {
-			return err
-		}
-	}
-	return ctx.Err()
+		return fn(x)
+	})
 }
 
 // Expire removes the file e names: its metadata first, so it is gone for

@@ -130,7 +130,11 @@ func (s *Store) pruneTmp(ctx context.Context, olderThan time.Time) error {
 	return errors.Join(append(errs, err)...)
 }
 
-// list calls fn with every object under prefix.
+// errListDone, returned by list's fn, ends the listing without an error.
+var errListDone = errors.New("s3store: listing done")
+
+// list calls fn with every object under prefix, in key order, until fn
+// returns errListDone.
 func (s *Store) list(ctx context.Context, prefix string, fn func(minio.ObjectInfo) error) error {
 	for obj := range s.client.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
 		if obj.Err != nil {
@@ -139,7 +143,9 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(minio.ObjectInf
 			}
 			return s.s3Error("list", prefix, obj.Err)
 		}
-		if err := fn(obj); err != nil {
+		if err := fn(obj); err == errListDone {
+			break
+		} else if err != nil {
 			return err
 		}
 	}

@@ -15,11 +15,7 @@ import (
 // one (and a reader already reading it reads on), Tidy keeps live files and
 // drops the index of what went, and nothing is left behind.
 func testExpiryIndex(t *testing.T, h Harness) {
-	st := h.New(t)
-	idx, ok := st.(fileserve.ExpiryIndex)
-	if !ok {
-		t.Skipf("%T has no expiry index", st)
-	}
+	st, idx := newWith[fileserve.ExpiryIndex](t, h, "has no expiry index")
 	old := put(t, st, fileserve.Outputs, "o", "old.bin", Pattern(70_000))
 	staged := put(t, st, fileserve.Staging, "o", "staged.bin", []byte("staged"))
 	time.Sleep(2 * time.Millisecond)

@@ -14,11 +14,7 @@ import (
 // records are replaced whole, kept per owner, seen by another store on the
 // same backing, listed, deleted and expired.
 func testRecords(t *testing.T, h Harness) {
-	st := h.New(t)
-	rs, ok := st.(fileserve.RecordStore)
-	if !ok {
-		t.Skipf("%T keeps no records", st)
-	}
+	st, rs := newWith[fileserve.RecordStore](t, h, "keeps no records")
 	other := h.Another(t, st).(fileserve.RecordStore)
 	const kind = "a2a-tasks"
 	if _, err := rs.GetRecord(bg, kind, "o", "t1"); !errors.Is(err, fileserve.ErrNotFound) {
@@ -81,11 +77,7 @@ func testRecords(t *testing.T, h Harness) {
 // another on the same backing, fails with ErrExists and leaves the first;
 // of creates racing for one name exactly one succeeds.
 func testCreateRecord(t *testing.T, h Harness) {
-	st := h.New(t)
-	rc, ok := st.(fileserve.RecordCreator)
-	if !ok {
-		t.Skipf("%T cannot create a record only where none is", st)
-	}
+	st, rc := newWith[fileserve.RecordCreator](t, h, "cannot create a record only where none is")
 	rs := st.(fileserve.RecordStore)
 	other := h.Another(t, st).(fileserve.RecordCreator)
 	const kind = "task-ends"

@@ -88,6 +88,17 @@ func Pattern(n int) []byte {
 	return b
 }
 
+// newWith makes a store with h and returns it also as the capability C,
+// or skips the test: the store then is lacking, as Skipf says.
+func newWith[C any](t *testing.T, h Harness, lacking string) (fileserve.Store, C) {
+	st := h.New(t)
+	c, ok := st.(C)
+	if !ok {
+		t.Skipf("%T %s", st, lacking)
+	}
+	return st, c
+}
+
 func put(t *testing.T, st fileserve.Store, area fileserve.Area, owner, name string, content []byte) fileserve.Meta {
 	t.Helper()
 	m, err := st.Put(bg, fileserve.NewFile{Area: area, Owner: owner, Name: name}, bytes.NewReader(content))

@@ -119,10 +119,7 @@ func (x *a2aExecutor) execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	}
 	fail := func(err error) error {
 		span.SetStatus(codes.Error, mcptrace.Scrub(err.Error()))
-		x.ended.WithLabelValues(string(a2a.TaskStateFailed)).Inc()
-		ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateFailed, agentText(rc, err.Error()))
-		ev.Final = true
-		return q.Write(ctx, ev)
+		return x.end(ctx, rc, q, a2a.TaskStateFailed, err.Error())
 	}
 	inline, _ := ctx.Value(a2aInlineKey{}).(map[int]a2a.FilePart)
 	req, err := parseA2AMessage(rc.Message, inline)
@@ -200,15 +197,9 @@ wait:
 			out = <-done // the tool stops with its context; what it stored is discarded
 			switch cause := context.Cause(ctx); {
 			case errors.Is(cause, tasks.ErrCanceled):
-				x.ended.WithLabelValues(string(a2a.TaskStateCanceled)).Inc()
-				ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCanceled, agentText(rc, "canceled by the caller"))
-				ev.Final = true
-				return q.Write(context.WithoutCancel(ctx), ev)
+				return x.end(context.WithoutCancel(ctx), rc, q, a2a.TaskStateCanceled, "canceled by the caller")
 			case errors.Is(cause, tasks.ErrLeaseLost), errors.Is(cause, tasks.ErrShutdown):
-				x.ended.WithLabelValues(string(a2a.TaskStateFailed)).Inc()
-				ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateFailed, agentText(rc, fmt.Sprintf("%s stopped: %v; send the message again", def.Name, cause)))
-				ev.Final = true
-				return q.Write(context.WithoutCancel(ctx), ev)
+				return x.end(context.WithoutCancel(ctx), rc, q, a2a.TaskStateFailed, fmt.Sprintf("%s stopped: %v; send the message again", def.Name, cause))
 			}
 			return nil // canceled here: Cancel reported the task's end
 		case <-tick.C:
@@ -251,17 +242,20 @@ wait:
 			return err
 		}
 	}
-	x.ended.WithLabelValues(string(a2a.TaskStateCompleted)).Inc()
-	end := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCompleted, agentText(rc, out.res.Summary(def.Name)))
-	end.Final = true
-	return q.Write(ctx, end)
+	return x.end(ctx, rc, q, a2a.TaskStateCompleted, out.res.Summary(def.Name))
 }
 
 // Cancel ends the task canceled; a2a-go then cancels the execution's
 // context, which the running tool sees.
 func (x *a2aExecutor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
-	x.ended.WithLabelValues(string(a2a.TaskStateCanceled)).Inc()
-	ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCanceled, agentText(rc, "canceled by the caller"))
+	return x.end(ctx, rc, q, a2a.TaskStateCanceled, "canceled by the caller")
+}
+
+// end ends the task in state, text its status message: counted in
+// agentura_a2a_tasks_total, the final status update written to q.
+func (x *a2aExecutor) end(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, state a2a.TaskState, text string) error {
+	x.ended.WithLabelValues(string(state)).Inc()
+	ev := a2a.NewStatusUpdateEvent(rc, state, agentText(rc, text))
 	ev.Final = true
 	return q.Write(ctx, ev)
 }
@@ -327,15 +321,7 @@ func (i *a2aInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req
 		}
 		inline := map[int]a2a.FilePart{}
 		for n, part := range p.Message.Parts {
-			var fp a2a.FilePart
-			switch part := part.(type) {
-			case a2a.FilePart:
-				fp = part
-			case *a2a.FilePart:
-				if part != nil {
-					fp = *part
-				}
-			}
+			fp, _ := tasks.PartOf[a2a.FilePart](part)
 			fb, _ := fp.File.(a2a.FileBytes)
 			if fb.Bytes == "" {
 				continue

@@ -1,6 +1,7 @@
 package a2abind
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,9 +18,6 @@ import (
 // a2aProtocolVersion is the A2A protocol version agents speak (a2a-go v0.3).
 const a2aProtocolVersion = "0.3.0"
 
-// a2aBearerScheme names the security scheme of an agent with AGENT_AUTH=jwt.
-const a2aBearerScheme a2a.SecuritySchemeName = "bearer"
-
 // Card returns the agent's A2A card: one skill per registered tool, in
 // registration order, with its description, input and output MIME types
 // and an example; the JSON-RPC endpoint at <AGENT_PUBLIC_URL>/a2a; streaming;
@@ -33,7 +31,7 @@ func (s *Server) Card() *a2a.AgentCard {
 		URL:                base + transfer.A2APath,
 		PreferredTransport: a2a.TransportProtocolJSONRPC,
 		ProtocolVersion:    a2aProtocolVersion,
-		Version:            s.Version,
+		Version:            cmp.Or(s.Version, "0"),
 		Capabilities: a2a.AgentCapabilities{
 			Streaming: true,
 			Extensions: []a2a.AgentExtension{{
@@ -45,9 +43,6 @@ func (s *Server) Card() *a2a.AgentCard {
 		DefaultInputModes:  []string{"application/json"},
 		DefaultOutputModes: []string{"text/plain", "application/json"},
 		Skills:             []a2a.AgentSkill{},
-	}
-	if card.Version == "" {
-		card.Version = "0"
 	}
 	anyFiles := false
 	schemas := map[string]any{}
@@ -88,13 +83,9 @@ func (s *Server) Describe() string {
 
 // skillOf is the A2A skill of a tool.
 func skillOf(t calls.Tool) a2a.AgentSkill {
-	name := t.Title
-	if name == "" {
-		name = t.Name
-	}
 	skill := a2a.AgentSkill{
 		ID:          t.Name,
-		Name:        name,
+		Name:        cmp.Or(t.Title, t.Name),
 		Description: t.Description,
 		Tags:        []string{},
 		InputModes:  []string{"application/json"},

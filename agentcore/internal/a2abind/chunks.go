@@ -11,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/transfer"
 )
 
@@ -51,33 +52,22 @@ func wantsChunks(msg *a2a.Message) bool {
 
 // chunkWindows are the windows of the tasks streaming chunks here, by task.
 type chunkWindows struct {
-	mu sync.Mutex
-	m  map[a2a.TaskID]chan struct{}
+	m sync.Map // a2a.TaskID → chan struct{}
 }
 
 // open makes the window of task; close removes it.
 func (w *chunkWindows) open(task a2a.TaskID) chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.m == nil {
-		w.m = map[a2a.TaskID]chan struct{}{}
-	}
 	ch := make(chan struct{}, chunkWindow)
-	w.m[task] = ch
+	w.m.Store(task, ch)
 	return ch
 }
 
-func (w *chunkWindows) close(task a2a.TaskID) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.m, task)
-}
+func (w *chunkWindows) close(task a2a.TaskID) { w.m.Delete(task) }
 
 // release frees n places of task's window: n of its chunks were processed.
 func (w *chunkWindows) release(task a2a.TaskID, n int) {
-	w.mu.Lock()
-	ch := w.m[task]
-	w.mu.Unlock()
+	v, _ := w.m.Load(task)
+	ch, _ := v.(chan struct{})
 	for range n {
 		select {
 		case <-ch:
@@ -116,31 +106,16 @@ func (s chunklessStore) Save(ctx context.Context, task *a2a.Task) error {
 func dropChunks(task *a2a.Task) int {
 	n := 0
 	for _, a := range task.Artifacts {
-		kept := a.Parts[:0]
-		for _, p := range a.Parts {
-			if isChunk(p) {
-				n++
-				continue
-			}
-			kept = append(kept, p)
-		}
-		clear(a.Parts[len(kept):])
-		a.Parts = kept
+		before := len(a.Parts)
+		a.Parts = slices.DeleteFunc(a.Parts, isChunk) // in place, the tail cleared
+		n += before - len(a.Parts)
 	}
 	return n
 }
 
 func isChunk(p a2a.Part) bool {
-	var meta map[string]any
-	switch fp := p.(type) {
-	case a2a.FilePart:
-		meta = fp.Metadata
-	case *a2a.FilePart:
-		meta = fp.Metadata
-	default:
-		return false
-	}
-	_, ok := meta[transfer.MetaChunkOffset]
+	fp, _ := tasks.PartOf[a2a.FilePart](p)
+	_, ok := fp.Metadata[transfer.MetaChunkOffset]
 	return ok
 }
 

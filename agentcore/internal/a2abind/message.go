@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/agentura/agentura/agentcore/internal/calls"
+	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/transfer"
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -47,19 +48,12 @@ func parseA2AMessage(msg *a2a.Message, inline map[int]a2a.FilePart) (*a2aRequest
 			delete(inline, i) // the argument holds it now; let the stash go
 			continue
 		}
-		switch p := p.(type) {
-		case a2a.DataPart:
-			if err := req.takeData(p.Data, &named); err != nil {
+		if dp, ok := tasks.PartOf[a2a.DataPart](p); ok {
+			if err := req.takeData(dp.Data, &named); err != nil {
 				return nil, err
 			}
-		case *a2a.DataPart:
-			if err := req.takeData(p.Data, &named); err != nil {
-				return nil, err
-			}
-		case a2a.FilePart:
-			req.files = append(req.files, fileOfPart(p))
-		case *a2a.FilePart:
-			req.files = append(req.files, fileOfPart(*p))
+		} else if fp, ok := tasks.PartOf[a2a.FilePart](p); ok {
+			req.files = append(req.files, fileOfPart(fp))
 		}
 	}
 	if !named {
@@ -95,15 +89,11 @@ func (r *a2aRequest) takeData(data map[string]any, named *bool) error {
 
 func fileOfPart(p a2a.FilePart) a2aFile {
 	param, _ := p.Metadata[transfer.A2AKeyFileParam].(string)
-	switch f := p.File.(type) {
-	case a2a.FileURI:
+	if f, ok := tasks.PartOf[a2a.FileURI](p.File); ok {
 		return a2aFile{name: f.Name, content: f.URI, param: param}
-	case *a2a.FileURI:
-		return a2aFile{name: f.Name, content: f.URI, param: param}
-	case a2a.FileBytes:
+	}
+	if f, ok := tasks.PartOf[a2a.FileBytes](p.File); ok {
 		return a2aFile{name: f.Name, content: dataURI(f), param: param}
-	case *a2a.FileBytes:
-		return a2aFile{name: f.Name, content: dataURI(*f), param: param}
 	}
 	return a2aFile{param: param}
 }

@@ -1,6 +1,8 @@
 package a2abind
 
 import (
+	"cmp"
+
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/agentura/agentura/agentcore/internal/calls"
@@ -9,11 +11,7 @@ import (
 // a2aProgressEvent is a "working" status update carrying a progress report:
 // its text in the message, the numbers in the metadata.
 func a2aProgressEvent(rc *a2asrv.RequestContext, tool string, p calls.Progress) *a2a.TaskStatusUpdateEvent {
-	text := p.Message
-	if text == "" {
-		text = tool + " in progress"
-	}
-	ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, agentText(rc, text))
+	ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, agentText(rc, cmp.Or(p.Message, tool+" in progress")))
 	ev.Metadata = map[string]any{"progress": p.Done}
 	if p.Total > 0 {
 		ev.Metadata["total"] = p.Total

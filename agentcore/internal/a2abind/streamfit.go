@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
+	"github.com/agentura/agentura/agentcore/internal/tasks"
 )
 
 // Streamed events fit a2a-go's SSE reader (docs/a2a.md, "Files out"): it
@@ -154,44 +155,17 @@ func unembed(arts []*a2a.Artifact, size int) []*a2a.Artifact {
 
 // bytesOf returns the file of p when it is a file part with embedded bytes.
 func bytesOf(p a2a.Part) (a2a.FileBytes, bool) {
-	var fp a2a.FilePart
-	switch p := p.(type) {
-	case a2a.FilePart:
-		fp = p
-	case *a2a.FilePart:
-		if p == nil {
-			return a2a.FileBytes{}, false
-		}
-		fp = *p
-	}
-	switch f := fp.File.(type) {
-	case a2a.FileBytes:
-		return f, f.Bytes != ""
-	case *a2a.FileBytes:
-		if f != nil {
-			return *f, f.Bytes != ""
-		}
-	}
-	return a2a.FileBytes{}, false
+	fp, _ := tasks.PartOf[a2a.FilePart](p)
+	f, _ := tasks.PartOf[a2a.FileBytes](fp.File)
+	return f, f.Bytes != ""
 }
 
 // hasURIPart reports whether parts hold a file part with a URL.
 func hasURIPart(parts a2a.ContentParts) bool {
 	for _, p := range parts {
-		var fp a2a.FilePart
-		switch p := p.(type) {
-		case a2a.FilePart:
-			fp = p
-		case *a2a.FilePart:
-			if p != nil {
-				fp = *p
-			}
-		}
-		switch f := fp.File.(type) {
-		case a2a.FileURI:
+		fp, _ := tasks.PartOf[a2a.FilePart](p)
+		if f, ok := tasks.PartOf[a2a.FileURI](fp.File); ok {
 			return f.URI != ""
-		case *a2a.FileURI:
-			return f != nil && f.URI != ""
 		}
 	}
 	return false

@@ -143,14 +143,12 @@ func publicOrigin(public string) string {
 
 // serveViews registers agentura's own views.
 func (s *Views) serveViews() {
-	for _, v := range []View{{
+	if err := s.Add(View{
 		URI: transfer.FilesViewURI, Name: "agentura-files", Title: "Files",
 		Description: "The files a tool produced: a preview of each, its type, size and sha256, and a download button.",
 		HTML:        mustView("files"),
-	}} {
-		if err := s.Add(v); err != nil {
-			panic(err) // agentura's own views are well-formed
-		}
+	}); err != nil {
+		panic(err) // agentura's own views are well-formed
 	}
 }
 

@@ -20,8 +20,7 @@ const headerRequestContext = "X-Agentura-Request-Context"
 
 // requestContexts are the contexts of the stateless MCP requests in flight.
 type requestContexts struct {
-	mu sync.Mutex
-	m  map[string]context.Context
+	m sync.Map // key → context.Context
 }
 
 // linkRequestContexts records the context of each MCP POST served
@@ -35,18 +34,8 @@ func (s *Server) linkRequestContexts(h http.Handler) http.Handler {
 		}
 		key := fileserve.NewID()
 		r.Header.Set(headerRequestContext, key)
-		rc := &s.requests
-		rc.mu.Lock()
-		if rc.m == nil {
-			rc.m = map[string]context.Context{}
-		}
-		rc.m[key] = r.Context()
-		rc.mu.Unlock()
-		defer func() {
-			rc.mu.Lock()
-			delete(rc.m, key)
-			rc.mu.Unlock()
-		}()
+		s.requests.m.Store(key, r.Context())
+		defer s.requests.m.Delete(key)
 		h.ServeHTTP(w, r)
 	})
 }
@@ -58,9 +47,8 @@ func (s *Server) callContext(ctx context.Context, header http.Header) (_ context
 		return ctx, func() {}
 	}
 	key := header.Get(headerRequestContext)
-	s.requests.mu.Lock()
-	httpCtx, ok := s.requests.m[key]
-	s.requests.mu.Unlock()
+	v, _ := s.requests.m.Load(key)
+	httpCtx, ok := v.(context.Context)
 	if key == "" || !ok {
 		return ctx, func() {}
 	}

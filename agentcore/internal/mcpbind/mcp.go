@@ -32,10 +32,7 @@ func (s *Server) AddTool(def calls.Tool) {
 		}
 	}
 	if ui := apps.ToolUI(def); ui != nil {
-		if t.Meta == nil {
-			t.Meta = mcp.Meta{}
-		}
-		t.Meta[transfer.MetaUI] = ui
+		setMeta(&t.Meta, transfer.MetaUI, ui)
 		if uri, ok := ui["resourceUri"]; ok {
 			t.Meta[transfer.MetaUIResourceURI] = uri // hosts of early drafts
 		}
@@ -84,13 +81,18 @@ func (s *Server) AddTool(def calls.Tool) {
 			out = s.Render(ctx, res)
 		}
 		if handle != "" {
-			if out.Meta == nil {
-				out.Meta = mcp.Meta{}
-			}
-			out.Meta[transfer.MetaOwner] = handle
+			setMeta(&out.Meta, transfer.MetaOwner, handle)
 		}
 		return out, nil
 	})
+}
+
+// setMeta sets key of *meta to v, making the map when there is none.
+func setMeta(meta *mcp.Meta, key string, v any) {
+	if *meta == nil {
+		*meta = mcp.Meta{}
+	}
+	(*meta)[key] = v
 }
 
 // ownerOfExtra reads the caller's identity from the request itself (its

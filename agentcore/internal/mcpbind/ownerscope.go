@@ -33,16 +33,10 @@ import (
 // verifies it) and expires AGENT_OUTPUT_TTL after it was last handed out:
 // by then every file produced under it has been swept.
 
-const (
-	// scopeRecordKind is the kind of the records (fileserve.RecordStore)
-	// that place a produced file in a scope: owner = the scope, name = the
-	// file id.
-	scopeRecordKind = "mcp-scopes"
-	// handleArea is the Area claim of an owner handle. It names no storage
-	// area, so a handle is never a download token, and a download token
-	// (area outputs or staging) never a handle.
-	handleArea = "owner-handle"
-)
+// handleArea is the Area claim of an owner handle. It names no storage
+// area, so a handle is never a download token, and a download token (area
+// outputs or staging) never a handle.
+const handleArea = "owner-handle"
 
 // errOwnerHandle is the error of a handle the agent did not issue.
 var errOwnerHandle = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(

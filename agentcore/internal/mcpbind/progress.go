@@ -16,14 +16,7 @@ func (s *Server) mcpCallHooks(ctx context.Context, req *mcp.CallToolRequest, too
 		return h
 	}
 	if token := req.Params.GetProgressToken(); token != nil {
-		h.Progress = func(p calls.Progress) {
-			err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-				ProgressToken: token, Progress: p.Done, Total: p.Total, Message: p.Message,
-			})
-			if err != nil {
-				s.Log.Debug("progress notification not sent", "tool", tool, "err", err)
-			}
-		}
+		h.Progress = s.progressTo(ctx, req.Session, token, tool, "progress notification not sent")
 	}
 	h.Log = func(level slog.Level, msg string, data map[string]any) {
 		err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcpLevel(level), Logger: tool, Data: data})
@@ -32,6 +25,17 @@ func (s *Server) mcpCallHooks(ctx context.Context, req *mcp.CallToolRequest, too
 		}
 	}
 	return h
+}
+
+// progressTo sends each progress report of tool to session, for the
+// request of token; failed logs a notification not sent.
+func (s *Server) progressTo(ctx context.Context, session *mcp.ServerSession, token any, tool, failed string) func(calls.Progress) {
+	return func(p calls.Progress) {
+		err := session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.Done, Total: p.Total, Message: p.Message})
+		if err != nil {
+			s.Log.Debug(failed, "tool", tool, "err", err)
+		}
+	}
 }
 
 // mcpLevel maps a slog level to the nearest MCP (syslog) level.

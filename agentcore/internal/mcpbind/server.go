@@ -9,7 +9,6 @@ package mcpbind
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"time"
@@ -20,11 +19,9 @@ import (
 	"github.com/agentura/agentura/agentcore/internal/tasks"
 	"github.com/agentura/agentura/agentcore/internal/transport"
 	"github.com/agentura/agentura/fileserve"
-	"github.com/agentura/agentura/internal/lib/fault"
 	"github.com/agentura/agentura/internal/lib/filehttp"
 	"github.com/agentura/agentura/internal/lib/mcptrace"
 	"github.com/agentura/agentura/signing"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -105,12 +102,7 @@ func (s *Server) RunStdio(ctx context.Context) error { return s.mcp.Run(ctx, &mc
 // stream open on this replica.
 func (s *Server) StreamOpen(id string) bool { return s.sessionStreams.isOpen(id) }
 
-// failure is the JSON-RPC error of a failure of the agent's own met while
-// doing what: the cause in words and its reason code in data (fault.Of),
-// the details, which may name paths, keys and addresses, in the log alone.
+// failure is transport.Failure, logged to the server's log.
 func (s *Server) failure(ctx context.Context, what string, err error) error {
-	f := fault.Of(what, err)
-	s.Log.LogAttrs(ctx, slog.LevelError, what, slog.String("reason", f.Reason), slog.String("error", f.Err.Error()))
-	data, _ := json.Marshal(map[string]string{"reason": f.Reason})
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: f.Words, Data: data}
+	return transport.Failure(ctx, s.Log, what, err)
 }

@@ -43,16 +43,11 @@ const maxListenTasks = 100
 
 // taskHTTP wraps the go-sdk's /mcp handler with the above.
 func (s *Server) taskHTTP(h http.Handler) http.Handler {
-	if s.Tasks == nil {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			r.Header.Del(headerTaskParam)
-			h.ServeHTTP(w, r)
-		})
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(headerTaskParam)
 		modern := sessionlessRevision(r.Header.Get(transfer.HeaderMCPProtocolVersion))
 		switch {
+		case s.Tasks == nil:
 		case r.Method == http.MethodGet && !modern && r.Header.Get(transfer.HeaderMCPSessionID) != "":
 			s.sessionStreams.serve(w, r, h)
 			return
@@ -217,10 +212,7 @@ func (s *Server) serveTaskListen(w http.ResponseWriter, r *http.Request, l *task
 				continue
 			}
 			meta = maps.Clone(meta)
-			if meta == nil {
-				meta = mcp.Meta{}
-			}
-			maps.Copy(meta, subscription)
+			setMeta(&meta, mcp.MetaKeySubscriptionID, l.id)
 			fields["_meta"] = meta
 			if sseEvent(w, map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks", "params": fields}) != nil {
 				return
@@ -275,8 +267,7 @@ func (w *taskWake) changed(*tasks.Task) {
 // sessionStreams are the standing GET streams of the 2025-11-25 sessions
 // on this replica, by session id, for notifications/tasks/status.
 type sessionStreams struct {
-	mu      sync.Mutex
-	streams map[string]*injectingWriter
+	streams sync.Map // session id → *injectingWriter
 }
 
 // serve serves a session's GET stream through h, writing task
@@ -284,18 +275,9 @@ type sessionStreams struct {
 func (ss *sessionStreams) serve(w http.ResponseWriter, r *http.Request, h http.Handler) {
 	id := r.Header.Get(transfer.HeaderMCPSessionID)
 	iw := &injectingWriter{ResponseWriter: w}
-	ss.mu.Lock()
-	if ss.streams == nil {
-		ss.streams = map[string]*injectingWriter{}
-	}
-	ss.streams[id] = iw
-	ss.mu.Unlock()
+	ss.streams.Store(id, iw)
 	defer func() {
-		ss.mu.Lock()
-		if ss.streams[id] == iw {
-			delete(ss.streams, id)
-		}
-		ss.mu.Unlock()
+		ss.streams.CompareAndDelete(id, iw)
 		iw.close()
 	}()
 	h.ServeHTTP(iw, r)
@@ -303,9 +285,7 @@ func (ss *sessionStreams) serve(w http.ResponseWriter, r *http.Request, h http.H
 
 // isOpen reports whether session id has a standing stream open here.
 func (ss *sessionStreams) isOpen(id string) bool {
-	ss.mu.Lock()
-	iw := ss.streams[id]
-	ss.mu.Unlock()
+	iw := ss.stream(id)
 	if iw == nil {
 		return false
 	}
@@ -316,10 +296,15 @@ func (ss *sessionStreams) isOpen(id string) bool {
 
 // notify writes msg into the stream of session id, if it has one open.
 func (ss *sessionStreams) notify(id string, msg any) bool {
-	ss.mu.Lock()
-	iw := ss.streams[id]
-	ss.mu.Unlock()
+	iw := ss.stream(id)
 	return iw != nil && iw.inject(msg)
+}
+
+// stream is the standing stream of session id open here, or nil.
+func (ss *sessionStreams) stream(id string) *injectingWriter {
+	iw, _ := ss.streams.Load(id)
+	w, _ := iw.(*injectingWriter)
+	return w
 }
 
 // injectingWriter is a GET stream the go-sdk writes its events to, one
@@ -387,7 +372,7 @@ func (s *Server) taskStatusNotifier(r *mcp.CallToolRequest) func(*tasks.Task) {
 		if id == "" {
 			return
 		}
-		params := s.task2025(t)
+		params := wireTask(t, false)
 		if !s.sessionStreams.notify(id, map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": params}) {
 			s.Log.Debug("task status not notified: the session has no standing stream here", "task", t.ID)
 		}

@@ -299,18 +299,11 @@ func (s *Server) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp.
 		c.Staged = s.Inline.Claim(r.Extra.Header) // read by the task, after the answer
 	}
 	if token := r.Params.GetProgressToken(); token != nil && r.Session != nil {
-		session, detached := r.Session, context.WithoutCancel(ctx)
-		c.Progress = func(p calls.Progress) {
-			err := session.NotifyProgress(detached, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.Done, Total: p.Total, Message: p.Message})
-			if err != nil {
-				s.Log.Debug("task progress not sent to its request", "tool", def.Name, "err", err)
-			}
-		}
+		c.Progress = s.progressTo(context.WithoutCancel(ctx), r.Session, token, def.Name, "task progress not sent to its request")
 	}
+	c.Changed = s.taskListeners.changed
 	if legacy {
 		c.Changed = s.taskStatusNotifier(r)
-	} else {
-		c.Changed = s.taskListeners.changed
 	}
 	t, ended, err := s.Tasks.Start(ctx, c)
 	if err != nil {
@@ -339,61 +332,42 @@ func (s *Server) callAsTask(ctx context.Context, r *mcp.CallToolRequest) (_ mcp.
 	}
 	res := &wireResult{}
 	if legacy {
-		res.fields = map[string]any{"task": s.task2025(t)}
+		res.fields = map[string]any{"task": wireTask(t, false)}
 		res.Meta = mcp.Meta{metaImmediateResponse: fmt.Sprintf("%s is running as task %s; its result will follow.", def.Name, t.ID)}
 	} else {
-		res.fields = s.task2026(t)
+		res.fields = wireTask(t, true)
 		res.fields["resultType"] = "task"
 	}
 	if handle != "" {
-		if res.Meta == nil {
-			res.Meta = mcp.Meta{}
-		}
-		res.Meta[transfer.MetaOwner] = handle
+		setMeta(&res.Meta, transfer.MetaOwner, handle)
 	}
 	return res, nil, true
 }
 
-// taskFields are the fields of a Task common to both revisions.
-func taskFields(t *tasks.Task) map[string]any {
+// wireTask is t as a Task of 2026-07-28 (modern) or 2025-11-25, where a
+// tool result with isError is a failed task.
+func wireTask(t *tasks.Task, modern bool) map[string]any {
+	ttl, poll := "ttl", "pollInterval"
+	if modern {
+		ttl, poll = "ttlMs", "pollIntervalMs"
+	}
 	m := map[string]any{
 		"taskId":        t.ID,
 		"status":        t.Status,
 		"createdAt":     t.Created.UTC().Format(time.RFC3339Nano),
 		"lastUpdatedAt": t.Updated.UTC().Format(time.RFC3339Nano),
+		ttl:             t.TTL.Milliseconds(),
 	}
 	if t.Message != "" {
 		m["statusMessage"] = t.Message
 	}
-	return m
-}
-
-// pollInterval is how often a client should ask about t: often at first,
-// less as the task goes on (a tenth of its age, between 0.5 and 5 s).
-func pollInterval(t *tasks.Task) time.Duration {
-	return min(max(time.Since(t.Created)/10, 500*time.Millisecond), 5*time.Second)
-}
-
-// task2026 is t as a 2026-07-28 Task.
-func (s *Server) task2026(t *tasks.Task) map[string]any {
-	m := taskFields(t)
-	m["ttlMs"] = t.TTL.Milliseconds()
-	if !t.Ended() {
-		m["pollIntervalMs"] = pollInterval(t).Milliseconds()
-	}
-	return m
-}
-
-// task2025 is t as a 2025-11-25 Task: a tool result with isError is a
-// failed task there.
-func (s *Server) task2025(t *tasks.Task) map[string]any {
-	m := taskFields(t)
-	if t.Status == tasks.Completed && t.Result != nil && t.Result.IsError {
+	if !modern && t.Status == tasks.Completed && t.Result != nil && t.Result.IsError {
 		m["status"] = tasks.Failed
 	}
-	m["ttl"] = t.TTL.Milliseconds()
 	if !t.Ended() {
-		m["pollInterval"] = pollInterval(t).Milliseconds()
+		// Often at first, less as the task goes on: a tenth of its age,
+		// between 0.5 and 5 s.
+		m[poll] = min(max(time.Since(t.Created)/10, 500*time.Millisecond), 5*time.Second).Milliseconds()
 	}
 	return m
 }
@@ -401,7 +375,7 @@ func (s *Server) task2025(t *tasks.Task) map[string]any {
 // detailed2026 is the DetailedTask of 2026-07-28: the Task with, once
 // ended, its result or error; _meta holds the last progress report.
 func (s *Server) detailed2026(ctx context.Context, t *tasks.Task) (map[string]any, mcp.Meta, error) {
-	m := s.task2026(t)
+	m := wireTask(t, true)
 	switch {
 	case t.Status == tasks.Completed:
 		res, err := s.endedResult(ctx, t)
@@ -445,7 +419,7 @@ func (s *Server) taskGet(ctx context.Context, c taskCaller, p *taskParams) (mcp.
 	}
 	tasks.Link(ctx, t.Trace)
 	if !c.modern {
-		return &wireResult{fields: s.task2025(t)}, nil
+		return &wireResult{fields: wireTask(t, false)}, nil
 	}
 	fields, meta, err := s.detailed2026(ctx, t)
 	if err != nil {
@@ -463,7 +437,7 @@ func (s *Server) taskCancel(ctx context.Context, c taskCaller, p *taskParams) (m
 			return nil, s.taskLookupError(ctx, err)
 		} else if t.Ended() {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
-				"Cannot cancel task: already in terminal status '%s'", s.task2025(t)["status"])}
+				"Cannot cancel task: already in terminal status '%s'", wireTask(t, false)["status"])}
 		}
 	}
 	t, err := s.Tasks.Cancel(ctx, c.owner, p.TaskID)
@@ -472,7 +446,7 @@ func (s *Server) taskCancel(ctx context.Context, c taskCaller, p *taskParams) (m
 	}
 	tasks.Link(ctx, t.Trace)
 	if !c.modern {
-		return &wireResult{fields: s.task2025(t)}, nil
+		return &wireResult{fields: wireTask(t, false)}, nil
 	}
 	return &wireResult{fields: map[string]any{"resultType": "complete"}}, nil
 }
@@ -507,35 +481,28 @@ func (s *Server) taskResult(ctx context.Context, c taskCaller, p *taskParams) (m
 			tasks.Link(ctx, t.Trace) // once, though it reads the task until it ends
 		}
 		if t.Ended() {
-			related := mcp.Meta{metaRelatedTask: map[string]any{"taskId": t.ID}}
 			switch {
 			case t.Status == tasks.Completed:
 				res, err := s.endedResult(ctx, t)
 				if err != nil {
 					return nil, s.taskLookupError(ctx, err)
 				}
-				if res.Meta == nil {
-					res.Meta = mcp.Meta{}
-				}
-				maps.Copy(res.Meta, related)
+				setMeta(&res.Meta, metaRelatedTask, map[string]any{"taskId": t.ID})
 				return res, nil
 			case t.Error != nil:
 				return nil, &jsonrpc.Error{Code: t.Error.Code, Message: t.Error.Message}
 			}
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task was cancelled: it has no result"}
 		}
-		wait := time.After(tasks.CancelPoll)
-		if ch := s.Tasks.EndedHere(t.ID); ch != nil {
-			wait = nil
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			continue
+		// Woken by the end of a task running here, else by the next poll.
+		var poll <-chan time.Time
+		ended := s.Tasks.EndedHere(t.ID)
+		if ended == nil {
+			poll = time.After(tasks.CancelPoll)
 		}
 		select {
-		case <-wait:
+		case <-ended:
+		case <-poll:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -567,7 +534,7 @@ func (s *Server) taskList(ctx context.Context, c taskCaller, p *taskParams) (mcp
 			return nil, s.failure(ctx, "list your tasks", err)
 		}
 		for i := start; i < len(all) && i < start+taskListPage; i++ {
-			tasks = append(tasks, s.task2025(all[i]))
+			tasks = append(tasks, wireTask(all[i], false))
 		}
 		if start+taskListPage < len(all) {
 			next = strconv.Itoa(start + taskListPage)

@@ -9,12 +9,9 @@ import (
 	"github.com/agentura/agentura/internal/lib/probe"
 )
 
-// healthcheckTimeout bounds one run of healthcheck.
-const healthcheckTimeout = probe.Timeout
-
 // Healthcheck asks the agent listening on addr (an AGENT_ADDR such as ":8001")
 // for /readyz and returns nil when it answers 200 (probe.Ready: no proxy,
-// healthcheckTimeout). A wildcard or empty host is reached on the loopback
+// probe.Timeout). A wildcard or empty host is reached on the loopback
 // address. It is what `<agent> --healthcheck` runs, so that an image without
 // curl or wget (a scratch image) can still carry a Docker HEALTHCHECK.
 func Healthcheck(ctx context.Context, addr string) error {

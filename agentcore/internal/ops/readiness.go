@@ -73,7 +73,7 @@ func (s *Readiness) Add(name string, fn func(context.Context) error) {
 func (s *Readiness) readiness() []readinessCheck {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]readinessCheck(nil), s.checks...)
+	return slices.Clone(s.checks)
 }
 
 // probeClaims are signed by /readyz to prove the key works.
@@ -191,15 +191,12 @@ func (s *Readiness) runReadiness(ctx context.Context) readyState {
 		checks[name] = public
 		details[name] = err
 	}
+	checks["storage"], checks["signing_key"] = "ok", "ok"
 	if err := s.store.Ready(ctx); err != nil {
 		fail("storage", storageNotReady(err), err)
-	} else {
-		checks["storage"] = "ok"
 	}
 	if _, err := s.signer.Sign(probeClaims()); err != nil {
 		fail("signing_key", err.Error(), err)
-	} else {
-		checks["signing_key"] = "ok"
 	}
 	for _, chk := range s.readiness() {
 		switch err := chk.fn(ctx); {
@@ -212,10 +209,9 @@ func (s *Readiness) runReadiness(ctx context.Context) readyState {
 			fail(chk.name, err.Error(), err)
 		}
 	}
+	checks["cleanup"] = "ok"
 	if running, since := s.sweeping(); running && time.Since(since) < startupSweepReady {
 		checks["cleanup"] = fmt.Sprintf("the start-up sweep is running (%s so far); ready once it ends, or after %s at most", time.Since(since).Round(time.Second), startupSweepReady)
-	} else {
-		checks["cleanup"] = "ok"
 	}
 	s.logReadiness(details, degraded, checks)
 	ok := len(details) == 0 && checks["cleanup"] == "ok"

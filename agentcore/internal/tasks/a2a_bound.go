@@ -78,13 +78,8 @@ func boundMessage(m *a2a.Message) *a2a.Message {
 			continue
 		}
 		keep := max(min(a2aKeptPartBytes, budget)-256, 0)
-		var text string
-		switch tp := p.(type) {
-		case a2a.TextPart:
-			text = tp.Text
-		case *a2a.TextPart:
-			text = tp.Text
-		}
+		tp, _ := PartOf[a2a.TextPart](p)
+		text := tp.Text
 		var note string
 		if text != "" && keep > 0 {
 			cut := strings.ToValidUTF8(text[:min(keep, len(text))], "")
@@ -96,4 +91,19 @@ func boundMessage(m *a2a.Message) *a2a.Message {
 		budget -= min(budget, len(note)+64)
 	}
 	return &out
+}
+
+// PartOf is x, an A2A part or a part's file, as a T, whether it holds a T
+// or a non-nil *T (a2a-go gives either); false when it holds neither.
+func PartOf[T any](x any) (T, bool) {
+	switch v := x.(type) {
+	case T:
+		return v, true
+	case *T:
+		if v != nil {
+			return *v, true
+		}
+	}
+	var zero T
+	return zero, false
 }

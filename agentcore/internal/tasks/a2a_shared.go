@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -88,7 +87,7 @@ func (s *Shared) save(ctx context.Context, owner string, task *a2a.Task) error {
 	}
 	switch {
 	case errors.Is(err, a2a.ErrTaskNotFound):
-		if err := s.makeRoom(ctx, owner); err != nil {
+		if err := makeRoom(ctx, s.records, A2AKind, owner, s.maxPerOwner, "make room for a task"); err != nil {
 			return err
 		}
 		if err := s.ledger.Charge(ctx, owner, int64(len(data)), true); err != nil {
@@ -138,18 +137,12 @@ func (s *Shared) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 
 // get reads task id of owner, and the trace it was made in.
 func (s *Shared) get(ctx context.Context, owner string, id a2a.TaskID) (*a2a.Task, Trace, error) {
-	data, err := s.records.GetRecord(ctx, A2AKind, owner, string(id))
-	if errors.Is(err, fileserve.ErrNotFound) {
-		return nil, nil, fmt.Errorf("task %s: %w", id, a2a.ErrTaskNotFound)
-	}
-	if err != nil {
-		return nil, nil, fault.Of("read the task", err)
-	}
 	var r keptRecord
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, nil, fault.Of("decode the task", err)
+	found, err := readRecord(ctx, s.records, A2AKind, owner, string(id), &r, "read the task", "decode the task")
+	if err != nil {
+		return nil, nil, err
 	}
-	if r.Owner != owner || r.Task == nil {
+	if !found || r.Owner != owner || r.Task == nil {
 		return nil, nil, fmt.Errorf("task %s: %w", id, a2a.ErrTaskNotFound)
 	}
 	if r.Task.Status.State.Terminal() {
@@ -241,25 +234,6 @@ func (s *Shared) failLapsed(ctx context.Context, owner string, task *a2a.Task, t
 		recordTakeover(ctx, tr, "", "a2a", a2aEnd(state), reason)
 	}
 	return &t, nil
-}
-
-// makeRoom deletes the owner's tasks written longest ago until a new one
-// fits under maxPerOwner.
-func (s *Shared) makeRoom(ctx context.Context, owner string) error {
-	infos, err := s.records.Records(ctx, A2AKind, owner)
-	if err != nil {
-		return fault.Of("count your tasks", err)
-	}
-	if len(infos) < s.maxPerOwner {
-		return nil
-	}
-	slices.SortFunc(infos, func(a, b fileserve.RecordInfo) int { return a.Changed.Compare(b.Changed) })
-	for _, r := range infos[:len(infos)-s.maxPerOwner+1] {
-		if err := s.records.DeleteRecord(ctx, A2AKind, owner, r.Name); err != nil {
-			return fault.Of("make room for a task", err)
-		}
-	}
-	return nil
 }
 
 // Follow is h with resubscription across replicas to the tasks of s.

@@ -380,28 +380,19 @@ func (l *Ledger) Claim(ctx context.Context, owner, id string, want End) (holds E
 	if !errors.Is(err, fileserve.ErrExists) {
 		return End{}, false, fault.Of("record the task's end", err)
 	}
-	prev, err := l.records.GetRecord(ctx, EndKind, owner, id)
-	if err != nil {
-		return End{}, false, fault.Of("read the task's end", err)
+	holds, found, err := l.Ended(ctx, owner, id)
+	if err == nil && !found {
+		err = fault.Of("read the task's end", fileserve.ErrNotFound)
 	}
-	if err := json.Unmarshal(prev, &holds); err != nil {
-		return End{}, false, fault.Of("read the task's end", err)
-	}
-	return holds, holds.Replica == l.replica, nil
+	return holds, err == nil && holds.Replica == l.replica, err
 }
 
 // Ended reads the claim of task id's end, if one was made.
 func (l *Ledger) Ended(ctx context.Context, owner, id string) (End, bool, error) {
-	data, err := l.records.GetRecord(ctx, EndKind, owner, id)
-	switch {
-	case errors.Is(err, fileserve.ErrNotFound):
-		return End{}, false, nil
-	case err != nil:
-		return End{}, false, fault.Of("read the task's end", err)
-	}
 	var e End
-	if err := json.Unmarshal(data, &e); err != nil {
-		return End{}, false, fault.Of("read the task's end", err)
+	found, err := readRecord(ctx, l.records, EndKind, owner, id, &e, "read the task's end", "read the task's end")
+	if err != nil || !found {
+		return End{}, false, err
 	}
 	return e, true, nil
 }
@@ -510,4 +501,58 @@ func (l *Ledger) Wait(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// readRecord decodes owner's record id of kind into v; found is false when
+// there is none. A failure to read or decode it is a fault of doing read
+// or decode.
+func readRecord(ctx context.Context, rs fileserve.RecordStore, kind, owner, id string, v any, read, decode string) (found bool, err error) {
+	data, err := rs.GetRecord(ctx, kind, owner, id)
+	switch {
+	case errors.Is(err, fileserve.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fault.Of(read, err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return false, fault.Of(decode, err)
+	}
+	return true, nil
+}
+
+// makeRoom deletes owner's records of kind written longest ago until a new
+// one fits under limit, those of ended tasks first: a task that still holds
+// its lease goes only when nothing else can; deleting names the deletion in
+// its error.
+func makeRoom(ctx context.Context, rs fileserve.RecordStore, kind, owner string, limit int, deleting string) error {
+	infos, err := rs.Records(ctx, kind, owner)
+	if err != nil {
+		return fault.Of("count your tasks", err)
+	}
+	if len(infos) < limit {
+		return nil
+	}
+	leases, err := rs.Records(ctx, LeaseKind, owner)
+	if err != nil {
+		return fault.Of("count your running tasks", err)
+	}
+	running := map[string]bool{}
+	for _, l := range leases {
+		running[l.Name] = true
+	}
+	slices.SortFunc(infos, func(a, b fileserve.RecordInfo) int {
+		switch {
+		case running[a.Name] == running[b.Name]:
+			return a.Changed.Compare(b.Changed)
+		case running[a.Name]:
+			return 1
+		}
+		return -1
+	})
+	for _, r := range infos[:len(infos)-limit+1] {
+		if err := rs.DeleteRecord(ctx, kind, owner, r.Name); err != nil {
+			return fault.Of(deleting, err)
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -205,5 +206,40 @@ func TestTaskEndedElsewhereKeepsNoOutput(t *testing.T) {
 	defer mu.Unlock()
 	if len(produced) != 0 {
 		t.Errorf("outputs were placed for a task ended elsewhere: %+v", produced)
+	}
+}
+
+// Making room for a new task forgets the owner's ended task written longest
+// ago, not a running one that has not written for longer (a long task
+// without progress while the owner runs many short ones).
+func TestMakeRoomKeepsRunningTasks(t *testing.T) {
+	ctx := t.Context()
+	disk, err := fileserve.NewDiskStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"running", "ended-old", "ended-new"} {
+		if err := disk.PutRecord(ctx, MCPKind, "owner", name, []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // distinct write times, oldest first
+	}
+	if err := disk.PutRecord(ctx, LeaseKind, "owner", "running", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if err := makeRoom(ctx, disk, MCPKind, "owner", 3, "forget an old task"); err != nil {
+		t.Fatal(err)
+	}
+	infos, err := disk.Records(ctx, MCPKind, "owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, in := range infos {
+		kept = append(kept, in.Name)
+	}
+	slices.Sort(kept)
+	if want := []string{"ended-new", "running"}; !slices.Equal(kept, want) {
+		t.Fatalf("kept %v after making room, want %v (the running task's record stays)", kept, want)
 	}
 }

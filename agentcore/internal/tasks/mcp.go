@@ -114,8 +114,7 @@ type MCP struct {
 	produced func(ctx context.Context, scope string, stored []fileserve.Meta)
 	log      *slog.Logger
 
-	mu    sync.Mutex
-	ended map[string]chan struct{} // tasks running here, closed when recorded ended
+	ended sync.Map // id → chan struct{}: the tasks running here, closed when recorded ended
 }
 
 // NewMCP keeps MCP tasks on ledger, each at most ttl, run by run; discard
@@ -192,18 +191,12 @@ func (m *MCP) Read(ctx context.Context, owner, id string) (*Task, error) {
 	if !validTaskID(id) {
 		return nil, ErrNotFound
 	}
-	data, err := m.ledger.records.GetRecord(ctx, MCPKind, owner, id)
-	if errors.Is(err, fileserve.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fault.Of("read the task", err)
-	}
 	var t Task
-	if err := json.Unmarshal(data, &t); err != nil {
-		return nil, fault.Of("decode the task", err)
+	found, err := readRecord(ctx, m.ledger.records, MCPKind, owner, id, &t, "read the task", "decode the task")
+	if err != nil {
+		return nil, err
 	}
-	if t.Owner != owner || t.ID != id {
+	if !found || t.Owner != owner || t.ID != id {
 		return nil, ErrNotFound
 	}
 	if !time.Now().Before(t.expires()) {
@@ -231,25 +224,6 @@ func (m *MCP) put(ctx context.Context, t *Task) error {
 	}
 	if err := m.ledger.records.PutRecord(ctx, MCPKind, t.Owner, t.ID, data); err != nil {
 		return fault.Of("record the task", err)
-	}
-	return nil
-}
-
-// makeRoom deletes the owner's ended tasks written longest ago until a new
-// one fits under mcpMaxTasksPerOwner.
-func (m *MCP) makeRoom(ctx context.Context, owner string) error {
-	infos, err := m.ledger.records.Records(ctx, MCPKind, owner)
-	if err != nil {
-		return fault.Of("count your tasks", err)
-	}
-	if len(infos) < mcpMaxTasksPerOwner {
-		return nil
-	}
-	slices.SortFunc(infos, func(a, b fileserve.RecordInfo) int { return a.Changed.Compare(b.Changed) })
-	for _, r := range infos[:len(infos)-mcpMaxTasksPerOwner+1] {
-		if err := m.ledger.records.DeleteRecord(ctx, MCPKind, owner, r.Name); err != nil {
-			return fault.Of("forget an old task", err)
-		}
 	}
 	return nil
 }
@@ -297,7 +271,7 @@ func (m *MCP) Start(ctx context.Context, c Call) (_ *Task, ended <-chan struct{}
 			}
 		}
 	}()
-	if err := m.makeRoom(ctx, c.Owner); err != nil {
+	if err := makeRoom(ctx, m.ledger.records, MCPKind, c.Owner, mcpMaxTasksPerOwner, "forget an old task"); err != nil {
 		why = err.Error()
 		return nil, nil, err
 	}
@@ -317,19 +291,12 @@ func (m *MCP) Start(ctx context.Context, c Call) (_ *Task, ended <-chan struct{}
 		return nil, nil, err
 	}
 	endedCh := make(chan struct{})
-	m.mu.Lock()
-	if m.ended == nil {
-		m.ended = map[string]chan struct{}{}
-	}
-	m.ended[t.ID] = endedCh
-	m.mu.Unlock()
+	m.ended.Store(t.ID, endedCh)
 	first := *t
 	started = true
 	go func() {
 		defer func() {
-			m.mu.Lock()
-			delete(m.ended, t.ID)
-			m.mu.Unlock()
+			m.ended.Delete(t.ID)
 			close(endedCh)
 		}()
 		pw := &progressWriter{tasks: m, task: t, forward: c.Progress, changed: c.Changed}
@@ -357,12 +324,9 @@ func (m *MCP) Forget(ctx context.Context, t *Task) {
 // EndedHere returns a channel closed once task id, running on this
 // replica, has recorded its end; nil when it does not run here.
 func (m *MCP) EndedHere(id string) <-chan struct{} {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if ch, ok := m.ended[id]; ok {
-		return ch
-	}
-	return nil
+	ch, _ := m.ended.Load(id)
+	c, _ := ch.(chan struct{})
+	return c
 }
 
 // end records how task t ended: the tool's result or error, or the cause

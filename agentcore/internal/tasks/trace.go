@@ -80,29 +80,34 @@ func startWork(ctx context.Context, tool, protocol string) (context.Context, tra
 }
 
 // endWork ends span, of task t's work (or of its end recorded by another
-// replica), with the task's status: a failure or a tool's error is an
-// error of the span with the words its caller reads, scrubbed; a cancel
-// says so in agentura.task.status and its message, not as an error.
+// replica), with the task's status (setEnd).
 func endWork(span trace.Span, status, message string, toolError bool) {
 	if span.IsRecording() {
-		span.SetAttributes(attrStatus.String(status))
-		words := mcptrace.Scrub(message)
-		switch {
-		case status == Failed:
-			span.SetAttributes(mcptrace.AttrErrorType.String(Failed))
-			span.SetStatus(codes.Error, words)
-		case toolError:
-			span.SetAttributes(mcptrace.AttrErrorType.String("tool_error"))
-			span.SetStatus(codes.Error, words)
-		case status == Cancelled:
-			span.SetAttributes(attrReason.String(words))
-		case status == Working:
-			// The end was not recorded (the store failed): the lease runs
-			// out and any replica reports the task failed.
-			span.SetStatus(codes.Error, "the task's end was not recorded")
-		}
+		setEnd(span, status, message, toolError)
 	}
 	span.End()
+}
+
+// setEnd records a task's status on its span: a failure or a tool's error
+// is an error of the span with the words its caller reads, scrubbed; a
+// cancel says so in agentura.task.status and its message, not as an error.
+func setEnd(span trace.Span, status, message string, toolError bool) {
+	span.SetAttributes(attrStatus.String(status))
+	words := mcptrace.Scrub(message)
+	switch {
+	case status == Failed:
+		span.SetAttributes(mcptrace.AttrErrorType.String(Failed))
+		span.SetStatus(codes.Error, words)
+	case toolError:
+		span.SetAttributes(mcptrace.AttrErrorType.String("tool_error"))
+		span.SetStatus(codes.Error, words)
+	case status == Cancelled:
+		span.SetAttributes(attrReason.String(words))
+	case status == Working:
+		// The end was not recorded (the store failed): the lease runs
+		// out and any replica reports the task failed.
+		span.SetStatus(codes.Error, "the task's end was not recorded")
+	}
 }
 
 // endTask ends span with how MCP task t ended.
@@ -118,12 +123,9 @@ func recordTakeover(ctx context.Context, tr Trace, tool, protocol, status, reaso
 	if !sc.IsValid() {
 		return
 	}
-	name := "task lapsed"
+	name, attrs := "task lapsed", []attribute.KeyValue{attrProtocol.String(protocol)}
 	if tool != "" {
 		name += " " + tool
-	}
-	attrs := []attribute.KeyValue{attrProtocol.String(protocol)}
-	if tool != "" {
 		attrs = append(attrs, mcptrace.AttrToolName.String(tool))
 	}
 	_, span := tracer().Start(trace.ContextWithRemoteSpanContext(context.WithoutCancel(ctx), sc), name, trace.WithAttributes(attrs...),
@@ -206,10 +208,7 @@ func (e *endingQueue) Write(ctx context.Context, ev a2a.Event) error {
 		var words string
 		if m := up.Status.Message; m != nil {
 			for _, p := range m.Parts {
-				switch tp := p.(type) {
-				case a2a.TextPart:
-					words += tp.Text
-				case *a2a.TextPart:
+				if tp, ok := PartOf[a2a.TextPart](p); ok {
 					words += tp.Text
 				}
 			}
@@ -227,12 +226,6 @@ func (e *endingQueue) record(status, words string) {
 		return
 	}
 	e.recorded = true
-	e.span.SetAttributes(attrStatus.String(status), attrProtocol.String("a2a"))
-	switch status {
-	case Failed:
-		e.span.SetAttributes(mcptrace.AttrErrorType.String(Failed))
-		e.span.SetStatus(codes.Error, mcptrace.Scrub(words))
-	case Cancelled:
-		e.span.SetAttributes(attrReason.String(mcptrace.Scrub(words)))
-	}
+	e.span.SetAttributes(attrProtocol.String("a2a"))
+	setEnd(e.span, status, words, false)
 }

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -255,12 +257,12 @@ func fileError(code int64, data mcpfile.ErrorData, format string, args ...any) e
 	return &jsonrpc.Error{Code: code, Message: fmt.Sprintf(format, args...), Data: b}
 }
 
-// failure is the JSON-RPC error of a failure of the agent's own met while
-// doing what: the cause in words and its reason code (fault.Of), the
-// details in the log alone.
-func (f *FileURIs) failure(ctx context.Context, what string, err error) error {
+// Failure is the JSON-RPC error of a failure of the agent's own met while
+// doing what: the cause in words and its reason code in data (fault.Of),
+// the details, which may name paths, keys and addresses, in log alone.
+func Failure(ctx context.Context, log *slog.Logger, what string, err error) error {
 	ft := fault.Of(what, err)
-	f.Log.LogAttrs(ctx, slog.LevelError, what, slog.String("reason", ft.Reason), slog.String("error", ft.Err.Error()))
+	log.LogAttrs(ctx, slog.LevelError, what, slog.String("reason", ft.Reason), slog.String("error", ft.Err.Error()))
 	return fileError(jsonrpc.CodeInternalError, mcpfile.ErrorData{Reason: ft.Reason}, "%s", ft.Words)
 }
 
@@ -305,30 +307,27 @@ func (f *FileURIs) AuthorizeUpload(ctx context.Context, owner string, p mcpfile.
 			if qe, ok := errors.AsType[*quota.Error](err); ok {
 				return nil, fileError(jsonrpc.CodeInvalidParams, mcpfile.ErrorData{Reason: mcpfile.ReasonQuotaExceeded, ActualSize: size}, "%s", qe.Error())
 			}
-			return nil, f.failure(ctx, "check the storage quota", err)
+			return nil, Failure(ctx, f.Log, "check the storage quota", err)
 		}
 		r.Release(owner, key)
 	}
-	name := SanitizeName(p.Name)
-	if name == "" {
-		name = nameForType("upload", p.MIMEType)
-	}
+	name := cmp.Or(SanitizeName(p.Name), nameForType("upload", p.MIMEType))
 	now := time.Now()
 	expires := now.Add(min(f.URLTTL, f.StagingTTL))
 	id := fileserve.NewID()
 	t := fileTicket{Name: name, MIMEType: p.MIMEType, Size: size, SHA256: sum, Expires: expires, Scope: calls.FileScope(ctx)}
 	if err := f.tickets.put(ctx, owner, id, t); err != nil {
-		return nil, f.failure(ctx, "keep the upload ticket", err)
+		return nil, Failure(ctx, f.Log, "keep the upload ticket", err)
 	}
 	tok, err := f.Signer.Sign(signing.Claims{Owner: owner, FileID: id, Area: uploadTicketArea, ExpiresAt: expires})
 	if err != nil {
-		return nil, f.failure(ctx, "sign the upload descriptor", err)
+		return nil, Failure(ctx, f.Log, "sign the upload descriptor", err)
 	}
 	// The file URI carries its own capability, good while the staged file
 	// may last: the descriptor's time, then AGENT_STAGING_TTL.
 	capTok, err := f.Signer.Sign(signing.Claims{Owner: owner, FileID: id, Area: uploadURIArea, ExpiresAt: expires.Add(f.StagingTTL)})
 	if err != nil {
-		return nil, f.failure(ctx, "sign the file URI", err)
+		return nil, Failure(ctx, f.Log, "sign the file URI", err)
 	}
 	file := mcpfile.FileValue{URI: mcpfile.CapabilityURI(f.fileAuthority(), FileKindIn, id, capTok), Name: name, MIMEType: p.MIMEType, Digest: p.Digest}
 	if size >= 0 {
@@ -354,7 +353,7 @@ func (f *FileURIs) AuthorizeDownload(ctx context.Context, owner, uri string) (*m
 	m, err := f.fileOfURI(ctx, owner, uri)
 	if err != nil {
 		if _, ours := errors.AsType[*fault.Fault](err); ours {
-			return nil, f.failure(ctx, "look the file up", err)
+			return nil, Failure(ctx, f.Log, "look the file up", err)
 		}
 		return nil, fileError(jsonrpc.CodeInvalidParams, mcpfile.ErrorData{Reason: mcpfile.ReasonUnknownFile}, "%v", err)
 	}
@@ -366,7 +365,7 @@ func (f *FileURIs) AuthorizeDownload(ctx context.Context, owner, uri string) (*m
 		link, err = f.Files.URL(m)
 	}
 	if err != nil {
-		return nil, f.failure(ctx, "sign the download", err)
+		return nil, Failure(ctx, f.Log, "sign the download", err)
 	}
 	desc := &mcpfile.TransferDescriptor{Transport: mcpfile.TransportHTTPS, Method: "GET", URL: link, ExpiresAt: expires.UTC().Format(time.RFC3339)}
 	return &mcpfile.AuthorizedFile{File: fileValue(uri, m), Download: desc}, nil
@@ -510,7 +509,7 @@ func (f *FileURIs) acceptedTypes() []string {
 			for _, a := range in.Accept {
 				if !strings.HasPrefix(a, ".") {
 					types++
-					if !containsFold(out, a) {
+					if !slices.ContainsFunc(out, func(v string) bool { return strings.EqualFold(v, a) }) {
 						out = append(out, a)
 					}
 				}
@@ -522,15 +521,6 @@ func (f *FileURIs) acceptedTypes() []string {
 		return nil
 	}
 	return out
-}
-
-func containsFold(list []string, s string) bool {
-	for _, v := range list {
-		if strings.EqualFold(v, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // walkMCPFile calls fn with each x-mcp-file declaration in s.

@@ -196,6 +196,14 @@ func (p *inlinePass) run(body io.Reader) ([]byte, error) {
 	var stack []frame
 	var pendingName string
 	hasPending := false
+	// writeName writes the member name held back for the value that comes.
+	writeName := func() error {
+		if !hasPending {
+			return nil
+		}
+		hasPending = false
+		return enc.WriteToken(jsontext.String(pendingName))
+	}
 	for {
 		kind := dec.PeekKind()
 		top := len(stack) - 1
@@ -208,14 +216,11 @@ func (p *inlinePass) run(body io.Reader) ([]byte, error) {
 					return nil, err
 				}
 				if ref != "" {
-					if hasPending {
-						if rename != "" {
-							pendingName = rename
-						}
-						if err := enc.WriteToken(jsontext.String(pendingName)); err != nil {
-							return nil, err
-						}
-						hasPending = false
+					if rename != "" {
+						pendingName = rename
+					}
+					if err := writeName(); err != nil {
+						return nil, err
 					}
 					if err := enc.WriteToken(jsontext.String(ref)); err != nil {
 						return nil, err
@@ -240,11 +245,8 @@ func (p *inlinePass) run(body io.Reader) ([]byte, error) {
 			stack[top].name = false
 			continue
 		}
-		if hasPending {
-			if err := enc.WriteToken(jsontext.String(pendingName)); err != nil {
-				return nil, err
-			}
-			hasPending = false
+		if err := writeName(); err != nil {
+			return nil, err
 		}
 		if err := enc.WriteToken(tok); err != nil {
 			return nil, err

@@ -17,10 +17,10 @@ import (
 // be taken over. Set by the inline pass alone: a client's own is removed.
 const headerInlineStaged = "X-Agentura-Inline-Staged"
 
-// inlineClaims are the staged inline files of the MCP requests in flight.
+// inlineClaims are the staged inline files of the MCP requests in flight,
+// by key.
 type inlineClaims struct {
-	mu     sync.Mutex
-	passes map[string]*inlinePass
+	passes sync.Map // key → *inlinePass
 }
 
 // offer makes p's files claimable by the handling of r, and returns what
@@ -31,18 +31,9 @@ func (c *inlineClaims) offer(r *http.Request, p *inlinePass) func() {
 	}
 	key := fileserve.NewID()
 	r.Header.Set(headerInlineStaged, key)
-	c.mu.Lock()
-	if c.passes == nil {
-		c.passes = map[string]*inlinePass{}
-	}
-	c.passes[key] = p
-	c.mu.Unlock()
+	c.passes.Store(key, p)
 	return func() {
-		c.mu.Lock()
-		_, unclaimed := c.passes[key]
-		delete(c.passes, key)
-		c.mu.Unlock()
-		if unclaimed {
+		if _, unclaimed := c.passes.LoadAndDelete(key); unclaimed {
 			p.discard()
 		}
 	}
@@ -50,20 +41,9 @@ func (c *inlineClaims) offer(r *http.Request, p *inlinePass) func() {
 
 // Claim takes over the staged inline files of the request whose header is
 // h (a tools/call answered with a task): they are the caller's to remove.
-func (ip *InlinePass) Claim(h http.Header) []fileserve.Meta { return ip.claims.claim(h) }
-
-// claim takes over the staged files of the request whose header is h.
-func (c *inlineClaims) claim(h http.Header) []fileserve.Meta {
-	if h == nil {
-		return nil
+func (ip *InlinePass) Claim(h http.Header) []fileserve.Meta {
+	if p, ok := ip.claims.passes.LoadAndDelete(h.Get(headerInlineStaged)); ok {
+		return p.(*inlinePass).staged
 	}
-	key := h.Get(headerInlineStaged)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.passes[key]
-	if p == nil {
-		return nil
-	}
-	delete(c.passes, key)
-	return p.staged
+	return nil
 }

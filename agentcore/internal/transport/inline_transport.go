@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -63,10 +64,7 @@ func (t Inline) Open(_ context.Context, _, content string) (*Source, error) {
 		return nil, errors.New(`malformed data URI: no "," before the data; the form is data:<mime>[;name=<file>];base64,<data>`)
 	}
 	mimeHint := strings.TrimSpace(strings.Split(header, ";")[0])
-	name := dataURIName(header)
-	if name == "" {
-		name = nameForType("file", mimeHint) // the draft's data: URIs carry no name
-	}
+	name := cmp.Or(dataURIName(header), nameForType("file", mimeHint)) // the draft's data: URIs carry no name
 	src := &Source{Name: name, MIMEType: mimeHint, Size: -1, Where: "the data URI"}
 	if strings.HasSuffix(strings.ToLower(header), ";base64") {
 		src.ReadCloser = io.NopCloser(base64Reader(payload))
@@ -115,10 +113,7 @@ func (r *spaceSkipper) Read(p []byte) (int, error) {
 	for n < len(p) && r.i < len(r.s) {
 		chunk := r.s[r.i:min(len(r.s), r.i+len(p)-n)]
 		cut := len(chunk)
-		if k := strings.IndexByte(chunk, ' '); k >= 0 {
-			cut = k
-		}
-		if k := strings.IndexByte(chunk[:cut], '\t'); k >= 0 {
+		if k := strings.IndexAny(chunk, " \t"); k >= 0 {
 			cut = k
 		}
 		n += copy(p[n:], chunk[:cut])
@@ -185,12 +180,7 @@ func isDecodeError(err error) bool {
 // alphabet), padding and whitespace.
 func isBase64Text(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9',
-			c == '+', c == '/', c == '-', c == '_', c == '=',
-			c == ' ', c == '\t', c == '\n', c == '\r':
-		default:
+		if base64Alphabet[s[i]] == 1 {
 			return false
 		}
 	}

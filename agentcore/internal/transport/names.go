@@ -1,7 +1,7 @@
 package transport
 
 import (
-	"errors"
+	"cmp"
 	"mime"
 	"net/url"
 	"path"
@@ -72,10 +72,7 @@ func dataURIName(header string) string {
 		}
 		return ""
 	}
-	n := params["name"]
-	if n == "" {
-		n = params["filename"]
-	}
+	n := cmp.Or(params["name"], params["filename"])
 	if dec, err := url.PathUnescape(n); err == nil {
 		n = dec
 	}
@@ -99,13 +96,6 @@ func looksLikeFileName(s string) bool {
 
 func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
-}
-
-func mimeParse(v string) (string, map[string]string, error) {
-	if v == "" {
-		return "", nil, errors.New("empty")
-	}
-	return mime.ParseMediaType(v)
 }
 
 // commonExtensions are the extensions of the types files most often have,

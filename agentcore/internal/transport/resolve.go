@@ -3,6 +3,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -86,11 +87,8 @@ func NewResolver(reg *Registry, maxBytes int64) *Resolver {
 func (r *Resolver) Resolve(ctx context.Context, owner, dir, name, content string) (*Input, error) {
 	ctx, span := otel.Tracer(tracerName).Start(ctx, "resolve file input")
 	defer span.End()
-	given := name
 	content = strings.TrimSpace(content)
-	if given == "" {
-		given = NameFromContent(content)
-	}
+	given := cmp.Or(name, NameFromContent(content))
 	fail := func(err error) (*Input, error) {
 		if span.IsRecording() {
 			// The reason the caller reads, without the file's name unless
@@ -206,16 +204,12 @@ func transportName(t Transport) string {
 // failureKind is the kind of what went wrong with an input, in words that
 // name no file and quote no content: a span's error.type.
 func failureKind(err error) string {
-	switch {
-	case errors.Is(err, ErrUnresolvedReference):
-		return ErrUnresolvedReference.Error()
-	case errors.Is(err, ErrInputTooLarge):
-		return ErrInputTooLarge.Error()
-	case errors.Is(err, ErrPathInputsDisabled):
-		return ErrPathInputsDisabled.Error()
-	case errors.Is(err, ErrOutsideRoots):
-		return ErrOutsideRoots.Error()
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	for _, kind := range []error{ErrUnresolvedReference, ErrInputTooLarge, ErrPathInputsDisabled, ErrOutsideRoots} {
+		if errors.Is(err, kind) {
+			return kind.Error()
+		}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return "cancelled"
 	}
 	return "the input could not be read"
@@ -302,13 +296,7 @@ func (r *Resolver) tooLarge(detail string) error {
 
 // fileIn creates the file for the input in slot, named after name or fallback.
 func fileIn(slot, name, fallback string) (*os.File, string, error) {
-	clean := SanitizeName(name)
-	if clean == "" {
-		clean = SanitizeName(fallback)
-	}
-	if clean == "" {
-		clean = "file"
-	}
+	clean := cmp.Or(SanitizeName(name), SanitizeName(fallback), "file")
 	f, err := os.OpenFile(filepath.Join(slot, clean), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	return f, clean, err
 }

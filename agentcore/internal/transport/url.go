@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/url"
 
 	"github.com/agentura/agentura/agentcore/internal/calls"
@@ -63,7 +64,7 @@ func (t URL) Open(ctx context.Context, owner, rawURL string) (*Source, error) {
 		return nil, err
 	}
 	name := NameFromContent(resp.Request.URL.String())
-	if _, params, err := mimeParse(resp.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
+	if _, params, err := mime.ParseMediaType(resp.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
 		name = params["filename"]
 	}
 	where := transfer.Redact(rawURL)

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agentura/agentura/internal/tools/demologin"
@@ -70,10 +71,8 @@ func run() error {
 
 // portOf returns ":port" of a listen address.
 func portOf(addr string) string {
-	for i := len(addr) - 1; i >= 0; i-- {
-		if addr[i] == ':' {
-			return addr[i:]
-		}
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+		return addr[i:]
 	}
 	return ":" + addr
 }

@@ -195,7 +195,7 @@ func buildGraph(rules []archtest.Rule, ls []layer) (*graph, error) {
 				continue
 			}
 			to := g.edges[from]
-			if !containsAll(to, in) {
+			if slices.ContainsFunc(in, func(id string) bool { return !slices.Contains(to, id) }) {
 				continue
 			}
 			at := slices.Index(to, in[0])
@@ -246,16 +246,6 @@ func covering(rules []archtest.Rule, m string) []int {
 		}
 	}
 	return out
-}
-
-// containsAll reports whether every element of sub is in list.
-func containsAll(list, sub []string) bool {
-	for _, s := range sub {
-		if !slices.Contains(list, s) {
-			return false
-		}
-	}
-	return true
 }
 
 // Mermaid writes g as a Mermaid flowchart in a fenced code block.

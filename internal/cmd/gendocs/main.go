@@ -88,8 +88,7 @@ func run(root string, write bool) ([]string, error) {
 	for _, path := range tableDocs {
 		files = append(files, file{path, func(old, _ string) (string, error) { return tables(old, found) }})
 	}
-	files = append(files, file{filepath.Join("deploy", ".env.example"), envExample})
-	files = append(files, file{filepath.Join("docs", "architecture.md"), architecture})
+	files = append(files, file{filepath.Join("deploy", ".env.example"), envExample}, file{filepath.Join("docs", "architecture.md"), architecture})
 	for _, f := range files {
 		path := filepath.Join(root, f.path)
 		old, err := os.ReadFile(path)
@@ -176,8 +175,8 @@ func envExample(old, root string) (string, error) {
 		list  settings.List
 		body  bytes.Buffer
 	}{
-		{title: envStart, list: all["agentcore"]},
-		{title: "# --- OCR agent only ---\n", list: all["ocr"]},
+		{title: envStart + "# (Generated from the settings declarations by go run ./internal/cmd/gendocs; edit those, not this part.)\n", list: all["agentcore"]},
+		{title: "\n# --- OCR agent only ---\n", list: all["ocr"]},
 	}
 	seen := map[string]bool{}
 	for _, m := range passThrough.FindAllStringSubmatch(string(compose), -1) {
@@ -195,12 +194,8 @@ func envExample(old, root string) (string, error) {
 			if !v.IsShown() && value != v.DefaultText() {
 				return "", fmt.Errorf("deploy/docker-compose.yml gives %s the default %q; the code's is %q", name, value, v.DefaultText())
 			}
-			text := settings.Plain(sentence(v.Doc)) // a doc opening with `code` keeps its case
-			if note := deployNotes[name]; note != "" {
-				text += " " + note
-			}
-			b := &sections[i].body
-			b.WriteString(comment(text) + name + "=" + value + "\n")
+			text := settings.Plain(sentence(v.Doc)) + " " + deployNotes[name] // a doc opening with `code` keeps its case
+			sections[i].body.WriteString(comment(text) + name + "=" + value + "\n")
 			placed = true
 		}
 		if !placed {
@@ -209,45 +204,29 @@ func envExample(old, root string) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString(head)
-	for i, s := range sections {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString(s.title)
-		if i == 0 {
-			b.WriteString("# (Generated from the settings declarations by go run ./internal/cmd/gendocs; edit those, not this part.)\n")
-		}
-		b.WriteString(s.body.String())
+	for _, s := range sections {
+		b.WriteString(s.title + s.body.String())
 	}
 	return b.String(), nil
 }
 
-// comment writes text as comment lines of at most about 110 characters.
+// comment writes text as comment lines of at most about 110 characters:
+// wrap's lines of 108, each after "# ".
 func comment(text string) string {
-	var b strings.Builder
-	line := "#"
-	for _, word := range strings.Fields(text) {
-		if len(line) > 1 && len(line)+1+len(word) > 110 {
-			b.WriteString(line + "\n")
-			line = "#"
-		}
-		line += " " + word
+	lines := strings.Split(strings.TrimSuffix(wrap(text, 108), "\n"), "\n")
+	for i, line := range lines {
+		lines[i] = strings.TrimSuffix("# "+line, " ")
 	}
-	b.WriteString(line + "\n")
-	return b.String()
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // sentence starts s with a capital, unless it opens with code, and ends it
 // with a full stop.
 func sentence(s string) string {
-	if s == "" || s[0] == '`' {
-		if s != "" && !strings.HasSuffix(s, ".") {
-			s += "."
-		}
-		return s
+	if s != "" && s[0] != '`' {
+		s = strings.ToUpper(s[:1]) + s[1:]
 	}
-	s = strings.ToUpper(s[:1]) + s[1:]
-	if !strings.HasSuffix(s, ".") {
+	if s != "" && !strings.HasSuffix(s, ".") {
 		s += "."
 	}
 	return s

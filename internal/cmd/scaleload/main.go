@@ -102,7 +102,7 @@ func run(ctx context.Context, cfg config, log io.Writer) (report, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return report{}, fmt.Errorf("-url %q is not an http(s) URL", cfg.base)
 	}
-	if !loopback(u.Hostname()) {
+	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return report{}, fmt.Errorf("-url %q: this load test talks to loopback addresses only (localhost, 127.0.0.1, ::1)", cfg.base)
 	}
 	hc, err := httpClient(cfg.caFile, cfg.clients)
@@ -281,15 +281,6 @@ func httpClient(caFile string, clients int) (*http.Client, error) {
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
 	return &http.Client{Transport: tr, Timeout: time.Minute}, nil
-}
-
-// loopback reports whether host names this machine.
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // redact cuts the signed token out of a download URL for messages.

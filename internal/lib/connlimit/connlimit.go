@@ -102,28 +102,17 @@ func (l *Limiter) Open() int {
 // admit counts c in, making room for it when a cap is reached; it reports
 // false when there is none to make.
 func (l *Limiter) admit(c net.Conn) bool {
-	client := clientOf(c)
+	addr := addrOf(c)
+	client := ClientKey(addr)
 	now := time.Now()
 	var shed []net.Conn
 	l.mu.Lock()
 	ok := true
-	if l.perClient > 0 && client.IsValid() && l.byClient[client] >= l.perClient && (l.exempt == nil || !l.exemptLocked(addrOf(c))) {
-		if old := l.oldestWaiting(client); old != nil {
-			shed = append(shed, old)
-			l.tell("evicted", "client")
-		} else {
-			ok = false
-			l.tell("refused", "client")
-		}
+	if l.perClient > 0 && client.IsValid() && l.byClient[client] >= l.perClient && (l.exempt == nil || !l.exemptLocked(addr)) {
+		ok = l.makeRoom(l.oldestWaiting(client), "client", &shed)
 	}
 	if ok && l.max > 0 && len(l.conns) >= l.max {
-		if old := l.heaviestWaiting(client); old != nil {
-			shed = append(shed, old)
-			l.tell("evicted", "total")
-		} else {
-			ok = false
-			l.tell("refused", "total")
-		}
+		ok = l.makeRoom(l.heaviestWaiting(client), "total", &shed)
 	}
 	if ok {
 		l.conns[c] = &entry{client: client, waiting: true, since: now}
@@ -145,25 +134,27 @@ func (l *Limiter) exemptLocked(client netip.Addr) bool {
 	return l.exempt(client)
 }
 
-// tell reports a shed connection, with l.mu held.
-func (l *Limiter) tell(action, limit string) {
+// makeRoom adds old, counted out already, to shed for a connection over
+// the cap limit ("client" or "total") and reports it evicted; with no old
+// to shed it reports the new one refused and returns false. l.mu is held.
+func (l *Limiter) makeRoom(old net.Conn, limit string, shed *[]net.Conn) bool {
+	action := "refused"
+	if old != nil {
+		action, *shed = "evicted", append(*shed, old)
+	}
 	if l.onShed != nil {
 		l.onShed(action, limit)
 	}
+	return old != nil
 }
 
 // oldestWaiting counts out and returns the connection of client that has
 // waited longest for a request; nil when none waits.
 func (l *Limiter) oldestWaiting(client netip.Addr) net.Conn {
-	var (
-		best net.Conn
-		at   time.Time
-	)
+	var best net.Conn
+	var at time.Time
 	for c, e := range l.conns {
-		if !e.waiting || e.client != client {
-			continue
-		}
-		if best == nil || e.since.Before(at) {
+		if e.waiting && e.client == client && (best == nil || e.since.Before(at)) {
 			best, at = c, e.since
 		}
 	}
@@ -267,13 +258,6 @@ func addrOf(c net.Conn) netip.Addr {
 		return a.AddrPort().Addr().Unmap()
 	}
 	return netip.Addr{}
-}
-
-// clientOf is the client c counts for: its IPv4 address, or the /64 prefix
-// of its IPv6 address (as that prefix's first address); invalid when c is
-// not an IP connection.
-func clientOf(c net.Conn) netip.Addr {
-	return ClientKey(addrOf(c))
 }
 
 // ClientKey is the client an address counts for: an IPv4 address itself,

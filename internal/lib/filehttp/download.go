@@ -79,11 +79,7 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := s.verify(token)
 	if err != nil {
-		reason := "token is invalid"
-		if ve, ok := errors.AsType[*signing.VerifyError](err); ok {
-			reason = ve.Reason
-		}
-		httpjson.WriteError(w, http.StatusForbidden, reason)
+		httpjson.WriteError(w, http.StatusForbidden, verifyReason(err))
 		return
 	}
 	if c.FileID != id {

@@ -158,12 +158,12 @@ func NewServer(cfg Config) (*Server, error) {
 		signer:       cfg.Signer,
 		publicURL:    pub,
 		basePath:     strings.TrimRight(u.Path, "/"),
-		ttl:          cfg.URLTTL,
-		maxUpload:    cfg.MaxUploadBytes,
+		ttl:          cmp.Or(cfg.URLTTL, DefaultURLTTL),
+		maxUpload:    cmp.Or(cfg.MaxUploadBytes, DefaultMaxUploadBytes),
 		owner:        cfg.Owner,
 		redirect:     cfg.Redirect,
 		small:        cfg.Small,
-		log:          cfg.Logger,
+		log:          cmp.Or(cfg.Logger, slog.Default()),
 		metrics:      m,
 		tokens:       newTokenCache(),
 		now:          time.Now,
@@ -173,7 +173,6 @@ func NewServer(cfg Config) (*Server, error) {
 		accelPrefix:  cfg.AccelRedirect,
 		previews:     cfg.Previews,
 	}
-	s.ttl = cmp.Or(s.ttl, DefaultURLTTL)
 	if sr, ok := cfg.Store.(fileserve.SmallReader); ok && s.small == nil {
 		s.small = sr
 	}
@@ -189,11 +188,9 @@ func NewServer(cfg Config) (*Server, error) {
 			return nil, errors.New("fileserve: X-Accel-Redirect needs a store whose files lie on a local disk that the web server reads, such as the disk store; this store is not one (AGENT_ACCEL_REDIRECT with AGENT_STORAGE_URL)")
 		}
 	}
-	s.maxUpload = cmp.Or(s.maxUpload, DefaultMaxUploadBytes)
 	if s.owner == nil {
 		s.owner = func(*http.Request) (string, error) { return AnonymousOwner, nil }
 	}
-	s.log = cmp.Or(s.log, slog.Default())
 	return s, nil
 }
 

@@ -108,9 +108,6 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	httpjson.WriteJSON(w, http.StatusCreated, transfer.Upload{URL: u, Name: m.Name, SizeBytes: m.Size, MIMEType: m.MIMEType})
 }
 
-// bodyReader keeps the error of the request body it reads, so that a broken
-// upload (400) is told from a store that failed (500) whatever the store
-// makes of the error.
 // caller returns the owner of an upload request, or answers 401.
 func (s *Server) caller(w http.ResponseWriter, r *http.Request) (string, bool) {
 	owner, err := s.owner(r)
@@ -130,6 +127,9 @@ func (s *Server) tooLarge() string {
 	return fmt.Sprintf("upload exceeds the limit of %d bytes (AGENT_MAX_UPLOAD_BYTES)", s.maxUpload)
 }
 
+// bodyReader keeps the error of the request body it reads, so that a broken
+// upload (400) is told from a store that failed (500) whatever the store
+// makes of the error.
 type bodyReader struct {
 	r   io.Reader
 	err error // first read error other than io.EOF

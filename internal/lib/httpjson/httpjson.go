@@ -17,12 +17,17 @@ import (
 // ({"error": msg}, transfer.Error), dropping headers set for a
 // file that is not being sent after all.
 func WriteError(w http.ResponseWriter, code int, msg string) {
+	writeError(w, code, transfer.Error{Error: msg})
+}
+
+// writeError answers code with body, without the headers of a file.
+func writeError(w http.ResponseWriter, code int, body transfer.Error) {
 	h := w.Header()
 	for _, k := range []string{"Content-Disposition", "ETag", "Last-Modified", "Content-Encoding", "Content-Length"} {
 		h.Del(k)
 	}
 	h.Set("Cache-Control", "no-store")
-	WriteJSON(w, code, transfer.Error{Error: msg})
+	WriteJSON(w, code, body)
 }
 
 // WriteFailure answers a failure of the server's own met while doing what
@@ -41,12 +46,7 @@ func WriteFailure(w http.ResponseWriter, what string, err error) {
 		code = http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "5")
 	}
-	h := w.Header()
-	for _, k := range []string{"Content-Disposition", "ETag", "Last-Modified", "Content-Encoding", "Content-Length"} {
-		h.Del(k)
-	}
-	h.Set("Cache-Control", "no-store")
-	WriteJSON(w, code, transfer.Error{Error: f.Words, Reason: f.Reason})
+	writeError(w, code, transfer.Error{Error: f.Words, Reason: f.Reason})
 }
 
 // WriteJSON answers code with v as JSON, with its length and nosniff: the

@@ -83,10 +83,7 @@ func Read(ctx context.Context, issuer string, c *http.Client) (*Meta, error) {
 		for _, e := range []struct{ name, url string }{{"token_endpoint", asm.TokenEndpoint}, {"jwks_uri", asm.JWKSURI},
 			{"introspection_endpoint", asm.IntrospectionEndpoint}, {"authorization_endpoint", asm.AuthorizationEndpoint},
 			{"registration_endpoint", asm.RegistrationEndpoint}} {
-			if e.url == "" {
-				continue
-			}
-			if err := HTTPSOrLoopback(e.url); err != nil {
+			if err := HTTPSOrLoopback(e.url); e.url != "" && err != nil {
 				return nil, fmt.Errorf("issuer %s: %s %w", issuer, e.name, err)
 			}
 		}

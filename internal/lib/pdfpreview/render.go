@@ -89,27 +89,22 @@ type Renderer struct {
 // New returns a Renderer with cfg's limits.
 func New(cfg Config) *Renderer {
 	cfg.Command = cmp.Or(cfg.Command, DefaultCommand)
-	if cfg.MaxInputBytes <= 0 {
-		cfg.MaxInputBytes = DefaultMaxInputBytes
-	}
-	if cfg.Side <= 0 {
-		cfg.Side = DefaultSide
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.MaxMemory <= 0 {
-		cfg.MaxMemory = DefaultMaxMemory
-	}
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = max(1, runtime.NumCPU()/2)
-	}
-	if cfg.CacheBytes <= 0 {
-		cfg.CacheBytes = DefaultCacheBytes
-	}
+	orDefault(&cfg.MaxInputBytes, DefaultMaxInputBytes)
+	orDefault(&cfg.Side, DefaultSide)
+	orDefault(&cfg.Timeout, DefaultTimeout)
+	orDefault(&cfg.MaxMemory, DefaultMaxMemory)
+	orDefault(&cfg.Concurrency, max(1, runtime.NumCPU()/2))
+	orDefault(&cfg.CacheBytes, DefaultCacheBytes)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	return &Renderer{cfg: cfg, env: commandEnv(os.Environ()), slots: make(chan struct{}, cfg.Concurrency),
 		cache: newCache(cfg.CacheBytes), log: cfg.Logger}
+}
+
+// orDefault sets *v to d when it is 0 or less.
+func orDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 // Render returns the PNG of the first page of the PDF that open reads, of
@@ -158,9 +153,7 @@ func (r *Renderer) render(parent context.Context, in io.Reader) ([]byte, error) 
 		"-scale-to", strconv.Itoa(r.cfg.Side), "-")
 	cmd.Env = r.env
 	cmd.Stdin = in
-	out := &capped{limit: maxPNGBytes}
-	var stderr capped
-	stderr.limit = 4 << 10
+	out, stderr := &capped{limit: maxPNGBytes}, capped{limit: 4 << 10}
 	cmd.Stdout, cmd.Stderr = out, &stderr
 	cmd.WaitDelay = 2 * time.Second
 	err := childproc.Start(cmd)

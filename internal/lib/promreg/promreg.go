@@ -18,8 +18,7 @@ func Register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 	if err == nil {
 		return c, nil
 	}
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
+	if are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err); ok {
 		if existing, ok := are.ExistingCollector.(C); ok {
 			return existing, nil
 		}

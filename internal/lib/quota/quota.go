@@ -284,12 +284,7 @@ func (q *Store) refresh(ctx context.Context) error {
 			if q.expired(f, now) {
 				return nil
 			}
-			u := found[m.Owner]
-			if u == nil {
-				u = &ownerUsage{files: map[string]quotaFile{}}
-				found[m.Owner] = u
-			}
-			u.add(m.ID, f)
+			usageIn(found, m.Owner).add(m.ID, f)
 			return nil
 		})
 		if err != nil {
@@ -308,11 +303,7 @@ func (q *Store) refresh(ctx context.Context) error {
 		return nil
 	}
 	for _, c := range q.walkLog {
-		u := found[c.owner]
-		if u == nil {
-			u = &ownerUsage{files: map[string]quotaFile{}}
-			found[c.owner] = u
-		}
+		u := usageIn(found, c.owner)
 		if c.deleted {
 			u.remove(c.id)
 		} else {
@@ -322,10 +313,8 @@ func (q *Store) refresh(ctx context.Context) error {
 	q.walkLog = nil
 	for o, u := range q.owners { // additions in flight and reservations go on counting
 		if u.inflight > 0 || u.holding > 0 {
-			if found[o] == nil {
-				found[o] = &ownerUsage{files: map[string]quotaFile{}}
-			}
-			found[o].inflight, found[o].holds, found[o].holding = u.inflight, u.holds, u.holding
+			f := usageIn(found, o)
+			f.inflight, f.holds, f.holding = u.inflight, u.holds, u.holding
 		}
 	}
 	q.owners = found
@@ -348,12 +337,13 @@ func (u *ownerUsage) remove(id string) {
 	}
 }
 
-// usage returns owner's record, made if missing. q.mu is held.
-func (q *Store) usage(owner string) *ownerUsage {
-	u := q.owners[owner]
+// usageIn returns owner's record in owners, made if missing; for q.owners,
+// q.mu is held.
+func usageIn(owners map[string]*ownerUsage, owner string) *ownerUsage {
+	u := owners[owner]
 	if u == nil {
 		u = &ownerUsage{files: map[string]quotaFile{}}
-		q.owners[owner] = u
+		owners[owner] = u
 	}
 	return u
 }
@@ -372,7 +362,7 @@ func (q *Store) fits(u *ownerUsage, n int64) bool {
 // that counts own bytes already, or returns the Error of a file that
 // does not fit. q.mu is held.
 func (q *Store) reserve(owner string, own, n int64) error {
-	u := q.usage(owner)
+	u := usageIn(q.owners, owner)
 	if !q.fits(u, n) {
 		return q.exceeded(owner, u, own)
 	}
@@ -401,7 +391,7 @@ func (q *Store) exceeded(owner string, u *ownerUsage, own int64) *Error {
 func (q *Store) settle(owner, key string, n, claimed int64, m fileserve.Meta, stored bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	u := q.usage(owner)
+	u := usageIn(q.owners, owner)
 	u.inflight -= n
 	back := claimed
 	if stored {
@@ -423,7 +413,7 @@ func (q *Store) Put(ctx context.Context, f fileserve.NewFile, r io.Reader) (file
 		return fileserve.Meta{}, err
 	}
 	q.mu.Lock()
-	claimed := q.usage(f.Owner).claim(f.Reservation)
+	claimed := usageIn(q.owners, f.Owner).claim(f.Reservation)
 	q.mu.Unlock()
 	qr := &quotaReader{q: q, owner: f.Owner, r: r, n: claimed, credit: claimed}
 	m, err := q.Store.Put(ctx, f, qr)
@@ -447,7 +437,7 @@ func (q *Store) Adopt(ctx context.Context, f fileserve.NewFile, path string) (fi
 		return fileserve.Meta{}, fmt.Errorf("fileserve: adopt: %w", err)
 	}
 	q.mu.Lock()
-	u := q.usage(f.Owner)
+	u := usageIn(q.owners, f.Owner)
 	claimed := u.claim(f.Reservation)
 	need := max(fi.Size()-claimed, 0)
 	if err := q.reserve(f.Owner, claimed, need); err != nil {
@@ -503,7 +493,7 @@ func (q *Store) Reserve(ctx context.Context, owner, key string, n int64) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	u := q.usage(owner)
+	u := usageIn(q.owners, owner)
 	old := u.holds[key]
 	if !q.fits(u, n-old) {
 		return q.exceeded(owner, u, old)
@@ -516,7 +506,7 @@ func (q *Store) Reserve(ctx context.Context, owner, key string, n int64) error {
 func (q *Store) Hold(owner, key string, n int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.usage(owner).setHold(key, n)
+	usageIn(q.owners, owner).setHold(key, n)
 }
 
 // Release ends the reservation key; see [Reserver].

@@ -140,20 +140,21 @@ type loginRequest struct {
 }
 
 func (a *app) loginPage(w http.ResponseWriter, r *http.Request) {
-	challenge := r.URL.Query().Get("login_challenge")
+	a.showLogin(w, r, r.URL.Query().Get("login_challenge"), "")
+}
+
+// showLogin shows the login page of challenge with the error msg; without
+// one, a login request Hydra may skip is accepted at once.
+func (a *app) showLogin(w http.ResponseWriter, r *http.Request, challenge, msg string) {
 	var req loginRequest
 	if err := a.admin(r.Context(), http.MethodGet, "/admin/oauth2/auth/requests/login?login_challenge="+url.QueryEscape(challenge), nil, &req); err != nil {
 		http.Error(w, "the login request is not known to the identity provider: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if req.Skip { // Hydra already knows the user (a remembered session)
+	if req.Skip && msg == "" { // Hydra already knows the user (a remembered session)
 		a.acceptLogin(w, r, challenge, req.Subject)
 		return
 	}
-	a.showLogin(w, challenge, req, "")
-}
-
-func (a *app) showLogin(w http.ResponseWriter, challenge string, req loginRequest, msg string) {
 	name := cmp.Or(req.Client.ClientName, req.Client.ClientID)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -227,12 +228,7 @@ func (a *app) login(w http.ResponseWriter, r *http.Request) {
 	user, pw := r.PostFormValue("username"), r.PostFormValue("password")
 	want, ok := a.cfg.Users[user]
 	if !ok || subtle.ConstantTimeCompare([]byte(pw), []byte(want)) != 1 {
-		var req loginRequest
-		if err := a.admin(r.Context(), http.MethodGet, "/admin/oauth2/auth/requests/login?login_challenge="+url.QueryEscape(challenge), nil, &req); err != nil {
-			http.Error(w, "the login request is not known to the identity provider: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		a.showLogin(w, challenge, req, "Unknown user or wrong password.")
+		a.showLogin(w, r, challenge, "Unknown user or wrong password.")
 		return
 	}
 	a.acceptLogin(w, r, challenge, user)
