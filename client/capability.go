@@ -60,7 +60,7 @@ func declareFiles(next mcp.MethodHandler) mcp.MethodHandler {
 
 // withFiles returns the capabilities caps with files added, as a JSON
 // object.
-func withFiles(caps json.RawMessage) (json.RawMessage, bool) {
+func withFiles(caps []byte) ([]byte, bool) {
 	var m map[string]json.RawMessage
 	if len(caps) > 0 && (json.Unmarshal(caps, &m) != nil || m == nil) {
 		return caps, false
@@ -86,34 +86,17 @@ func declaresFiles(ctx context.Context) bool {
 // "capabilities", a 2026-07-28 request's _meta clientCapabilities; ok is
 // false when there are none to add to.
 func paramsWithFiles(method string, params json.RawMessage) (json.RawMessage, bool) {
-	var p map[string]json.RawMessage
-	if json.Unmarshal(params, &p) != nil || p == nil {
-		return params, false
-	}
-	var ok bool
 	if method == "initialize" {
-		if p["capabilities"], ok = withFiles(p["capabilities"]); !ok {
-			return params, false
-		}
-	} else {
-		var meta map[string]json.RawMessage
-		if json.Unmarshal(p["_meta"], &meta) != nil || meta == nil || meta[mcp.MetaKeyClientCapabilities] == nil {
-			return params, false
-		}
-		if meta[mcp.MetaKeyClientCapabilities], ok = withFiles(meta[mcp.MetaKeyClientCapabilities]); !ok {
-			return params, false
-		}
-		b, err := json.Marshal(meta)
-		if err != nil {
-			return params, false
-		}
-		p["_meta"] = b
+		return rewriteMember(params, "capabilities", withFiles)
 	}
-	out, err := json.Marshal(p)
-	if err != nil {
-		return params, false
-	}
-	return out, true
+	return rewriteMember(params, "_meta", func(meta []byte) ([]byte, bool) {
+		return rewriteMember(meta, mcp.MetaKeyClientCapabilities, func(caps []byte) ([]byte, bool) {
+			if caps == nil {
+				return caps, false
+			}
+			return withFiles(caps)
+		})
+	})
 }
 
 // declareFilesHTTP returns req with capabilities.files added to the
@@ -132,17 +115,16 @@ func declareFilesHTTP(req *http.Request) *http.Request {
 	if err != nil {
 		return req
 	}
-	var msg map[string]json.RawMessage
-	var method string
-	if json.Unmarshal(body, &msg) != nil || json.Unmarshal(msg["method"], &method) != nil {
+	var msg struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method == "" {
 		return req
 	}
-	params, ok := paramsWithFiles(method, msg["params"])
+	body, ok := rewriteMember(body, "params", func(params []byte) ([]byte, bool) { // id and method stay before params (sorted keys)
+		return paramsWithFiles(msg.Method, params)
+	})
 	if !ok {
-		return req
-	}
-	msg["params"] = params
-	if body, err = json.Marshal(msg); err != nil { // id and method stay before params (sorted keys)
 		return req
 	}
 	out := req.Clone(req.Context())

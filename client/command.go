@@ -130,28 +130,24 @@ func (c *childInput) stop() error {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- c.cmd.Wait() }()
-	wait := func() (error, bool) {
+	var err error // the process's, once it exited
+	wait := func() bool {
 		t := time.NewTimer(c.terminate)
 		defer t.Stop()
 		select {
-		case err := <-exited:
-			return err, true
+		case err = <-exited:
+			return true
 		case <-t.C:
-			return nil, false
+			return false
 		}
 	}
-	if err, ok := wait(); ok {
+	if wait() || (c.cmd.Process.Signal(syscall.SIGTERM) == nil && wait()) {
 		return err
 	}
-	if c.cmd.Process.Signal(syscall.SIGTERM) == nil {
-		if err, ok := wait(); ok {
-			return err
-		}
+	if kerr := c.cmd.Process.Kill(); kerr != nil && !errors.Is(kerr, os.ErrProcessDone) {
+		return kerr
 	}
-	if err := c.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return err
-	}
-	if err, ok := wait(); ok {
+	if wait() {
 		return err
 	}
 	return fmt.Errorf("the server %s did not exit after SIGKILL", strings.Join(c.cmd.Args, " "))

@@ -36,56 +36,54 @@ func readableMessage(msg []byte) ([]byte, bool) {
 	if !bytes.Contains(msg, []byte(`"content"`)) {
 		return msg, false
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(msg, &m) != nil || m["result"] == nil {
-		return msg, false
-	}
-	res, ok := readableResult(m["result"])
-	if !ok {
-		return msg, false
-	}
-	m["result"] = res
-	out, err := json.Marshal(m)
-	if err != nil {
-		return msg, false
-	}
-	return out, true
+	return rewriteMember(msg, "result", readableResult)
 }
 
 // readableResult rewrites the content blocks of a tool result that the
 // go-sdk cannot decode into blocks it can; ok is false when every block
 // was readable (or result is no tool result).
 func readableResult(result []byte) ([]byte, bool) {
+	return rewriteMember(result, "content", func(content []byte) ([]byte, bool) {
+		var blocks []json.RawMessage
+		if json.Unmarshal(content, &blocks) != nil {
+			return content, false
+		}
+		changed := false
+		for i, b := range blocks {
+			var head struct {
+				Type string `json:"type"`
+			}
+			if json.Unmarshal(b, &head) != nil || sdkContent[head.Type] {
+				continue
+			}
+			if nb, err := json.Marshal(readableBlock(head.Type, b)); err == nil {
+				blocks[i], changed = nb, true
+			}
+		}
+		if !changed {
+			return content, false
+		}
+		out, err := json.Marshal(blocks)
+		return out, err == nil
+	})
+}
+
+// rewriteMember returns the JSON object obj with its member key (nil when
+// absent) replaced by what fn makes of it; ok is false, and obj returned
+// as it is, when obj is no object or fn says it changed nothing.
+func rewriteMember(obj []byte, key string, fn func([]byte) ([]byte, bool)) ([]byte, bool) {
 	var m map[string]json.RawMessage
-	if json.Unmarshal(result, &m) != nil {
-		return result, false
+	if json.Unmarshal(obj, &m) != nil || m == nil {
+		return obj, false
 	}
-	var blocks []json.RawMessage
-	if json.Unmarshal(m["content"], &blocks) != nil {
-		return result, false
+	v, ok := fn(m[key])
+	if !ok {
+		return obj, false
 	}
-	changed := false
-	for i, b := range blocks {
-		var head struct {
-			Type string `json:"type"`
-		}
-		if json.Unmarshal(b, &head) != nil || sdkContent[head.Type] {
-			continue
-		}
-		if nb, err := json.Marshal(readableBlock(head.Type, b)); err == nil {
-			blocks[i], changed = nb, true
-		}
-	}
-	if !changed {
-		return result, false
-	}
-	var err error
-	if m["content"], err = json.Marshal(blocks); err != nil {
-		return result, false
-	}
+	m[key] = v
 	out, err := json.Marshal(m)
 	if err != nil {
-		return result, false
+		return obj, false
 	}
 	return out, true
 }

@@ -55,29 +55,13 @@ func HostSchema(inputSchema any, hint string) (map[string]any, error) {
 		repl map[string]any
 	}
 	var changes []change
-	var walk func(v any, depth int)
-	walk = func(v any, depth int) {
-		if depth > maxSchemaDepth {
-			return
+	walkSchema(root, 0, func(x map[string]any) bool {
+		if isFile(x) {
+			changes = append(changes, change{x, s.hostFile(x, hint)})
+			return false
 		}
-		switch x := v.(type) {
-		case map[string]any:
-			if isFile(x) {
-				changes = append(changes, change{x, s.hostFile(x, hint)})
-				return
-			}
-			for k, c := range x {
-				if !notValues[k] {
-					walk(c, depth+1)
-				}
-			}
-		case []any:
-			for _, c := range x {
-				walk(c, depth+1)
-			}
-		}
-	}
-	walk(root, 0)
+		return true
+	})
 	for _, c := range changes {
 		clear(c.node)
 		for k, v := range c.repl {
@@ -86,6 +70,30 @@ func HostSchema(inputSchema any, hint string) (map[string]any, error) {
 	}
 	pruneDefinitions(root)
 	return root, nil
+}
+
+// walkSchema calls fn on each object of the schema value v (at depth) and
+// below, down to maxSchemaDepth, but not inside the keywords whose values
+// are data (notValues), nor inside an object for which fn returns false.
+func walkSchema(v any, depth int, fn func(map[string]any) bool) {
+	if depth > maxSchemaDepth {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if !fn(x) {
+			return
+		}
+		for k, c := range x {
+			if !notValues[k] {
+				walkSchema(c, depth+1, fn)
+			}
+		}
+	case []any:
+		for _, c := range x {
+			walkSchema(c, depth+1, fn)
+		}
+	}
 }
 
 // definitionKeys are the keywords under which a schema keeps definitions
@@ -98,31 +106,18 @@ var definitionKeys = []string{"$defs", "definitions"}
 func pruneDefinitions(root map[string]any) {
 	reached := map[string]bool{} // "#/$defs/X"
 	var pending []string
-	var refs func(v any, depth int)
-	refs = func(v any, depth int) {
-		if depth > maxSchemaDepth {
-			return
-		}
-		switch x := v.(type) {
-		case map[string]any:
+	refs := func(v any) {
+		walkSchema(v, 0, func(x map[string]any) bool {
 			if r, ok := x["$ref"].(string); ok && !reached[r] {
 				reached[r] = true
 				pending = append(pending, r)
 			}
-			for k, c := range x {
-				if !notValues[k] {
-					refs(c, depth+1)
-				}
-			}
-		case []any:
-			for _, c := range x {
-				refs(c, depth+1)
-			}
-		}
+			return true
+		})
 	}
 	for k, v := range root {
 		if k != "$defs" && k != "definitions" {
-			refs(v, 0)
+			refs(v)
 		}
 	}
 	// A definition reached may name others.
@@ -131,7 +126,7 @@ func pruneDefinitions(root map[string]any) {
 		r := pending[0]
 		pending = pending[1:]
 		if n := s.pointer(r); n != nil {
-			refs(n, 0)
+			refs(n)
 		}
 	}
 	for _, key := range definitionKeys {

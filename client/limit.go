@@ -162,14 +162,13 @@ func leadingMembers(r io.Reader) rpcCall {
 				return c
 			}
 			c.id = id
-		case "method":
-			if dec.Decode(&c.method) != nil {
-				return c
-			}
-		case "jsonrpc":
+		case "method", "jsonrpc":
 			var v string
 			if dec.Decode(&v) != nil {
 				return c
+			}
+			if k == "method" {
+				c.method = v
 			}
 		default:
 			return c
@@ -206,14 +205,11 @@ func (o overflow) answer() []byte {
 	if o.call.id == nil {
 		return nil
 	}
-	b, err := json.Marshal(map[string]any{
+	b, _ := json.Marshal(map[string]any{ // nil if it fails
 		"jsonrpc": "2.0",
 		"id":      o.call.id,
 		"error":   map[string]any{"code": codeMessageTooLarge, "message": o.text()},
 	})
-	if err != nil {
-		return nil
-	}
 	return b
 }
 

@@ -15,13 +15,11 @@ import (
 	"net/textproto"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/agentura/agentura/transfer"
 	"github.com/agentura/agentura/transfer/mcpfile"
-	"github.com/agentura/agentura/transferclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -48,43 +46,43 @@ type uploadParams struct {
 	mcpfile.AuthorizeUploadParams
 }
 
-// uploadResult is the answer of files/authorizeUpload: decoded as far as
-// it decodes, and as sent.
-type uploadResult struct {
-	mcp.ResultBase
-	mcpfile.AuthorizeUploadResult
-	raw json.RawMessage
-	err error // the decoding's, reported by AuthorizeUpload
-}
-
-// UnmarshalJSON keeps the answer as sent and decodes what it can: an
-// answer of another shape is the caller's to report, with what was sent.
-func (r *uploadResult) UnmarshalJSON(b []byte) error {
-	r.raw = append(json.RawMessage(nil), b...)
-	json.Unmarshal(b, &r.ResultBase)
-	r.err = json.Unmarshal(b, &r.AuthorizeUploadResult)
-	return nil
-}
-
 type downloadParams struct {
 	mcp.ParamsBase
 	mcpfile.AuthorizeDownloadParams
 }
 
-// downloadResult is the answer of files/authorizeDownload, as uploadResult.
-type downloadResult struct {
+// authorized is the answer of files/authorizeUpload (T
+// mcpfile.AuthorizeUploadResult) or files/authorizeDownload (T
+// mcpfile.AuthorizedFile): decoded as far as it decodes, and as sent.
+type authorized[T any] struct {
 	mcp.ResultBase
-	mcpfile.AuthorizedFile
+	val T
 	raw json.RawMessage
-	err error
+	err error // the decoding's, reported by AuthorizeUpload and AuthorizeDownload
 }
 
-// UnmarshalJSON keeps the answer as sent and decodes what it can.
-func (r *downloadResult) UnmarshalJSON(b []byte) error {
+type uploadResult = authorized[mcpfile.AuthorizeUploadResult]
+type downloadResult = authorized[mcpfile.AuthorizedFile]
+
+// UnmarshalJSON keeps the answer as sent and decodes what it can: an
+// answer of another shape is the caller's to report, with what was sent.
+func (r *authorized[T]) UnmarshalJSON(b []byte) error {
 	r.raw = append(json.RawMessage(nil), b...)
 	json.Unmarshal(b, &r.ResultBase)
-	r.err = json.Unmarshal(b, &r.AuthorizedFile)
+	r.err = json.Unmarshal(b, &r.val)
 	return nil
+}
+
+// answer returns what AuthorizeUpload and AuthorizeDownload return of the
+// answer ans to their call, or of its error.
+func answer[T any](ans *authorized[T], err error) (res T, raw json.RawMessage, _ error) {
+	if err != nil {
+		return res, nil, err
+	}
+	if ans.err != nil {
+		return ans.val, ans.raw, fmt.Errorf("the answer %s is not of the draft's shape: %w", clipped(ans.raw), ans.err)
+	}
+	return ans.val, ans.raw, nil
 }
 
 // AuthorizeUpload sends files/authorizeUpload with p on session (whose
@@ -93,14 +91,7 @@ func (r *downloadResult) UnmarshalJSON(b []byte) error {
 // that checks servers (agentura check) reads the raw answer; the
 // middleware uses the decoded one.
 func AuthorizeUpload(ctx context.Context, session *mcp.ClientSession, p mcpfile.AuthorizeUploadParams) (res mcpfile.AuthorizeUploadResult, raw json.RawMessage, err error) {
-	ans, err := mcp.CallCustomMethod[*uploadParams, *uploadResult](ctx, session, mcpfile.MethodAuthorizeUpload, &uploadParams{AuthorizeUploadParams: p})
-	if err != nil {
-		return res, nil, err
-	}
-	if ans.err != nil {
-		return ans.AuthorizeUploadResult, ans.raw, fmt.Errorf("the answer %s is not of the draft's shape: %w", clipped(ans.raw), ans.err)
-	}
-	return ans.AuthorizeUploadResult, ans.raw, nil
+	return answer(mcp.CallCustomMethod[*uploadParams, *uploadResult](ctx, session, mcpfile.MethodAuthorizeUpload, &uploadParams{AuthorizeUploadParams: p}))
 }
 
 // AuthorizeDownload sends files/authorizeDownload with p (and meta, nil
@@ -108,14 +99,7 @@ func AuthorizeUpload(ctx context.Context, session *mcp.ClientSession, p mcpfile.
 func AuthorizeDownload(ctx context.Context, session *mcp.ClientSession, p mcpfile.AuthorizeDownloadParams, meta mcp.Meta) (res mcpfile.AuthorizedFile, raw json.RawMessage, err error) {
 	params := &downloadParams{AuthorizeDownloadParams: p}
 	params.Meta = meta
-	ans, err := mcp.CallCustomMethod[*downloadParams, *downloadResult](ctx, session, mcpfile.MethodAuthorizeDownload, params)
-	if err != nil {
-		return res, nil, err
-	}
-	if ans.err != nil {
-		return ans.AuthorizedFile, ans.raw, fmt.Errorf("the answer %s is not of the draft's shape: %w", clipped(ans.raw), ans.err)
-	}
-	return ans.AuthorizedFile, ans.raw, nil
+	return answer(mcp.CallCustomMethod[*downloadParams, *downloadResult](ctx, session, mcpfile.MethodAuthorizeDownload, params))
 }
 
 // clipped is an answer shortened for an error, its URLs' queries left out.
@@ -229,25 +213,21 @@ func (m *Middleware) authorizedUpload(ctx context.Context, session *mcp.ClientSe
 // that mcpfile.TransferDescriptor.Check refuses, or whose URL is on a host
 // the client does not trust (the agent's origin and Config.AllowHosts, as
 // for downloads).
-func (m *Middleware) checkDescriptor(d mcpfile.TransferDescriptor, methods ...string) (*url.URL, error) {
+func (m *Middleware) checkDescriptor(d mcpfile.TransferDescriptor, methods ...string) error {
 	if err := d.Check(time.Now(), methods...); err != nil {
-		return nil, err
+		return err
 	}
 	u, err := url.Parse(d.URL)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	guard := transferclient.Guard{Origin: m.base, AllowHosts: m.cfg.AllowHosts, AllowSetting: allowSetting, OriginSetting: originSetting}
-	if err := guard.Check(u); err != nil {
-		return nil, err
-	}
-	return u, nil
+	return m.guard().Check(u)
 }
 
 // sendToDescriptor sends size bytes of r as an upload descriptor of the
 // agent's says, once checkDescriptor accepts it.
 func (m *Middleware) sendToDescriptor(ctx context.Context, d mcpfile.TransferDescriptor, r io.Reader, size int64, name, mimeType string) error {
-	if _, err := m.checkDescriptor(d, http.MethodPut, http.MethodPost); err != nil {
+	if err := m.checkDescriptor(d, http.MethodPut, http.MethodPost); err != nil {
 		return fmt.Errorf("upload %s: %w", name, err)
 	}
 	return SendToDescriptor(ctx, m.hc, d, r, size, name, mimeType)
@@ -299,12 +279,7 @@ func SendToDescriptor(ctx context.Context, hc *http.Client, d mcpfile.TransferDe
 func multipartBody(r io.Reader, field string, fields map[string]string, name, mimeType string, size int64) (io.Reader, string, int64) {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		mw.WriteField(k, fields[k])
 	}
 	h := textproto.MIMEHeader{}
@@ -347,16 +322,13 @@ func (m *Middleware) downloadURL(ctx context.Context, session *mcp.ClientSession
 	if res.File.URI != uri || res.Download == nil {
 		return "", -1, "", errors.New("files/authorizeDownload answered another file, or no download descriptor")
 	}
-	if _, err := m.checkDescriptor(*res.Download, http.MethodGet); err != nil {
+	if err := m.checkDescriptor(*res.Download, http.MethodGet); err != nil {
 		return "", -1, "", err
 	}
 	if len(res.Download.Headers) > 0 {
 		return "", -1, "", errors.New("the download descriptor asks for request headers, which this client does not send")
 	}
-	size, sum := int64(-1), ""
-	if res.File.Size != nil {
-		size = *res.File.Size
-	}
+	size, sum := num(res.File.Size), ""
 	if res.File.Digest != nil {
 		if sum, err = res.File.Digest.Hex(); err != nil {
 			return "", -1, "", err
@@ -365,14 +337,14 @@ func (m *Middleware) downloadURL(ctx context.Context, session *mcp.ClientSession
 	return res.Download.URL, size, sum, nil
 }
 
-// fileValues lists the FileValues of structured content that stand alone
-// (no download_url beside them): a draft server's outputs. The reference
-// host looks for them anywhere; so does this.
-func fileValues(v any, out *[]mcpfile.FileValue) {
+// fileValues gives fn, in order, the FileValues of structured content that
+// stand alone (no download_url beside them): a draft server's outputs. The
+// reference host looks for them anywhere; so does this.
+func fileValues(v any, fn func(mcpfile.FileValue)) {
 	switch x := v.(type) {
 	case []any:
 		for _, i := range x {
-			fileValues(i, out)
+			fileValues(i, fn)
 		}
 	case map[string]any:
 		if _, ours := x["download_url"]; ours {
@@ -382,12 +354,12 @@ func fileValues(v any, out *[]mcpfile.FileValue) {
 			b, _ := json.Marshal(x)
 			var fv mcpfile.FileValue
 			if json.Unmarshal(b, &fv) == nil {
-				*out = append(*out, fv)
+				fn(fv)
 			}
 			return
 		}
 		for _, k := range slices.Sorted(maps.Keys(x)) { // in the same order each time
-			fileValues(x[k], out)
+			fileValues(x[k], fn)
 		}
 	}
 }

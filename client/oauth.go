@@ -474,15 +474,13 @@ func (f *TokenFile) put(resource string, t keptToken) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
+	if err = tmp.Chmod(0o600); err == nil {
+		_, err = tmp.Write(b)
 	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
+	if err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), f.path)

@@ -182,10 +182,7 @@ func gather(res *mcp.CallToolResult) []*produced {
 		if byURL[fv.URI] != nil {
 			return
 		}
-		p := &produced{fileURI: fv.URI, name: filename.Base(fv.Name), size: -1}
-		if fv.Size != nil {
-			p.size = *fv.Size
-		}
+		p := &produced{fileURI: fv.URI, name: filename.Base(fv.Name), size: num(fv.Size)}
 		if fv.Digest != nil {
 			p.sha256, _ = fv.Digest.Hex()
 		}
@@ -202,26 +199,17 @@ func gather(res *mcp.CallToolResult) []*produced {
 				byURL[str(fv["uri"])] = p
 			}
 		}
-		var fvs []mcpfile.FileValue
-		fileValues(sc, &fvs)
-		for _, fv := range fvs {
-			addFile(fv)
-		}
+		fileValues(sc, addFile)
 	}
 	for _, c := range res.Content {
 		switch x := c.(type) {
 		case *mcp.ResourceLink:
 			if isFileLink(x) {
-				fv := mcpfile.FileValue{URI: x.URI, Name: x.Name, MIMEType: x.MIMEType, Size: x.Size}
-				fv.Digest = mcpfile.SHA256(str(x.Meta[transfer.MetaSHA256]))
-				addFile(fv)
+				addFile(mcpfile.FileValue{URI: x.URI, Name: x.Name, MIMEType: x.MIMEType, Size: x.Size,
+					Digest: mcpfile.SHA256(str(x.Meta[transfer.MetaSHA256]))})
 				continue
 			}
-			size := int64(-1)
-			if x.Size != nil {
-				size = *x.Size
-			}
-			add(x.URI, x.Name, size, str(x.Meta[transfer.MetaSHA256]))
+			add(x.URI, x.Name, num(x.Size), str(x.Meta[transfer.MetaSHA256]))
 		case *mcp.EmbeddedResource:
 			if x.Resource == nil {
 				continue
@@ -237,11 +225,7 @@ func gather(res *mcp.CallToolResult) []*produced {
 				p.embedded = []byte(x.Resource.Text)
 			}
 		default:
-			var fvs []mcpfile.FileValue
-			fileValues(blockMeta(c), &fvs)
-			for _, fv := range fvs {
-				addFile(fv)
-			}
+			fileValues(blockMeta(c), addFile)
 		}
 	}
 	for _, p := range out {
@@ -401,9 +385,14 @@ func str(v any) string {
 	return s
 }
 
-// num reads a JSON number decoded as float64 (or json.Number); -1 if absent.
+// num reads a JSON number decoded as float64 (or json.Number), or a size
+// the go-sdk or mcpfile holds as an *int64; -1 if absent.
 func num(v any) int64 {
 	switch x := v.(type) {
+	case *int64:
+		if x != nil {
+			return *x
+		}
 	case float64:
 		return int64(x)
 	case int64:

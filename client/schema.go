@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"reflect"
 	"slices"
@@ -30,7 +31,7 @@ func parseSchema(s any) (*schema, error) {
 	var m map[string]any
 	switch v := s.(type) {
 	case nil:
-		return &schema{root: map[string]any{}, files: map[uintptr]bool{}}, nil
+		m = map[string]any{}
 	case map[string]any:
 		m = v
 	default:
@@ -273,11 +274,7 @@ func (s *schema) collect(n map[string]any, at string, depth int, seen map[string
 	props, _ := n["properties"].(map[string]any)
 	for _, k := range sortedKeys(props) {
 		if pm, ok := props[k].(map[string]any); ok {
-			p := k
-			if at != "" {
-				p = at + "." + k
-			}
-			s.collect(pm, p, depth+1, seen, onPath, out)
+			s.collect(pm, joinPath(at, k), depth+1, seen, onPath, out)
 		}
 	}
 	for _, b := range branches(n) {
@@ -285,14 +282,7 @@ func (s *schema) collect(n map[string]any, at string, depth int, seen map[string
 	}
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
 // arrayItems returns the item schema of node when node, or one of its
 // branches, describes an array.

@@ -8,9 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentura/agentura/transfer"
@@ -173,11 +174,7 @@ func TaskCapabilities(caps *mcp.ClientCapabilities) *mcp.ClientCapabilities {
 		c := *caps
 		out = &c
 	}
-	exts := map[string]any{}
-	for k, v := range out.Extensions {
-		exts[k] = v
-	}
-	out.Extensions = exts
+	out.Extensions = maps.Clone(out.Extensions) // caps' own map stays as it was
 	out.AddExtension(ExtTasks, nil)
 	return out
 }
@@ -186,10 +183,8 @@ func TaskCapabilities(caps *mcp.ClientCapabilities) *mcp.ClientCapabilities {
 // task: the task a tools/call was answered with, and the task a tasks/*
 // request names (its Mcp-Name header).
 type taskBox struct {
-	name string // Mcp-Name for tasks/*
-
-	mu   sync.Mutex
-	task *wireTask // set when a tools/call was answered with a task
+	name string                   // Mcp-Name for tasks/*
+	task atomic.Pointer[wireTask] // set when a tools/call was answered with a task
 }
 
 type taskBoxKey struct{}
@@ -197,18 +192,6 @@ type taskBoxKey struct{}
 func boxFrom(ctx context.Context) *taskBox {
 	b, _ := ctx.Value(taskBoxKey{}).(*taskBox)
 	return b
-}
-
-func (b *taskBox) set(w *wireTask) {
-	b.mu.Lock()
-	b.task = w
-	b.mu.Unlock()
-}
-
-func (b *taskBox) get() *wireTask {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.task
 }
 
 // WithTasks returns an HTTP client for an MCP transport (the go-sdk's
@@ -286,7 +269,7 @@ func (b *taskBox) see(msg []byte) {
 		Result *wireTask `json:"result"`
 	}
 	if json.Unmarshal(msg, &m) == nil && m.Result != nil && m.Result.ResultType == "task" && m.Result.TaskID != "" {
-		b.set(m.Result)
+		b.task.Store(m.Result)
 	}
 }
 
@@ -301,8 +284,8 @@ const maxSSEEvent = 64 << 20
 // it too.
 func rewriteEvent(fn func([]byte) ([]byte, bool)) func(unit [][]byte, whole bool) [][]byte {
 	return func(unit [][]byte, whole bool) [][]byte {
-		var other, data, out bytes.Buffer
-		var end []byte // the blank line that ends the event, \r and all
+		var data, out bytes.Buffer // out: the other fields, then the new data
+		var end []byte             // the blank line that ends the event, \r and all
 		lines := 0
 		for l := range bytes.Lines(bytes.Join(unit, nil)) {
 			line := bytes.TrimSuffix(bytes.TrimSuffix(l, []byte("\n")), []byte("\r"))
@@ -316,8 +299,8 @@ func rewriteEvent(fn func([]byte) ([]byte, bool)) func(unit [][]byte, whole bool
 				}
 				data.Write(bytes.TrimPrefix(d, []byte(" ")))
 			default:
-				other.Write(bytes.TrimSuffix(l, []byte("\n")))
-				other.WriteByte('\n')
+				out.Write(bytes.TrimSuffix(l, []byte("\n")))
+				out.WriteByte('\n')
 			}
 		}
 		if lines == 0 {
@@ -327,7 +310,6 @@ func rewriteEvent(fn func([]byte) ([]byte, bool)) func(unit [][]byte, whole bool
 		if !ok {
 			return unit
 		}
-		out.Write(other.Bytes())
 		for l := range bytes.Lines(changed) {
 			out.WriteString("data: ")
 			out.Write(bytes.TrimSuffix(l, []byte("\n")))
@@ -382,7 +364,7 @@ func (m *Middleware) StartTool(ctx context.Context, session *mcp.ClientSession, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if w := box.get(); w != nil {
+	if w := box.task.Load(); w != nil {
 		t, err := w.task()
 		return nil, t, err
 	}
@@ -489,7 +471,7 @@ func (m *Middleware) callAsTask(ctx context.Context, req mcp.Request, next mcp.M
 	if err != nil {
 		return res, err
 	}
-	w := box.get()
+	w := box.task.Load()
 	if w == nil {
 		if b, _ := json.Marshal(res); bytes.Contains(b, []byte(`"resultType":"task"`)) {
 			return nil, errors.New("the agent answered with a task the transport hid: give the MCP transport an HTTP client from client.WithTasks")

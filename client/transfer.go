@@ -84,10 +84,9 @@ func (m *Middleware) resumableUpload(ctx context.Context, f *os.File, e Entry, n
 // or resumed by Range where it broke. The registry keeps nothing of a
 // failed download.
 func (m *Middleware) download(ctx context.Context, rawURL, name, sha256, source string) (Entry, error) {
-	guard := transferclient.Guard{Origin: m.base, AllowHosts: m.cfg.AllowHosts, AllowSetting: allowSetting, OriginSetting: originSetting}
 	pace := transferclient.Pace{StallTimeout: m.cfg.StallTimeout, MinRate: m.cfg.MinDownloadRate, Slack: paceSlack, Again: "call the tool again"}
 	var e Entry
-	err := guard.Download(ctx, m.hc, rawURL, m.cfg.MaxDownloadBytes, pace, name, func(ctx context.Context, r io.Reader, size int64) error {
+	err := m.guard().Download(ctx, m.hc, rawURL, m.cfg.MaxDownloadBytes, pace, name, func(ctx context.Context, r io.Reader, size int64) error {
 		body := &progressReader{r: r, p: Progress{Direction: Download, Name: name, Total: size}, fn: m.cfg.Progress}
 		var err error
 		if e, err = m.cfg.Registry.Add(ctx, name, bufio.NewReaderSize(transfer.VerifySHA256(body, sha256, name), 256<<10), source); err != nil {
@@ -100,6 +99,13 @@ func (m *Middleware) download(ctx context.Context, rawURL, name, sha256, source 
 		return Entry{}, fmt.Errorf("download %s: %w", name, withCapHint(err))
 	}
 	return e, nil
+}
+
+// guard is what every URL of the agent's is checked by before it is
+// followed: the agent's origin, Config.AllowHosts, and the settings that
+// widen them.
+func (m *Middleware) guard() transferclient.Guard {
+	return transferclient.Guard{Origin: m.base, AllowHosts: m.cfg.AllowHosts, AllowSetting: allowSetting, OriginSetting: originSetting}
 }
 
 // ErrStalled is wrapped by the error of a download that went

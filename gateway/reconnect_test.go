@@ -107,6 +107,9 @@ func (f *fakeAgent) stop() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ts != nil {
+		// The listener first: a client reconnecting between the two closes
+		// would hold a stream the server's Close then waits on for ever.
+		f.ts.Listener.Close()
 		f.ts.CloseClientConnections()
 		f.ts.Close()
 		f.ts = nil

@@ -97,9 +97,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		out.Error = err.Error()
 	}
 	if f.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(out)
+		printJSON(stdout, out)
 	} else {
 		printText(stdout, out)
 	}
@@ -207,6 +205,13 @@ func saveResult(reg *client.Registry, res *mcp.CallToolResult, tool, dir string,
 		return exitFailed, fmt.Errorf("%d produced file(s) could not be fetched: %s", len(out.Failed), strings.Join(out.Failed, "; "))
 	}
 	return exitOK, nil
+}
+
+// printJSON prints v as --output json does: indented JSON.
+func printJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
 }
 
 // modelText is the text a model would read: every text block of the result.

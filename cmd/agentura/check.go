@@ -90,9 +90,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Standard: standard, ExpiryWait: waitOption(expiryWait),
 	})
 	if jsonOut || c.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(report)
+		printJSON(stdout, report)
 	} else {
 		report.WriteText(stdout)
 	}

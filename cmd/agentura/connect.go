@@ -65,10 +65,9 @@ func prepare(c *common, rawURL string, stderr io.Writer) (*conn, error) {
 	if c.stdio {
 		cmd := exec.Command(c.command[0], c.command[1:]...)
 		cn.stderr = &tailBuffer{max: 16 << 10}
+		cmd.Stderr = cn.stderr
 		if c.verbose {
 			cmd.Stderr = io.MultiWriter(stderr, cn.stderr)
-		} else {
-			cmd.Stderr = cn.stderr
 		}
 		// Content blocks the go-sdk cannot decode are rewritten (over
 		// HTTP, client.WithTasks' client does it).

@@ -125,9 +125,7 @@ func (f *gatewayFlags) gatewayConfig(urls []string, stderr io.Writer) (gateway.C
 	if f.maxMessage > 0 {
 		cfg.MaxMessageBytes = int64(f.maxMessage)
 	}
-	if f.allowURIs {
-		cfg.AllowFileURIs = true
-	}
+	cfg.AllowFileURIs = cfg.AllowFileURIs || f.allowURIs
 	cfg.Logger = stderrLogger(f.verbose, stderr)
 	if len(cfg.Agents) == 0 {
 		return cfg, errors.New("no agents: give an agent's MCP URL (http://localhost:8001/mcp) or a --config file naming agents")

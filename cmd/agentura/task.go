@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -132,9 +131,7 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		out.Error = err.Error()
 	}
 	if f.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(struct {
+		printJSON(stdout, struct {
 			*callOutput
 			Status string `json:"status"`
 		}{out, status})

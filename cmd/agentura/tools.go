@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -58,9 +59,7 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		tools = append(tools, info)
 	}
 	if c.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(tools)
+		printJSON(stdout, tools)
 		return exitOK
 	}
 	for _, t := range tools {
@@ -68,18 +67,12 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if t.Description != "" {
 			fmt.Fprintf(stdout, "    %s\n", t.Description)
 		}
-		params := paramNames(t.InputSchema)
-		files := map[string]bool{}
-		for _, f := range t.FileParams {
-			files[f] = true
-		}
 		var parts []string
-		for _, p := range params {
-			if files[p] || files[p+"[]"] || hasPrefix(t.FileParams, p+"[].") || hasPrefix(t.FileParams, p+".") {
-				parts = append(parts, p+" [file]")
-			} else {
-				parts = append(parts, p)
+		for _, p := range paramNames(t.InputSchema) {
+			if fileParam(t.FileParams, p) {
+				p += " [file]"
 			}
+			parts = append(parts, p)
 		}
 		if len(parts) > 0 {
 			fmt.Fprintf(stdout, "    params: %s\n", strings.Join(parts, ", "))
@@ -98,19 +91,13 @@ func paramNames(schema any) []string {
 		Properties map[string]json.RawMessage `json:"properties"`
 	}
 	json.Unmarshal(b, &s)
-	names := make([]string, 0, len(s.Properties))
-	for k := range s.Properties {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(s.Properties))
 }
 
-func hasPrefix(list []string, prefix string) bool {
-	for _, s := range list {
-		if strings.HasPrefix(s, prefix) {
-			return true
-		}
-	}
-	return false
+// fileParam reports whether the top-level parameter p is one of the file
+// fields, or holds some.
+func fileParam(fields []string, p string) bool {
+	return slices.ContainsFunc(fields, func(f string) bool {
+		return f == p || f == p+"[]" || strings.HasPrefix(f, p+"[].") || strings.HasPrefix(f, p+".")
+	})
 }
