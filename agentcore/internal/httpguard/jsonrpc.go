@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentura/agentura/internal/lib/mcptrace"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -135,7 +136,7 @@ func (r *methodReader) object(top bool) (string, error) {
 		key := foldName(name)
 		if first, dup := seen[key]; dup {
 			return method, fmt.Errorf("%w: one object names the member %q twice (%q and %q; names are compared ignoring case, as some parsers match them); send each member once",
-				ErrAmbiguous, truncateName(name), truncateName(first), truncateName(name))
+				ErrAmbiguous, mcptrace.Truncate(name, 40), mcptrace.Truncate(first, 40), mcptrace.Truncate(name, 40))
 		}
 		seen[key] = name
 		if top && key == methodKey && r.dec.PeekKind() == '"' {
@@ -166,12 +167,4 @@ func foldName(name string) string {
 		}
 		return least
 	}, name)
-}
-
-// truncateName keeps a quoted member name short in an error.
-func truncateName(s string) string {
-	if len(s) <= 40 {
-		return s
-	}
-	return s[:40] + "…"
 }

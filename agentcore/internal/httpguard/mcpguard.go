@@ -44,17 +44,14 @@ func MCP(limit int64, next http.Handler) http.Handler {
 				return
 			}
 		}
-		r.Body = ReadCloser{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+		r.Body = ReadCloser{Reader: io.MultiReader(bytes.NewReader(head), r.Body), Closer: r.Body}
 		mcptrace.ServeWithID(w, r, next, m["id"]) // its span records the id read here
 	})
 }
 
 // ReadCloser is a body read from Reader (what was read ahead, then the
 // rest) and closed by Closer (the original body).
-type ReadCloser struct {
-	io.Reader
-	io.Closer
-}
+type ReadCloser = mcptrace.ReadCloser
 
 // methodlessRequest returns the JSON-RPC error for the message m when it
 // has an id and neither a method nor a result or error, else nil.

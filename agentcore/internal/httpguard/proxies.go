@@ -74,19 +74,17 @@ func ParseTrustedProxies(entries []string) (*TrustedProxies, error) {
 	return p, nil
 }
 
+// hostNameChars are the characters of a host name's labels.
+const hostNameChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"
+
 // validHostName reports whether s looks like a DNS host name.
 func validHostName(s string) bool {
 	if len(s) > 253 {
 		return false
 	}
 	for _, label := range strings.Split(s, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' || strings.Trim(label, hostNameChars) != "" {
 			return false
-		}
-		for _, c := range label {
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-				return false
-			}
 		}
 	}
 	return true
@@ -96,10 +94,8 @@ func validHostName(s string) bool {
 // addresses last looked up: it never waits for DNS.
 func (p *TrustedProxies) Trusts(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	for _, pfx := range p.prefixes {
-		if pfx.Contains(ip) {
-			return true
-		}
+	if slices.ContainsFunc(p.prefixes, func(pfx netip.Prefix) bool { return pfx.Contains(ip) }) {
+		return true
 	}
 	if r := p.resolved.Load(); r != nil {
 		for _, addrs := range *r {

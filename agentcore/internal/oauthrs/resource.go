@@ -25,6 +25,7 @@ import (
 
 	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/internal/lib/issuermeta"
+	"github.com/agentura/agentura/internal/lib/mcptrace"
 )
 
 // asymmetricAlgs are the JWS algorithms an issuer's access token may be
@@ -299,7 +300,8 @@ func (o *Resource) keyFunc(ctx context.Context, t *jwt.Token) (any, error) {
 			o.mu.Unlock()
 			return nil, fmt.Errorf("%w: the issuer publishes no keys (jwks_uri), so a JWT cannot be checked here", auth.ErrInvalidToken)
 		}
-		if usable && (!named || o.knownKID(ctx, kid)) {
+		_, unknown := o.store.KeyRead(ctx, kid) // the key set read last holds kid when nil
+		if usable && (!named || unknown == nil) {
 			o.mu.Unlock()
 			return o.keys.KeyfuncCtx(ctx)(t)
 		}
@@ -324,18 +326,12 @@ func (o *Resource) keyFunc(ctx context.Context, t *jwt.Token) (any, error) {
 			}
 			o.mu.Unlock()
 			return nil, fmt.Errorf("%w: the token's signing key %q is not one issuer %s publishes (its key set, read less than %s ago, lacks it)",
-				auth.ErrInvalidToken, cut(kid, 80), o.issuer, o.t.unknownKID)
+				auth.ErrInvalidToken, mcptrace.Truncate(kid, 80), o.issuer, o.t.unknownKID)
 		}
 		if err := o.awaitReadLocked(ctx); err != nil {
 			return nil, err
 		}
 	}
-}
-
-// knownKID reports whether the key set read last holds kid.
-func (o *Resource) knownKID(ctx context.Context, kid string) bool {
-	_, err := o.store.KeyRead(ctx, kid)
-	return err == nil
 }
 
 // refusedByClaims is the 401 of a token whose own claims refuse it,
@@ -364,7 +360,7 @@ func critical(h map[string]any) error {
 	}
 	b, _ := json.Marshal(crit)
 	return fmt.Errorf("%w: the token's JWS header marks %s as critical (crit), extensions this agent does not understand; RFC 7515 §4.1.11 has it refused",
-		auth.ErrInvalidToken, cut(string(b), 80))
+		auth.ErrInvalidToken, mcptrace.Truncate(string(b), 80))
 }
 
 // accept turns a verified token's claims into the caller: its audience must
@@ -392,12 +388,4 @@ func (o *Resource) forThisAgent(aud []string) bool {
 func (o *Resource) foreignAudience(aud []string) error {
 	return fmt.Errorf("%w: the token's audience %q does not name this agent (%s); ask the identity provider for a token with resource=%s (RFC 8707), or audience=%s",
 		auth.ErrInvalidToken, aud, strings.Join(o.audiences, " or "), o.resource, o.resource)
-}
-
-// cut shortens s to n bytes and marks the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
