@@ -289,15 +289,12 @@ func (g *Guard) CardSecurity(card *a2a.AgentCard) {
 	if g.verifier == nil {
 		return
 	}
-	if g.oauth == nil {
-		card.SecuritySchemes = a2a.NamedSecuritySchemes{
-			a2aBearerScheme: a2a.HTTPAuthSecurityScheme{
-				Scheme:       "bearer",
-				BearerFormat: "JWT",
-				Description:  "Authorization: Bearer <JWT>; its sub claim names the caller, who owns the files of the call.",
-			},
-		}
+	bearer := func(desc string) {
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{a2aBearerScheme: a2a.HTTPAuthSecurityScheme{Scheme: "bearer", BearerFormat: "JWT", Description: desc}}
 		card.Security = []a2a.SecurityRequirements{{a2aBearerScheme: a2a.SecuritySchemeScopes{}}}
+	}
+	if g.oauth == nil {
+		bearer("Authorization: Bearer <JWT>; its sub claim names the caller, who owns the files of the call.")
 		return
 	}
 	need := a2a.SecuritySchemeScopes{ScopeToolsCall, ScopeFilesRead}
@@ -305,9 +302,7 @@ func (g *Guard) CardSecurity(card *a2a.AgentCard) {
 		g.oauth.Issuer(), g.oauth.Origin(), g.oauth.Origin(), g.publicURL+protectedResourcePath)
 	meta, err := g.oauth.IssuerMeta(context.Background())
 	if err != nil {
-		// The issuer cannot be read now: still say what kind of token it is.
-		card.SecuritySchemes = a2a.NamedSecuritySchemes{a2aBearerScheme: a2a.HTTPAuthSecurityScheme{Scheme: "bearer", BearerFormat: "JWT", Description: desc}}
-		card.Security = []a2a.SecurityRequirements{{a2aBearerScheme: a2a.SecuritySchemeScopes{}}}
+		bearer(desc) // the issuer cannot be read now: still say what kind of token it is
 		return
 	}
 	flows := a2a.OAuthFlows{ClientCredentials: &a2a.ClientCredentialsOAuthFlow{TokenURL: meta.TokenEndpoint, Scopes: scopeDescriptions}}
