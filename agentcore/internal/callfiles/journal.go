@@ -212,14 +212,8 @@ func (j *Journal) Commit() error {
 // journal record it fails to remove is no longer live: the next sweep
 // rolls it back (its outputs are deleted already).
 func (j *Journal) Done() {
-	j.stopRenewing()
-	if j.f != nil {
-		j.f.Close()
-		os.Remove(j.path)
-	}
-	if j.name != "" {
-		j.calls.records.DeleteRecord(context.Background(), PendingKind, JournalOwner, j.name)
-		j.calls.live.Delete(j.name)
+	if j.Commit() != nil {
+		j.calls.live.Delete(j.name) // the name Commit failed to remove
 	}
 }
 

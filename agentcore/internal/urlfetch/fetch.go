@@ -84,7 +84,8 @@ type Fetcher struct {
 	client *http.Client
 	dialer *net.Dialer     // dials what the guard accepts; the peer client dials with it too
 	allow  map[string]bool // hosts and host:port pairs allowed although private
-	peers  *peerFetcher    // AGENT_PEER_URLS: peers' public URLs fetched from internal ones (peers.go)
+	peers  peerMap         // AGENT_PEER_URLS: peers' public URLs fetched from internal ones (peers.go)
+	peer   *http.Client    // fetches them: dials the peers' internal host:port pairs; its own connection pool
 }
 
 // New returns a fetcher that reaches private addresses only at allowHosts
@@ -227,8 +228,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string) (*http.Response, error
 	traceContext.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := client.Do(req)
 	if err != nil {
-		var ssrf *SSRFError
-		if errors.As(err, &ssrf) {
+		if ssrf, ok := errors.AsType[*SSRFError](err); ok {
 			return nil, ssrf
 		}
 		return nil, fmt.Errorf("fetch %s: %w", transfer.Redact(rawURL), err)
