@@ -81,18 +81,6 @@ func (g *Guard) ProtectedResources(name string) map[string]http.Handler {
 	}
 }
 
-// challengeScopes are the scopes a 401 on path names: what a host needs
-// for its usual work there.
-func challengeScopes(path string) []string {
-	switch {
-	case path == "/mcp":
-		return oauthScopes
-	case path == transfer.A2APath:
-		return []string{ScopeToolsCall, ScopeFilesRead}
-	}
-	return []string{ScopeFilesWrite} // /uploads, tus
-}
-
 // bearerChallenge is the WWW-Authenticate value of a request to r's
 // endpoint refused with code ("" when no token came, "invalid_token",
 // "insufficient_scope"): under AGENT_AUTH=oauth it names the
@@ -105,12 +93,16 @@ func (g *Guard) bearerChallenge(r *http.Request, code, desc string, scopes []str
 		}
 		return `Bearer error="` + code + `"`
 	}
-	meta := g.publicURL + protectedResourcePath
-	if r.URL.Path == "/mcp" {
-		meta += "/mcp"
+	// The endpoint's usual scopes: what a host needs for its usual work there.
+	meta, usual := g.publicURL+protectedResourcePath, []string{ScopeFilesWrite} // /uploads, tus
+	switch r.URL.Path {
+	case "/mcp":
+		meta, usual = meta+"/mcp", oauthScopes
+	case transfer.A2APath:
+		usual = []string{ScopeToolsCall, ScopeFilesRead}
 	}
 	if scopes == nil {
-		scopes = challengeScopes(r.URL.Path)
+		scopes = usual
 	}
 	params := []string{`resource_metadata="` + meta + `"`, `scope="` + strings.Join(scopes, " ") + `"`}
 	if code != "" {

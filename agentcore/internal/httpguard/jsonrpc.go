@@ -56,25 +56,17 @@ type methodReader struct {
 func (r *methodReader) message() ([]string, error) {
 	switch r.dec.PeekKind() {
 	case '[':
-		r.depth++
-		if _, err := r.dec.ReadToken(); err != nil {
-			return nil, err
-		}
 		out := []string{}
-		for r.dec.PeekKind() != ']' {
+		err := r.array(func() error {
 			if r.dec.PeekKind() != '{' {
-				if err := r.value(); err != nil {
-					return out, err
-				}
-				continue
+				return r.value()
 			}
 			m, err := r.object(true)
-			if err != nil {
-				return out, err
+			if err == nil {
+				out = append(out, m)
 			}
-			out = append(out, m)
-		}
-		_, err := r.dec.ReadToken()
+			return err
+		})
 		return out, err
 	case '{':
 		m, err := r.object(true)
@@ -90,20 +82,25 @@ func (r *methodReader) value() error {
 		_, err := r.object(false)
 		return err
 	case '[':
-		if r.depth++; r.depth > maxDepth {
-			return fmt.Errorf("%w: the body nests deeper than %d levels", ErrAmbiguous, maxDepth)
-		}
-		defer func() { r.depth-- }()
-		if _, err := r.dec.ReadToken(); err != nil {
+		return r.array(r.value)
+	}
+	_, err := r.dec.ReadToken()
+	return err
+}
+
+// array reads an array, each element with elem.
+func (r *methodReader) array(elem func() error) error {
+	if r.depth++; r.depth > maxDepth {
+		return fmt.Errorf("%w: the body nests deeper than %d levels", ErrAmbiguous, maxDepth)
+	}
+	defer func() { r.depth-- }()
+	if _, err := r.dec.ReadToken(); err != nil {
+		return err
+	}
+	for r.dec.PeekKind() != ']' {
+		if err := elem(); err != nil {
 			return err
 		}
-		for r.dec.PeekKind() != ']' {
-			if err := r.value(); err != nil {
-				return err
-			}
-		}
-		_, err := r.dec.ReadToken()
-		return err
 	}
 	_, err := r.dec.ReadToken()
 	return err

@@ -172,10 +172,7 @@ func (p *TrustedProxies) ClientAddr(r *http.Request) string {
 	if p == nil || err != nil || !p.Trusts(peer) {
 		return host
 	}
-	var hops []string
-	for _, h := range r.Header.Values("X-Forwarded-For") {
-		hops = append(hops, strings.Split(h, ",")...)
-	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
 	client := host
 	for i := len(hops) - 1; i >= 0; i-- {
 		ip, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
