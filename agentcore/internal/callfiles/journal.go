@@ -190,7 +190,11 @@ func (j *Journal) Rollback(ctx context.Context) {
 // journal may remain, and its outputs be rolled back later: the caller
 // rolls them back now and fails.
 func (j *Journal) Commit() error {
-	j.stopRenewing()
+	if j.renew != nil {
+		close(j.renew)
+		<-j.renewed
+		j.renew = nil
+	}
 	if j.f != nil {
 		j.f.Close()
 		j.f = nil
@@ -214,14 +218,6 @@ func (j *Journal) Commit() error {
 func (j *Journal) Done() {
 	if j.Commit() != nil {
 		j.calls.live.Delete(j.name) // the name Commit failed to remove
-	}
-}
-
-func (j *Journal) stopRenewing() {
-	if j.renew != nil {
-		close(j.renew)
-		<-j.renewed
-		j.renew = nil
 	}
 }
 

@@ -107,7 +107,7 @@ func New(allowHosts []string, timeout time.Duration) *Fetcher {
 	}
 	transport := &http.Transport{
 		Proxy:                 nil, // a proxy would reach what the guard refuses
-		DialContext:           f.guardedDial(f.dialer),
+		DialContext:           f.guardedDial,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          16,
 		IdleConnTimeout:       90 * time.Second,
@@ -141,36 +141,34 @@ func (f *Fetcher) allowed(hostport string) bool {
 
 // guardedDial resolves the host itself and dials only addresses the guard
 // accepts, so a DNS answer cannot change between the check and the dial.
-func (f *Fetcher) guardedDial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if f.allowed(addr) {
-			conn, err := d.DialContext(ctx, network, addr)
-			return conn, unresolved(err)
-		}
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, err
-		}
-		ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		if err != nil {
-			return nil, unresolved(err)
-		}
-		var refused error
-		for _, ip := range ips {
-			if reason := blockedReason(ip); reason != "" {
-				if refused == nil {
-					refused = &SSRFError{Host: host, IP: ip.Unmap().String(), Reason: reason}
-				}
-				continue
-			}
-			conn, err := d.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
-			if err == nil {
-				return conn, nil
-			}
-			refused = err
-		}
-		return nil, cmp.Or(refused, fmt.Errorf("no address found for %s", host))
+func (f *Fetcher) guardedDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if f.allowed(addr) {
+		conn, err := f.dialer.DialContext(ctx, network, addr)
+		return conn, unresolved(err)
 	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, unresolved(err)
+	}
+	var refused error
+	for _, ip := range ips {
+		if reason := blockedReason(ip); reason != "" {
+			if refused == nil {
+				refused = &SSRFError{Host: host, IP: ip.Unmap().String(), Reason: reason}
+			}
+			continue
+		}
+		conn, err := f.dialer.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		refused = err
+	}
+	return nil, cmp.Or(refused, fmt.Errorf("no address found for %s", host))
 }
 
 // hostError is the error of a URL whose host name could not be resolved.

@@ -90,17 +90,12 @@ func peerBase(raw string) (*url.URL, error) {
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return nil, errors.New("must be a base URL without user, query or fragment")
 	}
-	u.Host = hostPort(u)
+	// host:port in lower case, the scheme's default port filled in, so that
+	// http://Host and http://host:80 compare equal.
+	u.Host = net.JoinHostPort(strings.ToLower(u.Hostname()), cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[u.Scheme]))
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
 	return u, nil
-}
-
-// hostPort is u's host:port in lower case, with the scheme's default port
-// filled in, so that http://Host and http://host:80 compare equal.
-func hostPort(u *url.URL) string {
-	port := cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
-	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // rewrite returns raw with a peer's public base replaced by its internal
