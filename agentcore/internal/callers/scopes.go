@@ -3,7 +3,6 @@ package callers
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -253,7 +252,7 @@ func (g *Guard) JSONRPC(limit int64, scope func(string) string, next http.Handle
 			if errors.Is(err, httpguard.ErrAmbiguous) {
 				code, msg = -32600, "invalid request: "+err.Error()
 			}
-			writeRPCError(w, http.StatusBadRequest, code, msg)
+			httpguard.WriteRPCError(w, http.StatusBadRequest, nil, code, calls.Truncate(msg, 400))
 			return
 		}
 		for _, m := range methods {
@@ -263,14 +262,6 @@ func (g *Guard) JSONRPC(limit int64, scope func(string) string, next http.Handle
 		r.ContentLength = int64(len(body))
 		g.serveScoped(w, r, scopes, next)
 	})
-}
-
-// writeRPCError answers a request that cannot be read as JSON-RPC with a
-// JSON-RPC error of no id.
-func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": calls.Truncate(msg, 400)}})
 }
 
 // CardSecurity declares on the card how a peer gets a token: under

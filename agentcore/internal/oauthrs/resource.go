@@ -142,8 +142,7 @@ func New(cfg Options, fetch *urlfetch.Fetcher, log *slog.Logger) *Resource {
 	o.ctx, o.stop = context.WithCancel(context.Background())
 	o.keys, _ = keyfunc.New(keyfunc.Options{Ctx: o.ctx, Storage: o.store}) // fails only without a storage
 	if cfg.IntrospectionURL != "" {
-		o.introspect = &introspector{url: cfg.IntrospectionURL, clientID: cfg.ClientID, secret: cfg.ClientSecret,
-			client: o.client, issuer: o.issuer, log: log, retry: &o.t.retry}
+		o.introspect = &introspector{o: o, url: cfg.IntrospectionURL, clientID: cfg.ClientID, secret: cfg.ClientSecret}
 		o.introspect.cache.Limit = 10000
 	}
 	return o
@@ -238,7 +237,7 @@ func (o *Resource) Verify(ctx context.Context, token string, _ *http.Request) (*
 		if o.introspect == nil {
 			return nil, fmt.Errorf("%w: the token is not a JWT, and this agent checks opaque tokens only when AGENT_OAUTH_INTROSPECTION_URL is set", auth.ErrInvalidToken)
 		}
-		return o.introspect.verify(ctx, token, o.accept)
+		return o.introspect.verify(ctx, token)
 	}
 	var c accessClaims
 	var own error // keyFunc's refusal, or the issuer unavailable
