@@ -240,8 +240,7 @@ type outcome struct {
 func outcomeOf(res mcp.Result, err error) outcome {
 	if err != nil {
 		o := outcome{failed: true, errorType: "internal", words: err.Error}
-		var werr *jsonrpc.Error
-		if errors.As(err, &werr) {
+		if werr, ok := errors.AsType[*jsonrpc.Error](err); ok {
 			o.statusCode = strconv.FormatInt(werr.Code, 10)
 			o.errorType = o.statusCode
 		}
