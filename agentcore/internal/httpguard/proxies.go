@@ -36,7 +36,7 @@ type TrustedProxies struct {
 	prefixes []netip.Prefix
 	names    []string
 
-	// lookup resolves a name; nil: net.DefaultResolver. Tests set it.
+	// lookup resolves a name: net.DefaultResolver's, unless a test sets it.
 	lookup func(ctx context.Context, name string) ([]netip.Addr, error)
 	// every is proxyResolveEvery; tests shorten it.
 	every    time.Duration
@@ -71,6 +71,9 @@ func ParseTrustedProxies(entries []string) (*TrustedProxies, error) {
 		return nil, nil
 	}
 	p.every = proxyResolveEvery
+	p.lookup = func(ctx context.Context, name string) ([]netip.Addr, error) {
+		return net.DefaultResolver.LookupNetIP(ctx, "ip", name)
+	}
 	return p, nil
 }
 
@@ -132,17 +135,11 @@ func (p *TrustedProxies) Run(ctx context.Context, log *slog.Logger) {
 // refresh looks up every name once, keeping a name's last addresses when
 // its lookup fails, and returns the names that have none.
 func (p *TrustedProxies) refresh(ctx context.Context) (missing []string) {
-	lookup := p.lookup
-	if lookup == nil {
-		lookup = func(ctx context.Context, name string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", name)
-		}
-	}
 	next := map[string][]netip.Addr{}
 	last := p.resolved.Load()
 	for _, name := range p.names {
 		lctx, cancel := context.WithTimeout(ctx, proxyLookupWait)
-		ips, err := lookup(lctx, name)
+		ips, err := p.lookup(lctx, name)
 		cancel()
 		var addrs []netip.Addr
 		for _, a := range ips {

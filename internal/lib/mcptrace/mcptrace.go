@@ -172,12 +172,8 @@ func observed(next mcp.MethodHandler, hist func(*instruments) metric.Float64Hist
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
-		h := hist(instrumentsNow())
+		h, began := hist(instrumentsNow()), time.Now()
 		measured := h.Enabled(ctx)
-		var began time.Time
-		if measured {
-			began = time.Now()
-		}
 		name, attrs := describe(method, req)
 		ctx, span, attrs := start(ctx, name, req, attrs)
 		defer span.End()
