@@ -152,15 +152,14 @@ func (o *Resource) readKeys(ctx context.Context, uri string) error {
 // await waits for done, at most max and no longer than ctx; it reports
 // whether done was closed.
 func await(ctx context.Context, done <-chan struct{}, max time.Duration) bool {
-	t := time.NewTimer(max)
-	defer t.Stop()
+	ctx, cancel := context.WithTimeout(ctx, max)
+	defer cancel()
 	select {
 	case <-done:
 		return true
-	case <-t.C:
 	case <-ctx.Done():
+		return false
 	}
-	return false
 }
 
 // refresher reads the JWKS again every refresh interval so that a key the

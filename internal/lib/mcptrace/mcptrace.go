@@ -81,10 +81,8 @@ func (m MetaCarrier) Keys() []string {
 // holds one.
 func extract(ctx context.Context, req mcp.Request) context.Context {
 	if p := req.GetParams(); !isNil(p) {
-		if meta := p.GetMeta(); meta != nil {
-			if _, ok := meta["traceparent"].(string); ok {
-				return Propagator.Extract(ctx, MetaCarrier(meta))
-			}
+		if _, ok := p.GetMeta()["traceparent"].(string); ok {
+			return Propagator.Extract(ctx, MetaCarrier(p.GetMeta()))
 		}
 	}
 	if extra := req.GetExtra(); extra != nil && extra.Header != nil && extra.Header.Get("traceparent") != "" {
@@ -155,9 +153,7 @@ func Client(next mcp.MethodHandler) mcp.MethodHandler {
 			if span.IsRecording() {
 				ctx = context.WithValue(ctx, clientSpanKey{}, span)
 			}
-			if span.SpanContext().IsValid() {
-				inject(ctx, req.GetParams())
-			}
+			inject(ctx, req.GetParams()) // when the span is valid
 			return ctx, span, attrs
 		})
 }
