@@ -201,10 +201,7 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 		}
 		return b.ReadCloser.Read(p)
 	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.ReadCloser.Read(p)
+	n, err := b.ReadCloser.Read(p[:min(int64(len(p)), b.left)])
 	b.left -= int64(n)
 	return n, err
 }
