@@ -88,10 +88,8 @@ func (c *Access) Check() error {
 		} else if err := oauthrs.HTTPSOrLoopback(c.OAuthIssuer); err != nil {
 			bad("AGENT_OAUTH_ISSUER", c.OAuthIssuer, fmt.Errorf("%w; an issuer is an https URL (http only on loopback, for development)", err))
 		}
-		if c.OAuthIntrospectionURL != "" {
-			if err := oauthrs.HTTPSOrLoopback(c.OAuthIntrospectionURL); err != nil {
-				bad("AGENT_OAUTH_INTROSPECTION_URL", c.OAuthIntrospectionURL, err)
-			}
+		if err := oauthrs.HTTPSOrLoopback(c.OAuthIntrospectionURL); c.OAuthIntrospectionURL != "" && err != nil {
+			bad("AGENT_OAUTH_INTROSPECTION_URL", c.OAuthIntrospectionURL, err)
 		}
 	}
 	return errors.Join(errs...)

@@ -3,7 +3,6 @@ package callers
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -81,18 +80,6 @@ func (g *Guard) ProtectedResources(name string) map[string]http.Handler {
 	}
 }
 
-// challengeScopes are the scopes a 401 on path names: what a host needs
-// for its usual work there.
-func challengeScopes(path string) []string {
-	switch {
-	case path == "/mcp":
-		return oauthScopes
-	case path == transfer.A2APath:
-		return []string{ScopeToolsCall, ScopeFilesRead}
-	}
-	return []string{ScopeFilesWrite} // /uploads, tus
-}
-
 // bearerChallenge is the WWW-Authenticate value of a request to r's
 // endpoint refused with code ("" when no token came, "invalid_token",
 // "insufficient_scope"): under AGENT_AUTH=oauth it names the
@@ -105,12 +92,16 @@ func (g *Guard) bearerChallenge(r *http.Request, code, desc string, scopes []str
 		}
 		return `Bearer error="` + code + `"`
 	}
-	meta := g.publicURL + protectedResourcePath
-	if r.URL.Path == "/mcp" {
-		meta += "/mcp"
+	// The endpoint's usual scopes: what a host needs for its usual work there.
+	meta, usual := g.publicURL+protectedResourcePath, []string{ScopeFilesWrite} // /uploads, tus
+	switch r.URL.Path {
+	case "/mcp":
+		meta, usual = meta+"/mcp", oauthScopes
+	case transfer.A2APath:
+		usual = []string{ScopeToolsCall, ScopeFilesRead}
 	}
 	if scopes == nil {
-		scopes = challengeScopes(r.URL.Path)
+		scopes = usual
 	}
 	params := []string{`resource_metadata="` + meta + `"`, `scope="` + strings.Join(scopes, " ") + `"`}
 	if code != "" {
@@ -261,7 +252,7 @@ func (g *Guard) JSONRPC(limit int64, scope func(string) string, next http.Handle
 			if errors.Is(err, httpguard.ErrAmbiguous) {
 				code, msg = -32600, "invalid request: "+err.Error()
 			}
-			writeRPCError(w, http.StatusBadRequest, code, msg)
+			httpguard.WriteRPCError(w, http.StatusBadRequest, nil, code, calls.Truncate(msg, 400))
 			return
 		}
 		for _, m := range methods {
@@ -273,14 +264,6 @@ func (g *Guard) JSONRPC(limit int64, scope func(string) string, next http.Handle
 	})
 }
 
-// writeRPCError answers a request that cannot be read as JSON-RPC with a
-// JSON-RPC error of no id.
-func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": calls.Truncate(msg, 400)}})
-}
-
 // CardSecurity declares on the card how a peer gets a token: under
 // AGENT_AUTH=oauth the issuer's OAuth 2.0 flows (authorization code for a
 // user, client credentials for an agent) and, when it is an OpenID Connect
@@ -289,15 +272,12 @@ func (g *Guard) CardSecurity(card *a2a.AgentCard) {
 	if g.verifier == nil {
 		return
 	}
-	if g.oauth == nil {
-		card.SecuritySchemes = a2a.NamedSecuritySchemes{
-			a2aBearerScheme: a2a.HTTPAuthSecurityScheme{
-				Scheme:       "bearer",
-				BearerFormat: "JWT",
-				Description:  "Authorization: Bearer <JWT>; its sub claim names the caller, who owns the files of the call.",
-			},
-		}
+	bearer := func(desc string) {
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{a2aBearerScheme: a2a.HTTPAuthSecurityScheme{Scheme: "bearer", BearerFormat: "JWT", Description: desc}}
 		card.Security = []a2a.SecurityRequirements{{a2aBearerScheme: a2a.SecuritySchemeScopes{}}}
+	}
+	if g.oauth == nil {
+		bearer("Authorization: Bearer <JWT>; its sub claim names the caller, who owns the files of the call.")
 		return
 	}
 	need := a2a.SecuritySchemeScopes{ScopeToolsCall, ScopeFilesRead}
@@ -305,9 +285,7 @@ func (g *Guard) CardSecurity(card *a2a.AgentCard) {
 		g.oauth.Issuer(), g.oauth.Origin(), g.oauth.Origin(), g.publicURL+protectedResourcePath)
 	meta, err := g.oauth.IssuerMeta(context.Background())
 	if err != nil {
-		// The issuer cannot be read now: still say what kind of token it is.
-		card.SecuritySchemes = a2a.NamedSecuritySchemes{a2aBearerScheme: a2a.HTTPAuthSecurityScheme{Scheme: "bearer", BearerFormat: "JWT", Description: desc}}
-		card.Security = []a2a.SecurityRequirements{{a2aBearerScheme: a2a.SecuritySchemeScopes{}}}
+		bearer(desc) // the issuer cannot be read now: still say what kind of token it is
 		return
 	}
 	flows := a2a.OAuthFlows{ClientCredentials: &a2a.ClientCredentialsOAuthFlow{TokenURL: meta.TokenEndpoint, Scopes: scopeDescriptions}}

@@ -41,44 +41,43 @@ type callerVerifier struct {
 	iss    []string // AGENT_AUTH_JWT_ISSUER: the iss claim must be one; empty: not checked
 }
 
+// newCallerVerifier reads the key that verifies caller tokens and pins its
+// algorithm.
 func newCallerVerifier(cfg Access) (*callerVerifier, error) {
-	v, err := callerKey(cfg)
-	if err != nil {
-		return nil, err
-	}
-	v.aud, v.iss = cfg.AuthJWTAudience, cfg.AuthJWTIssuer
-	return v, nil
-}
-
-// callerKey reads the key that verifies caller tokens and pins its algorithm.
-func callerKey(cfg Access) (*callerVerifier, error) {
+	v := &callerVerifier{aud: cfg.AuthJWTAudience, iss: cfg.AuthJWTIssuer}
 	if cfg.AuthJWTSecret != "" {
-		return &callerVerifier{key: []byte(cfg.AuthJWTSecret), method: jwt.SigningMethodHS256.Alg()}, nil
+		v.key, v.method = []byte(cfg.AuthJWTSecret), jwt.SigningMethodHS256.Alg()
+		return v, nil
+	}
+	keyErr := func(err error) error {
+		return &settings.Error{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: err}
 	}
 	data, err := os.ReadFile(cfg.AuthJWTKeyFile)
 	if err != nil {
-		return nil, &settings.Error{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: err}
+		return nil, keyErr(err)
 	}
 	block, _ := pem.Decode(data)
 	if block == nil {
-		return nil, &settings.Error{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: errors.New("no PEM block found; give a PEM-encoded public key")}
+		return nil, keyErr(errors.New("no PEM block found; give a PEM-encoded public key"))
 	}
-	pub, err := x509.ParsePKIXPublicKey(block.Bytes)
+	v.key, err = x509.ParsePKIXPublicKey(block.Bytes)
 	if err != nil {
-		return nil, &settings.Error{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: fmt.Errorf("not a PKIX public key: %w", err)}
+		return nil, keyErr(fmt.Errorf("not a PKIX public key: %w", err))
 	}
-	switch k := pub.(type) {
+	switch k := v.key.(type) {
 	case *rsa.PublicKey:
-		return &callerVerifier{key: k, method: jwt.SigningMethodRS256.Alg()}, nil
+		v.method = jwt.SigningMethodRS256.Alg()
 	case ed25519.PublicKey:
-		return &callerVerifier{key: k, method: jwt.SigningMethodEdDSA.Alg()}, nil
+		v.method = jwt.SigningMethodEdDSA.Alg()
 	case *ecdsa.PublicKey:
 		if k.Curve != elliptic.P256() {
-			return nil, &settings.Error{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: fmt.Errorf("ECDSA key on %s; ES256 needs a P-256 key", k.Curve.Params().Name)}
+			return nil, keyErr(fmt.Errorf("ECDSA key on %s; ES256 needs a P-256 key", k.Curve.Params().Name))
 		}
-		return &callerVerifier{key: k, method: jwt.SigningMethodES256.Alg()}, nil
+		v.method = jwt.SigningMethodES256.Alg()
+	default:
+		return nil, keyErr(fmt.Errorf("unsupported key type %T; use RSA, ECDSA P-256 or Ed25519", v.key))
 	}
-	return nil, &settings.Error{Var: "AGENT_AUTH_JWT_PUBLIC_KEY_FILE", Value: cfg.AuthJWTKeyFile, Err: fmt.Errorf("unsupported key type %T; use RSA, ECDSA P-256 or Ed25519", pub)}
+	return v, nil
 }
 
 // verify implements auth.TokenVerifier: the token's sub becomes the owner.

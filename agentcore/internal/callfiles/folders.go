@@ -61,8 +61,7 @@ func Open(parent string, st fileserve.Store, rs fileserve.RecordStore, deleted f
 	defer unlock()
 	c := &Folders{parent: parent, store: st, records: rs, deleted: deleted, instance: fileserve.NewID()}
 	c.removeAbandoned()
-	instance := c.instance
-	lock, err := os.OpenFile(filepath.Join(parent, instance+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	lock, err := os.OpenFile(filepath.Join(parent, c.instance+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create call folder lock: %w", err)
 	}
@@ -70,7 +69,7 @@ func Open(parent string, st fileserve.Store, rs fileserve.RecordStore, deleted f
 		lock.Close()
 		return nil, fmt.Errorf("lock call folder: %w", err)
 	}
-	c.dir, c.lock = filepath.Join(parent, instance), lock
+	c.dir, c.lock = filepath.Join(parent, c.instance), lock
 	if err := os.Mkdir(c.dir, 0o700); err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("create call folder: %w", err)

@@ -190,7 +190,11 @@ func (j *Journal) Rollback(ctx context.Context) {
 // journal may remain, and its outputs be rolled back later: the caller
 // rolls them back now and fails.
 func (j *Journal) Commit() error {
-	j.stopRenewing()
+	if j.renew != nil {
+		close(j.renew)
+		<-j.renewed
+		j.renew = nil
+	}
 	if j.f != nil {
 		j.f.Close()
 		j.f = nil
@@ -212,36 +216,21 @@ func (j *Journal) Commit() error {
 // journal record it fails to remove is no longer live: the next sweep
 // rolls it back (its outputs are deleted already).
 func (j *Journal) Done() {
-	j.stopRenewing()
-	if j.f != nil {
-		j.f.Close()
-		os.Remove(j.path)
-	}
-	if j.name != "" {
-		j.calls.records.DeleteRecord(context.Background(), PendingKind, JournalOwner, j.name)
-		j.calls.live.Delete(j.name)
-	}
-}
-
-func (j *Journal) stopRenewing() {
-	if j.renew != nil {
-		close(j.renew)
-		<-j.renewed
-		j.renew = nil
+	if j.Commit() != nil {
+		j.calls.live.Delete(j.name) // the name Commit failed to remove
 	}
 }
 
 // rollbackJournals deletes every file listed in the journal files of the
 // call folders under instanceDir, the folder of a process that is gone:
-// the outputs of calls it did not finish. It reports how many it deleted.
-func (c *Folders) rollbackJournals(instanceDir string) int {
+// the outputs of calls it did not finish.
+func (c *Folders) rollbackJournals(instanceDir string) {
 	if c.store == nil {
-		return 0
+		return
 	}
 	journals, _ := filepath.Glob(filepath.Join(instanceDir, "*", JournalFile))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	n := 0
 	for _, path := range journals {
 		f, err := os.Open(path)
 		if err != nil {
@@ -251,34 +240,29 @@ func (c *Folders) rollbackJournals(instanceDir string) int {
 		for sc.Scan() {
 			var e journalEntry
 			// A torn last line is a file that never became visible.
-			if json.Unmarshal(sc.Bytes(), &e) != nil {
-				continue
-			}
-			if c.remove(ctx, e) == nil {
-				n++
+			if json.Unmarshal(sc.Bytes(), &e) == nil {
+				c.remove(ctx, e)
 			}
 		}
 		f.Close()
 	}
-	return n
 }
 
 // reapJournals rolls back the journal records of processes that are gone:
 // those of the instances in dead, those whose process's lock on the shared
 // call folders is free, those untouched for JournalLease, and this
 // process's own that no response holds any more (a commit that failed to
-// remove its record). It reports how many outputs it deleted.
-func (c *Folders) reapJournals(dead map[string]bool) int {
+// remove its record).
+func (c *Folders) reapJournals(dead map[string]bool) {
 	if c.records == nil || c.store == nil {
-		return 0
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	infos, err := c.records.Records(ctx, PendingKind, JournalOwner)
 	if err != nil {
-		return 0 // the next sweep tries again
+		return // the next sweep tries again
 	}
-	n := 0
 	for _, in := range infos {
 		instance, _, _ := strings.Cut(in.Name, ".")
 		switch {
@@ -300,25 +284,18 @@ func (c *Folders) reapJournals(dead map[string]bool) int {
 			continue
 		}
 		for _, e := range rec.Entries {
-			if c.remove(ctx, e) == nil {
-				n++
-			}
+			c.remove(ctx, e)
 		}
 		c.records.DeleteRecord(ctx, PendingKind, JournalOwner, in.Name)
 	}
-	return n
 }
 
 // remove deletes an output of a journal rolled back, through the store the
 // quota counts, and tells the other replicas' quotas.
-func (c *Folders) remove(ctx context.Context, e journalEntry) error {
-	if err := c.store.Delete(ctx, e.Area, e.Owner, e.ID); err != nil {
-		return err
-	}
-	if c.deleted != nil {
+func (c *Folders) remove(ctx context.Context, e journalEntry) {
+	if c.store.Delete(ctx, e.Area, e.Owner, e.ID) == nil && c.deleted != nil {
 		c.deleted(ctx, e.ID)
 	}
-	return nil
 }
 
 // tempOwners is a store whose temporary files (writes and deletes in

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 
 	"github.com/agentura/agentura/fileserve"
 	"github.com/agentura/agentura/filetype"
@@ -99,9 +100,7 @@ type Result struct {
 // flat for one file and under "files" for several.
 func (r *Result) Structured() map[string]any {
 	out := make(map[string]any, len(r.Data)+4)
-	for k, v := range r.Data {
-		out[k] = v
-	}
+	maps.Copy(out, r.Data)
 	switch len(r.Files) {
 	case 0:
 	case 1:

@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentura/agentura/internal/lib/mcptrace"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -55,25 +56,17 @@ type methodReader struct {
 func (r *methodReader) message() ([]string, error) {
 	switch r.dec.PeekKind() {
 	case '[':
-		r.depth++
-		if _, err := r.dec.ReadToken(); err != nil {
-			return nil, err
-		}
 		out := []string{}
-		for r.dec.PeekKind() != ']' {
+		err := r.array(func() error {
 			if r.dec.PeekKind() != '{' {
-				if err := r.value(); err != nil {
-					return out, err
-				}
-				continue
+				return r.value()
 			}
 			m, err := r.object(true)
-			if err != nil {
-				return out, err
+			if err == nil {
+				out = append(out, m)
 			}
-			out = append(out, m)
-		}
-		_, err := r.dec.ReadToken()
+			return err
+		})
 		return out, err
 	case '{':
 		m, err := r.object(true)
@@ -89,20 +82,25 @@ func (r *methodReader) value() error {
 		_, err := r.object(false)
 		return err
 	case '[':
-		if r.depth++; r.depth > maxDepth {
-			return fmt.Errorf("%w: the body nests deeper than %d levels", ErrAmbiguous, maxDepth)
-		}
-		defer func() { r.depth-- }()
-		if _, err := r.dec.ReadToken(); err != nil {
+		return r.array(r.value)
+	}
+	_, err := r.dec.ReadToken()
+	return err
+}
+
+// array reads an array, each element with elem.
+func (r *methodReader) array(elem func() error) error {
+	if r.depth++; r.depth > maxDepth {
+		return fmt.Errorf("%w: the body nests deeper than %d levels", ErrAmbiguous, maxDepth)
+	}
+	defer func() { r.depth-- }()
+	if _, err := r.dec.ReadToken(); err != nil {
+		return err
+	}
+	for r.dec.PeekKind() != ']' {
+		if err := elem(); err != nil {
 			return err
 		}
-		for r.dec.PeekKind() != ']' {
-			if err := r.value(); err != nil {
-				return err
-			}
-		}
-		_, err := r.dec.ReadToken()
-		return err
 	}
 	_, err := r.dec.ReadToken()
 	return err
@@ -135,7 +133,7 @@ func (r *methodReader) object(top bool) (string, error) {
 		key := foldName(name)
 		if first, dup := seen[key]; dup {
 			return method, fmt.Errorf("%w: one object names the member %q twice (%q and %q; names are compared ignoring case, as some parsers match them); send each member once",
-				ErrAmbiguous, truncateName(name), truncateName(first), truncateName(name))
+				ErrAmbiguous, mcptrace.Truncate(name, 40), mcptrace.Truncate(first, 40), mcptrace.Truncate(name, 40))
 		}
 		seen[key] = name
 		if top && key == methodKey && r.dec.PeekKind() == '"' {
@@ -166,12 +164,4 @@ func foldName(name string) string {
 		}
 		return least
 	}, name)
-}
-
-// truncateName keeps a quoted member name short in an error.
-func truncateName(s string) string {
-	if len(s) <= 40 {
-		return s
-	}
-	return s[:40] + "…"
 }

@@ -36,41 +36,35 @@ func MCP(limit int64, next http.Handler) http.Handler {
 			return
 		}
 		var m map[string]json.RawMessage // the one message of a body that fits the head
-		if len(head) <= MCPPeekBytes && json.Unmarshal(head, &m) == nil {
-			if msg := methodlessRequest(m); msg != nil {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusBadRequest)
-				w.Write(msg)
-				return
-			}
+		if len(head) <= MCPPeekBytes && json.Unmarshal(head, &m) == nil && methodless(m) {
+			WriteRPCError(w, http.StatusBadRequest, m["id"], -32600, `invalid request: the message has an "id" but no "method"; a request names its method, e.g. {"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			return
 		}
-		r.Body = ReadCloser{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+		r.Body = ReadCloser{Reader: io.MultiReader(bytes.NewReader(head), r.Body), Closer: r.Body}
 		mcptrace.ServeWithID(w, r, next, m["id"]) // its span records the id read here
 	})
 }
 
 // ReadCloser is a body read from Reader (what was read ahead, then the
 // rest) and closed by Closer (the original body).
-type ReadCloser struct {
-	io.Reader
-	io.Closer
-}
+type ReadCloser = mcptrace.ReadCloser
 
-// methodlessRequest returns the JSON-RPC error for the message m when it
-// has an id and neither a method nor a result or error, else nil.
-func methodlessRequest(m map[string]json.RawMessage) []byte {
-	id, hasID := m["id"]
+// methodless reports whether the message m has an id and neither a method
+// nor a result or error: neither a request nor a response.
+func methodless(m map[string]json.RawMessage) bool {
+	_, hasID := m["id"]
 	_, hasMethod := m["method"]
 	_, hasResult := m["result"]
 	_, hasError := m["error"]
-	if !hasID || hasMethod || hasResult || hasError {
-		return nil
-	}
-	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
-		"code":    -32600,
-		"message": `invalid request: the message has an "id" but no "method"; a request names its method, e.g. {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
-	}})
-	return out
+	return hasID && !hasMethod && !hasResult && !hasError
+}
+
+// WriteRPCError answers with status and the JSON-RPC error code and msg of
+// the message id (nil: none, for a body that cannot be read as JSON-RPC).
+func WriteRPCError(w http.ResponseWriter, status int, id any, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
 }
 
 // PartKindHint rewrites a2a-go's "unknown part kind " (no kind given) into

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentura/agentura/internal/lib/httpjson"
+	"github.com/agentura/agentura/internal/lib/mcptrace"
 )
 
 // Origin protects /a2a, /uploads and the agent card from browsers:
@@ -102,13 +103,5 @@ func isLoopbackHost(hostport string) bool {
 
 // quoteShort quotes s for a message, cut to 100 bytes.
 func quoteShort(s string) string {
-	return `"` + strings.ToValidUTF8(cut(s, 100), "?") + `"`
-}
-
-// cut shortens s to n bytes and marks the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	return `"` + strings.ToValidUTF8(mcptrace.Truncate(s, 100), "?") + `"`
 }

@@ -36,7 +36,7 @@ type TrustedProxies struct {
 	prefixes []netip.Prefix
 	names    []string
 
-	// lookup resolves a name; nil: net.DefaultResolver. Tests set it.
+	// lookup resolves a name: net.DefaultResolver's, unless a test sets it.
 	lookup func(ctx context.Context, name string) ([]netip.Addr, error)
 	// every is proxyResolveEvery; tests shorten it.
 	every    time.Duration
@@ -71,8 +71,14 @@ func ParseTrustedProxies(entries []string) (*TrustedProxies, error) {
 		return nil, nil
 	}
 	p.every = proxyResolveEvery
+	p.lookup = func(ctx context.Context, name string) ([]netip.Addr, error) {
+		return net.DefaultResolver.LookupNetIP(ctx, "ip", name)
+	}
 	return p, nil
 }
+
+// hostNameChars are the characters of a host name's labels.
+const hostNameChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"
 
 // validHostName reports whether s looks like a DNS host name.
 func validHostName(s string) bool {
@@ -80,13 +86,8 @@ func validHostName(s string) bool {
 		return false
 	}
 	for _, label := range strings.Split(s, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' || strings.Trim(label, hostNameChars) != "" {
 			return false
-		}
-		for _, c := range label {
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-				return false
-			}
 		}
 	}
 	return true
@@ -96,10 +97,8 @@ func validHostName(s string) bool {
 // addresses last looked up: it never waits for DNS.
 func (p *TrustedProxies) Trusts(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	for _, pfx := range p.prefixes {
-		if pfx.Contains(ip) {
-			return true
-		}
+	if slices.ContainsFunc(p.prefixes, func(pfx netip.Prefix) bool { return pfx.Contains(ip) }) {
+		return true
 	}
 	if r := p.resolved.Load(); r != nil {
 		for _, addrs := range *r {
@@ -136,17 +135,11 @@ func (p *TrustedProxies) Run(ctx context.Context, log *slog.Logger) {
 // refresh looks up every name once, keeping a name's last addresses when
 // its lookup fails, and returns the names that have none.
 func (p *TrustedProxies) refresh(ctx context.Context) (missing []string) {
-	lookup := p.lookup
-	if lookup == nil {
-		lookup = func(ctx context.Context, name string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", name)
-		}
-	}
 	next := map[string][]netip.Addr{}
 	last := p.resolved.Load()
 	for _, name := range p.names {
 		lctx, cancel := context.WithTimeout(ctx, proxyLookupWait)
-		ips, err := lookup(lctx, name)
+		ips, err := p.lookup(lctx, name)
 		cancel()
 		var addrs []netip.Addr
 		for _, a := range ips {
@@ -176,10 +169,7 @@ func (p *TrustedProxies) ClientAddr(r *http.Request) string {
 	if p == nil || err != nil || !p.Trusts(peer) {
 		return host
 	}
-	var hops []string
-	for _, h := range r.Header.Values("X-Forwarded-For") {
-		hops = append(hops, strings.Split(h, ",")...)
-	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
 	client := host
 	for i := len(hops) - 1; i >= 0; i-- {
 		ip, err := netip.ParseAddr(strings.TrimSpace(hops[i]))

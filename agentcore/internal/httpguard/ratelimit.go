@@ -1,6 +1,7 @@
 package httpguard
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"net"
@@ -46,10 +47,7 @@ func NewRateLimiter(perSecond, burst int, refused prometheus.Counter, caller fun
 	if perSecond <= 0 {
 		return nil
 	}
-	if burst <= 0 {
-		burst = 2 * perSecond
-	}
-	return &RateLimiter{limit: rate.Limit(perSecond), burst: burst,
+	return &RateLimiter{limit: rate.Limit(perSecond), burst: cmp.Or(max(burst, 0), 2*perSecond),
 		refused: refused, caller: caller, owners: map[string]*ownerRate{}}
 }
 

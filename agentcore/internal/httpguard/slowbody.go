@@ -47,10 +47,9 @@ func (p *BodyPacer) Wrap(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		rc := http.NewResponseController(w)
 		start := time.Now()
-		pr := &pacedBody{ReadCloser: r.Body, p: p, rc: rc, start: start, deadline: start.Add(p.grace)}
-		if rc.SetReadDeadline(pr.deadline) != nil {
+		pr := &pacedBody{ReadCloser: r.Body, p: p, rc: http.NewResponseController(w), start: start, deadline: start.Add(p.grace)}
+		if pr.rc.SetReadDeadline(pr.deadline) != nil {
 			h.ServeHTTP(w, r) // a writer that cannot: serve unpaced
 			return
 		}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -48,12 +47,9 @@ func (s *scopeList) UnmarshalJSON(b []byte) error {
 // for retry after each failure, so that an endpoint that is down is asked
 // once per retry however many requests come.
 type introspector struct {
+	o                     *Resource // its issuer, client, log, issuerRetry and accept
 	url, clientID, secret string
-	issuer                string
-	client                *http.Client
 	cache                 boundedmap.Map[[32]byte, introspected]
-	log                   *slog.Logger
-	retry                 *time.Duration // the Resource's issuerRetry
 
 	mu       sync.Mutex
 	failedAt time.Time // when the endpoint last failed; zero: it answers
@@ -76,13 +72,13 @@ func (in *introspector) asked(err error) {
 	defer in.mu.Unlock()
 	if err == nil {
 		if !in.failedAt.IsZero() {
-			in.log.Info("the identity provider's introspection endpoint answers again", "url", in.url)
+			in.o.log.Info("the identity provider's introspection endpoint answers again", "url", in.url)
 		}
 		in.failedAt, in.since, in.lastErr = time.Time{}, time.Time{}, nil
 		return
 	}
 	if in.lastErr == nil || in.lastErr.Error() != err.Error() {
-		in.log.Warn("the identity provider's introspection endpoint fails: opaque tokens are answered 503 until it answers", "url", in.url, "err", err)
+		in.o.log.Warn("the identity provider's introspection endpoint fails: opaque tokens are answered 503 until it answers", "url", in.url, "err", err)
 	}
 	now := time.Now()
 	if in.failedAt.IsZero() {
@@ -112,7 +108,7 @@ type introspection struct {
 }
 
 // verify introspects token and hands an active one's claims to accept.
-func (in *introspector) verify(ctx context.Context, token string, accept func(sub string, aud, scopes []string, exp time.Time, clientID string) (*auth.TokenInfo, error)) (*auth.TokenInfo, error) {
+func (in *introspector) verify(ctx context.Context, token string) (*auth.TokenInfo, error) {
 	key := sha256.Sum256([]byte(token))
 	if c, ok := in.cache.Get(key); ok && time.Now().Before(c.until) {
 		return c.info, c.err
@@ -120,7 +116,7 @@ func (in *introspector) verify(ctx context.Context, token string, accept func(su
 	in.mu.Lock()
 	failedAt, lastErr := in.failedAt, in.lastErr
 	in.mu.Unlock()
-	if !failedAt.IsZero() && time.Since(failedAt) < *in.retry {
+	if !failedAt.IsZero() && time.Since(failedAt) < in.o.t.retry {
 		return nil, unavailable(lastErr)
 	}
 	ans, err := in.ask(ctx, token)
@@ -136,8 +132,8 @@ func (in *introspector) verify(ctx context.Context, token string, accept func(su
 	switch {
 	case !ans.Active:
 		err = fmt.Errorf("%w: the identity provider says the token is not active (expired, revoked or unknown)", auth.ErrInvalidToken)
-	case ans.Iss != "" && ans.Iss != in.issuer:
-		err = fmt.Errorf("%w: the token's iss %q is not this agent's issuer %s (AGENT_OAUTH_ISSUER)", auth.ErrInvalidToken, ans.Iss, in.issuer)
+	case ans.Iss != "" && ans.Iss != in.o.issuer:
+		err = fmt.Errorf("%w: the token's iss %q is not this agent's issuer %s (AGENT_OAUTH_ISSUER)", auth.ErrInvalidToken, ans.Iss, in.o.issuer)
 	case ans.Nbf != 0 && now.Add(tokenLeeway).Before(time.Unix(ans.Nbf, 0)):
 		err = fmt.Errorf("%w: the token is not valid yet", auth.ErrInvalidToken)
 	default:
@@ -148,7 +144,7 @@ func (in *introspector) verify(ctx context.Context, token string, accept func(su
 				until = exp
 			}
 		}
-		info, err = accept(ans.Sub, ans.Aud, ans.Scope, exp, ans.ClientID)
+		info, err = in.o.accept(ans.Sub, ans.Aud, ans.Scope, exp, ans.ClientID)
 	}
 	in.cache.Put(key, introspected{info: info, err: err, until: until})
 	return info, err
@@ -166,7 +162,7 @@ func (in *introspector) ask(ctx context.Context, token string) (*introspection, 
 	if in.clientID != "" {
 		req.SetBasicAuth(url.QueryEscape(in.clientID), url.QueryEscape(in.secret)) // RFC 6749 §2.3.1
 	}
-	resp, err := in.client.Do(req)
+	resp, err := in.o.client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("introspection at %s: %w", in.url, err)
 	}

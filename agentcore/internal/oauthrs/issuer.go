@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentura/agentura/internal/lib/fault"
 	"github.com/agentura/agentura/internal/lib/issuermeta"
+	"github.com/agentura/agentura/internal/lib/mcptrace"
 )
 
 // timings are how often and how long the agent reads its issuer; New sets
@@ -141,7 +142,7 @@ func (o *Resource) readKeys(ctx context.Context, uri string) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("key %q: %w", cut(m.KID, 80), err)
+			return fmt.Errorf("key %q: %w", mcptrace.Truncate(m.KID, 80), err)
 		}
 		keys = append(keys, k)
 	}
@@ -151,15 +152,14 @@ func (o *Resource) readKeys(ctx context.Context, uri string) error {
 // await waits for done, at most max and no longer than ctx; it reports
 // whether done was closed.
 func await(ctx context.Context, done <-chan struct{}, max time.Duration) bool {
-	t := time.NewTimer(max)
-	defer t.Stop()
+	ctx, cancel := context.WithTimeout(ctx, max)
+	defer cancel()
 	select {
 	case <-done:
 		return true
-	case <-t.C:
 	case <-ctx.Done():
+		return false
 	}
-	return false
 }
 
 // refresher reads the JWKS again every refresh interval so that a key the

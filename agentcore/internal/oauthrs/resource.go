@@ -25,6 +25,7 @@ import (
 
 	"github.com/agentura/agentura/agentcore/internal/urlfetch"
 	"github.com/agentura/agentura/internal/lib/issuermeta"
+	"github.com/agentura/agentura/internal/lib/mcptrace"
 )
 
 // asymmetricAlgs are the JWS algorithms an issuer's access token may be
@@ -141,8 +142,7 @@ func New(cfg Options, fetch *urlfetch.Fetcher, log *slog.Logger) *Resource {
 	o.ctx, o.stop = context.WithCancel(context.Background())
 	o.keys, _ = keyfunc.New(keyfunc.Options{Ctx: o.ctx, Storage: o.store}) // fails only without a storage
 	if cfg.IntrospectionURL != "" {
-		o.introspect = &introspector{url: cfg.IntrospectionURL, clientID: cfg.ClientID, secret: cfg.ClientSecret,
-			client: o.client, issuer: o.issuer, log: log, retry: &o.t.retry}
+		o.introspect = &introspector{o: o, url: cfg.IntrospectionURL, clientID: cfg.ClientID, secret: cfg.ClientSecret}
 		o.introspect.cache.Limit = 10000
 	}
 	return o
@@ -201,10 +201,7 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 		}
 		return b.ReadCloser.Read(p)
 	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.ReadCloser.Read(p)
+	n, err := b.ReadCloser.Read(p[:min(int64(len(p)), b.left)])
 	b.left -= int64(n)
 	return n, err
 }
@@ -237,7 +234,7 @@ func (o *Resource) Verify(ctx context.Context, token string, _ *http.Request) (*
 		if o.introspect == nil {
 			return nil, fmt.Errorf("%w: the token is not a JWT, and this agent checks opaque tokens only when AGENT_OAUTH_INTROSPECTION_URL is set", auth.ErrInvalidToken)
 		}
-		return o.introspect.verify(ctx, token, o.accept)
+		return o.introspect.verify(ctx, token)
 	}
 	var c accessClaims
 	var own error // keyFunc's refusal, or the issuer unavailable
@@ -299,7 +296,8 @@ func (o *Resource) keyFunc(ctx context.Context, t *jwt.Token) (any, error) {
 			o.mu.Unlock()
 			return nil, fmt.Errorf("%w: the issuer publishes no keys (jwks_uri), so a JWT cannot be checked here", auth.ErrInvalidToken)
 		}
-		if usable && (!named || o.knownKID(ctx, kid)) {
+		_, unknown := o.store.KeyRead(ctx, kid) // the key set read last holds kid when nil
+		if usable && (!named || unknown == nil) {
 			o.mu.Unlock()
 			return o.keys.KeyfuncCtx(ctx)(t)
 		}
@@ -324,18 +322,12 @@ func (o *Resource) keyFunc(ctx context.Context, t *jwt.Token) (any, error) {
 			}
 			o.mu.Unlock()
 			return nil, fmt.Errorf("%w: the token's signing key %q is not one issuer %s publishes (its key set, read less than %s ago, lacks it)",
-				auth.ErrInvalidToken, cut(kid, 80), o.issuer, o.t.unknownKID)
+				auth.ErrInvalidToken, mcptrace.Truncate(kid, 80), o.issuer, o.t.unknownKID)
 		}
 		if err := o.awaitReadLocked(ctx); err != nil {
 			return nil, err
 		}
 	}
-}
-
-// knownKID reports whether the key set read last holds kid.
-func (o *Resource) knownKID(ctx context.Context, kid string) bool {
-	_, err := o.store.KeyRead(ctx, kid)
-	return err == nil
 }
 
 // refusedByClaims is the 401 of a token whose own claims refuse it,
@@ -364,7 +356,7 @@ func critical(h map[string]any) error {
 	}
 	b, _ := json.Marshal(crit)
 	return fmt.Errorf("%w: the token's JWS header marks %s as critical (crit), extensions this agent does not understand; RFC 7515 §4.1.11 has it refused",
-		auth.ErrInvalidToken, cut(string(b), 80))
+		auth.ErrInvalidToken, mcptrace.Truncate(string(b), 80))
 }
 
 // accept turns a verified token's claims into the caller: its audience must
@@ -392,12 +384,4 @@ func (o *Resource) forThisAgent(aud []string) bool {
 func (o *Resource) foreignAudience(aud []string) error {
 	return fmt.Errorf("%w: the token's audience %q does not name this agent (%s); ask the identity provider for a token with resource=%s (RFC 8707), or audience=%s",
 		auth.ErrInvalidToken, aud, strings.Join(o.audiences, " or "), o.resource, o.resource)
-}
-
-// cut shortens s to n bytes and marks the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

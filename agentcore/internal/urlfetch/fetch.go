@@ -84,7 +84,8 @@ type Fetcher struct {
 	client *http.Client
 	dialer *net.Dialer     // dials what the guard accepts; the peer client dials with it too
 	allow  map[string]bool // hosts and host:port pairs allowed although private
-	peers  *peerFetcher    // AGENT_PEER_URLS: peers' public URLs fetched from internal ones (peers.go)
+	peers  peerMap         // AGENT_PEER_URLS: peers' public URLs fetched from internal ones (peers.go)
+	peer   *http.Client    // fetches them: dials the peers' internal host:port pairs; its own connection pool
 }
 
 // New returns a fetcher that reaches private addresses only at allowHosts
@@ -106,7 +107,7 @@ func New(allowHosts []string, timeout time.Duration) *Fetcher {
 	}
 	transport := &http.Transport{
 		Proxy:                 nil, // a proxy would reach what the guard refuses
-		DialContext:           f.guardedDial(f.dialer),
+		DialContext:           f.guardedDial,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          16,
 		IdleConnTimeout:       90 * time.Second,
@@ -140,36 +141,34 @@ func (f *Fetcher) allowed(hostport string) bool {
 
 // guardedDial resolves the host itself and dials only addresses the guard
 // accepts, so a DNS answer cannot change between the check and the dial.
-func (f *Fetcher) guardedDial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if f.allowed(addr) {
-			conn, err := d.DialContext(ctx, network, addr)
-			return conn, unresolved(err)
-		}
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, err
-		}
-		ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		if err != nil {
-			return nil, unresolved(err)
-		}
-		var refused error
-		for _, ip := range ips {
-			if reason := blockedReason(ip); reason != "" {
-				if refused == nil {
-					refused = &SSRFError{Host: host, IP: ip.Unmap().String(), Reason: reason}
-				}
-				continue
-			}
-			conn, err := d.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
-			if err == nil {
-				return conn, nil
-			}
-			refused = err
-		}
-		return nil, cmp.Or(refused, fmt.Errorf("no address found for %s", host))
+func (f *Fetcher) guardedDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if f.allowed(addr) {
+		conn, err := f.dialer.DialContext(ctx, network, addr)
+		return conn, unresolved(err)
 	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, unresolved(err)
+	}
+	var refused error
+	for _, ip := range ips {
+		if reason := blockedReason(ip); reason != "" {
+			if refused == nil {
+				refused = &SSRFError{Host: host, IP: ip.Unmap().String(), Reason: reason}
+			}
+			continue
+		}
+		conn, err := f.dialer.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		refused = err
+	}
+	return nil, cmp.Or(refused, fmt.Errorf("no address found for %s", host))
 }
 
 // hostError is the error of a URL whose host name could not be resolved.
@@ -227,8 +226,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string) (*http.Response, error
 	traceContext.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := client.Do(req)
 	if err != nil {
-		var ssrf *SSRFError
-		if errors.As(err, &ssrf) {
+		if ssrf, ok := errors.AsType[*SSRFError](err); ok {
 			return nil, ssrf
 		}
 		return nil, fmt.Errorf("fetch %s: %w", transfer.Redact(rawURL), err)

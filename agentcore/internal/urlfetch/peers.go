@@ -1,6 +1,7 @@
 package urlfetch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -89,23 +90,12 @@ func peerBase(raw string) (*url.URL, error) {
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return nil, errors.New("must be a base URL without user, query or fragment")
 	}
-	u.Host = hostPort(u)
+	// host:port in lower case, the scheme's default port filled in, so that
+	// http://Host and http://host:80 compare equal.
+	u.Host = net.JoinHostPort(strings.ToLower(u.Hostname()), cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[u.Scheme]))
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
 	return u, nil
-}
-
-// hostPort is u's host:port in lower case, with the scheme's default port
-// filled in, so that http://Host and http://host:80 compare equal.
-func hostPort(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-	}
-	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // rewrite returns raw with a peer's public base replaced by its internal
@@ -139,12 +129,6 @@ func (m peerMap) rewrite(raw string) (string, bool) {
 	return raw, false
 }
 
-// peerFetcher fetches peers' public URLs from their internal bases.
-type peerFetcher struct {
-	m      peerMap
-	client *http.Client // dials the peers' internal host:port pairs; its own connection pool
-}
-
 // WithPeers makes f fetch peers' public URLs from their internal bases,
 // through a client of their own whose dialer also reaches the peers'
 // internal host:port pairs. Its connections are pooled apart from the main
@@ -169,17 +153,15 @@ func (f *Fetcher) WithPeers(peers []PeerURL) *Fetcher {
 	}
 	pc := *f.client
 	pc.Transport = t
-	f.peers = &peerFetcher{m: m, client: &pc}
+	f.peers, f.peer = m, &pc
 	return f
 }
 
 // ClientFor returns the client that fetches rawURL and the URL to fetch: a
 // peer's public URL goes to its internal base through the peer client.
 func (f *Fetcher) ClientFor(rawURL string) (*http.Client, string) {
-	if f.peers != nil {
-		if out, ok := f.peers.m.rewrite(rawURL); ok {
-			return f.peers.client, out
-		}
+	if out, ok := f.peers.rewrite(rawURL); ok {
+		return f.peer, out
 	}
 	return f.client, rawURL
 }

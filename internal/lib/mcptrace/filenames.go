@@ -37,14 +37,10 @@ func FileNames() bool { return fileNames.Load() }
 // characters), at most 200 bytes. ok is false when file names are not
 // allowed (FileNames) or nothing is left of name: then set nothing.
 func FileName(name string) (kv attribute.KeyValue, ok bool) {
-	if !FileNames() {
-		return kv, false
+	if clean := spanName(name); FileNames() && clean != "" {
+		return AttrFileName.String(clean), true
 	}
-	clean := spanName(name)
-	if clean == "" {
-		return kv, false
-	}
-	return AttrFileName.String(clean), true
+	return kv, false
 }
 
 // FileNamesAttr is the attribute naming several files in a span (a

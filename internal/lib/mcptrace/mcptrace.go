@@ -17,7 +17,9 @@ package mcptrace
 import (
 	"context"
 	"errors"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,22 +73,16 @@ func (m MetaCarrier) Set(key, value string) { m[key] = value }
 
 // Keys lists the members.
 func (m MetaCarrier) Keys() []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
+	return slices.Collect(maps.Keys(m))
 }
 
 // extract returns ctx continuing the trace req carries: in params._meta,
 // else in the HTTP request's traceparent header; ctx itself when neither
 // holds one.
 func extract(ctx context.Context, req mcp.Request) context.Context {
-	if p := paramsOf(req); p != nil {
-		if meta := p.GetMeta(); meta != nil {
-			if _, ok := meta["traceparent"].(string); ok {
-				return Propagator.Extract(ctx, MetaCarrier(meta))
-			}
+	if p := req.GetParams(); !isNil(p) {
+		if _, ok := p.GetMeta()["traceparent"].(string); ok {
+			return Propagator.Extract(ctx, MetaCarrier(p.GetMeta()))
 		}
 	}
 	if extra := req.GetExtra(); extra != nil && extra.Header != nil && extra.Header.Get("traceparent") != "" {
@@ -108,16 +104,8 @@ func inject(ctx context.Context, p mcp.Params) {
 	p.SetMeta(meta)
 }
 
-// paramsOf is the params of req, nil when there are none: the go-sdk
-// hands a request without params as a nil pointer of its type.
-func paramsOf(req mcp.Request) mcp.Params {
-	if p := req.GetParams(); !isNil(p) {
-		return p
-	}
-	return nil
-}
-
-// isNil reports whether p is nil or a nil pointer.
+// isNil reports whether p is nil or a nil pointer: the go-sdk hands a
+// request without params as a nil pointer of its type.
 func isNil(p mcp.Params) bool {
 	if p == nil {
 		return true
@@ -165,9 +153,7 @@ func Client(next mcp.MethodHandler) mcp.MethodHandler {
 			if span.IsRecording() {
 				ctx = context.WithValue(ctx, clientSpanKey{}, span)
 			}
-			if span.SpanContext().IsValid() {
-				inject(ctx, req.GetParams())
-			}
+			inject(ctx, req.GetParams()) // when the span is valid
 			return ctx, span, attrs
 		})
 }
@@ -182,12 +168,8 @@ func observed(next mcp.MethodHandler, hist func(*instruments) metric.Float64Hist
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
-		h := hist(instrumentsNow())
+		h, began := hist(instrumentsNow()), time.Now()
 		measured := h.Enabled(ctx)
-		var began time.Time
-		if measured {
-			began = time.Now()
-		}
 		name, attrs := describe(method, req)
 		ctx, span, attrs := start(ctx, name, req, attrs)
 		defer span.End()
@@ -250,8 +232,7 @@ type outcome struct {
 func outcomeOf(res mcp.Result, err error) outcome {
 	if err != nil {
 		o := outcome{failed: true, errorType: "internal", words: err.Error}
-		var werr *jsonrpc.Error
-		if errors.As(err, &werr) {
+		if werr, ok := errors.AsType[*jsonrpc.Error](err); ok {
 			o.statusCode = strconv.FormatInt(werr.Code, 10)
 			o.errorType = o.statusCode
 		}
@@ -332,7 +313,7 @@ func Scrub(s string) string {
 			}
 		}
 	}
-	return capText(s, maxStatus)
+	return Truncate(s, maxStatus)
 }
 
 // cutURLPath cuts what follows a URL's host: "https://agent/…".
@@ -345,17 +326,16 @@ func cutURLPath(u string) string {
 	return u[:i+3+j] + "/…"
 }
 
-// capText cuts s to at most max bytes, on a character's start, marking the
-// cut with "…".
-func capText(s string, max int) string {
+// Truncate cuts s to at most max bytes, on a character's start, marking the
+// cut with "…": for words that quote what a caller sent.
+func Truncate(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
 	}
-	return s[:cut] + "…"
+	return s[:max] + "…"
 }
 
 // unquote replaces each double-quoted part of s ("report.pdf") by "…"; an

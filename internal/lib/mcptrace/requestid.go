@@ -53,7 +53,7 @@ func RequestIDs(next http.Handler) http.Handler {
 			return
 		}
 		head, err := io.ReadAll(io.LimitReader(r.Body, idPeekBytes))
-		r.Body = readCloser{Reader: io.MultiReader(bytes.NewReader(head), r.Body), Closer: r.Body}
+		r.Body = ReadCloser{Reader: io.MultiReader(bytes.NewReader(head), r.Body), Closer: r.Body}
 		var id json.RawMessage
 		if err == nil {
 			id = peekID(head)
@@ -78,8 +78,9 @@ func ServeWithID(w http.ResponseWriter, r *http.Request, next http.Handler, rawI
 	next.ServeHTTP(w, r)
 }
 
-// readCloser reads from Reader and closes Closer.
-type readCloser struct {
+// ReadCloser is a body read from Reader (what was read ahead, then the
+// rest) and closed by Closer (the original body).
+type ReadCloser struct {
 	io.Reader
 	io.Closer
 }
@@ -133,7 +134,7 @@ func idText(raw json.RawMessage) string {
 		if json.Unmarshal(raw, &s) != nil {
 			return ""
 		}
-		return capText(s, maxIDBytes)
+		return Truncate(s, maxIDBytes)
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		if _, err := strconv.ParseFloat(string(raw), 64); err != nil {
 			return ""
@@ -168,7 +169,7 @@ func RecordRequestID(ctx context.Context, id any) {
 	case int64:
 		s = strconv.FormatInt(v, 10)
 	case string:
-		s = capText(v, maxIDBytes)
+		s = Truncate(v, maxIDBytes)
 	}
 	if s != "" {
 		span.SetAttributes(AttrRequestID.String(s))

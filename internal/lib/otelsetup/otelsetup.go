@@ -98,15 +98,12 @@ func (sig signal) wanted() (bool, error) {
 	default:
 		return false, fmt.Errorf("%s=%q: this program exports %s over OTLP only: set otlp (or none)", sig.exporter, exp, sig.name)
 	}
-	for _, name := range []string{sig.protocol, "OTEL_EXPORTER_OTLP_PROTOCOL"} {
-		v := strings.TrimSpace(os.Getenv(name))
-		if v == "" {
-			continue
-		}
-		if v != "http/protobuf" {
-			return false, fmt.Errorf("%s=%q: this program speaks OTLP over http/protobuf only: set http/protobuf and the collector's HTTP port (4318)", name, v)
-		}
-		break // the signal's own variable wins over the general one
+	name := sig.protocol // the signal's own variable wins over the general one
+	if strings.TrimSpace(os.Getenv(name)) == "" {
+		name = "OTEL_EXPORTER_OTLP_PROTOCOL"
+	}
+	if v := strings.TrimSpace(os.Getenv(name)); v != "" && v != "http/protobuf" {
+		return false, fmt.Errorf("%s=%q: this program speaks OTLP over http/protobuf only: set http/protobuf and the collector's HTTP port (4318)", name, v)
 	}
 	return true, nil
 }

@@ -150,11 +150,7 @@ const recentFor = 10 * time.Second
 // New returns a list kept in rs, or in this process alone when rs is nil
 // (a store without records).
 func New(rs fileserve.RecordStore, o Options) *List {
-	o.Log = cmp.Or(o.Log, slog.Default())
-	if o.MaxPerOwner <= 0 {
-		o.MaxPerOwner = DefaultMaxPerOwner
-	}
-	return &List{rs: rs, onDeleted: o.OnDeleted, log: o.Log, max: o.MaxPerOwner, now: time.Now, revoking: make(chan struct{}, 1),
+	return &List{rs: rs, onDeleted: o.OnDeleted, log: cmp.Or(o.Log, slog.Default()), max: cmp.Or(max(o.MaxPerOwner, 0), DefaultMaxPerOwner), now: time.Now, revoking: make(chan struct{}, 1),
 		tokens: map[string]revoked{}, files: map[string]bool{}, by: map[string]revoker{}, recent: map[string]time.Time{}}
 }
 
@@ -239,21 +235,19 @@ func revokerKey(by string) string {
 // list kept in this process alone keeps only revoked tokens (until they
 // lapse): deleted files concern no other process.
 func (l *List) note(ctx context.Context, name string) error {
-	if l.rs == nil {
-		if !strings.HasPrefix(name, filePrefix) {
-			l.mu.Lock()
-			l.add(name, l.tokens, l.files, l.by, l.now())
-			l.mu.Unlock()
+	if l.rs != nil {
+		if err := l.rs.PutRecord(context.WithoutCancel(ctx), Kind, recordOwner, name, nil); err != nil {
+			return fmt.Errorf("revocation: record %s: %w", name, err)
 		}
+	} else if strings.HasPrefix(name, filePrefix) {
 		return nil
-	}
-	if err := l.rs.PutRecord(context.WithoutCancel(ctx), Kind, recordOwner, name, nil); err != nil {
-		return fmt.Errorf("revocation: record %s: %w", name, err)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.add(name, l.tokens, l.files, l.by, l.now())
-	l.recent[name] = l.now()
+	if l.rs != nil {
+		l.recent[name] = l.now()
+	}
 	return nil
 }
 
