@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -137,7 +138,7 @@ func doCall(ctx context.Context, f *callFlags, rawURL, tool string, args json.Ra
 			return exitFailed, err
 		}
 		out.Attached = append(out.Attached, e.Name)
-		if f.output == "text" && e.Name != baseOf(p) {
+		if f.output == "text" && e.Name != filepath.Base(p) {
 			fmt.Fprintf(stderr, "note: %s is attached as %s (the name was taken)\n", p, e.Name)
 		}
 	}
