@@ -133,16 +133,14 @@ func (d *DiskStore) Adopt(ctx context.Context, f NewFile, path string) (Meta, er
 	var m Meta
 	switch err = d.adoptRename(path, data); {
 	case err == nil:
-		m, err = scanData(ctx, data, f)
-		if err == nil {
+		if m, err = scanData(ctx, data, f); err == nil {
 			m, err = d.commit(dir, m, f.Pending)
 		}
 		if err != nil {
 			os.Rename(data, path) // give the file back to the caller
 		}
 	case errors.Is(err, syscall.EXDEV):
-		m, err = d.copyIn(ctx, dir, f, path)
-		if err == nil {
+		if m, err = d.copyIn(ctx, dir, f, path); err == nil {
 			m, err = d.commit(dir, m, f.Pending)
 		}
 		if err == nil {

@@ -54,12 +54,11 @@ func (d *DiskStore) writeIndex(m Meta) error {
 			f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("write expiry index: %w", err)
-	}
-	_, err = f.Write([]byte(IndexEntry(m) + "\n"))
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		_, err = f.Write([]byte(IndexEntry(m) + "\n"))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("write expiry index: %w", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -75,15 +76,13 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	tool := rest[0]
-	if f.progress != "auto" && f.progress != "always" && f.progress != "never" {
-		fmt.Fprintf(stderr, "agentura call: --progress %q: use auto, always or never\n", f.progress)
-		return exitUsage
-	}
-	if f.task != "auto" && f.task != "never" {
-		fmt.Fprintf(stderr, "agentura call: --task %q: use auto or never\n", f.task)
-		return exitUsage
-	}
 	arguments, err := readArgs(f.args)
+	switch {
+	case f.progress != "auto" && f.progress != "always" && f.progress != "never":
+		err = fmt.Errorf("--progress %q: use auto, always or never", f.progress)
+	case f.task != "auto" && f.task != "never":
+		err = fmt.Errorf("--task %q: use auto or never", f.task)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentura call: %v\n", err)
 		return exitUsage
@@ -137,7 +136,7 @@ func doCall(ctx context.Context, f *callFlags, rawURL, tool string, args json.Ra
 			return exitFailed, err
 		}
 		out.Attached = append(out.Attached, e.Name)
-		if f.output == "text" && e.Name != baseOf(p) {
+		if f.output == "text" && e.Name != filepath.Base(p) {
 			fmt.Fprintf(stderr, "note: %s is attached as %s (the name was taken)\n", p, e.Name)
 		}
 	}

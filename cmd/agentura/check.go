@@ -26,15 +26,6 @@ const checkUsage = "agentura check [flags] <url>\n" +
 	"expired descriptors and unknown file URIs refused; never /uploads nor a URL for the server to fetch.\n" +
 	"The check declares the client capability files {upload, download, transports} (§2) either way."
 
-// waitOption is --expiry-wait as contractcheck.Options.ExpiryWait takes
-// it: 0 there means the default, so "do not wait" is negative.
-func waitOption(d time.Duration) time.Duration {
-	if d <= 0 {
-		return -1
-	}
-	return d
-}
-
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c common
 	var tool, file, argsJSON, serveAddr, serveURL string
@@ -67,6 +58,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		json.Unmarshal(raw, &extra)
 	}
+	if expiryWait <= 0 {
+		expiryWait = -1 // contractcheck.Options.ExpiryWait: 0 is the default, so "do not wait" is negative
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	target := contractcheck.Target{URL: rawURL, Token: c.token, BaseURL: c.baseURL}
@@ -87,7 +81,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	report := contractcheck.Run(ctx, target, contractcheck.Options{
 		Tool: tool, SampleFile: file, Arguments: extra, ServeAddr: serveAddr, ServeURL: serveURL, AllowHosts: allowHosts,
 		MaxMessageBytes: int64(c.maxMessage), Logger: stderrLogger(c.verbose, stderr),
-		Standard: standard, ExpiryWait: waitOption(expiryWait),
+		Standard: standard, ExpiryWait: expiryWait,
 	})
 	if jsonOut || c.output == "json" {
 		printJSON(stdout, report)

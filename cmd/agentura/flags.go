@@ -133,15 +133,6 @@ type sizeFlag int64
 func (s *sizeFlag) String() string { return strconv.FormatInt(int64(*s), 10) }
 
 func (s *sizeFlag) Set(v string) error {
-	n, err := parseSize(v)
-	if err != nil {
-		return err
-	}
-	*s = sizeFlag(n)
-	return nil
-}
-
-func parseSize(v string) (int64, error) {
 	t := strings.ToUpper(strings.TrimSpace(v))
 	mult := int64(1)
 	for _, u := range []struct {
@@ -155,9 +146,10 @@ func parseSize(v string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(t, 10, 64)
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%q is not a size such as 1048576, 512KiB or 10MiB", v)
+		return fmt.Errorf("%q is not a size such as 1048576, 512KiB or 10MiB", v)
 	}
-	return n * mult, nil
+	*s = sizeFlag(n * mult)
+	return nil
 }
 
 // defaultInline is the inline threshold shown in the help.

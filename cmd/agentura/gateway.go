@@ -40,7 +40,7 @@ type gatewayFlags struct {
 	maxMessage  sizeFlag
 	allowURIs   bool
 	verbose     bool
-	set         map[string]bool // the flags given on the command line
+	inlineSet   bool // --inline-max is on the command line
 }
 
 func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -81,8 +81,7 @@ func parseGatewayArgs(args []string, stderr io.Writer) (gateway.Config, string, 
 	if err != nil {
 		return gateway.Config{}, "", errUsage
 	}
-	f.set = map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	fs.Visit(func(fl *flag.Flag) { f.inlineSet = f.inlineSet || fl.Name == "inline-max" })
 	cfg, err := f.gatewayConfig(urls, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentura gateway: %v\n", err)
@@ -116,7 +115,7 @@ func (f *gatewayFlags) gatewayConfig(urls []string, stderr io.Writer) (gateway.C
 	cfg.TokenFile = cmp.Or(f.tokenFile, cfg.TokenFile)
 	// A flag given wins over the file; 0 means every file through /uploads
 	// in both (gateway.InlineMax).
-	if f.set["inline-max"] {
+	if f.inlineSet {
 		cfg.InlineMaxBytes = gateway.InlineMax(int64(f.inlineMax))
 	}
 	if f.maxDownload > 0 {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/agentura/agentura/client"
 	"github.com/agentura/agentura/transferclient"
@@ -25,6 +24,3 @@ func saveFile(e client.Entry, dir string) (string, error) {
 	}
 	return saved.Path, nil
 }
-
-// baseOf is the name a path is attached under.
-func baseOf(p string) string { return filepath.Base(p) }

@@ -173,16 +173,14 @@ func doTask(ctx context.Context, f *taskFlags, verb, rawURL, id string, out *cal
 		if err := mw.CancelTask(ctx, cn.session, id); err != nil {
 			return exitFailed, "", err
 		}
+	}
+	if verb == "cancel" || !f.wait {
 		t, err := mw.GetTask(ctx, cn.session, id)
 		if err != nil {
 			return exitFailed, "", err
 		}
-		return exitOK, t.Status, nil
-	}
-	if !f.wait {
-		t, err := mw.GetTask(ctx, cn.session, id)
-		if err != nil {
-			return exitFailed, "", err
+		if verb == "cancel" {
+			return exitOK, t.Status, nil
 		}
 		follow.told(t)
 		if t.Status != client.TaskCompleted {

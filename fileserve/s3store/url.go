@@ -24,8 +24,7 @@ type opener struct{}
 // Settings declares the variables an s3:// store reads (Credentials), for
 // fileserve.StoreSettings.
 func (opener) Settings() settings.List {
-	var c Credentials
-	return c.Settings()
+	return (&Credentials{}).Settings()
 }
 
 // Credentials are what an s3:// store reads from its environment besides
