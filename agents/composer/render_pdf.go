@@ -170,9 +170,6 @@ func (r *pdfRenderer) listItem(l *List, i int, it ListItem, indent float64) {
 			// Tight items: no space after each paragraph.
 			pdf.SetLeftMargin(pdfMargin + indent + pdfIndent)
 			pdf.SetX(pdfMargin + indent + pdfIndent)
-			if j == 0 {
-				pdf.SetXY(pdfMargin+indent+pdfIndent, y)
-			}
 			r.text(spanTexts(p.Spans, pdfBodyPt, false), pdfLineH, "")
 			pdf.SetLeftMargin(pdfMargin)
 			continue
