@@ -182,6 +182,12 @@ func (r *docxRenderer) table(t *Table) {
 			cell := tr.AddCell()
 			if header {
 				cell.BackgroundColor("E6EAF2")
+				bold := make([]Span, len(c))
+				for j, s := range c {
+					s.Bold = true
+					bold[j] = s
+				}
+				c = bold
 			}
 			p := cell.AddEmptyPara()
 			switch t.Align[i] {
@@ -189,14 +195,6 @@ func (r *docxRenderer) table(t *Table) {
 				p.Justification(stypes.JustificationCenter)
 			case AlignRight:
 				p.Justification(stypes.JustificationRight)
-			}
-			if header {
-				bold := make([]Span, len(c))
-				for j, s := range c {
-					s.Bold = true
-					bold[j] = s
-				}
-				c = bold
 			}
 			r.spans(p, c)
 		}
