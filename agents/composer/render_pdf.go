@@ -283,9 +283,7 @@ func (r *pdfRenderer) figure(f *Figure, left float64) {
 	availW := pageW - pdfMargin - left
 	availH := pageH - 2*pdfMargin - 12 // room for a caption
 	w, h := fitBox(float64(img.Width)/pdfPxPerMM, float64(img.Height)/pdfPxPerMM, availW, availH)
-	if pdf.GetY()+h > pageH-pdfMargin {
-		pdf.AddPage()
-	}
+	r.keepSpace(h)
 	opts := fpdf.ImageOptions{ImageType: strings.ToUpper(img.Format), ReadDpi: false}
 	if pdf.GetImageInfo(img.Name) == nil {
 		r, err := img.open()
