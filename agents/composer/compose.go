@@ -326,11 +326,10 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(f, 64<<10)
-	if err := write(bw); err != nil {
-		f.Close()
-		return err
+	if err = write(bw); err == nil {
+		err = bw.Flush()
 	}
-	if err := bw.Flush(); err != nil {
+	if err != nil {
 		f.Close()
 		return err
 	}

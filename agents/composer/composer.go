@@ -15,6 +15,7 @@ package composer
 import (
 	"fmt"
 	"os"
+	"reflect"
 
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 
@@ -171,34 +172,16 @@ func RegisterConfig(svc *agentcore.Service, cfg Config, lim Limits) error {
 	return svc.AddAttachTool()
 }
 
+// withDefaults returns l with each field that is not positive set to its
+// value in DefaultLimits (every field of Limits is an int or an int64).
 func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
-	l.MarkdownBytes = orDefault(l.MarkdownBytes, d.MarkdownBytes)
-	l.Embeds = orDefault(l.Embeds, d.Embeds)
-	l.EmbedBytes = orDefault(l.EmbedBytes, d.EmbedBytes)
-	l.ImagePixels = orDefault(l.ImagePixels, d.ImagePixels)
-	l.ConvertPixels = orDefault(l.ConvertPixels, d.ConvertPixels)
-	l.ShownImageBytes = orDefault(l.ShownImageBytes, d.ShownImageBytes)
-	l.Sources = orDefault(l.Sources, d.Sources)
-	l.SourceBytes = orDefault(l.SourceBytes, d.SourceBytes)
-	l.LinkScanBytes = orDefault(l.LinkScanBytes, d.LinkScanBytes)
-	l.LinksPerParagraph = orDefault(l.LinksPerParagraph, d.LinksPerParagraph)
-	l.Pages = orDefault(l.Pages, d.Pages)
-	l.OutputBytes = orDefault(l.OutputBytes, d.OutputBytes)
-	l.Blocks = orDefault(l.Blocks, d.Blocks)
-	l.TableCells = orDefault(l.TableCells, d.TableCells)
-	l.Cells = orDefault(l.Cells, d.Cells)
-	l.Inlines = orDefault(l.Inlines, d.Inlines)
-	l.PictureMemory = orDefault(l.PictureMemory, d.PictureMemory)
-	return l
-}
-
-// orDefault is v, or d when v is not positive.
-func orDefault[T int | int64](v, d T) T {
-	if v <= 0 {
-		return d
+	v, d := reflect.ValueOf(&l).Elem(), reflect.ValueOf(DefaultLimits())
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Int() <= 0 {
+			f.Set(d.Field(i))
+		}
 	}
-	return v
+	return l
 }
 
 // composer holds the tools' settings.

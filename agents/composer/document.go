@@ -128,14 +128,7 @@ type Span struct {
 func build(src []byte, root gast.Node, title string) *Document {
 	c := converter{src: src}
 	doc := &Document{Title: strings.TrimSpace(title), Blocks: c.blocks(root)}
-	if doc.Title != "" {
-		doc.ShowTitle = true
-		if len(doc.Blocks) > 0 {
-			if h, ok := doc.Blocks[0].(*Heading); ok && h.Level == 1 && plainText(h.Spans) == doc.Title {
-				doc.ShowTitle = false
-			}
-		}
-	}
+	doc.ShowTitle = doc.Title != "" && !doc.opensWithTitle()
 	if doc.Title == "" {
 		for _, b := range doc.Blocks {
 			if h, ok := b.(*Heading); ok && h.Level == 1 {
@@ -145,6 +138,16 @@ func build(src []byte, root gast.Node, title string) *Document {
 		}
 	}
 	return doc
+}
+
+// opensWithTitle reports whether the first block is a # heading that reads
+// the title.
+func (d *Document) opensWithTitle() bool {
+	if len(d.Blocks) == 0 {
+		return false
+	}
+	h, ok := d.Blocks[0].(*Heading)
+	return ok && h.Level == 1 && plainText(h.Spans) == d.Title
 }
 
 // converter turns goldmark's AST into Document blocks.
@@ -349,10 +352,11 @@ func (c *converter) walkInline(n gast.Node, st Span, spans *[]Span, figs *[]Bloc
 				seg := ch.Segments.At(i)
 				b.Write(seg.Value(c.src))
 			}
-			if s := b.String(); !strings.HasPrefix(s, "<!--") && !isBreakTag(s) {
-				c.add(spans, st, s)
-			} else if isBreakTag(s) {
+			switch s := b.String(); {
+			case isBreakTag(s):
 				*spans = append(*spans, Span{Break: true})
+			case !strings.HasPrefix(s, "<!--"):
+				c.add(spans, st, s)
 			}
 		case *east.TaskCheckBox:
 			// The list item carries the state.
@@ -398,16 +402,12 @@ func mergeSpans(in []Span) []Span {
 	}
 	for len(out) > 0 {
 		last := &out[len(out)-1]
-		if last.Break {
-			out = out[:len(out)-1]
-			continue
+		if !last.Break {
+			if last.Text = strings.TrimRight(last.Text, " "); last.Text != "" {
+				break
+			}
 		}
-		last.Text = strings.TrimRight(last.Text, " ")
-		if last.Text == "" {
-			out = out[:len(out)-1]
-			continue
-		}
-		break
+		out = out[:len(out)-1]
 	}
 	return out
 }

@@ -331,11 +331,9 @@ func lookupImage(images map[string]*Image, ref string) *Image {
 	return nil
 }
 
+// baseName is ref's last path segment (after a slash or backslash).
 func baseName(ref string) string {
-	if i := strings.LastIndexAny(ref, `/\`); i >= 0 {
-		return ref[i+1:]
-	}
-	return ref
+	return ref[strings.LastIndexAny(ref, `/\`)+1:]
 }
 
 // embedList says which embeds a call has, for error messages.

@@ -116,29 +116,30 @@ func (r *docxRenderer) list(l *List, level int) {
 	}
 	numID := r.doc.NewListInstance(abstract)
 	for _, it := range l.Items {
-		first := true
-		for _, b := range it.Blocks {
+		for j, b := range it.Blocks {
 			p, ok := b.(*Paragraph)
-			if !ok || !first {
+			if j > 0 || !ok {
 				r.block(b, level+1)
-				first = false
 				continue
 			}
-			first = false
-			para := r.doc.AddEmptyParagraph()
-			para.Style("ListParagraph")
-			para.Numbering(numID, level)
+			para := r.listParagraph(numID, level)
 			if box := taskBoxes[it.Task]; box != "" {
 				para.AddText(box + " ")
 			}
 			r.spans(para, p.Spans)
 		}
-		if first { // an empty item still shows its bullet
-			para := r.doc.AddEmptyParagraph()
-			para.Style("ListParagraph")
-			para.Numbering(numID, level)
+		if len(it.Blocks) == 0 { // an empty item still shows its bullet
+			r.listParagraph(numID, level)
 		}
 	}
+}
+
+// listParagraph adds a paragraph numbered as an item of list numID.
+func (r *docxRenderer) listParagraph(numID, level int) *docx.Paragraph {
+	para := r.doc.AddEmptyParagraph()
+	para.Style("ListParagraph")
+	para.Numbering(numID, level)
+	return para
 }
 
 // spans adds styled runs (and hyperlinks) to p.
@@ -181,6 +182,12 @@ func (r *docxRenderer) table(t *Table) {
 			cell := tr.AddCell()
 			if header {
 				cell.BackgroundColor("E6EAF2")
+				bold := make([]Span, len(c))
+				for j, s := range c {
+					s.Bold = true
+					bold[j] = s
+				}
+				c = bold
 			}
 			p := cell.AddEmptyPara()
 			switch t.Align[i] {
@@ -188,14 +195,6 @@ func (r *docxRenderer) table(t *Table) {
 				p.Justification(stypes.JustificationCenter)
 			case AlignRight:
 				p.Justification(stypes.JustificationRight)
-			}
-			if header {
-				bold := make([]Span, len(c))
-				for j, s := range c {
-					s.Bold = true
-					bold[j] = s
-				}
-				c = bold
 			}
 			r.spans(p, c)
 		}

@@ -170,9 +170,6 @@ func (r *pdfRenderer) listItem(l *List, i int, it ListItem, indent float64) {
 			// Tight items: no space after each paragraph.
 			pdf.SetLeftMargin(pdfMargin + indent + pdfIndent)
 			pdf.SetX(pdfMargin + indent + pdfIndent)
-			if j == 0 {
-				pdf.SetXY(pdfMargin+indent+pdfIndent, y)
-			}
 			r.text(spanTexts(p.Spans, pdfBodyPt, false), pdfLineH, "")
 			pdf.SetLeftMargin(pdfMargin)
 			continue
@@ -286,9 +283,7 @@ func (r *pdfRenderer) figure(f *Figure, left float64) {
 	availW := pageW - pdfMargin - left
 	availH := pageH - 2*pdfMargin - 12 // room for a caption
 	w, h := fitBox(float64(img.Width)/pdfPxPerMM, float64(img.Height)/pdfPxPerMM, availW, availH)
-	if pdf.GetY()+h > pageH-pdfMargin {
-		pdf.AddPage()
-	}
+	r.keepSpace(h)
 	opts := fpdf.ImageOptions{ImageType: strings.ToUpper(img.Format), ReadDpi: false}
 	if pdf.GetImageInfo(img.Name) == nil {
 		r, err := img.open()

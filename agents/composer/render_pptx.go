@@ -37,12 +37,10 @@ func (d *Document) deck() (*pptx.Presentation, error) {
 		deck.AddSlide(&pptx.Slide{TitleSlide: true, Title: d.Title})
 	}
 	blocks := d.Blocks
-	if len(blocks) > 0 && !d.ShowTitle && d.Title != "" {
+	if !d.ShowTitle && d.Title != "" && d.opensWithTitle() {
 		// The opening # heading is the title slide already.
-		if h, ok := blocks[0].(*Heading); ok && h.Level == 1 && plainText(h.Spans) == d.Title {
-			blocks = blocks[1:]
-			b.cur = &pptx.Slide{Title: d.Title}
-		}
+		blocks = blocks[1:]
+		b.cur = &pptx.Slide{Title: d.Title}
 	}
 	for _, blk := range blocks {
 		b.block(blk, 0)

@@ -344,18 +344,11 @@ func (r *pdfRenderer) drawLines(lines []textLine, x, width, lineH float64, align
 		if fill {
 			pdf.Rect(x, y, width, lineH, "F")
 		}
-		a := align
-		if a == "" {
-			a = "L"
-			if l.rtl {
-				a = "R"
-			}
-		}
 		cx := x
-		switch a {
-		case "C":
+		switch {
+		case align == "C":
 			cx += (width - l.width) / 2
-		case "R":
+		case align == "R" || align == "" && l.rtl:
 			cx += width - l.width
 		}
 		r.drawLine(l, cx, y, lineH)

@@ -135,7 +135,7 @@ func (a *Agent) request(ctx context.Context, languages, outputs []string) (reque
 	}
 	var outs []string
 	for _, o := range outputs {
-		if _, ok := formatOf(o); !ok {
+		if _, ok := formats[o]; !ok {
 			return request{}, fmt.Errorf("unknown output %q: choose from %s, %s and %s", o, OutputSearchablePDF, OutputHOCR, OutputTSV)
 		}
 		if !slices.Contains(outs, o) {

@@ -127,11 +127,9 @@ func installHint(name string) string {
 	return "install it"
 }
 
+// base is a command's name without its directory.
 func base(name string) string {
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		return name[i+1:]
-	}
-	return name
+	return name[strings.LastIndexByte(name, '/')+1:]
 }
 
 // tailBuffer keeps the last limit bytes written to it.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -81,14 +82,7 @@ feed:
 		return context.Cause(ctx)
 	}
 	for n := 1; n <= pages; n++ {
-		text := ""
-		if len(texts[n]) > 0 {
-			text = texts[n][0]
-			for _, more := range texts[n][1:] {
-				text += "\n" + more
-			}
-		}
-		doc.Pages = append(doc.Pages, text)
+		doc.Pages = append(doc.Pages, strings.Join(texts[n], "\n"))
 	}
 	return joinOutputs(dir, pages, req.Outputs)
 }
@@ -123,7 +117,7 @@ func pageBase(dir string, n int) string {
 // joinOutputs joins the per-page files of each output into dir/ocr.<ext>.
 func joinOutputs(dir string, pages int, outputs []string) error {
 	for _, o := range outputs {
-		f, _ := formatOf(o)
+		f := formats[o]
 		files := make([]string, pages)
 		for n := 1; n <= pages; n++ {
 			files[n-1] = pageBase(dir, n) + f.ext

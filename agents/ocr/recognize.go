@@ -24,16 +24,11 @@ type outputFormat struct {
 	mime   string
 }
 
-func formatOf(output string) (outputFormat, bool) {
-	switch output {
-	case OutputSearchablePDF:
-		return outputFormat{config: "pdf", ext: ".pdf", mime: "application/pdf"}, true
-	case OutputHOCR:
-		return outputFormat{config: "hocr", ext: ".hocr", mime: "application/xhtml+xml"}, true
-	case OutputTSV:
-		return outputFormat{config: "tsv", ext: ".tsv", mime: "text/tab-separated-values; charset=utf-8"}, true
-	}
-	return outputFormat{}, false
+// formats are the output kinds ocr_document knows, by name.
+var formats = map[string]outputFormat{
+	OutputSearchablePDF: {config: "pdf", ext: ".pdf", mime: "application/pdf"},
+	OutputHOCR:          {config: "hocr", ext: ".hocr", mime: "application/xhtml+xml"},
+	OutputTSV:           {config: "tsv", ext: ".tsv", mime: "text/tab-separated-values; charset=utf-8"},
 }
 
 // request is what to read a document for.
@@ -85,7 +80,7 @@ func (a *Agent) recognize(ctx context.Context, src *source, req request, dir str
 	a.engine.metrics.pages.Add(float64(len(doc.Pages)))
 	stem := strings.TrimSuffix(src.Name, filepath.Ext(src.Name))
 	for _, o := range req.Outputs {
-		f, _ := formatOf(o)
+		f := formats[o]
 		name := stem + f.ext
 		if o == OutputSearchablePDF {
 			name = stem + ".ocr.pdf" // never the input's own name
@@ -102,7 +97,7 @@ func (a *Agent) tesseract(ctx context.Context, input, outBase string, langs, out
 	args := append([]string{input, outBase, "-l", strings.Join(langs, "+")}, extra...)
 	args = append(args, "txt")
 	for _, o := range outputs {
-		f, _ := formatOf(o)
+		f := formats[o]
 		args = append(args, f.config)
 	}
 	if _, err := a.engine.heavy(ctx, a.cfg.Tesseract, args...); err != nil {

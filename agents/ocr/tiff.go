@@ -139,13 +139,8 @@ func (t *tiffReader) values(e []byte) ([]int64, error) {
 		return nil, nil
 	}
 	typ, count := t.order.Uint16(e[2:4]), int64(t.order.Uint32(e[4:8]))
-	var width int64
-	switch typ {
-	case 3: // SHORT
-		width = 2
-	case 4: // LONG
-		width = 4
-	default:
+	width := map[uint16]int64{3: 2, 4: 4}[typ] // bytes of a SHORT (3), a LONG (4)
+	if width == 0 {
 		return nil, corrupt("TIFF tag %d has type %d, not a whole number", t.order.Uint16(e[:2]), typ)
 	}
 	if count > maxTIFFEntries {

@@ -118,26 +118,12 @@ func (p *Presentation) Write(w io.Writer) error {
 	if created.IsZero() {
 		created = time.Now()
 	}
-	zw := zip.NewWriter(w)
-	add := func(name, content string) error {
-		f, err := zw.Create(name)
-		if err != nil {
-			return err
-		}
-		_, err = io.WriteString(f, content)
-		return err
-	}
 	// Slides first, in memory, so that the package can open with its
 	// content types: media names and extensions are known only then.
+	type part struct{ name, content string }
+	var slideParts []part
 	imgExts := map[string]bool{}
-	type mediaPart struct {
-		name string
-		data []byte
-		open func() (io.ReadCloser, error)
-	}
-	var media []mediaPart
-	type built struct{ xml, rels string }
-	var out []built
+	var media []mediaFile
 	for i, s := range slides {
 		sb := newSlideBuilder(i + 1)
 		xmlText, err := sb.build(s)
@@ -148,17 +134,18 @@ func (p *Presentation) Write(w io.Writer) error {
 			name := fmt.Sprintf("image%d.%s", len(media)+1, m.ext)
 			m.rel.target = "../media/" + name
 			imgExts[m.ext] = true
-			media = append(media, mediaPart{"ppt/media/" + name, m.data, m.open})
+			media = append(media, m)
 		}
-		out = append(out, built{xmlText, sb.relsXML()})
+		slideParts = append(slideParts, part{fmt.Sprintf("ppt/slides/slide%d.xml", i+1), xmlText},
+			part{fmt.Sprintf("ppt/slides/_rels/slide%d.xml.rels", i+1), sb.relsXML()})
 	}
-	parts := []struct{ name, content string }{
-		{"[Content_Types].xml", contentTypes(len(out), imgExts)},
+	parts := append([]part{
+		{"[Content_Types].xml", contentTypes(len(slides), imgExts)},
 		{"_rels/.rels", rootRels},
 		{"docProps/core.xml", coreProps(p.Title, created)},
-		{"docProps/app.xml", appProps(len(out))},
-		{"ppt/presentation.xml", presentationXML(len(out))},
-		{"ppt/_rels/presentation.xml.rels", presentationRels(len(out))},
+		{"docProps/app.xml", appProps(len(slides))},
+		{"ppt/presentation.xml", presentationXML(len(slides))},
+		{"ppt/_rels/presentation.xml.rels", presentationRels(len(slides))},
 		{"ppt/presProps.xml", presProps},
 		{"ppt/viewProps.xml", viewProps},
 		{"ppt/tableStyles.xml", tableStyles},
@@ -169,33 +156,29 @@ func (p *Presentation) Write(w io.Writer) error {
 		{"ppt/slideLayouts/_rels/slideLayout1.xml.rels", layoutRels},
 		{"ppt/slideLayouts/slideLayout2.xml", titleOnlyLayoutXML},
 		{"ppt/slideLayouts/_rels/slideLayout2.xml.rels", layoutRels},
-	}
+	}, slideParts...)
+	zw := zip.NewWriter(w)
 	for _, part := range parts {
-		if err := add(part.name, part.content); err != nil {
-			return err
+		f, err := zw.Create(part.name)
+		if err == nil {
+			_, err = io.WriteString(f, part.content)
 		}
-	}
-	for i, b := range out {
-		if err := add(fmt.Sprintf("ppt/slides/slide%d.xml", i+1), b.xml); err != nil {
-			return err
-		}
-		if err := add(fmt.Sprintf("ppt/slides/_rels/slide%d.xml.rels", i+1), b.rels); err != nil {
+		if err != nil {
 			return err
 		}
 	}
 	for _, m := range media {
 		// Pictures are compressed already.
-		f, err := zw.CreateHeader(&zip.FileHeader{Name: m.name, Method: zip.Store})
+		f, err := zw.CreateHeader(&zip.FileHeader{Name: "ppt/" + strings.TrimPrefix(m.rel.target, "../"), Method: zip.Store})
 		if err != nil {
 			return err
 		}
 		if m.open == nil {
-			if _, err := f.Write(m.data); err != nil {
-				return err
-			}
-			continue
+			_, err = f.Write(m.data)
+		} else {
+			err = copyMedia(f, m.open)
 		}
-		if err := copyMedia(f, m.open); err != nil {
+		if err != nil {
 			return err
 		}
 	}

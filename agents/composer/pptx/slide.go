@@ -55,10 +55,10 @@ func newSlideBuilder(n int) *slideBuilder {
 	return &slideBuilder{n: n, nextID: 2}
 }
 
-func (sb *slideBuilder) addRel(typ, target string, external bool) string {
+func (sb *slideBuilder) addRel(typ, target string, external bool) *rel {
 	r := &rel{id: fmt.Sprintf("rId%d", len(sb.rels)+1), typ: typ, target: target, external: external}
 	sb.rels = append(sb.rels, r)
-	return r.id
+	return r
 }
 
 func (sb *slideBuilder) id() int {
@@ -161,24 +161,19 @@ func (sb *slideBuilder) paragraph(p Paragraph) {
 	b := &sb.b
 	lvl := min(max(p.Level, 0), 8)
 	indent := 342900
-	marL := indent * (lvl + 1)
-	b.WriteString(`<a:p>`)
-	switch p.Bullet {
-	case Dot:
-		fmt.Fprintf(b, `<a:pPr marL="%d" lvl="%d" indent="%d"><a:spcBef><a:spcPts val="600"/></a:spcBef><a:buFont typeface="Arial"/><a:buChar char="%s"/></a:pPr>`,
-			marL, lvl, -indent, []string{"•", "–", "◦"}[lvl%3])
-	case Number:
-		if p.Number > maxStartAt {
-			// Beyond what a:buAutoNum may start at: the number as text.
-			fmt.Fprintf(b, `<a:pPr marL="%d" lvl="%d" indent="%d"><a:spcBef><a:spcPts val="600"/></a:spcBef><a:buNone/></a:pPr>`, marL, lvl, -indent)
-			p.Runs = append([]Run{{Text: strconv.Itoa(p.Number) + ". "}}, p.Runs...)
-			break
-		}
-		fmt.Fprintf(b, `<a:pPr marL="%d" lvl="%d" indent="%d"><a:spcBef><a:spcPts val="600"/></a:spcBef><a:buFont typeface="+mj-lt"/><a:buAutoNum type="arabicPeriod" startAt="%d"/></a:pPr>`,
-			marL, lvl, -indent, max(p.Number, 1))
+	marL, ind, bullet := indent*(lvl+1), -indent, `<a:buNone/>`
+	switch {
+	case p.Bullet == Dot:
+		bullet = `<a:buFont typeface="Arial"/><a:buChar char="` + []string{"•", "–", "◦"}[lvl%3] + `"/>`
+	case p.Bullet == Number && p.Number > maxStartAt:
+		// Beyond what a:buAutoNum may start at: the number as text.
+		p.Runs = append([]Run{{Text: strconv.Itoa(p.Number) + ". "}}, p.Runs...)
+	case p.Bullet == Number:
+		bullet = fmt.Sprintf(`<a:buFont typeface="+mj-lt"/><a:buAutoNum type="arabicPeriod" startAt="%d"/>`, max(p.Number, 1))
 	default:
-		fmt.Fprintf(b, `<a:pPr marL="%d" lvl="%d" indent="0"><a:spcBef><a:spcPts val="600"/></a:spcBef><a:buNone/></a:pPr>`, indent*lvl, lvl)
+		marL, ind = indent*lvl, 0
 	}
+	fmt.Fprintf(b, `<a:p><a:pPr marL="%d" lvl="%d" indent="%d"><a:spcBef><a:spcPts val="600"/></a:spcBef>%s</a:pPr>`, marL, lvl, ind, bullet)
 	size := bodyPt
 	switch {
 	case p.Heading:
@@ -219,8 +214,7 @@ func (sb *slideBuilder) run(r Run, size int) {
 		b.WriteString(`<a:latin typeface="Courier New"/><a:cs typeface="Courier New"/>`)
 	}
 	if r.Link != "" {
-		id := sb.addRel(relHyperlink, r.Link, true)
-		fmt.Fprintf(b, `<a:hlinkClick r:id="%s"/>`, id)
+		fmt.Fprintf(b, `<a:hlinkClick r:id="%s"/>`, sb.addRel(relHyperlink, r.Link, true).id)
 	}
 	fmt.Fprintf(b, `</a:rPr><a:t>%s</a:t></a:r>`, esc(r.Text))
 }
@@ -296,9 +290,7 @@ func (sb *slideBuilder) pictures(pics []Picture, x, y, w, h int) error {
 		pw, ph := int(natW*scale), int(natH*scale)
 		cx := x + (i%cols)*(cellW+gap/2) + (cellW-pw)/2
 		cy := y + (i/cols)*(cellH+gap/2) + (cellH-ph)/2
-		r := &rel{typ: relImage}
-		r.id = fmt.Sprintf("rId%d", len(sb.rels)+1)
-		sb.rels = append(sb.rels, r)
+		r := sb.addRel(relImage, "", false)
 		sb.media = append(sb.media, mediaFile{rel: r, ext: ext, data: p.Data, open: p.Open})
 		id := sb.id()
 		fmt.Fprintf(&sb.b, `<p:pic><p:nvPicPr><p:cNvPr id="%d" name="Picture %d" descr="%s"/><p:cNvPicPr><a:picLocks noChangeAspect="1"/></p:cNvPicPr><p:nvPr/></p:nvPicPr>`,
