@@ -9,8 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"go.opentelemetry.io/otel/baggage"
-	"go.opentelemetry.io/otel/trace"
+	"github.com/agentura/agentura/internal/testkit/otlptest"
 )
 
 // A guarded download carries the W3C trace context of its context in the
@@ -27,21 +26,12 @@ func TestGuardedGetCarriesTraceContext(t *testing.T) {
 	u, _ := url.Parse(srv.URL)
 	g := Guard{Origin: u}
 
-	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
-	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
-	ts, _ := trace.ParseTraceState("vendor=x")
-	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, TraceState: ts}))
-	member, _ := baggage.NewMember("user", "s3cr3t")
-	bag, _ := baggage.New(member)
-	ctx = baggage.ContextWithBaggage(ctx, bag)
-
 	for _, tc := range []struct {
 		name                    string
 		ctx                     context.Context
 		traceparent, tracestate string
 	}{
-		{"in a trace", ctx, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "vendor=x"},
+		{"in a trace", otlptest.InTrace(context.Background()), otlptest.Traceparent, "vendor=x"},
 		{"without a span", context.Background(), "", ""},
 	} {
 		resp, err := g.Get(tc.ctx, nil, srv.URL+"/files/x?token=t", 1<<20)
@@ -71,11 +61,7 @@ func TestUploadAndDeleteCarryTraceContext(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer srv.Close()
-	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
-	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
-	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}))
-	const want = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	ctx, want := otlptest.InTrace(context.Background()), otlptest.Traceparent
 	if _, err := SendUpload(ctx, srv.Client(), srv.URL+"/uploads", "a.txt", strings.NewReader("a"), 1); err != nil {
 		t.Fatal(err)
 	}

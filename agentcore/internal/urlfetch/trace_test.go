@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/baggage"
-	"go.opentelemetry.io/otel/trace"
+	"github.com/agentura/agentura/internal/testkit/otlptest"
 )
 
 // TestGetCarriesTraceContext: a fetch sends the trace context of its
@@ -25,13 +24,7 @@ func TestGetCarriesTraceContext(t *testing.T) {
 	u, _ := url.Parse(srv.URL)
 	f := New([]string{u.Hostname()}, 10*time.Second)
 
-	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
-	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
-	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}))
-	m, _ := baggage.NewMember("user", "secret-value")
-	b, _ := baggage.New(m)
-	ctx = baggage.ContextWithBaggage(ctx, b)
+	ctx := otlptest.InTrace(context.Background())
 
 	resp, err := f.Get(ctx, srv.URL+"/files/x?token=t")
 	if err != nil {
@@ -39,7 +32,7 @@ func TestGetCarriesTraceContext(t *testing.T) {
 	}
 	resp.Body.Close()
 	h := <-got
-	if tp := h.Get("traceparent"); tp != "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" {
+	if tp := h.Get("traceparent"); tp != otlptest.Traceparent {
 		t.Errorf("traceparent = %q, want the context's span", tp)
 	}
 	if bg := h.Get("baggage"); bg != "" {

@@ -19,9 +19,11 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -265,4 +267,22 @@ func Clean(t testing.TB, spans []Span, secrets ...string) {
 			attrs(s, "event attribute", e.Attributes)
 		}
 	}
+}
+
+// Traceparent is the W3C traceparent of the span InTrace puts in a context.
+const Traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+// InTrace returns ctx inside the remote, sampled span of Traceparent (with
+// the tracestate "vendor=x"), carrying baggage ("user=s3cr3t") that no
+// request may send on: for tests that a request carries the trace context
+// and never the caller's baggage.
+func InTrace(ctx context.Context) context.Context {
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	ts, _ := trace.ParseTraceState("vendor=x")
+	ctx = trace.ContextWithSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, TraceState: ts}))
+	member, _ := baggage.NewMember("user", "s3cr3t")
+	bag, _ := baggage.New(member)
+	return baggage.ContextWithBaggage(ctx, bag)
 }
