@@ -296,8 +296,7 @@ func (o *Resource) keyFunc(ctx context.Context, t *jwt.Token) (any, error) {
 			o.mu.Unlock()
 			return nil, fmt.Errorf("%w: the issuer publishes no keys (jwks_uri), so a JWT cannot be checked here", auth.ErrInvalidToken)
 		}
-		_, unknown := o.store.KeyRead(ctx, kid) // the key set read last holds kid when nil
-		if usable && (!named || unknown == nil) {
+		if usable && (!named || o.knownKID(ctx, kid)) {
 			o.mu.Unlock()
 			return o.keys.KeyfuncCtx(ctx)(t)
 		}
@@ -328,6 +327,13 @@ func (o *Resource) keyFunc(ctx context.Context, t *jwt.Token) (any, error) {
 			return nil, err
 		}
 	}
+}
+
+// knownKID reports whether the key set read last holds kid: asked only of
+// a usable issuer's named key, as every JWT is checked.
+func (o *Resource) knownKID(ctx context.Context, kid string) bool {
+	_, err := o.store.KeyRead(ctx, kid)
+	return err == nil
 }
 
 // refusedByClaims is the 401 of a token whose own claims refuse it,
